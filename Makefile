@@ -1,0 +1,129 @@
+# cabbpf build. Quiet by default; `make V=1` shows every command.
+#   make            build ./cabbpf
+#   make check      build and run every test suite (unit + real-kernel integration)
+#   make asan-check the unit suites under AddressSanitizer + UBSan
+#   make tsan-check cab/ and the loader's threads under ThreadSanitizer
+#   make bench      build the benchmarks under bench/
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+
+OUT       ?= .output
+CC        ?= gcc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+SANFLAGS  ?=
+OPT       ?= -O2
+
+PKGS      := libbpf libelf zlib
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CAPSTONE_LIBS := $(shell pkg-config --libs capstone 2>/dev/null)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS := $(shell pkg-config --libs check json-c 2>/dev/null)
+
+WARN      := -Wall -Wextra -Werror
+CFLAGS    := $(OPT) -g -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -Iinclude -I$(OUT) \
+             $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS   := $(SANFLAGS) $(EXTRA_LDFLAGS)
+LDLIBS    := $(PKG_LIBS) $(CAPSTONE_LIBS) -lpthread -lm
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+              -Ivmlinux -Iinclude
+
+ifeq ($(V),1)
+  Q :=
+  msg :=
+else
+  Q := @
+  msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+
+CAB_SRCS  := $(wildcard cab/*.c)
+AN_SRCS   := $(wildcard analyzers/*.c)
+USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+LIB_SRCS  := $(CAB_SRCS) $(AN_SRCS) $(USER_SRCS)
+LIB_OBJS  := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
+CAB_OBJS  := $(patsubst %.c,$(OUT)/obj/%.o,$(CAB_SRCS))
+LIB       := $(OUT)/libcabbpf.a
+
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(patsubst tests/%.c,$(OUT)/tests/%,$(TEST_SRCS))
+TARGET_SRCS := $(wildcard tests/targets/*.c)
+
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
+
+.PHONY: all clean check unit-check integration-check asan-check tsan-check bench format deps demo
+all: cabbpf
+
+$(OUT) $(OUT)/obj $(OUT)/tests $(OUT)/bench:
+	$(Q)mkdir -p $@
+
+$(OUT)/%.bpf.o: bpf/%.bpf.c include/*.h vmlinux/vmlinux.h | $(OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(OUT)/obj/%.o: %.c $(SKELS) $(wildcard include/*.h cab/*.h analyzers/*.h user/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+cabbpf: $(OUT)/obj/user/main.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUT)/tests/%: tests/%.c $(LIB) tests/*.h | $(OUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) $< $(LIB) $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS) -o $@
+
+$(OUT)/bench/%: bench/%.c $(LIB) | $(OUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIB) $(LDFLAGS) $(LDLIBS) -lck -o $@
+
+# Every suite, unit and integration; tests/run.sh prints the totals line.
+check: cabbpf $(TEST_BINS)
+	$(Q)OUT=$(OUT) tests/run.sh $(TEST_BINS)
+
+unit-check: $(TEST_BINS)
+	$(Q)OUT=$(OUT) CABBPF_UNIT_ONLY=1 tests/run.sh $(TEST_BINS)
+
+asan-check:
+	$(Q)$(MAKE) --no-print-directory OUT=.output/asan OPT=-O1 \
+		SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" unit-check
+
+tsan-check:
+	$(Q)$(MAKE) --no-print-directory OUT=.output/tsan OPT=-O1 \
+		SANFLAGS="-fsanitize=thread" EXTRA_CFLAGS=-DCABBPF_TSAN tsan-run
+
+tsan-run: $(OUT)/tests/test_cab_stress $(OUT)/tests/test_loader_threads
+	$(Q)OUT=$(OUT) tests/run.sh $^
+
+bench: cabbpf $(BENCH_BINS)
+
+deps:
+	$(Q)./scripts/install-deps.sh
+
+demo: cabbpf
+	$(Q)./scripts/demo.sh
+
+format:
+	$(Q)clang-format -i $(wildcard */*.c */*.h tests/targets/*.c)
+
+clean:
+	$(call msg,CLEAN,)
+	$(Q)rm -rf .output cabbpf

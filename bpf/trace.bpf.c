@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Function entry/return probes. One program for every entry site and one for
+ * every return site; the function id travels in the BPF cookie. Each event
+ * goes to the ring of the CPU the probe runs on (no cross-CPU contention), and
+ * carries a per-thread sequence number kept in task storage so the analyzers
+ * can restore each thread's program order after it migrates between CPUs.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "cabbpf_event.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the loader before load (skeleton rodata). 0 = any process. */
+const volatile __u32 target_tgid = 0;
+/* Wake the loader only when a ring holds more than this many bytes: a
+ * wakeup per event costs ~1 us here (DESIGN.md), the loader polls anyway. */
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+/* Template of the per-CPU rings; the loader sets the real size and creates
+ * one ring per possible CPU before load. */
+struct ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* = number of possible CPUs, set by the loader */
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CABBPF_STAT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct tstate {
+	__u64 seq;  /* next sequence number of this thread */
+	__u32 busy; /* re-entry guard */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct tstate);
+} tstates SEC(".maps");
+
+static __always_inline void bump(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct cabbpf_event *e;
+	struct tstate *st;
+	__u32 cpu;
+	void *rb;
+
+	if (target_tgid && tgid != target_tgid)
+		return 0;
+	st = bpf_task_storage_get(&tstates, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		bump(CABBPF_STAT_NOSTORE);
+		return 0;
+	}
+	/* A probe cannot normally fire inside a probe of the same thread, but
+	 * a nested hit would interleave two events under one sequence number. */
+	if (st->busy) {
+		bump(CABBPF_STAT_REENTRY);
+		return 0;
+	}
+	st->busy = 1;
+
+	cpu = bpf_get_smp_processor_id();
+	rb = bpf_map_lookup_elem(&rings, &cpu);
+	if (!rb) {
+		bump(CABBPF_STAT_DROPS);
+		goto out;
+	}
+	e = bpf_ringbuf_reserve(rb, sizeof(*e), 0);
+	if (!e) {
+		bump(CABBPF_STAT_DROPS);
+		goto out;
+	}
+	e->tid = (__u32)id;
+	e->pid = tgid;
+	e->kind = kind;
+	e->fid = (__u32)bpf_get_attach_cookie(ctx);
+	/* Taken only after the reserve succeeded: drops leave no gap. */
+	e->seq = st->seq++;
+	e->ts = bpf_ktime_get_ns();
+	e->sp = PT_REGS_SP(ctx);
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) > wakeup_bytes
+				      ? BPF_RB_FORCE_WAKEUP
+				      : BPF_RB_NO_WAKEUP);
+	bump(CABBPF_STAT_EVENTS);
+out:
+	st->busy = 0;
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_entry)
+{
+	return emit(ctx, CABBPF_EV_ENTRY);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(on_return)
+{
+	return emit(ctx, CABBPF_EV_RETURN);
+}
+
+/* Kernel floor for the benchmark: the same sites with nothing to do. */
+SEC("uprobe")
+int BPF_KPROBE(empty_entry)
+{
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(empty_return)
+{
+	return 0;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs everything cabbpf needs to build, test and benchmark on Debian 12,
+# from Debian's archive only. Idempotent; needs root.
+set -euo pipefail
+pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config
+      check libcapstone-dev libck-dev libjson-c-dev binutils)
+# Benchmarks compare against peers; they are optional for building and testing.
+[ "${CABBPF_BENCH_DEPS:-0}" = 1 ] && pkgs+=(bpftrace strace linux-perf)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: need root to install: ${missing[*]}" >&2
+		exit 1
+	fi
+	echo "install-deps: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# uprobes through perf_event_open need no tracefs, but mount it if it is
+# absent so that `perf probe`-style peers and debugging work too.
+if [ -d /sys/kernel/tracing ] && ! mountpoint -q /sys/kernel/tracing; then
+	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
+fi

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs check suites and prints one totals line: "check: N passed, N failed, N skipped".
+# A suite reports skips by printing lines that start with "SKIP:" (only where
+# the kernel truly cannot do what the test needs); they are counted here.
+# Integration suites (name contains "integration") are left out when
+# CABBPF_UNIT_ONLY=1.
+set -u
+pass=0 fail=0 skip=0 bad=0
+for t in "$@"; do
+	name=$(basename "$t")
+	if [ "${CABBPF_UNIT_ONLY:-0}" = 1 ] && [[ $name == *integration* ]]; then continue; fi
+	log=$(mktemp)
+	"$t" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	line=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$log" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "run.sh: $name printed no check summary (exit $rc)"
+		bad=$((bad + 1))
+	else
+		n=$(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$line")
+		f=$(sed -E 's/.*Failures: ([0-9]+).*/\1/' <<<"$line")
+		e=$(sed -E 's/.*Errors: ([0-9]+).*/\1/' <<<"$line")
+		s=$(grep -c '^SKIP:' "$log")
+		pass=$((pass + n - f - e - s))
+		fail=$((fail + f + e))
+		skip=$((skip + s))
+		[ "$rc" -ne 0 ] && [ $((f + e)) -eq 0 ] && bad=$((bad + 1))
+	fi
+	rm -f "$log"
+done
+echo "check: $pass passed, $((fail + bad)) failed, $skip skipped"
+[ $((fail + bad)) -eq 0 ]

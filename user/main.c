@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * cabbpf: trace a process's function calls with uprobes, re-stage the events
+ * into per-processor CAB buffers, and analyse them on other cores while the
+ * process runs. main() wires the modules together in this order:
+ * target (fork and hold, or find the pid) -> symbols -> analyzers -> BPF
+ * (open, rodata, load, attach) -> release the target -> drain until it exits,
+ * Ctrl-C or -d -> detach -> last drain -> join analyzers -> report.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "analyzers/runner.h"
+#include "cab/cab.h"
+#include "user/log.h"
+#include "user/opts.h"
+#include "user/report.h"
+#include "user/stage.h"
+#include "user/syms.h"
+#include "user/target.h"
+#include "user/trace.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !log_verbose)
+		return 0;
+	if (!log_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: interrupt the poll */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* One link per site needs two fds per function when multi-uprobes are
+ * missing: lift the soft limit to the hard one. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+struct loop_ctx {
+	struct stage *stage;
+	int err;
+};
+
+static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
+{
+	struct loop_ctx *lc = ctx;
+	int err = stage__push(lc->stage, cpu, e);
+
+	if (err)
+		lc->err = err;
+	return err;
+}
+
+static const char *target_error(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return "no such file or command";
+	case -EACCES:
+		return "permission denied";
+	case -ESRCH:
+		return "no such process";
+	default:
+		return strerror(-err);
+	}
+}
+
+static void print_list(const struct symtab *st, const size_t *idx, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct sym *s = &st->syms[idx[i]];
+
+		printf("0x%08llx %6llu %s\n", (unsigned long long)s->vaddr,
+		       (unsigned long long)s->size, s->name);
+	}
+	fprintf(stderr, "cabbpf: %zu function%s of %s would be traced%s\n", n, n == 1 ? "" : "s",
+		st->path, st->from_dynsym ? " (stripped: exported functions only)" : "");
+}
+
+int main(int argc, char **argv)
+{
+	struct target tg;
+	struct opts o;
+	struct symtab *st = NULL;
+	struct stage *stage = NULL;
+	struct trace *tr = NULL;
+	struct runner *rn = NULL;
+	struct runner_opts ro;
+	struct trace_opts to;
+	struct cab_pp_opts po;
+	struct summary sm;
+	struct loop_ctx lc;
+	uint64_t totals[CABBPF_STAT__MAX] = {0};
+	uint64_t *offsets = NULL, *lost_cpu = NULL;
+	const char **names = NULL;
+	size_t *idx = NULL, n = 0, i;
+	double t0, t1, next_check = 0;
+	bool have_target = false, started = false, runner_started = false;
+	int err, ret = 1;
+
+	memset(&tg, 0, sizeof(tg));
+	tg.pidfd = tg.go_fd = tg.err_fd = -1;
+	err = opts__parse(argc, argv, &o);
+	if (err == 1)
+		return 0;
+	if (err)
+		return 2;
+	log_verbose = o.verbose;
+	libbpf_set_print(libbpf_print);
+
+	if (geteuid() != 0 && !o.list) {
+		log_err("cabbpf must run as root: BPF programs and uprobes need CAP_BPF, "
+			"CAP_PERFMON and CAP_SYS_ADMIN (try: sudo cabbpf ...)");
+		return 1;
+	}
+	install_signals();
+
+	if (o.cmd) {
+		err = target__spawn(&tg, o.cmd);
+		if (err) {
+			log_err("cannot run '%s': %s", o.cmd[0], target_error(err));
+			goto cleanup;
+		}
+	} else {
+		err = target__attach(&tg, o.pid);
+		if (err) {
+			log_err("cannot trace pid %d: %s", (int)o.pid, target_error(err));
+			goto cleanup;
+		}
+	}
+	have_target = true;
+
+	err = syms__load(tg.exe, &st);
+	if (err) {
+		if (err == -ENOEXEC)
+			log_err("%s is not an ELF executable (for a script, trace its interpreter's "
+				"process with -p)",
+				tg.exe);
+		else if (err == -ENODATA)
+			log_err("%s has no function symbols to trace", tg.exe);
+		else
+			log_err("reading symbols of %s: %s", tg.exe, strerror(-err));
+		goto cleanup;
+	}
+	err = syms__select(st, o.funcs, o.nfuncs, &idx, &n);
+	if (err) {
+		if (err == -ENOENT && o.nfuncs) {
+			log_err("no function of %s matches the -f pattern%s given (%s%s); "
+				"list them with: cabbpf -l",
+				tg.exe, o.nfuncs > 1 ? "s" : "", o.funcs[0],
+				o.nfuncs > 1 ? ", ..." : "");
+		} else if (err == -ENOENT) {
+			log_err("%s has no function to trace", tg.exe);
+		} else {
+			log_err("selecting functions: %s", strerror(-err));
+		}
+		goto cleanup;
+	}
+	if (o.list) {
+		print_list(st, idx, n);
+		ret = 0;
+		goto cleanup;
+	}
+	if (n > UINT32_MAX / 2) {
+		log_err("too many functions (%zu)", n);
+		goto cleanup;
+	}
+	offsets = calloc(n, sizeof(*offsets));
+	names = calloc(n, sizeof(*names));
+	if (!offsets || !names) {
+		log_err("out of memory");
+		goto cleanup;
+	}
+	for (i = 0; i < n; i++) {
+		offsets[i] = st->syms[idx[i]].offset;
+		names[i] = st->syms[idx[i]].name;
+	}
+	raise_fd_limit();
+
+	memset(&to, 0, sizeof(to));
+	to.pid = tg.pid;
+	to.binary = tg.exe;
+	to.offsets = offsets;
+	to.nfuncs = (uint32_t)n;
+	to.ring_bytes = o.ring_bytes;
+	to.floor = o.floor;
+	to.on_event = on_event;
+	to.ctx = &lc;
+	err = trace__open(&to, &tr);
+	if (err)
+		goto cleanup;
+
+	memset(&po, 0, sizeof(po));
+	po.mode = CAB_EXHAUSTIVE;
+	err = stage__new(trace__ncpus(tr), &po, &stage);
+	if (err) {
+		log_err("allocating CAB buffers: %s", strerror(-err));
+		goto cleanup;
+	}
+	lc.stage = stage;
+	lc.err = 0;
+
+	memset(&ro, 0, sizeof(ro));
+	ro.fnames = names;
+	ro.nfuncs = (uint32_t)n;
+	ro.analyzers = o.analyzers;
+	ro.nthreads = o.analyzer_threads;
+	err = runner__new(&ro, stage__bufs(stage), trace__ncpus(tr), &rn);
+	if (err)
+		goto cleanup; /* runner__new says which analyzer name was wrong */
+
+	err = trace__attach(tr);
+	if (err) {
+		log_err("attaching probes to %s: %s", tg.exe, strerror(-err));
+		goto cleanup;
+	}
+	log_info("tracing %zu function%s of %s (pid %d)%s%s", n, n == 1 ? "" : "s", tg.exe,
+		 (int)tg.pid, trace__skipped(tr) ? ", some refused by the kernel" : "",
+		 o.floor ? " [floor: empty programs]" : "");
+	err = runner__start(rn);
+	if (err) {
+		log_err("starting analyzer threads: %s", strerror(-err));
+		goto cleanup;
+	}
+	runner_started = true;
+
+	t0 = now_s();
+	if (tg.spawned) {
+		err = target__start(&tg);
+		if (err) {
+			log_err("cannot execute '%s': %s", tg.exe, strerror(-err));
+			goto cleanup;
+		}
+	}
+	started = true;
+
+	const char *why = NULL;
+	while (!why) {
+		int got = trace__poll(tr, 2);
+
+		if (got < 0) {
+			log_err("reading the rings: %s", strerror(-got));
+			err = got;
+			break;
+		}
+		if (lc.err) {
+			log_err("staging events: %s", strerror(-lc.err));
+			err = lc.err;
+			break;
+		}
+		stage__flush(stage);
+		if (stop_signal) {
+			why = "interrupted";
+			break;
+		}
+		t1 = now_s();
+		if (o.duration && t1 - t0 >= o.duration)
+			why = "duration reached";
+		if (t1 >= next_check) {
+			/* A syscall per check: every 10 ms is plenty. */
+			next_check = t1 + 0.01;
+			if (target__poll_exit(&tg))
+				why = "target exited";
+		}
+	}
+	if (!why)
+		why = "error";
+	t1 = now_s();
+	if (stop_signal && tg.spawned && !tg.exited)
+		kill(tg.pid, stop_signal); /* Ctrl-C of `cabbpf -- cmd` ends cmd too */
+	trace__detach(tr);
+	/* Every event a probe wrote is in a ring by now: drain them all. */
+	while (!lc.err && trace__poll(tr, 0) > 0)
+		;
+	stage__close(stage);
+	runner__join(rn);
+	runner_started = false;
+
+	lost_cpu = calloc(trace__ncpus(tr), sizeof(*lost_cpu));
+	if (trace__stats(tr, totals, lost_cpu))
+		log_warn("could not read the BPF counters");
+
+	memset(&sm, 0, sizeof(sm));
+	sm.pid = tg.pid;
+	sm.comm = tg.comm;
+	sm.binary = tg.exe;
+	sm.nfuncs = (uint32_t)n - trace__skipped(tr);
+	sm.skipped = trace__skipped(tr);
+	sm.multi = trace__multi(tr);
+	sm.duration_s = t1 - t0;
+	sm.events = stage__events(stage);
+	sm.bpf_events = totals[CABBPF_STAT_EVENTS];
+	sm.lost = totals[CABBPF_STAT_DROPS];
+	sm.lost_per_cpu = lost_cpu;
+	sm.ncpus = trace__ncpus(tr);
+	sm.reentry = totals[CABBPF_STAT_REENTRY];
+	for (i = 0; i < trace__ncpus(tr); i++) {
+		struct cab_stats cs;
+
+		cab_pp__stats(stage__bufs(stage)[i], &cs);
+		sm.cab.produced += cs.produced;
+		sm.cab.consumed += cs.consumed;
+		sm.cab.overwritten += cs.overwritten;
+		sm.cab.stalls += cs.stalls;
+		sm.cab.blocked_ns += cs.blocked_ns;
+		sm.cab.grown += cs.grown;
+	}
+	sm.stop_reason = why;
+	if (tg.exited || target__poll_exit(&tg)) {
+		sm.exited = true;
+		sm.exit_status = tg.spawned ? tg.status : -1;
+	}
+
+	if (!o.floor && !o.quiet)
+		report__text(stdout, &sm, rn);
+	fflush(stdout);
+	ret = 0;
+	if (o.json_path) {
+		err = report__json(o.json_path, &sm, rn);
+		if (err) {
+			log_err("writing %s: %s", o.json_path, strerror(-err));
+			ret = 1;
+		}
+	}
+	report__summary_line(&sm);
+	if (err && strcmp(why, "error") == 0)
+		ret = 1;
+
+cleanup:
+	if (runner_started) {
+		if (stage)
+			stage__close(stage);
+		runner__join(rn);
+	}
+	trace__free(tr); /* detaches: nothing stays in the target */
+	if (have_target && tg.spawned && !started)
+		target__abort(&tg);
+	if (have_target && tg.spawned && started && !tg.exited)
+		target__wait(&tg, stop_signal ? 1000 : 0);
+	target__close(&tg);
+	runner__free(rn);
+	stage__free(stage);
+	free(lost_cpu);
+	free(offsets);
+	free(names);
+	free(idx);
+	syms__free(st);
+	return ret;
+}

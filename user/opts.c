@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/opts.h"
+#include "user/log.h"
+
+#define CABBPF_VERSION "0.1.0"
+
+static const char usage[] =
+	"Usage: cabbpf [OPTIONS] -p PID\n"
+	"       cabbpf [OPTIONS] -- COMMAND [ARGS...]\n"
+	"\n"
+	"Trace a native program's function calls and returns with uprobes, without\n"
+	"recompiling or restarting it, and analyse them concurrently on other cores:\n"
+	"calls per function (total and per thread) and the call graph.\n"
+	"\n"
+	"Target (one of):\n"
+	"  -p, --pid PID            trace a running process (all its threads, also\n"
+	"                           ones created later) until Ctrl-C, -d, or its exit\n"
+	"  -- COMMAND [ARGS...]     launch COMMAND and trace it from its first call\n"
+	"                           to its exit\n"
+	"\n"
+	"What to trace:\n"
+	"  -f, --func GLOB          trace functions matching GLOB (shell pattern;\n"
+	"                           repeat for more). Default: every function of the\n"
+	"                           main executable except C runtime start-up code\n"
+	"  -l, --list               print the functions that would be traced, and exit\n"
+	"\n"
+	"Analysis and output:\n"
+	"  -a, --analyzers LIST     comma-separated: count,callgraph (default: all)\n"
+	"  -j, --json FILE          also write every result as JSON to FILE\n"
+	"                           (schema: docs/json-schema.md)\n"
+	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
+	"  -q, --quiet              no text report on stdout (use with --json)\n"
+	"  -v, --verbose            debug messages, including libbpf's\n"
+	"\n"
+	"Tuning:\n"
+	"      --ring-size MIB      kernel ring per CPU, a power of two (default 16)\n"
+	"      --analyzer-threads N analyzer threads (default 1)\n"
+	"      --floor              attach empty BPF programs on the same sites and\n"
+	"                           report nothing but time (benchmark baseline)\n"
+	"  -h, --help               this help\n"
+	"  -V, --version            version\n"
+	"\n"
+	"Examples:\n"
+	"  sudo cabbpf -p 4242                          # until Ctrl-C\n"
+	"  sudo cabbpf -- ./myprog arg1 arg2            # whole run of a command\n"
+	"  sudo cabbpf -f 'parse_*' -f main -p 4242 --json out.json\n"
+	"  sudo cabbpf -a count -d 10 -p 4242           # 10 s, call counts only\n"
+	"  sudo cabbpf -l -- ./myprog                   # which functions would be traced\n"
+	"\n"
+	"Results go to stdout, progress and statistics (events, events/s, lost) to\n"
+	"stderr. Exit status: 0 when a trace was taken (also after Ctrl-C or when the\n"
+	"target exits early), non-zero when it could not be.\n";
+
+enum {
+	OPT_RING = 1000,
+	OPT_ATHREADS,
+	OPT_FLOOR,
+};
+
+static const struct option longopts[] = {
+	{"pid", required_argument, NULL, 'p'},
+	{"func", required_argument, NULL, 'f'},
+	{"list", no_argument, NULL, 'l'},
+	{"analyzers", required_argument, NULL, 'a'},
+	{"json", required_argument, NULL, 'j'},
+	{"duration", required_argument, NULL, 'd'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"ring-size", required_argument, NULL, OPT_RING},
+	{"analyzer-threads", required_argument, NULL, OPT_ATHREADS},
+	{"floor", no_argument, NULL, OPT_FLOOR},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+/* Whole-string unsigned parse within [lo, hi]. */
+static int parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int opts__parse(int argc, char **argv, struct opts *o)
+{
+	unsigned long v;
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->ring_bytes = 16UL << 20;
+	o->analyzer_threads = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option so "-- cmd -x" keeps -x for cmd. */
+	while ((c = getopt_long(argc, argv, "+p:f:la:j:d:qvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_ulong(optarg, 1, INT_MAX, &v)) {
+				log_err("-p wants a process id (a positive integer), not '%s'",
+					optarg);
+				return -EINVAL;
+			}
+			o->pid = (pid_t)v;
+			break;
+		case 'f':
+			if (o->nfuncs == OPTS_MAX_FUNCS) {
+				log_err("at most %d -f patterns", OPTS_MAX_FUNCS);
+				return -EINVAL;
+			}
+			if (!*optarg) {
+				log_err("-f wants a non-empty pattern");
+				return -EINVAL;
+			}
+			o->funcs[o->nfuncs++] = optarg;
+			break;
+		case 'l':
+			o->list = true;
+			break;
+		case 'a':
+			o->analyzers = optarg;
+			break;
+		case 'j':
+			o->json_path = optarg;
+			break;
+		case 'd':
+			errno = 0;
+			o->duration = strtod(optarg, &end);
+			if (errno || *end || !*optarg || !(o->duration > 0) ||
+			    !isfinite(o->duration) || o->duration > 365 * 86400.0) {
+				log_err("-d wants a positive number of seconds, not '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case OPT_RING:
+			if (parse_ulong(optarg, 1, 1024, &v) || (v & (v - 1))) {
+				log_err("--ring-size wants a power of two from 1 to 1024 (MiB), not '%s'",
+					optarg);
+				return -EINVAL;
+			}
+			o->ring_bytes = v << 20;
+			break;
+		case OPT_ATHREADS:
+			if (parse_ulong(optarg, 1, 64, &v)) {
+				log_err("--analyzer-threads wants 1 to 64, not '%s'", optarg);
+				return -EINVAL;
+			}
+			o->analyzer_threads = (unsigned)v;
+			break;
+		case OPT_FLOOR:
+			o->floor = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		case 'V':
+			printf("cabbpf %s\n", CABBPF_VERSION);
+			return 1;
+		case '?':
+		default:
+			if (optopt && optopt < 256)
+				log_err("unknown option '-%c' or missing argument (see cabbpf --help)",
+					optopt);
+			else
+				log_err("unknown option '%s' or missing argument (see cabbpf --help)",
+					argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		o->cmd = &argv[optind];
+	if (o->pid && o->cmd) {
+		log_err("give either -p PID or -- COMMAND, not both");
+		return -EINVAL;
+	}
+	if (!o->pid && !o->cmd) {
+		log_err("nothing to trace: give -p PID or -- COMMAND (see cabbpf --help)");
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The run's report: the loader's summary (target, duration, events, loss)
+ * around the analyzers' results. Text to stdout, JSON to a file, the
+ * one-line summary to stderr. Main thread, after the analyzers have joined.
+ */
+#ifndef USER_REPORT_H
+#define USER_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cab/cab.h"
+
+struct runner;
+
+struct summary {
+	pid_t pid;
+	const char *comm;
+	const char *binary;
+	uint32_t nfuncs;         /* functions probed */
+	uint32_t skipped;        /* functions the kernel refused */
+	bool multi;              /* probes through multi-uprobe links */
+	double duration_s;
+	uint64_t events;         /* events received from the kernel rings */
+	uint64_t bpf_events;     /* events the BPF programs wrote */
+	uint64_t lost;           /* events lost: kernel ring full */
+	const uint64_t *lost_per_cpu;
+	unsigned ncpus;
+	uint64_t reentry;        /* probe hits skipped by the re-entry guard */
+	struct cab_stats cab;    /* summed over the per-processor buffers */
+	const char *stop_reason; /* "target exited", "interrupted", "duration", ... */
+	bool exited;
+	int exit_status;         /* wait status if exited and spawned, else -1 */
+};
+
+/* Human report on out. */
+void report__text(FILE *out, const struct summary *s, struct runner *r);
+
+/* JSON report into path ("-" = stdout). Returns 0 or -errno. */
+int report__json(const char *path, const struct summary *s, struct runner *r);
+
+/* One line on stderr: events, events/s, lost. */
+void report__summary_line(const struct summary *s);
+
+#endif /* USER_REPORT_H */

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+
+#include "user/stage.h"
+#include "analyzers/record.h"
+
+/* The open chunk of one CPU's buffer. */
+struct open_chunk {
+	uint64_t *recs; /* NULL when no chunk is open */
+	uint64_t seq0;  /* sequence number of the first record */
+	uint32_t tid;
+	uint32_t n;
+};
+
+struct stage {
+	unsigned ncpus;
+	size_t cap; /* records per chunk */
+	uint64_t events;
+	struct cab_pp **bufs;
+	struct open_chunk *open;
+};
+
+int stage__new(unsigned ncpus, const struct cab_pp_opts *o, struct stage **out)
+{
+	struct cab_pp_opts po = *o;
+	struct stage *s;
+	unsigned i;
+	int err;
+
+	*out = NULL;
+	po.record_words = REC_WORDS;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ncpus = ncpus;
+	s->bufs = calloc(ncpus, sizeof(*s->bufs));
+	s->open = calloc(ncpus, sizeof(*s->open));
+	if (!s->bufs || !s->open) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < ncpus; i++) {
+		err = cab_pp__new(&po, &s->bufs[i]);
+		if (err)
+			goto cleanup;
+	}
+	s->cap = cab_pp__chunk_records(s->bufs[0]);
+	*out = s;
+	return 0;
+cleanup:
+	stage__free(s);
+	return err;
+}
+
+struct cab_pp **stage__bufs(struct stage *s)
+{
+	return s->bufs;
+}
+
+static void publish(struct stage *s, unsigned cpu)
+{
+	struct open_chunk *oc = &s->open[cpu];
+
+	if (!oc->recs)
+		return;
+	cab_pp__publish(s->bufs[cpu], oc->n);
+	oc->recs = NULL;
+}
+
+int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
+{
+	struct open_chunk *oc;
+
+	if (cpu >= s->ncpus)
+		return -EINVAL;
+	oc = &s->open[cpu];
+	/* A chunk holds consecutive records of one thread: start a new one
+	 * when the thread changes, the chunk is full, or the thread's
+	 * sequence jumped (its missing events are in another CPU's ring). */
+	if (!oc->recs || oc->tid != e->tid || oc->n == s->cap || e->seq != oc->seq0 + oc->n) {
+		publish(s, cpu);
+		oc->recs = cab_pp__open(s->bufs[cpu], e->tid, e->seq);
+		if (!oc->recs)
+			return -ENOMEM;
+		oc->tid = e->tid;
+		oc->seq0 = e->seq;
+		oc->n = 0;
+	}
+	rec__encode(oc->recs + (size_t)oc->n * REC_WORDS, e->kind, e->fid, e->ts, e->sp);
+	oc->n++;
+	s->events++;
+	return 0;
+}
+
+void stage__flush(struct stage *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->ncpus; i++)
+		publish(s, i);
+}
+
+void stage__close(struct stage *s)
+{
+	unsigned i;
+
+	stage__flush(s);
+	for (i = 0; i < s->ncpus; i++)
+		cab_pp__close(s->bufs[i]);
+}
+
+uint64_t stage__events(const struct stage *s)
+{
+	return s->events;
+}
+
+void stage__free(struct stage *s)
+{
+	unsigned i;
+
+	if (!s)
+		return;
+	if (s->bufs)
+		for (i = 0; i < s->ncpus; i++)
+			cab_pp__free(s->bufs[i]);
+	free(s->bufs);
+	free(s->open);
+	free(s);
+}

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "user/target.h"
+#include "user/syms.h"
+
+static int pidfd_open_compat(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* execvp's search, done in the parent so the loader knows which file to
+ * probe and can report a missing command before forking. */
+static int find_in_path(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	const char *p, *end;
+	int err = -ENOENT;
+
+	if (strchr(cmd, '/')) {
+		if (access(cmd, F_OK))
+			return -errno;
+		if (access(cmd, X_OK))
+			return -EACCES;
+		if (!realpath(cmd, out))
+			return -errno;
+		return 0;
+	}
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; p && *p; p = *end ? end + 1 : end) {
+		struct stat sb;
+
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		if ((size_t)snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), p, cmd) >=
+		    sizeof(buf))
+			continue;
+		if (stat(buf, &sb) || !S_ISREG(sb.st_mode))
+			continue;
+		if (access(buf, X_OK)) {
+			err = -EACCES;
+			continue;
+		}
+		if (!realpath(buf, out))
+			return -errno;
+		(void)len;
+		return 0;
+	}
+	return err;
+}
+
+int target__spawn(struct target *t, char *const argv[])
+{
+	int go[2] = {-1, -1}, ep[2] = {-1, -1};
+	const char *base;
+	char c;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->pidfd = t->go_fd = t->err_fd = -1;
+	err = find_in_path(argv[0], t->exe, sizeof(t->exe));
+	if (err)
+		return err;
+	base = strrchr(argv[0], '/');
+	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : argv[0]);
+	if (pipe2(go, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
+		err = -errno;
+		goto cleanup;
+	}
+	t->pid = fork();
+	if (t->pid < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (t->pid == 0) {
+		/* Child: wait until the probes are in place. EOF without a byte
+		 * means the loader gave up. */
+		int e;
+
+		close(go[1]);
+		close(ep[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execv(t->exe, argv);
+		e = errno;
+		if (write(ep[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ep[1]);
+	t->go_fd = go[1];
+	t->err_fd = ep[0];
+	t->spawned = true;
+	t->pidfd = pidfd_open_compat(t->pid);
+	return 0;
+cleanup:
+	if (go[0] >= 0) {
+		close(go[0]);
+		close(go[1]);
+	}
+	if (ep[0] >= 0) {
+		close(ep[0]);
+		close(ep[1]);
+	}
+	return err;
+}
+
+int target__start(struct target *t)
+{
+	char c = 'g';
+	int e = 0;
+	ssize_t n;
+
+	if (write(t->go_fd, &c, 1) != 1)
+		return -errno;
+	close(t->go_fd);
+	t->go_fd = -1;
+	/* The exec-error pipe closes on a successful exec (O_CLOEXEC). */
+	n = read(t->err_fd, &e, sizeof(e));
+	close(t->err_fd);
+	t->err_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		target__wait(t, 1000);
+		return -e;
+	}
+	return 0;
+}
+
+int target__attach(struct target *t, pid_t pid)
+{
+	char path[64], buf[256];
+	FILE *f;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->pidfd = t->go_fd = t->err_fd = -1;
+	if (pid <= 0)
+		return -EINVAL;
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	t->pid = pid;
+	err = syms__resolve_exe(pid, t->exe, sizeof(t->exe));
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f)) {
+			buf[strcspn(buf, "\n")] = 0;
+			snprintf(t->comm, sizeof(t->comm), "%s", buf);
+		}
+		fclose(f);
+	}
+	t->pidfd = pidfd_open_compat(pid);
+	return 0;
+}
+
+bool target__poll_exit(struct target *t)
+{
+	struct pollfd p;
+	int st;
+
+	if (t->exited)
+		return true;
+	if (t->spawned) {
+		if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
+			t->status = st;
+			t->exited = true;
+		}
+		return t->exited;
+	}
+	if (t->pidfd >= 0) {
+		p.fd = t->pidfd;
+		p.events = POLLIN;
+		if (poll(&p, 1, 0) == 1)
+			t->exited = true;
+		return t->exited;
+	}
+	if (kill(t->pid, 0) && errno == ESRCH)
+		t->exited = true;
+	return t->exited;
+}
+
+bool target__wait(struct target *t, int timeout_ms)
+{
+	struct timespec ts = {0, 1000000};
+	int i;
+
+	for (i = 0; i <= timeout_ms; i++) {
+		if (target__poll_exit(t))
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+void target__abort(struct target *t)
+{
+	if (!t->spawned || t->exited)
+		return;
+	if (t->go_fd >= 0) {
+		/* Not exec'd yet: closing the pipe makes it exit. */
+		close(t->go_fd);
+		t->go_fd = -1;
+	} else {
+		kill(t->pid, SIGKILL);
+	}
+	target__wait(t, 2000);
+}
+
+void target__close(struct target *t)
+{
+	if (!t)
+		return;
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	if (t->go_fd >= 0)
+		close(t->go_fd);
+	if (t->err_fd >= 0)
+		close(t->err_fd);
+	t->pidfd = t->go_fd = t->err_fd = -1;
+}

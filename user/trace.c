@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "user/trace.h"
+#include "user/log.h"
+#include "user/uprobe_multi.h"
+#include "trace.skel.h"
+
+struct ring_ctx {
+	struct trace *t;
+	unsigned cpu;
+};
+
+struct trace {
+	struct trace_opts o;
+	struct trace_bpf *skel;
+	struct bpf_program *entry, *ret; /* the pair in use (real or floor) */
+	int ncpus;
+	int *ring_fds;
+	struct ring_ctx *rctx;
+	struct ring_buffer *rb;
+	/* multi-uprobe links, or else one perf link per site */
+	int multi_fd[2];
+	struct bpf_link **links;
+	uint32_t nlinks;
+	uint32_t skipped;
+	bool multi;
+};
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct ring_ctx *rc = ctx;
+
+	if (size < sizeof(struct cabbpf_event))
+		return 0;
+	return rc->t->o.on_event(rc->t->o.ctx, rc->cpu, data);
+}
+
+/* Open and load the skeleton; multi selects the attach type of the probe
+ * programs (it must be fixed before load). */
+static int load(struct trace *t, bool multi)
+{
+	struct bpf_map *inner;
+	int err;
+
+	t->skel = trace_bpf__open();
+	if (!t->skel)
+		return -errno ? -errno : -ENOMEM;
+	t->skel->rodata->target_tgid = (__u32)t->o.pid;
+	t->skel->rodata->wakeup_bytes = t->o.ring_bytes / 4;
+	t->entry = t->o.floor ? t->skel->progs.empty_entry : t->skel->progs.on_entry;
+	t->ret = t->o.floor ? t->skel->progs.empty_return : t->skel->progs.on_return;
+	bpf_program__set_autoload(t->o.floor ? t->skel->progs.on_entry : t->skel->progs.empty_entry,
+				  false);
+	bpf_program__set_autoload(t->o.floor ? t->skel->progs.on_return
+					     : t->skel->progs.empty_return,
+				  false);
+	if (multi) {
+		bpf_program__set_expected_attach_type(t->entry, UPROBE_MULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(t->ret, UPROBE_MULTI_ATTACH_TYPE);
+	}
+	err = bpf_map__set_max_entries(t->skel->maps.rings, (__u32)t->ncpus);
+	inner = bpf_map__inner_map(t->skel->maps.rings);
+	if (!err && inner)
+		err = bpf_map__set_max_entries(inner, (__u32)t->o.ring_bytes);
+	if (err)
+		return err;
+	return trace_bpf__load(t->skel);
+}
+
+static int make_rings(struct trace *t)
+{
+	int outer = bpf_map__fd(t->skel->maps.rings);
+	int i;
+
+	for (i = 0; i < t->ncpus; i++) {
+		__u32 key = (__u32)i;
+
+		t->ring_fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "cabbpf_ring", 0, 0,
+						(__u32)t->o.ring_bytes, NULL);
+		if (t->ring_fds[i] < 0)
+			return -errno;
+		if (bpf_map_update_elem(outer, &key, &t->ring_fds[i], BPF_ANY))
+			return -errno;
+		t->rctx[i].t = t;
+		t->rctx[i].cpu = (unsigned)i;
+		if (i == 0)
+			t->rb = ring_buffer__new(t->ring_fds[0], on_sample, &t->rctx[0], NULL);
+		else if (ring_buffer__add(t->rb, t->ring_fds[i], on_sample, &t->rctx[i]))
+			return -errno;
+		if (!t->rb)
+			return -errno ? -errno : -ENOMEM;
+	}
+	return 0;
+}
+
+int trace__open(const struct trace_opts *o, struct trace **out)
+{
+	struct trace *t;
+	int err, i;
+
+	*out = NULL;
+	if (!o || o->pid <= 0 || !o->binary || !o->on_event || !o->nfuncs ||
+	    o->ring_bytes < 4096 || (o->ring_bytes & (o->ring_bytes - 1)))
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->o = *o;
+	t->multi_fd[0] = t->multi_fd[1] = -1;
+	t->ncpus = libbpf_num_possible_cpus();
+	if (t->ncpus <= 0) {
+		err = t->ncpus ? t->ncpus : -EINVAL;
+		goto cleanup;
+	}
+	t->ring_fds = calloc((size_t)t->ncpus, sizeof(int));
+	t->rctx = calloc((size_t)t->ncpus, sizeof(*t->rctx));
+	if (!t->ring_fds || !t->rctx) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < t->ncpus; i++)
+		t->ring_fds[i] = -1;
+	/* Multi-uprobe programs first (kernel >= 6.6); trace__attach falls
+	 * back to per-site perf links if the kernel refuses the link. */
+	t->multi = true;
+	err = load(t, true);
+	if (err) {
+		log_debug("loading multi-uprobe programs failed (%d), using perf links", err);
+		trace_bpf__destroy(t->skel);
+		t->skel = NULL;
+		t->multi = false;
+		err = load(t, false);
+	}
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			log_err("loading BPF programs: permission denied (run as root)");
+		else
+			log_err("loading BPF programs: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = make_rings(t);
+	if (err) {
+		log_err("creating per-CPU rings of %zu bytes: %s", o->ring_bytes, strerror(-err));
+		goto cleanup;
+	}
+	*out = t;
+	return 0;
+cleanup:
+	trace__free(t);
+	return err;
+}
+
+static int attach_perf(struct trace *t)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	uint32_t fid;
+	int r;
+
+	t->links = calloc((size_t)t->o.nfuncs * 2, sizeof(*t->links));
+	if (!t->links)
+		return -ENOMEM;
+	for (fid = 0; fid < t->o.nfuncs; fid++) {
+		struct bpf_link *le, *lr;
+
+		uo.bpf_cookie = fid;
+		uo.retprobe = false;
+		le = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, t->o.binary,
+						     (size_t)t->o.offsets[fid], &uo);
+		r = -errno;
+		if (!le) {
+			log_debug("function %u at 0x%lx refused: %s", fid,
+				  (unsigned long)t->o.offsets[fid], strerror(-r));
+			t->skipped++;
+			continue;
+		}
+		t->links[t->nlinks++] = le;
+		uo.retprobe = true;
+		lr = bpf_program__attach_uprobe_opts(t->ret, t->o.pid, t->o.binary,
+						     (size_t)t->o.offsets[fid], &uo);
+		if (!lr) {
+			r = -errno;
+			log_err("return probe of function %u: %s", fid, strerror(-r));
+			return r;
+		}
+		t->links[t->nlinks++] = lr;
+	}
+	return t->nlinks ? 0 : -ENOENT;
+}
+
+int trace__attach(struct trace *t)
+{
+	uint64_t *cookies;
+	uint32_t i;
+	int err = 0;
+
+	if (t->multi) {
+		cookies = malloc(sizeof(*cookies) * t->o.nfuncs);
+		if (!cookies)
+			return -ENOMEM;
+		for (i = 0; i < t->o.nfuncs; i++)
+			cookies[i] = i;
+		t->multi_fd[0] = uprobe_multi__attach(bpf_program__fd(t->entry), t->o.binary,
+						      t->o.offsets, cookies, t->o.nfuncs, false,
+						      t->o.pid);
+		if (t->multi_fd[0] >= 0)
+			t->multi_fd[1] = uprobe_multi__attach(bpf_program__fd(t->ret),
+							      t->o.binary, t->o.offsets, cookies,
+							      t->o.nfuncs, true, t->o.pid);
+		free(cookies);
+		if (t->multi_fd[0] >= 0 && t->multi_fd[1] >= 0)
+			return 0;
+		err = t->multi_fd[0] < 0 ? t->multi_fd[0] : t->multi_fd[1];
+		log_debug("multi-uprobe link refused (%s); one link per site instead",
+			  strerror(-err));
+		trace__detach(t);
+		/* The programs were loaded for multi links: reload them. */
+		trace_bpf__destroy(t->skel);
+		t->skel = NULL;
+		t->multi = false;
+		err = load(t, false);
+		if (!err) {
+			ring_buffer__free(t->rb);
+			t->rb = NULL;
+			for (i = 0; i < (uint32_t)t->ncpus; i++) {
+				close(t->ring_fds[i]);
+				t->ring_fds[i] = -1;
+			}
+			err = make_rings(t);
+		}
+		if (err)
+			return err;
+	}
+	err = attach_perf(t);
+	if (err == -ENOENT)
+		log_err("the kernel refused every probe site in %s", t->o.binary);
+	return err;
+}
+
+uint32_t trace__skipped(const struct trace *t)
+{
+	return t->skipped;
+}
+
+bool trace__multi(const struct trace *t)
+{
+	return t->multi;
+}
+
+unsigned trace__ncpus(const struct trace *t)
+{
+	return (unsigned)t->ncpus;
+}
+
+int trace__poll(struct trace *t, int timeout_ms)
+{
+	int n;
+
+	/* Events are submitted without wakeups (a wakeup per event costs
+	 * ~1 us), so epoll only reports a ring past its watermark: always
+	 * drain every ring after the wait. */
+	n = ring_buffer__consume(t->rb);
+	if (n != 0 || timeout_ms == 0)
+		return n;
+	n = ring_buffer__poll(t->rb, timeout_ms);
+	if (n < 0)
+		return n == -EINTR ? 0 : n;
+	return ring_buffer__consume(t->rb);
+}
+
+void trace__detach(struct trace *t)
+{
+	uint32_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < 2; i++) {
+		if (t->multi_fd[i] >= 0)
+			close(t->multi_fd[i]);
+		t->multi_fd[i] = -1;
+	}
+	for (i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	free(t->links);
+	t->links = NULL;
+	t->nlinks = 0;
+}
+
+int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *per_cpu_drops)
+{
+	int fd = bpf_map__fd(t->skel->maps.stats);
+	uint64_t *vals;
+	__u32 k;
+	int c, err = 0;
+
+	vals = calloc((size_t)t->ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (k = 0; k < CABBPF_STAT__MAX; k++) {
+		totals[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, vals)) {
+			err = -errno;
+			break;
+		}
+		for (c = 0; c < t->ncpus; c++) {
+			totals[k] += vals[c];
+			if (k == CABBPF_STAT_DROPS && per_cpu_drops)
+				per_cpu_drops[c] = vals[c];
+		}
+	}
+	free(vals);
+	return err;
+}
+
+void trace__free(struct trace *t)
+{
+	int i;
+
+	if (!t)
+		return;
+	trace__detach(t);
+	ring_buffer__free(t->rb);
+	if (t->ring_fds)
+		for (i = 0; i < t->ncpus; i++)
+			if (t->ring_fds[i] >= 0)
+				close(t->ring_fds[i]);
+	trace_bpf__destroy(t->skel);
+	free(t->ring_fds);
+	free(t->rctx);
+	free(t);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The function-tracing BPF side as the loader sees it: bpf/trace.bpf.c
+ * through its skeleton. Order of use: trace__open (open, set rodata, load,
+ * create the per-CPU rings), trace__attach, trace__poll until done,
+ * trace__detach, a last trace__poll, trace__free. All calls from one thread
+ * (the loader's main thread).
+ */
+#ifndef USER_TRACE_H
+#define USER_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cabbpf_event.h"
+
+/* Called for every event, with the CPU whose ring it came from. Returns 0,
+ * or -errno to stop the current poll. */
+typedef int (*trace_event_fn)(void *ctx, unsigned cpu, const struct cabbpf_event *e);
+
+struct trace_opts {
+	pid_t pid;                /* process to trace; > 0 */
+	const char *binary;       /* file to probe */
+	const uint64_t *offsets;  /* file offset of each function; index = fid */
+	uint32_t nfuncs;
+	size_t ring_bytes;        /* per CPU ring; power of two, >= page size */
+	bool floor;               /* attach the empty programs (benchmark floor) */
+	trace_event_fn on_event;
+	void *ctx;
+};
+
+struct trace;
+
+/* Returns 0 and *out (owned by the caller, free with trace__free), or -errno:
+ * -EPERM when not privileged enough, -ENOMEM, or the libbpf error. */
+int trace__open(const struct trace_opts *o, struct trace **out);
+
+/* Put the probes in place. Returns 0, or -errno if no probe could be placed
+ * (a function that the kernel refuses is skipped and counted: see
+ * trace__skipped). */
+int trace__attach(struct trace *t);
+
+/* Number of functions that could not be probed, and whether the probes went
+ * in through one multi-uprobe link per program (fast detach) or one perf link
+ * per site. */
+uint32_t trace__skipped(const struct trace *t);
+bool trace__multi(const struct trace *t);
+
+/* Wait up to timeout_ms for data, then drain every ring. Returns the number
+ * of events delivered to on_event, or -errno. */
+int trace__poll(struct trace *t, int timeout_ms);
+
+/* Remove every probe; nothing is left in the target. Safe to call twice. */
+void trace__detach(struct trace *t);
+
+/* Counters summed over CPUs (enum cabbpf_stat); per_cpu_drops, if not NULL,
+ * receives trace__ncpus() values. Returns 0 or -errno. */
+int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *per_cpu_drops);
+
+/* Number of per-CPU rings (possible CPUs). */
+unsigned trace__ncpus(const struct trace *t);
+
+/* Free; NULL is fine. Detaches first. */
+void trace__free(struct trace *t);
+
+#endif /* USER_TRACE_H */

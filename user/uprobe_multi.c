@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+
+#include "user/uprobe_multi.h"
+
+/* The part of union bpf_attr used by BPF_LINK_CREATE for uprobe_multi, as in
+ * the kernel's uapi since 6.6 (Debian 12's headers are older). */
+struct link_create_uprobe_multi {
+	uint32_t prog_fd;
+	uint32_t target_fd;
+	uint32_t attach_type;
+	uint32_t flags;
+	uint64_t path;
+	uint64_t offsets;
+	uint64_t ref_ctr_offsets;
+	uint64_t cookies;
+	uint32_t cnt;
+	uint32_t um_flags;
+	uint32_t pid;
+};
+
+int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
+			 const uint64_t *cookies, uint32_t cnt, bool retprobe, pid_t pid)
+{
+	union {
+		union bpf_attr attr; /* the kernel wants the whole union's size */
+		struct link_create_uprobe_multi lc;
+		char pad[256];
+	} u;
+	long fd;
+
+	memset(&u, 0, sizeof(u));
+	u.lc.prog_fd = (uint32_t)prog_fd;
+	u.lc.attach_type = UPROBE_MULTI_ATTACH_TYPE;
+	u.lc.path = (uint64_t)(uintptr_t)path;
+	u.lc.offsets = (uint64_t)(uintptr_t)offsets;
+	u.lc.cookies = (uint64_t)(uintptr_t)cookies;
+	u.lc.cnt = cnt;
+	u.lc.um_flags = retprobe ? 1 /* BPF_F_UPROBE_MULTI_RETURN */ : 0;
+	u.lc.pid = pid > 0 ? (uint32_t)pid : 0;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &u.attr, sizeof(u.attr));
+	if (fd < 0)
+		return -errno;
+	return (int)fd;
+}
