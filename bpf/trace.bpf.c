@@ -19,11 +19,11 @@ const volatile __u32 target_tgid = 0;
  * wakeup per event costs ~1 us here (DESIGN.md), the loader polls anyway. */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
-/* Template of the per-CPU rings; the loader sets the real size and creates
- * one ring per possible CPU before load. */
+/* Template of the per-CPU rings (one page: it only gives the type). The
+ * loader creates one ring per possible CPU, of the size the user chose. */
 struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22);
+	__uint(max_entries, 4096);
 };
 
 struct {

@@ -149,7 +149,7 @@ int target__start(struct target *t)
 
 int target__attach(struct target *t, pid_t pid)
 {
-	char path[64], buf[256];
+	char path[64], buf[64];
 	FILE *f;
 	int err;
 
@@ -168,7 +168,8 @@ int target__attach(struct target *t, pid_t pid)
 	if (f) {
 		if (fgets(buf, sizeof(buf), f)) {
 			buf[strcspn(buf, "\n")] = 0;
-			snprintf(t->comm, sizeof(t->comm), "%s", buf);
+			memcpy(t->comm, buf, sizeof(t->comm));
+			t->comm[sizeof(t->comm) - 1] = 0;
 		}
 		fclose(f);
 	}

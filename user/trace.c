@@ -45,7 +45,6 @@ static int on_sample(void *ctx, void *data, size_t size)
  * programs (it must be fixed before load). */
 static int load(struct trace *t, bool multi)
 {
-	struct bpf_map *inner;
 	int err;
 
 	t->skel = trace_bpf__open();
@@ -64,10 +63,10 @@ static int load(struct trace *t, bool multi)
 		bpf_program__set_expected_attach_type(t->entry, UPROBE_MULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(t->ret, UPROBE_MULTI_ATTACH_TYPE);
 	}
+	/* Only the outer map is sized here: the kernel does not compare a
+	 * ring's size with the template's, so make_rings() picks the size
+	 * (and libbpf 1.1 crashes resizing an inner map template). */
 	err = bpf_map__set_max_entries(t->skel->maps.rings, (__u32)t->ncpus);
-	inner = bpf_map__inner_map(t->skel->maps.rings);
-	if (!err && inner)
-		err = bpf_map__set_max_entries(inner, (__u32)t->o.ring_bytes);
 	if (err)
 		return err;
 	return trace_bpf__load(t->skel);

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set up a fresh Debian 12 machine, build cabbpf, and pass every test:
+# unit and real-kernel integration suites, then cab/ and the loader's threads
+# under ThreadSanitizer, then the unit suites under ASan + UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+make -j2 check
+make -j2 tsan-check
+make -j2 asan-check

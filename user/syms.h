@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * user/syms — which functions a binary has, and where a uprobe must go.
+ *
+ * syms__load() reads an ELF executable or shared object with libelf and
+ * builds a table of its functions: every defined STT_FUNC / STT_GNU_IFUNC
+ * symbol of .symtab, or of .dynsym when the binary is stripped. A uprobe is
+ * attached by (inode, FILE OFFSET), not by virtual address, so each entry
+ * carries the file offset computed through the PT_LOAD segment that maps it.
+ *
+ * One entry per ADDRESS: several names at one address (weak + global
+ * aliases, a static function exported under a second name) collapse into
+ * one entry, because two probes on one address would count every call twice.
+ * The other names stay reachable as aliases, so selection by any name works.
+ *
+ * Threads: a loaded table is immutable; any thread may read it, search it
+ * and select from it concurrently. syms__free() must not race with readers.
+ */
+#ifndef USER_SYMS_H
+#define USER_SYMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum syms_bind {
+	SYMS_BIND_GLOBAL = 0, /* STB_GLOBAL (and STB_GNU_UNIQUE) */
+	SYMS_BIND_WEAK = 1,   /* STB_WEAK */
+	SYMS_BIND_LOCAL = 2,  /* STB_LOCAL: a static function, or crt boilerplate */
+};
+
+/* One function: one address, one or more names. */
+struct sym {
+	/*
+	 * Preferred name among all symbols at this address: global over weak
+	 * over local, then fewest leading underscores, then shortest, then
+	 * alphabetical (so the choice is deterministic).
+	 */
+	const char *name;
+	const char *const *aliases; /* the other names at this address */
+	size_t naliases;
+	uint64_t vaddr;	     /* st_value: link-time virtual address */
+	uint64_t size;	     /* st_size; the largest among the aliases */
+	uint64_t offset;     /* file offset of the first instruction (uprobe offset) */
+	enum syms_bind bind; /* binding of the preferred name */
+	/*
+	 * STT_GNU_IFUNC: the address is the resolver, which runs once at
+	 * relocation time, not the implementation the program calls.
+	 */
+	bool ifunc;
+};
+
+struct symtab {
+	char *path;	  /* the path given to syms__load() */
+	bool pie;	  /* ET_DYN (PIE or shared object): loaded at a runtime bias */
+	bool from_dynsym; /* no .symtab (stripped): only exported functions are known */
+	struct sym *syms; /* functions with size > 0, sorted by vaddr, one per address */
+	size_t nsyms;
+	/*
+	 * Function symbols of size 0 (assembly without .size, _init, _fini,
+	 * crt helpers) at addresses no sized function has. They are not
+	 * selectable: the plan reports them as skipped. Sorted by vaddr, one
+	 * per address; their offset is valid.
+	 */
+	struct sym *zero;
+	size_t nzero;
+	/* Functions (addresses) outside every file-backed PT_LOAD: dropped. */
+	size_t nunmapped;
+	/* Private: storage behind the name and alias pointers. */
+	char *strings_;
+	const char **aliasv_;
+};
+
+/*
+ * Loads the function table of the ELF file at @path into *@out.
+ * Returns 0, or
+ *   -ENOENT   no such file,
+ *   -EISDIR   @path is a directory,
+ *   -ENOEXEC  not an ELF file, or an ELF that is neither ET_EXEC nor ET_DYN
+ *             (relocatable objects, core files), or not a regular file,
+ *   -ENODATA  no defined function symbol at all (neither sized nor size 0)
+ *             in any file-backed PT_LOAD segment,
+ *   -ENOMEM, -EINVAL (NULL argument), or another -errno from open().
+ * Memory: on success the caller owns *@out and releases it with
+ * syms__free(); on error *@out is left NULL.
+ * Threads: any thread; concurrent calls are fine.
+ */
+int syms__load(const char *path, struct symtab **out);
+
+/*
+ * Selects functions of @st by name. With @nglobs > 0, a function is selected
+ * when any of its names (preferred or alias) matches any of the fnmatch(3)
+ * patterns in @globs (flags 0: '*' also matches '.', so "f*" selects the
+ * compiler's "f.cold" / "f.part.0" pieces too). An explicit glob may select
+ * boilerplate.
+ *
+ * With @nglobs == 0 (@globs may be NULL), every function is selected except
+ * C runtime boilerplate that no user wrote, recognised by preferred name:
+ *   _start, _init, _fini, frame_dummy, register_tm_clones,
+ *   deregister_tm_clones, __do_global_dtors_aux, __do_global_ctors_aux,
+ *   __libc_csu_init, __libc_csu_fini, __libc_csu_irel,
+ *   _dl_relocate_static_pie, __libc_start_main, __libc_start_call_main,
+ *   __cxa_finalize, __gmon_start__, __stack_chk_fail_local, _mcount,
+ *   __x86.get_pc_thunk.* (i386 PIC thunks), _GLOBAL__sub_I_* and
+ *   _GLOBAL__sub_D_* (C++ static constructors/destructors),
+ *   __static_initialization_and_destruction_* (their bodies).
+ *
+ * Writes to *@idx_out a malloc'd array of indices into @st->syms in
+ * ascending (address) order, and its length to *@n_out.
+ * Returns 0, -ENOENT when nothing is selected (then *@idx_out is NULL and
+ * *@n_out 0), -EINVAL (NULL argument or NULL glob), -ENOMEM.
+ * Memory: the caller frees *@idx_out with free().
+ * Threads: any thread.
+ */
+int syms__select(const struct symtab *st, const char *const *globs, size_t nglobs, size_t **idx_out,
+		 size_t *n_out);
+
+/*
+ * Returns the function that has @name as its preferred name or as an alias,
+ * the lowest-addressed one when static functions in different files share
+ * the name; NULL when there is none (zero-size symbols are not searched).
+ * Linear in the table size.
+ * Memory: the result points into @st and lives as long as @st.
+ * Threads: any thread.
+ */
+const struct sym *syms__find(const struct symtab *st, const char *name);
+
+/* Releases @st and everything it points to. Accepts NULL. Threads: the owner. */
+void syms__free(struct symtab *st);
+
+/*
+ * Writes to @buf (size @len) a path through which THIS process can open the
+ * main executable of process @pid, for syms__load() and for attaching
+ * uprobes (which bind to the inode). In order of preference:
+ *   1. the target of /proc/PID/exe when that path reaches the same inode
+ *      here (the usual case: a readable path for reports),
+ *   2. /proc/PID/root + that target (a process in another mount namespace,
+ *      a container, or a chroot),
+ *   3. /proc/PID/exe itself (executable deleted or replaced since exec).
+ * Every candidate is checked by device and inode against /proc/PID/exe.
+ * Returns 0, or -ESRCH (no such process), -EACCES (not allowed to inspect
+ * it), -ENOENT (a kernel thread: no executable), -ENAMETOOLONG (@buf too
+ * small), -EINVAL (pid <= 0, NULL @buf or @len 0).
+ * Memory: writes only into @buf. Threads: any thread.
+ */
+int syms__resolve_exe(pid_t pid, char *buf, size_t len);
+
+#endif /* USER_SYMS_H */
