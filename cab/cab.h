@@ -79,8 +79,13 @@ void cab__free(struct cab *c);
  * or overwrites (sampling) when the ring is full. Defined inline in
  * cab_ring.h so that the fast path is one branch at the call site. */
 static inline void cab__put(struct cab *c, const uint64_t *rec);
+/* [producer] The same with n == record_words known at compile time: the copy
+ * unrolls to n stores. rec is read, not kept. (Addition, see docs/cab.md.) */
+static inline void cab__put_n(struct cab *c, const uint64_t *rec, unsigned n);
 
-/* [producer] Hand the partly filled chunk to the consumer now. */
+/* [producer] Hand the partly filled chunk to the consumer now. The producer
+ * continues at the next chunk; the unused rest of the flushed chunk is
+ * skipped (docs/cab.md). */
 void cab__flush(struct cab *c);
 /* [producer] Flush and mark the end of the stream. */
 void cab__close(struct cab *c);
@@ -88,7 +93,9 @@ void cab__close(struct cab *c);
 /* [consumer] If a whole chunk is ready, point *recs at its first record and
  * return the number of records in it (> 0); the records stay valid until
  * cab__release(). Returns 0 when nothing is ready yet, -EPIPE when the
- * producer has closed and every record has been taken. Never blocks. */
+ * producer has closed and every record has been taken. Never blocks.
+ * Also -EBUSY if the chunk of the previous take was not released yet.
+ * Sampling mode: *recs points at a copy of the chunk's sampled burst. */
 long cab__take(struct cab *c, const uint64_t **recs);
 /* [consumer] Give back the chunk returned by the last cab__take(). */
 void cab__release(struct cab *c);
@@ -146,6 +153,7 @@ bool cab_pp__drained(struct cab_pp *pp);
 
 /* [any] Records per chunk and words per record, as configured. */
 size_t cab_pp__chunk_records(const struct cab_pp *pp);
+unsigned cab_pp__record_words(const struct cab_pp *pp); /* addition */
 /* [any] Counters; exact once both sides have stopped. */
 void cab_pp__stats(const struct cab_pp *pp, struct cab_stats *st);
 

@@ -25,9 +25,9 @@
 #define H_MAX_ARGS 64
 
 /* Directory with the built targets: $OUT/targets. */
-static char h_targets[PATH_MAX];
+static char h_targets[256];
 static char h_cabbpf[PATH_MAX];
-static char h_tmp[PATH_MAX];
+static char h_tmp[256];
 
 /* Build every target at -O0 and -O2 once. Returns 0 or -1. */
 static int h_setup(void)
@@ -95,9 +95,14 @@ static int h_start(struct h_run *r, char *const *args, int no_json, int setuid_n
 
 	memset(r, 0, sizeof(*r));
 	seq++;
-	snprintf(r->json_path, sizeof(r->json_path), "%s/r%d.json", h_tmp, seq);
-	snprintf(r->out_path, sizeof(r->out_path), "%s/r%d.out", h_tmp, seq);
-	snprintf(r->err_path, sizeof(r->err_path), "%s/r%d.err", h_tmp, seq);
+	/* Unique per forked test process, and created empty before the fork:
+	 * a waiter must never see an earlier run's output. */
+	snprintf(r->json_path, sizeof(r->json_path), "%s/r%d-%d.json", h_tmp, (int)getpid(), seq);
+	snprintf(r->out_path, sizeof(r->out_path), "%s/r%d-%d.out", h_tmp, (int)getpid(), seq);
+	snprintf(r->err_path, sizeof(r->err_path), "%s/r%d-%d.err", h_tmp, (int)getpid(), seq);
+	unlink(r->json_path);
+	close(open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+	close(open(r->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
 	argv[n++] = h_cabbpf;
 	if (!no_json) {
 		argv[n++] = "--json";

@@ -231,8 +231,14 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 
+	/* Small chunks: the loader starts a chunk at every thread switch and
+	 * hands partial ones over at every poll round, so the default
+	 * (4 x L1d per chunk) would mostly carry air. */
 	memset(&po, 0, sizeof(po));
 	po.mode = CAB_EXHAUSTIVE;
+	po.chunk_records = 256;
+	po.nchunks = 256;
+	po.max_chunks = 16384;
 	err = stage__new(trace__ncpus(tr), &po, &stage);
 	if (err) {
 		log_err("allocating CAB buffers: %s", strerror(-err));
@@ -307,8 +313,10 @@ int main(int argc, char **argv)
 	if (!why)
 		why = "error";
 	t1 = now_s();
-	if (stop_signal && tg.spawned && !tg.exited)
-		kill(tg.pid, stop_signal); /* Ctrl-C of `cabbpf -- cmd` ends cmd too */
+	/* A command we launched does not outlive its trace: Ctrl-C passes the
+	 * signal on, -d ends it with SIGTERM (see --help). */
+	if (tg.spawned && !target__poll_exit(&tg))
+		kill(tg.pid, stop_signal ? stop_signal : SIGTERM);
 	trace__detach(tr);
 	/* Every event a probe wrote is in a ring by now: drain them all. */
 	while (!lc.err && trace__poll(tr, 0) > 0)
@@ -376,8 +384,10 @@ cleanup:
 	trace__free(tr); /* detaches: nothing stays in the target */
 	if (have_target && tg.spawned && !started)
 		target__abort(&tg);
-	if (have_target && tg.spawned && started && !tg.exited)
-		target__wait(&tg, stop_signal ? 1000 : 0);
+	if (have_target && tg.spawned && started && !target__wait(&tg, 2000)) {
+		log_warn("%s (pid %d) ignored the signal: killing it", tg.comm, (int)tg.pid);
+		target__abort(&tg);
+	}
 	target__close(&tg);
 	runner__free(rn);
 	stage__free(stage);

@@ -278,12 +278,18 @@ void trace__detach(struct trace *t)
 
 	if (!t)
 		return;
-	for (i = 0; i < 2; i++) {
+	/* Returns go first, entries last (the reverse of attach): a return can
+	 * then never be reported without its entry. In between, entries
+	 * without returns show up as open or missing frames, which the
+	 * shadow stacks handle; orphan returns they could not place. */
+	for (i = 2; i-- > 0;) {
 		if (t->multi_fd[i] >= 0)
 			close(t->multi_fd[i]);
 		t->multi_fd[i] = -1;
 	}
-	for (i = 0; i < t->nlinks; i++)
+	for (i = 1; i < t->nlinks; i += 2)
+		bpf_link__destroy(t->links[i]);
+	for (i = 0; i < t->nlinks; i += 2)
 		bpf_link__destroy(t->links[i]);
 	free(t->links);
 	t->links = NULL;

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "analyzers/analyzer.h"
+#include "user/log.h"
+
+/* Registry order is report order: counts first, then the graph. */
+static const struct analyzer_ops *const registry[] = {
+	&analyzer_count,
+	&analyzer_callgraph,
+};
+
+#define NREG (sizeof(registry) / sizeof(registry[0]))
+
+_Static_assert(NREG <= AN_MAX, "AN_MAX too small for the registry");
+
+const char *an_ctx__name(const struct an_ctx *c, uint32_t fid, char buf[24])
+{
+	if (fid == AN_ROOT)
+		return AN_ROOT_NAME;
+	if (c->fnames && fid < c->nfuncs && c->fnames[fid])
+		return c->fnames[fid];
+	snprintf(buf, 24, "fid#%" PRIu32, fid);
+	return buf;
+}
+
+unsigned analyzer__count(void)
+{
+	return NREG;
+}
+
+const struct analyzer_ops *analyzer__get(unsigned i)
+{
+	return i < NREG ? registry[i] : NULL;
+}
+
+static const struct analyzer_ops *find_n(const char *name, size_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < NREG; i++)
+		if (strlen(registry[i]->name) == len && !strncmp(registry[i]->name, name, len))
+			return registry[i];
+	return NULL;
+}
+
+const struct analyzer_ops *analyzer__find(const char *name)
+{
+	return name ? find_n(name, strlen(name)) : NULL;
+}
+
+static void log_valid(void)
+{
+	char buf[256] = "";
+	size_t off = 0;
+	unsigned i;
+
+	for (i = 0; i < NREG && off < sizeof(buf); i++)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? ", " : "",
+					registry[i]->name);
+	log_err("valid analyzers: %s", buf);
+}
+
+int analyzer__select(const char *list, const struct analyzer_ops *out[AN_MAX], unsigned *n)
+{
+	bool want[NREG] = {false};
+	const char *p = list;
+	unsigned i, k = 0;
+
+	*n = 0;
+	if (!list) {
+		for (i = 0; i < NREG; i++)
+			out[i] = registry[i];
+		*n = NREG;
+		return 0;
+	}
+	while (*p) {
+		const char *s = p, *e;
+		const struct analyzer_ops *ops;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		e = strchr(s, ',');
+		if (!e)
+			e = s + strlen(s);
+		p = *e ? e + 1 : e;
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (e == s)
+			continue; /* "count,,callgraph" or a trailing comma */
+		ops = find_n(s, (size_t)(e - s));
+		if (!ops) {
+			log_err("unknown analyzer '%.*s'", (int)(e - s), s);
+			log_valid();
+			return -EINVAL;
+		}
+		for (i = 0; i < NREG; i++)
+			if (registry[i] == ops)
+				want[i] = true;
+	}
+	for (i = 0; i < NREG; i++)
+		if (want[i])
+			out[k++] = registry[i];
+	if (!k) {
+		log_err("no analyzer selected in '%s'", list);
+		log_valid();
+		return -EINVAL;
+	}
+	*n = k;
+	return 0;
+}
+
+int an_set__init(struct an_set *s, const struct analyzer_ops *const *ops, unsigned n,
+		 const struct an_ctx *ctx)
+{
+	unsigned i;
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (n > AN_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		s->ops[i] = ops[i];
+		err = ops[i]->init(ctx, &s->state[i]);
+		if (err)
+			goto cleanup;
+		s->n = i + 1;
+	}
+	return 0;
+cleanup:
+	an_set__fini(s);
+	return err;
+}
+
+void an_set__fini(struct an_set *s)
+{
+	unsigned i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n; i++)
+		s->ops[i]->free(s->state[i]);
+	memset(s, 0, sizeof(*s));
+}
+
+void an_set__on_call(void *set, const struct an_call *c)
+{
+	struct an_set *s = set;
+	unsigned i;
+
+	for (i = 0; i < s->n; i++)
+		s->ops[i]->on_call(s->state[i], c);
+}
+
+void an_set__on_return(void *set, const struct an_return *r)
+{
+	struct an_set *s = set;
+	unsigned i;
+
+	for (i = 0; i < s->n; i++)
+		s->ops[i]->on_return(s->state[i], r);
+}
+
+void *an_set__state(const struct an_set *s, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->ops[i]->name, name))
+			return s->state[i];
+	return NULL;
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The analyzer plugin interface.
+ *
+ * The runner (analyzers/runner.h) rebuilds every thread's exact event
+ * sequence and runs it through that thread's shadow stack
+ * (analyzers/shadow.h). The shadow stack turns entries and returns into
+ * calls (with their caller) and closed frames (with their times), and hands
+ * them to every selected analyzer through the callbacks below.
+ *
+ * Threads: an analyzer instance (the state made by init) is used by exactly
+ * one analyzer thread, so callbacks need no locks. With several analyzer
+ * threads each thread has its own instance of every analyzer and sees a
+ * disjoint set of program threads (all events of one program thread go to one
+ * instance, in order); after the run the runner folds the instances into one
+ * with merge() and only then asks for reports.
+ */
+#ifndef ANALYZERS_ANALYZER_H
+#define ANALYZERS_ANALYZER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct json;
+
+/* The caller of a call made with an empty shadow stack (thread start, or
+ * the first probed function of a call chain). Named "<root>" in reports. */
+#define AN_ROOT UINT32_MAX
+#define AN_ROOT_NAME "<root>"
+
+/* Read-only context shared by every instance; outlives them. */
+struct an_ctx {
+	const char *const *fnames; /* function names by fid; entries may be NULL */
+	uint32_t nfuncs;	   /* fids are < nfuncs (the runner filters) */
+	unsigned top;		   /* text reports: rows per table (> 0) */
+};
+
+/* Name of fid for reports: "<root>" for AN_ROOT, the table's name, or
+ * "fid#N" written into buf when the table has none. Never NULL; the result
+ * lives as long as ctx or buf. Any thread. */
+const char *an_ctx__name(const struct an_ctx *c, uint32_t fid, char buf[24]);
+
+/* A call, reported at the callee's entry. */
+struct an_call {
+	uint32_t tid;	 /* program thread */
+	uint32_t caller; /* fid of the innermost live frame, or AN_ROOT */
+	uint32_t callee; /* fid */
+	uint32_t depth;	 /* live frames below the callee on the shadow stack */
+	uint64_t ts;	 /* ns, entry timestamp */
+};
+
+/* A frame leaving the shadow stack: matched by its return event, or popped
+ * without one ("missing": longjmp, exception, uretprobe depth limit). */
+struct an_return {
+	uint32_t tid;
+	uint32_t fid;
+	uint32_t caller;  /* as in the frame's an_call */
+	bool matched;	  /* a return event closed it: the times below are valid */
+	bool recursive;	  /* another frame of fid was live below it at entry, so
+			     its inclusive time is already inside that frame's */
+	uint64_t incl_ns; /* matched: return.ts - entry.ts; else 0 */
+	uint64_t self_ns; /* matched: incl_ns minus the children's time; else 0 */
+	uint64_t ts;	  /* ns, timestamp of the event that closed the frame */
+};
+
+struct analyzer_ops {
+	const char *name; /* as given to -a */
+	const char *help; /* one line for usage messages */
+
+	/* Make an instance. Returns 0 and sets *state, or -errno.
+	 * ctx outlives the instance. */
+	int (*init)(const struct an_ctx *ctx, void **state);
+	/* Hot path: no allocation failure may be lost silently; an analyzer
+	 * that cannot record an event counts it and reports the count. */
+	void (*on_call)(void *state, const struct an_call *c);
+	void (*on_return)(void *state, const struct an_return *r);
+	/* Add everything src recorded into dst (instances of the same ops).
+	 * src is left unchanged. Returns 0 or -ENOMEM. */
+	int (*merge)(void *dst, const void *src);
+	/* Human-readable tables; returns 0 or -EIO. */
+	int (*report_text)(void *state, FILE *f);
+	/* Write this analyzer's keys into the already-open top-level object.
+	 * Returns 0 or the writer's error. */
+	int (*report_json)(void *state, struct json *w);
+	/* Free the instance; NULL is fine. */
+	void (*free)(void *state);
+};
+
+/* The registry, in report order. */
+extern const struct analyzer_ops analyzer_count;
+extern const struct analyzer_ops analyzer_callgraph;
+
+#define AN_MAX 8 /* analyzers that can be selected at once */
+
+/* Number of registered analyzers, and the i-th one (i < count). Any thread. */
+unsigned analyzer__count(void);
+const struct analyzer_ops *analyzer__get(unsigned i);
+/* The analyzer named name, or NULL. Any thread. */
+const struct analyzer_ops *analyzer__find(const char *name);
+
+/*
+ * Parse a comma-separated list such as "count,callgraph" (spaces around
+ * names allowed, duplicates ignored; NULL selects every analyzer) into
+ * out[0..*n-1], in registry order. Returns 0, or -EINVAL after logging a
+ * message that lists the valid names (unknown name, or an empty list).
+ * Any thread.
+ */
+int analyzer__select(const char *list, const struct analyzer_ops *out[AN_MAX], unsigned *n);
+
+/* A set of live instances: what one analyzer thread feeds. */
+struct an_set {
+	unsigned n;
+	const struct analyzer_ops *ops[AN_MAX];
+	void *state[AN_MAX];
+};
+
+/* Make one instance of each of ops[0..n-1]. Returns 0 or -errno (then
+ * nothing is left allocated). The set must be freed with an_set__fini. */
+int an_set__init(struct an_set *s, const struct analyzer_ops *const *ops, unsigned n,
+		 const struct an_ctx *ctx);
+/* Free every instance; a zeroed or NULL set is fine. */
+void an_set__fini(struct an_set *s);
+
+/* Fan-out used by the shadow stack (the void *ctx is the struct an_set). */
+void an_set__on_call(void *set, const struct an_call *c);
+void an_set__on_return(void *set, const struct an_return *r);
+
+/* The instance of the analyzer named name in s, or NULL. For tests and
+ * callers that read results through an analyzer's own query functions. */
+void *an_set__state(const struct an_set *s, const char *name);
+
+#endif /* ANALYZERS_ANALYZER_H */

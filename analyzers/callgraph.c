@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzers/analyzer.h"
+#include "analyzers/callgraph.h"
+#include "analyzers/hmap.h"
+#include "analyzers/json.h"
+#include "user/log.h"
+
+/* An edge is one 64-bit key, so one hash lookup per call. */
+#define EDGE(caller, callee) ((uint64_t)(caller) << 32 | (callee))
+#define EDGE_CALLER(k) ((uint32_t)((k) >> 32))
+#define EDGE_CALLEE(k) ((uint32_t)(k))
+
+struct cg_thread {
+	uint32_t tid;
+	struct hmap edges; /* EDGE -> calls */
+};
+
+struct callgraph {
+	const struct an_ctx *ctx;
+	struct hmap edges;	/* EDGE -> calls, all threads */
+	struct hmap threads;	/* tid -> struct cg_thread * */
+	struct cg_thread *last; /* previous event's thread (chunks hold one) */
+	uint64_t nomem;		/* calls not recorded */
+};
+
+static int cg_init(const struct an_ctx *ctx, void **state)
+{
+	struct callgraph *g = calloc(1, sizeof(*g));
+
+	*state = g;
+	if (!g)
+		return -ENOMEM;
+	g->ctx = ctx;
+	return 0;
+}
+
+static void cg_free(void *state)
+{
+	struct callgraph *g = state;
+	struct hmap_ent *e;
+	size_t it = 0;
+
+	if (!g)
+		return;
+	while (hmap__next(&g->threads, &it, &e)) {
+		struct cg_thread *t = (struct cg_thread *)(uintptr_t)e->val;
+
+		if (!t)
+			continue;
+		hmap__fini(&t->edges);
+		free(t);
+	}
+	hmap__fini(&g->threads);
+	hmap__fini(&g->edges);
+	free(g);
+}
+
+static struct cg_thread *thread_get(struct callgraph *g, uint32_t tid)
+{
+	struct cg_thread *t;
+	uint64_t *v;
+
+	if (g->last && g->last->tid == tid)
+		return g->last;
+	if (hmap__upsert(&g->threads, tid, &v))
+		return NULL;
+	if (!*v) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL; /* an empty slot reads as absent */
+		t->tid = tid;
+		*v = (uint64_t)(uintptr_t)t;
+	}
+	g->last = (struct cg_thread *)(uintptr_t)*v;
+	return g->last;
+}
+
+static const struct cg_thread *thread_find(const struct callgraph *g, uint32_t tid)
+{
+	uint64_t *v = hmap__find(&g->threads, tid);
+
+	return v ? (const struct cg_thread *)(uintptr_t)*v : NULL;
+}
+
+static int add_edge(struct callgraph *g, uint32_t tid, uint64_t key, uint64_t n)
+{
+	struct cg_thread *t;
+	uint64_t *v;
+
+	if (hmap__upsert(&g->edges, key, &v))
+		return -ENOMEM;
+	*v += n;
+	t = thread_get(g, tid);
+	if (!t || hmap__upsert(&t->edges, key, &v))
+		return -ENOMEM;
+	*v += n;
+	return 0;
+}
+
+static void cg_on_call(void *state, const struct an_call *c)
+{
+	struct callgraph *g = state;
+
+	if (add_edge(g, c->tid, EDGE(c->caller, c->callee), 1))
+		g->nomem++;
+}
+
+static void cg_on_return(void *state, const struct an_return *r)
+{
+	(void)state;
+	(void)r;
+}
+
+static int cg_merge(void *dst, const void *src)
+{
+	struct callgraph *d = dst;
+	const struct callgraph *s = src;
+	struct hmap_ent *e, *te;
+	size_t it = 0, tit;
+	int err;
+
+	d->nomem += s->nomem;
+	while (hmap__next(&s->threads, &it, &e)) {
+		const struct cg_thread *t = (const struct cg_thread *)(uintptr_t)e->val;
+
+		if (!t)
+			continue;
+		tit = 0;
+		while (hmap__next(&t->edges, &tit, &te)) {
+			err = add_edge(d, t->tid, te->key, te->val);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+uint64_t callgraph__edge(const void *state, uint32_t caller, uint32_t callee)
+{
+	const struct callgraph *g = state;
+	uint64_t *v = hmap__find(&g->edges, EDGE(caller, callee));
+
+	return v ? *v : 0;
+}
+
+uint64_t callgraph__thread_edge(const void *state, uint32_t tid, uint32_t caller, uint32_t callee)
+{
+	const struct cg_thread *t = thread_find(state, tid);
+	uint64_t *v = t ? hmap__find(&t->edges, EDGE(caller, callee)) : NULL;
+
+	return v ? *v : 0;
+}
+
+size_t callgraph__nedges(const void *state)
+{
+	const struct callgraph *g = state;
+
+	return hmap__len(&g->edges);
+}
+
+/* ------------------------------------------------------------ reports -- */
+
+struct edge_row {
+	uint64_t key;
+	uint64_t calls;
+	const char *caller, *callee; /* table names; NULL when unnamed */
+};
+
+/* A name from the table, or NULL (unnamed: ordered by fid instead). */
+static const char *table_name(const struct an_ctx *c, uint32_t fid)
+{
+	if (fid == AN_ROOT)
+		return AN_ROOT_NAME;
+	return c->fnames && fid < c->nfuncs ? c->fnames[fid] : NULL;
+}
+
+static int cmp_name(const char *a, const char *b)
+{
+	return a && b ? strcmp(a, b) : 0;
+}
+
+/* Calls descending, then caller and callee names: deterministic output. */
+static int cmp_edge_row(const void *a, const void *b)
+{
+	const struct edge_row *x = a, *y = b;
+	int r;
+
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	r = cmp_name(x->caller, y->caller);
+	if (r)
+		return r;
+	r = cmp_name(x->callee, y->callee);
+	if (r)
+		return r;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static struct edge_row *edge_rows(const struct callgraph *g, size_t *n)
+{
+	struct edge_row *rows = malloc((hmap__len(&g->edges) + 1) * sizeof(*rows));
+	struct hmap_ent *e;
+	size_t it = 0, k = 0;
+
+	if (!rows)
+		return NULL;
+	while (hmap__next(&g->edges, &it, &e)) {
+		rows[k].key = e->key;
+		rows[k].calls = e->val;
+		rows[k].caller = table_name(g->ctx, EDGE_CALLER(e->key));
+		rows[k].callee = table_name(g->ctx, EDGE_CALLEE(e->key));
+		k++;
+	}
+	qsort(rows, k, sizeof(*rows), cmp_edge_row);
+	*n = k;
+	return rows;
+}
+
+static int cg_report_text(void *state, FILE *f)
+{
+	struct callgraph *g = state;
+	struct edge_row *rows;
+	size_t n = 0, i;
+	char b1[24], b2[24];
+	int err = 0;
+
+	rows = edge_rows(g, &n);
+	if (!rows)
+		return -ENOMEM;
+	fprintf(f, "call graph: %zu caller -> callee edges\n", n);
+	fprintf(f, "%12s  %s\n", "CALLS", "CALLER -> CALLEE");
+	for (i = 0; i < n && i < g->ctx->top; i++)
+		fprintf(f, "%12" PRIu64 "  %s -> %s\n", rows[i].calls,
+			an_ctx__name(g->ctx, EDGE_CALLER(rows[i].key), b1),
+			an_ctx__name(g->ctx, EDGE_CALLEE(rows[i].key), b2));
+	if (n > g->ctx->top)
+		fprintf(f, "  ... %zu more edges (the JSON report has all)\n", n - g->ctx->top);
+	if (g->nomem)
+		fprintf(f, "  warning: %" PRIu64 " calls not recorded (out of memory)\n", g->nomem);
+	if (ferror(f))
+		err = -EIO;
+	free(rows);
+	return err;
+}
+
+struct thread_edge {
+	uint64_t key;
+	uint32_t tid;
+	uint64_t calls;
+};
+
+static int cmp_thread_edge(const void *a, const void *b)
+{
+	const struct thread_edge *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Every (edge, thread, calls) triple, sorted by edge then tid, so each
+ * edge's per-thread counts are one run found by binary search. */
+static struct thread_edge *thread_edges(const struct callgraph *g, size_t *n)
+{
+	struct thread_edge *v;
+	struct hmap_ent *e, *te;
+	size_t it = 0, tit, total = 0, k = 0;
+
+	while (hmap__next(&g->threads, &it, &e))
+		if (e->val)
+			total += hmap__len(&((struct cg_thread *)(uintptr_t)e->val)->edges);
+	v = malloc((total + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	it = 0;
+	while (hmap__next(&g->threads, &it, &e)) {
+		const struct cg_thread *t = (const struct cg_thread *)(uintptr_t)e->val;
+
+		if (!t)
+			continue;
+		tit = 0;
+		while (hmap__next(&t->edges, &tit, &te))
+			v[k++] = (struct thread_edge){
+				.key = te->key, .tid = t->tid, .calls = te->val};
+	}
+	qsort(v, k, sizeof(*v), cmp_thread_edge);
+	*n = k;
+	return v;
+}
+
+static size_t first_of(const struct thread_edge *v, size_t n, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int cg_report_json(void *state, struct json *w)
+{
+	struct callgraph *g = state;
+	struct edge_row *rows = NULL;
+	struct thread_edge *te = NULL;
+	size_t n = 0, nte = 0, i, j;
+	char b1[24];
+	int err;
+
+	rows = edge_rows(g, &n);
+	te = thread_edges(g, &nte);
+	if (!rows || !te) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	json__key(w, "callgraph");
+	json__begin_array(w);
+	for (i = 0; i < n; i++) {
+		json__begin_object(w);
+		json__key(w, "caller");
+		json__string(w, an_ctx__name(g->ctx, EDGE_CALLER(rows[i].key), b1));
+		json__key(w, "callee");
+		json__string(w, an_ctx__name(g->ctx, EDGE_CALLEE(rows[i].key), b1));
+		json__key(w, "calls");
+		json__u64(w, rows[i].calls);
+		json__key(w, "threads");
+		json__begin_object(w);
+		for (j = first_of(te, nte, rows[i].key); j < nte && te[j].key == rows[i].key; j++) {
+			json__key_u64(w, te[j].tid);
+			json__u64(w, te[j].calls);
+		}
+		json__end_object(w);
+		json__end_object(w);
+	}
+	err = json__end_array(w);
+	if (g->nomem)
+		log_warn("callgraph: %" PRIu64 " calls not recorded (out of memory)", g->nomem);
+cleanup:
+	free(rows);
+	free(te);
+	return err;
+}
+
+const struct analyzer_ops analyzer_callgraph = {
+	.name = "callgraph",
+	.help = "caller -> callee edges with call counts (total and per thread)",
+	.init = cg_init,
+	.on_call = cg_on_call,
+	.on_return = cg_on_return,
+	.merge = cg_merge,
+	.report_text = cg_report_text,
+	.report_json = cg_report_json,
+	.free = cg_free,
+};

@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzers/analyzer.h"
+#include "analyzers/count.h"
+#include "analyzers/hmap.h"
+#include "analyzers/json.h"
+#include "user/log.h"
+
+/* Columns of per-thread calls in the text table; more threads share an
+ * "OTHER" column so the table stays readable. */
+#define TEXT_THREAD_COLS 4
+
+struct count_fn {
+	uint64_t calls;
+	struct count_time t;
+};
+
+struct count_thread {
+	uint32_t tid;
+	uint64_t calls;
+	struct hmap fn; /* fid -> calls */
+};
+
+struct count {
+	const struct an_ctx *ctx;
+	struct count_fn *fn;	   /* [nfuncs] */
+	struct hmap threads;	   /* tid -> struct count_thread * */
+	struct count_thread *last; /* the previous event's thread: chunks hold
+				      one thread, so this hits almost always */
+	uint64_t nomem;		   /* per-thread calls not recorded */
+};
+
+static int count_init(const struct an_ctx *ctx, void **state)
+{
+	struct count *c = calloc(1, sizeof(*c));
+
+	*state = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->ctx = ctx;
+	c->fn = calloc(ctx->nfuncs ? ctx->nfuncs : 1, sizeof(*c->fn));
+	if (!c->fn) {
+		free(c);
+		return -ENOMEM;
+	}
+	*state = c;
+	return 0;
+}
+
+static void count_free(void *state)
+{
+	struct count *c = state;
+	struct hmap_ent *e;
+	size_t it = 0;
+
+	if (!c)
+		return;
+	while (hmap__next(&c->threads, &it, &e)) {
+		struct count_thread *t = (struct count_thread *)(uintptr_t)e->val;
+
+		if (!t)
+			continue;
+		hmap__fini(&t->fn);
+		free(t);
+	}
+	hmap__fini(&c->threads);
+	free(c->fn);
+	free(c);
+}
+
+static struct count_thread *thread_get(struct count *c, uint32_t tid)
+{
+	struct count_thread *t;
+	uint64_t *v;
+
+	if (c->last && c->last->tid == tid)
+		return c->last;
+	if (hmap__upsert(&c->threads, tid, &v))
+		return NULL;
+	if (!*v) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL; /* the empty slot is harmless: it reads as absent */
+		t->tid = tid;
+		*v = (uint64_t)(uintptr_t)t;
+	}
+	c->last = (struct count_thread *)(uintptr_t)*v;
+	return c->last;
+}
+
+static struct count_thread *thread_find(const struct count *c, uint32_t tid)
+{
+	uint64_t *v = hmap__find(&c->threads, tid);
+
+	return v ? (struct count_thread *)(uintptr_t)*v : NULL;
+}
+
+static void count_on_call(void *state, const struct an_call *ev)
+{
+	struct count *c = state;
+	struct count_thread *t;
+	uint64_t *v;
+
+	if (ev->callee >= c->ctx->nfuncs)
+		return; /* the runner filters bad fids; this only guards memory */
+	c->fn[ev->callee].calls++;
+	t = thread_get(c, ev->tid);
+	if (!t || hmap__upsert(&t->fn, ev->callee, &v)) {
+		c->nomem++;
+		return;
+	}
+	t->calls++;
+	(*v)++;
+}
+
+static void count_on_return(void *state, const struct an_return *r)
+{
+	struct count *c = state;
+	struct count_fn *f;
+
+	if (!r->matched || r->fid >= c->ctx->nfuncs)
+		return;
+	f = &c->fn[r->fid];
+	f->t.matched++;
+	f->t.self_ns += r->self_ns;
+	if (!r->recursive)
+		f->t.incl_ns += r->incl_ns;
+}
+
+static int count_merge(void *dst, const void *src)
+{
+	struct count *d = dst;
+	const struct count *s = src;
+	struct hmap_ent *e, *fe;
+	size_t it = 0, fit;
+	uint32_t i;
+
+	for (i = 0; i < d->ctx->nfuncs; i++) {
+		d->fn[i].calls += s->fn[i].calls;
+		d->fn[i].t.matched += s->fn[i].t.matched;
+		d->fn[i].t.incl_ns += s->fn[i].t.incl_ns;
+		d->fn[i].t.self_ns += s->fn[i].t.self_ns;
+	}
+	d->nomem += s->nomem;
+	while (hmap__next(&s->threads, &it, &e)) {
+		const struct count_thread *st = (struct count_thread *)(uintptr_t)e->val;
+		struct count_thread *dt;
+
+		if (!st)
+			continue;
+		dt = thread_get(d, st->tid);
+		if (!dt)
+			return -ENOMEM;
+		dt->calls += st->calls;
+		fit = 0;
+		while (hmap__next(&st->fn, &fit, &fe)) {
+			uint64_t *v;
+
+			if (hmap__upsert(&dt->fn, fe->key, &v))
+				return -ENOMEM;
+			*v += fe->val;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ queries -- */
+
+uint64_t count__calls(const void *state, uint32_t fid)
+{
+	const struct count *c = state;
+
+	return fid < c->ctx->nfuncs ? c->fn[fid].calls : 0;
+}
+
+uint64_t count__thread_calls(const void *state, uint32_t tid, uint32_t fid)
+{
+	const struct count_thread *t = thread_find(state, tid);
+	uint64_t *v = t ? hmap__find(&t->fn, fid) : NULL;
+
+	return v ? *v : 0;
+}
+
+uint64_t count__thread_total(const void *state, uint32_t tid)
+{
+	const struct count_thread *t = thread_find(state, tid);
+
+	return t ? t->calls : 0;
+}
+
+/* Threads with at least one recorded call (an allocation that failed
+ * half-way can leave an empty slot, which is not a thread). */
+static size_t nthreads(const struct count *c)
+{
+	struct hmap_ent *e;
+	size_t it = 0, n = 0;
+
+	while (hmap__next(&c->threads, &it, &e))
+		if (e->val)
+			n++;
+	return n;
+}
+
+size_t count__nthreads(const void *state)
+{
+	return nthreads(state);
+}
+
+void count__time(const void *state, uint32_t fid, struct count_time *t)
+{
+	const struct count *c = state;
+
+	memset(t, 0, sizeof(*t));
+	if (fid < c->ctx->nfuncs)
+		*t = c->fn[fid].t;
+}
+
+/* ------------------------------------------------------------ reports -- */
+
+struct fn_row {
+	uint64_t calls;
+	const char *name; /* NULL: unnamed, order by fid */
+	uint32_t fid;
+};
+
+/* Calls descending, then name, then fid: a stable, readable order. */
+static int cmp_fn_row(const void *a, const void *b)
+{
+	const struct fn_row *x = a, *y = b;
+	int r;
+
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	if (x->name && y->name) {
+		r = strcmp(x->name, y->name);
+		if (r)
+			return r;
+	}
+	return x->fid < y->fid ? -1 : x->fid > y->fid;
+}
+
+/* Every function (called == false) or only the called ones, sorted. */
+static struct fn_row *fn_rows(const struct count *c, bool only_called, size_t *n)
+{
+	struct fn_row *rows = malloc((c->ctx->nfuncs ? c->ctx->nfuncs : 1) * sizeof(*rows));
+	size_t k = 0;
+	uint32_t i;
+
+	if (!rows)
+		return NULL;
+	for (i = 0; i < c->ctx->nfuncs; i++) {
+		if (only_called && !c->fn[i].calls)
+			continue;
+		rows[k].calls = c->fn[i].calls;
+		rows[k].name = c->ctx->fnames ? c->ctx->fnames[i] : NULL;
+		rows[k].fid = i;
+		k++;
+	}
+	qsort(rows, k, sizeof(*rows), cmp_fn_row);
+	*n = k;
+	return rows;
+}
+
+static int cmp_thread_calls(const void *a, const void *b)
+{
+	const struct count_thread *x = *(const struct count_thread *const *)a;
+	const struct count_thread *y = *(const struct count_thread *const *)b;
+
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int cmp_thread_tid(const void *a, const void *b)
+{
+	const struct count_thread *x = *(const struct count_thread *const *)a;
+	const struct count_thread *y = *(const struct count_thread *const *)b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The threads as an array (caller frees), sorted by cmp. */
+static struct count_thread **thread_list(const struct count *c, size_t *n,
+					 int (*cmp)(const void *, const void *))
+{
+	struct count_thread **v = malloc((hmap__len(&c->threads) + 1) * sizeof(*v));
+	struct hmap_ent *e;
+	size_t it = 0, k = 0;
+
+	if (!v)
+		return NULL;
+	while (hmap__next(&c->threads, &it, &e))
+		if (e->val)
+			v[k++] = (struct count_thread *)(uintptr_t)e->val;
+	qsort(v, k, sizeof(*v), cmp);
+	*n = k;
+	return v;
+}
+
+static void put_ms(FILE *f, uint64_t matched, uint64_t ns)
+{
+	if (matched)
+		fprintf(f, " %10.3f", (double)ns / 1e6);
+	else
+		fprintf(f, " %10s", "-");
+}
+
+static int count_report_text(void *state, FILE *f)
+{
+	struct count *c = state;
+	struct count_thread **th = NULL;
+	struct fn_row *rows = NULL;
+	size_t nrows = 0, nth = 0, ncols, i, j;
+	char buf[24];
+	int err = 0;
+
+	rows = fn_rows(c, true, &nrows);
+	th = thread_list(c, &nth, cmp_thread_calls);
+	if (!rows || !th) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	/* Per-thread columns only when there is more than one thread. */
+	ncols = nth > 1 ? (nth > TEXT_THREAD_COLS ? TEXT_THREAD_COLS : nth) : 0;
+	fprintf(f, "calls per function: %zu of %" PRIu32 " functions called, by %zu thread%s\n",
+		nrows, c->ctx->nfuncs, nth, nth == 1 ? "" : "s");
+	fprintf(f, "%12s %10s %10s", "CALLS", "INCL_MS", "SELF_MS");
+	for (j = 0; j < ncols; j++) {
+		snprintf(buf, sizeof(buf), "T%" PRIu32, th[j]->tid);
+		fprintf(f, " %10s", buf);
+	}
+	if (nth > ncols && ncols)
+		fprintf(f, " %10s", "OTHER");
+	fprintf(f, "  FUNCTION\n");
+	for (i = 0; i < nrows && i < c->ctx->top; i++) {
+		const struct count_fn *fn = &c->fn[rows[i].fid];
+		uint64_t shown = 0, *v;
+
+		fprintf(f, "%12" PRIu64, fn->calls);
+		put_ms(f, fn->t.matched, fn->t.incl_ns);
+		put_ms(f, fn->t.matched, fn->t.self_ns);
+		for (j = 0; j < ncols; j++) {
+			v = hmap__find(&th[j]->fn, rows[i].fid);
+			fprintf(f, " %10" PRIu64, v ? *v : 0);
+			shown += v ? *v : 0;
+		}
+		if (nth > ncols && ncols)
+			fprintf(f, " %10" PRIu64, fn->calls - shown);
+		fprintf(f, "  %s\n", an_ctx__name(c->ctx, rows[i].fid, buf));
+	}
+	if (nrows > c->ctx->top)
+		fprintf(f, "  ... %zu more functions (the JSON report has all)\n",
+			nrows - c->ctx->top);
+	if (c->nomem)
+		fprintf(f, "  warning: %" PRIu64 " per-thread calls not recorded (out of memory)\n",
+			c->nomem);
+	if (ferror(f))
+		err = -EIO;
+cleanup:
+	free(rows);
+	free(th);
+	return err;
+}
+
+/* Index of per-thread calls by fid: for each fid, a run of (tid, calls)
+ * pairs in tid order, built in O(threads x functions seen). */
+struct by_fid {
+	size_t *start; /* [nfuncs + 1] */
+	struct {
+		uint32_t tid;
+		uint64_t calls;
+	} * pairs;
+};
+
+static int by_fid_build(const struct count *c, struct count_thread **th, size_t nth,
+			struct by_fid *b)
+{
+	uint32_t nf = c->ctx->nfuncs;
+	struct hmap_ent *e;
+	size_t *fill = NULL, total = 0, i, it;
+	int err = -ENOMEM;
+
+	memset(b, 0, sizeof(*b));
+	b->start = calloc((size_t)nf + 1, sizeof(*b->start));
+	fill = calloc((size_t)nf + 1, sizeof(*fill));
+	if (!b->start || !fill)
+		goto cleanup;
+	for (i = 0; i < nth; i++) {
+		it = 0;
+		while (hmap__next(&th[i]->fn, &it, &e))
+			if (e->key < nf) {
+				b->start[e->key + 1]++;
+				total++;
+			}
+	}
+	for (i = 0; i < nf; i++)
+		b->start[i + 1] += b->start[i];
+	b->pairs = malloc((total + 1) * sizeof(*b->pairs));
+	if (!b->pairs)
+		goto cleanup;
+	memcpy(fill, b->start, ((size_t)nf + 1) * sizeof(*fill));
+	/* th[] is in tid order, so each fid's run comes out in tid order. */
+	for (i = 0; i < nth; i++) {
+		it = 0;
+		while (hmap__next(&th[i]->fn, &it, &e)) {
+			if (e->key >= nf)
+				continue;
+			b->pairs[fill[e->key]].tid = th[i]->tid;
+			b->pairs[fill[e->key]].calls = e->val;
+			fill[e->key]++;
+		}
+	}
+	err = 0;
+cleanup:
+	free(fill);
+	return err;
+}
+
+static void by_fid_free(struct by_fid *b)
+{
+	free(b->start);
+	free(b->pairs);
+}
+
+static int thread_functions_json(const struct count *c, const struct count_thread *t,
+				 struct json *w)
+{
+	struct fn_row *rows = malloc((hmap__len(&t->fn) + 1) * sizeof(*rows));
+	struct hmap_ent *e;
+	size_t it = 0, k = 0, i;
+	char buf[24];
+
+	if (!rows)
+		return -ENOMEM;
+	while (hmap__next(&t->fn, &it, &e)) {
+		rows[k].calls = e->val;
+		rows[k].fid = (uint32_t)e->key;
+		rows[k].name =
+			c->ctx->fnames && e->key < c->ctx->nfuncs ? c->ctx->fnames[e->key] : NULL;
+		k++;
+	}
+	qsort(rows, k, sizeof(*rows), cmp_fn_row);
+	json__begin_object(w);
+	for (i = 0; i < k; i++) {
+		json__key(w, an_ctx__name(c->ctx, rows[i].fid, buf));
+		json__u64(w, rows[i].calls);
+	}
+	free(rows);
+	return json__end_object(w);
+}
+
+static int count_report_json(void *state, struct json *w)
+{
+	struct count *c = state;
+	struct count_thread **th = NULL;
+	struct fn_row *rows = NULL;
+	struct by_fid b = {0};
+	size_t nrows = 0, nth = 0, i, j;
+	char buf[24];
+	int err;
+
+	rows = fn_rows(c, false, &nrows);
+	th = thread_list(c, &nth, cmp_thread_tid);
+	if (!rows || !th) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = by_fid_build(c, th, nth, &b);
+	if (err)
+		goto cleanup;
+
+	json__key(w, "functions");
+	json__begin_array(w);
+	for (i = 0; i < nrows; i++) {
+		const struct count_fn *fn = &c->fn[rows[i].fid];
+
+		json__begin_object(w);
+		json__key(w, "name");
+		json__string(w, an_ctx__name(c->ctx, rows[i].fid, buf));
+		json__key(w, "fid");
+		json__u64(w, rows[i].fid);
+		json__key(w, "calls");
+		json__u64(w, fn->calls);
+		json__key(w, "matched");
+		json__u64(w, fn->t.matched);
+		json__key(w, "incl_ns");
+		json__u64(w, fn->t.incl_ns);
+		json__key(w, "self_ns");
+		json__u64(w, fn->t.self_ns);
+		json__key(w, "threads");
+		json__begin_object(w);
+		for (j = b.start[rows[i].fid]; j < b.start[rows[i].fid + 1]; j++) {
+			json__key_u64(w, b.pairs[j].tid);
+			json__u64(w, b.pairs[j].calls);
+		}
+		json__end_object(w);
+		json__end_object(w);
+	}
+	json__end_array(w);
+
+	json__key(w, "threads");
+	json__begin_object(w);
+	for (i = 0; i < nth; i++) {
+		json__key_u64(w, th[i]->tid);
+		json__begin_object(w);
+		json__key(w, "calls");
+		json__u64(w, th[i]->calls);
+		json__key(w, "functions");
+		err = thread_functions_json(c, th[i], w);
+		if (err)
+			goto cleanup;
+		json__end_object(w);
+	}
+	err = json__end_object(w);
+	if (c->nomem)
+		log_warn("count: %" PRIu64 " per-thread calls not recorded (out of memory)",
+			 c->nomem);
+cleanup:
+	by_fid_free(&b);
+	free(rows);
+	free(th);
+	return err;
+}
+
+const struct analyzer_ops analyzer_count = {
+	.name = "count",
+	.help = "calls per function (total and per thread), inclusive and self time",
+	.init = count_init,
+	.on_call = count_on_call,
+	.on_return = count_on_return,
+	.merge = count_merge,
+	.report_text = count_report_text,
+	.report_json = count_report_json,
+	.free = count_free,
+};

@@ -1,0 +1,1597 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Unit tests for analyzers/: shadow stack, count and callgraph analyzers,
+ * the runner's per-thread ordering (through runner__feed and through real
+ * per-processor CABs, also with several analyzer threads), JSON writer,
+ * registry. No root, no kernel: event streams come from a small emulator of
+ * a program plus the kernel's uprobe/uretprobe behaviour (below), and every
+ * count is compared for equality with what the emulated program did.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzers/analyzer.h"
+#include "analyzers/callgraph.h"
+#include "analyzers/count.h"
+#include "analyzers/hmap.h"
+#include "analyzers/json.h"
+#include "analyzers/record.h"
+#include "analyzers/runner.h"
+#include "analyzers/shadow.h"
+#include "cab/cab.h"
+#include "cabbpf_event.h"
+
+/* ------------------------------------------------------------ emulator -- */
+/*
+ * emu: one program thread with a real-looking x86-64 stack, and the kernel's
+ * uretprobe bookkeeping as kernel/events/uprobes.c does it:
+ *  - call: push the return address (sp -= 8, E = sp), entry event at E;
+ *    a return instance is installed only if fewer than 64 are pending
+ *    (checked before dead instances are cleaned up), and installing first
+ *    drops instances that are no longer alive (E_new >= E_old; for a tail
+ *    call "chained" E_new > E_old);
+ *  - tail call: jmp from the current function to another; same slot E;
+ *    chained when the slot already holds the trampoline;
+ *  - return: through the trampoline (if the slot holds it) the kernel drops
+ *    dead instances below and reports every instance at this slot,
+ *    innermost first, at sp = E + 8;
+ *  - longjmp: frames vanish, nothing is reported, instances stay until
+ *    cleaned.
+ * It also records the truth: calls per function and caller->callee edges by
+ * the program's real stack.
+ */
+#define NF 8
+#define ROOTI NF /* index of <root> in truth tables */
+#define EMU_MAX 4096
+
+struct ev {
+	uint32_t kind, fid;
+	uint64_t seq, ts, sp;
+};
+
+struct emu_frame {
+	uint32_t fid;
+	uint64_t E;	  /* return-address slot */
+	uint64_t body_sp; /* sp inside the function */
+	bool slot_tramp;  /* the slot holds the uretprobe trampoline */
+};
+
+struct emu {
+	uint32_t tid;
+	uint64_t seq, ts, sp;
+	struct emu_frame st[EMU_MAX];
+	int depth;
+	struct {
+		uint64_t E;
+		uint32_t fid;
+	} k[EMU_MAX]; /* kernel return instances, k[nk-1] innermost */
+	int nk;
+	bool drop_next; /* lose the next event (a full ring) */
+	struct ev *ev;
+	size_t nev, cap;
+	/* truth */
+	uint64_t calls[NF];
+	uint64_t edges[NF + 1][NF];
+	uint64_t returns; /* return events delivered */
+	uint64_t frames;  /* frames entered */
+};
+
+static void emu_init(struct emu *e, uint32_t tid)
+{
+	memset(e, 0, sizeof(*e));
+	e->tid = tid;
+	e->sp = 0x7ffff0000000ULL;
+}
+
+static void emu_fini(struct emu *e)
+{
+	free(e->ev);
+	e->ev = NULL;
+}
+
+static void emit(struct emu *e, uint32_t kind, uint32_t fid, uint64_t sp)
+{
+	e->ts += 100;
+	if (e->drop_next) {
+		/* Dropped before the seq is taken: no hole, like the BPF side. */
+		e->drop_next = false;
+		return;
+	}
+	if (e->nev == e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 256;
+		e->ev = realloc(e->ev, e->cap * sizeof(*e->ev));
+		ck_assert_ptr_nonnull(e->ev);
+	}
+	e->ev[e->nev++] = (struct ev){kind, fid, e->seq++, e->ts, sp};
+	if (kind == CABBPF_EV_RETURN)
+		e->returns++;
+}
+
+/* The kernel's prepare_uretprobe(): returns whether an instance was made. */
+static bool k_entry(struct emu *e, uint64_t E, uint32_t fid, bool chained)
+{
+	if (e->nk >= SHADOW_URETPROBE_DEPTH)
+		return false;
+	while (e->nk && !(chained ? E <= e->k[e->nk - 1].E : E < e->k[e->nk - 1].E))
+		e->nk--;
+	e->k[e->nk].E = E;
+	e->k[e->nk].fid = fid;
+	e->nk++;
+	return true;
+}
+
+static uint32_t emu_top(const struct emu *e)
+{
+	return e->depth ? e->st[e->depth - 1].fid : ROOTI;
+}
+
+static void emu_call(struct emu *e, uint32_t fid)
+{
+	struct emu_frame *f;
+
+	ck_assert_int_lt(e->depth, EMU_MAX);
+	e->calls[fid]++;
+	e->edges[emu_top(e)][fid]++;
+	e->frames++;
+	e->sp -= 8;
+	f = &e->st[e->depth++];
+	f->fid = fid;
+	f->E = e->sp;
+	f->slot_tramp = k_entry(e, f->E, fid, false);
+	emit(e, CABBPF_EV_ENTRY, fid, f->E);
+	e->sp -= 32; /* the callee's own frame */
+	f->body_sp = e->sp;
+}
+
+/* The current function jumps to fid, reusing its return-address slot. */
+static void emu_tail(struct emu *e, uint32_t fid)
+{
+	struct emu_frame *prev = &e->st[e->depth - 1], *f;
+	bool inst;
+
+	e->calls[fid]++;
+	e->edges[prev->fid][fid]++;
+	e->frames++;
+	e->sp = prev->E;
+	inst = k_entry(e, prev->E, fid, prev->slot_tramp);
+	f = &e->st[e->depth++];
+	f->fid = fid;
+	f->E = prev->E;
+	f->slot_tramp = prev->slot_tramp || inst;
+	emit(e, CABBPF_EV_ENTRY, fid, f->E);
+	e->sp -= 32;
+	f->body_sp = e->sp;
+}
+
+/* `ret` from the current function (and the tail chain that shares its slot). */
+static void emu_ret(struct emu *e)
+{
+	struct emu_frame *f = &e->st[e->depth - 1];
+	uint64_t E = f->E;
+	bool tramp = f->slot_tramp;
+
+	while (e->depth && e->st[e->depth - 1].E == E)
+		e->depth--;
+	e->sp = E + 8;
+	if (!tramp)
+		return;
+	while (e->nk && e->k[e->nk - 1].E < E)
+		e->nk--; /* longjmp'd over: freed silently */
+	while (e->nk && e->k[e->nk - 1].E == E) {
+		emit(e, CABBPF_EV_RETURN, e->k[e->nk - 1].fid, E + 8);
+		e->nk--;
+	}
+}
+
+/* longjmp to a setjmp in the frame at index keep - 1. */
+static void emu_longjmp(struct emu *e, int keep)
+{
+	e->depth = keep;
+	e->sp = e->st[keep - 1].body_sp;
+}
+
+/* ------------------------------------------------------------ helpers -- */
+
+static const char *const fnames[NF] = {"main", "a", "b", "c", "f", "leaf", "t", "u"};
+enum { MAIN, A, B, C, F, LEAF, T, U };
+
+static uint32_t cfid(uint32_t i)
+{
+	return i == ROOTI ? AN_ROOT : i;
+}
+
+static void recs_of(const struct ev *ev, size_t n, uint64_t *w)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		rec__encode(w + i * REC_WORDS, ev[i].kind, ev[i].fid, ev[i].ts, ev[i].sp);
+}
+
+/* Feed events [from, to) of e to the runner in chunks of up to chunk. */
+static void feed_range(struct runner *r, const struct emu *e, size_t from, size_t to, size_t chunk)
+{
+	uint64_t w[64 * REC_WORDS];
+	size_t i, n;
+
+	ck_assert_uint_le(chunk, 64);
+	for (i = from; i < to; i += n) {
+		n = to - i < chunk ? to - i : chunk;
+		recs_of(&e->ev[i], n, w);
+		ck_assert_int_eq(runner__feed(r, e->tid, e->ev[i].seq, w, (uint32_t)n), 0);
+	}
+}
+
+static struct runner *new_runner(const char *analyzers, unsigned nthreads, struct cab_pp **bufs,
+				 unsigned nbufs)
+{
+	struct runner_opts o = {
+		.fnames = fnames,
+		.nfuncs = NF,
+		.analyzers = analyzers,
+		.nthreads = nthreads,
+	};
+	struct runner *r = NULL;
+
+	ck_assert_int_eq(runner__new(&o, bufs, nbufs, &r), 0);
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+/* Every count and edge the analyzers saw equals the emulated truth. */
+static void check_truth(const struct runner *r, struct emu *const *es, unsigned nes)
+{
+	const void *cnt = runner__analyzer(r, "count");
+	const void *cg = runner__analyzer(r, "callgraph");
+	uint64_t calls[NF] = {0}, edges[NF + 1][NF] = {{0}};
+	size_t nedges = 0;
+	unsigned i, a, b;
+
+	ck_assert_ptr_nonnull(cnt);
+	ck_assert_ptr_nonnull(cg);
+	for (i = 0; i < nes; i++) {
+		for (b = 0; b < NF; b++) {
+			calls[b] += es[i]->calls[b];
+			ck_assert_uint_eq(count__thread_calls(cnt, es[i]->tid, b), es[i]->calls[b]);
+			for (a = 0; a <= NF; a++) {
+				edges[a][b] += es[i]->edges[a][b];
+				ck_assert_uint_eq(
+					callgraph__thread_edge(cg, es[i]->tid, cfid(a), b),
+					es[i]->edges[a][b]);
+			}
+		}
+	}
+	for (b = 0; b < NF; b++) {
+		ck_assert_uint_eq(count__calls(cnt, b), calls[b]);
+		for (a = 0; a <= NF; a++) {
+			ck_assert_uint_eq(callgraph__edge(cg, cfid(a), b), edges[a][b]);
+			nedges += edges[a][b] != 0;
+		}
+	}
+	ck_assert_uint_eq(callgraph__nedges(cg), nedges);
+}
+
+/* Returns are accounted for: matched = delivered, and every frame entered
+ * is matched, missing or open. */
+static void check_returns(const struct runner *r, struct emu *const *es, unsigned nes)
+{
+	struct runner_stats st;
+	uint64_t frames = 0, returns = 0;
+	unsigned i;
+
+	runner__stats(r, &st);
+	for (i = 0; i < nes; i++) {
+		frames += es[i]->frames;
+		returns += es[i]->returns;
+	}
+	ck_assert_uint_eq(st.returns.matched, returns);
+	ck_assert_uint_eq(st.returns.orphan, 0);
+	ck_assert_uint_eq(st.returns.matched + st.returns.missing + st.open, frames);
+	ck_assert_uint_eq(st.order_gaps, 0);
+	ck_assert_uint_eq(st.bad_records, 0);
+	ck_assert_uint_eq(st.dup_records, 0);
+}
+
+/* Run one emulated thread through a fresh runner (1 thread, in order). */
+static struct runner *run_one(struct emu *e, size_t chunk)
+{
+	struct runner *r = new_runner(NULL, 1, NULL, 0);
+
+	feed_range(r, e, 0, e->nev, chunk);
+	ck_assert_int_eq(runner__join(r), 0);
+	return r;
+}
+
+/* ---------------------------------------------------- shadow, direct -- */
+
+struct rec_sink {
+	struct an_call calls[64];
+	struct an_return rets[64];
+	unsigned ncalls, nrets;
+};
+
+static void rs_call(void *ctx, const struct an_call *c)
+{
+	struct rec_sink *s = ctx;
+
+	ck_assert_uint_lt(s->ncalls, 64);
+	s->calls[s->ncalls++] = *c;
+}
+
+static void rs_ret(void *ctx, const struct an_return *r)
+{
+	struct rec_sink *s = ctx;
+
+	ck_assert_uint_lt(s->nrets, 64);
+	s->rets[s->nrets++] = *r;
+}
+
+static void shadow_feed(struct shadow *s, const struct emu *e, const struct shadow_sink *k)
+{
+	size_t i;
+
+	for (i = 0; i < e->nev; i++) {
+		if (e->ev[i].kind == CABBPF_EV_ENTRY)
+			ck_assert_int_eq(
+				shadow__entry(s, e->ev[i].fid, e->ev[i].sp, e->ev[i].ts, k), 0);
+		else
+			shadow__return(s, e->ev[i].fid, e->ev[i].sp, e->ev[i].ts, k);
+	}
+}
+
+START_TEST(test_shadow_nesting_times)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct shadow s;
+	struct emu e;
+
+	/* main { a { b } { c } } : ts advances 100 per event. */
+	emu_init(&e, 1);
+	emu_call(&e, MAIN); /* 100 */
+	emu_call(&e, A);    /* 200 */
+	emu_call(&e, B);    /* 300 */
+	emu_ret(&e);	    /* 400 */
+	emu_call(&e, C);    /* 500 */
+	emu_ret(&e);	    /* 600 */
+	emu_ret(&e);	    /* 700 */
+	emu_ret(&e);	    /* 800 */
+	shadow__init(&s, 1);
+	shadow_feed(&s, &e, &k);
+
+	ck_assert_uint_eq(rs.ncalls, 4);
+	ck_assert_uint_eq(rs.calls[0].caller, AN_ROOT);
+	ck_assert_uint_eq(rs.calls[1].caller, MAIN);
+	ck_assert_uint_eq(rs.calls[2].caller, A);
+	ck_assert_uint_eq(rs.calls[2].depth, 2);
+	ck_assert_uint_eq(rs.calls[3].caller, A);
+	ck_assert_uint_eq(rs.nrets, 4);
+	/* b, c, a, main; all matched. */
+	ck_assert_uint_eq(rs.rets[0].fid, B);
+	ck_assert(rs.rets[0].matched);
+	ck_assert_uint_eq(rs.rets[0].incl_ns, 100);
+	ck_assert_uint_eq(rs.rets[1].fid, C);
+	ck_assert_uint_eq(rs.rets[2].fid, A);
+	ck_assert_uint_eq(rs.rets[2].incl_ns, 500);
+	ck_assert_uint_eq(rs.rets[2].self_ns, 300);
+	ck_assert_uint_eq(rs.rets[2].caller, MAIN);
+	ck_assert_uint_eq(rs.rets[3].fid, MAIN);
+	ck_assert_uint_eq(rs.rets[3].incl_ns, 700);
+	ck_assert_uint_eq(rs.rets[3].self_ns, 200);
+	ck_assert_uint_eq(s.c.matched, 4);
+	ck_assert_uint_eq(s.c.missing + s.c.orphan + s.c.depth_limited, 0);
+	ck_assert_uint_eq(shadow__depth(&s), 0);
+	shadow__fini(&s);
+	shadow__fini(NULL);
+	emu_fini(&e);
+}
+END_TEST
+
+START_TEST(test_shadow_orphan)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct shadow s;
+
+	shadow__init(&s, 7);
+	/* Probes attached mid-call: a return with nothing open. */
+	shadow__return(&s, A, 0x1008, 10, &k);
+	ck_assert_uint_eq(s.c.orphan, 1);
+	/* main at 0x2000 open; a return at a slot below main's that matches
+	 * no frame (its entry was lost) leaves main alone. */
+	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 20, &k), 0);
+	shadow__return(&s, B, 0x1f00 + 8, 30, &k);
+	ck_assert_uint_eq(s.c.orphan, 2);
+	ck_assert_uint_eq(shadow__depth(&s), 1);
+	/* Same slot as main but another function: orphan, main stays. */
+	shadow__return(&s, C, 0x2008, 40, &k);
+	ck_assert_uint_eq(s.c.orphan, 3);
+	ck_assert_uint_eq(shadow__top(&s), MAIN);
+	shadow__return(&s, MAIN, 0x2008, 50, &k);
+	ck_assert_uint_eq(s.c.matched, 1);
+	ck_assert_uint_eq(s.c.missing, 0);
+	/* A bogus sp cannot match. */
+	shadow__return(&s, MAIN, 4, 60, &k);
+	ck_assert_uint_eq(s.c.orphan, 4);
+	shadow__fini(&s);
+}
+END_TEST
+
+/* ------------------------------------------------- through the runner -- */
+
+START_TEST(test_simple_nesting)
+{
+	struct count_time t;
+	struct runner_stats st;
+	struct runner *r;
+	struct emu e, *es[1] = {&e};
+	const void *cnt;
+	int i;
+
+	emu_init(&e, 100);
+	emu_call(&e, MAIN);
+	for (i = 0; i < 3; i++) {
+		emu_call(&e, A);
+		emu_call(&e, B);
+		emu_ret(&e);
+		emu_call(&e, C);
+		emu_ret(&e);
+		emu_ret(&e);
+	}
+	emu_call(&e, B);
+	emu_ret(&e);
+	emu_ret(&e);
+	r = run_one(&e, 5);
+	check_truth(r, es, 1);
+	check_returns(r, es, 1);
+	cnt = runner__analyzer(r, "count");
+	ck_assert_uint_eq(count__calls(cnt, A), 3);
+	ck_assert_uint_eq(count__calls(cnt, B), 4);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), A, B), 3);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), MAIN, B), 1);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), AN_ROOT, MAIN), 1);
+	/* Each a: 6 events = 500 ns inclusive, b and c 100 each. */
+	count__time(cnt, A, &t);
+	ck_assert_uint_eq(t.matched, 3);
+	ck_assert_uint_eq(t.incl_ns, 3 * 500);
+	ck_assert_uint_eq(t.self_ns, 3 * 300);
+	count__time(cnt, MAIN, &t);
+	ck_assert_uint_eq(t.incl_ns, e.ts - 100);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.records, e.nev);
+	ck_assert_uint_eq(st.returns.matched, 11);
+	ck_assert_uint_eq(st.open, 0);
+	ck_assert_uint_eq(st.threads, 1);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
+/* f(n) { if (n > 1) f(n - 1); } */
+static void emu_rec(struct emu *e, int n)
+{
+	emu_call(e, F);
+	if (n > 1)
+		emu_rec(e, n - 1);
+	emu_ret(e);
+}
+
+START_TEST(test_recursion)
+{
+	struct count_time t;
+	struct runner *r;
+	struct emu e, *es[1] = {&e};
+	const void *cg;
+
+	emu_init(&e, 5);
+	emu_call(&e, MAIN);
+	emu_rec(&e, 10);
+	emu_rec(&e, 3);
+	emu_ret(&e);
+	r = run_one(&e, 7);
+	check_truth(r, es, 1);
+	check_returns(r, es, 1);
+	cg = runner__analyzer(r, "callgraph");
+	ck_assert_uint_eq(count__calls(runner__analyzer(r, "count"), F), 13);
+	ck_assert_uint_eq(callgraph__edge(cg, MAIN, F), 2);
+	ck_assert_uint_eq(callgraph__edge(cg, F, F), 11);
+	ck_assert_uint_eq(callgraph__nedges(cg), 3);
+	/* Inclusive time counts only outermost activations: the first f
+	 * spans 20 events (19 * 100 ns), the second 6 (5 * 100 ns). */
+	count__time(runner__analyzer(r, "count"), F, &t);
+	ck_assert_uint_eq(t.matched, 13);
+	ck_assert_uint_eq(t.incl_ns, 1900 + 500);
+	/* Self time: 100 ns for the innermost f, 200 ns for each other f
+	 * (its entry-to-child and child-to-return), never double counted. */
+	ck_assert_uint_eq(t.self_ns, 2 * 100 + 11 * 200);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
+/* g(n) { leaf(); if (n > 1) g(n - 1); } — the leaf call shares the slot the
+ * recursive call will use, which is what makes lost returns hard. */
+static void emu_rec_leaf(struct emu *e, int n)
+{
+	emu_call(e, F);
+	emu_call(e, LEAF);
+	emu_ret(e);
+	if (n > 1)
+		emu_rec_leaf(e, n - 1);
+	emu_ret(e);
+}
+
+START_TEST(test_deep_recursion)
+{
+	struct runner_stats st;
+	struct runner *r;
+	struct emu e, *es[1] = {&e};
+	const void *cg;
+
+	emu_init(&e, 9);
+	emu_call(&e, MAIN);
+	emu_rec_leaf(&e, 200);
+	emu_call(&e, A); /* after the storm, ordinary calls still attribute right */
+	emu_ret(&e);
+	emu_ret(&e);
+	/* The kernel reported only the outermost 64 pending frames: main,
+	 * f1..f63, and the leaves of f1..f62. */
+	ck_assert_uint_eq(e.returns, 1 + 63 + 62 + 1);
+	r = run_one(&e, 16);
+	check_truth(r, es, 1);
+	check_returns(r, es, 1);
+	cg = runner__analyzer(r, "callgraph");
+	ck_assert_uint_eq(count__calls(runner__analyzer(r, "count"), F), 200);
+	ck_assert_uint_eq(count__calls(runner__analyzer(r, "count"), LEAF), 200);
+	ck_assert_uint_eq(callgraph__edge(cg, AN_ROOT, MAIN), 1);
+	ck_assert_uint_eq(callgraph__edge(cg, MAIN, F), 1);
+	ck_assert_uint_eq(callgraph__edge(cg, F, F), 199);
+	ck_assert_uint_eq(callgraph__edge(cg, F, LEAF), 200);
+	ck_assert_uint_eq(callgraph__edge(cg, MAIN, A), 1);
+	ck_assert_uint_eq(callgraph__nedges(cg), 5);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.returns.matched, 127);
+	ck_assert_uint_eq(st.returns.missing, 401 + 1 - 127);
+	ck_assert_uint_eq(st.returns.depth_limited, 401 + 1 - 127);
+	ck_assert_uint_eq(st.open, 0);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
+START_TEST(test_longjmp)
+{
+	struct runner_stats st;
+	struct runner *r;
+	struct emu e, *es[1] = {&e};
+	const void *cg;
+	int i;
+
+	/* main: while (setjmp(env) < 3) run(); run -> a -> b -> c ->
+	 * longjmp(env). The third run returns normally. */
+	emu_init(&e, 3);
+	emu_call(&e, MAIN);
+	for (i = 0; i < 3; i++) {
+		emu_call(&e, T);
+		emu_call(&e, A);
+		emu_call(&e, B);
+		emu_call(&e, C);
+		if (i < 2) {
+			emu_longjmp(&e, 1);
+		} else {
+			emu_ret(&e);
+			emu_ret(&e);
+			emu_ret(&e);
+			emu_ret(&e);
+		}
+	}
+	/* After the jumps main calls something else at the same slot. */
+	emu_call(&e, B);
+	emu_ret(&e);
+	/* And a longjmp from a deeper level to an inner setjmp in a. */
+	emu_call(&e, A);
+	emu_call(&e, B);
+	emu_call(&e, C);
+	emu_longjmp(&e, 2); /* back into a */
+	emu_call(&e, C);    /* a calls c at b's old slot */
+	emu_ret(&e);
+	emu_ret(&e);
+	emu_ret(&e);
+	r = run_one(&e, 4);
+	check_truth(r, es, 1);
+	check_returns(r, es, 1);
+	cg = runner__analyzer(r, "callgraph");
+	ck_assert_uint_eq(callgraph__edge(cg, MAIN, T), 3);
+	ck_assert_uint_eq(callgraph__edge(cg, T, T), 0);
+	ck_assert_uint_eq(callgraph__edge(cg, T, A), 3);
+	ck_assert_uint_eq(callgraph__edge(cg, MAIN, B), 1);
+	ck_assert_uint_eq(callgraph__edge(cg, A, C), 1);
+	runner__stats(r, &st);
+	/* Two unwound run->a->b->c chains, and b->c once. */
+	ck_assert_uint_eq(st.returns.missing, 2 * 4 + 2);
+	ck_assert_uint_eq(st.returns.depth_limited, 0);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
+START_TEST(test_tail_call)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct runner_stats st;
+	struct shadow s;
+	struct runner *r;
+	struct emu e, *es[1] = {&e};
+	const void *cg;
+
+	/* main -> t; t calls a, then `jmp u`; u calls b, then `jmp c`; c
+	 * returns: the kernel reports c, u, t at the same sp. */
+	emu_init(&e, 4);
+	emu_call(&e, MAIN);
+	emu_call(&e, T);
+	emu_call(&e, A);
+	emu_ret(&e);
+	emu_tail(&e, U);
+	emu_call(&e, B);
+	emu_ret(&e);
+	emu_tail(&e, C);
+	emu_ret(&e);
+	emu_call(&e, A); /* main's next call reuses the slot */
+	emu_ret(&e);
+	emu_ret(&e);
+	ck_assert_uint_eq(e.returns, 7);
+
+	shadow__init(&s, 4);
+	shadow_feed(&s, &e, &k);
+	ck_assert_uint_eq(s.c.matched, 7);
+	ck_assert_uint_eq(s.c.missing, 0);
+	/* c, u and t closed innermost first, all matched, times nested. */
+	ck_assert_uint_eq(rs.rets[2].fid, C);
+	ck_assert_uint_eq(rs.rets[3].fid, U);
+	ck_assert_uint_eq(rs.rets[4].fid, T);
+	ck_assert(rs.rets[4].matched);
+	ck_assert_uint_gt(rs.rets[4].incl_ns, rs.rets[3].incl_ns);
+	shadow__fini(&s);
+
+	r = run_one(&e, 3);
+	check_truth(r, es, 1);
+	check_returns(r, es, 1);
+	cg = runner__analyzer(r, "callgraph");
+	ck_assert_uint_eq(callgraph__edge(cg, T, U), 1);
+	ck_assert_uint_eq(callgraph__edge(cg, U, C), 1);
+	ck_assert_uint_eq(callgraph__edge(cg, MAIN, A), 1);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.returns.missing, 0);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
+START_TEST(test_tail_call_past_limit)
+{
+	struct runner *r;
+	struct emu e, *es[1] = {&e};
+	int i;
+
+	/* Tail calls inside a recursion deeper than 64: chained frames that
+	 * got no return instance. Calls stay exact; returns balance. */
+	emu_init(&e, 11);
+	emu_call(&e, MAIN);
+	for (i = 0; i < 70; i++)
+		emu_call(&e, F);
+	emu_call(&e, A);
+	emu_ret(&e);
+	emu_call(&e, B); /* sibling of a at the same slot, past the limit */
+	emu_ret(&e);
+	for (i = 0; i < 70; i++)
+		emu_ret(&e);
+	emu_call(&e, T);
+	emu_tail(&e, U);
+	emu_ret(&e);
+	emu_ret(&e);
+	r = run_one(&e, 8);
+	check_truth(r, es, 1);
+	check_returns(r, es, 1);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
+START_TEST(test_lost_return)
+{
+	struct runner_stats st;
+	struct runner *r;
+	struct emu e;
+	const void *cg;
+
+	/* A return event lost (ring full; counted by the loader as lost):
+	 * main calls a (its return dropped), then b and c at the same slot.
+	 * At b's entry a still looks like a tail caller (documented); b's
+	 * return shows it was not, and from c on attribution is right. */
+	emu_init(&e, 8);
+	emu_call(&e, MAIN);
+	emu_call(&e, A);
+	e.drop_next = true;
+	emu_ret(&e);
+	emu_call(&e, B);
+	emu_ret(&e);
+	emu_call(&e, C);
+	emu_ret(&e);
+	emu_ret(&e);
+	r = run_one(&e, 2);
+	cg = runner__analyzer(r, "callgraph");
+	ck_assert_uint_eq(count__calls(runner__analyzer(r, "count"), B), 1);
+	ck_assert_uint_eq(callgraph__edge(cg, A, B), 1);
+	ck_assert_uint_eq(callgraph__edge(cg, MAIN, C), 1);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.returns.matched, 3);
+	ck_assert_uint_eq(st.returns.missing, 1);
+	ck_assert_uint_eq(st.returns.orphan, 0);
+	ck_assert_uint_eq(st.open, 0);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
+START_TEST(test_open_frames)
+{
+	struct runner_stats st;
+	struct runner *r;
+	struct emu e;
+
+	/* Tracing stops while main and a are still running. */
+	emu_init(&e, 2);
+	emu_call(&e, MAIN);
+	emu_call(&e, A);
+	emu_call(&e, B);
+	emu_ret(&e);
+	r = run_one(&e, 10);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.open, 2);
+	ck_assert_uint_eq(st.returns.matched, 1);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
+/* Program activity for thread e, seeded: calls, returns, recursion past
+ * the uretprobe limit; no longjmp or tail calls (whose corner cases are
+ * documented as approximate), so every edge must be exact. */
+static void emu_random(struct emu *e, unsigned seed, unsigned steps, bool wild)
+{
+	unsigned i;
+
+	emu_call(e, MAIN);
+	for (i = 0; i < steps; i++) {
+		unsigned x = rand_r(&seed) % 100;
+
+		if (e->depth < 2 || (x < 52 && e->depth < 100)) {
+			emu_call(e, 1 + rand_r(&seed) % (NF - 1));
+		} else if (wild && x < 54 && e->depth > 3) {
+			emu_longjmp(e, 1 + (int)(rand_r(&seed) % (unsigned)(e->depth - 2)));
+		} else if (wild && x < 57) {
+			emu_tail(e, 1 + rand_r(&seed) % (NF - 1));
+		} else {
+			emu_ret(e);
+		}
+	}
+	while (e->depth)
+		emu_ret(e);
+}
+
+START_TEST(test_interleaved_threads)
+{
+	struct runner *r = new_runner("count,callgraph", 1, NULL, 0);
+	struct emu *es[3];
+	size_t pos[3] = {0};
+	unsigned seed = 42, i, left = 3;
+	const void *cnt;
+
+	for (i = 0; i < 3; i++) {
+		es[i] = malloc(sizeof(struct emu));
+		ck_assert_ptr_nonnull(es[i]);
+		emu_init(es[i], 1000 + i);
+		emu_random(es[i], 7 + i, 3000, false);
+	}
+	/* Chunks of the three threads interleave, each thread in order. */
+	while (left) {
+		i = rand_r(&seed) % 3;
+		if (pos[i] == es[i]->nev)
+			continue;
+		{
+			size_t n = 1 + rand_r(&seed) % 20;
+
+			if (n > es[i]->nev - pos[i])
+				n = es[i]->nev - pos[i];
+			feed_range(r, es[i], pos[i], pos[i] + n, n);
+			pos[i] += n;
+			if (pos[i] == es[i]->nev)
+				left--;
+		}
+	}
+	ck_assert_int_eq(runner__join(r), 0);
+	check_truth(r, es, 3);
+	check_returns(r, es, 3);
+	cnt = runner__analyzer(r, "count");
+	ck_assert_uint_eq(count__nthreads(cnt), 3);
+	for (i = 0; i < 3; i++) {
+		ck_assert_uint_eq(count__thread_total(cnt, 1000 + i), es[i]->frames);
+		emu_fini(es[i]);
+		free(es[i]);
+	}
+	runner__free(r);
+}
+END_TEST
+
+START_TEST(test_merge_out_of_order_feed)
+{
+	struct runner_stats st;
+	struct runner *r = new_runner(NULL, 1, NULL, 0);
+	struct emu *e = malloc(sizeof(*e)), *es[1] = {e};
+	size_t n, q;
+
+	ck_assert_ptr_nonnull(e);
+	emu_init(e, 77);
+	emu_random(e, 99, 2000, false);
+	n = e->nev;
+	q = n / 4;
+	/* Quarters fed as 3, 1, 4, 2 (in chunks of 8): the runner must hold
+	 * 3 and 4 aside and analyze 1, 2, 3, 4. */
+	feed_range(r, e, 2 * q, 3 * q, 8);
+	feed_range(r, e, 0, q, 8);
+	feed_range(r, e, 3 * q, n, 8);
+	feed_range(r, e, q, 2 * q, 8);
+	ck_assert_int_eq(runner__join(r), 0);
+	check_truth(r, es, 1);
+	check_returns(r, es, 1);
+	runner__stats(r, &st);
+	ck_assert_uint_gt(st.out_of_order, 0);
+	ck_assert_uint_eq(st.records, n);
+	runner__free(r);
+	emu_fini(e);
+	free(e);
+}
+END_TEST
+
+START_TEST(test_merge_gaps_and_dups)
+{
+	struct runner_stats st;
+	struct runner *r = new_runner(NULL, 1, NULL, 0);
+	struct emu e;
+	int i;
+
+	emu_init(&e, 5);
+	emu_call(&e, MAIN);
+	for (i = 0; i < 20; i++) {
+		emu_call(&e, A);
+		emu_ret(&e);
+	}
+	emu_ret(&e);
+	ck_assert_uint_eq(e.nev, 42);
+	/* 10..19 never arrives; 0..9 arrives twice; 30..41 before 20..29. */
+	feed_range(r, &e, 30, 42, 6);
+	feed_range(r, &e, 0, 10, 10);
+	feed_range(r, &e, 5, 10, 5);
+	feed_range(r, &e, 20, 30, 4);
+	runner__stats(r, &st); /* before join: nothing is final, just no crash */
+	ck_assert_int_eq(runner__join(r), 0);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.order_gaps, 1);
+	ck_assert_uint_eq(st.gap_records, 10);
+	ck_assert_uint_eq(st.dup_records, 5);
+	ck_assert_uint_eq(st.records, 32);
+	ck_assert_uint_eq(st.returns.orphan, 0);
+	/* Calls of a: 5 in 0..9 (odd seqs are entries), 5 in 20..29, 5 in
+	 * 30..39: the 5 in the hole are lost, and counted as such. */
+	ck_assert_uint_eq(count__calls(runner__analyzer(r, "count"), A), 15);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
+START_TEST(test_tid_reuse)
+{
+	struct runner_stats st;
+	struct runner *r = new_runner(NULL, 1, NULL, 0);
+	struct emu e1, e2;
+
+	/* Thread 50 exits inside a; a new thread gets tid 50 again. */
+	emu_init(&e1, 50);
+	emu_call(&e1, MAIN);
+	emu_call(&e1, A);
+	emu_init(&e2, 50);
+	e2.ts = 10000;
+	e2.sp = 0x7fff00000000ULL;
+	emu_call(&e2, B);
+	emu_ret(&e2);
+	feed_range(r, &e1, 0, e1.nev, 4);
+	feed_range(r, &e2, 0, e2.nev, 4);
+	ck_assert_int_eq(runner__join(r), 0);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.tid_reuse, 1);
+	ck_assert_uint_eq(st.returns.missing, 2);
+	ck_assert_uint_eq(st.returns.matched, 1);
+	ck_assert_uint_eq(st.dup_records, 0);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), AN_ROOT, B), 1);
+	runner__free(r);
+	emu_fini(&e1);
+	emu_fini(&e2);
+}
+END_TEST
+
+START_TEST(test_bad_records)
+{
+	struct runner_stats st;
+	struct runner *r = new_runner("count", 1, NULL, 0);
+	uint64_t w[3 * REC_WORDS];
+
+	rec__encode(w, CABBPF_EV_ENTRY, NF + 3, 1, 0x1000); /* fid out of range */
+	rec__encode(w + REC_WORDS, 0x55, 1, 2, 0x1000);	    /* unknown kind */
+	rec__encode(w + 2 * REC_WORDS, CABBPF_EV_ENTRY, A, 3, 0x1000);
+	ck_assert_int_eq(runner__feed(r, 1, 0, w, 3), 0);
+	ck_assert_int_eq(runner__feed(r, 1, 3, w, 0), 0); /* empty chunk */
+	ck_assert_int_eq(runner__join(r), 0);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.bad_records, 2);
+	ck_assert_uint_eq(st.records, 1);
+	ck_assert_uint_eq(count__calls(runner__analyzer(r, "count"), A), 1);
+	ck_assert_ptr_null(runner__analyzer(r, "callgraph"));
+	/* Feeding after join is refused. */
+	ck_assert_int_eq(runner__feed(r, 1, 3, w, 1), -EINVAL);
+	runner__free(r);
+}
+END_TEST
+
+START_TEST(test_pending_limit)
+{
+	struct runner_opts o = {.fnames = fnames, .nfuncs = NF, .max_pending = 10};
+	struct runner_stats st;
+	struct runner *r = NULL;
+	struct emu e;
+	int i;
+
+	emu_init(&e, 6);
+	emu_call(&e, MAIN);
+	for (i = 0; i < 20; i++) {
+		emu_call(&e, A);
+		emu_ret(&e);
+	}
+	emu_ret(&e);
+	ck_assert_int_eq(runner__new(&o, NULL, 0, &r), 0);
+	/* 0..3 never comes (sampling mode recycled it); 4.. piles up. */
+	feed_range(r, &e, 4, 42, 4);
+	runner__stats(r, &st);
+	ck_assert_int_eq(runner__join(r), 0);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.order_gaps, 1);
+	ck_assert_uint_eq(st.forced_gaps, 1);
+	ck_assert_uint_eq(st.gap_records, 4);
+	ck_assert_uint_eq(st.records, 38);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
+/* ------------------------------------------------ with real cab_pp -- */
+
+static struct cab_pp *new_pp(size_t chunk_records)
+{
+	struct cab_pp_opts po = {
+		.chunk_records = chunk_records,
+		.record_words = REC_WORDS,
+		.nchunks = 8,
+		.mode = CAB_EXHAUSTIVE,
+	};
+	struct cab_pp *pp = NULL;
+
+	ck_assert_int_eq(cab_pp__new(&po, &pp), 0);
+	return pp;
+}
+
+static void pp_put(struct cab_pp *pp, const struct emu *e, size_t from, size_t n)
+{
+	uint64_t *w = cab_pp__open(pp, e->tid, e->ev[from].seq);
+
+	ck_assert_ptr_nonnull(w);
+	recs_of(&e->ev[from], n, w);
+	cab_pp__publish(pp, (uint32_t)n);
+}
+
+START_TEST(test_merge_two_buffers)
+{
+	struct cab_pp *pp[2] = {new_pp(16), new_pp(16)};
+	struct runner_stats st;
+	struct runner *r;
+	struct emu e, *es[1] = {&e};
+	size_t i, k = 0;
+
+	/* The thread migrated: chunks alternate between CPU 1 and CPU 0, and
+	 * CPU 0 (read first) holds the later half of every pair. */
+	emu_init(&e, 321);
+	emu_random(&e, 5, 400, false);
+	for (i = 0; i < e.nev; i += 16, k++) {
+		size_t n = e.nev - i < 16 ? e.nev - i : 16;
+
+		pp_put(pp[(k & 1) ? 0 : 1], &e, i, n);
+	}
+	cab_pp__close(pp[0]);
+	cab_pp__close(pp[1]);
+	r = new_runner(NULL, 1, pp, 2);
+	ck_assert_int_eq(runner__start(r), 0);
+	ck_assert_int_eq(runner__join(r), 0);
+	check_truth(r, es, 1);
+	check_returns(r, es, 1);
+	runner__stats(r, &st);
+	ck_assert_uint_gt(st.out_of_order, 0);
+	ck_assert_uint_eq(st.records, e.nev);
+	ck_assert(cab_pp__drained(pp[0]) && cab_pp__drained(pp[1]));
+	runner__free(r);
+	cab_pp__free(pp[0]);
+	cab_pp__free(pp[1]);
+	emu_fini(&e);
+}
+END_TEST
+
+/* A producer that emulates the loader: several program threads migrating
+ * between two CPUs, chunks of random size, published while the analyzer
+ * threads consume. */
+#define NPROG 5
+struct producer {
+	struct cab_pp **pp;
+	unsigned npp;
+	struct emu *es[NPROG];
+};
+
+static void *producer_main(void *arg)
+{
+	struct producer *p = arg;
+	size_t pos[NPROG] = {0};
+	unsigned seed = 1234, cpu[NPROG] = {0}, left = NPROG, i;
+
+	while (left) {
+		struct emu *e;
+		size_t n;
+
+		i = rand_r(&seed) % NPROG;
+		e = p->es[i];
+		if (pos[i] == e->nev)
+			continue;
+		if (rand_r(&seed) % 4 == 0)
+			cpu[i] = rand_r(&seed) % p->npp; /* migrate */
+		n = 1 + rand_r(&seed) % 32;
+		if (n > e->nev - pos[i])
+			n = e->nev - pos[i];
+		pp_put(p->pp[cpu[i]], e, pos[i], n);
+		pos[i] += n;
+		if (pos[i] == e->nev)
+			left--;
+	}
+	for (i = 0; i < p->npp; i++)
+		cab_pp__close(p->pp[i]);
+	return NULL;
+}
+
+static void concurrent(unsigned nthreads, bool wild)
+{
+	struct cab_pp *pp[2] = {new_pp(32), new_pp(32)};
+	struct producer p = {.pp = pp, .npp = 2};
+	struct runner_stats st;
+	struct runner *r;
+	pthread_t th;
+	uint64_t nev = 0;
+	unsigned i;
+
+	for (i = 0; i < NPROG; i++) {
+		p.es[i] = malloc(sizeof(struct emu));
+		ck_assert_ptr_nonnull(p.es[i]);
+		emu_init(p.es[i], 4000 + i);
+		emu_random(p.es[i], 100 * nthreads + i, 20000, wild);
+		nev += p.es[i]->nev;
+	}
+	r = new_runner(NULL, nthreads, pp, 2);
+	ck_assert_int_eq(runner__start(r), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, producer_main, &p), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(runner__join(r), 0);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.records, nev);
+	ck_assert_uint_eq(st.threads, NPROG);
+	if (nthreads > 1)
+		ck_assert_uint_gt(st.forwarded, 0);
+	if (!wild) {
+		check_truth(r, p.es, NPROG);
+		check_returns(r, p.es, NPROG);
+	} else {
+		/* longjmp and tail calls: calls stay exact, returns balance. */
+		const void *cnt = runner__analyzer(r, "count");
+		uint64_t frames = 0;
+		unsigned f;
+
+		for (f = 0; f < NF; f++) {
+			uint64_t want = 0;
+
+			for (i = 0; i < NPROG; i++)
+				want += p.es[i]->calls[f];
+			ck_assert_uint_eq(count__calls(cnt, f), want);
+		}
+		for (i = 0; i < NPROG; i++)
+			frames += p.es[i]->frames;
+		ck_assert_uint_eq(st.returns.matched + st.returns.missing + st.open, frames);
+		ck_assert_uint_eq(st.order_gaps, 0);
+	}
+	runner__free(r);
+	cab_pp__free(pp[0]);
+	cab_pp__free(pp[1]);
+	for (i = 0; i < NPROG; i++) {
+		emu_fini(p.es[i]);
+		free(p.es[i]);
+	}
+}
+
+START_TEST(test_concurrent_1)
+{
+	concurrent(1, false);
+}
+END_TEST
+
+START_TEST(test_concurrent_2)
+{
+	concurrent(2, false);
+}
+END_TEST
+
+START_TEST(test_concurrent_3_wild)
+{
+	concurrent(3, true);
+}
+END_TEST
+
+START_TEST(test_free_unjoined)
+{
+	struct cab_pp *pp[1] = {new_pp(8)};
+	struct runner *r = new_runner(NULL, 2, pp, 1);
+
+	/* The producer never closes: free must still stop the threads. */
+	ck_assert_int_eq(runner__start(r), 0);
+	ck_assert_int_eq(runner__start(r), -EINVAL);
+	runner__free(r);
+	cab_pp__free(pp[0]);
+	runner__free(NULL);
+}
+END_TEST
+
+/* ------------------------------------------------------------ reports -- */
+
+static char *run_text(struct runner *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(runner__report_text(r, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static char *run_json(struct runner *r, bool pretty)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json *w = NULL;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(json__new(f, pretty, &w), 0);
+	json__begin_object(w);
+	json__key(w, "events");
+	json__u64(w, 6);
+	ck_assert_int_eq(runner__report_json(r, w), 0);
+	json__end_object(w);
+	ck_assert_int_eq(json__finish(w), 0);
+	json__free(w);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_report_json_exact)
+{
+	struct runner *r = new_runner(NULL, 1, NULL, 0);
+	struct emu e;
+	char *js;
+
+	emu_init(&e, 42);
+	emu_call(&e, MAIN);
+	emu_call(&e, A);
+	emu_ret(&e);
+	emu_call(&e, A);
+	emu_ret(&e);
+	emu_ret(&e);
+	feed_range(r, &e, 0, e.nev, 4);
+	ck_assert_int_eq(runner__join(r), 0);
+	/* Text mode: not joined is refused; here it is joined. */
+	js = run_json(r, false);
+	ck_assert_str_eq(
+		js,
+		"{\"events\":6,"
+		"\"functions\":["
+		"{\"name\":\"a\",\"fid\":1,\"calls\":2,\"matched\":2,\"incl_ns\":200,"
+		"\"self_ns\":200,\"threads\":{\"42\":2}},"
+		"{\"name\":\"main\",\"fid\":0,\"calls\":1,\"matched\":1,\"incl_ns\":500,"
+		"\"self_ns\":300,\"threads\":{\"42\":1}},"
+		"{\"name\":\"b\",\"fid\":2,\"calls\":0,\"matched\":0,\"incl_ns\":0,\"self_ns\":0,"
+		"\"threads\":{}},"
+		"{\"name\":\"c\",\"fid\":3,\"calls\":0,\"matched\":0,\"incl_ns\":0,\"self_ns\":0,"
+		"\"threads\":{}},"
+		"{\"name\":\"f\",\"fid\":4,\"calls\":0,\"matched\":0,\"incl_ns\":0,\"self_ns\":0,"
+		"\"threads\":{}},"
+		"{\"name\":\"leaf\",\"fid\":5,\"calls\":0,\"matched\":0,\"incl_ns\":0,\"self_ns\":"
+		"0,"
+		"\"threads\":{}},"
+		"{\"name\":\"t\",\"fid\":6,\"calls\":0,\"matched\":0,\"incl_ns\":0,\"self_ns\":0,"
+		"\"threads\":{}},"
+		"{\"name\":\"u\",\"fid\":7,\"calls\":0,\"matched\":0,\"incl_ns\":0,\"self_ns\":0,"
+		"\"threads\":{}}],"
+		"\"threads\":{\"42\":{\"calls\":3,\"functions\":{\"a\":2,\"main\":1}}},"
+		"\"callgraph\":["
+		"{\"caller\":\"main\",\"callee\":\"a\",\"calls\":2,\"threads\":{\"42\":2}},"
+		"{\"caller\":\"<root>\",\"callee\":\"main\",\"calls\":1,\"threads\":{\"42\":1}}],"
+		"\"returns\":{\"matched\":3,\"missing\":0,\"orphan\":0,\"open\":0,\"depth_"
+		"limited\":0},"
+		"\"order_gaps\":0,\"order_gap_events\":0,"
+		"\"runner\":{\"analyzer_threads\":1,\"analyzed\":6,\"chunks\":2,"
+		"\"out_of_order_chunks\":0,\"forwarded_chunks\":0,\"forced_gaps\":0,\"threads\":1,"
+		"\"tid_reuse\":0,\"bad_records\":0,\"dup_records\":0,\"nomem_records\":0}}\n");
+	free(js);
+	js = run_json(r, true);
+	ck_assert_ptr_nonnull(
+		strstr(js, "\n  \"callgraph\": [\n    {\n      \"caller\": \"main\""));
+	free(js);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
+START_TEST(test_report_text)
+{
+	struct runner *r = new_runner(NULL, 1, NULL, 0), *r2;
+	struct runner_opts o = {.fnames = fnames, .nfuncs = NF, .top = 2};
+	struct emu e1, e2;
+	char *txt;
+
+	ck_assert_int_eq(runner__report_text(r, stdout), -EINVAL); /* not joined */
+	emu_init(&e1, 11);
+	emu_init(&e2, 12);
+	emu_call(&e1, MAIN);
+	emu_call(&e1, A);
+	emu_ret(&e1);
+	emu_call(&e1, B);
+	emu_ret(&e1);
+	emu_call(&e1, C);
+	emu_ret(&e1);
+	emu_ret(&e1);
+	emu_call(&e2, A);
+	emu_call(&e2, A);
+	emu_ret(&e2);
+	feed_range(r, &e1, 0, e1.nev, 3);
+	feed_range(r, &e2, 0, e2.nev, 3);
+	ck_assert_int_eq(runner__join(r), 0);
+	txt = run_text(r);
+	ck_assert_ptr_nonnull(
+		strstr(txt, "calls per function: 4 of 8 functions called, by 2 threads"));
+	/* a: 3 calls, 1 by T11, 2 by T12; sorted first. */
+	ck_assert_ptr_nonnull(strstr(txt, "T12"));
+	ck_assert_ptr_nonnull(strstr(txt, "call graph: 6 caller -> callee edges"));
+	ck_assert_ptr_nonnull(strstr(txt, "<root> -> main"));
+	ck_assert_ptr_nonnull(strstr(txt, "returns: 5 matched, 0 missing"));
+	ck_assert_ptr_nonnull(strstr(txt, "0 orphan, 1 open"));
+	ck_assert_ptr_nonnull(strstr(txt, "0 gaps"));
+	{
+		/* The first data row is the most called function. */
+		const char *row = strstr(txt, "FUNCTION\n");
+
+		ck_assert_ptr_nonnull(row);
+		row = strchr(row, '\n') + 1;
+		ck_assert_ptr_nonnull(strstr(row, "  a\n"));
+		ck_assert(strstr(row, "  a\n") < strstr(row, "  main\n"));
+	}
+	free(txt);
+
+	/* top = 2: the rest is summarised. */
+	ck_assert_int_eq(runner__new(&o, NULL, 0, &r2), 0);
+	feed_range(r2, &e1, 0, e1.nev, 3);
+	ck_assert_int_eq(runner__join(r2), 0);
+	txt = run_text(r2);
+	ck_assert_ptr_nonnull(strstr(txt, "... 2 more functions"));
+	ck_assert_ptr_nonnull(strstr(txt, "... 2 more edges"));
+	ck_assert_ptr_null(strstr(txt, "T11")); /* one thread: no thread columns */
+	free(txt);
+	runner__free(r2);
+	runner__free(r);
+	emu_fini(&e1);
+	emu_fini(&e2);
+}
+END_TEST
+
+/* ------------------------------------------------ registry, options -- */
+
+START_TEST(test_select)
+{
+	const struct analyzer_ops *ops[AN_MAX];
+	struct runner_opts o = {.fnames = fnames, .nfuncs = NF};
+	struct runner *r = NULL;
+	unsigned n;
+
+	ck_assert_int_eq(analyzer__select(NULL, ops, &n), 0);
+	ck_assert_uint_eq(n, analyzer__count());
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(analyzer__select("callgraph", ops, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(ops[0]->name, "callgraph");
+	/* Registry order, spaces, duplicates and empty items are fine. */
+	ck_assert_int_eq(analyzer__select(" callgraph , count,,count ", ops, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_ptr_eq(ops[0], &analyzer_count);
+	ck_assert_ptr_eq(ops[1], &analyzer_callgraph);
+	ck_assert_int_eq(analyzer__select("count,bogus", ops, &n), -EINVAL);
+	ck_assert_int_eq(analyzer__select("", ops, &n), -EINVAL);
+	ck_assert_int_eq(analyzer__select(" , ", ops, &n), -EINVAL);
+	ck_assert_int_eq(analyzer__select("counts", ops, &n), -EINVAL);
+	ck_assert_ptr_eq(analyzer__find("count"), &analyzer_count);
+	ck_assert_ptr_null(analyzer__find("coun"));
+	ck_assert_ptr_null(analyzer__get(2));
+
+	o.analyzers = "nope";
+	ck_assert_int_eq(runner__new(&o, NULL, 0, &r), -EINVAL);
+	ck_assert_ptr_null(r);
+	o.analyzers = NULL;
+	o.nfuncs = 3;
+	o.fnames = NULL;
+	ck_assert_int_eq(runner__new(&o, NULL, 0, &r), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_root_name)
+{
+	struct an_ctx c = {.fnames = fnames, .nfuncs = NF};
+	const char *names[2] = {"x", NULL};
+	struct an_ctx c2 = {.fnames = names, .nfuncs = 2};
+	char buf[24];
+
+	ck_assert_str_eq(an_ctx__name(&c, AN_ROOT, buf), "<root>");
+	ck_assert_str_eq(an_ctx__name(&c, B, buf), "b");
+	ck_assert_str_eq(an_ctx__name(&c2, 1, buf), "fid#1");
+	ck_assert_str_eq(an_ctx__name(&c2, 9, buf), "fid#9");
+}
+END_TEST
+
+/* ------------------------------------------------------------ json -- */
+
+static char *json_of(void (*body)(struct json *), int *err, bool pretty)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json *w = NULL;
+
+	ck_assert_int_eq(json__new(f, pretty, &w), 0);
+	body(w);
+	*err = json__finish(w);
+	json__free(w);
+	fclose(f);
+	return buf;
+}
+
+static void body_mixed(struct json *w)
+{
+	json__begin_object(w);
+	json__key(w, "s");
+	json__string(w, "q\"b\\n\n\t\x01 \xc3\xa9 \xff end");
+	json__key(w, "arr");
+	json__begin_array(w);
+	json__u64(w, UINT64_MAX);
+	json__i64(w, INT64_MIN);
+	json__double(w, 0.1);
+	json__double(w, 1.0 / 3.0);
+	json__double(w, INFINITY);
+	json__bool(w, true);
+	json__null(w);
+	json__string(w, NULL);
+	json__begin_object(w);
+	json__end_object(w);
+	json__begin_array(w);
+	json__end_array(w);
+	json__end_array(w);
+	json__key_u64(w, 4242);
+	json__u64(w, 0);
+	json__end_object(w);
+}
+
+static void body_value_without_key(struct json *w)
+{
+	json__begin_object(w);
+	ck_assert_int_eq(json__u64(w, 1), -EINVAL);
+	ck_assert_int_eq(json__end_object(w), -EINVAL); /* sticky */
+}
+
+static void body_unbalanced(struct json *w)
+{
+	json__begin_array(w);
+	json__u64(w, 1);
+}
+
+static void body_key_in_array(struct json *w)
+{
+	json__begin_array(w);
+	ck_assert_int_eq(json__key(w, "k"), -EINVAL);
+}
+
+static void body_two_roots(struct json *w)
+{
+	json__u64(w, 1);
+	ck_assert_int_eq(json__u64(w, 2), -EINVAL);
+}
+
+static void body_deep(struct json *w)
+{
+	int i;
+
+	for (i = 0; i < JSON_MAX_DEPTH; i++)
+		ck_assert_int_eq(json__begin_array(w), 0);
+	ck_assert_int_eq(json__begin_array(w), -EINVAL);
+}
+
+static void body_pretty(struct json *w)
+{
+	json__begin_object(w);
+	json__key(w, "a");
+	json__begin_array(w);
+	json__u64(w, 1);
+	json__u64(w, 2);
+	json__end_array(w);
+	json__key(w, "e");
+	json__begin_object(w);
+	json__end_object(w);
+	json__end_object(w);
+}
+
+START_TEST(test_json)
+{
+	int err;
+	char *s;
+
+	s = json_of(body_mixed, &err, false);
+	ck_assert_int_eq(err, 0);
+	ck_assert_str_eq(s, "{\"s\":\"q\\\"b\\\\n\\n\\t\\u0001 \xc3\xa9 \\ufffd end\","
+			    "\"arr\":[18446744073709551615,-9223372036854775808,0.1,"
+			    "0.33333333333333331,null,true,null,null,{},[]],\"4242\":0}\n");
+	free(s);
+	s = json_of(body_pretty, &err, true);
+	ck_assert_int_eq(err, 0);
+	ck_assert_str_eq(s, "{\n  \"a\": [\n    1,\n    2\n  ],\n  \"e\": {}\n}\n");
+	free(s);
+	free(json_of(body_value_without_key, &err, false));
+	ck_assert_int_eq(err, -EINVAL);
+	free(json_of(body_unbalanced, &err, false));
+	ck_assert_int_eq(err, -EINVAL);
+	free(json_of(body_key_in_array, &err, false));
+	ck_assert_int_eq(err, -EINVAL);
+	free(json_of(body_two_roots, &err, false));
+	ck_assert_int_eq(err, -EINVAL);
+	free(json_of(body_deep, &err, false));
+	ck_assert_int_eq(err, -EINVAL);
+	json__free(NULL);
+}
+END_TEST
+
+START_TEST(test_json_write_error)
+{
+	FILE *f = fopen("/dev/full", "w");
+	struct json *w = NULL;
+	int i;
+
+	if (!f)
+		return; /* no /dev/full: nothing to test */
+	setvbuf(f, NULL, _IONBF, 0);
+	ck_assert_int_eq(json__new(f, false, &w), 0);
+	json__begin_array(w);
+	for (i = 0; i < 10; i++)
+		json__u64(w, (uint64_t)i);
+	json__end_array(w);
+	ck_assert_int_eq(json__finish(w), -EIO);
+	json__free(w);
+	fclose(f);
+}
+END_TEST
+
+START_TEST(test_hmap)
+{
+	struct hmap m;
+	struct hmap_ent *e;
+	uint64_t *v, sum = 0;
+	size_t it = 0, n = 0;
+	uint64_t k;
+
+	hmap__init(&m);
+	ck_assert_ptr_null(hmap__find(&m, 1));
+	for (k = 0; k < 10000; k++) {
+		ck_assert_int_eq(hmap__upsert(&m, k * 0x100000001ULL, &v), 0);
+		ck_assert_uint_eq(*v, 0);
+		*v = k;
+	}
+	ck_assert_int_eq(hmap__upsert(&m, 5 * 0x100000001ULL, &v), 0);
+	ck_assert_uint_eq(*v, 5);
+	ck_assert_uint_eq(hmap__len(&m), 10000);
+	for (k = 0; k < 10000; k++) {
+		v = hmap__find(&m, k * 0x100000001ULL);
+		ck_assert_ptr_nonnull(v);
+		ck_assert_uint_eq(*v, k);
+	}
+	ck_assert_ptr_null(hmap__find(&m, 3));
+	while (hmap__next(&m, &it, &e)) {
+		sum += e->val;
+		n++;
+	}
+	ck_assert_uint_eq(n, 10000);
+	ck_assert_uint_eq(sum, 9999ULL * 10000 / 2);
+	hmap__fini(&m);
+	hmap__fini(NULL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("analyzers");
+	TCase *tc = tcase_create("unit");
+	TCase *tcc = tcase_create("concurrent");
+
+	tcase_add_test(tc, test_shadow_nesting_times);
+	tcase_add_test(tc, test_shadow_orphan);
+	tcase_add_test(tc, test_simple_nesting);
+	tcase_add_test(tc, test_recursion);
+	tcase_add_test(tc, test_deep_recursion);
+	tcase_add_test(tc, test_longjmp);
+	tcase_add_test(tc, test_tail_call);
+	tcase_add_test(tc, test_tail_call_past_limit);
+	tcase_add_test(tc, test_lost_return);
+	tcase_add_test(tc, test_open_frames);
+	tcase_add_test(tc, test_interleaved_threads);
+	tcase_add_test(tc, test_merge_out_of_order_feed);
+	tcase_add_test(tc, test_merge_gaps_and_dups);
+	tcase_add_test(tc, test_tid_reuse);
+	tcase_add_test(tc, test_bad_records);
+	tcase_add_test(tc, test_pending_limit);
+	tcase_add_test(tc, test_report_json_exact);
+	tcase_add_test(tc, test_report_text);
+	tcase_add_test(tc, test_select);
+	tcase_add_test(tc, test_root_name);
+	tcase_add_test(tc, test_json);
+	tcase_add_test(tc, test_json_write_error);
+	tcase_add_test(tc, test_hmap);
+	suite_add_tcase(s, tc);
+
+	tcase_add_test(tcc, test_merge_two_buffers);
+	tcase_add_test(tcc, test_concurrent_1);
+	tcase_add_test(tcc, test_concurrent_2);
+	tcase_add_test(tcc, test_concurrent_3_wild);
+	tcase_add_test(tcc, test_free_unjoined);
+	tcase_set_timeout(tcc, 60);
+	suite_add_tcase(s, tcc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

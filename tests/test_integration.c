@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Integration suite: the real kernel, real BPF programs, real processes.
+ * Each target of tests/targets/ is built at -O0 and -O2 (loop index 0/1) and
+ * traced by ./cabbpf exactly as a user runs it; counts and call-graph edges
+ * from the JSON report are asserted EXACTLY (tests/targets/README.md gives
+ * the expected figures). Needs root and BPF: CI has both, so nothing here
+ * skips; without root the suite fails loudly instead of passing silently.
+ */
+#include <check.h>
+#include <sys/types.h>
+
+#include "tests/harness.h"
+#include "user/syms.h"
+
+#define OPT(i) ((i) ? 2 : 0)
+
+static void assert_clean_run(const struct h_run *r)
+{
+	ck_assert_msg(r->status == 0, "cabbpf exit %d, stderr:\n%s", r->status, r->err);
+	ck_assert_msg(r->json != NULL, "no JSON report; stderr:\n%s", r->err);
+	ck_assert_int_eq(h_num(r->json, "lost"), 0);
+	ck_assert_int_eq(h_num(r->json, "order_gaps"), 0);
+}
+
+/* fib recursion: exact call count and edges, every return matched. */
+START_TEST(recursion_exact)
+{
+	char *args[] = {"--", (char *)h_target("recurse", OPT(_i)), "20", NULL};
+	struct h_run r;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_calls(r.json, "fib"), 21891); /* 2*F(21)-1 */
+	ck_assert_int_eq(h_calls(r.json, "main"), 1);
+	ck_assert_int_eq(h_edge(r.json, "main", "fib"), 1);
+	ck_assert_int_eq(h_edge(r.json, "fib", "fib"), 21890);
+	ck_assert_int_eq(h_edge(r.json, "<root>", "main"), 1);
+	ck_assert_int_eq(h_nedges(r.json), 3);
+	ck_assert_int_eq(h_num(r.json, "events"), 2 * 21892);
+	ck_assert_int_eq(h_returns(r.json, "matched"), 21892);
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+	ck_assert_int_eq(h_returns(r.json, "open"), 0);
+	h_free(&r);
+}
+END_TEST
+
+/* Several threads: exact counts per thread, keyed by the tids the target
+ * itself reports. */
+START_TEST(threads_exact_per_thread)
+{
+	char *args[] = {"--", (char *)h_target("threads", OPT(_i)), "4", "1000", NULL};
+	struct h_run r;
+	const char *p;
+	int seen = 0;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_calls(r.json, "work"), 10000);
+	ck_assert_int_eq(h_calls(r.json, "worker"), 4);
+	ck_assert_int_eq(h_edge(r.json, "worker", "work"), 10000);
+	ck_assert_int_eq(h_edge(r.json, "<root>", "worker"), 4);
+	for (p = strstr(r.err, "tid="); p; p = strstr(p + 1, "tid=")) {
+		long tid, calls;
+
+		ck_assert_int_eq(sscanf(p, "tid=%ld calls=%ld", &tid, &calls), 2);
+		ck_assert_int_eq(h_thread_calls(r.json, "work", tid), calls);
+		ck_assert_int_eq(h_thread_calls(r.json, "worker", tid), 1);
+		seen++;
+	}
+	ck_assert_int_eq(seen, 4);
+	h_free(&r);
+}
+END_TEST
+
+/* A thread forced to hop between CPUs: its events come through two CPUs'
+ * rings and CAB buffers, and must still be analysed in program order. */
+START_TEST(cpu_hopping_keeps_order)
+{
+	char *args[] = {"--", (char *)h_target("hop", OPT(_i)), "2000", NULL};
+	struct h_run r;
+	const char *m;
+	long migrations = 0;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	m = strstr(r.err, "migrations=");
+	ck_assert_ptr_nonnull(m);
+	sscanf(m, "migrations=%ld", &migrations);
+	ck_assert_int_gt(migrations, 1000); /* it really hopped */
+	ck_assert_int_eq(h_calls(r.json, "hop_step"), 2000);
+	ck_assert_int_eq(h_edge(r.json, "main", "hop_step"), 2000);
+	/* Out-of-order delivery would break frame matching. */
+	ck_assert_int_eq(h_returns(r.json, "matched"), 2001);
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+	h_free(&r);
+}
+END_TEST
+
+/* Recursion deeper than the kernel's 64 pending uretprobes: returns are
+ * lost, yet counts and edges (after() is main's child) stay exact. */
+START_TEST(deep_recursion_past_uretprobe_limit)
+{
+	char *args[] = {"--", (char *)h_target("deep", OPT(_i)), "200", NULL};
+	struct h_run r;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_calls(r.json, "down"), 200);
+	ck_assert_int_eq(h_calls(r.json, "leaf"), 1);
+	ck_assert_int_eq(h_calls(r.json, "after"), 1);
+	ck_assert_int_eq(h_edge(r.json, "main", "down"), 1);
+	ck_assert_int_eq(h_edge(r.json, "down", "down"), 199);
+	ck_assert_int_eq(h_edge(r.json, "down", "leaf"), 1);
+	ck_assert_int_eq(h_edge(r.json, "main", "after"), 1);
+	ck_assert_int_eq(h_nedges(r.json), 5);
+	ck_assert_int_gt(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+	ck_assert_int_eq(h_returns(r.json, "open"), 0);
+	/* 203 frames: main, 200 down, leaf, after. */
+	ck_assert_int_eq(h_returns(r.json, "matched") + h_returns(r.json, "missing"), 203);
+	h_free(&r);
+}
+END_TEST
+
+/* longjmp skips returns: the shadow stack recovers by stack pointer. */
+START_TEST(longjmp_recovers)
+{
+	char *args[] = {"--", (char *)h_target("jump", OPT(_i)), "100", NULL};
+	struct h_run r;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_calls(r.json, "outer"), 100);
+	ck_assert_int_eq(h_calls(r.json, "middle"), 100);
+	ck_assert_int_eq(h_calls(r.json, "inner"), 100);
+	ck_assert_int_eq(h_calls(r.json, "normal"), 1);
+	ck_assert_int_eq(h_edge(r.json, "main", "outer"), 100);
+	ck_assert_int_eq(h_edge(r.json, "outer", "middle"), 100);
+	ck_assert_int_eq(h_edge(r.json, "middle", "inner"), 100);
+	ck_assert_int_eq(h_edge(r.json, "main", "normal"), 1);
+	ck_assert_int_eq(h_nedges(r.json), 5);
+	ck_assert_int_eq(h_returns(r.json, "missing"), 200); /* middle, inner */
+	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+	h_free(&r);
+}
+END_TEST
+
+/* The target exits mid-trace with frames open: still a full report. */
+START_TEST(target_exits_mid_trace)
+{
+	char *args[] = {"--", (char *)h_target("exits", OPT(_i)), "50", NULL};
+	json_object *ex;
+	struct h_run r;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_calls(r.json, "unit"), 50);
+	ck_assert_int_eq(h_edge(r.json, "leave_outer", "leave_inner"), 1);
+	ck_assert_int_eq(h_returns(r.json, "open"), 3);
+	ex = h_get(h_get(r.json, "target"), "exit");
+	ck_assert_str_eq(json_object_get_string(ex), "exited with status 3");
+	h_free(&r);
+}
+END_TEST
+
+/* Two threads, eleven functions, default selection: the demo workload. */
+START_TEST(demo_exact)
+{
+	char *args[] = {"--", (char *)h_target("demo", OPT(_i)), NULL};
+	struct h_run r;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_calls(r.json, "next_random"), 30000);
+	ck_assert_int_eq(h_calls(r.json, "parse_token"), 30002);
+	ck_assert_int_eq(h_calls(r.json, "lookup"), 30384);
+	ck_assert_int_eq(h_calls(r.json, "insert"), 768);
+	ck_assert_int_eq(h_calls(r.json, "count_words"), 2);
+	ck_assert_int_eq(h_edge(r.json, "count_words", "lookup"), 30000);
+	ck_assert_int_eq(h_edge(r.json, "merge_tables", "lookup"), 384);
+	ck_assert_int_eq(h_edge(r.json, "merge_tables", "insert"), 0);
+	ck_assert_int_eq(h_edge(r.json, "count_words", "insert"), 768);
+	ck_assert_int_eq(h_num(r.json, "events"), 2 * 151160);
+	h_free(&r);
+}
+END_TEST
+
+/* -f globs and -a: only the selected functions and analyzers report. */
+START_TEST(select_functions_and_analyzers)
+{
+	char *args[] = {"-a", "count", "-f", "f*", "--", (char *)h_target("recurse", OPT(_i)),
+			"10", NULL};
+	struct h_run r;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_calls(r.json, "fib"), 177);
+	ck_assert_int_eq(h_calls(r.json, "main"), 0);
+	ck_assert_int_eq(h_num(r.json, "functions_traced"), 1);
+	ck_assert_ptr_null(h_get(r.json, "callgraph"));
+	h_free(&r);
+}
+END_TEST
+
+/* Byte at file offset off of the target's text, as mapped in pid. */
+static int mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out)
+{
+	char path[64], line[PATH_MAX + 128];
+	unsigned long start, end, moff;
+	int found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char file[PATH_MAX] = "";
+
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %s", &start, &end, &moff, file) < 3)
+			continue;
+		if (strcmp(file, exe) || off < moff || off >= moff + (end - start))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+		int fd = open(path, O_RDONLY);
+
+		if (fd >= 0 && pread(fd, out, 1, (off_t)(start + off - moff)) == 1)
+			found = 0;
+		if (fd >= 0)
+			close(fd);
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/* -p on a process that started before cabbpf: trace, trigger known work,
+ * Ctrl-C; exact count, a report, the target unharmed and free of
+ * breakpoints afterwards. */
+START_TEST(attach_pid_then_sigint)
+{
+	const char *exe = h_target("longrun", OPT(_i));
+	char out_path[PATH_MAX], err_path[PATH_MAX], pidbuf[16], real[PATH_MAX];
+	char *args[] = {"-p", pidbuf, "-f", "burst", "-f", "tick", NULL};
+	struct symtab *st = NULL;
+	const struct sym *burst;
+	unsigned char before, after, file_byte;
+	struct h_run r;
+	pid_t pid;
+	int status, fd;
+
+	snprintf(out_path, sizeof(out_path), "%s/longrun%d-%d.out", h_tmp, _i, (int)getpid());
+	snprintf(err_path, sizeof(err_path), "%s/longrun%d-%d.err", h_tmp, _i, (int)getpid());
+	close(open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		execl(exe, exe, (char *)NULL);
+		_exit(127);
+	}
+	ck_assert(h_wait_for(out_path, "ready", 5000));
+	ck_assert_ptr_nonnull(realpath(exe, real));
+	ck_assert_int_eq(syms__load(real, &st), 0);
+	burst = syms__find(st, "burst");
+	ck_assert_ptr_nonnull(burst);
+	fd = open(real, O_RDONLY);
+	ck_assert_int_eq(pread(fd, &file_byte, 1, (off_t)burst->offset), 1);
+	close(fd);
+	ck_assert_int_eq(mapped_byte(pid, real, burst->offset, &before), 0);
+	ck_assert_int_eq(before, file_byte);
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
+	ck_assert_msg(h_wait_for(r.err_path, "tracing", 10000), "cabbpf did not start");
+	kill(pid, SIGUSR1);
+	ck_assert(h_wait_for(out_path, "burst done", 5000));
+	kill(r.pid, SIGINT);
+	h_finish(&r);
+	assert_clean_run(&r);
+	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "interrupted");
+	ck_assert_msg(h_calls(r.json, "burst") == 1000, "burst %lld; report:\n%s\n%s",
+		      h_calls(r.json, "burst"), r.out, r.err);
+	/* main was entered before the attach: burst's callers are unknown. */
+	ck_assert_int_eq(h_edge(r.json, "<root>", "burst"), 1000);
+	ck_assert_int_gt(h_calls(r.json, "tick"), 0);
+	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+
+	/* No breakpoint left; the target still runs and exits normally. */
+	ck_assert_int_eq(mapped_byte(pid, real, burst->offset, &after), 0);
+	ck_assert_int_eq(after, file_byte);
+	ck_assert_int_eq(kill(pid, 0), 0);
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	syms__free(st);
+	h_free(&r);
+}
+END_TEST
+
+/* Ctrl-C during `cabbpf -- cmd`: the report is written and cmd ends too. */
+START_TEST(sigint_launched_command)
+{
+	char *args[] = {"-f", "tick", "--", (char *)h_target("longrun", OPT(_i)), NULL};
+	struct h_run r;
+	pid_t tpid;
+
+	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
+	ck_assert(h_wait_for(r.out_path, "ready", 10000));
+	usleep(200 * 1000);
+	kill(r.pid, SIGINT);
+	h_finish(&r);
+	assert_clean_run(&r);
+	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "interrupted");
+	ck_assert_int_gt(h_calls(r.json, "tick"), 10);
+	tpid = (pid_t)json_object_get_int(h_get(h_get(r.json, "target"), "pid"));
+	ck_assert_int_gt(tpid, 0);
+	ck_assert_int_eq(kill(tpid, 0), -1); /* gone, and reaped */
+	h_free(&r);
+}
+END_TEST
+
+/* Bad input: a clear message and a non-zero exit each. */
+static void expect_failure(char **args, int setuid_nobody, const char *needle)
+{
+	struct h_run r;
+
+	ck_assert_int_eq(h_start(&r, args, 1, setuid_nobody), 0);
+	h_finish(&r);
+	ck_assert_msg(r.status != 0, "exit 0 for bad input; stderr:\n%s", r.err);
+	ck_assert_msg(strstr(r.err, needle), "stderr lacks '%s':\n%s", needle, r.err);
+	ck_assert_msg(!strstr(r.err, "Segmentation"), "crash:\n%s", r.err);
+	h_free(&r);
+}
+
+START_TEST(bad_no_such_pid)
+{
+	char pidbuf[16];
+	char *args[] = {"-p", pidbuf, NULL};
+	pid_t p = 4000000;
+
+	while (kill(p, 0) == 0 || errno != ESRCH)
+		p++;
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)p);
+	expect_failure(args, 0, "no such process");
+}
+END_TEST
+
+START_TEST(bad_not_root)
+{
+	char *args[] = {"--", (char *)h_target("recurse", 0), "5", NULL};
+
+	expect_failure(args, 1, "must run as root");
+}
+END_TEST
+
+START_TEST(bad_not_elf)
+{
+	char script[PATH_MAX];
+	char *args[] = {"--", script, NULL};
+	FILE *f;
+
+	snprintf(script, sizeof(script), "%s/script.sh", h_tmp);
+	f = fopen(script, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("#!/bin/sh\necho hi\n", f);
+	fclose(f);
+	chmod(script, 0755);
+	expect_failure(args, 0, "not an ELF");
+}
+END_TEST
+
+START_TEST(bad_no_matching_function)
+{
+	char *args[] = {"-f", "zzz_no_such_*", "--", (char *)h_target("recurse", 0), "5", NULL};
+
+	expect_failure(args, 0, "no function");
+}
+END_TEST
+
+START_TEST(bad_unknown_option)
+{
+	char *args[] = {"--bogus-option", "-p", "1", NULL};
+
+	expect_failure(args, 0, "unknown option");
+}
+END_TEST
+
+START_TEST(bad_missing_command)
+{
+	char *args[] = {"--", "/nonexistent/program", NULL};
+
+	expect_failure(args, 0, "no such file");
+}
+END_TEST
+
+START_TEST(bad_unknown_analyzer)
+{
+	char *args[] = {"-a", "nosuch", "--", (char *)h_target("recurse", 0), "5", NULL};
+
+	expect_failure(args, 0, "nosuch");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("integration");
+	TCase *exact = tcase_create("exact"), *bad = tcase_create("bad-input");
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "integration: needs root (BPF, uprobes); run the tests with sudo\n");
+		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+		return 1;
+	}
+	if (h_setup()) {
+		fprintf(stderr, "integration: could not build tests/targets or find ./cabbpf\n");
+		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+		return 1;
+	}
+	tcase_set_timeout(exact, 120);
+	tcase_set_timeout(bad, 60);
+	tcase_add_loop_test(exact, recursion_exact, 0, 2);
+	tcase_add_loop_test(exact, threads_exact_per_thread, 0, 2);
+	tcase_add_loop_test(exact, cpu_hopping_keeps_order, 0, 2);
+	tcase_add_loop_test(exact, deep_recursion_past_uretprobe_limit, 0, 2);
+	tcase_add_loop_test(exact, longjmp_recovers, 0, 2);
+	tcase_add_loop_test(exact, target_exits_mid_trace, 0, 2);
+	tcase_add_loop_test(exact, demo_exact, 0, 2);
+	tcase_add_loop_test(exact, select_functions_and_analyzers, 0, 2);
+	tcase_add_loop_test(exact, attach_pid_then_sigint, 0, 2);
+	tcase_add_loop_test(exact, sigint_launched_command, 0, 2);
+	tcase_add_test(bad, bad_no_such_pid);
+	tcase_add_test(bad, bad_not_root);
+	tcase_add_test(bad, bad_not_elf);
+	tcase_add_test(bad, bad_no_matching_function);
+	tcase_add_test(bad, bad_unknown_option);
+	tcase_add_test(bad, bad_missing_command);
+	tcase_add_test(bad, bad_unknown_analyzer);
+	suite_add_tcase(s, exact);
+	suite_add_tcase(s, bad);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
