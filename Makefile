@@ -110,8 +110,15 @@ tsan-check:
 	$(Q)$(MAKE) --no-print-directory OUT=.output/tsan OPT=-O1 \
 		SANFLAGS="-fsanitize=thread" EXTRA_CFLAGS=-DCABBPF_TSAN tsan-run
 
-tsan-run: $(OUT)/tests/test_cab_stress $(OUT)/tests/test_loader_threads
-	$(Q)OUT=$(OUT) tests/run.sh $^
+# The sanitizer flavours also build the whole tool, so the loader's real
+# threads (with real BPF events) run under the sanitizer too.
+$(OUT)/cabbpf: $(OUT)/obj/user/main.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+tsan-run: $(OUT)/tests/test_cab_stress $(OUT)/tests/test_loader_threads $(OUT)/cabbpf
+	$(Q)OUT=$(OUT) CABBPF_BIN=$(OUT)/cabbpf TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+		tests/run.sh $(OUT)/tests/test_cab_stress $(OUT)/tests/test_loader_threads
 
 bench: cabbpf $(BENCH_BINS)
 
