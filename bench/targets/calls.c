@@ -3,8 +3,9 @@
  * calls T N: T threads each call leaf() N times from loop_body() as fast as
  * they can, then print the loop's own time per call (so start-up and attach
  * time are not counted): "ns_per_call=<x> calls=<T*N>".
- * Built with -O2 -fno-omit-frame-pointer, leaf() starts with `push %rbp`, an
- * instruction the kernel emulates: the cheap-but-common uprobe path.
+ * Built with -DENTRY_PUSH -fno-omit-frame-pointer, leaf() starts with
+ * `push %rbp`, which the kernel emulates (the cheap path); without, it starts
+ * with a mov, which the kernel single-steps (DESIGN.md: ~20x dearer).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -14,11 +15,27 @@
 static volatile unsigned long sink;
 static long n_calls;
 
+#ifdef ENTRY_PUSH
+__attribute__((noinline)) static void helper(unsigned long i)
+{
+	sink += i;
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Not a leaf: with -fno-omit-frame-pointer it starts with push %rbp. */
+__attribute__((noinline)) void leaf(unsigned long i)
+{
+	helper(i);
+	__asm__ volatile("" ::: "memory");
+}
+#else
+/* A leaf: at -O2 it starts with a mov, single-stepped by the kernel. */
 __attribute__((noinline)) void leaf(unsigned long i)
 {
 	sink += i;
 	__asm__ volatile("" ::: "memory");
 }
+#endif
 
 static double now(void)
 {
