@@ -6,10 +6,11 @@
 #include "analyzers/analyzer.h"
 #include "user/log.h"
 
-/* Registry order is report order: counts first, then the graph. */
+/* Registry order is report order: counts first, then the graph, then I/O. */
 static const struct analyzer_ops *const registry[] = {
 	&analyzer_count,
 	&analyzer_callgraph,
+	&analyzer_io,
 };
 
 #define NREG (sizeof(registry) / sizeof(registry[0]))
@@ -151,7 +152,8 @@ void an_set__on_call(void *set, const struct an_call *c)
 	unsigned i;
 
 	for (i = 0; i < s->n; i++)
-		s->ops[i]->on_call(s->state[i], c);
+		if (s->ops[i]->on_call) /* NULL: an analyzer of I/O only */
+			s->ops[i]->on_call(s->state[i], c);
 }
 
 void an_set__on_return(void *set, const struct an_return *r)
@@ -160,7 +162,17 @@ void an_set__on_return(void *set, const struct an_return *r)
 	unsigned i;
 
 	for (i = 0; i < s->n; i++)
-		s->ops[i]->on_return(s->state[i], r);
+		if (s->ops[i]->on_return)
+			s->ops[i]->on_return(s->state[i], r);
+}
+
+void an_set__on_io(struct an_set *s, const struct an_io *io)
+{
+	unsigned i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->ops[i]->on_io)
+			s->ops[i]->on_io(s->state[i], io);
 }
 
 void *an_set__state(const struct an_set *s, const char *name)

@@ -64,6 +64,27 @@ struct an_return {
 	uint64_t ts;	  /* ns, timestamp of the event that closed the frame */
 };
 
+struct shadow_frame;
+
+/*
+ * An I/O system call that completed in the thread (kind CABBPF_EV_IO), in
+ * program order: frames[0..depth-1] are the thread's live shadow-stack
+ * frames at that moment (analyzers/shadow.h; [0] outermost), so an analyzer
+ * can charge the I/O to every activation it happened in.
+ */
+struct an_io {
+	uint32_t tid;
+	uint32_t sc;	 /* enum cabbpf_sc (include/cabbpf_event.h) */
+	uint32_t fdkind; /* enum cabbpf_fdkind */
+	bool failed;	 /* the call returned an error: no bytes moved */
+	int32_t fd;	 /* -1 for msgrcv/msgsnd */
+	uint32_t req;	 /* bytes requested */
+	uint32_t ret;	 /* bytes moved (0 when failed) */
+	uint64_t ts;
+	const struct shadow_frame *frames;
+	size_t depth;
+};
+
 struct analyzer_ops {
 	const char *name; /* as given to -a */
 	const char *help; /* one line for usage messages */
@@ -73,8 +94,8 @@ struct analyzer_ops {
 	int (*init)(const struct an_ctx *ctx, void **state);
 	/* Hot path: no allocation failure may be lost silently; an analyzer
 	 * that cannot record an event counts it and reports the count. */
-	void (*on_call)(void *state, const struct an_call *c);
-	void (*on_return)(void *state, const struct an_return *r);
+	void (*on_call)(void *state, const struct an_call *c);     /* may be NULL */
+	void (*on_return)(void *state, const struct an_return *r); /* may be NULL */
 	/* Add everything src recorded into dst (instances of the same ops).
 	 * src is left unchanged. Returns 0 or -ENOMEM. */
 	int (*merge)(void *dst, const void *src);
@@ -85,11 +106,14 @@ struct analyzer_ops {
 	int (*report_json)(void *state, struct json *w);
 	/* Free the instance; NULL is fine. */
 	void (*free)(void *state);
+	/* An I/O call in program order; NULL when the analyzer ignores I/O. */
+	void (*on_io)(void *state, const struct an_io *io);
 };
 
 /* The registry, in report order. */
 extern const struct analyzer_ops analyzer_count;
 extern const struct analyzer_ops analyzer_callgraph;
+extern const struct analyzer_ops analyzer_io;
 
 #define AN_MAX 8 /* analyzers that can be selected at once */
 
@@ -125,6 +149,8 @@ void an_set__fini(struct an_set *s);
 /* Fan-out used by the shadow stack (the void *ctx is the struct an_set). */
 void an_set__on_call(void *set, const struct an_call *c);
 void an_set__on_return(void *set, const struct an_return *r);
+/* Hand an I/O call to every analyzer that has on_io. */
+void an_set__on_io(struct an_set *s, const struct an_io *io);
 
 /* The instance of the analyzer named name in s, or NULL. For tests and
  * callers that read results through an analyzer's own query functions. */

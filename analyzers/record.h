@@ -40,4 +40,48 @@ static inline void rec__decode(const uint64_t *w, struct rec *r)
 	r->sp = w[2];
 }
 
+/*
+ * An I/O record (kind CABBPF_EV_IO), same 3 words:
+ *
+ *   w0 = 3 << 56 | flags << 52 | fdkind << 48 | sc << 40 | (uint32_t)fd
+ *                             never 0 nor ~0 (kind is 3)
+ *   w1 = ts                   ns, at the syscall's exit
+ *   w2 = req << 32 | ret      requested and returned bytes, each clamped to
+ *                             32 bits (Linux moves < 2^31 bytes per call);
+ *                             with CABBPF_IO_ERR, ret is the errno
+ */
+struct rec_io {
+	uint32_t sc;	 /* enum cabbpf_sc */
+	uint32_t fdkind; /* enum cabbpf_fdkind */
+	uint32_t flags;	 /* CABBPF_IO_* */
+	int32_t fd;	 /* -1: no fd (msgrcv/msgsnd) */
+	uint64_t ts;
+	uint32_t req;
+	uint32_t ret; /* bytes, or errno with CABBPF_IO_ERR */
+};
+
+static inline uint32_t rec__clamp32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static inline void rec__encode_io(uint64_t *w, const struct rec_io *r)
+{
+	w[0] = (uint64_t)3 << 56 | (uint64_t)(r->flags & 0xf) << 52 |
+	       (uint64_t)(r->fdkind & 0xf) << 48 | (uint64_t)(r->sc & 0xff) << 40 | (uint32_t)r->fd;
+	w[1] = r->ts;
+	w[2] = (uint64_t)r->req << 32 | r->ret;
+}
+
+static inline void rec__decode_io(const uint64_t *w, struct rec_io *r)
+{
+	r->flags = (uint32_t)(w[0] >> 52) & 0xf;
+	r->fdkind = (uint32_t)(w[0] >> 48) & 0xf;
+	r->sc = (uint32_t)(w[0] >> 40) & 0xff;
+	r->fd = (int32_t)(uint32_t)w[0];
+	r->ts = w[1];
+	r->req = (uint32_t)(w[2] >> 32);
+	r->ret = (uint32_t)w[2];
+}
+
 #endif /* ANALYZERS_RECORD_H */

@@ -24,8 +24,8 @@
  * migrating threads wait longer in the pending sets. */
 #define BATCH 4
 #define SPIN_ROUNDS 64
-#define SLEEP_MIN_NS 1000L
-#define SLEEP_MAX_NS 1000000L
+#define SLEEP_MIN_NS 2000000L /* the loader hands chunks over every 2 ms */
+#define SLEEP_MAX_NS 2000000L
 
 /* A chunk held aside: waiting for a hole to fill, or in an inbox. */
 struct pchunk {
@@ -214,6 +214,29 @@ static void tstate_free(struct tstate *t)
 	free(t);
 }
 
+/* An I/O record: the analyzers see it with the thread's live frames. */
+static void dispatch_io(struct worker *w, struct tstate *t, const uint64_t *rec)
+{
+	struct rec_io r;
+	struct an_io io;
+
+	rec__decode_io(rec, &r);
+	io = (struct an_io){
+		.tid = t->tid,
+		.sc = r.sc,
+		.fdkind = r.fdkind,
+		.failed = (r.flags & CABBPF_IO_ERR) != 0,
+		.fd = r.fd,
+		.req = r.req,
+		.ret = (r.flags & CABBPF_IO_ERR) ? 0 : r.ret,
+		.ts = r.ts,
+		.frames = t->sh.f,
+		.depth = t->sh.depth,
+	};
+	an_set__on_io(&w->set, &io);
+	w->st.io_records++;
+}
+
 /* Run records, in program order, through the thread's shadow stack. */
 static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, uint32_t nrec)
 {
@@ -222,6 +245,10 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 
 	for (i = 0; i < nrec; i++) {
 		rec__decode(recs + (size_t)i * REC_WORDS, &ev);
+		if (ev.kind == CABBPF_EV_IO) {
+			dispatch_io(w, t, recs + (size_t)i * REC_WORDS);
+			continue;
+		}
 		if (ev.fid >= nfuncs) {
 			w->st.bad_records++;
 			continue;
@@ -571,6 +598,7 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 {
 	d->chunks += s->chunks;
 	d->records += s->records;
+	d->io_records += s->io_records;
 	d->bad_records += s->bad_records;
 	d->dup_records += s->dup_records;
 	d->nomem_records += s->nomem_records;

@@ -53,6 +53,30 @@ struct {
 	__type(value, struct tstate);
 } tstates SEC(".maps");
 
+/* --cgroup (issue 4): the loader puts the cgroup in cgfilter[0] and sets
+ * cgon[0] = 1 after load. Maps rather than rodata, so loading is unchanged;
+ * the check costs one inlined array lookup when off. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgfilter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgon SEC(".maps");
+
+static __always_inline bool cgroup_excluded(void)
+{
+	__u32 k = 0, *on = bpf_map_lookup_elem(&cgon, &k);
+
+	return on && *on && bpf_current_task_under_cgroup(&cgfilter, 0) != 1;
+}
+
 static __always_inline void bump(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
@@ -67,10 +91,13 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	__u32 tgid = id >> 32;
 	struct cabbpf_event *e;
 	struct tstate *st;
+	__u64 cookie;
 	__u32 cpu;
 	void *rb;
 
 	if (target_tgid && tgid != target_tgid)
+		return 0;
+	if (cgroup_excluded())
 		return 0;
 	st = bpf_task_storage_get(&tstates, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -100,15 +127,20 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	e->tid = (__u32)id;
 	e->pid = tgid;
 	e->kind = kind;
-	e->fid = (__u32)bpf_get_attach_cookie(ctx);
+	cookie = bpf_get_attach_cookie(ctx);
+	e->fid = (__u32)cookie;
 	/* Taken only after the reserve succeeded: drops leave no gap. */
 	e->seq = st->seq++;
 	e->ts = bpf_ktime_get_ns();
-	e->sp = PT_REGS_SP(ctx);
+	/* A probe moved past pushes or sub $n,%rsp (entry-only plans,
+	 * user/plan.h) carries in the cookie's upper half how far rsp moved:
+	 * the event still names the return-address slot. 0 otherwise. */
+	e->sp = PT_REGS_SP(ctx) + (cookie >> 32);
 	bpf_ringbuf_submit(e, bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) > wakeup_bytes
 				      ? BPF_RB_FORCE_WAKEUP
 				      : BPF_RB_NO_WAKEUP);
-	bump(CABBPF_STAT_EVENTS);
+	/* No per-event counter: the loader counts what it reads, and every
+	 * failure path above is counted. */
 out:
 	st->busy = 0;
 	return 0;

@@ -15,6 +15,7 @@
 enum cabbpf_kind {
 	CABBPF_EV_ENTRY = 1,  /* uprobe at a function's entry */
 	CABBPF_EV_RETURN = 2, /* uretprobe: the function has returned */
+	CABBPF_EV_IO = 3,     /* an I/O system call completed (struct cabbpf_io_event) */
 };
 
 /*
@@ -46,11 +47,134 @@ struct cabbpf_event {
 
 /* Indices of the per-CPU counters in the BPF "stats" map. */
 enum cabbpf_stat {
-	CABBPF_STAT_EVENTS = 0,  /* events written to a ring */
+	CABBPF_STAT_EVENTS = 0,  /* reserved: the loader counts events it reads */
 	CABBPF_STAT_DROPS = 1,   /* events lost: ring full */
 	CABBPF_STAT_REENTRY = 2, /* probe hit while the thread was in a probe */
 	CABBPF_STAT_NOSTORE = 3, /* task storage could not be created */
 	CABBPF_STAT__MAX = 4,
+};
+
+/*
+ * I/O system calls that move a buffer between the thread's memory and the
+ * outside (seed 002, section 4.3/5): the input family delivers external
+ * input, the output family sends the thread's memory out.
+ */
+enum cabbpf_sc {
+	CABBPF_SC_READ = 0,
+	CABBPF_SC_READV,
+	CABBPF_SC_PREAD64,
+	CABBPF_SC_PREADV,
+	CABBPF_SC_PREADV2,
+	CABBPF_SC_RECVFROM,
+	CABBPF_SC_RECVMSG,
+	CABBPF_SC_RECVMMSG,
+	CABBPF_SC_MSGRCV,
+	CABBPF_SC_WRITE, /* first of the output family */
+	CABBPF_SC_WRITEV,
+	CABBPF_SC_PWRITE64,
+	CABBPF_SC_PWRITEV,
+	CABBPF_SC_PWRITEV2,
+	CABBPF_SC_SENDTO,
+	CABBPF_SC_SENDMSG,
+	CABBPF_SC_SENDMMSG,
+	CABBPF_SC_MSGSND,
+	CABBPF_SC__MAX = 18,
+};
+
+#define CABBPF_SC_IS_OUTPUT(sc) ((sc) >= CABBPF_SC_WRITE)
+
+/* What the fd refers to, as far as the kernel can tell cheaply (inode mode
+ * and, for character devices, the tty major numbers). */
+enum cabbpf_fdkind {
+	CABBPF_FD_OTHER = 0,
+	CABBPF_FD_FILE = 1, /* regular file */
+	CABBPF_FD_PIPE = 2, /* pipe or FIFO */
+	CABBPF_FD_SOCKET = 3,
+	CABBPF_FD_TTY = 4, /* tty, console, pty */
+	CABBPF_FD_NONE = 5, /* no fd: SysV message queue (msgrcv/msgsnd) */
+	CABBPF_FD__MAX = 6,
+};
+
+/* Flags of struct cabbpf_io_event. */
+#define CABBPF_IO_ERR 1u /* the call failed: ret holds -errno, no bytes moved */
+
+/*
+ * One completed I/O system call, written to the same per-CPU ring and with
+ * the same per-thread sequence number as the call events, so analyzers see
+ * it in the thread's program order between calls and returns. The leading
+ * fields match struct cabbpf_event (tid, pid, kind, then seq and ts at the
+ * same offsets), so a reader can switch on kind first. 56 bytes.
+ */
+struct cabbpf_io_event {
+	__u32 tid;
+	__u32 pid;
+	__u32 kind; /* CABBPF_EV_IO */
+	__u8 sc;     /* enum cabbpf_sc */
+	__u8 fdkind; /* enum cabbpf_fdkind */
+	__u8 flags;  /* CABBPF_IO_* */
+	__u8 pad;
+	__u64 seq;
+	__u64 ts;  /* bpf_ktime_get_ns() at the syscall's exit */
+	__s64 ret; /* bytes moved, or -errno (flags & CABBPF_IO_ERR) */
+	__u64 req; /* bytes requested (iovec lengths summed; see docs) */
+	__u64 buf; /* user buffer (or iovec / msghdr) address */
+	__s32 fd;  /* -1 for msgrcv/msgsnd */
+	__u32 pad2;
+};
+
+/* Indices of the per-CPU counters of bpf/io.bpf.c's "iocounts" map. */
+enum cabbpf_iostat {
+	CABBPF_IOSTAT_CALLS = 0,     /* I/O syscalls seen (after filters) */
+	CABBPF_IOSTAT_STATS_FULL = 1, /* --io: per-process key not created, map full */
+	CABBPF_IOSTAT_FILES_FULL = 2, /* --io: per-file key not created, map full */
+	CABBPF_IOSTAT_COMPAT = 3,    /* 32-bit (ia32) syscalls: not decoded */
+	CABBPF_IOSTAT_EVENTS = 4,    /* function-tracing mode: I/O events written to a
+					ring (ring-full drops count in the shared
+					CABBPF_STAT_DROPS: a lost I/O event is a loss) */
+	CABBPF_IOSTAT__MAX = 5,
+};
+
+/* --io mode: in-kernel aggregates (bpf/io.bpf.c maps "iostats", "iofiles"). */
+#define CABBPF_HIST_BUCKETS 32 /* log2 buckets: 0 (0 bytes), 1 (1), 2 (2-3), ... */
+
+struct cabbpf_iostat_key {
+	__u32 pid;
+	__u8 sc;
+	__u8 fdkind;
+	__u16 pad;
+	__u64 cgid; /* cgroup v2 id (inode number of the cgroup directory) */
+};
+
+struct cabbpf_iostat_val {
+	__u64 calls;
+	__u64 errors;
+	__u64 bytes; /* returned bytes, summed */
+	__u64 req;   /* requested bytes, summed */
+	__u64 short_calls; /* successful, but fewer bytes than requested */
+	__u64 hist_req[CABBPF_HIST_BUCKETS];
+	__u64 hist_ret[CABBPF_HIST_BUCKETS];
+	char comm[16]; /* the first thread that used the key on this CPU */
+};
+
+struct cabbpf_iofile_key {
+	__u32 pid;
+	__s32 fd;
+	__u64 ino; /* inode number: an fd reused for another file is another key */
+};
+
+struct cabbpf_iofile_val {
+	__u64 in_bytes;
+	__u64 out_bytes;
+	__u64 in_calls;
+	__u64 out_calls;
+	__u64 dev;   /* s_dev of the inode's superblock */
+	__u64 cgid;
+	__u32 fdkind;
+	__u32 pad;
+	/* Last path component (dentry name) when the key was created, so a
+	 * file closed before user space could look at /proc/PID/fd is still
+	 * named. Only in the creating CPU's value; empty elsewhere. */
+	char name[48];
 };
 
 #endif /* CABBPF_EVENT_H */

@@ -1241,6 +1241,9 @@ START_TEST(test_report_json_exact)
 		"\"callgraph\":["
 		"{\"caller\":\"main\",\"callee\":\"a\",\"calls\":2,\"threads\":{\"42\":2}},"
 		"{\"caller\":\"<root>\",\"callee\":\"main\",\"calls\":1,\"threads\":{\"42\":1}}],"
+		"\"io\":{\"events\":0,\"functions\":[],\"outside\":{\"in_bytes\":0,\"out_bytes\":0,"
+		"\"in_calls\":0,\"out_calls\":0},\"syscalls\":[],\"threads\":{},\"bad_records\":0,"
+		"\"nomem\":0},"
 		"\"returns\":{\"matched\":3,\"missing\":0,\"orphan\":0,\"open\":0,\"depth_"
 		"limited\":0},"
 		"\"order_gaps\":0,\"order_gap_events\":0,"
@@ -1329,7 +1332,7 @@ START_TEST(test_select)
 
 	ck_assert_int_eq(analyzer__select(NULL, ops, &n), 0);
 	ck_assert_uint_eq(n, analyzer__count());
-	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(n, 3); /* count, callgraph, io */
 	ck_assert_int_eq(analyzer__select("callgraph", ops, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(ops[0]->name, "callgraph");
@@ -1344,7 +1347,8 @@ START_TEST(test_select)
 	ck_assert_int_eq(analyzer__select("counts", ops, &n), -EINVAL);
 	ck_assert_ptr_eq(analyzer__find("count"), &analyzer_count);
 	ck_assert_ptr_null(analyzer__find("coun"));
-	ck_assert_ptr_null(analyzer__get(2));
+	ck_assert_ptr_eq(analyzer__get(2), &analyzer_io);
+	ck_assert_ptr_null(analyzer__get(3));
 
 	o.analyzers = "nope";
 	ck_assert_int_eq(runner__new(&o, NULL, 0, &r), -EINVAL);

@@ -19,8 +19,12 @@
 
 #include "analyzers/runner.h"
 #include "cab/cab.h"
+#include "user/io.h"
+#include "user/iomode.h"
 #include "user/log.h"
 #include "user/opts.h"
+#include "user/libs.h"
+#include "user/plan.h"
 #include "user/report.h"
 #include "user/stage.h"
 #include "user/syms.h"
@@ -123,8 +127,21 @@ int main(int argc, char **argv)
 	struct target tg;
 	struct opts o;
 	struct symtab *st = NULL;
+	struct plan *plan = NULL;
+	struct libs *libs = NULL;
+	const char *exe_globs[OPTS_MAX_FUNCS];
+	const char **binaries = NULL;
+	uint32_t *sp_delta = NULL;
+	size_t nexe = 0;
+	struct plan_opts plo;
+	char plan_line[256];
 	struct stage *stage = NULL;
 	struct trace *tr = NULL;
+	struct io *io = NULL;
+	struct io_opts io_o;
+	char cgpath[4096] = "";
+	int cgfd = -1;
+	uint64_t io_counts[CABBPF_IOSTAT__MAX] = {0};
 	struct runner *rn = NULL;
 	struct runner_opts ro;
 	struct trace_opts to;
@@ -135,7 +152,7 @@ int main(int argc, char **argv)
 	uint64_t *offsets = NULL, *lost_cpu = NULL;
 	const char **names = NULL;
 	size_t *idx = NULL, n = 0, i;
-	double t0, t1, next_check = 0;
+	double t0, t1, next_check = 0, t_att = 0, t_det = 0;
 	bool have_target = false, started = false, runner_started = false;
 	int err, ret = 1;
 
@@ -149,12 +166,17 @@ int main(int argc, char **argv)
 	log_verbose = o.verbose;
 	libbpf_set_print(libbpf_print);
 
-	if (geteuid() != 0 && !o.list) {
+	if (geteuid() != 0 && !o.list && !o.plan) {
 		log_err("cabbpf must run as root: BPF programs and uprobes need CAP_BPF, "
 			"CAP_PERFMON and CAP_SYS_ADMIN (try: sudo cabbpf ...)");
 		return 1;
 	}
 	install_signals();
+	if (o.io)
+		return iomode__run(&o, &stop_signal); /* system-wide I/O: user/iomode.c */
+	/* --cgroup / --container: checked before anything starts. */
+	if (iomode__cgroup(&o, &cgfd, cgpath, sizeof(cgpath)))
+		goto cleanup;
 
 	if (o.cmd) {
 		err = target__spawn(&tg, o.cmd);
@@ -171,7 +193,12 @@ int main(int argc, char **argv)
 	}
 	have_target = true;
 
-	err = syms__load(tg.exe, &st);
+	/* LIB:GLOB selectors are for shared libraries (user/libs.h); with
+	 * nothing but those, nothing of the main executable is traced. */
+	for (i = 0; i < o.nfuncs; i++)
+		if (!libs__is_selector(o.funcs[i]))
+			exe_globs[nexe++] = o.funcs[i];
+	err = o.nfuncs && !nexe ? 0 : syms__load(tg.exe, &st);
 	if (err) {
 		if (err == -ENOEXEC)
 			log_err("%s is not an ELF executable (for a script, trace its interpreter's "
@@ -183,13 +210,15 @@ int main(int argc, char **argv)
 			log_err("reading symbols of %s: %s", tg.exe, strerror(-err));
 		goto cleanup;
 	}
-	err = syms__select(st, o.funcs, o.nfuncs, &idx, &n);
+	if (!st)
+		err = 0;
+	else
+		err = syms__select(st, exe_globs, nexe, &idx, &n);
 	if (err) {
-		if (err == -ENOENT && o.nfuncs) {
+		if (err == -ENOENT && nexe) {
 			log_err("no function of %s matches the -f pattern%s given (%s%s); "
 				"list them with: cabbpf -l",
-				tg.exe, o.nfuncs > 1 ? "s" : "", o.funcs[0],
-				o.nfuncs > 1 ? ", ..." : "");
+				tg.exe, nexe > 1 ? "s" : "", exe_globs[0], nexe > 1 ? ", ..." : "");
 		} else if (err == -ENOENT) {
 			log_err("%s has no function to trace", tg.exe);
 		} else {
@@ -197,30 +226,72 @@ int main(int argc, char **argv)
 		}
 		goto cleanup;
 	}
+	/* Where each probe goes and what it costs, before anything is
+	 * attached: --plan stops here. */
+	memset(&plo, 0, sizeof(plo));
+	plo.no_shift = o.no_shift;
+	plo.returns = !o.entry_only;
+	plo.entry_only = o.entry_only;
+	err = st ? plan__build(st, idx, n, &plo, &plan) : 0;
+	if (err) {
+		log_err("planning probes in %s: %s", tg.exe, strerror(-err));
+		goto cleanup;
+	}
+	err = libs__load(tg.pid, o.funcs, o.nfuncs, &plo, &libs);
+	if (err)
+		goto cleanup; /* libs__load said which library */
 	if (o.list) {
-		print_list(st, idx, n);
+		if (st && n)
+			print_list(st, idx, n);
+		for (i = 0; libs && i < libs->nlibs; i++)
+			print_list(libs->v[i].st, libs->v[i].idx, libs->v[i].n);
 		ret = 0;
 		goto cleanup;
+	}
+	if (o.plan) {
+		if (n)
+			plan__print(stdout, plan, st, idx, o.analyzers, o.verbose);
+		libs__print(stdout, libs, o.analyzers, o.verbose);
+		ret = 0;
+		goto cleanup;
+	}
+	if (n) {
+		plan__summary(plan, plan_line, sizeof(plan_line));
+		log_info("%s", plan_line);
+	}
+	for (i = 0; libs && i < libs->nlibs; i++) {
+		plan__summary(libs->v[i].plan, plan_line, sizeof(plan_line));
+		log_info("%s %s", libs->v[i].name, plan_line);
 	}
 	if (n > UINT32_MAX / 2) {
 		log_err("too many functions (%zu)", n);
 		goto cleanup;
 	}
-	offsets = calloc(n, sizeof(*offsets));
-	names = calloc(n, sizeof(*names));
-	if (!offsets || !names) {
+	/* fids: the main executable's functions, then the libraries'. */
+	offsets = calloc(n + (libs ? libs->nfuncs : 0) + 1, sizeof(*offsets));
+	names = calloc(n + (libs ? libs->nfuncs : 0) + 1, sizeof(*names));
+	binaries = calloc(n + (libs ? libs->nfuncs : 0) + 1, sizeof(*binaries));
+	sp_delta = calloc(n + (libs ? libs->nfuncs : 0) + 1, sizeof(*sp_delta));
+	if (!offsets || !names || !binaries || !sp_delta) {
 		log_err("out of memory");
 		goto cleanup;
 	}
 	for (i = 0; i < n; i++) {
-		offsets[i] = st->syms[idx[i]].offset;
+		/* PLAN_NO_PROBE == TRACE_NO_PROBE: refused sites stay out. */
+		offsets[i] = plan->sites[i].offset;
+		sp_delta[i] = plan->sites[i].sp_delta;
 		names[i] = st->syms[idx[i]].name;
 	}
+	libs__fill(libs, offsets + n, names + n, binaries + n, sp_delta + n);
+	n += libs ? libs->nfuncs : 0;
 	raise_fd_limit();
 
 	memset(&to, 0, sizeof(to));
 	to.pid = tg.pid;
 	to.binary = tg.exe;
+	to.binaries = binaries;
+	to.no_returns = o.entry_only;
+	to.sp_delta = sp_delta;
 	to.offsets = offsets;
 	to.nfuncs = (uint32_t)n;
 	to.ring_bytes = o.ring_bytes;
@@ -229,6 +300,9 @@ int main(int argc, char **argv)
 	to.ctx = &lc;
 	err = trace__open(&to, &tr);
 	if (err)
+		goto cleanup;
+	if (cgfd >= 0 && iomode__cgroup_maps(trace__map_fd(tr, "cgfilter"),
+					     trace__map_fd(tr, "cgon"), cgfd))
 		goto cleanup;
 
 	/* Small chunks: the loader starts a chunk at every thread switch and
@@ -256,11 +330,34 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup; /* runner__new says which analyzer name was wrong */
 
+	t_att = now_s();
 	err = trace__attach(tr);
 	if (err) {
 		log_err("attaching probes to %s: %s", tg.exe, strerror(-err));
 		goto cleanup;
 	}
+	t_att = now_s() - t_att;
+	/* I/O events into the same rings, with the same sequence numbers:
+	 * after trace__attach, which may have replaced the maps. */
+	memset(&io_o, 0, sizeof(io_o));
+	io_o.pid = tg.pid;
+	io_o.floor = o.floor;
+	io_o.cgroup_fd = cgfd;
+	/* Again: a fallback to per-site links in trace__attach makes new maps. */
+	if (cgfd >= 0 && iomode__cgroup_maps(trace__map_fd(tr, "cgfilter"),
+					     trace__map_fd(tr, "cgon"), cgfd))
+		goto cleanup;
+	if (cgfd >= 0 && tg.spawned && iomode__cgroup_enter(cgpath, tg.pid))
+		goto cleanup;
+	io_o.rings_fd = trace__map_fd(tr, "rings");
+	io_o.tstates_fd = trace__map_fd(tr, "tstates");
+	io_o.stats_fd = trace__map_fd(tr, "stats");
+	io_o.ring_bytes = o.ring_bytes;
+	err = io__open(&io_o, &io);
+	if (!err)
+		err = io__attach(io);
+	if (err)
+		goto cleanup; /* io__open and io__attach said why */
 	log_info("tracing %zu function%s of %s (pid %d)%s%s", n, n == 1 ? "" : "s", tg.exe,
 		 (int)tg.pid, trace__skipped(tr) ? ", some refused by the kernel" : "",
 		 o.floor ? " [floor: empty programs]" : "");
@@ -283,7 +380,7 @@ int main(int argc, char **argv)
 
 	const char *why = NULL;
 	while (!why) {
-		int got = trace__poll(tr, 2);
+		int got = trace__poll(tr, 2); /* a drain per 2 ms: see trace__poll */
 
 		if (got < 0) {
 			log_err("reading the rings: %s", strerror(-got));
@@ -317,7 +414,12 @@ int main(int argc, char **argv)
 	 * signal on, -d ends it with SIGTERM (see --help). */
 	if (tg.spawned && !target__poll_exit(&tg))
 		kill(tg.pid, stop_signal ? stop_signal : SIGTERM);
+	io__detach(io);
+	t_det = now_s();
 	trace__detach(tr);
+	t_det = now_s() - t_det;
+	log_info("probes: attached in %.3f s, detached in %.3f s (%s)", t_att, t_det,
+		 trace__multi(tr) ? "multi-uprobe links" : "one link per site");
 	/* Every event a probe wrote is in a ring by now: drain them all. */
 	while (!lc.err && trace__poll(tr, 0) > 0)
 		;
@@ -326,8 +428,12 @@ int main(int argc, char **argv)
 	runner_started = false;
 
 	lost_cpu = calloc(trace__ncpus(tr), sizeof(*lost_cpu));
-	if (trace__stats(tr, totals, lost_cpu))
+	if (trace__stats(tr, totals, lost_cpu) || io__counts(io, io_counts))
 		log_warn("could not read the BPF counters");
+	if (io_counts[CABBPF_IOSTAT_EVENTS] != stage__io_events(stage))
+		log_warn("BPF wrote %llu I/O events but %llu were read",
+			 (unsigned long long)io_counts[CABBPF_IOSTAT_EVENTS],
+			 (unsigned long long)stage__io_events(stage));
 
 	memset(&sm, 0, sizeof(sm));
 	sm.pid = tg.pid;
@@ -337,8 +443,7 @@ int main(int argc, char **argv)
 	sm.skipped = trace__skipped(tr);
 	sm.multi = trace__multi(tr);
 	sm.duration_s = t1 - t0;
-	sm.events = stage__events(stage);
-	sm.bpf_events = totals[CABBPF_STAT_EVENTS];
+	sm.events = stage__events(stage) - stage__io_events(stage); /* call events */
 	sm.lost = totals[CABBPF_STAT_DROPS];
 	sm.lost_per_cpu = lost_cpu;
 	sm.ncpus = trace__ncpus(tr);
@@ -355,6 +460,14 @@ int main(int argc, char **argv)
 		sm.cab.grown += cs.grown;
 	}
 	sm.stop_reason = why;
+	{
+		/* What the analysis cost: on a busy machine the target pays it. */
+		struct rusage ru;
+
+		if (!getrusage(RUSAGE_SELF, &ru))
+			sm.cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+				   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	}
 	if (tg.exited || target__poll_exit(&tg)) {
 		sm.exited = true;
 		sm.exit_status = tg.spawned ? tg.status : -1;
@@ -381,7 +494,10 @@ cleanup:
 			stage__close(stage);
 		runner__join(rn);
 	}
+	io__free(io);
 	trace__free(tr); /* detaches: nothing stays in the target */
+	if (cgfd >= 0)
+		close(cgfd);
 	if (have_target && tg.spawned && !started)
 		target__abort(&tg);
 	if (have_target && tg.spawned && started && !target__wait(&tg, 2000)) {
@@ -395,6 +511,10 @@ cleanup:
 	free(offsets);
 	free(names);
 	free(idx);
+	plan__free(plan);
+	libs__free(libs);
+	free(binaries);
+	free(sp_delta);
 	syms__free(st);
 	return ret;
 }

@@ -15,6 +15,7 @@
 static const char usage[] =
 	"Usage: cabbpf [OPTIONS] -p PID\n"
 	"       cabbpf [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       cabbpf --io [-p PID] [OPTIONS]\n"
 	"\n"
 	"Trace a native program's function calls and returns with uprobes, without\n"
 	"recompiling or restarting it, and analyse them concurrently on other cores:\n"
@@ -31,7 +32,19 @@ static const char usage[] =
 	"  -f, --func GLOB          trace functions matching GLOB (shell pattern;\n"
 	"                           repeat for more). Default: every function of the\n"
 	"                           main executable except C runtime start-up code\n"
+	"  -f LIB:GLOB              functions of a shared library: 'libc.so.6:malloc',\n"
+	"                           'libc:*' (all of it), '/path/libfoo.so:foo_*';\n"
+	"                           found in /proc/PID/maps or the library directories\n"
 	"  -l, --list               print the functions that would be traced, and exit\n"
+	"      --plan               print where each probe would go, its cost class\n"
+	"                           (nop5, emulated, single-step, refused) and the\n"
+	"                           estimated overhead per call, and exit\n"
+	"      --no-shift           keep every probe on the function's first\n"
+	"                           instruction (default: move it past leading\n"
+	"                           instructions when provably equivalent and cheaper)\n"
+	"      --entry-only         no return probes: exact call counts only (implies\n"
+	"                           -a count; no times, no call graph), cheaper per\n"
+	"                           call, and probes may also move past push/sub rsp\n"
 	"\n"
 	"Analysis and output:\n"
 	"  -a, --analyzers LIST     comma-separated: count,callgraph (default: all)\n"
@@ -49,12 +62,28 @@ static const char usage[] =
 	"  -h, --help               this help\n"
 	"  -V, --version            version\n"
 	"\n"
+	"System-wide I/O and containers:\n"
+	"      --io                 no function tracing: per process, per cgroup and\n"
+	"                           per container, the input and output system calls\n"
+	"                           (read/recv.../write/send... families) by syscall\n"
+	"                           and fd kind, size histograms, short reads, top\n"
+	"                           files and sockets; every process unless -p PID.\n"
+	"                           Runs until Ctrl-C or -d\n"
+	"  -i, --interval SECONDS   with --io: print the figures every SECONDS\n"
+	"      --cgroup PATH        only tasks in cgroup v2 directory PATH and its\n"
+	"                           descendants (filtered in the kernel); any mode\n"
+	"      --container ID       only the container ID (docker, containerd/CRI,\n"
+	"                           podman; a unique prefix of the id is enough)\n"
+	"\n"
 	"Examples:\n"
 	"  sudo cabbpf -p 4242                          # until Ctrl-C\n"
 	"  sudo cabbpf -- ./myprog arg1 arg2            # whole run of a command\n"
 	"  sudo cabbpf -f 'parse_*' -f main -p 4242 --json out.json\n"
 	"  sudo cabbpf -a count -d 10 -p 4242           # 10 s, call counts only\n"
 	"  sudo cabbpf -l -- ./myprog                   # which functions would be traced\n"
+	"  sudo cabbpf --io -d 60 -i 10                 # whole machine's I/O, 1 min\n"
+	"  sudo cabbpf --io --container 3f2a9c --json io.json\n"
+	"  sudo cabbpf --cgroup /sys/fs/cgroup/unified/app -- ./myprog\n"
 	"\n"
 	"Results go to stdout, progress and statistics (events, events/s, lost) to\n"
 	"stderr. Exit status: 0 when a trace was taken (also after Ctrl-C or when the\n"
@@ -64,6 +93,16 @@ enum {
 	OPT_RING = 1000,
 	OPT_ATHREADS,
 	OPT_FLOOR,
+	OPT_PLAN,
+	OPT_NO_SHIFT,
+	OPT_ENTRY_ONLY,
+};
+
+/* System-wide I/O and container options: their own range. */
+enum {
+	OPT_IO = 1100,
+	OPT_CGROUP,
+	OPT_CONTAINER,
 };
 
 static const struct option longopts[] = {
@@ -78,6 +117,13 @@ static const struct option longopts[] = {
 	{"ring-size", required_argument, NULL, OPT_RING},
 	{"analyzer-threads", required_argument, NULL, OPT_ATHREADS},
 	{"floor", no_argument, NULL, OPT_FLOOR},
+	{"plan", no_argument, NULL, OPT_PLAN},
+	{"no-shift", no_argument, NULL, OPT_NO_SHIFT},
+	{"entry-only", no_argument, NULL, OPT_ENTRY_ONLY},
+	{"io", no_argument, NULL, OPT_IO},
+	{"interval", required_argument, NULL, 'i'},
+	{"cgroup", required_argument, NULL, OPT_CGROUP},
+	{"container", required_argument, NULL, OPT_CONTAINER},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -110,7 +156,7 @@ int opts__parse(int argc, char **argv, struct opts *o)
 	o->analyzer_threads = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option so "-- cmd -x" keeps -x for cmd. */
-	while ((c = getopt_long(argc, argv, "+p:f:la:j:d:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:f:la:j:d:i:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_ulong(optarg, 1, INT_MAX, &v)) {
@@ -173,6 +219,42 @@ int opts__parse(int argc, char **argv, struct opts *o)
 		case OPT_FLOOR:
 			o->floor = true;
 			break;
+		case OPT_PLAN:
+			o->plan = true;
+			break;
+		case OPT_NO_SHIFT:
+			o->no_shift = true;
+			break;
+		case OPT_ENTRY_ONLY:
+			o->entry_only = true;
+			break;
+		case OPT_IO:
+			o->io = true;
+			break;
+		case 'i':
+			errno = 0;
+			o->interval = strtod(optarg, &end);
+			if (errno || *end || !*optarg || !(o->interval >= 0.1) ||
+			    !isfinite(o->interval) || o->interval > 86400.0) {
+				log_err("-i wants a number of seconds from 0.1 to 86400, not '%s'",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_CGROUP:
+			if (!*optarg) {
+				log_err("--cgroup wants a cgroup v2 directory");
+				return -EINVAL;
+			}
+			o->cgroup = optarg;
+			break;
+		case OPT_CONTAINER:
+			if (!*optarg) {
+				log_err("--container wants a container id");
+				return -EINVAL;
+			}
+			o->container = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
@@ -192,9 +274,32 @@ int opts__parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
+	/* Without return events the shadow stacks cannot tell callers. */
+	if (o->entry_only && o->analyzers && strstr(o->analyzers, "callgraph")) {
+		log_err("--entry-only attaches no return probes: the callgraph analyzer needs "
+			"them (use -a count)");
+		return -EINVAL;
+	}
+	if (o->entry_only && !o->analyzers)
+		o->analyzers = "count";
 	if (o->pid && o->cmd) {
 		log_err("give either -p PID or -- COMMAND, not both");
 		return -EINVAL;
+	}
+	if (o->cgroup && o->container) {
+		log_err("give either --cgroup or --container, not both");
+		return -EINVAL;
+	}
+	if (o->interval && !o->io) {
+		log_err("-i works with --io only");
+		return -EINVAL;
+	}
+	if (o->io) {
+		if (o->cmd) {
+			log_err("--io watches running processes: give -p PID or no target");
+			return -EINVAL;
+		}
+		return 0;
 	}
 	if (!o->pid && !o->cmd) {
 		log_err("nothing to trace: give -p PID or -- COMMAND (see cabbpf --help)");

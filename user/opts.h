@@ -21,12 +21,21 @@ struct opts {
 	unsigned analyzer_threads;           /* --analyzer-threads */
 	bool list;                           /* --list */
 	bool floor;                          /* --floor (benchmarks) */
+	bool plan;                           /* --plan: print the probe plan, attach nothing */
+	bool no_shift;                       /* --no-shift: every probe on the entry */
+	bool entry_only;                     /* --entry-only: no return probes (-a count) */
+	/* System-wide I/O and containers (issue 4) */
+	bool io;                             /* --io: system-wide I/O statistics */
+	double interval;                     /* -i seconds: periodic --io output; 0 = none */
+	const char *cgroup;                  /* --cgroup PATH (cgroup v2 directory) */
+	const char *container;               /* --container ID */
 	bool quiet;                          /* -q: no text report */
 	bool verbose;                        /* -v */
 };
 
 /*
- * Parse argv into *o (defaults first). Returns 0 to run, 1 when --help or
+ * Parse argv into *o (defaults first). With --io no target is needed
+ * (every process); -p restricts it to one process. Returns 0 to run, 1 when --help or
  * --version was printed (exit 0), or -EINVAL after printing a message
  * (exit non-zero). Pointers in *o point into argv.
  */

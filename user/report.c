@@ -72,6 +72,8 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__u64(w, s->events);
 	err |= json__key(w, "events_per_s");
 	err |= json__double(w, s->duration_s > 0 ? (double)s->events / s->duration_s : 0);
+	err |= json__key(w, "cpu_s");
+	err |= json__double(w, s->cpu_s);
 	err |= json__key(w, "lost");
 	err |= json__u64(w, s->lost);
 	err |= json__key(w, "lost_per_cpu");
@@ -132,11 +134,11 @@ void report__summary_line(const struct summary *s)
 
 	describe_exit(s, ex, sizeof(ex));
 	fprintf(stderr,
-		"cabbpf: %llu events in %.3f s (%.0f events/s), %llu lost; stopped: %s%s%s\n",
+		"cabbpf: %llu events in %.3f s (%.0f events/s), %llu lost; cabbpf CPU %.3f s "
+		"(%.0f ns/event); stopped: %s%s%s\n",
 		(unsigned long long)s->events, s->duration_s,
 		s->duration_s > 0 ? (double)s->events / s->duration_s : 0.0,
-		(unsigned long long)s->lost, s->stop_reason, ex[0] ? ", target " : "", ex);
-	if (s->bpf_events != s->events + 0 && s->bpf_events > s->events)
-		fprintf(stderr, "cabbpf: warning: BPF wrote %llu events but %llu were read\n",
-			(unsigned long long)s->bpf_events, (unsigned long long)s->events);
+		(unsigned long long)s->lost, s->cpu_s,
+		s->events ? s->cpu_s * 1e9 / (double)s->events : 0.0, s->stop_reason,
+		ex[0] ? ", target " : "", ex);
 }

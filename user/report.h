@@ -25,13 +25,13 @@ struct summary {
 	bool multi;              /* probes through multi-uprobe links */
 	double duration_s;
 	uint64_t events;         /* events received from the kernel rings */
-	uint64_t bpf_events;     /* events the BPF programs wrote */
 	uint64_t lost;           /* events lost: kernel ring full */
 	const uint64_t *lost_per_cpu;
 	unsigned ncpus;
 	uint64_t reentry;        /* probe hits skipped by the re-entry guard */
 	struct cab_stats cab;    /* summed over the per-processor buffers */
 	const char *stop_reason; /* "target exited", "interrupted", "duration", ... */
+	double cpu_s;            /* CPU time cabbpf itself used (all its threads) */
 	bool exited;
 	int exit_status;         /* wait status if exited and spawned, else -1 */
 };

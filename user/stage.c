@@ -17,6 +17,7 @@ struct stage {
 	unsigned ncpus;
 	size_t cap; /* records per chunk */
 	uint64_t events;
+	uint64_t io_events; /* of events: CABBPF_EV_IO */
 	struct cab_pp **bufs;
 	struct open_chunk *open;
 };
@@ -87,7 +88,25 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 		oc->seq0 = e->seq;
 		oc->n = 0;
 	}
-	rec__encode(oc->recs + (size_t)oc->n * REC_WORDS, e->kind, e->fid, e->ts, e->sp);
+	if (e->kind == CABBPF_EV_IO) {
+		/* Same leading fields; the ring record is the larger struct. */
+		const struct cabbpf_io_event *io = (const struct cabbpf_io_event *)e;
+		struct rec_io r = {
+			.sc = io->sc,
+			.fdkind = io->fdkind,
+			.flags = io->flags,
+			.fd = io->fd,
+			.ts = io->ts,
+			.req = rec__clamp32(io->req),
+			.ret = io->ret < 0 ? rec__clamp32((uint64_t)-io->ret)
+					   : rec__clamp32((uint64_t)io->ret),
+		};
+
+		rec__encode_io(oc->recs + (size_t)oc->n * REC_WORDS, &r);
+		s->io_events++;
+	} else {
+		rec__encode(oc->recs + (size_t)oc->n * REC_WORDS, e->kind, e->fid, e->ts, e->sp);
+	}
 	oc->n++;
 	s->events++;
 	return 0;
@@ -113,6 +132,11 @@ void stage__close(struct stage *s)
 uint64_t stage__events(const struct stage *s)
 {
 	return s->events;
+}
+
+uint64_t stage__io_events(const struct stage *s)
+{
+	return s->io_events;
 }
 
 void stage__free(struct stage *s)

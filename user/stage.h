@@ -23,8 +23,9 @@ int stage__new(unsigned ncpus, const struct cab_pp_opts *o, struct stage **out);
 /* The ncpus buffers, for the analyzers. Owned by the stage. Any thread. */
 struct cab_pp **stage__bufs(struct stage *s);
 
-/* [loader thread] Append one event that came from CPU cpu's ring. Returns 0
- * or -ENOMEM. */
+/* [loader thread] Append one event that came from CPU cpu's ring: a call
+ * event, or (kind CABBPF_EV_IO) a struct cabbpf_io_event read through e.
+ * Returns 0 or -ENOMEM. */
 int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e);
 
 /* [loader thread] Publish every partly filled chunk so the analyzers see
@@ -34,8 +35,10 @@ void stage__flush(struct stage *s);
 /* [loader thread] Flush and close every buffer: no more events. */
 void stage__close(struct stage *s);
 
-/* [any] Events pushed so far. */
+/* [any] Events pushed so far (call and I/O events). */
 uint64_t stage__events(const struct stage *s);
+/* [any] Of those, I/O events. */
+uint64_t stage__io_events(const struct stage *s);
 
 /* Free; NULL is fine. Only after the analyzers are done with the buffers. */
 void stage__free(struct stage *s);

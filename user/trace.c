@@ -24,8 +24,10 @@ struct trace {
 	int *ring_fds;
 	struct ring_ctx *rctx;
 	struct ring_buffer *rb;
-	/* multi-uprobe links, or else one perf link per site */
-	int multi_fd[2];
+	/* multi-uprobe links (several when refused sites split the set:
+	 * [0] entries, [1] returns), or else one perf link per site */
+	int *mfd[2];
+	uint32_t nmfd[2];
 	struct bpf_link **links;
 	uint32_t nlinks;
 	uint32_t skipped;
@@ -111,7 +113,6 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 	if (!t)
 		return -ENOMEM;
 	t->o = *o;
-	t->multi_fd[0] = t->multi_fd[1] = -1;
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0) {
 		err = t->ncpus ? t->ncpus : -EINVAL;
@@ -155,6 +156,12 @@ cleanup:
 	return err;
 }
 
+/* The file whose offsets[fid] is meant. */
+static const char *bin_of(const struct trace *t, uint32_t fid)
+{
+	return t->o.binaries && t->o.binaries[fid] ? t->o.binaries[fid] : t->o.binary;
+}
+
 static int attach_perf(struct trace *t)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo);
@@ -167,9 +174,14 @@ static int attach_perf(struct trace *t)
 	for (fid = 0; fid < t->o.nfuncs; fid++) {
 		struct bpf_link *le, *lr;
 
-		uo.bpf_cookie = fid;
+		if (t->o.offsets[fid] == TRACE_NO_PROBE) {
+			t->skipped++;
+			continue;
+		}
+		/* fid in the low half, the sp correction in the high half. */
+		uo.bpf_cookie = fid | (t->o.sp_delta ? (uint64_t)t->o.sp_delta[fid] << 32 : 0);
 		uo.retprobe = false;
-		le = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, t->o.binary,
+		le = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, bin_of(t, fid),
 						     (size_t)t->o.offsets[fid], &uo);
 		r = -errno;
 		if (!le) {
@@ -179,8 +191,13 @@ static int attach_perf(struct trace *t)
 			continue;
 		}
 		t->links[t->nlinks++] = le;
+		if (t->o.no_returns) {
+			t->links[t->nlinks++] = NULL; /* keeps entries at even slots */
+			continue;
+		}
+		uo.bpf_cookie = fid;
 		uo.retprobe = true;
-		lr = bpf_program__attach_uprobe_opts(t->ret, t->o.pid, t->o.binary,
+		lr = bpf_program__attach_uprobe_opts(t->ret, t->o.pid, bin_of(t, fid),
 						     (size_t)t->o.offsets[fid], &uo);
 		if (!lr) {
 			r = -errno;
@@ -192,29 +209,120 @@ static int attach_perf(struct trace *t)
 	return t->nlinks ? 0 : -ENOENT;
 }
 
+/* Both multi links of one file over the sites of fids [0, n) of that file
+ * (offs, cookies = fids; refused is scratch space); a site the kernel
+ * refuses is split off (uprobe_multi__attach_all). Returns the number of
+ * functions attached, or -errno. */
+static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_t *cookies,
+		       uint32_t n, bool *refused)
+{
+	uint32_t i, m = 0;
+	int err;
+
+	memset(refused, 0, sizeof(*refused) * n);
+	err = uprobe_multi__attach_all(bpf_program__fd(t->entry), bin, offs, cookies, n, false,
+				       t->o.pid, &t->mfd[0], &t->nmfd[0], refused);
+	if (err)
+		return err;
+	/* Returns only where the entry went in: a return without its entry
+	 * could not be matched. */
+	for (i = 0; i < n; i++) {
+		if (refused[i]) {
+			log_debug("function %u at 0x%lx refused by the kernel", (unsigned)cookies[i],
+				  (unsigned long)offs[i]);
+			continue;
+		}
+		offs[m] = offs[i];
+		cookies[m++] = (uint32_t)cookies[i]; /* returns: no sp correction */
+	}
+	if (t->o.no_returns || !m)
+		return (int)m;
+	memset(refused, 0, sizeof(*refused) * m);
+	err = uprobe_multi__attach_all(bpf_program__fd(t->ret), bin, offs, cookies, m, true,
+				       t->o.pid, &t->mfd[1], &t->nmfd[1], refused);
+	if (err) {
+		/* The entries are in and stay in: counts are still exact. */
+		log_warn("return probes of %s refused (%s): its returns are not seen", bin,
+			 strerror(-err));
+		return (int)m;
+	}
+	for (i = 0; i < m; i++)
+		if (refused[i])
+			log_warn("function %u: return probe refused; its returns are not seen",
+				 (unsigned)cookies[i]);
+	return (int)m;
+}
+
+/* Multi links for every file (the main binary, shared libraries): one
+ * pair per file, more where refused sites split them. A file whose every
+ * site is refused is skipped; if all files fail, the first error returns
+ * (the caller then falls back to per-site links). */
+static int attach_multi(struct trace *t)
+{
+	uint64_t *offs = NULL, *cookies = NULL;
+	bool *refused = NULL, *done = NULL;
+	uint32_t i, j, n, attached = 0;
+	int err = 0, first_err = 0, r;
+
+	offs = malloc(sizeof(*offs) * t->o.nfuncs);
+	cookies = malloc(sizeof(*cookies) * t->o.nfuncs);
+	refused = calloc(t->o.nfuncs, sizeof(*refused));
+	done = calloc(t->o.nfuncs, sizeof(*done));
+	if (!offs || !cookies || !refused || !done) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < t->o.nfuncs; i++) {
+		const char *bin = bin_of(t, i);
+
+		if (done[i] || t->o.offsets[i] == TRACE_NO_PROBE)
+			continue;
+		for (j = i, n = 0; j < t->o.nfuncs; j++) {
+			if (done[j] || t->o.offsets[j] == TRACE_NO_PROBE ||
+			    strcmp(bin_of(t, j), bin))
+				continue;
+			done[j] = true;
+			offs[n] = t->o.offsets[j];
+			/* fid in the low half, the sp correction in the high half */
+			cookies[n++] = j | (t->o.sp_delta ? (uint64_t)t->o.sp_delta[j] << 32 : 0);
+		}
+		r = attach_file(t, bin, offs, cookies, n, refused);
+		if (r == -ENOMEM) {
+			err = r;
+			goto cleanup;
+		}
+		if (r < 0) {
+			log_debug("no probe site of %s accepted: %s", bin, strerror(-r));
+			if (!first_err)
+				first_err = r;
+			continue;
+		}
+		attached += (uint32_t)r;
+	}
+	if (!attached)
+		err = first_err ? first_err : -ENOENT;
+	t->skipped = t->o.nfuncs - attached;
+cleanup:
+	free(offs);
+	free(cookies);
+	free(refused);
+	free(done);
+	return err;
+}
+
 int trace__attach(struct trace *t)
 {
-	uint64_t *cookies;
 	uint32_t i;
 	int err = 0;
 
 	if (t->multi) {
-		cookies = malloc(sizeof(*cookies) * t->o.nfuncs);
-		if (!cookies)
-			return -ENOMEM;
-		for (i = 0; i < t->o.nfuncs; i++)
-			cookies[i] = i;
-		t->multi_fd[0] = uprobe_multi__attach(bpf_program__fd(t->entry), t->o.binary,
-						      t->o.offsets, cookies, t->o.nfuncs, false,
-						      t->o.pid);
-		if (t->multi_fd[0] >= 0)
-			t->multi_fd[1] = uprobe_multi__attach(bpf_program__fd(t->ret),
-							      t->o.binary, t->o.offsets, cookies,
-							      t->o.nfuncs, true, t->o.pid);
-		free(cookies);
-		if (t->multi_fd[0] >= 0 && t->multi_fd[1] >= 0)
+		err = attach_multi(t);
+		if (!err)
 			return 0;
-		err = t->multi_fd[0] < 0 ? t->multi_fd[0] : t->multi_fd[1];
+		if (err == -ENOENT) {
+			log_err("no probe site left to attach in %s", t->o.binary);
+			return err;
+		}
 		log_debug("multi-uprobe link refused (%s); one link per site instead",
 			  strerror(-err));
 		trace__detach(t);
@@ -256,20 +364,30 @@ unsigned trace__ncpus(const struct trace *t)
 	return (unsigned)t->ncpus;
 }
 
+int trace__map_fd(const struct trace *t, const char *name)
+{
+	struct bpf_map *m = t->skel ? bpf_object__find_map_by_name(t->skel->obj, name) : NULL;
+
+	return m ? bpf_map__fd(m) : -ENOENT;
+}
+
 int trace__poll(struct trace *t, int timeout_ms)
 {
-	int n;
+	int n, m;
 
 	/* Events are submitted without wakeups (a wakeup per event costs
-	 * ~1 us), so epoll only reports a ring past its watermark: always
-	 * drain every ring after the wait. */
+	 * ~1 us), so epoll only reports a ring past its watermark: drain
+	 * every ring first, whatever epoll says. */
 	n = ring_buffer__consume(t->rb);
-	if (n != 0 || timeout_ms == 0)
+	if (n < 0 || timeout_ms == 0)
 		return n;
-	n = ring_buffer__poll(t->rb, timeout_ms);
-	if (n < 0)
-		return n == -EINTR ? 0 : n;
-	return ring_buffer__consume(t->rb);
+	/* Then sleep a whole period (or until a ring passes its watermark)
+	 * even when events keep coming: draining in batches is what keeps
+	 * the loader and analyzers from waking per handful of events. */
+	m = ring_buffer__poll(t->rb, timeout_ms);
+	if (m < 0)
+		return m == -EINTR ? n : m;
+	return n + m;
 }
 
 void trace__detach(struct trace *t)
@@ -283,9 +401,13 @@ void trace__detach(struct trace *t)
 	 * without returns show up as open or missing frames, which the
 	 * shadow stacks handle; orphan returns they could not place. */
 	for (i = 2; i-- > 0;) {
-		if (t->multi_fd[i] >= 0)
-			close(t->multi_fd[i]);
-		t->multi_fd[i] = -1;
+		uint32_t k;
+
+		for (k = 0; k < t->nmfd[i]; k++)
+			close(t->mfd[i][k]);
+		free(t->mfd[i]);
+		t->mfd[i] = NULL;
+		t->nmfd[i] = 0;
 	}
 	for (i = 1; i < t->nlinks; i += 2)
 		bpf_link__destroy(t->links[i]);

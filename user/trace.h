@@ -23,13 +23,25 @@ typedef int (*trace_event_fn)(void *ctx, unsigned cpu, const struct cabbpf_event
 struct trace_opts {
 	pid_t pid;                /* process to trace; > 0 */
 	const char *binary;       /* file to probe */
-	const uint64_t *offsets;  /* file offset of each function; index = fid */
+	/* file of each function (index = fid), e.g. a shared library; NULL
+	 * (the array or an entry) = binary */
+	const char *const *binaries;
+	/* per fid, NULL = all 0: how far rsp moved between the function's
+	 * entry and its probe site (entry-only placement, user/plan.h); the
+	 * BPF program adds it back so the event sp is the return-address slot */
+	const uint32_t *sp_delta;
+	bool no_returns;          /* entry probes only (no uretprobes) */
+	/* file offset of each function's probe site; index = fid;
+	 * TRACE_NO_PROBE = not probed (counted in trace__skipped) */
+	const uint64_t *offsets;
 	uint32_t nfuncs;
 	size_t ring_bytes;        /* per CPU ring; power of two, >= page size */
 	bool floor;               /* attach the empty programs (benchmark floor) */
 	trace_event_fn on_event;
 	void *ctx;
 };
+
+#define TRACE_NO_PROBE UINT64_MAX
 
 struct trace;
 
@@ -48,8 +60,9 @@ int trace__attach(struct trace *t);
 uint32_t trace__skipped(const struct trace *t);
 bool trace__multi(const struct trace *t);
 
-/* Wait up to timeout_ms for data, then drain every ring. Returns the number
- * of events delivered to on_event, or -errno. */
+/* Drain every ring, then (timeout_ms > 0) wait up to timeout_ms for a ring
+ * to pass its watermark, draining those that did. Returns the number of
+ * events delivered to on_event, or -errno. */
 int trace__poll(struct trace *t, int timeout_ms);
 
 /* Remove every probe; nothing is left in the target. Safe to call twice. */
@@ -61,6 +74,13 @@ int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *p
 
 /* Number of per-CPU rings (possible CPUs). */
 unsigned trace__ncpus(const struct trace *t);
+
+/* fd of the loaded BPF map named name ("rings", "tstates", "stats"), for
+ * other BPF objects that write into the same rings with the same sequence
+ * numbers (user/io.h). Owned by t; valid until trace__free, and replaced if
+ * trace__attach falls back to per-site links: ask after trace__attach.
+ * Returns the fd or -ENOENT. */
+int trace__map_fd(const struct trace *t, const char *name);
 
 /* Free; NULL is fine. Detaches first. */
 void trace__free(struct trace *t);

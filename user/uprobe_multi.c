@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -46,4 +47,79 @@ int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 	if (fd < 0)
 		return -errno;
 	return (int)fd;
+}
+
+struct split {
+	int prog_fd;
+	const char *path;
+	bool retprobe;
+	pid_t pid;
+	int *fds;
+	uint32_t nfds, cap;
+	int first_err; /* error of the first single site that failed */
+};
+
+/* Attaches [0, cnt) of the arrays, splitting on failure (see the header).
+ * Returns 0 or -ENOMEM; refusals are recorded, not returned. */
+static int split_attach(struct split *sp, const uint64_t *offsets, const uint64_t *cookies,
+			uint32_t cnt, bool *refused)
+{
+	uint32_t half;
+	int fd, err;
+
+	fd = uprobe_multi__attach(sp->prog_fd, sp->path, offsets, cookies, cnt, sp->retprobe,
+				  sp->pid);
+	if (fd >= 0) {
+		if (sp->nfds == sp->cap) {
+			uint32_t nc = sp->cap ? sp->cap * 2 : 8;
+			int *n = realloc(sp->fds, nc * sizeof(*n));
+
+			if (!n) {
+				close(fd);
+				return -ENOMEM;
+			}
+			sp->fds = n;
+			sp->cap = nc;
+		}
+		sp->fds[sp->nfds++] = fd;
+		return 0;
+	}
+	if (fd == -ENOMEM)
+		return fd;
+	if (cnt == 1) {
+		refused[0] = true;
+		if (!sp->first_err)
+			sp->first_err = fd;
+		return 0;
+	}
+	half = cnt / 2;
+	err = split_attach(sp, offsets, cookies, half, refused);
+	if (!err)
+		err = split_attach(sp, offsets + half, cookies + half, cnt - half, refused + half);
+	return err;
+}
+
+int uprobe_multi__attach_all(int prog_fd, const char *path, const uint64_t *offsets,
+			     const uint64_t *cookies, uint32_t cnt, bool retprobe, pid_t pid,
+			     int **fds, uint32_t *nfds, bool *refused)
+{
+	struct split sp = {prog_fd, path, retprobe, pid, *fds, *nfds, *nfds, 0};
+	uint32_t i;
+	int err;
+
+	if (!cnt)
+		return -EINVAL;
+	err = split_attach(&sp, offsets, cookies, cnt, refused);
+	if (!err && sp.nfds == *nfds)
+		err = sp.first_err ? sp.first_err : -EINVAL;
+	if (err) {
+		for (i = *nfds; i < sp.nfds; i++)
+			close(sp.fds[i]);
+		if (sp.fds != *fds) /* moved by realloc: the old one is gone */
+			*fds = sp.fds;
+		return err;
+	}
+	*fds = sp.fds;
+	*nfds = sp.nfds;
+	return 0;
 }

@@ -24,4 +24,18 @@
 int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 			 const uint64_t *cookies, uint32_t cnt, bool retprobe, pid_t pid);
 
+/*
+ * Attaches every site the kernel accepts, as few links as possible: the
+ * whole set in one link, and when the kernel refuses the set (one bad
+ * offset fails the whole link) each half again, down to single sites. A
+ * single site that fails is marked refused[i] = true and left out.
+ * Returns 0 with the new link fds appended to the malloc'd array *fds of
+ * *nfds fds (NULL / 0 to start one; the caller owns it and closes every
+ * fd), or -errno when no site at all could be attached (then nothing new
+ * is left open, *fds / *nfds are unchanged, refused[] says nothing). Arguments as for uprobe_multi__attach. Any thread.
+ */
+int uprobe_multi__attach_all(int prog_fd, const char *path, const uint64_t *offsets,
+			     const uint64_t *cookies, uint32_t cnt, bool retprobe, pid_t pid,
+			     int **fds, uint32_t *nfds, bool *refused);
+
 #endif /* USER_UPROBE_MULTI_H */

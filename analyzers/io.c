@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* What is charged where is described in io.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzers/analyzer.h"
+#include "analyzers/hmap.h"
+#include "analyzers/io.h"
+#include "analyzers/json.h"
+#include "analyzers/shadow.h"
+#include "cabbpf_event.h"
+#include "user/io.h"
+
+struct ioan {
+	const struct an_ctx *ctx;
+	struct io_totals *fn; /* [nfuncs] */
+	struct io_totals outside;
+	struct io_sc_totals sc[CABBPF_SC__MAX][CABBPF_FD__MAX];
+	struct hmap threads; /* tid -> struct io_totals * */
+	uint64_t events;
+	uint64_t bad;	/* unknown syscall or fd kind: counted, not charged */
+	uint64_t nomem; /* per-thread totals not recorded */
+};
+
+static int ioan_init(const struct an_ctx *ctx, void **state)
+{
+	struct ioan *a = calloc(1, sizeof(*a));
+
+	*state = NULL;
+	if (!a)
+		return -ENOMEM;
+	a->ctx = ctx;
+	a->fn = calloc(ctx->nfuncs ? ctx->nfuncs : 1, sizeof(*a->fn));
+	if (!a->fn) {
+		free(a);
+		return -ENOMEM;
+	}
+	*state = a;
+	return 0;
+}
+
+static void ioan_free(void *state)
+{
+	struct ioan *a = state;
+	struct hmap_ent *e;
+	size_t it = 0;
+
+	if (!a)
+		return;
+	while (hmap__next(&a->threads, &it, &e))
+		free((void *)(uintptr_t)e->val);
+	hmap__fini(&a->threads);
+	free(a->fn);
+	free(a);
+}
+
+static struct io_totals *thread_get(struct ioan *a, uint32_t tid)
+{
+	uint64_t *v;
+
+	if (hmap__upsert(&a->threads, tid, &v))
+		return NULL;
+	if (!*v) {
+		struct io_totals *t = calloc(1, sizeof(*t));
+
+		if (!t)
+			return NULL; /* an empty slot reads as absent */
+		*v = (uint64_t)(uintptr_t)t;
+	}
+	return (struct io_totals *)(uintptr_t)*v;
+}
+
+static void add(struct io_totals *t, bool out, uint64_t bytes)
+{
+	if (out) {
+		t->out_bytes += bytes;
+		t->out_calls++;
+	} else {
+		t->in_bytes += bytes;
+		t->in_calls++;
+	}
+}
+
+static void ioan_on_io(void *state, const struct an_io *io)
+{
+	struct ioan *a = state;
+	bool out = CABBPF_SC_IS_OUTPUT(io->sc);
+	struct io_sc_totals *s;
+	struct io_totals *t;
+	size_t i;
+
+	if (io->sc >= CABBPF_SC__MAX || io->fdkind >= CABBPF_FD__MAX) {
+		a->bad++;
+		return;
+	}
+	a->events++;
+	s = &a->sc[io->sc][io->fdkind];
+	s->calls++;
+	if (io->failed) {
+		s->errors++;
+	} else {
+		s->bytes += io->ret;
+		s->req += io->req;
+		if (io->ret < io->req)
+			s->short_calls++;
+	}
+	t = thread_get(a, io->tid);
+	if (t)
+		add(t, out, io->ret);
+	else
+		a->nomem++;
+	if (!io->depth) {
+		add(&a->outside, out, io->ret);
+		return;
+	}
+	/* Inclusive: each function once, at its outermost live activation
+	 * (the others are marked recursive). */
+	for (i = 0; i < io->depth; i++) {
+		const struct shadow_frame *f = &io->frames[i];
+
+		if (f->fid < a->ctx->nfuncs && !f->recursive)
+			add(&a->fn[f->fid], out, io->ret);
+	}
+	i = io->depth - 1;
+	if (io->frames[i].fid < a->ctx->nfuncs) {
+		if (out)
+			a->fn[io->frames[i].fid].self_out_bytes += io->ret;
+		else
+			a->fn[io->frames[i].fid].self_in_bytes += io->ret;
+	}
+}
+
+static void add_totals(struct io_totals *d, const struct io_totals *s)
+{
+	d->in_bytes += s->in_bytes;
+	d->out_bytes += s->out_bytes;
+	d->in_calls += s->in_calls;
+	d->out_calls += s->out_calls;
+	d->self_in_bytes += s->self_in_bytes;
+	d->self_out_bytes += s->self_out_bytes;
+}
+
+static int ioan_merge(void *dst, const void *src)
+{
+	struct ioan *d = dst;
+	const struct ioan *s = src;
+	struct hmap_ent *e;
+	size_t it = 0;
+	uint32_t i, k;
+
+	for (i = 0; i < d->ctx->nfuncs; i++)
+		add_totals(&d->fn[i], &s->fn[i]);
+	add_totals(&d->outside, &s->outside);
+	for (i = 0; i < CABBPF_SC__MAX; i++)
+		for (k = 0; k < CABBPF_FD__MAX; k++) {
+			d->sc[i][k].calls += s->sc[i][k].calls;
+			d->sc[i][k].errors += s->sc[i][k].errors;
+			d->sc[i][k].bytes += s->sc[i][k].bytes;
+			d->sc[i][k].req += s->sc[i][k].req;
+			d->sc[i][k].short_calls += s->sc[i][k].short_calls;
+		}
+	d->events += s->events;
+	d->bad += s->bad;
+	d->nomem += s->nomem;
+	while (hmap__next(&s->threads, &it, &e)) {
+		struct io_totals *t;
+
+		if (!e->val)
+			continue;
+		t = thread_get(d, (uint32_t)e->key);
+		if (!t)
+			return -ENOMEM;
+		add_totals(t, (const struct io_totals *)(uintptr_t)e->val);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ queries -- */
+
+void ioan__fn(const void *state, uint32_t fid, struct io_totals *t)
+{
+	const struct ioan *a = state;
+
+	memset(t, 0, sizeof(*t));
+	if (fid < a->ctx->nfuncs)
+		*t = a->fn[fid];
+}
+
+void ioan__outside(const void *state, struct io_totals *t)
+{
+	*t = ((const struct ioan *)state)->outside;
+}
+
+void ioan__sc(const void *state, unsigned sc, unsigned fdkind, struct io_sc_totals *t)
+{
+	const struct ioan *a = state;
+
+	memset(t, 0, sizeof(*t));
+	if (sc < CABBPF_SC__MAX && fdkind < CABBPF_FD__MAX)
+		*t = a->sc[sc][fdkind];
+}
+
+void ioan__thread(const void *state, uint32_t tid, struct io_totals *t)
+{
+	const struct ioan *a = state;
+	uint64_t *v = hmap__find(&a->threads, tid);
+
+	memset(t, 0, sizeof(*t));
+	if (v && *v)
+		*t = *(const struct io_totals *)(uintptr_t)*v;
+}
+
+uint64_t ioan__events(const void *state)
+{
+	return ((const struct ioan *)state)->events;
+}
+
+/* ------------------------------------------------------------ reports -- */
+
+struct row {
+	uint64_t bytes;
+	uint32_t fid;
+};
+
+static int cmp_row(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return a->fid < b->fid ? -1 : a->fid > b->fid;
+}
+
+/* Functions with any I/O, by inclusive in + out bytes descending. */
+static struct row *fn_rows(const struct ioan *a, size_t *n)
+{
+	struct row *rows = malloc((a->ctx->nfuncs + 1) * sizeof(*rows));
+	uint32_t i;
+	size_t k = 0;
+
+	if (!rows)
+		return NULL;
+	for (i = 0; i < a->ctx->nfuncs; i++) {
+		const struct io_totals *t = &a->fn[i];
+
+		if (!t->in_calls && !t->out_calls)
+			continue;
+		rows[k].bytes = t->in_bytes + t->out_bytes;
+		rows[k].fid = i;
+		k++;
+	}
+	qsort(rows, k, sizeof(*rows), cmp_row);
+	*n = k;
+	return rows;
+}
+
+static int ioan_report_text(void *state, FILE *f)
+{
+	struct ioan *a = state;
+	struct row *rows;
+	size_t n = 0, i;
+	unsigned s, k;
+	char buf[24];
+
+	rows = fn_rows(a, &n);
+	if (!rows)
+		return -ENOMEM;
+	fprintf(f, "I/O per function: %" PRIu64 " I/O calls, %zu function%s with I/O "
+		   "(inclusive: descendants' I/O counted)\n",
+		a->events, n, n == 1 ? "" : "s");
+	fprintf(f, "%12s %12s %9s %9s %12s %12s  FUNCTION\n", "IN_BYTES", "OUT_BYTES", "IN_CALLS",
+		"OUT_CALLS", "SELF_IN", "SELF_OUT");
+	for (i = 0; i < n && i < a->ctx->top; i++) {
+		const struct io_totals *t = &a->fn[rows[i].fid];
+
+		fprintf(f, "%12" PRIu64 " %12" PRIu64 " %9" PRIu64 " %9" PRIu64 " %12" PRIu64
+			   " %12" PRIu64 "  %s\n",
+			t->in_bytes, t->out_bytes, t->in_calls, t->out_calls, t->self_in_bytes,
+			t->self_out_bytes, an_ctx__name(a->ctx, rows[i].fid, buf));
+	}
+	if (n > a->ctx->top)
+		fprintf(f, "  ... %zu more functions (the JSON report has all)\n", n - a->ctx->top);
+	if (a->outside.in_calls || a->outside.out_calls)
+		fprintf(f, "%12" PRIu64 " %12" PRIu64 " %9" PRIu64 " %9" PRIu64 " %12s %12s  %s\n",
+			a->outside.in_bytes, a->outside.out_bytes, a->outside.in_calls,
+			a->outside.out_calls, "", "", "<outside traced functions>");
+	if (a->events) {
+		fprintf(f, "I/O per system call and fd kind:\n");
+		fprintf(f, "%10s %-9s %10s %12s %12s %8s %8s\n", "SYSCALL", "FD_KIND", "CALLS",
+			"BYTES", "REQUESTED", "SHORT", "ERRORS");
+		for (s = 0; s < CABBPF_SC__MAX; s++)
+			for (k = 0; k < CABBPF_FD__MAX; k++) {
+				const struct io_sc_totals *t = &a->sc[s][k];
+
+				if (!t->calls)
+					continue;
+				fprintf(f, "%10s %-9s %10" PRIu64 " %12" PRIu64 " %12" PRIu64
+					   " %8" PRIu64 " %8" PRIu64 "\n",
+					io__sc_name(s), io__fdkind_name(k), t->calls, t->bytes, t->req,
+					t->short_calls, t->errors);
+			}
+	}
+	if (a->nomem)
+		fprintf(f, "  warning: %" PRIu64 " per-thread I/O totals not recorded (out of memory)\n",
+			a->nomem);
+	free(rows);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void totals_json(struct json *w, const struct io_totals *t, bool self)
+{
+	json__key(w, "in_bytes");
+	json__u64(w, t->in_bytes);
+	json__key(w, "out_bytes");
+	json__u64(w, t->out_bytes);
+	json__key(w, "in_calls");
+	json__u64(w, t->in_calls);
+	json__key(w, "out_calls");
+	json__u64(w, t->out_calls);
+	if (self) {
+		json__key(w, "self_in_bytes");
+		json__u64(w, t->self_in_bytes);
+		json__key(w, "self_out_bytes");
+		json__u64(w, t->self_out_bytes);
+	}
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int ioan_report_json(void *state, struct json *w)
+{
+	struct ioan *a = state;
+	struct hmap_ent *e;
+	struct row *rows;
+	uint64_t *tids;
+	size_t n = 0, i, it = 0, nt = 0;
+	unsigned s, k;
+	char buf[24];
+
+	rows = fn_rows(a, &n);
+	tids = malloc((hmap__len(&a->threads) + 1) * sizeof(*tids));
+	if (!rows || !tids) {
+		free(rows);
+		free(tids);
+		return -ENOMEM;
+	}
+	json__key(w, "io");
+	json__begin_object(w);
+	json__key(w, "events");
+	json__u64(w, a->events);
+	json__key(w, "functions");
+	json__begin_array(w);
+	for (i = 0; i < n; i++) {
+		json__begin_object(w);
+		json__key(w, "name");
+		json__string(w, an_ctx__name(a->ctx, rows[i].fid, buf));
+		json__key(w, "fid");
+		json__u64(w, rows[i].fid);
+		totals_json(w, &a->fn[rows[i].fid], true);
+		json__end_object(w);
+	}
+	json__end_array(w);
+	json__key(w, "outside");
+	json__begin_object(w);
+	totals_json(w, &a->outside, false);
+	json__end_object(w);
+	json__key(w, "syscalls");
+	json__begin_array(w);
+	for (s = 0; s < CABBPF_SC__MAX; s++)
+		for (k = 0; k < CABBPF_FD__MAX; k++) {
+			const struct io_sc_totals *t = &a->sc[s][k];
+
+			if (!t->calls)
+				continue;
+			json__begin_object(w);
+			json__key(w, "syscall");
+			json__string(w, io__sc_name(s));
+			json__key(w, "direction");
+			json__string(w, CABBPF_SC_IS_OUTPUT(s) ? "out" : "in");
+			json__key(w, "fd_kind");
+			json__string(w, io__fdkind_name(k));
+			json__key(w, "calls");
+			json__u64(w, t->calls);
+			json__key(w, "bytes");
+			json__u64(w, t->bytes);
+			json__key(w, "requested");
+			json__u64(w, t->req);
+			json__key(w, "short");
+			json__u64(w, t->short_calls);
+			json__key(w, "errors");
+			json__u64(w, t->errors);
+			json__end_object(w);
+		}
+	json__end_array(w);
+	while (hmap__next(&a->threads, &it, &e))
+		if (e->val)
+			tids[nt++] = e->key;
+	qsort(tids, nt, sizeof(*tids), cmp_u64);
+	json__key(w, "threads");
+	json__begin_object(w);
+	for (i = 0; i < nt; i++) {
+		json__key_u64(w, tids[i]);
+		json__begin_object(w);
+		totals_json(w, (const struct io_totals *)(uintptr_t)*hmap__find(&a->threads, tids[i]),
+			    false);
+		json__end_object(w);
+	}
+	json__end_object(w);
+	json__key(w, "bad_records");
+	json__u64(w, a->bad);
+	json__key(w, "nomem");
+	json__u64(w, a->nomem);
+	free(rows);
+	free(tids);
+	return json__end_object(w);
+}
+
+const struct analyzer_ops analyzer_io = {
+	.name = "io",
+	.help = "external input / output bytes per function activation (inclusive and self), "
+		"per syscall and fd kind",
+	.init = ioan_init,
+	.on_call = NULL,
+	.on_return = NULL,
+	.merge = ioan_merge,
+	.report_text = ioan_report_text,
+	.report_json = ioan_report_json,
+	.free = ioan_free,
+	.on_io = ioan_on_io,
+};

@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * I/O buffer events: one tp_btf program on the raw sys_exit tracepoint (no
+ * tracefs needed) sees every completed system call, keeps the 18 that move a
+ * user buffer in or out (seed 002: read/recv families deliver external
+ * input, write/send families send memory out), and either
+ *   - function-tracing mode (agg_mode == 0): writes a struct cabbpf_io_event
+ *     into the SAME per-CPU rings, with the SAME per-thread sequence numbers
+ *     as bpf/trace.bpf.c (the loader hands this object trace.bpf.c's "rings",
+ *     "tstates" and "stats" with bpf_map__reuse_fd), so the analyzers see
+ *     each I/O in program order between calls and returns; or
+ *   - system-wide mode (agg_mode == 1, cabbpf --io): aggregates in the
+ *     kernel, per (pid, cgroup, syscall, fd kind) and per (pid, fd, inode),
+ *     so a busy machine produces no event stream to lose; user space reads
+ *     the maps every interval. A key that cannot be created (map full) is
+ *     counted, never dropped silently.
+ * Only sys_exit is used: the syscall's arguments are still in the saved user
+ * registers (x86-64: di, si, dx, r10), and its result is known there, so one
+ * program per call suffices.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "cabbpf_event.h"
+
+#define E2BIG 7 /* errno: a full hash map refuses a new key with -E2BIG */
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the loader before load. 0 = any process. */
+const volatile __u32 target_tgid = 0;
+/* Never report cabbpf's own I/O (system-wide mode would watch itself). */
+const volatile __u32 self_tgid = 0;
+/* 1: system-wide aggregation; 0: events into the rings. */
+const volatile __u32 agg_mode = 0;
+/* 1: only tasks under the cgroup in cgfilter[0] (descendants included). */
+const volatile __u32 use_cgroup = 0;
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+/* ---- maps shared with bpf/trace.bpf.c: identical definitions ---- */
+struct ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CABBPF_STAT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct tstate {
+	__u64 seq;
+	__u32 busy;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct tstate);
+} tstates SEC(".maps");
+
+/* ---- this object's own maps ---- */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgfilter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CABBPF_IOSTAT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} iocounts SEC(".maps");
+
+/* Sizes are set by the loader (1 entry in function-tracing mode). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct cabbpf_iostat_key);
+	__type(value, struct cabbpf_iostat_val);
+} iostats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct cabbpf_iofile_key);
+	__type(value, struct cabbpf_iofile_val);
+} iofiles SEC(".maps");
+
+/* A zeroed value to create keys with: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cabbpf_iostat_val);
+} zero_stat SEC(".maps");
+
+/*
+ * System-wide mode's fast path: a small per-thread cache of accumulators
+ * (task storage), so a thread that keeps calling the same syscall on the
+ * same file costs no hash-map lookup per call. A slot is flushed into the
+ * hash maps when it is evicted, when it holds FLUSH_CALLS calls, when its
+ * thread exits (sched_process_exit), and by user space through the task
+ * iterator (flush_tasks) before every read of the maps (every second). The lock word makes every flush exclusive: a flusher that finds
+ * it taken skips (the holder is the owner, who accounts its call directly,
+ * or another flusher, who flushes everything).
+ */
+#define NSLOTS 4
+#define FLUSH_CALLS (1u << 24)	 /* keeps the 32-bit counters below overflow */
+
+struct slot {
+	__u64 file; /* identity: the struct file behind fd when filled */
+	__u64 ino;
+	__u64 dev;
+	__u64 cgid;
+	__u64 born; /* 1: holds counts since the last flush; 0: empty */
+	__u64 bytes;
+	__u64 req;
+	__s32 fd;
+	__u32 calls;
+	__u32 errors;
+	__u32 short_calls;
+	__u8 sc;
+	__u8 fdkind;
+	__u8 used; /* the key fields are set */
+	__u8 pad;
+	__u32 pad2;
+	__u32 hist_req[CABBPF_HIST_BUCKETS];
+	__u32 hist_ret[CABBPF_HIST_BUCKETS];
+	char name[48];
+};
+
+struct tio {
+	__u64 lock; /* 64-bit: clang's BPF target has 64-bit cmpxchg only */
+	__u32 next; /* round-robin victim */
+	__u32 pad;
+	struct slot s[NSLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct tio);
+} tios SEC(".maps");
+
+/* x86-64 syscall numbers -> enum cabbpf_sc, or -1. */
+static __always_inline int sc_of(long nr)
+{
+	switch (nr) {
+	case 0: return CABBPF_SC_READ;
+	case 19: return CABBPF_SC_READV;
+	case 17: return CABBPF_SC_PREAD64;
+	case 295: return CABBPF_SC_PREADV;
+	case 327: return CABBPF_SC_PREADV2;
+	case 45: return CABBPF_SC_RECVFROM;
+	case 47: return CABBPF_SC_RECVMSG;
+	case 299: return CABBPF_SC_RECVMMSG;
+	case 70: return CABBPF_SC_MSGRCV;
+	case 1: return CABBPF_SC_WRITE;
+	case 20: return CABBPF_SC_WRITEV;
+	case 18: return CABBPF_SC_PWRITE64;
+	case 296: return CABBPF_SC_PWRITEV;
+	case 328: return CABBPF_SC_PWRITEV2;
+	case 44: return CABBPF_SC_SENDTO;
+	case 46: return CABBPF_SC_SENDMSG;
+	case 307: return CABBPF_SC_SENDMMSG;
+	case 69: return CABBPF_SC_MSGSND;
+	default: return -1;
+	}
+}
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&iocounts, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline void count_n(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&iocounts, &idx);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline void bump(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+/* Bucket of a byte count: 0 for 0, else 1 + floor(log2(v)), at most 31. */
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 r = 0;
+
+	if (!v)
+		return 0;
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) { r += 1; }
+	r += 1;
+	return r > CABBPF_HIST_BUCKETS - 1 ? CABBPF_HIST_BUCKETS - 1 : r;
+}
+
+#define MAX_IOV 16
+
+/* Sum of the first cnt (at most MAX_IOV) iovec lengths at uiov. Reading
+ * user memory after the call is fine: the array is the caller's. */
+static __always_inline __u64 iov_bytes(const struct iovec *uiov, __u64 cnt)
+{
+	__u64 sum = 0;
+	int i;
+
+	for (i = 0; i < MAX_IOV; i++) {
+		struct iovec v;
+
+		if ((__u64)i >= cnt)
+			break;
+		if (bpf_probe_read_user(&v, sizeof(v), &uiov[i]))
+			break;
+		sum += v.iov_len;
+	}
+	return sum;
+}
+
+/* Bytes moved by recvmmsg/sendmmsg: the kernel wrote each message's length
+ * into msg_len; ret is the number of messages (the first MAX_IOV count). */
+static __always_inline __u64 mmsg_bytes(const struct mmsghdr *vec, long n)
+{
+	__u64 sum = 0;
+	int i;
+
+	for (i = 0; i < MAX_IOV; i++) {
+		unsigned int len;
+
+		if (i >= n)
+			break;
+		if (bpf_probe_read_user(&len, sizeof(len), &vec[i].msg_len))
+			break;
+		sum += len;
+	}
+	return sum;
+}
+
+struct fdinfo {
+	__u64 ino;
+	__u64 dev;
+	struct file *file; /* NULL when unknown */
+	__u32 kind;
+};
+
+/* Loads through a pointer the verifier cannot type (read from an array)
+ * become fault-safe direct loads once cast to its BTF type: no helper call
+ * per field. The verifier turns the cast itself into a register move. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/* The struct file behind fd of task, as a number (0 when none). */
+static __always_inline __u64 fd_file(struct task_struct *task, int fd)
+{
+	struct files_struct *files;
+	struct fdtable *fdt;
+	struct file **arr;
+	struct fown_struct *slotp;
+	struct file *f;
+
+	if (fd < 0)
+		return 0;
+	files = task->files;
+	if (!files)
+		return 0;
+	fdt = files->fdt;
+	if (!fdt || (unsigned int)fd >= fdt->max_fds)
+		return 0;
+	arr = fdt->fd;
+	if (!arr)
+		return 0;
+	/* The slot, typed as a struct whose first member is a struct file *,
+	 * so the load is a direct, fault-safe one (no helper call). */
+	slotp = bpf_rdonly_cast(&arr[fd], bpf_core_type_id_kernel(struct fown_struct));
+	f = slotp->file;
+	return (__u64)f;
+}
+
+/* bpf_get_current_cgroup_id() without the helper call: the task's cgroup v2
+ * id, through fault-safe direct loads. */
+static __always_inline __u64 task_cgid(struct task_struct *task)
+{
+	struct css_set *cs = task->cgroups;
+	struct cgroup *cg = cs ? cs->dfl_cgrp : NULL;
+	struct kernfs_node *kn = cg ? cg->kn : NULL;
+
+	return kn ? kn->id : 0;
+}
+
+/* What fd refers to in the current task: task->files->fdt->fd[fd]'s inode,
+ * through direct, fault-safe loads only (no helper call). */
+static __always_inline void fd_info(struct task_struct *task, int fd, struct fdinfo *fi)
+{
+	__u64 fp = fd_file(task, fd);
+	struct inode *ino;
+	struct file *f;
+	umode_t mode;
+
+	fi->kind = CABBPF_FD_OTHER;
+	fi->ino = 0;
+	fi->dev = 0;
+	fi->file = NULL;
+	if (!fp)
+		return;
+	f = bpf_rdonly_cast((void *)fp, bpf_core_type_id_kernel(struct file));
+	ino = f->f_inode;
+	if (!ino)
+		return;
+	fi->file = f;
+	mode = ino->i_mode;
+	fi->ino = ino->i_ino;
+	fi->dev = ino->i_sb->s_dev;
+	switch (mode & 00170000) {
+	case 0100000: /* S_IFREG */
+		fi->kind = CABBPF_FD_FILE;
+		break;
+	case 0010000: /* S_IFIFO */
+		fi->kind = CABBPF_FD_PIPE;
+		break;
+	case 0140000: /* S_IFSOCK */
+		fi->kind = CABBPF_FD_SOCKET;
+		break;
+	case 0020000: { /* S_IFCHR: ttys are majors 4, 5 (tty, console, ptmx) and 136-143 (pts) */
+		__u32 major = ino->i_rdev >> 20;
+
+		if (major == 4 || major == 5 || (major >= 136 && major <= 143))
+			fi->kind = CABBPF_FD_TTY;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+struct iocall {
+	__s64 ret;
+	__u64 req;
+	__u64 buf;
+	__s32 fd;
+	__u32 sc;
+	__u8 flags;
+};
+
+/* Decode the call from the saved user registers and its result. */
+static __always_inline void decode(struct pt_regs *regs, long ret, int sc, struct iocall *c)
+{
+	__u64 a0 = regs->di, a1 = regs->si, a2 = regs->dx;
+
+	c->sc = (__u32)sc;
+	c->fd = (__s32)a0;
+	c->buf = a1;
+	c->ret = ret;
+	c->flags = ret < 0 ? CABBPF_IO_ERR : 0;
+	switch (sc) {
+	case CABBPF_SC_READV:
+	case CABBPF_SC_PREADV:
+	case CABBPF_SC_PREADV2:
+	case CABBPF_SC_WRITEV:
+	case CABBPF_SC_PWRITEV:
+	case CABBPF_SC_PWRITEV2:
+		c->req = iov_bytes((const struct iovec *)a1, a2);
+		break;
+	case CABBPF_SC_RECVMSG:
+	case CABBPF_SC_SENDMSG: {
+		struct user_msghdr m;
+
+		if (bpf_probe_read_user(&m, sizeof(m), (void *)a1))
+			c->req = 0;
+		else
+			c->req = iov_bytes((const struct iovec *)m.msg_iov, m.msg_iovlen);
+		break;
+	}
+	case CABBPF_SC_RECVMMSG:
+	case CABBPF_SC_SENDMMSG:
+		/* ret counts messages: report bytes; the request is taken to be
+		 * what arrived (no short-read accounting for these two). */
+		if (ret > 0)
+			c->ret = (__s64)mmsg_bytes((const struct mmsghdr *)a1, ret);
+		c->req = ret > 0 ? (__u64)c->ret : 0;
+		break;
+	case CABBPF_SC_MSGRCV:
+		/* msgp points at {long mtype; char mtext[]}; msgsz is mtext's. */
+		c->fd = -1;
+		c->req = a2;
+		break;
+	case CABBPF_SC_MSGSND:
+		/* Returns 0 on success: msgsz bytes were sent. */
+		c->fd = -1;
+		c->req = a2;
+		if (ret == 0)
+			c->ret = (__s64)a2;
+		break;
+	default:
+		c->req = a2;
+		break;
+	}
+}
+
+static __always_inline void emit_event(struct iocall *c, const struct fdinfo *fi, __u64 id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct cabbpf_io_event *e;
+	struct tstate *st;
+	__u32 cpu;
+	void *rb;
+
+	st = bpf_task_storage_get(&tstates, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		bump(CABBPF_STAT_NOSTORE);
+		return;
+	}
+	if (st->busy) {
+		bump(CABBPF_STAT_REENTRY);
+		return;
+	}
+	st->busy = 1;
+	cpu = bpf_get_smp_processor_id();
+	rb = bpf_map_lookup_elem(&rings, &cpu);
+	if (!rb) {
+		bump(CABBPF_STAT_DROPS);
+		goto out;
+	}
+	e = bpf_ringbuf_reserve(rb, sizeof(*e), 0);
+	if (!e) {
+		bump(CABBPF_STAT_DROPS);
+		goto out;
+	}
+	e->tid = (__u32)id;
+	e->pid = id >> 32;
+	e->kind = CABBPF_EV_IO;
+	e->sc = (__u8)c->sc;
+	e->fdkind = (__u8)fi->kind;
+	e->flags = c->flags;
+	e->pad = 0;
+	/* Taken only after the reserve succeeded: drops leave no gap. */
+	e->seq = st->seq++;
+	e->ts = bpf_ktime_get_ns();
+	e->ret = c->ret;
+	e->req = c->req;
+	e->buf = c->buf;
+	e->fd = c->fd;
+	e->pad2 = 0;
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) > wakeup_bytes
+				      ? BPF_RB_FORCE_WAKEUP
+				      : BPF_RB_NO_WAKEUP);
+	/* Not CABBPF_STAT_EVENTS: that one counts call events only. */
+	count(CABBPF_IOSTAT_EVENTS);
+out:
+	st->busy = 0;
+}
+
+static __always_inline void aggregate(struct iocall *c, const struct fdinfo *fi, __u32 tgid)
+{
+	struct cabbpf_iostat_key k = {};
+	struct cabbpf_iostat_val *v;
+	struct cabbpf_iofile_key fk = {};
+	struct cabbpf_iofile_val *fv;
+	__u64 cgid = bpf_get_current_cgroup_id();
+	__u64 got = c->ret > 0 ? (__u64)c->ret : 0;
+	__u32 zk = 0;
+	void *zero;
+
+	k.pid = tgid;
+	k.sc = (__u8)c->sc;
+	k.fdkind = (__u8)fi->kind;
+	k.cgid = cgid;
+	v = bpf_map_lookup_elem(&iostats, &k);
+	if (!v) {
+		zero = bpf_map_lookup_elem(&zero_stat, &zk);
+		if (!zero)
+			return;
+		/* -EEXIST: another CPU created it first; fine. */
+		if (bpf_map_update_elem(&iostats, &k, zero, BPF_NOEXIST) == -E2BIG) {
+			count(CABBPF_IOSTAT_STATS_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(&iostats, &k);
+		if (!v) {
+			count(CABBPF_IOSTAT_STATS_FULL);
+			return;
+		}
+	}
+	/* Per-CPU values: plain adds, no atomics. The name is taken once
+	 * per key and CPU, while the process is surely alive. */
+	if (!v->calls)
+		bpf_get_current_comm(v->comm, sizeof(v->comm));
+	v->calls++;
+	if (c->flags & CABBPF_IO_ERR) {
+		v->errors++;
+	} else {
+		v->bytes += got;
+		v->req += c->req;
+		if (got < c->req)
+			v->short_calls++;
+		v->hist_ret[log2_bucket(got) & (CABBPF_HIST_BUCKETS - 1)]++;
+	}
+	v->hist_req[log2_bucket(c->req) & (CABBPF_HIST_BUCKETS - 1)]++;
+
+	if (c->fd < 0 || (c->flags & CABBPF_IO_ERR))
+		return;
+	fk.pid = tgid;
+	fk.fd = c->fd;
+	fk.ino = fi->ino;
+	fv = bpf_map_lookup_elem(&iofiles, &fk);
+	if (!fv) {
+		struct cabbpf_iofile_val nv = {};
+
+		/* Once per key: the file's name, cheap enough here. */
+		if (fi->file) {
+			struct file *fp = fi->file;
+			const unsigned char *nm = BPF_CORE_READ(fp, f_path.dentry, d_name.name);
+
+			if (nm)
+				bpf_probe_read_kernel_str(nv.name, sizeof(nv.name), nm);
+		}
+		if (bpf_map_update_elem(&iofiles, &fk, &nv, BPF_NOEXIST) == -E2BIG) {
+			count(CABBPF_IOSTAT_FILES_FULL);
+			return;
+		}
+		fv = bpf_map_lookup_elem(&iofiles, &fk);
+		if (!fv) {
+			count(CABBPF_IOSTAT_FILES_FULL);
+			return;
+		}
+	}
+	/* Per CPU: a CPU's value starts zeroed when another CPU created the
+	 * key, so these are set by every CPU that uses it. */
+	fv->dev = fi->dev;
+	fv->cgid = cgid;
+	fv->fdkind = fi->kind;
+	if (CABBPF_SC_IS_OUTPUT(c->sc)) {
+		fv->out_bytes += got;
+		fv->out_calls++;
+	} else {
+		fv->in_bytes += got;
+		fv->in_calls++;
+	}
+}
+
+/* Move a slot's counters into the hash maps and empty it (its key stays).
+ * task is the slot's thread (not necessarily current). */
+static __noinline void flush_slot(struct task_struct *task, __u32 tgid, struct slot *sl)
+{
+	struct cabbpf_iostat_key k = {};
+	struct cabbpf_iostat_val *v;
+	struct cabbpf_iofile_key fk = {};
+	struct cabbpf_iofile_val *fv;
+	__u32 zk = 0, ok;
+	void *zero;
+	int b;
+
+	if (!sl->born)
+		return;
+	k.pid = tgid;
+	k.sc = sl->sc;
+	k.fdkind = sl->fdkind;
+	k.cgid = sl->cgid;
+	v = bpf_map_lookup_elem(&iostats, &k);
+	if (!v) {
+		zero = bpf_map_lookup_elem(&zero_stat, &zk);
+		if (zero)
+			bpf_map_update_elem(&iostats, &k, zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&iostats, &k);
+	}
+	if (v) {
+		if (!v->calls)
+			bpf_probe_read_kernel_str(v->comm, sizeof(v->comm), task->comm);
+		v->calls += sl->calls;
+		v->errors += sl->errors;
+		v->bytes += sl->bytes;
+		v->req += sl->req;
+		v->short_calls += sl->short_calls;
+		for (b = 0; b < CABBPF_HIST_BUCKETS; b++) {
+			v->hist_req[b] += sl->hist_req[b];
+			v->hist_ret[b] += sl->hist_ret[b];
+		}
+	} else {
+		count_n(CABBPF_IOSTAT_STATS_FULL, sl->calls);
+	}
+	ok = sl->calls - sl->errors;
+	if (sl->fd >= 0 && ok) {
+		fk.pid = tgid;
+		fk.fd = sl->fd;
+		fk.ino = sl->ino;
+		fv = bpf_map_lookup_elem(&iofiles, &fk);
+		if (!fv) {
+			struct cabbpf_iofile_val nv = {};
+
+			__builtin_memcpy(nv.name, sl->name, sizeof(nv.name));
+			bpf_map_update_elem(&iofiles, &fk, &nv, BPF_NOEXIST);
+			fv = bpf_map_lookup_elem(&iofiles, &fk);
+		}
+		if (fv) {
+			fv->dev = sl->dev;
+			fv->cgid = sl->cgid;
+			fv->fdkind = sl->fdkind;
+			if (CABBPF_SC_IS_OUTPUT(sl->sc)) {
+				fv->out_bytes += sl->bytes;
+				fv->out_calls += ok;
+			} else {
+				fv->in_bytes += sl->bytes;
+				fv->in_calls += ok;
+			}
+		} else {
+			count_n(CABBPF_IOSTAT_FILES_FULL, ok);
+		}
+	}
+	sl->born = 0;
+	sl->calls = sl->errors = sl->short_calls = 0;
+	sl->bytes = sl->req = 0;
+	for (b = 0; b < CABBPF_HIST_BUCKETS; b++) {
+		sl->hist_req[b] = 0;
+		sl->hist_ret[b] = 0;
+	}
+}
+
+static __always_inline void flush_all(struct task_struct *task, __u32 tgid, struct tio *t)
+{
+	int i;
+
+	for (i = 0; i < NSLOTS; i++)
+		flush_slot(task, tgid, &t->s[i]);
+}
+
+static __always_inline bool tio_lock(struct tio *t)
+{
+	return __sync_val_compare_and_swap(&t->lock, 0, 1) == 0;
+}
+
+static __always_inline void tio_unlock(struct tio *t)
+{
+	/* Release: every slot update is before this store (x86-64: TSO). */
+	__asm__ __volatile__("" ::: "memory");
+	t->lock = 0;
+}
+
+/* The slot for this call: a hit, or a victim flushed and refilled. */
+static __always_inline struct slot *slot_for(struct task_struct *task, __u32 tgid, struct tio *t,
+					     const struct iocall *c, __u64 cgid)
+{
+	__u64 file = fd_file(task, c->fd), ino = 0;
+	struct slot *sl;
+	struct fdinfo fi;
+	struct file *f;
+	int i;
+
+	if (file) {
+		f = bpf_rdonly_cast((void *)file, bpf_core_type_id_kernel(struct file));
+		/* A freed file's memory may come back as another file: the
+		 * inode number tells them apart. */
+		if (f->f_inode)
+			ino = f->f_inode->i_ino;
+	}
+	for (i = 0; i < NSLOTS; i++) {
+		sl = &t->s[i];
+		if (sl->used && sl->sc == c->sc && sl->fd == c->fd && sl->file == file &&
+		    sl->ino == ino && sl->cgid == cgid)
+			return sl;
+	}
+	i = t->next++ & (NSLOTS - 1);
+	sl = &t->s[i];
+	flush_slot(task, tgid, sl);
+	if (c->fd >= 0) {
+		fd_info(task, c->fd, &fi);
+	} else {
+		fi.kind = CABBPF_FD_NONE;
+		fi.ino = 0;
+		fi.dev = 0;
+		fi.file = NULL;
+	}
+	sl->sc = (__u8)c->sc;
+	sl->fd = c->fd;
+	sl->file = file;
+	sl->ino = ino;
+	sl->dev = fi.dev;
+	sl->fdkind = (__u8)fi.kind;
+	sl->cgid = cgid;
+	sl->name[0] = 0;
+	if (fi.file) {
+		const unsigned char *nm = fi.file->f_path.dentry->d_name.name;
+
+		if (nm)
+			bpf_probe_read_kernel_str(sl->name, sizeof(sl->name), nm);
+	}
+	sl->used = 1;
+	return sl;
+}
+
+/* System-wide mode: account one call, through the thread's slots. */
+static __always_inline void aggregate_fast(struct task_struct *task, struct iocall *c, __u32 tgid)
+{
+	struct tio *t = bpf_task_storage_get(&tios, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 got = c->ret > 0 ? (__u64)c->ret : 0;
+	__u64 cgid = task_cgid(task);
+	if (t && t->pad == 12345) return; if (1) return;
+	struct fdinfo fi;
+	struct slot *sl;
+
+	if (!t || !tio_lock(t)) {
+		/* No storage, or a flusher holds it: straight to the maps. */
+		if (c->fd >= 0) {
+			fd_info(task, c->fd, &fi);
+		} else {
+			fi.kind = CABBPF_FD_NONE;
+			fi.ino = 0;
+			fi.dev = 0;
+			fi.file = NULL;
+		}
+		aggregate(c, &fi, tgid);
+		return;
+	}
+	sl = slot_for(task, tgid, t, c, cgid);
+	sl->born = 1;
+	sl->calls++;
+	if (c->flags & CABBPF_IO_ERR) {
+		sl->errors++;
+	} else {
+		sl->bytes += got;
+		sl->req += c->req;
+		if (got < c->req)
+			sl->short_calls++;
+		sl->hist_ret[log2_bucket(got) & (CABBPF_HIST_BUCKETS - 1)]++;
+	}
+	sl->hist_req[log2_bucket(c->req) & (CABBPF_HIST_BUCKETS - 1)]++;
+	if (sl->calls >= FLUSH_CALLS)
+		flush_slot(task, tgid, sl);
+	tio_unlock(t);
+}
+
+/* A thread's pending counts go to the maps when it exits. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_task_exit, struct task_struct *p)
+{
+	struct tio *t = bpf_task_storage_get(&tios, p, 0, 0);
+
+	if (t && tio_lock(t)) {
+		flush_all(p, p->tgid, t);
+		tio_unlock(t);
+	}
+	return 0;
+}
+
+/* Run by user space (bpf_iter) before it reads the maps: flush every
+ * thread's slots. A thread inside its own accounting right now is skipped
+ * (its slots reach the maps at its next flush); at the end of a run the
+ * sys_exit program is detached first, so nothing is skipped then. */
+SEC("iter/task")
+int flush_tasks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct tio *t;
+
+	if (!task)
+		return 0;
+	t = bpf_task_storage_get(&tios, task, 0, 0);
+	if (t && tio_lock(t)) {
+		flush_all(task, task->tgid, t);
+		tio_unlock(t);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *task;
+	struct fdinfo fi;
+	struct iocall c;
+	__u64 id;
+	__u32 tgid;
+	int sc;
+
+	sc = sc_of(regs->orig_ax);
+	if (sc < 0)
+		return 0;
+	/* Ids straight from the task: one helper call fewer per syscall. */
+	task = bpf_get_current_task_btf();
+	tgid = task->tgid;
+	if (target_tgid && tgid != target_tgid)
+		return 0;
+	if (tgid == self_tgid)
+		return 0;
+	if (use_cgroup && bpf_current_task_under_cgroup(&cgfilter, 0) != 1)
+		return 0;
+	id = (__u64)tgid << 32 | (__u32)task->pid;
+	/* A 32-bit task's syscall numbers mean other calls: not decoded.
+	 * TS_COMPAT (x86) is set while such a task is in a syscall. */
+	if (task->thread_info.status & 0x0002) {
+		count(CABBPF_IOSTAT_COMPAT);
+		return 0;
+	}
+	count(CABBPF_IOSTAT_CALLS);
+	decode(regs, ret, sc, &c);
+	if (agg_mode) {
+		aggregate_fast(task, &c, tgid);
+		return 0;
+	}
+	if (c.fd >= 0)
+		fd_info(task, c.fd, &fi);
+	else {
+		fi.kind = CABBPF_FD_NONE;
+		fi.ino = 0;
+		fi.dev = 0;
+		fi.file = NULL;
+	}
+	emit_event(&c, &fi, id);
+	return 0;
+}
+
+/* Benchmark floor: the same tracepoint with nothing to do. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(empty_sys_exit, struct pt_regs *regs, long ret)
+{
+	return 0;
+}

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Unit suite of user/insn (cost classes) and user/plan (probe placement).
+ * The placement rules are checked on real compiler output: tests/data/
+ * plan_corpus.c built with gcc and clang at -O0..-O3, with and without
+ * -fcf-protection, and every probe the plan moves is re-checked against
+ * objdump's disassembly (an independent decoder): the moved-over
+ * instructions are straight-line and never touch the stack pointer, the
+ * site is an instruction boundary, nothing in the binary jumps into the
+ * skipped range or to the site, and a site that is not a push sits in a
+ * function without indirect jumps. No root needed.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "user/insn.h"
+#include "user/libs.h"
+#include "user/plan.h"
+#include "user/syms.h"
+
+static enum insn_class cls_of(const uint8_t *b, size_t n, struct insn *out)
+{
+	struct insn_dec *d = NULL;
+	struct insn in;
+
+	ck_assert_int_eq(insn__open(&d), 0);
+	if (insn__decode(d, b, n, 0x1000, &in))
+		in.cls = INSN_REFUSED;
+	insn__close(d);
+	if (out)
+		*out = in;
+	return in.cls;
+}
+
+#define CLS(...)                                                                                   \
+	({                                                                                         \
+		static const uint8_t b_[] = {__VA_ARGS__};                                         \
+		cls_of(b_, sizeof(b_), &in);                                                       \
+	})
+
+START_TEST(classes_of_known_bytes)
+{
+	struct insn in;
+
+	ck_assert_int_eq(CLS(0x0f, 0x1f, 0x44, 0x00, 0x00), INSN_NOP5);
+	ck_assert_int_eq(CLS(0x55), INSN_EMULATED); /* push %rbp */
+	ck_assert(in.uses_sp && !in.flow);
+	ck_assert_int_eq(CLS(0x41, 0x54), INSN_EMULATED); /* push %r12 */
+	ck_assert_int_eq(CLS(0x90), INSN_EMULATED);
+	ck_assert_int_eq(CLS(0x66, 0x90), INSN_EMULATED);
+	ck_assert_int_eq(CLS(0x0f, 0x1f, 0x40, 0x00), INSN_EMULATED); /* nopl 0(%rax) */
+	ck_assert_int_eq(CLS(0xe8, 0x10, 0, 0, 0), INSN_EMULATED);	/* call rel32 */
+	ck_assert(in.direct_branch && in.target == 0x1015 && in.flow);
+	ck_assert_int_eq(CLS(0xe9, 0, 1, 0, 0), INSN_EMULATED); /* jmp rel32 */
+	ck_assert_int_eq(CLS(0xeb, 0xfe), INSN_EMULATED);	/* jmp rel8 */
+	ck_assert(in.direct_branch && in.target == 0x1000);
+	ck_assert_int_eq(CLS(0x74, 0x05), INSN_EMULATED);	    /* je rel8 */
+	ck_assert_int_eq(CLS(0x0f, 0x84, 0, 1, 0, 0), INSN_EMULATED); /* je rel32 */
+	ck_assert_int_eq(CLS(0xe2, 0x05), INSN_SSTEP);		    /* loop: not emulated */
+	ck_assert_int_eq(CLS(0xf3, 0x0f, 0x1e, 0xfa), INSN_SSTEP);    /* endbr64 */
+	ck_assert(!in.uses_sp && !in.flow);
+	ck_assert_int_eq(CLS(0x48, 0x83, 0xec, 0x08), INSN_SSTEP); /* sub $8,%rsp */
+	ck_assert(in.uses_sp);
+	ck_assert_int_eq(CLS(0x48, 0x89, 0xe5), INSN_SSTEP); /* mov %rsp,%rbp */
+	ck_assert(in.uses_sp);
+	ck_assert_int_eq(CLS(0x48, 0x89, 0xf8), INSN_SSTEP); /* mov %rdi,%rax */
+	ck_assert(!in.uses_sp && !in.flow);
+	ck_assert_int_eq(CLS(0xc3), INSN_SSTEP); /* ret */
+	ck_assert(in.flow && in.uses_sp);
+	ck_assert_int_eq(CLS(0xff, 0xe0), INSN_SSTEP); /* jmp *%rax */
+	ck_assert(in.indirect_jump && in.flow);
+	ck_assert_int_eq(CLS(0xf0, 0x48, 0x0f, 0xb1, 0x17), INSN_REFUSED); /* lock cmpxchg */
+	ck_assert_int_eq(CLS(0x3e, 0xff, 0xe0), INSN_REFUSED);		   /* notrack jmp */
+	ck_assert_int_eq(CLS(0xcc), INSN_REFUSED);			   /* int3 */
+	ck_assert_int_eq(CLS(0xf4), INSN_REFUSED);			   /* hlt */
+	ck_assert_int_eq(CLS(0x0f, 0x05), INSN_SSTEP);			   /* syscall */
+	ck_assert(in.flow);
+	ck_assert_int_eq(CLS(0x06), INSN_REFUSED); /* invalid in 64-bit mode */
+}
+END_TEST
+
+START_TEST(class_names_and_costs)
+{
+	ck_assert_str_eq(insn__class_name(INSN_NOP5), "nop5");
+	ck_assert_str_eq(insn__class_name(INSN_SSTEP), "single-step");
+	ck_assert(insn__cost_ns(INSN_NOP5) < insn__cost_ns(INSN_EMULATED));
+	ck_assert(insn__cost_ns(INSN_EMULATED) * 10 < insn__cost_ns(INSN_SSTEP));
+	ck_assert(insn__cost_ns(INSN_REFUSED) == 0);
+	insn__close(NULL);
+	plan__free(NULL);
+}
+END_TEST
+
+/* One instruction of objdump's listing. */
+struct dis {
+	uint64_t addr;
+	char text[96]; /* mnemonic and operands */
+	uint64_t target; /* direct jump/call target, or 0 */
+};
+
+/* objdump -d of path into a malloc'd array. */
+static struct dis *objdump(const char *path, size_t *n)
+{
+	char cmd[512], line[512];
+	struct dis *v = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	*n = 0;
+	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn -M att '%s'", path);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long a;
+		char *tab, *sp;
+		struct dis d;
+
+		if (sscanf(line, " %lx:", &a) != 1 || !(tab = strchr(line, '\t')))
+			continue;
+		memset(&d, 0, sizeof(d));
+		d.addr = a;
+		snprintf(d.text, sizeof(d.text), "%s", tab + 1);
+		d.text[strcspn(d.text, "\n")] = 0;
+		/* "jne    1289 <f+0x19>", "call   1030 <x@plt>", "loop ..." */
+		sp = strpbrk(d.text, " \t");
+		if ((d.text[0] == 'j' || !strncmp(d.text, "call", 4) || !strncmp(d.text, "loop", 4) ||
+		     !strncmp(d.text, "bnd j", 5) || !strncmp(d.text, "notrack", 7)) &&
+		    sp) {
+			char *q = sp + strspn(sp, " \t");
+
+			if (!strncmp(d.text, "bnd ", 4)) {
+				q = strpbrk(q, " \t");
+				q = q ? q + strspn(q, " \t") : sp;
+			}
+			if (*q != '*')
+				d.target = strtoull(q, NULL, 16);
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			v = realloc(v, cap * sizeof(*v));
+			ck_assert_ptr_nonnull(v);
+		}
+		v[(*n)++] = d;
+	}
+	pclose(f);
+	return v;
+}
+
+static bool touches_sp_or_flow(const char *t)
+{
+	static const char *const bad[] = {"%rsp", "%esp", "%sp", "%spl", "push", "pop", "call",
+					  "ret", "leave", "enter", "syscall", "int"};
+	size_t i;
+
+	if (t[0] == 'j' || !strncmp(t, "bnd", 3) || !strncmp(t, "notrack", 7) ||
+	    !strncmp(t, "loop", 4))
+		return true;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (strstr(t, bad[i]))
+			return true;
+	return false;
+}
+
+/* How far an objdump instruction moves rsp down, when an entry-only plan
+ * may skip it (push reg, sub $imm,%rsp); -1 for anything else. */
+static long sp_sub_of(const char *t)
+{
+	unsigned long imm;
+
+	if (!strncmp(t, "push", 4) && strstr(t, "%r"))
+		return 8;
+	if (sscanf(t, "sub $0x%lx,%%rsp", &imm) == 1)
+		return (long)imm;
+	return -1;
+}
+
+/* Checks every site of the plan of bin against objdump; returns how many
+ * sites were moved. entry_only: the plan for no return probes. */
+static size_t verify_binary_mode(const char *bin, bool entry_only)
+{
+	struct symtab *st = NULL;
+	struct plan_opts po = {false, true, entry_only};
+	struct plan *p = NULL, *p0 = NULL;
+	size_t *idx = NULL, n = 0, nd = 0, i, j, moved = 0;
+	struct dis *d;
+
+	ck_assert_int_eq(syms__load(bin, &st), 0);
+	ck_assert_int_eq(syms__select(st, NULL, 0, &idx, &n), 0);
+	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	po.no_shift = true;
+	ck_assert_int_eq(plan__build(st, idx, n, &po, &p0), 0);
+	ck_assert_int_eq(p0->shifted, 0);
+	ck_assert_uint_eq(p->n, n);
+	d = objdump(bin, &nd);
+	ck_assert_uint_gt(nd, 0);
+	for (i = 0; i < n; i++) {
+		const struct sym *s = &st->syms[idx[i]];
+		const struct plan_site *ps = &p->sites[i];
+		uint64_t site = s->vaddr + ps->shift;
+		bool boundary = false, indirect = false, push;
+		const char *site_text = "";
+		long delta = 0;
+
+		ck_assert_uint_eq(p0->sites[i].offset,
+				  p0->sites[i].rule == PLAN_SKIPPED ? PLAN_NO_PROBE : s->offset);
+		ck_assert_uint_eq(p0->sites[i].cls, ps->entry_cls);
+		if (ps->rule != PLAN_SHIFTED) {
+			ck_assert_uint_eq(ps->shift, 0);
+			ck_assert_uint_eq(ps->offset, ps->rule == PLAN_SKIPPED ? PLAN_NO_PROBE : s->offset);
+			continue;
+		}
+		moved++;
+		ck_assert_uint_eq(ps->offset, s->offset + ps->shift);
+		ck_assert_int_eq(ps->entry_cls, INSN_SSTEP);
+		ck_assert(ps->cls == INSN_EMULATED || ps->cls == INSN_NOP5);
+		ck_assert_uint_lt(ps->shift, s->size);
+		for (j = 0; j < nd; j++) {
+			/* Nothing anywhere jumps or calls into (entry, site]. */
+			ck_assert_msg(!(d[j].target > s->vaddr && d[j].target <= site),
+				      "%s: %s moved to +%u but 0x%lx '%s' targets 0x%lx", bin, s->name,
+				      ps->shift, (unsigned long)d[j].addr, d[j].text,
+				      (unsigned long)d[j].target);
+			if (d[j].addr < s->vaddr || d[j].addr >= s->vaddr + s->size)
+				continue;
+			if (strstr(d[j].text, "jmp") && strchr(d[j].text, '*'))
+				indirect = true;
+			if (d[j].addr == site) {
+				boundary = true;
+				site_text = d[j].text;
+			}
+			/* The moved-over instructions: straight line, rsp untouched
+			 * (entry-only: or moved down by a known amount). */
+			if (d[j].addr < site && entry_only && sp_sub_of(d[j].text) >= 0) {
+				char tx[96];
+
+				/* A push/sub itself is fine; collapse it for the check. */
+				delta += sp_sub_of(d[j].text);
+				snprintf(tx, sizeof(tx), "%s", "mov");
+				ck_assert(!touches_sp_or_flow(tx));
+			} else if (d[j].addr < site) {
+				ck_assert_msg(!touches_sp_or_flow(d[j].text), "%s: %s +%u skips '%s'",
+					      bin, s->name, ps->shift, d[j].text);
+			}
+		}
+		ck_assert_msg(boundary, "%s: %s +%u is not an instruction start", bin, s->name,
+			      ps->shift);
+		push = !strncmp(site_text, "push", 4);
+		ck_assert_msg(push || !indirect, "%s: %s moved to '%s' despite an indirect jmp", bin,
+			      s->name, site_text);
+		if (ps->cls == INSN_NOP5)
+			ck_assert(!strncmp(site_text, "nop", 3));
+		ck_assert_msg(ps->sp_delta == (uint32_t)delta, "%s: %s sp_delta %u, objdump %ld", bin,
+			      s->name, ps->sp_delta, delta);
+	}
+	free(d);
+	plan__free(p);
+	plan__free(p0);
+	free(idx);
+	syms__free(st);
+	return moved;
+}
+
+static size_t verify_binary(const char *bin)
+{
+	return verify_binary_mode(bin, false);
+}
+
+static char tmpdir[64];
+
+/* _i: compiler (bit 2), -fcf-protection (bit 3), -O level (bits 0-1). */
+START_TEST(placement_on_real_compiler_output)
+{
+	const char *cc = (_i & 4) ? "clang" : "gcc";
+	const char *cf = (_i & 8) ? "-fcf-protection" : "-fcf-protection=none";
+	char bin[256], cmd[1024];
+	size_t moved;
+
+	snprintf(bin, sizeof(bin), "%s/corpus-%s-O%d%s", tmpdir, cc, _i & 3, cf);
+	snprintf(cmd, sizeof(cmd), "%s -O%d -g -w %s -o '%s' tests/data/plan_corpus.c", cc, _i & 3,
+		 cf, bin);
+	ck_assert_msg(system(cmd) == 0, "%s", cmd);
+	moved = verify_binary(bin);
+	/* With endbr64 at every entry nearly every function is moved. */
+	if (_i & 8)
+		ck_assert_uint_ge(moved, 5);
+	/* No return probes: more may move (past push / sub rsp), never fewer. */
+	ck_assert_uint_ge(verify_binary_mode(bin, true), moved);
+	unlink(bin);
+}
+END_TEST
+
+/* A loop that begins right after the entry: its back edge targets the
+ * instruction a shift would pick, so the probe must stay at the entry. */
+START_TEST(loop_head_after_entry_stays)
+{
+	char src[128], bin[128], cmd[512];
+	struct symtab *st = NULL;
+	struct plan_opts po = {false, true, false};
+	struct plan *p = NULL;
+	size_t *idx = NULL, n = 0;
+	const char *glob = "spin";
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/loop.s", tmpdir);
+	snprintf(bin, sizeof(bin), "%s/loop", tmpdir);
+	f = fopen(src, "w");
+	ck_assert_ptr_nonnull(f);
+	/* endbr64; L: push? no: the loop head is a nop right after endbr64 */
+	fputs(".text\n.globl spin\n.type spin,@function\nspin:\nendbr64\n1: nop\n"
+	      "dec %edi\njnz 1b\nret\n.size spin,.-spin\n"
+	      ".globl skip\n.type skip,@function\nskip:\nendbr64\nnop\nret\n.size skip,.-skip\n"
+	      ".globl locked\n.type locked,@function\nlocked:\nlock incl (%rdi)\nret\n"
+	      ".size locked,.-locked\n"
+	      ".globl main\n.type main,@function\nmain:\nxor %eax,%eax\nret\n.size main,.-main\n"
+	      ".section .note.GNU-stack,\"\",@progbits\n",
+	      f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "gcc -o '%s' '%s'", bin, src);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(syms__load(bin, &st), 0);
+	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
+	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	ck_assert_int_eq(p->sites[0].rule, PLAN_ENTRY);
+	ck_assert_int_eq(p->sites[0].cls, INSN_SSTEP);
+	plan__free(p);
+	free(idx);
+	glob = "skip";
+	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
+	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	ck_assert_int_eq(p->sites[0].rule, PLAN_SHIFTED);
+	ck_assert_int_eq(p->sites[0].shift, 4);
+	plan__free(p);
+	free(idx);
+	glob = "locked";
+	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
+	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	ck_assert_int_eq(p->sites[0].rule, PLAN_SKIPPED);
+	ck_assert_uint_eq(p->sites[0].offset, PLAN_NO_PROBE);
+	ck_assert_uint_eq(p->skipped, 1);
+	ck_assert_uint_eq(verify_binary(bin), 1); /* only skip */
+	plan__free(p);
+	free(idx);
+	syms__free(st);
+	unlink(src);
+	unlink(bin);
+}
+END_TEST
+
+START_TEST(summary_and_print)
+{
+	char bin[128], cmd[512], line[256], *buf = NULL;
+	struct symtab *st = NULL;
+	struct plan_opts po = {false, true, false};
+	struct plan *p = NULL;
+	size_t *idx = NULL, n = 0, len = 0;
+	FILE *f;
+
+	snprintf(bin, sizeof(bin), "%s/sum", tmpdir);
+	snprintf(cmd, sizeof(cmd), "gcc -O2 -fcf-protection -w -o '%s' tests/data/plan_corpus.c",
+		 bin);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(syms__load(bin, &st), 0);
+	ck_assert_int_eq(syms__select(st, NULL, 0, &idx, &n), 0);
+	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	plan__summary(p, line, sizeof(line));
+	ck_assert_msg(strstr(line, "moved past the entry") && strstr(line, "ns/call"), "%s", line);
+	ck_assert(p->est_ns < p->est_entry_ns);
+	f = open_memstream(&buf, &len);
+	plan__print(f, p, st, idx, "count", true);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "single-step"));
+	ck_assert_ptr_nonnull(strstr(buf, "count "));
+	ck_assert_ptr_null(strstr(buf, "callgraph "));
+	ck_assert_ptr_nonnull(strstr(buf, " shifted "));
+	free(buf);
+	ck_assert_int_eq(plan__build(NULL, idx, n, &po, &p), -EINVAL);
+	plan__free(p);
+	free(idx);
+	syms__free(st);
+	unlink(bin);
+}
+END_TEST
+
+/* Library selectors: resolution through this process's maps and the
+ * library directories, and two names of one file merged into one. */
+START_TEST(library_selectors)
+{
+	const char *globs[] = {"main", "libc:malloc", "libc.so.6:free", "libc.so.6:nosuch_*"};
+	const char *nomatch[] = {"libm:nosuch_*"};
+	struct plan_opts po = {false, true, false};
+	const char *names[4], *bins[4];
+	uint32_t deltas[4];
+	struct libs *l = NULL;
+	uint64_t offs[4];
+	char path[PATH_MAX];
+
+	ck_assert(libs__is_selector("libc:malloc"));
+	ck_assert(!libs__is_selector("malloc"));
+	ck_assert(!libs__is_selector(":malloc"));
+	ck_assert_int_eq(libs__resolve(getpid(), "libc", path, sizeof(path)), 0);
+	ck_assert_ptr_nonnull(strstr(path, "libc.so.6"));
+	ck_assert_int_eq(libs__resolve(getpid(), "libc.so.6", path, sizeof(path)), 0);
+	/* Not mapped here: found in the library directories. */
+	ck_assert_int_eq(libs__resolve(getpid(), "libpthread.so.0", path, sizeof(path)), 0);
+	ck_assert_int_eq(libs__resolve(getpid(), "libno_such_library_x", path, sizeof(path)),
+			 -ENOENT);
+	ck_assert_int_eq(libs__resolve(getpid(), "/no/such/libx.so", path, sizeof(path)),
+			 -ENOENT);
+	ck_assert_int_eq(libs__load(getpid(), globs, 1, &po, &l), 0);
+	ck_assert_ptr_null(l); /* no selector */
+	ck_assert_int_eq(libs__load(getpid(), globs, 3, &po, &l), 0);
+	ck_assert_ptr_nonnull(l);
+	ck_assert_uint_eq(l->nlibs, 1);
+	ck_assert_uint_eq(l->nfuncs, 2);
+	libs__fill(l, offs, names, bins, deltas);
+	/* In address order: either may come first. */
+	ck_assert((!strcmp(names[0], "libc:malloc") && !strcmp(names[1], "libc:free")) ||
+		  (!strcmp(names[1], "libc:malloc") && !strcmp(names[0], "libc:free")));
+	ck_assert_str_eq(bins[0], bins[1]);
+	ck_assert(offs[0] != PLAN_NO_PROBE && offs[0] != offs[1]);
+	libs__free(l);
+	/* Patterns of one library add up; none matching is an error. */
+	ck_assert_int_eq(libs__load(getpid(), globs, 4, &po, &l), 0);
+	ck_assert_uint_eq(l->nfuncs, 2);
+	libs__free(l);
+	ck_assert_int_eq(libs__load(getpid(), nomatch, 1, &po, &l), -ENOENT);
+	ck_assert_ptr_null(l);
+	libs__free(NULL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("plan");
+	TCase *tc = tcase_create("plan");
+	SRunner *sr;
+	int failed;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/cabbpf-plan.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return 1;
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, classes_of_known_bytes);
+	tcase_add_test(tc, class_names_and_costs);
+	tcase_add_loop_test(tc, placement_on_real_compiler_output, 0, 16);
+	tcase_add_test(tc, loop_head_after_entry_stays);
+	tcase_add_test(tc, summary_and_print);
+	tcase_add_test(tc, library_selectors);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	rmdir(tmpdir);
+	return failed ? 1 : 0;
+}

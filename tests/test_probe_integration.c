@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Integration suite of probe placement, refused sites and attach at scale:
+ * the real kernel, real BPF programs, real processes (needs root).
+ *
+ * Every placement rule is checked by exact counts. The targets of
+ * tests/targets/ are built in four flavours (gcc, gcc -fcf-protection,
+ * clang, clang -fcf-protection) at -O0 and -O2; with -fcf-protection every
+ * function starts with endbr64 (single-stepped) and the plan moves nearly
+ * every probe past it. Each run asserts the README's exact counts and edges;
+ * and each traced run is compared with --no-shift (every probe on the
+ * first instruction): counts, edges and return matching must be identical.
+ */
+#include <check.h>
+#include <sys/types.h>
+
+#include "tests/harness.h"
+#include "user/plan.h"
+#include "user/syms.h"
+#include "user/trace.h"
+
+static const char *const flavours[4][3] = {
+	/* dir suffix, TARGET_CC, TARGET_CFLAGS */
+	{"gcc", "gcc", "-fcf-protection=none"},
+	{"gcc-cf", "gcc", "-fcf-protection"},
+	{"clang", "clang", "-fcf-protection=none"},
+	{"clang-cf", "clang", "-fcf-protection"},
+};
+
+/* Path of target name in flavour flav; one static buffer per name. */
+static const char *ftarget(int flav, const char *name, int opt)
+{
+	static char buf[8][PATH_MAX];
+	static const char *names[8];
+	int k;
+
+	for (k = 0; k < 8 && names[k] && strcmp(names[k], name); k++)
+		;
+	if (k == 8)
+		k = 0;
+	names[k] = name;
+	snprintf(buf[k], PATH_MAX, ".output/targets-%s/%s-O%d", flavours[flav][0], name, opt);
+	return buf[k];
+}
+
+static int build_flavours(void)
+{
+	char cmd[1024];
+	int f;
+
+	for (f = 0; f < 4; f++) {
+		snprintf(cmd, sizeof(cmd),
+			 "TARGET_CC=%s TARGET_CFLAGS=%s tests/targets/build.sh .output/targets-%s "
+			 ">/dev/null 2>&1",
+			 flavours[f][1], flavours[f][2], flavours[f][0]);
+		if (system(cmd))
+			return -1;
+	}
+	return 0;
+}
+
+/* Moved probes in the plan cabbpf prints for bin, or -1. */
+static long plan_moved(const char *bin)
+{
+	char *args[] = {"--plan", "--", (char *)bin, NULL};
+	struct h_run r;
+	const char *m;
+	long moved = -1;
+
+	h_start(&r, args, 1, 0);
+	h_finish(&r);
+	ck_assert_msg(r.status == 0, "--plan exit %d: %s", r.status, r.err);
+	m = strstr(r.out, "moved past the entry");
+	if (m)
+		sscanf(strchr(m, ':') + 1, "%ld", &moved);
+	h_free(&r);
+	return moved;
+}
+
+/* Runs cabbpf on argv (target and its arguments) with and without
+ * --no-shift, asserts a clean run, and that both agree on every count. */
+static void run_both(struct h_run *r, char *const *target)
+{
+	char *a1[16], *a2[16];
+	struct h_run r0;
+	json_object *fs, *cg;
+	size_t i, n;
+
+	for (n = 0; target[n]; n++)
+		;
+	a1[0] = "--";
+	a2[0] = "--no-shift";
+	a2[1] = "--";
+	for (i = 0; i <= n; i++) {
+		a1[i + 1] = target[i];
+		a2[i + 2] = target[i];
+	}
+	h_run(r, a1);
+	ck_assert_msg(r->status == 0 && r->json, "exit %d: %s", r->status, r->err);
+	ck_assert_int_eq(h_num(r->json, "lost"), 0);
+	ck_assert_int_eq(h_num(r->json, "order_gaps"), 0);
+	h_run(&r0, a2);
+	ck_assert_msg(r0.status == 0 && r0.json, "exit %d: %s", r0.status, r0.err);
+	fs = h_get(r0.json, "functions");
+	n = json_object_array_length(fs);
+	for (i = 0; i < n; i++) {
+		const char *nm = json_object_get_string(h_get(json_object_array_get_idx(fs, i), "name"));
+
+		ck_assert_msg(h_calls(r->json, nm) == h_calls(r0.json, nm), "%s %s: %lld vs %lld",
+			      target[0], nm, h_calls(r->json, nm), h_calls(r0.json, nm));
+	}
+	cg = h_get(r0.json, "callgraph");
+	n = json_object_array_length(cg);
+	ck_assert_int_eq(h_nedges(r->json), (long long)n);
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(cg, i);
+		const char *a = json_object_get_string(h_get(e, "caller"));
+		const char *b = json_object_get_string(h_get(e, "callee"));
+
+		ck_assert_int_eq(h_edge(r->json, a, b), json_object_get_int64(h_get(e, "calls")));
+	}
+	ck_assert_int_eq(h_returns(r->json, "matched"), h_returns(r0.json, "matched"));
+	ck_assert_int_eq(h_returns(r->json, "missing"), h_returns(r0.json, "missing"));
+	ck_assert_int_eq(h_returns(r->json, "orphan"), 0);
+	h_free(&r0);
+}
+
+/* _i: flavour (bits 1-2), -O0/-O2 (bit 0). README's exact figures. */
+START_TEST(exact_counts_every_flavour)
+{
+	int flav = _i >> 1, opt = (_i & 1) ? 2 : 0;
+	char *rec[] = {(char *)ftarget(flav, "recurse", opt), "20", NULL};
+	char *thr[] = {(char *)ftarget(flav, "threads", opt), "4", "1000", NULL};
+	char *jmp[] = {(char *)ftarget(flav, "jump", opt), "100", NULL};
+	char *dem[] = {(char *)ftarget(flav, "demo", opt), NULL};
+	char *dp[] = {(char *)ftarget(flav, "deep", opt), "200", NULL};
+	struct h_run r;
+	long moved;
+
+	moved = plan_moved(dem[0]);
+	if (flav & 1) /* endbr64 everywhere: most probes move */
+		ck_assert_int_ge(moved, 5);
+
+	run_both(&r, rec);
+	ck_assert_int_eq(h_calls(r.json, "fib"), 21891);
+	ck_assert_int_eq(h_edge(r.json, "fib", "fib"), 21890);
+	ck_assert_int_eq(h_edge(r.json, "main", "fib"), 1);
+	ck_assert_int_eq(h_returns(r.json, "matched"), 21892);
+	h_free(&r);
+
+	run_both(&r, thr);
+	ck_assert_int_eq(h_calls(r.json, "work"), 10000);
+	ck_assert_int_eq(h_calls(r.json, "worker"), 4);
+	ck_assert_int_eq(h_edge(r.json, "worker", "work"), 10000);
+	h_free(&r);
+
+	run_both(&r, jmp);
+	ck_assert_int_eq(h_calls(r.json, "outer"), 100);
+	ck_assert_int_eq(h_calls(r.json, "inner"), 100);
+	ck_assert_int_eq(h_edge(r.json, "middle", "inner"), 100);
+	ck_assert_int_eq(h_edge(r.json, "main", "normal"), 1);
+	ck_assert_int_eq(h_returns(r.json, "missing"), 200);
+	h_free(&r);
+
+	run_both(&r, dem);
+	ck_assert_int_eq(h_calls(r.json, "next_random"), 30000);
+	ck_assert_int_eq(h_calls(r.json, "parse_token"), 30002);
+	ck_assert_int_eq(h_calls(r.json, "lookup"), 30384);
+	ck_assert_int_eq(h_calls(r.json, "insert"), 768);
+	ck_assert_int_eq(h_edge(r.json, "count_words", "lookup"), 30000);
+	ck_assert_int_eq(h_edge(r.json, "merge_tables", "lookup"), 384);
+	ck_assert_int_eq(h_num(r.json, "events"), 2 * 151160);
+	h_free(&r);
+
+	run_both(&r, dp);
+	ck_assert_int_eq(h_calls(r.json, "down"), 200);
+	ck_assert_int_eq(h_edge(r.json, "down", "down"), 199);
+	ck_assert_int_eq(h_edge(r.json, "main", "after"), 1);
+	h_free(&r);
+}
+END_TEST
+
+/* --entry-only (no return probes; probes may move past push / sub rsp
+ * with the sp corrected in BPF): exact counts in every flavour. */
+START_TEST(entry_only_exact_counts)
+{
+	int flav = _i >> 1, opt = (_i & 1) ? 2 : 0;
+	char *targets[][5] = {
+		{"--entry-only", "--", (char *)ftarget(flav, "recurse", opt), "20", NULL},
+		{"--entry-only", "--", (char *)ftarget(flav, "deep", opt), "200", NULL},
+	};
+	char *demo[] = {"--entry-only", "--", (char *)ftarget(flav, "demo", opt), NULL};
+	char *thr[] = {"--entry-only", "--", (char *)ftarget(flav, "threads", opt), "4", "1000",
+		       NULL};
+	struct h_run r;
+
+	h_run(&r, targets[0]);
+	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(h_num(r.json, "lost"), 0);
+	ck_assert_int_eq(h_calls(r.json, "fib"), 21891);
+	ck_assert_int_eq(h_calls(r.json, "main"), 1);
+	ck_assert_int_eq(h_num(r.json, "events"), 21892); /* entries only */
+	ck_assert_int_eq(h_returns(r.json, "matched"), 0);
+	ck_assert_ptr_null(h_get(r.json, "callgraph"));
+	h_free(&r);
+
+	h_run(&r, targets[1]);
+	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(h_calls(r.json, "down"), 200);
+	ck_assert_int_eq(h_calls(r.json, "leaf"), 1);
+	ck_assert_int_eq(h_calls(r.json, "after"), 1);
+	h_free(&r);
+
+	h_run(&r, thr);
+	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(h_calls(r.json, "work"), 10000);
+	ck_assert_int_eq(h_calls(r.json, "worker"), 4);
+	h_free(&r);
+
+	h_run(&r, demo);
+	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(h_calls(r.json, "next_random"), 30000);
+	ck_assert_int_eq(h_calls(r.json, "parse_token"), 30002);
+	ck_assert_int_eq(h_calls(r.json, "lookup"), 30384);
+	ck_assert_int_eq(h_calls(r.json, "insert"), 768);
+	ck_assert_int_eq(h_num(r.json, "events"), 151160);
+	h_free(&r);
+}
+END_TEST
+
+/* --entry-only and the call graph exclude each other. */
+START_TEST(entry_only_refuses_callgraph)
+{
+	char *args[] = {"--entry-only", "-a", "callgraph", "--", (char *)ftarget(0, "recurse", 0),
+			"5", NULL};
+	struct h_run r;
+
+	h_start(&r, args, 1, 0);
+	h_finish(&r);
+	ck_assert_int_ne(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.err, "callgraph"));
+	h_free(&r);
+}
+END_TEST
+
+static char asm_bin[PATH_MAX];
+
+/* A program with a function the kernel refuses (lock prefix at its entry)
+ * next to normal ones. */
+static void build_refused_target(void)
+{
+	char src[PATH_MAX], cmd[PATH_MAX * 3];
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/refused.c", h_tmp);
+	snprintf(asm_bin, sizeof(asm_bin), "%s/refused", h_tmp);
+	f = fopen(src, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("#include <signal.h>\n#include <stdlib.h>\n"
+	      "int counter;\n"
+	      "void locked(int *p);\n"
+	      "__asm__(\".text\\n.globl locked\\n.type locked,@function\\nlocked:\\n"
+	      "lock incl (%rdi)\\nret\\n.size locked,.-locked\\n\");\n"
+	      "__attribute__((noinline)) void normal(int *p) { __asm__ volatile(\"\"); *p += 1; }\n"
+	      "int main(int argc, char **argv) {\n"
+	      "  int n = argc > 1 ? atoi(argv[1]) : 10;\n"
+	      "  if (argc > 2) raise(SIGSTOP); /* mapped, not yet running */\n"
+	      "  for (int i = 0; i < n; i++) { locked(&counter); normal(&counter);\n"
+	      "    __asm__ volatile(\"\"); }\n"
+	      "  return counter == 2 * n ? 0 : 1; }\n",
+	      f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "gcc -O2 -g -o '%s' '%s'", asm_bin, src);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The plan skips the refused site and the run goes on: exact counts for
+ * the rest, the skip reported. */
+START_TEST(refused_site_is_skipped_not_fatal)
+{
+	char *args[] = {"--", asm_bin, "1000", NULL};
+	char *plan[] = {"--plan", "--", asm_bin, NULL};
+	struct h_run r;
+
+	build_refused_target();
+	h_start(&r, plan, 1, 0);
+	h_finish(&r);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "skipped: 1 refused"), "%s", r.out);
+	h_free(&r);
+	h_run(&r, args);
+	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "1 refused"), "%s", r.err);
+	ck_assert_int_eq(h_calls(r.json, "normal"), 1000);
+	ck_assert_int_eq(h_calls(r.json, "main"), 1);
+	ck_assert_int_eq(h_calls(r.json, "locked"), 0);
+	ck_assert_int_eq(h_edge(r.json, "main", "normal"), 1000);
+	h_free(&r);
+}
+END_TEST
+
+static int count_ev(void *ctx, unsigned cpu, const struct cabbpf_event *e)
+{
+	(void)cpu;
+	(void)e;
+	(*(long *)ctx)++;
+	return 0;
+}
+
+/* Bypassing the plan, a site the kernel refuses inside a multi link: the
+ * link is split until the bad site is isolated, the rest attached. */
+START_TEST(kernel_refusal_splits_the_multi_link)
+{
+	struct symtab *st = NULL;
+	struct trace_opts to;
+	struct trace *t = NULL;
+	uint64_t offs[3];
+	long events = 0;
+	pid_t pid;
+	int status;
+
+	build_refused_target();
+	ck_assert_int_eq(syms__load(asm_bin, &st), 0);
+	offs[0] = syms__find(st, "main")->offset;
+	offs[1] = syms__find(st, "locked")->offset;
+	offs[2] = syms__find(st, "normal")->offset;
+	/* The target stops itself after exec: the kernel checks a site's
+	 * instruction only where the file is mapped (a refused site in a
+	 * file mapped later is silently not installed). */
+	pid = fork();
+	if (pid == 0) {
+		execl(asm_bin, asm_bin, "5", "stop", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, WUNTRACED), pid);
+	memset(&to, 0, sizeof(to));
+	to.pid = pid;
+	to.binary = asm_bin;
+	to.offsets = offs;
+	to.nfuncs = 3;
+	to.ring_bytes = 1 << 20;
+	to.on_event = count_ev;
+	to.ctx = &events;
+	ck_assert_int_eq(trace__open(&to, &t), 0);
+	ck_assert_int_eq(trace__attach(t), 0);
+	ck_assert(trace__multi(t));
+	ck_assert_uint_eq(trace__skipped(t), 1);
+	kill(pid, SIGCONT);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	while (trace__poll(t, 0) > 0)
+		;
+	/* normal: 5 x (entry + return); main was entered before the attach,
+	 * so its return is not seen (a uretprobe is armed at the entry). */
+	ck_assert_int_eq(events, 10);
+	trace__free(t);
+	syms__free(st);
+}
+END_TEST
+
+/* Built for the kernel's cheapest path: a 5-byte nop at every entry. */
+START_TEST(nop5_entries_hit_the_optimized_path)
+{
+	char bin[PATH_MAX], cmd[PATH_MAX * 4];
+	char *args[] = {"--", bin, "20", NULL};
+	char *plan[] = {"--plan", "--", bin, NULL};
+	struct h_run r;
+
+	snprintf(bin, sizeof(bin), "%s/recurse-nop5%d", h_tmp, _i);
+	/* -pg only when compiling: linked with -pg the program would write
+	 * gmon.out; with -mnop-mcount no code refers to mcount anyway. */
+	snprintf(cmd, sizeof(cmd),
+		 "gcc -O2 -g -pg -mfentry -mnop-mcount -fno-pie %s -c -o '%s.o' "
+		 "tests/targets/recurse.c && gcc -no-pie -o '%s' '%s.o'",
+		 _i ? "-fcf-protection" : "-fcf-protection=none", bin, bin, bin);
+	ck_assert_int_eq(system(cmd), 0);
+	h_start(&r, plan, 1, 0);
+	h_finish(&r);
+	ck_assert_int_eq(r.status, 0);
+	/* fib and main: on the nop5 (past endbr64 with -fcf-protection). */
+	ck_assert_msg(strstr(r.out, "  nop5     "), "%s", r.out);
+	ck_assert_msg(strstr(r.out, _i ? "nop5                0        2" :
+					 "nop5                2        2"),
+		      "%s", r.out);
+	h_free(&r);
+	h_run(&r, args);
+	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(h_calls(r.json, "fib"), 21891);
+	ck_assert_int_eq(h_edge(r.json, "fib", "fib"), 21890);
+	ck_assert_int_eq(h_returns(r.json, "matched"), 21892);
+	h_free(&r);
+}
+END_TEST
+
+static char lib_dir[300];
+
+/* libcabtest.so (lib_work calls lib_inner), a program linked with it and
+ * one that dlopens it; both wait for SIGUSR1 when asked, then make N
+ * calls of lib_work and print "done". */
+static void build_lib_targets(void)
+{
+	char cmd[PATH_MAX * 4];
+	FILE *f;
+
+	snprintf(lib_dir, sizeof(lib_dir), "%s/lib", h_tmp);
+	mkdir(lib_dir, 0755);
+	snprintf(cmd, sizeof(cmd), "%s/cabtest.c", lib_dir);
+	f = fopen(cmd, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("volatile long sink;\n"
+	      "__attribute__((noinline)) long lib_inner(long x) { __asm__ volatile(\"\");"
+	      " return x * 3; }\n"
+	      "void lib_work(long x) { sink += lib_inner(x); __asm__ volatile(\"\"); }\n",
+	      f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/user.c", lib_dir);
+	f = fopen(cmd, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("#include <dlfcn.h>\n#include <signal.h>\n#include <stdio.h>\n"
+	      "#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n"
+	      "void lib_work(long x);\n"
+	      "static volatile sig_atomic_t go;\n"
+	      "static void on(int s) { (void)s; go = 1; }\n"
+	      "int main(int argc, char **argv) {\n"
+	      "  long n = atol(argv[1]), i; void (*f)(long) = 0;\n"
+	      "  signal(SIGUSR1, on); printf(\"ready\\n\"); fflush(stdout);\n"
+	      "  if (argc > 2 && !strcmp(argv[2], \"wait\")) while (!go) usleep(1000);\n"
+	      "#ifdef DL\n"
+	      "  void *h = dlopen(DL, RTLD_NOW); if (!h) return 3;\n"
+	      "  f = (void (*)(long))dlsym(h, \"lib_work\");\n"
+	      "#else\n"
+	      "  f = lib_work;\n"
+	      "#endif\n"
+	      "  for (i = 0; i < n; i++) { f(i); __asm__ volatile(\"\"); }\n"
+	      "  printf(\"done\\n\"); fflush(stdout); return 0; }\n",
+	      f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && gcc -O2 -g -fPIC -shared -o libcabtest.so cabtest.c && "
+		 "gcc -O2 -g -o linked user.c -L. -lcabtest -Wl,-rpath,'%s' && "
+		 "gcc -O2 -g -DDL='\"%s/libcabtest.so\"' -o dl user.c -ldl",
+		 lib_dir, lib_dir, lib_dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void assert_lib_counts(const struct h_run *r, long n)
+{
+	ck_assert_msg(r->status == 0 && r->json, "exit %d: %s", r->status, r->err);
+	ck_assert_int_eq(h_num(r->json, "lost"), 0);
+	ck_assert_msg(h_calls(r->json, "libcabtest.so:lib_work") == n, "%s",
+		      json_object_to_json_string(h_get(r->json, "functions")));
+	ck_assert_int_eq(h_calls(r->json, "libcabtest.so:lib_inner"), n);
+	ck_assert_int_eq(h_edge(r->json, "libcabtest.so:lib_work", "libcabtest.so:lib_inner"), n);
+}
+
+/* A launched command: the library by path, plus the program's own main. */
+START_TEST(shared_library_by_path)
+{
+	char sel[PATH_MAX + 16], prog[PATH_MAX];
+	char *args[] = {"-f", sel, "-f", "main", "--", prog, "1000", NULL};
+	struct h_run r;
+
+	build_lib_targets();
+	snprintf(sel, sizeof(sel), "%s/libcabtest.so:lib_*", lib_dir);
+	snprintf(prog, sizeof(prog), "%s/linked", lib_dir);
+	h_run(&r, args);
+	assert_lib_counts(&r, 1000);
+	ck_assert_int_eq(h_calls(r.json, "main"), 1);
+	ck_assert_int_eq(h_edge(r.json, "main", "libcabtest.so:lib_work"), 1000);
+	h_free(&r);
+}
+END_TEST
+
+/* A running process: the library by name, found in /proc/PID/maps. */
+START_TEST(shared_library_by_name_in_maps)
+{
+	char pidbuf[16], prog[PATH_MAX], out[PATH_MAX];
+	char *args[] = {"-p", pidbuf, "-f", "libcabtest:lib_*", NULL};
+	struct h_run r;
+	pid_t pid;
+	int st;
+
+	build_lib_targets();
+	snprintf(prog, sizeof(prog), "%s/linked", lib_dir);
+	snprintf(out, sizeof(out), "%s/linked.out", lib_dir);
+	close(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+	pid = fork();
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_TRUNC);
+
+		dup2(o, 1);
+		execl(prog, prog, "500", "wait", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert(h_wait_for(out, "ready", 5000));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
+	ck_assert_msg(h_wait_for(r.err_path, "tracing", 10000), "cabbpf did not start");
+	kill(pid, SIGUSR1);
+	ck_assert(h_wait_for(out, "done", 5000));
+	h_finish(&r);
+	/* "libcabtest" resolves to libcabtest.so: reported under the name
+	 * given. */
+	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(h_calls(r.json, "libcabtest:lib_work"), 500);
+	ck_assert_int_eq(h_calls(r.json, "libcabtest:lib_inner"), 500);
+	waitpid(pid, &st, 0);
+	h_free(&r);
+}
+END_TEST
+
+/* A library the target dlopens after the probes went in: the kernel puts
+ * them in when the file is mapped. */
+START_TEST(dlopen_picked_up_while_tracing)
+{
+	char sel[PATH_MAX + 16], prog[PATH_MAX];
+	char *args[] = {"-f", sel, "--", prog, "700", "wait", NULL};
+	struct h_run r;
+
+	build_lib_targets();
+	snprintf(sel, sizeof(sel), "%s/libcabtest.so:lib_*", lib_dir);
+	snprintf(prog, sizeof(prog), "%s/dl", lib_dir);
+	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
+	ck_assert(h_wait_for(r.out_path, "ready", 10000));
+	/* Not mapped yet: the program has not called dlopen. Wake it by
+	 * the pid cabbpf printed. */
+	ck_assert(h_wait_for(r.err_path, "tracing", 10000));
+	{
+		char *e = h_slurp(r.err_path), *p = strstr(e, "(pid ");
+		int tpid = p ? atoi(p + 5) : 0;
+
+		free(e);
+		ck_assert_int_gt(tpid, 0);
+		kill(tpid, SIGUSR1);
+	}
+	ck_assert(h_wait_for(r.out_path, "done", 10000));
+	h_finish(&r);
+	assert_lib_counts(&r, 700);
+	h_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("probe-integration");
+	TCase *tc = tcase_create("placement"), *libs = tcase_create("libs");
+	SRunner *sr;
+	int failed;
+
+	(void)h_target; /* the flavours have their own directories */
+	if (geteuid() != 0) {
+		fprintf(stderr, "probe-integration: needs root (BPF, uprobes)\n");
+		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+		return 1;
+	}
+	if (h_setup() || build_flavours()) {
+		fprintf(stderr, "probe-integration: could not build the targets or find ./cabbpf\n");
+		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+		return 1;
+	}
+	tcase_set_timeout(tc, 240);
+	tcase_add_loop_test(tc, exact_counts_every_flavour, 0, 8);
+	tcase_add_loop_test(tc, entry_only_exact_counts, 0, 8);
+	tcase_add_test(tc, entry_only_refuses_callgraph);
+	tcase_add_test(tc, refused_site_is_skipped_not_fatal);
+	tcase_add_test(tc, kernel_refusal_splits_the_multi_link);
+	tcase_add_loop_test(tc, nop5_entries_hit_the_optimized_path, 0, 2);
+	tcase_set_timeout(libs, 60);
+	tcase_add_test(libs, shared_library_by_path);
+	tcase_add_test(libs, shared_library_by_name_in_maps);
+	tcase_add_test(libs, dlopen_picked_up_while_tracing);
+	suite_add_tcase(s, libs);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * user/insn — what a uprobe on one x86-64 instruction costs, decided with
+ * capstone (Debian's libcapstone), never by hand-decoding bytes.
+ *
+ * The kernel handles a breakpoint in one of three ways (DESIGN.md, measured
+ * on 6.18): it replaces a 5-byte nop with a call to a trampoline (~0.3 us,
+ * INSN_NOP5), it emulates push reg, call/jmp/jcc rel and nop (~0.6 us,
+ * INSN_EMULATED), or it single-steps any other instruction out of line
+ * (~12 us, INSN_SSTEP). Some instructions it refuses outright
+ * (INSN_REFUSED): lock and es/cs/ss/ds segment prefixes (which includes the
+ * 'notrack' 0x3e prefix), int3/int/into, undecodable bytes, and a few
+ * privileged ones; a multi-uprobe link fails as a whole on one of those.
+ *
+ * Threads: a decoder is used by one thread at a time; several decoders may
+ * be used concurrently.
+ */
+#ifndef USER_INSN_H
+#define USER_INSN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum insn_class {
+	INSN_NOP5 = 0,	   /* 0f 1f 44 00 00: the kernel's optimized path */
+	INSN_EMULATED = 1, /* push reg, call/jmp/jcc rel, nop */
+	INSN_SSTEP = 2,	   /* single-stepped out of line */
+	INSN_REFUSED = 3,  /* uprobes reject it, or it does not decode */
+	INSN__NCLASS = 4,
+};
+
+struct insn {
+	uint64_t addr;	     /* address it was decoded at */
+	uint64_t target;     /* branch target when direct_branch */
+	uint8_t len;	     /* bytes; 0 when it did not decode */
+	enum insn_class cls; /* cost class of a uprobe placed on it */
+	bool direct_branch;  /* call/jmp/jcc/loop with an immediate target */
+	bool indirect_jump;  /* jmp through a register or memory */
+	bool flow;	     /* any control transfer: jump, call, ret, int, syscall */
+	/* Mentions the stack pointer (operand, address, or implicit write:
+	 * push, pop, call, ret, leave, enter...): it may move rsp. */
+	bool uses_sp;
+	/* sp_known: the instruction's only effect on rsp is to subtract
+	 * sp_sub bytes (push reg: 8, sub $imm,%rsp: imm). */
+	bool sp_known;
+	uint32_t sp_sub;
+};
+
+struct insn_dec;
+
+/* Opens a 64-bit x86 decoder. Returns 0 and *out (the caller frees it with
+ * insn__close), or -ENOMEM / -EINVAL when capstone cannot be opened. */
+int insn__open(struct insn_dec **out);
+
+/* Frees a decoder; NULL is fine. */
+void insn__close(struct insn_dec *d);
+
+/*
+ * Decodes the one instruction at code[0..len), which sits at address addr.
+ * Returns 0 and fills *out; or -ENOEXEC when the bytes do not decode (then
+ * out->len = 0 and out->cls = INSN_REFUSED), -EINVAL for a NULL argument.
+ */
+int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
+		 struct insn *out);
+
+/* "nop5", "emulated", "single-step", "refused". Static strings. */
+const char *insn__class_name(enum insn_class c);
+
+/* Estimated cost in ns of one uprobe hit on an instruction of class c
+ * (DESIGN.md's measurements); 0 for INSN_REFUSED (never probed). */
+double insn__cost_ns(enum insn_class c);
+
+#endif /* USER_INSN_H */

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The I/O side of the BPF programs as the loader sees it: bpf/io.bpf.c
+ * through its skeleton. One program on the raw sys_exit tracepoint, in one
+ * of two modes:
+ *   - events (function tracing): I/O events go into the trace's per-CPU rings
+ *     with its per-thread sequence numbers; give the trace's map fds in
+ *     io_opts (see trace__map_fd);
+ *   - aggregate (cabbpf --io): per-process and per-file counters in kernel
+ *     hash maps, read with io__stats_fd / io__files_fd.
+ * Order of use: io__open (open, set rodata, reuse fds, load), io__attach,
+ * ..., io__detach, io__free. All calls from the loader's main thread.
+ */
+#ifndef USER_IO_H
+#define USER_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cabbpf_event.h"
+
+struct io_opts {
+	pid_t pid;            /* only this process; 0 = every process */
+	bool aggregate;       /* --io mode; else events into the rings */
+	bool floor;           /* attach the empty program (benchmark floor) */
+	int cgroup_fd;        /* open cgroup v2 directory to filter on, or -1 */
+	int rings_fd;         /* events mode: the trace's "rings", "tstates", */
+	int tstates_fd;       /* "stats" maps; -1 in aggregate mode */
+	int stats_fd;
+	size_t ring_bytes;    /* events mode: ring size per CPU (wakeup mark) */
+	uint32_t max_procs;   /* aggregate mode: iostats keys (0 = 16384) */
+	uint32_t max_files;   /* aggregate mode: iofiles keys (0 = 32768) */
+};
+
+struct io;
+
+/* Returns 0 and *out (free with io__free), or -errno after logging why
+ * (-EPERM without privileges, the libbpf error otherwise). */
+int io__open(const struct io_opts *o, struct io **out);
+
+/* Attach the sys_exit program. Returns 0 or -errno. */
+int io__attach(struct io *io);
+
+/*
+ * Aggregate mode: move every thread's pending counts (per-thread
+ * accumulators in the kernel, see bpf/io.bpf.c) into the maps; call before
+ * reading them. A thread busy accounting at that instant keeps its counts
+ * until its next flush (at most ~100 ms later). Returns 0 or -errno.
+ */
+int io__flush(struct io *io);
+
+/* Detach; in aggregate mode, after the sys_exit program is gone, flush
+ * everything (nothing is skipped then). Safe to call twice. */
+void io__detach(struct io *io);
+
+/* The per-CPU counters summed (enum cabbpf_iostat). Returns 0 or -errno. */
+int io__counts(struct io *io, uint64_t out[CABBPF_IOSTAT__MAX]);
+
+/* Aggregate mode: fds of the "iostats" and "iofiles" per-CPU hash maps
+ * (owned by io). */
+int io__stats_fd(const struct io *io);
+int io__files_fd(const struct io *io);
+
+/* Number of possible CPUs (values per key of the per-CPU maps). */
+unsigned io__ncpus(const struct io *io);
+
+/* Free; NULL is fine. Detaches first. */
+void io__free(struct io *io);
+
+/*
+ * Open the cgroup v2 directory path for filtering. Returns the fd (>= 0) or
+ * -errno after logging a clear message: -ENOENT (no such directory),
+ * -ENOTDIR, -EMEDIUMTYPE (not on a cgroup v2 file system).
+ */
+int io__open_cgroup(const char *path);
+
+/* Name of a syscall (enum cabbpf_sc) and of an fd kind; never NULL. */
+const char *io__sc_name(unsigned sc);
+const char *io__fdkind_name(unsigned kind);
+
+#endif /* USER_IO_H */

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Shared-library selectors (see libs.h). */
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "user/libs.h"
+#include "user/log.h"
+
+static const char *const libdirs[] = {
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+	"/lib",			 "/usr/lib",		      "/usr/local/lib",
+};
+
+bool libs__is_selector(const char *glob)
+{
+	const char *c = glob ? strchr(glob, ':') : NULL;
+
+	return c && c != glob;
+}
+
+/* Writes the path to use for file p (as the target sees it) into buf. */
+static int in_root(pid_t pid, const char *p, char *buf, size_t len)
+{
+	char rooted[PATH_MAX];
+	struct stat a, b;
+	int k;
+
+	k = pid > 0 ? snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)pid, p)
+		    : snprintf(rooted, sizeof(rooted), "%s", p);
+	if (k < 0 || (size_t)k >= sizeof(rooted))
+		return -ENAMETOOLONG;
+	if (stat(rooted, &b))
+		return -ENOENT;
+	/* The plain path when it is the same file: readable reports. */
+	if (!stat(p, &a) && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		k = snprintf(buf, len, "%s", p);
+	else
+		k = snprintf(buf, len, "%s", rooted);
+	return k < 0 || (size_t)k >= len ? -ENAMETOOLONG : 0;
+}
+
+static bool name_matches(const char *base, const char *lib)
+{
+	size_t l = strlen(lib);
+
+	return !strcmp(base, lib) ||
+	       (!strncmp(base, lib, l) && (base[l] == '.' || base[l] == '-'));
+}
+
+static int from_maps(pid_t pid, const char *lib, char *buf, size_t len)
+{
+	char path[64], line[PATH_MAX + 256];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	while (err == -ENOENT && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/'), *base;
+
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		if (strstr(p, " (deleted)"))
+			continue;
+		base = strrchr(p, '/') + 1;
+		if (name_matches(base, lib))
+			err = in_root(pid, p, buf, len);
+	}
+	fclose(f);
+	return err;
+}
+
+static int from_dirs(pid_t pid, const char *lib, char *buf, size_t len)
+{
+	char pat[PATH_MAX], root[64] = "";
+	size_t i;
+	int err = -ENOENT;
+
+	if (pid > 0)
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	for (i = 0; i < sizeof(libdirs) / sizeof(libdirs[0]) && err == -ENOENT; i++) {
+		const char *forms[] = {"%s%s/%s", "%s%s/%s.so", "%s%s/%s.so.*", "%s%s/%s-*.so"};
+		size_t k;
+
+		for (k = 0; k < 4 && err == -ENOENT; k++) {
+			glob_t g;
+
+			if (snprintf(pat, sizeof(pat), forms[k], root, libdirs[i], lib) >=
+			    (int)sizeof(pat))
+				return -ENAMETOOLONG;
+			if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+				/* Back to the target's view of the path. */
+				err = in_root(pid, g.gl_pathv[0] + strlen(root), buf, len);
+			}
+			globfree(&g);
+		}
+	}
+	return err;
+}
+
+int libs__resolve(pid_t pid, const char *lib, char *buf, size_t len)
+{
+	int err;
+
+	if (!lib || !*lib || !buf || !len)
+		return -EINVAL;
+	if (strchr(lib, '/'))
+		return in_root(pid, lib, buf, len);
+	err = pid > 0 ? from_maps(pid, lib, buf, len) : -ENOENT;
+	if (err == -ENOENT)
+		err = from_dirs(pid, lib, buf, len);
+	return err;
+}
+
+static void lib_fini(struct lib *b)
+{
+	size_t i;
+
+	if (b->fnames)
+		for (i = 0; i < b->n; i++)
+			free(b->fnames[i]);
+	free(b->fnames);
+	plan__free(b->plan);
+	free(b->idx);
+	syms__free(b->st);
+	free(b->path);
+	free(b->name);
+}
+
+/* Selects, plans and names the functions of one library from its globs. */
+static int lib_setup(struct lib *b, const char **mine, size_t k, const struct plan_opts *po)
+{
+	size_t i;
+	int err;
+
+	err = syms__select(b->st, mine, k, &b->idx, &b->n);
+	if (err == -ENOENT)
+		log_err("no function of %s matches %s:%s%s", b->path, b->name, mine[0],
+			k > 1 ? ", ..." : "");
+	if (!err)
+		err = plan__build(b->st, b->idx, b->n, po, &b->plan);
+	if (!err) {
+		b->fnames = calloc(b->n, sizeof(*b->fnames));
+		if (!b->fnames)
+			err = -ENOMEM;
+	}
+	for (i = 0; !err && i < b->n; i++)
+		if (asprintf(&b->fnames[i], "%s:%s", b->name, b->st->syms[b->idx[i]].name) < 0) {
+			b->fnames[i] = NULL;
+			err = -ENOMEM;
+		}
+	return err;
+}
+
+int libs__load(pid_t pid, const char *const *globs, size_t n, const struct plan_opts *po,
+	       struct libs **out)
+{
+	struct libs *l = NULL;
+	char path[PATH_MAX], **paths = NULL;
+	const char **mine = NULL;
+	size_t i, j, k;
+	int err = 0;
+
+	if (!out || (!globs && n) || !po)
+		return -EINVAL;
+	*out = NULL;
+	for (i = 0; i < n && !libs__is_selector(globs[i]); i++)
+		;
+	if (i == n)
+		return 0;
+	l = calloc(1, sizeof(*l));
+	paths = calloc(n, sizeof(*paths));
+	mine = calloc(n, sizeof(*mine));
+	if (!l || !paths || !mine || !(l->v = calloc(n, sizeof(*l->v)))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	/* Resolve every selector's LIB first: two names of one file
+	 * ("libc", "libc.so.6") must become one library, or a function
+	 * selected through both would be probed, and counted, twice. */
+	for (i = 0; i < n; i++) {
+		char *lib;
+
+		if (!libs__is_selector(globs[i]))
+			continue;
+		lib = strndup(globs[i], (size_t)(strchr(globs[i], ':') - globs[i]));
+		if (!lib) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		err = libs__resolve(pid, lib, path, sizeof(path));
+		if (err)
+			log_err("library '%s' not found (in the target's maps or the standard "
+				"library directories): %s",
+				lib, strerror(-err));
+		free(lib);
+		if (err)
+			goto cleanup;
+		paths[i] = strdup(path);
+		if (!paths[i]) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct lib *b;
+
+		if (!paths[i])
+			continue;
+		for (j = 0; j < l->nlibs && strcmp(l->v[j].path, paths[i]); j++)
+			;
+		if (j < l->nlibs)
+			continue; /* this file is set up already */
+		b = &l->v[l->nlibs++];
+		b->path = strdup(paths[i]);
+		b->name = strndup(globs[i], (size_t)(strchr(globs[i], ':') - globs[i]));
+		if (!b->path || !b->name) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		/* Reports name a library given by path by its file name. */
+		if (strrchr(b->name, '/'))
+			memmove(b->name, strrchr(b->name, '/') + 1, strlen(strrchr(b->name, '/')));
+		for (j = i, k = 0; j < n; j++)
+			if (paths[j] && !strcmp(paths[j], paths[i]))
+				mine[k++] = strchr(globs[j], ':') + 1;
+		err = syms__load(b->path, &b->st);
+		if (err) {
+			log_err("reading symbols of %s: %s", b->path, strerror(-err));
+			goto cleanup;
+		}
+		err = lib_setup(b, mine, k, po);
+		if (err)
+			goto cleanup;
+		l->nfuncs += b->n;
+		log_debug("%s -> %s: %zu functions", b->name, b->path, b->n);
+	}
+	*out = l;
+	l = NULL;
+cleanup:
+	for (i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(mine);
+	libs__free(l);
+	return err;
+}
+
+void libs__fill(const struct libs *l, uint64_t *offsets, const char **names,
+		const char **binaries, uint32_t *sp_delta)
+{
+	size_t i, j, k = 0;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->nlibs; i++)
+		for (j = 0; j < l->v[i].n; j++, k++) {
+			offsets[k] = l->v[i].plan->sites[j].offset;
+			names[k] = l->v[i].fnames[j];
+			binaries[k] = l->v[i].path;
+			sp_delta[k] = l->v[i].plan->sites[j].sp_delta;
+		}
+}
+
+void libs__print(FILE *f, const struct libs *l, const char *analyzers, bool per_site)
+{
+	size_t i;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->nlibs; i++)
+		plan__print(f, l->v[i].plan, l->v[i].st, l->v[i].idx, analyzers, per_site);
+}
+
+void libs__free(struct libs *l)
+{
+	size_t i;
+
+	if (!l)
+		return;
+	for (i = 0; l->v && i < l->nlibs; i++)
+		lib_fini(&l->v[i]);
+	free(l->v);
+	free(l);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * user/libs — functions of the target's shared libraries, selected with
+ * -f 'LIB:GLOB' (e.g. 'libc.so.6:malloc', 'libc:*' for every function).
+ *
+ * LIB is resolved to a file this process can open, in order:
+ *   1. a path (contains '/'): taken inside the target's root;
+ *   2. a file mapped by the target (/proc/PID/maps) whose name is LIB, or
+ *      starts with LIB followed by '.' or '-' ("libc" finds libc.so.6);
+ *   3. the standard library directories, inside /proc/PID/root (a
+ *      container's or chroot's files, not the host's).
+ * A path under /proc/PID/root is used unless the same path here reaches the
+ * same inode (then the plain path, for readable reports).
+ *
+ * Libraries the target loads later with dlopen: uprobes are bound to the
+ * file (inode), and the kernel installs them whenever the file gets mapped,
+ * so a library resolved by rule 3 before the target opens it is picked up
+ * when dlopen maps it.
+ *
+ * Threads: the loader's main thread.
+ */
+#ifndef USER_LIBS_H
+#define USER_LIBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "user/plan.h"
+#include "user/syms.h"
+
+struct lib {
+	char *path;	   /* file to load symbols from and to probe */
+	char *name;	   /* LIB as the user wrote it (its file name if a path) */
+	struct symtab *st; /* its functions */
+	size_t *idx, n;	   /* selected functions (indices into st->syms) */
+	struct plan *plan; /* where their probes go */
+	char **fnames;	   /* "LIB:function" per selected function */
+};
+
+struct libs {
+	struct lib *v;
+	size_t nlibs;
+	size_t nfuncs; /* selected functions over all libraries */
+};
+
+/* Is glob a library selector (LIB:GLOB)? */
+bool libs__is_selector(const char *glob);
+
+/*
+ * Resolves LIB for process pid (see above) into buf. Returns 0, -ENOENT
+ * (not found), -ENAMETOOLONG, -EINVAL.
+ */
+int libs__resolve(pid_t pid, const char *lib, char *buf, size_t len);
+
+/*
+ * Loads every library named by the LIB:GLOB selectors among globs[0..n),
+ * selects its functions (several selectors of one library add up) and
+ * plans their probes with po. Returns 0 and *out (NULL when no selector;
+ * free with libs__free), or -errno after logging which selector failed:
+ * -ENOENT (library not found, or no function matches), or syms/plan errors.
+ */
+int libs__load(pid_t pid, const char *const *globs, size_t n, const struct plan_opts *po,
+	       struct libs **out);
+
+/*
+ * Writes the probe offset, report name, file and sp correction of every
+ * selected library function into offsets[i], names[i], binaries[i],
+ * sp_delta[i] for i in [0, l->nfuncs). The strings belong to l. l may be
+ * NULL (nothing written).
+ */
+void libs__fill(const struct libs *l, uint64_t *offsets, const char **names,
+		const char **binaries, uint32_t *sp_delta);
+
+/* --plan output of every library (as plan__print). */
+void libs__print(FILE *f, const struct libs *l, const char *analyzers, bool per_site);
+
+/* Frees; NULL is fine. */
+void libs__free(struct libs *l);
+
+#endif /* USER_LIBS_H */
