@@ -12,8 +12,10 @@
  *   - system-wide mode (agg_mode == 1, cabbpf --io): aggregates in the
  *     kernel, per (pid, cgroup, syscall, fd kind) and per (pid, fd, inode),
  *     so a busy machine produces no event stream to lose; user space reads
- *     the maps every interval. A key that cannot be created (map full) is
- *     counted, never dropped silently.
+ *     the maps every second. The per-call path touches only a per-thread
+ *     cache of accumulators (task storage; see "slots" below) and makes two
+ *     helper calls; the hash maps are updated when a slot is flushed. A key
+ *     that cannot be created (map full) is counted, never dropped silently.
  * Only sys_exit is used: the syscall's arguments are still in the saved user
  * registers (x86-64: di, si, dx, r10), and its result is known there, so one
  * program per call suffices.
@@ -137,7 +139,10 @@ struct slot {
 	__u8 sc;
 	__u8 fdkind;
 	__u8 used; /* the key fields are set */
-	__u8 pad;
+	__u8 bq;   /* bucket of last_req */
+	__u32 last_req; /* loops ask for the same size: keep its bucket */
+	__u64 last_ret;
+	__u32 bret; /* bucket of last_ret */
 	__u32 pad2;
 	__u32 hist_req[CABBPF_HIST_BUCKETS];
 	__u32 hist_ret[CABBPF_HIST_BUCKETS];
@@ -147,7 +152,7 @@ struct slot {
 struct tio {
 	__u64 lock; /* 64-bit: clang's BPF target has 64-bit cmpxchg only */
 	__u32 next; /* round-robin victim */
-	__u32 pad;
+	__u32 mru;  /* slot of the previous call: tried first */
 	struct slot s[NSLOTS];
 };
 
@@ -488,6 +493,7 @@ static __always_inline void aggregate(struct iocall *c, const struct fdinfo *fi,
 	__u32 zk = 0;
 	void *zero;
 
+	count(CABBPF_IOSTAT_CALLS);
 	k.pid = tgid;
 	k.sc = (__u8)c->sc;
 	k.fdkind = (__u8)fi->kind;
@@ -579,6 +585,7 @@ static __noinline void flush_slot(struct task_struct *task, __u32 tgid, struct s
 
 	if (!sl->born)
 		return;
+	count_n(CABBPF_IOSTAT_CALLS, sl->calls);
 	k.pid = tgid;
 	k.sc = sl->sc;
 	k.fdkind = sl->fdkind;
@@ -679,13 +686,20 @@ static __always_inline struct slot *slot_for(struct task_struct *task, __u32 tgi
 		if (f->f_inode)
 			ino = f->f_inode->i_ino;
 	}
+	sl = &t->s[t->mru & (NSLOTS - 1)];
+	if (sl->used && sl->sc == c->sc && sl->fd == c->fd && sl->file == file && sl->ino == ino &&
+	    sl->cgid == cgid)
+		return sl;
 	for (i = 0; i < NSLOTS; i++) {
 		sl = &t->s[i];
 		if (sl->used && sl->sc == c->sc && sl->fd == c->fd && sl->file == file &&
-		    sl->ino == ino && sl->cgid == cgid)
+		    sl->ino == ino && sl->cgid == cgid) {
+			t->mru = i;
 			return sl;
+		}
 	}
 	i = t->next++ & (NSLOTS - 1);
+	t->mru = i;
 	sl = &t->s[i];
 	flush_slot(task, tgid, sl);
 	if (c->fd >= 0) {
@@ -704,6 +718,10 @@ static __always_inline struct slot *slot_for(struct task_struct *task, __u32 tgi
 	sl->fdkind = (__u8)fi.kind;
 	sl->cgid = cgid;
 	sl->name[0] = 0;
+	sl->last_req = 0;
+	sl->bq = 0;
+	sl->last_ret = 0;
+	sl->bret = 0;
 	if (fi.file) {
 		const unsigned char *nm = fi.file->f_path.dentry->d_name.name;
 
@@ -720,7 +738,6 @@ static __always_inline void aggregate_fast(struct task_struct *task, struct ioca
 	struct tio *t = bpf_task_storage_get(&tios, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	__u64 got = c->ret > 0 ? (__u64)c->ret : 0;
 	__u64 cgid = task_cgid(task);
-	if (t && t->pad == 12345) return; if (1) return;
 	struct fdinfo fi;
 	struct slot *sl;
 
@@ -740,6 +757,10 @@ static __always_inline void aggregate_fast(struct task_struct *task, struct ioca
 	sl = slot_for(task, tgid, t, c, cgid);
 	sl->born = 1;
 	sl->calls++;
+	if (c->req != sl->last_req) {
+		sl->last_req = (__u32)c->req;
+		sl->bq = (__u8)log2_bucket(c->req);
+	}
 	if (c->flags & CABBPF_IO_ERR) {
 		sl->errors++;
 	} else {
@@ -747,9 +768,13 @@ static __always_inline void aggregate_fast(struct task_struct *task, struct ioca
 		sl->req += c->req;
 		if (got < c->req)
 			sl->short_calls++;
-		sl->hist_ret[log2_bucket(got) & (CABBPF_HIST_BUCKETS - 1)]++;
+		if (got != sl->last_ret) {
+			sl->last_ret = got;
+			sl->bret = log2_bucket(got);
+		}
+		sl->hist_ret[sl->bret & (CABBPF_HIST_BUCKETS - 1)]++;
 	}
-	sl->hist_req[log2_bucket(c->req) & (CABBPF_HIST_BUCKETS - 1)]++;
+	sl->hist_req[sl->bq & (CABBPF_HIST_BUCKETS - 1)]++;
 	if (sl->calls >= FLUSH_CALLS)
 		flush_slot(task, tgid, sl);
 	tio_unlock(t);
@@ -817,12 +842,13 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		count(CABBPF_IOSTAT_COMPAT);
 		return 0;
 	}
-	count(CABBPF_IOSTAT_CALLS);
 	decode(regs, ret, sc, &c);
 	if (agg_mode) {
+		/* CABBPF_IOSTAT_CALLS is counted when a slot is flushed. */
 		aggregate_fast(task, &c, tgid);
 		return 0;
 	}
+	count(CABBPF_IOSTAT_CALLS);
 	if (c.fd >= 0)
 		fd_info(task, c.fd, &fi);
 	else {

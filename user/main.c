@@ -55,6 +55,17 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CPU time (user + system) of all of cabbpf's threads so far. */
+static double cpu_now_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static void install_signals(void)
 {
 	struct sigaction sa;
@@ -152,12 +163,12 @@ int main(int argc, char **argv)
 	uint64_t *offsets = NULL, *lost_cpu = NULL;
 	const char **names = NULL;
 	size_t *idx = NULL, n = 0, i;
-	double t0, t1, next_check = 0, t_att = 0, t_det = 0;
+	double t0, t1, cpu0 = 0, next_check = 0, t_att = 0, t_det = 0;
 	bool have_target = false, started = false, runner_started = false;
 	int err, ret = 1;
 
 	memset(&tg, 0, sizeof(tg));
-	tg.pidfd = tg.go_fd = tg.err_fd = -1;
+	tg.pidfd = tg.err_fd = -1;
 	err = opts__parse(argc, argv, &o);
 	if (err == 1)
 		return 0;
@@ -369,6 +380,7 @@ int main(int argc, char **argv)
 	runner_started = true;
 
 	t0 = now_s();
+	cpu0 = cpu_now_s();
 	if (tg.spawned) {
 		err = target__start(&tg);
 		if (err) {
@@ -460,14 +472,9 @@ int main(int argc, char **argv)
 		sm.cab.grown += cs.grown;
 	}
 	sm.stop_reason = why;
-	{
-		/* What the analysis cost: on a busy machine the target pays it. */
-		struct rusage ru;
-
-		if (!getrusage(RUSAGE_SELF, &ru))
-			sm.cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-				   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-	}
+	/* What the analysis cost while tracing: on a busy machine the target
+	 * pays it. */
+	sm.cpu_s = cpu_now_s() - cpu0;
 	if (tg.exited || target__poll_exit(&tg)) {
 		sm.exited = true;
 		sm.exit_status = tg.spawned ? tg.status : -1;

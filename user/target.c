@@ -71,71 +71,65 @@ static int find_in_path(const char *cmd, char *out, size_t len)
 
 int target__spawn(struct target *t, char *const argv[])
 {
-	int go[2] = {-1, -1}, ep[2] = {-1, -1};
+	int ep[2] = {-1, -1};
 	const char *base;
-	char c;
-	int err;
+	int err, st;
 
 	memset(t, 0, sizeof(*t));
-	t->pidfd = t->go_fd = t->err_fd = -1;
+	t->pidfd = t->err_fd = -1;
 	err = find_in_path(argv[0], t->exe, sizeof(t->exe));
 	if (err)
 		return err;
 	base = strrchr(argv[0], '/');
 	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : argv[0]);
-	if (pipe2(go, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
-		err = -errno;
-		goto cleanup;
-	}
+	if (pipe2(ep, O_CLOEXEC))
+		return -errno;
 	t->pid = fork();
 	if (t->pid < 0) {
 		err = -errno;
 		goto cleanup;
 	}
 	if (t->pid == 0) {
-		/* Child: wait until the probes are in place. EOF without a byte
-		 * means the loader gave up. */
+		/* Child: stop until the probes are in place. A stop makes no
+		 * system call of the I/O families, so nothing of this
+		 * hand-shake is ever attributed to the target. */
 		int e;
 
-		close(go[1]);
 		close(ep[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
+		raise(SIGSTOP);
 		execv(t->exe, argv);
 		e = errno;
 		if (write(ep[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(127);
 	}
-	close(go[0]);
 	close(ep[1]);
-	t->go_fd = go[1];
+	ep[1] = -1;
 	t->err_fd = ep[0];
 	t->spawned = true;
 	t->pidfd = pidfd_open_compat(t->pid);
+	/* Wait for the stop, so that exec cannot race the attach. */
+	if (waitpid(t->pid, &st, WUNTRACED) != t->pid || !WIFSTOPPED(st)) {
+		t->exited = true;
+		t->status = st;
+		return -ECHILD;
+	}
+	t->held = true;
 	return 0;
 cleanup:
-	if (go[0] >= 0) {
-		close(go[0]);
-		close(go[1]);
-	}
-	if (ep[0] >= 0) {
-		close(ep[0]);
-		close(ep[1]);
-	}
+	close(ep[0]);
+	close(ep[1]);
 	return err;
 }
 
 int target__start(struct target *t)
 {
-	char c = 'g';
 	int e = 0;
 	ssize_t n;
 
-	if (write(t->go_fd, &c, 1) != 1)
+	if (kill(t->pid, SIGCONT))
 		return -errno;
-	close(t->go_fd);
-	t->go_fd = -1;
+	t->held = false;
 	/* The exec-error pipe closes on a successful exec (O_CLOEXEC). */
 	n = read(t->err_fd, &e, sizeof(e));
 	close(t->err_fd);
@@ -154,7 +148,7 @@ int target__attach(struct target *t, pid_t pid)
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	t->pidfd = t->go_fd = t->err_fd = -1;
+	t->pidfd = t->err_fd = -1;
 	if (pid <= 0)
 		return -EINVAL;
 	if (kill(pid, 0) && errno == ESRCH)
@@ -220,13 +214,8 @@ void target__abort(struct target *t)
 {
 	if (!t->spawned || t->exited)
 		return;
-	if (t->go_fd >= 0) {
-		/* Not exec'd yet: closing the pipe makes it exit. */
-		close(t->go_fd);
-		t->go_fd = -1;
-	} else {
-		kill(t->pid, SIGKILL);
-	}
+	/* Held before exec or running: either way it must not go on. */
+	kill(t->pid, SIGKILL);
 	target__wait(t, 2000);
 }
 
@@ -236,9 +225,7 @@ void target__close(struct target *t)
 		return;
 	if (t->pidfd >= 0)
 		close(t->pidfd);
-	if (t->go_fd >= 0)
-		close(t->go_fd);
 	if (t->err_fd >= 0)
 		close(t->err_fd);
-	t->pidfd = t->go_fd = t->err_fd = -1;
+	t->pidfd = t->err_fd = -1;
 }

@@ -18,7 +18,7 @@ struct target {
 	bool exited;
 	int status;   /* wait status once exited and spawned */
 	int pidfd;    /* readable once the process has exited (-1 if unsupported) */
-	int go_fd;    /* spawned: write end of the pipe the child waits on */
+	bool held;    /* spawned and stopped before exec (SIGSTOP) */
 	int err_fd;   /* spawned: read end of the exec-error pipe */
 	char exe[PATH_MAX]; /* the main executable, as the loader must open it */
 	char comm[64];      /* command name for reports */
