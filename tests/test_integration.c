@@ -305,6 +305,60 @@ START_TEST(attach_pid_then_sigint)
 }
 END_TEST
 
+/* -p follows threads created after the attach: exact per-thread counts. */
+START_TEST(attach_pid_follows_new_threads)
+{
+	const char *exe = h_target("spawner", OPT(_i));
+	char out_path[PATH_MAX], err_path[PATH_MAX], pidbuf[16];
+	char *args[] = {"-p", pidbuf, "-f", "work", "-f", "worker", NULL};
+	struct h_run r;
+	char *err, *p;
+	pid_t pid;
+	int status, seen = 0;
+
+	snprintf(out_path, sizeof(out_path), "%s/spawner%d-%d.out", h_tmp, _i, (int)getpid());
+	snprintf(err_path, sizeof(err_path), "%s/spawner%d-%d.err", h_tmp, _i, (int)getpid());
+	close(open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		execl(exe, exe, "3", "2000", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert(h_wait_for(out_path, "ready", 5000));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
+	ck_assert_msg(h_wait_for(r.err_path, "tracing", 10000), "cabbpf did not start");
+	kill(pid, SIGUSR1);
+	ck_assert(h_wait_for(out_path, "done", 10000));
+	kill(r.pid, SIGINT);
+	h_finish(&r);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_calls(r.json, "work"), 6000);
+	ck_assert_int_eq(h_calls(r.json, "worker"), 3);
+	ck_assert_int_eq(h_edge(r.json, "worker", "work"), 6000);
+	err = h_slurp(err_path);
+	for (p = strstr(err, "tid="); p; p = strstr(p + 1, "tid=")) {
+		long tid, calls;
+
+		ck_assert_int_eq(sscanf(p, "tid=%ld calls=%ld", &tid, &calls), 2);
+		ck_assert_int_eq(h_thread_calls(r.json, "work", tid), calls);
+		seen++;
+	}
+	ck_assert_int_eq(seen, 3);
+	free(err);
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	h_free(&r);
+}
+END_TEST
+
 /* Ctrl-C during `cabbpf -- cmd`: the report is written and cmd ends too. */
 START_TEST(sigint_launched_command)
 {
@@ -438,6 +492,7 @@ int main(void)
 	tcase_add_loop_test(exact, select_functions_and_analyzers, 0, 2);
 	tcase_add_loop_test(exact, attach_pid_then_sigint, 0, 2);
 	tcase_add_loop_test(exact, sigint_launched_command, 0, 2);
+	tcase_add_loop_test(exact, attach_pid_follows_new_threads, 0, 2);
 	tcase_add_test(bad, bad_no_such_pid);
 	tcase_add_test(bad, bad_not_root);
 	tcase_add_test(bad, bad_not_elf);
