@@ -65,7 +65,7 @@ all: cabbpf
 $(OUT) $(OUT)/obj $(OUT)/tests $(OUT)/bench:
 	$(Q)mkdir -p $@
 
-$(OUT)/%.bpf.o: bpf/%.bpf.c include/*.h vmlinux/vmlinux.h | $(OUT)
+$(OUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h vmlinux/vmlinux.h | $(OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp

@@ -40,38 +40,8 @@ const volatile __u32 agg_mode = 0;
 const volatile __u32 use_cgroup = 0;
 const volatile __u64 wakeup_bytes = 1 << 20;
 
-/* ---- maps shared with bpf/trace.bpf.c: identical definitions ---- */
-struct ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct ring);
-} rings SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, CABBPF_STAT__MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-struct tstate {
-	__u64 seq;
-	__u32 busy;
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct tstate);
-} tstates SEC(".maps");
+/* Maps shared with bpf/trace.bpf.c, including bump(). */
+#include "pipeline.bpf.h"
 
 /* ---- this object's own maps ---- */
 struct {
@@ -203,14 +173,6 @@ static __always_inline void count_n(__u32 idx, __u64 n)
 
 	if (v)
 		*v += n;
-}
-
-static __always_inline void bump(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
-
-	if (v)
-		*v += 1;
 }
 
 /* Bucket of a byte count: 0 for 0, else 1 + floor(log2(v)), at most 31. */

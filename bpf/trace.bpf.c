@@ -19,39 +19,7 @@ const volatile __u32 target_tgid = 0;
  * wakeup per event costs ~1 us here (DESIGN.md), the loader polls anyway. */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
-/* Template of the per-CPU rings (one page: it only gives the type). The
- * loader creates one ring per possible CPU, of the size the user chose. */
-struct ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1); /* = number of possible CPUs, set by the loader */
-	__type(key, __u32);
-	__array(values, struct ring);
-} rings SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, CABBPF_STAT__MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-struct tstate {
-	__u64 seq;  /* next sequence number of this thread */
-	__u32 busy; /* re-entry guard */
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct tstate);
-} tstates SEC(".maps");
+#include "pipeline.bpf.h"
 
 /* --cgroup (issue 4): the loader puts the cgroup in cgfilter[0] and sets
  * cgon[0] = 1 after load. Maps rather than rodata, so loading is unchanged;
@@ -77,13 +45,6 @@ static __always_inline bool cgroup_excluded(void)
 	return on && *on && bpf_current_task_under_cgroup(&cgfilter, 0) != 1;
 }
 
-static __always_inline void bump(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
-
-	if (v)
-		*v += 1;
-}
 
 static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 {
