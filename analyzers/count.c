@@ -301,9 +301,11 @@ static struct count_thread **thread_list(const struct count *c, size_t *n,
 	return v;
 }
 
+/* "-" when nothing was timed: no matched activation, or no timestamps at
+ * all (--no-times; a measured nanosecond time is never exactly 0). */
 static void put_ms(FILE *f, uint64_t matched, uint64_t ns)
 {
-	if (matched)
+	if (matched && ns)
 		fprintf(f, " %10.3f", (double)ns / 1e6);
 	else
 		fprintf(f, " %10s", "-");

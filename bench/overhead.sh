@@ -27,7 +27,7 @@ best() { sort -n | head -n1; }
 
 measure() {
 	local W=$1 label=$2 r out lost calls
-	local bare=() floor=() cab=()
+	local bare=() floor=() cab=() nt=()
 	local first
 	first=$(objdump -d --no-show-raw-insn "$W" | awk '/<leaf>:/{getline; sub(/^[ \t]*[0-9a-f]+:[ \t]*/, ""); print; f=1} END{}' | head -n1)
 	echo "== $label: leaf() starts with: $first"
@@ -36,16 +36,18 @@ measure() {
 		floor+=("$(./cabbpf --floor -q -f leaf -- $W $T "$N" 2>/dev/null | ns)")
 		out=$(./cabbpf -q -f leaf --json .output/bench/overhead.json -- $W $T "$N" 2>.output/bench/overhead.err)
 		cab+=("$(ns <<<"$out")")
+		nt+=("$(./cabbpf --no-times -q -f leaf -- $W $T "$N" 2>/dev/null | ns)")
 		read -r lost calls < <(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))
 print(j["lost"], sum(f["calls"] for f in j["functions"] if f["name"]=="leaf"))' .output/bench/overhead.json)
 		echo "   run $r: lost=$lost, leaf calls=$calls (expected $((T * N))); $(grep -o '[0-9]* events/s.*event)' .output/bench/overhead.err || true)"
 	done
 	awk -v b="$(printf '%s\n' "${bare[@]}" | best)" -v f="$(printf '%s\n' "${floor[@]}" | best)" \
-	    -v c="$(printf '%s\n' "${cab[@]}" | best)" 'BEGIN {
+	    -v c="$(printf '%s\n' "${cab[@]}" | best)" -v n="$(printf '%s\n' "${nt[@]}" | best)" 'BEGIN {
 		printf "   %-32s %9.1f ns/call\n", "bare (no tracing)", b
 		printf "   %-32s %9.1f ns/call (+%.1f)\n", "kernel floor (empty programs)", f, f - b
 		printf "   %-32s %9.1f ns/call (+%.1f)\n", "cabbpf (count + callgraph)", c, c - b
-		printf "   overhead ratio cabbpf / floor: %.3fx (goal <= 1.15x)\n", (c - b) / (f - b)
+		printf "   %-32s %9.1f ns/call (+%.1f)\n", "cabbpf --no-times", n, n - b
+		printf "   overhead ratio cabbpf / floor: %.3fx, with --no-times %.3fx (goal <= 1.15x)\n", (c - b) / (f - b), (n - b) / (f - b)
 	}'
 }
 

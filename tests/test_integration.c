@@ -46,6 +46,31 @@ START_TEST(recursion_exact)
 }
 END_TEST
 
+/* --no-times: the same exact counts and edges, and no time recorded. */
+START_TEST(no_times_exact)
+{
+	char *args[] = {"--no-times", "--", (char *)h_target("recurse", OPT(_i)), "20", NULL};
+	json_object *fs, *f;
+	struct h_run r;
+	size_t i;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_calls(r.json, "fib"), 21891);
+	ck_assert_int_eq(h_edge(r.json, "fib", "fib"), 21890);
+	ck_assert_int_eq(h_edge(r.json, "main", "fib"), 1);
+	ck_assert_int_eq(h_returns(r.json, "matched"), 21892);
+	fs = h_get(r.json, "functions");
+	ck_assert_ptr_nonnull(fs);
+	for (i = 0; i < json_object_array_length(fs); i++) {
+		f = json_object_array_get_idx(fs, i);
+		ck_assert_int_eq(json_object_get_int64(h_get(f, "incl_ns")), 0);
+		ck_assert_int_eq(json_object_get_int64(h_get(f, "self_ns")), 0);
+	}
+	h_free(&r);
+}
+END_TEST
+
 /* Several threads: exact counts per thread, keyed by the tids the target
  * itself reports. */
 START_TEST(threads_exact_per_thread)
@@ -483,6 +508,7 @@ int main(void)
 	tcase_set_timeout(exact, 120);
 	tcase_set_timeout(bad, 60);
 	tcase_add_loop_test(exact, recursion_exact, 0, 2);
+	tcase_add_loop_test(exact, no_times_exact, 0, 2);
 	tcase_add_loop_test(exact, threads_exact_per_thread, 0, 2);
 	tcase_add_loop_test(exact, cpu_hopping_keeps_order, 0, 2);
 	tcase_add_loop_test(exact, deep_recursion_past_uretprobe_limit, 0, 2);

@@ -307,6 +307,7 @@ int main(int argc, char **argv)
 	to.nfuncs = (uint32_t)n;
 	to.ring_bytes = o.ring_bytes;
 	to.floor = o.floor;
+	to.no_times = o.no_times;
 	to.on_event = on_event;
 	to.ctx = &lc;
 	err = trace__open(&to, &tr);

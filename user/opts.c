@@ -59,6 +59,8 @@ static const char usage[] =
 	"Tuning:\n"
 	"      --ring-size MIB      kernel ring per CPU, a power of two (default 16)\n"
 	"      --analyzer-threads N analyzer threads (default 1)\n"
+	"      --no-times           take no timestamps: exact counts and call graph,\n"
+	"                           no inclusive/self times, ~0.1 us less per event\n"
 	"      --floor              attach empty BPF programs on the same sites and\n"
 	"                           report nothing but time (benchmark baseline)\n"
 	"  -h, --help               this help\n"
@@ -96,6 +98,7 @@ enum {
 	OPT_RING = 1000,
 	OPT_ATHREADS,
 	OPT_FLOOR,
+	OPT_NO_TIMES,
 	OPT_PLAN,
 	OPT_NO_SHIFT,
 	OPT_ENTRY_ONLY,
@@ -120,6 +123,7 @@ static const struct option longopts[] = {
 	{"ring-size", required_argument, NULL, OPT_RING},
 	{"analyzer-threads", required_argument, NULL, OPT_ATHREADS},
 	{"floor", no_argument, NULL, OPT_FLOOR},
+	{"no-times", no_argument, NULL, OPT_NO_TIMES},
 	{"plan", no_argument, NULL, OPT_PLAN},
 	{"no-shift", no_argument, NULL, OPT_NO_SHIFT},
 	{"entry-only", no_argument, NULL, OPT_ENTRY_ONLY},
@@ -218,6 +222,9 @@ int opts__parse(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			}
 			o->analyzer_threads = (unsigned)v;
+			break;
+		case OPT_NO_TIMES:
+			o->no_times = true;
 			break;
 		case OPT_FLOOR:
 			o->floor = true;

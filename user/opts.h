@@ -21,6 +21,7 @@ struct opts {
 	unsigned analyzer_threads;           /* --analyzer-threads */
 	bool list;                           /* --list */
 	bool floor;                          /* --floor (benchmarks) */
+	bool no_times;                       /* --no-times */
 	bool plan;                           /* --plan: print the probe plan, attach nothing */
 	bool no_shift;                       /* --no-shift: every probe on the entry */
 	bool entry_only;                     /* --entry-only: no return probes (-a count) */

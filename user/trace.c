@@ -53,7 +53,7 @@ static int load(struct trace *t, bool multi)
 	if (!t->skel)
 		return -errno ? -errno : -ENOMEM;
 	t->skel->rodata->target_tgid = (__u32)t->o.pid;
-	t->skel->rodata->wakeup_bytes = t->o.ring_bytes / 4;
+	t->skel->rodata->want_time = !t->o.no_times;
 	t->entry = t->o.floor ? t->skel->progs.empty_entry : t->skel->progs.on_entry;
 	t->ret = t->o.floor ? t->skel->progs.empty_return : t->skel->progs.on_return;
 	bpf_program__set_autoload(t->o.floor ? t->skel->progs.on_entry : t->skel->progs.empty_entry,

@@ -37,6 +37,7 @@ struct trace_opts {
 	uint32_t nfuncs;
 	size_t ring_bytes;        /* per CPU ring; power of two, >= page size */
 	bool floor;               /* attach the empty programs (benchmark floor) */
+	bool no_times;            /* events carry no timestamp (--no-times) */
 	trace_event_fn on_event;
 	void *ctx;
 };
