@@ -92,7 +92,7 @@ static const char usage[] =
 	"\n"
 	"Results go to stdout, progress and statistics (events, events/s, lost) to\n"
 	"stderr. Exit status: 0 when a trace was taken (also after Ctrl-C or when the\n"
-	"target exits early), non-zero when it could not be.\n";
+	"target exits early), 1 when it could not be, 2 for a usage error.\n";
 
 enum {
 	OPT_RING = 1000,
