@@ -38,7 +38,6 @@ const volatile __u32 self_tgid = 0;
 const volatile __u32 agg_mode = 0;
 /* 1: only tasks under the cgroup in cgfilter[0] (descendants included). */
 const volatile __u32 use_cgroup = 0;
-const volatile __u64 wakeup_bytes = 1 << 20;
 
 /* Maps shared with bpf/trace.bpf.c, including bump(). */
 #include "pipeline.bpf.h"
@@ -393,33 +392,12 @@ static __always_inline void decode(struct pt_regs *regs, long ret, int sc, struc
 
 static __always_inline void emit_event(struct iocall *c, const struct fdinfo *fi, __u64 id)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct cabbpf_io_event *e;
 	struct tstate *st;
-	__u32 cpu;
-	void *rb;
 
-	st = bpf_task_storage_get(&tstates, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		bump(CABBPF_STAT_NOSTORE);
-		return;
-	}
-	if (st->busy) {
-		bump(CABBPF_STAT_REENTRY);
-		return;
-	}
-	st->busy = 1;
-	cpu = bpf_get_smp_processor_id();
-	rb = bpf_map_lookup_elem(&rings, &cpu);
-	if (!rb) {
-		bump(CABBPF_STAT_DROPS);
+	e = pipeline_begin(sizeof(*e), &st);
+	if (!e)
 		goto out;
-	}
-	e = bpf_ringbuf_reserve(rb, sizeof(*e), 0);
-	if (!e) {
-		bump(CABBPF_STAT_DROPS);
-		goto out;
-	}
 	e->tid = (__u32)id;
 	e->pid = id >> 32;
 	e->kind = CABBPF_EV_IO;
@@ -435,13 +413,10 @@ static __always_inline void emit_event(struct iocall *c, const struct fdinfo *fi
 	e->buf = c->buf;
 	e->fd = c->fd;
 	e->pad2 = 0;
-	bpf_ringbuf_submit(e, bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) > wakeup_bytes
-				      ? BPF_RB_FORCE_WAKEUP
-				      : BPF_RB_NO_WAKEUP);
-	/* Not CABBPF_STAT_EVENTS: that one counts call events only. */
+	pipeline_submit(e);
 	count(CABBPF_IOSTAT_EVENTS);
 out:
-	st->busy = 0;
+	pipeline_end(st);
 }
 
 static __always_inline void aggregate(struct iocall *c, const struct fdinfo *fi, __u32 tgid)

@@ -53,38 +53,14 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	struct cabbpf_event *e;
 	struct tstate *st;
 	__u64 cookie;
-	__u32 cpu;
-	void *rb;
 
 	if (target_tgid && tgid != target_tgid)
 		return 0;
 	if (cgroup_excluded())
 		return 0;
-	st = bpf_task_storage_get(&tstates, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		bump(CABBPF_STAT_NOSTORE);
-		return 0;
-	}
-	/* A probe cannot normally fire inside a probe of the same thread, but
-	 * a nested hit would interleave two events under one sequence number. */
-	if (st->busy) {
-		bump(CABBPF_STAT_REENTRY);
-		return 0;
-	}
-	st->busy = 1;
-
-	cpu = bpf_get_smp_processor_id();
-	rb = bpf_map_lookup_elem(&rings, &cpu);
-	if (!rb) {
-		bump(CABBPF_STAT_DROPS);
+	e = pipeline_begin(sizeof(*e), &st);
+	if (!e)
 		goto out;
-	}
-	e = bpf_ringbuf_reserve(rb, sizeof(*e), 0);
-	if (!e) {
-		bump(CABBPF_STAT_DROPS);
-		goto out;
-	}
 	e->tid = (__u32)id;
 	e->pid = tgid;
 	e->kind = kind;
@@ -97,16 +73,9 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	 * user/plan.h) carries in the cookie's upper half how far rsp moved:
 	 * the event still names the return-address slot. 0 otherwise. */
 	e->sp = PT_REGS_SP(ctx) + (cookie >> 32);
-	/* Never a wakeup: the loader drains every ring each 2 ms whatever
-	 * happens (user/trace.c), and a 16 MiB ring holds ~0.2 s of events.
-	 * Asking how full the ring is costs ~85 ns here (a cache miss on the
-	 * consumer position the loader writes from another core), a wakeup
-	 * ~1 us; an overflow is still counted (CABBPF_STAT_DROPS). */
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
-	/* No per-event counter: the loader counts what it reads, and every
-	 * failure path above is counted. */
+	pipeline_submit(e);
 out:
-	st->busy = 0;
+	pipeline_end(st);
 	return 0;
 }
 

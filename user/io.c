@@ -111,7 +111,6 @@ int io__open(const struct io_opts *o, struct io **out)
 	io->skel->rodata->self_tgid = (__u32)getpid();
 	io->skel->rodata->agg_mode = o->aggregate;
 	io->skel->rodata->use_cgroup = o->cgroup_fd >= 0;
-	io->skel->rodata->wakeup_bytes = o->ring_bytes ? o->ring_bytes / 4 : 1 << 20;
 	bpf_program__set_autoload(o->floor ? io->skel->progs.on_sys_exit
 					   : io->skel->progs.empty_sys_exit,
 				  false);
