@@ -6,7 +6,10 @@
 # (-pg -mfentry -mnop-mcount -fno-pie), calls one leaf N times:
 #   leaf_push    entry emulated (push %rbx)
 #   leaf_branch  entry single-stepped; the plan moves the probe to a je
-#   leaf_mov     entry single-stepped, nothing cheaper to move to
+#   leaf_mov     entry single-stepped, nothing cheaper to move to; called
+#                through a pointer
+#   leaf_direct  the same code, called directly: --entry-only counts it at its
+#                call instruction (emulated), the call-site rule
 # Each figure is the loop's time per call minus the untraced loop's (best of
 # R runs). Columns: floor, cabbpf (count + callgraph), cabbpf --no-shift
 # (every probe on the entry), cabbpf --entry-only (call counts, no return
@@ -38,11 +41,13 @@ best() { # best of R runs of "$@"
 have_bpftrace=0
 command -v bpftrace >/dev/null && have_bpftrace=1
 
-printf '%-13s %-12s %-16s %7s %8s %8s %8s %8s %8s %9s %9s %9s\n' build function plan bare floor cabbpf no-shift entry-only bpftrace cab/floor bpft/cab bpft/eo
+printf '%-13s %-12s %-28s %7s %8s %8s %8s %8s %8s %9s %9s %9s\n' build function plan bare floor cabbpf no-shift entry-only bpftrace cab/floor bpft/cab bpft/eo
 for b in classes classes-nop5; do
 	bin=$dir/$b
-	for f in leaf_push leaf_branch leaf_mov; do
-		site=$(./cabbpf --plan -v -f "$f" -- "$bin" 2>/dev/null | awk -v f="$f" '$NF == f { print $3 "@+" substr($2, 2) }')
+	for f in leaf_push leaf_branch leaf_mov leaf_direct; do
+		site=$(./cabbpf --plan -v -f "$f" -- "$bin" 2>/dev/null | awk -v f="$f" '$5 == f { print $3 "@+" substr($2, 2) }')
+		eosite=$(./cabbpf --plan -v --entry-only -f "$f" -- "$bin" 2>/dev/null | awk -v f="$f" '$5 == f { print $4 }')
+		site="$site/eo:$eosite"
 		bare=$(best "$bin" "$f" "$N")
 		floor=$(best ./cabbpf --floor -q -f "$f" -- "$bin" "$f" "$N")
 		cab=$(best ./cabbpf -q -f "$f" -- "$bin" "$f" "$N")
@@ -53,7 +58,7 @@ for b in classes classes-nop5; do
 			bt=$(best bpftrace -e "uprobe:$bin:$f { @e = count(); } uretprobe:$bin:$f { @r = count(); }" -c "$bin $f $N")
 		fi
 		awk -v B="$b" -v F="$f" -v S="$site" -v bare="$bare" -v fl="$floor" -v c="$cab" -v n0="$ns0" -v eo="$eo" -v bt="$bt" 'BEGIN {
-			printf "%-13s %-12s %-16s %7.1f %8.1f %8.1f %8.1f %8.1f %8s %8.2fx %8s %8s\n", B, F, S, bare, fl - bare, c - bare, n0 - bare, eo - bare,
+			printf "%-13s %-12s %-28s %7.1f %8.1f %8.1f %8.1f %8.1f %8s %8.2fx %8s %8s\n", B, F, S, bare, fl - bare, c - bare, n0 - bare, eo - bare,
 				(bt == "nan" ? "n/a" : sprintf("%.1f", bt - bare)), (c - bare) / (fl - bare),
 				(bt == "nan" ? "n/a" : sprintf("%.1fx", (bt - bare) / (c - bare))),
 				(bt == "nan" ? "n/a" : sprintf("%.1fx", (bt - bare) / (eo - bare)))

@@ -169,6 +169,24 @@ static bool is_nop5(const cs_insn *in)
 	return in->size == 5 && !memcmp(in->bytes, nop5, 5);
 }
 
+/* The addresses an instruction's operands name (struct insn ref_*). */
+static void refs(const cs_insn *in, struct insn *out)
+{
+	const cs_x86 *x = &in->detail->x86;
+	uint8_t i;
+
+	for (i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+
+		if (op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP)
+			out->ref_rip = in->address + in->size + (uint64_t)op->mem.disp;
+		else if (op->type == X86_OP_MEM && op->mem.base == X86_REG_INVALID)
+			out->ref_rip = (uint64_t)op->mem.disp; /* absolute, or a table base */
+		else if (op->type == X86_OP_IMM)
+			out->ref_imm = (uint64_t)op->imm;
+	}
+}
+
 int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
 		 struct insn *out)
 {
@@ -192,6 +210,11 @@ int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t a
 		    has_group(dt, X86_GRP_RET) || has_group(dt, X86_GRP_IRET) ||
 		    has_group(dt, X86_GRP_INT) || in->id == X86_INS_SYSCALL ||
 		    in->id == X86_INS_UD2;
+	out->is_call = has_group(dt, X86_GRP_CALL);
+	out->no_fallthrough = in->id == X86_INS_JMP || has_group(dt, X86_GRP_RET) ||
+			      has_group(dt, X86_GRP_IRET) || in->id == X86_INS_UD2 ||
+			      in->id == X86_INS_HLT || in->id == X86_INS_INT3;
+	out->padding = in->id == X86_INS_NOP || in->id == X86_INS_INT3;
 	if ((has_group(dt, X86_GRP_JUMP) || has_group(dt, X86_GRP_CALL)) &&
 	    dt->x86.op_count == 1 && dt->x86.operands[0].type == X86_OP_IMM) {
 		out->direct_branch = true;
@@ -200,6 +223,8 @@ int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t a
 		out->indirect_jump = true;
 	}
 	out->uses_sp = mentions_sp(d->h, in);
+	if (!out->padding && !out->direct_branch)
+		refs(in, out);
 	if (in->id == X86_INS_PUSH && dt->x86.op_count == 1 && dt->x86.operands[0].type == X86_OP_REG &&
 	    dt->x86.operands[0].size == 8) {
 		out->sp_known = true;

@@ -38,6 +38,16 @@ struct insn {
 	bool direct_branch;  /* call/jmp/jcc/loop with an immediate target */
 	bool indirect_jump;  /* jmp through a register or memory */
 	bool flow;	     /* any control transfer: jump, call, ret, int, syscall */
+	bool is_call;	     /* a call (direct or not) */
+	/* Execution never continues at the next instruction: jmp, ret, ud2,
+	 * hlt, int3 (a call is not one: it returns there). */
+	bool no_fallthrough;
+	bool padding; /* nop of any length, or int3: what pads between functions */
+	/* Addresses the instruction names besides a branch target: the
+	 * address of a rip-relative or absolute memory operand (ref_rip) and
+	 * an immediate (ref_imm, as an absolute address in a non-PIE could be
+	 * one); 0 = none. A nop's operand names nothing. */
+	uint64_t ref_rip, ref_imm;
 	/* Mentions the stack pointer (operand, address, or implicit write:
 	 * push, pop, call, ret, leave, enter...): it may move rsp. */
 	bool uses_sp;

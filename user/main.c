@@ -133,6 +133,32 @@ static void print_list(const struct symtab *st, const size_t *idx, size_t n)
 		st->path, st->from_dynsym ? " (stripped: exported functions only)" : "");
 }
 
+/* The call instructions of the plan's functions counted at call sites
+ * (fid = index in the plan), for trace_opts. Returns 0 or -ENOMEM; the
+ * caller frees *out. */
+static int callsites_of(const struct plan *p, struct trace_callsite **out, size_t *n)
+{
+	struct trace_callsite *v;
+	size_t i, j, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!p->callsite_sites)
+		return 0;
+	v = calloc(p->callsite_sites, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < p->n; i++)
+		for (j = 0; p->sites[i].rule == PLAN_CALLSITES && j < p->sites[i].ncalls; j++) {
+			v[k].offset = p->sites[i].calls[j];
+			v[k].fid = (uint32_t)i;
+			v[k++].sp_delta = (int32_t)p->sites[i].sp_delta;
+		}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct target tg;
@@ -143,6 +169,8 @@ int main(int argc, char **argv)
 	const char *exe_globs[OPTS_MAX_FUNCS];
 	const char **binaries = NULL;
 	uint32_t *sp_delta = NULL;
+	struct trace_callsite *csites = NULL;
+	size_t ncsites = 0;
 	size_t nexe = 0;
 	struct plan_opts plo;
 	char plan_line[256];
@@ -243,6 +271,7 @@ int main(int argc, char **argv)
 	plo.no_shift = o.no_shift;
 	plo.returns = !o.entry_only;
 	plo.entry_only = o.entry_only;
+	plo.callsites = o.entry_only && !o.no_callsites;
 	err = st ? plan__build(st, idx, n, &plo, &plan) : 0;
 	if (err) {
 		log_err("planning probes in %s: %s", tg.exe, strerror(-err));
@@ -287,9 +316,15 @@ int main(int argc, char **argv)
 		log_err("out of memory");
 		goto cleanup;
 	}
+	err = n ? callsites_of(plan, &csites, &ncsites) : 0;
+	if (err) {
+		log_err("out of memory");
+		goto cleanup;
+	}
 	for (i = 0; i < n; i++) {
 		/* PLAN_NO_PROBE == TRACE_NO_PROBE: refused sites stay out. */
-		offsets[i] = plan->sites[i].offset;
+		offsets[i] = plan->sites[i].rule == PLAN_CALLSITES ? TRACE_AT_CALLSITES
+								    : plan->sites[i].offset;
 		sp_delta[i] = plan->sites[i].sp_delta;
 		names[i] = st->syms[idx[i]].name;
 	}
@@ -305,6 +340,8 @@ int main(int argc, char **argv)
 	to.sp_delta = sp_delta;
 	to.offsets = offsets;
 	to.nfuncs = (uint32_t)n;
+	to.callsites = csites;
+	to.ncallsites = ncsites;
 	to.ring_bytes = o.ring_bytes;
 	to.floor = o.floor;
 	to.no_times = o.no_times;
@@ -523,6 +560,7 @@ cleanup:
 	libs__free(libs);
 	free(binaries);
 	free(sp_delta);
+	free(csites);
 	syms__free(st);
 	return ret;
 }

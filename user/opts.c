@@ -45,7 +45,11 @@ static const char usage[] =
 	"                           instructions when provably equivalent and cheaper)\n"
 	"      --entry-only         no return probes: exact call counts only (implies\n"
 	"                           -a count; no times, no call graph), cheaper per\n"
-	"                           call, and probes may also move past push/sub rsp\n"
+	"                           call: probes may also move past push/sub rsp, and\n"
+	"                           a function whose address never escapes is counted\n"
+	"                           at its call instructions instead of its entry\n"
+	"      --no-callsites       with --entry-only: keep such functions' probes at\n"
+	"                           their entries\n"
 	"\n"
 	"Analysis and output:\n"
 	"  -a, --analyzers LIST     comma-separated: count,callgraph,io (default: all;\n"
@@ -101,6 +105,7 @@ enum {
 	OPT_NO_TIMES,
 	OPT_PLAN,
 	OPT_NO_SHIFT,
+	OPT_NO_CALLSITES,
 	OPT_ENTRY_ONLY,
 };
 
@@ -126,6 +131,7 @@ static const struct option longopts[] = {
 	{"no-times", no_argument, NULL, OPT_NO_TIMES},
 	{"plan", no_argument, NULL, OPT_PLAN},
 	{"no-shift", no_argument, NULL, OPT_NO_SHIFT},
+	{"no-callsites", no_argument, NULL, OPT_NO_CALLSITES},
 	{"entry-only", no_argument, NULL, OPT_ENTRY_ONLY},
 	{"io", no_argument, NULL, OPT_IO},
 	{"interval", required_argument, NULL, 'i'},
@@ -234,6 +240,9 @@ int opts__parse(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_NO_SHIFT:
 			o->no_shift = true;
+			break;
+		case OPT_NO_CALLSITES:
+			o->no_callsites = true;
 			break;
 		case OPT_ENTRY_ONLY:
 			o->entry_only = true;

@@ -24,6 +24,7 @@ struct opts {
 	bool no_times;                       /* --no-times */
 	bool plan;                           /* --plan: print the probe plan, attach nothing */
 	bool no_shift;                       /* --no-shift: every probe on the entry */
+	bool no_callsites;                   /* --no-callsites: no call-site counting */
 	bool entry_only;                     /* --entry-only: no return probes (-a count) */
 	/* System-wide I/O and containers (issue 4) */
 	bool io;                             /* --io: system-wide I/O statistics */

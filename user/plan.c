@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "user/callsites.h"
 #include "user/plan.h"
 
 /* How far the shift rule looks past the entry. */
@@ -194,6 +195,28 @@ cleanup:
 	return err;
 }
 
+/* The call-site rule (plan.h) for site (function st->syms[sym]): applies it
+ * when the scan found only direct calls. Returns whether it applied. */
+static bool try_callsites(struct plan *p, struct plan_site *site, size_t sym)
+{
+	const uint64_t *offs = NULL;
+	size_t n = 0;
+
+	site->verdict = (int)callsites__find(p->cs_, sym, &offs, &n);
+	if (site->verdict != CALLSITES_OK)
+		return false;
+	site->rule = PLAN_CALLSITES;
+	site->offset = PLAN_NO_PROBE;
+	site->shift = 0;
+	site->sp_delta = (uint32_t)-8;
+	site->calls = offs;
+	site->ncalls = n;
+	site->cls = INSN_EMULATED; /* a plain call rel32 */
+	p->callsite_fns++;
+	p->callsite_sites += n;
+	return true;
+}
+
 int plan__build(const struct symtab *st, const size_t *idx, size_t n, const struct plan_opts *o,
 		struct plan **out)
 {
@@ -234,6 +257,11 @@ int plan__build(const struct symtab *st, const size_t *idx, size_t n, const stru
 		if (err)
 			goto cleanup;
 	}
+	if (o->entry_only && o->callsites && !o->no_shift) {
+		err = callsites__scan(st, idx, n, &p->cs_);
+		if (err)
+			goto cleanup;
+	}
 	for (i = 0; i < n; i++) {
 		const struct sym *s = &st->syms[idx[i]];
 		struct plan_site *site = &p->sites[i];
@@ -242,12 +270,19 @@ int plan__build(const struct symtab *st, const size_t *idx, size_t n, const stru
 		size_t len = 0;
 
 		site->offset = PLAN_NO_PROBE;
+		site->verdict = CALLSITES_NOT_ANALYSED;
 		site->rule = PLAN_SKIPPED;
 		site->entry_cls = site->cls = INSN_REFUSED;
 		code = code_of(&im, s, &len);
 		if (code && !insn__decode(d, code, len, s->vaddr, &in))
 			site->entry_cls = site->cls = in.cls;
 		p->entry_class[site->entry_cls]++;
+		if (site->entry_cls == INSN_REFUSED && p->cs_ && try_callsites(p, site, idx[i])) {
+			p->by_class[site->cls]++;
+			sum += insn__cost_ns(site->cls);
+			sum_entry += insn__cost_ns(site->cls);
+			continue;
+		}
 		if (site->entry_cls == INSN_REFUSED) {
 			p->by_class[INSN_REFUSED]++;
 			p->skipped++;
@@ -270,6 +305,8 @@ int plan__build(const struct symtab *st, const size_t *idx, size_t n, const stru
 				p->shifted++;
 			}
 		}
+		if (site->cls == INSN_SSTEP && p->cs_)
+			try_callsites(p, site, idx[i]);
 		p->by_class[site->cls]++;
 		sum += insn__cost_ns(site->cls) + (p->returns ? RETURN_NS : 0);
 		sum_entry += insn__cost_ns(site->entry_cls) + (p->returns ? RETURN_NS : 0);
@@ -298,6 +335,7 @@ void plan__free(struct plan *p)
 	if (!p)
 		return;
 	free(p->sites);
+	callsites__free(p->cs_);
 	free(p);
 }
 
@@ -307,10 +345,11 @@ void plan__summary(const struct plan *p, char *buf, size_t len)
 		return;
 	snprintf(buf, len,
 		 "plan: %zu sites: %zu nop5, %zu emulated, %zu single-step (%zu moved past the "
-		 "entry), %zu refused; ~%.0f ns/call (at the entries: ~%.0f)",
+		 "entry, %zu counted at %zu call sites), %zu refused; ~%.0f ns/call (at the "
+		 "entries: ~%.0f)",
 		 p->n - p->skipped, p->by_class[INSN_NOP5], p->by_class[INSN_EMULATED],
-		 p->by_class[INSN_SSTEP], p->shifted, p->skipped, p->est_ns,
-		 p->est_entry_ns);
+		 p->by_class[INSN_SSTEP], p->shifted, p->callsite_fns, p->callsite_sites,
+		 p->skipped, p->est_ns, p->est_entry_ns);
 }
 
 static bool wants(const char *list, const char *name)
@@ -329,7 +368,7 @@ static bool wants(const char *list, const char *name)
 void plan__print(FILE *f, const struct plan *p, const struct symtab *st, const size_t *idx,
 		 const char *analyzers, bool per_site)
 {
-	static const char *rules[] = {"entry", "shifted", "skipped"};
+	static const char *rules[] = {"entry", "shifted", "skipped", "callsites"};
 	int c;
 	size_t i;
 
@@ -340,6 +379,8 @@ void plan__print(FILE *f, const struct plan *p, const struct symtab *st, const s
 		fprintf(f, "  %-12s %8zu %8zu %10.0f\n", insn__class_name((enum insn_class)c),
 			p->entry_class[c], p->by_class[c], insn__cost_ns((enum insn_class)c));
 	fprintf(f, "  moved past the entry (same sp, same return probe): %zu\n", p->shifted);
+	fprintf(f, "  counted at their call sites (address never escapes): %zu, at %zu call%s\n",
+		p->callsite_fns, p->callsite_sites, p->callsite_sites == 1 ? "" : "s");
 	fprintf(f, "  skipped: %zu refused by uprobes, %zu zero-size symbols (not selectable)\n",
 		p->skipped, p->zero);
 	fprintf(f, "analyzers and the probes they need:\n");
@@ -358,8 +399,13 @@ void plan__print(FILE *f, const struct plan *p, const struct symtab *st, const s
 
 		fprintf(f, "  0x%08llx +%-2u %-11s %-8s %s", (unsigned long long)st->syms[idx[i]].vaddr,
 			s->shift, insn__class_name(s->cls), rules[s->rule], st->syms[idx[i]].name);
-		if (s->sp_delta)
+		if (s->rule == PLAN_CALLSITES)
+			fprintf(f, " (%zu call site%s)", s->ncalls, s->ncalls == 1 ? "" : "s");
+		else if (s->sp_delta)
 			fprintf(f, " (sp%+d)", (int)s->sp_delta);
+		if (p->cs_ && s->rule != PLAN_CALLSITES && s->cls == INSN_SSTEP)
+			fprintf(f, " [call sites: %s]",
+				callsites__verdict_name((enum callsites_verdict)s->verdict));
 		fputc('\n', f);
 	}
 }

@@ -30,6 +30,14 @@
  * return-address slot. A uretprobe there would hijack the wrong word,
  * which is why this is only done when no return probe is attached.
  *
+ * CALL SITES (entry-only plans too): a function whose entry stays
+ * single-stepped (or is refused) after the shift rule, and whose address
+ * never escapes (user/callsites.h: only plain `call rel32` instructions
+ * anywhere in the file reach it), is counted at those calls instead: each
+ * is an emulated instruction, and the calls are exactly its entries. The
+ * event's sp there is 8 above the return-address slot the call is about to
+ * push: its cookie carries -8.
+ *
  * Threads: a plan is built and read by one thread; it is immutable after
  * plan__build and may then be read by any thread.
  */
@@ -44,6 +52,8 @@
 #include "user/insn.h"
 #include "user/syms.h"
 
+struct callsites;
+
 /* offset value of a site that is not probed. */
 #define PLAN_NO_PROBE UINT64_MAX
 
@@ -51,12 +61,21 @@ enum plan_rule {
 	PLAN_ENTRY = 0,	  /* probe on the first instruction */
 	PLAN_SHIFTED = 1, /* probe at func+shift (see the rules above) */
 	PLAN_SKIPPED = 2, /* the kernel would refuse the entry: not probed */
+	PLAN_CALLSITES = 3, /* counted at its call sites; offset = PLAN_NO_PROBE */
 };
 
 struct plan_site {
 	uint64_t offset;	   /* file offset of the probe, or PLAN_NO_PROBE */
 	uint32_t shift;		   /* bytes past the first instruction */
-	uint32_t sp_delta;	   /* rsp moved by the skipped code (entry-only) */
+	/* rsp moved by the skipped code (entry-only): added back to the event's
+	 * sp; (uint32_t)-8 at call sites (a signed 32-bit value) */
+	uint32_t sp_delta;
+	/* PLAN_CALLSITES: file offsets of the calls (owned by the plan) */
+	const uint64_t *calls;
+	size_t ncalls;
+	/* entry-only plans of a single-stepped or refused entry: why the call
+	 * sites could or could not be used (enum callsites_verdict) */
+	int verdict;
 	enum insn_class entry_cls; /* class of the first instruction */
 	enum insn_class cls;	   /* class of the chosen site */
 	enum plan_rule rule;
@@ -68,6 +87,8 @@ struct plan_opts {
 	/* no return probe will be attached: rule 1 may skip push reg and
 	 * sub $imm,%rsp (see above); implies !returns */
 	bool entry_only;
+	/* entry-only: may count at call sites (see above) */
+	bool callsites;
 };
 
 struct plan {
@@ -77,6 +98,9 @@ struct plan {
 	size_t entry_class[INSN__NCLASS]; /* first instructions */
 	size_t shifted;			  /* sites moved by the shift rule */
 	size_t skipped;			  /* not probed (refused entry) */
+	size_t callsite_fns;		  /* functions counted at call sites */
+	size_t callsite_sites;		  /* ... at this many call instructions */
+	struct callsites *cs_;		  /* private: owns the sites' calls */
 	size_t zero;			  /* zero-size symbols: never selectable */
 	double est_ns;			  /* mean estimated cost per call, chosen sites */
 	double est_entry_ns;		  /* the same with every probe at the entry */

@@ -107,7 +107,8 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 
 	*out = NULL;
 	if (!o || o->pid <= 0 || !o->binary || !o->on_event || !o->nfuncs ||
-	    o->ring_bytes < 4096 || (o->ring_bytes & (o->ring_bytes - 1)))
+	    o->ring_bytes < 4096 || (o->ring_bytes & (o->ring_bytes - 1)) ||
+	    (o->ncallsites && (!o->callsites || !o->no_returns)))
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -162,18 +163,59 @@ static const char *bin_of(const struct trace *t, uint32_t fid)
 	return t->o.binaries && t->o.binaries[fid] ? t->o.binaries[fid] : t->o.binary;
 }
 
+/* A refused call site: the function's count would be short, so say so;
+ * refused[fid] marks it (NULL: only warn). */
+static void callsite_refused(const struct trace_callsite *c, bool *refused)
+{
+	log_warn("call site 0x%lx of function %u refused by the kernel: its calls from there "
+		 "are not counted",
+		 (unsigned long)c->offset, (unsigned)c->fid);
+	if (refused)
+		refused[c->fid] = true;
+}
+
+/* The call-site cookie: fid low, the signed sp correction high. */
+static uint64_t callsite_cookie(const struct trace_callsite *c)
+{
+	return c->fid | (uint64_t)(uint32_t)c->sp_delta << 32;
+}
+
+/* Per-site perf links for the call sites (entries at even slots). */
+static void attach_callsites_perf(struct trace *t)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	size_t i;
+
+	for (i = 0; i < t->o.ncallsites; i++) {
+		const struct trace_callsite *c = &t->o.callsites[i];
+		struct bpf_link *l;
+
+		uo.bpf_cookie = callsite_cookie(c);
+		l = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, bin_of(t, c->fid),
+						    (size_t)c->offset, &uo);
+		if (!l) {
+			callsite_refused(c, NULL);
+			continue;
+		}
+		t->links[t->nlinks++] = l;
+		t->links[t->nlinks++] = NULL;
+	}
+}
+
 static int attach_perf(struct trace *t)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo);
 	uint32_t fid;
 	int r;
 
-	t->links = calloc((size_t)t->o.nfuncs * 2, sizeof(*t->links));
+	t->links = calloc(((size_t)t->o.nfuncs + t->o.ncallsites) * 2, sizeof(*t->links));
 	if (!t->links)
 		return -ENOMEM;
 	for (fid = 0; fid < t->o.nfuncs; fid++) {
 		struct bpf_link *le, *lr;
 
+		if (t->o.offsets[fid] == TRACE_AT_CALLSITES)
+			continue; /* attach_callsites_perf() */
 		if (t->o.offsets[fid] == TRACE_NO_PROBE) {
 			t->skipped++;
 			continue;
@@ -206,6 +248,7 @@ static int attach_perf(struct trace *t)
 		}
 		t->links[t->nlinks++] = lr;
 	}
+	attach_callsites_perf(t);
 	return t->nlinks ? 0 : -ENOENT;
 }
 
@@ -224,6 +267,11 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 				       t->o.pid, &t->mfd[0], &t->nmfd[0], refused);
 	if (err)
 		return err;
+	if (t->o.no_returns) { /* refused[] stays indexed as the sites given */
+		for (i = 0; i < n; i++)
+			m += !refused[i];
+		return (int)m;
+	}
 	/* Returns only where the entry went in: a return without its entry
 	 * could not be matched. */
 	for (i = 0; i < n; i++) {
@@ -235,8 +283,8 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 		offs[m] = offs[i];
 		cookies[m++] = (uint32_t)cookies[i]; /* returns: no sp correction */
 	}
-	if (t->o.no_returns || !m)
-		return (int)m;
+	if (!m)
+		return 0;
 	memset(refused, 0, sizeof(*refused) * m);
 	err = uprobe_multi__attach_all(bpf_program__fd(t->ret), bin, offs, cookies, m, true,
 				       t->o.pid, &t->mfd[1], &t->nmfd[1], refused);
@@ -261,12 +309,15 @@ static int attach_multi(struct trace *t)
 {
 	uint64_t *offs = NULL, *cookies = NULL;
 	bool *refused = NULL, *done = NULL;
-	uint32_t i, j, n, attached = 0;
+	uint32_t i, j, n, nfn, attached = 0;
+	size_t k;
 	int err = 0, first_err = 0, r;
 
-	offs = malloc(sizeof(*offs) * t->o.nfuncs);
-	cookies = malloc(sizeof(*cookies) * t->o.nfuncs);
-	refused = calloc(t->o.nfuncs, sizeof(*refused));
+	size_t total = (size_t)t->o.nfuncs + t->o.ncallsites;
+
+	offs = malloc(sizeof(*offs) * total);
+	cookies = malloc(sizeof(*cookies) * total);
+	refused = calloc(total, sizeof(*refused));
 	done = calloc(t->o.nfuncs, sizeof(*done));
 	if (!offs || !cookies || !refused || !done) {
 		err = -ENOMEM;
@@ -282,10 +333,23 @@ static int attach_multi(struct trace *t)
 			    strcmp(bin_of(t, j), bin))
 				continue;
 			done[j] = true;
+			if (t->o.offsets[j] == TRACE_AT_CALLSITES)
+				continue;
 			offs[n] = t->o.offsets[j];
 			/* fid in the low half, the sp correction in the high half */
 			cookies[n++] = j | (t->o.sp_delta ? (uint64_t)t->o.sp_delta[j] << 32 : 0);
 		}
+		nfn = n;
+		for (k = 0; k < t->o.ncallsites; k++) {
+			const struct trace_callsite *c = &t->o.callsites[k];
+
+			if (c->fid < t->o.nfuncs && !strcmp(bin_of(t, c->fid), bin)) {
+				offs[n] = c->offset;
+				cookies[n++] = callsite_cookie(c);
+			}
+		}
+		if (!n)
+			continue;
 		r = attach_file(t, bin, offs, cookies, n, refused);
 		if (r == -ENOMEM) {
 			err = r;
@@ -297,8 +361,24 @@ static int attach_multi(struct trace *t)
 				first_err = r;
 			continue;
 		}
-		attached += (uint32_t)r;
+		/* refused[] still indexes the sites as given (no returns
+		 * with call sites: see attach_file). */
+		for (k = nfn; k < n; k++)
+			if (refused[k]) {
+				struct trace_callsite c = {offs[k], (uint32_t)cookies[k], -8};
+
+				callsite_refused(&c, NULL);
+			}
+		if (!t->o.no_returns)
+			attached += (uint32_t)r; /* no call sites: r entries went in */
+		else
+			for (k = 0; k < nfn; k++)
+				attached += !refused[k];
 	}
+	/* Functions counted at call sites are attached if any site is. */
+	for (i = 0, n = 0; i < t->o.nfuncs; i++)
+		n += t->o.offsets[i] == TRACE_AT_CALLSITES;
+	attached += n;
 	if (!attached)
 		err = first_err ? first_err : -ENOENT;
 	t->skipped = t->o.nfuncs - attached;

@@ -20,6 +20,8 @@
  * or -errno to stop the current poll. */
 typedef int (*trace_event_fn)(void *ctx, unsigned cpu, const struct cabbpf_event *e);
 
+struct trace_callsite;
+
 struct trace_opts {
 	pid_t pid;                /* process to trace; > 0 */
 	const char *binary;       /* file to probe */
@@ -32,9 +34,14 @@ struct trace_opts {
 	const uint32_t *sp_delta;
 	bool no_returns;          /* entry probes only (no uretprobes) */
 	/* file offset of each function's probe site; index = fid;
-	 * TRACE_NO_PROBE = not probed (counted in trace__skipped) */
+	 * TRACE_NO_PROBE = not probed (counted in trace__skipped);
+	 * TRACE_AT_CALLSITES = probed only at its callsites[] entries */
 	const uint64_t *offsets;
 	uint32_t nfuncs;
+	/* Entry probes at the call instructions of functions counted there
+	 * (user/callsites.h); only with no_returns. */
+	const struct trace_callsite *callsites;
+	size_t ncallsites;
 	size_t ring_bytes;        /* per CPU ring; power of two, >= page size */
 	bool floor;               /* attach the empty programs (benchmark floor) */
 	bool no_times;            /* events carry no timestamp (--no-times) */
@@ -43,6 +50,16 @@ struct trace_opts {
 };
 
 #define TRACE_NO_PROBE UINT64_MAX
+#define TRACE_AT_CALLSITES (UINT64_MAX - 1)
+
+/* One call instruction of function fid, at file offset offset of fid's
+ * file: its event is fid's entry, with sp moved by sp_delta (signed; -8:
+ * the return-address slot the call pushes). */
+struct trace_callsite {
+	uint64_t offset;
+	uint32_t fid;
+	int32_t sp_delta;
+};
 
 struct trace;
 

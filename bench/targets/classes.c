@@ -8,6 +8,9 @@
  *   leaf_branch test; je first: single-stepped at the entry, but the plan
  *               moves the probe to the je (emulated)
  *   leaf_mov    mov, add, mov, ret: single-stepped, nothing cheaper to move to
+ *               (and its address is taken: it is called through a pointer)
+ *   leaf_direct the same code, only ever called directly: with --entry-only
+ *               the plan counts it at its call instruction (emulated)
  * Built with -pg -mfentry -mnop-mcount -fno-pie every leaf starts with a
  * 5-byte nop (the kernel's optimized path).
  */
@@ -38,6 +41,11 @@ __attribute__((noinline)) void leaf_mov(long i)
 	sink += i;
 }
 
+__attribute__((noinline, noipa)) void leaf_direct(long i)
+{
+	sink += i;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -53,7 +61,7 @@ int main(int argc, char **argv)
 	double t0;
 
 	if (argc != 3 || (n = atol(argv[2])) <= 0) {
-		fprintf(stderr, "usage: classes leaf_push|leaf_branch|leaf_mov N\n");
+		fprintf(stderr, "usage: classes leaf_push|leaf_branch|leaf_mov|leaf_direct N\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "leaf_push"))
@@ -62,9 +70,19 @@ int main(int argc, char **argv)
 		f = leaf_branch;
 	else if (!strcmp(argv[1], "leaf_mov"))
 		f = leaf_mov;
+	else if (!strcmp(argv[1], "leaf_direct"))
+		f = NULL;
 	else
 		return 2;
 	t0 = now();
+	if (!f) { /* a direct call: leaf_direct's address never escapes */
+		for (i = 0; i < n; i++) {
+			leaf_direct(i);
+			__asm__ volatile("" ::: "memory");
+		}
+		printf("ns_per_call=%.1f calls=%ld\n", (now() - t0) * 1e9 / n, n);
+		return 0;
+	}
 	for (i = 0; i < n; i++) {
 		f(i);
 		__asm__ volatile("" ::: "memory");

@@ -3,7 +3,8 @@
  * Corpus for tests/test_plan.c: function shapes whose entries compilers lay
  * out in different ways (leaf arithmetic, loops that start at the entry,
  * jump tables, computed gotos, tail calls, big frames, varargs, alloca,
- * setjmp). The suite compiles it with gcc and clang at -O0..-O3, with and
+ * setjmp; functions reached only by direct calls, or through a pointer,
+ * for the call-site rule of tests/test_callsites.c). The suite compiles it with gcc and clang at -O0..-O3, with and
  * without -fcf-protection, and checks every probe the plan moves against
  * objdump's independent disassembly. Never run; only compiled.
  */
@@ -121,6 +122,20 @@ F int guarded(int *p)
 	return *p + 1;
 }
 
+#ifdef __clang__
+#define NOIPA F
+#else
+#define NOIPA F __attribute__((noipa))
+#endif
+
+/* Only ever called directly (twice): counted at its call sites. */
+static NOIPA long direct_only(long x) { return x * 7 + sink; }
+/* Called through a pointer: its address escapes. */
+NOIPA long addr_taken(long x) { return x * 5 + sink; }
+long (*volatile fp)(long) = addr_taken;
+
+NOIPA long calls_direct(long x) { return direct_only(x) + direct_only(x + 1); }
+
 F long recurse(long n) { return n < 2 ? n : recurse(n - 1) + recurse(n - 2); }
 
 int main(int argc, char **argv)
@@ -128,6 +143,7 @@ int main(int argc, char **argv)
 	(void)argv;
 	sink = leaf_add(argc, 2) + loop_at_entry("abc") + count_down(3) + dispatch(argc, 4) +
 	       threaded(argc + 5) + tail(argc) + big_frame(argc) + vsum(2, 1L, 2L) +
-	       use_alloca(argc) + jumper(argc) + guarded((int *)&argc) + recurse(5);
+	       use_alloca(argc) + jumper(argc) + guarded((int *)&argc) + recurse(5) +
+	       calls_direct(argc) + fp(argc);
 	return 0;
 }
