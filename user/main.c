@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 	struct trace_callsite *csites = NULL;
 	size_t ncsites = 0;
 	size_t nexe = 0;
-	struct plan_opts plo;
+	struct plan_opts plo, plo_libs;
 	char plan_line[256];
 	struct stage *stage = NULL;
 	struct trace *tr = NULL;
@@ -277,7 +277,11 @@ int main(int argc, char **argv)
 		log_err("planning probes in %s: %s", tg.exe, strerror(-err));
 		goto cleanup;
 	}
-	err = libs__load(tg.pid, o.funcs, o.nfuncs, &plo, &libs);
+	/* Libraries: no call-site counting (libs__fill passes one site per
+	 * function; and most library functions are exported anyway). */
+	plo_libs = plo;
+	plo_libs.callsites = false;
+	err = libs__load(tg.pid, o.funcs, o.nfuncs, &plo_libs, &libs);
 	if (err)
 		goto cleanup; /* libs__load said which library */
 	if (o.list) {
