@@ -77,24 +77,32 @@ static long plan_moved(const char *bin)
 	return moved;
 }
 
+/* out = the options pre (NULL-terminated), "--", then target (NULL-
+ * terminated); out has room for 16. */
+static void with_opts(char **out, char *const *pre, char *const *target)
+{
+	size_t n = 0, i;
+
+	for (i = 0; pre[i]; i++)
+		out[n++] = pre[i];
+	out[n++] = "--";
+	for (i = 0; target[i] && n < 15; i++)
+		out[n++] = target[i];
+	out[n] = NULL;
+}
+
 /* Runs cabbpf on argv (target and its arguments) with and without
  * --no-shift, asserts a clean run, and that both agree on every count. */
 static void run_both(struct h_run *r, char *const *target)
 {
+	char *none[] = {NULL}, *noshift[] = {"--no-shift", NULL};
 	char *a1[16], *a2[16];
 	struct h_run r0;
 	json_object *fs, *cg;
 	size_t i, n;
 
-	for (n = 0; target[n]; n++)
-		;
-	a1[0] = "--";
-	a2[0] = "--no-shift";
-	a2[1] = "--";
-	for (i = 0; i <= n; i++) {
-		a1[i + 1] = target[i];
-		a2[i + 2] = target[i];
-	}
+	with_opts(a1, none, target);
+	with_opts(a2, noshift, target);
 	h_run(r, a1);
 	ck_assert_msg(r->status == 0 && r->json, "exit %d: %s", r->status, r->err);
 	ck_assert_int_eq(h_num(r->json, "lost"), 0);
@@ -199,22 +207,15 @@ static long callsite_fns(const char *err)
  * many functions the plan counted at call sites. */
 static long run_eo(struct h_run *r, char *const *target)
 {
+	char *eo[] = {"--entry-only", NULL}, *eo0[] = {"--entry-only", "--no-callsites", NULL};
 	char *a1[16], *a2[16];
 	struct h_run r0;
 	json_object *fs;
 	size_t i, n;
 	long ncs;
 
-	for (n = 0; target[n]; n++)
-		;
-	a1[0] = a2[0] = "--entry-only";
-	a1[1] = "--";
-	a2[1] = "--no-callsites";
-	a2[2] = "--";
-	for (i = 0; i <= n; i++) {
-		a1[i + 2] = target[i];
-		a2[i + 3] = target[i];
-	}
+	with_opts(a1, eo, target);
+	with_opts(a2, eo0, target);
 	h_run(r, a1);
 	ck_assert_msg(r->status == 0 && r->json, "exit %d: %s", r->status, r->err);
 	ck_assert_int_eq(h_num(r->json, "lost"), 0);

@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Call-site counting: which functions' addresses never escape (callsites.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "user/callsites.h"
+#include "user/image.h"
 #include "user/insn.h"
 
 struct cand {
@@ -605,9 +602,8 @@ int callsites__scan(const struct symtab *st, const size_t *cand, size_t n, struc
 {
 	struct scan sc;
 	struct insn_dec *d = NULL;
-	struct stat sb;
-	void *map = MAP_FAILED;
-	int fd = -1, err;
+	struct image im = {NULL, 0, -1};
+	int err;
 
 	if (!st || !out || (n && !cand))
 		return -EINVAL;
@@ -620,27 +616,16 @@ int callsites__scan(const struct symtab *st, const size_t *cand, size_t n, struc
 	err = make_cands(st, cand, n, sc.cs);
 	if (err || !sc.cs->n)
 		goto cleanup;
-	fd = open(st->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb)) {
-		err = -errno;
+	err = image__map(st->path, &im);
+	if (err)
 		goto cleanup;
-	}
-	if (sb.st_size <= 0) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED) {
-		err = -errno;
-		goto cleanup;
-	}
-	sc.file = map;
-	sc.fsize = (size_t)sb.st_size;
+	sc.file = im.base;
+	sc.fsize = im.size;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		err = -ENOEXEC;
 		goto cleanup;
 	}
-	sc.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	sc.elf = elf_begin(im.fd, ELF_C_READ_MMAP, NULL);
 	if (!sc.elf || elf_kind(sc.elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto cleanup;
@@ -652,10 +637,7 @@ cleanup:
 	insn__close(d);
 	if (sc.elf)
 		elf_end(sc.elf);
-	if (map != MAP_FAILED)
-		munmap(map, (size_t)sb.st_size);
-	if (fd >= 0)
-		close(fd);
+	image__unmap(&im);
 	free(sc.hash);
 	free(sc.text);
 	free(sc.decoded);

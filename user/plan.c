@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Probe placement and its cost (see plan.h for the rules and why they hold). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "user/callsites.h"
+#include "user/image.h"
 #include "user/plan.h"
 
 /* How far the shift rule looks past the entry. */
@@ -16,11 +13,6 @@
 #define SHIFT_MAX_BYTES 32
 /* Extra cost of the return probe's trampoline trap (DESIGN.md). */
 #define RETURN_NS 290.0
-
-struct image {
-	const uint8_t *base;
-	size_t size;
-};
 
 /* Per-function facts from the linear sweep of its body. */
 struct body {
@@ -163,38 +155,6 @@ static uint32_t find_shift(struct insn_dec *d, const struct symtab *st, const st
 	return 0;
 }
 
-/* Maps the whole file read-only; *fd_out stays open until unmapped. */
-static int map_image(const char *path, struct image *im, int *fd_out)
-{
-	struct stat sb;
-	void *p;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb)) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (sb.st_size <= 0) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED) {
-		err = -errno;
-		goto cleanup;
-	}
-	im->base = p;
-	im->size = (size_t)sb.st_size;
-	*fd_out = fd;
-	return 0;
-cleanup:
-	close(fd);
-	return err;
-}
-
 /* The call-site rule (plan.h) for site (function st->syms[sym]): applies it
  * when the scan found only direct calls. Returns whether it applied. */
 static bool try_callsites(struct plan *p, struct plan_site *site, size_t sym)
@@ -220,14 +180,14 @@ static bool try_callsites(struct plan *p, struct plan_site *site, size_t sym)
 int plan__build(const struct symtab *st, const size_t *idx, size_t n, const struct plan_opts *o,
 		struct plan **out)
 {
-	struct image im = {NULL, 0};
+	struct image im = {NULL, 0, -1};
 	struct insn_dec *d = NULL;
 	struct body *bodies = NULL;
 	uint64_t *targets = NULL;
 	size_t ntargets = 0, i;
 	double sum = 0, sum_entry = 0;
 	struct plan *p = NULL;
-	int fd = -1, err;
+	int err;
 
 	if (!st || (!idx && n) || !o || !out)
 		return -EINVAL;
@@ -246,7 +206,7 @@ int plan__build(const struct symtab *st, const size_t *idx, size_t n, const stru
 	p->n = n;
 	p->zero = st->nzero;
 	p->returns = o->returns && !o->entry_only;
-	err = map_image(st->path, &im, &fd);
+	err = image__map(st->path, &im);
 	if (err)
 		goto cleanup;
 	err = insn__open(&d);
@@ -320,10 +280,7 @@ int plan__build(const struct symtab *st, const size_t *idx, size_t n, const stru
 	err = 0;
 cleanup:
 	insn__close(d);
-	if (im.base)
-		munmap((void *)im.base, im.size);
-	if (fd >= 0)
-		close(fd);
+	image__unmap(&im);
 	free(targets);
 	free(bodies);
 	plan__free(p);
