@@ -220,7 +220,7 @@ static size_t verify_cleared(const char *bin)
 static void verify_plan(const char *bin)
 {
 	struct symtab *st = NULL;
-	struct plan_opts po = {false, false, true, true};
+	struct plan_opts po = {.entry_only = true, .callsites = true};
 	struct plan *p = NULL;
 	struct callsites *cs;
 	size_t *idx = NULL, n = 0, i, sum = 0;

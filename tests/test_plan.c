@@ -184,7 +184,7 @@ static long sp_sub_of(const char *t)
 static size_t verify_binary_mode(const char *bin, bool entry_only)
 {
 	struct symtab *st = NULL;
-	struct plan_opts po = {false, true, entry_only};
+	struct plan_opts po = {.returns = true, .entry_only = entry_only};
 	struct plan *p = NULL, *p0 = NULL;
 	size_t *idx = NULL, n = 0, nd = 0, i, j, moved = 0;
 	struct dis *d;
@@ -300,7 +300,7 @@ START_TEST(loop_head_after_entry_stays)
 {
 	char src[128], bin[128], cmd[512];
 	struct symtab *st = NULL;
-	struct plan_opts po = {false, true, false};
+	struct plan_opts po = {.returns = true};
 	struct plan *p = NULL;
 	size_t *idx = NULL, n = 0;
 	const char *glob = "spin";
@@ -355,7 +355,7 @@ START_TEST(summary_and_print)
 {
 	char bin[128], cmd[512], line[256], *buf = NULL;
 	struct symtab *st = NULL;
-	struct plan_opts po = {false, true, false};
+	struct plan_opts po = {.returns = true};
 	struct plan *p = NULL;
 	size_t *idx = NULL, n = 0, len = 0;
 	FILE *f;
@@ -392,7 +392,7 @@ START_TEST(library_selectors)
 {
 	const char *globs[] = {"main", "libc:malloc", "libc.so.6:free", "libc.so.6:nosuch_*"};
 	const char *nomatch[] = {"libm:nosuch_*"};
-	struct plan_opts po = {false, true, false};
+	struct plan_opts po = {.returns = true};
 	const char *names[4], *bins[4];
 	uint32_t deltas[4];
 	struct libs *l = NULL;

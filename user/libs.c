@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Shared-library selectors (see libs.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "user/libpath.h"
 #include "user/libs.h"
 #include "user/log.h"
-
-static const char *const libdirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
-	"/lib",			 "/usr/lib",		      "/usr/local/lib",
-};
 
 bool libs__is_selector(const char *glob)
 {
@@ -77,46 +75,119 @@ static int from_maps(pid_t pid, const char *lib, char *buf, size_t len)
 	return err;
 }
 
-static int from_dirs(pid_t pid, const char *lib, char *buf, size_t len)
+/* A regular ELF file (not a linker script like libc.so, not a dir)? */
+static bool is_elf(const char *path)
 {
-	char pat[PATH_MAX], root[64] = "";
-	size_t i;
+	char magic[4];
+	struct stat sb;
+	bool ok;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = !fstat(fd, &sb) && S_ISREG(sb.st_mode) &&
+	     read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
+	     !memcmp(magic, "\177ELF", 4);
+	close(fd);
+	return ok;
+}
+
+/* Copies s into out with glob's special characters escaped. */
+static int glob_escape(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s; s++) {
+		if (o + 2 >= len)
+			return -ENAMETOOLONG;
+		if (strchr("*?[]\\", *s))
+			out[o++] = '\\';
+		out[o++] = *s;
+	}
+	out[o] = 0;
+	return 0;
+}
+
+/* LIB in directory dir (as the target sees it), under root. */
+static int from_dir(pid_t pid, const char *root, const char *dir, const char *lib, char *buf,
+		    size_t len)
+{
+	const char *forms[] = {"%s%s/%s", "%s%s/%s.so", "%s%s/%s.so.*", "%s%s/%s-*.so"};
+	char pat[PATH_MAX * 2], edir[PATH_MAX * 2];
+	size_t k, i;
 	int err = -ENOENT;
 
-	if (pid > 0)
-		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	for (i = 0; i < sizeof(libdirs) / sizeof(libdirs[0]) && err == -ENOENT; i++) {
-		const char *forms[] = {"%s%s/%s", "%s%s/%s.so", "%s%s/%s.so.*", "%s%s/%s-*.so"};
-		size_t k;
+	if (glob_escape(dir, edir, sizeof(edir)))
+		return -ENOENT;
+	for (k = 0; k < 4 && err == -ENOENT; k++) {
+		glob_t g;
 
-		for (k = 0; k < 4 && err == -ENOENT; k++) {
-			glob_t g;
-
-			if (snprintf(pat, sizeof(pat), forms[k], root, libdirs[i], lib) >=
-			    (int)sizeof(pat))
-				return -ENAMETOOLONG;
-			if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
-				/* Back to the target's view of the path. */
-				err = in_root(pid, g.gl_pathv[0] + strlen(root), buf, len);
-			}
-			globfree(&g);
-		}
+		if ((size_t)snprintf(pat, sizeof(pat), forms[k], root, edir, lib) >= sizeof(pat))
+			return -ENAMETOOLONG;
+		if (glob(pat, 0, NULL, &g) == 0)
+			for (i = 0; i < g.gl_pathc && err == -ENOENT; i++)
+				if (is_elf(g.gl_pathv[i])) /* back to the target's view */
+					err = in_root(pid, g.gl_pathv[i] + strlen(root), buf, len);
+		globfree(&g);
 	}
+	return err;
+}
+
+/* Rules 1-3 with the search path lp (rule 3). */
+static int resolve_in(pid_t pid, const struct libpath *lp, const char *lib, char *buf, size_t len)
+{
+	size_t i;
+	int err;
+
+	if (strchr(lib, '/'))
+		return in_root(pid, lib, buf, len);
+	err = pid > 0 && !lp->pre_exec ? from_maps(pid, lib, buf, len) : -ENOENT;
+	for (i = 0; err == -ENOENT && i < lp->n; i++) {
+		err = from_dir(pid, lp->root, lp->dirs[i], lib, buf, len);
+		if (!err)
+			log_debug("%s: found in %s (%s)", lib, lp->dirs[i],
+				  libpath__src_name(lp->src[i]));
+	}
+	return err;
+}
+
+int libs__resolve_exe(pid_t pid, const char *exe, const char *lib, char *buf, size_t len)
+{
+	struct libpath *lp = NULL;
+	int err;
+
+	if (!lib || !*lib || !buf || !len)
+		return -EINVAL;
+	err = libpath__build(pid, exe, &lp);
+	if (!err)
+		err = resolve_in(pid, lp, lib, buf, len);
+	libpath__free(lp);
 	return err;
 }
 
 int libs__resolve(pid_t pid, const char *lib, char *buf, size_t len)
 {
-	int err;
+	return libs__resolve_exe(pid, NULL, lib, buf, len);
+}
 
-	if (!lib || !*lib || !buf || !len)
-		return -EINVAL;
-	if (strchr(lib, '/'))
-		return in_root(pid, lib, buf, len);
-	err = pid > 0 ? from_maps(pid, lib, buf, len) : -ENOENT;
-	if (err == -ENOENT)
-		err = from_dirs(pid, lib, buf, len);
-	return err;
+/* Logs that lib was not found, where it was looked for, and what to do. */
+static void log_not_found(const struct libpath *lp, const char *lib, int err)
+{
+	char where[4096];
+
+	if (err != -ENOENT) {
+		log_err("library '%s': %s", lib, strerror(-err));
+		return;
+	}
+	log_err("library '%s' not found; looked in: %s%s%s; if the target loads it from "
+		"elsewhere, give its path: -f /path/to/%s%s:GLOB",
+		lib, lp->pre_exec ? "" : "the target's mapped files; ",
+		libpath__describe(lp, where, sizeof(where)),
+		lp->exe_unknown ? " (not in DT_RPATH/DT_RUNPATH: the executable is not known "
+				  "before its exec)"
+				: "",
+		lib, strstr(lib, ".so") ? "" : ".so");
 }
 
 static void lib_fini(struct lib *b)
@@ -162,6 +233,13 @@ static int lib_setup(struct lib *b, const char **mine, size_t k, const struct pl
 int libs__load(pid_t pid, const char *const *globs, size_t n, const struct plan_opts *po,
 	       struct libs **out)
 {
+	return libs__load_exe(pid, NULL, globs, n, po, out);
+}
+
+int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t n,
+		   const struct plan_opts *po, struct libs **out)
+{
+	struct libpath *lp = NULL;
 	struct libs *l = NULL;
 	char path[PATH_MAX], **paths = NULL;
 	const char **mine = NULL;
@@ -182,6 +260,9 @@ int libs__load(pid_t pid, const char *const *globs, size_t n, const struct plan_
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	err = libpath__build(pid, exe, &lp);
+	if (err)
+		goto cleanup;
 	/* Resolve every selector's LIB first: two names of one file
 	 * ("libc", "libc.so.6") must become one library, or a function
 	 * selected through both would be probed, and counted, twice. */
@@ -195,11 +276,9 @@ int libs__load(pid_t pid, const char *const *globs, size_t n, const struct plan_
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		err = libs__resolve(pid, lib, path, sizeof(path));
+		err = resolve_in(pid, lp, lib, path, sizeof(path));
 		if (err)
-			log_err("library '%s' not found (in the target's maps or the standard "
-				"library directories): %s",
-				lib, strerror(-err));
+			log_not_found(lp, lib, err);
 		free(lib);
 		if (err)
 			goto cleanup;
@@ -249,6 +328,7 @@ cleanup:
 		free(paths[i]);
 	free(paths);
 	free(mine);
+	libpath__free(lp);
 	libs__free(l);
 	return err;
 }

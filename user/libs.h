@@ -7,15 +7,34 @@
  *   1. a path (contains '/'): taken inside the target's root;
  *   2. a file mapped by the target (/proc/PID/maps) whose name is LIB, or
  *      starts with LIB followed by '.' or '-' ("libc" finds libc.so.6);
- *   3. the standard library directories, inside /proc/PID/root (a
- *      container's or chroot's files, not the host's).
+ *   3. a file named LIB, LIB.so, LIB.so.*, or LIB-*.so (an ELF file, not a
+ *      linker script) in the directories the target's dynamic loader would
+ *      search (user/libpath.h), the first directory that has one wins:
+ *      a. DT_RPATH of the executable (only without DT_RUNPATH, as ld.so);
+ *      b. LD_LIBRARY_PATH of the target's environment (/proc/PID/environ);
+ *      c. DT_RUNPATH of the executable ($ORIGIN, ${ORIGIN} expanded to the
+ *         executable's directory, in a-c);
+ *      d. /etc/ld.so.conf and the files it includes;
+ *      e. the directories of the files the target has mapped;
+ *      f. the executable's own directory;
+ *      g. the standard library directories;
+ *      every one of them inside /proc/PID/root (a container's or chroot's
+ *      files, not the host's).
  * A path under /proc/PID/root is used unless the same path here reaches the
- * same inode (then the plain path, for readable reports).
+ * same inode (then the plain path, for readable reports). A command launched
+ * with `--` is held before its exec, so its maps are still cabbpf's: rules 2
+ * and 3e are skipped for it, and its RUNPATH/RPATH/$ORIGIN come from the exe
+ * argument of the _exe variants (without it, a, c and f are skipped).
+ * When nothing is found, the error names LIB, every directory looked in,
+ * and suggests `-f /path/to/LIB.so:GLOB`.
  *
  * Libraries the target loads later with dlopen: uprobes are bound to the
  * file (inode), and the kernel installs them whenever the file gets mapped,
- * so a library resolved by rule 3 before the target opens it is picked up
- * when dlopen maps it.
+ * so a library resolved by rule 3 before the target opens it is counted from
+ * its first instruction once dlopen maps it (its constructors included).
+ * Limit: a library that exists nowhere on disk when cabbpf starts (written
+ * later, or in a directory the target computes at run time) is not found,
+ * and a name is only looked up once, at start.
  *
  * Threads: the loader's main thread.
  */
@@ -50,9 +69,15 @@ struct libs {
 bool libs__is_selector(const char *glob);
 
 /*
- * Resolves LIB for process pid (see above) into buf. Returns 0, -ENOENT
- * (not found), -ENAMETOOLONG, -EINVAL.
+ * Resolves LIB for process pid (see above) into buf, with exe the file a
+ * target held before exec will run (NULL: not known; a running process's
+ * own /proc/PID/exe counts anyway). Returns 0, -ENOENT (not found),
+ * -ENAMETOOLONG, -EINVAL, -ENOMEM. Caller owns buf. Threads: the loader's
+ * main thread.
  */
+int libs__resolve_exe(pid_t pid, const char *exe, const char *lib, char *buf, size_t len);
+
+/* libs__resolve_exe(pid, NULL, lib, buf, len). */
 int libs__resolve(pid_t pid, const char *lib, char *buf, size_t len);
 
 /*
@@ -64,6 +89,14 @@ int libs__resolve(pid_t pid, const char *lib, char *buf, size_t len);
  */
 int libs__load(pid_t pid, const char *const *globs, size_t n, const struct plan_opts *po,
 	       struct libs **out);
+
+/*
+ * libs__load with exe, the executable a target held before exec will run
+ * (its RUNPATH/RPATH and $ORIGIN; see libs__resolve_exe). Same returns and
+ * ownership; the loader's main thread.
+ */
+int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t n,
+		   const struct plan_opts *po, struct libs **out);
 
 /*
  * Writes the probe offset, report name, file and sp correction of every

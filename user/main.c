@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 	 * function; and most library functions are exported anyway). */
 	plo_libs = plo;
 	plo_libs.callsites = false;
-	err = libs__load(tg.pid, o.funcs, o.nfuncs, &plo_libs, &libs);
+	err = libs__load_exe(tg.pid, tg.exe, o.funcs, o.nfuncs, &plo_libs, &libs);
 	if (err)
 		goto cleanup; /* libs__load said which library */
 	if (o.list) {
