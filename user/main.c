@@ -349,6 +349,7 @@ int main(int argc, char **argv)
 	to.ring_bytes = o.ring_bytes;
 	to.floor = o.floor;
 	to.no_times = o.no_times;
+	to.cgroup = cgfd >= 0;
 	to.on_event = on_event;
 	to.ctx = &lc;
 	err = trace__open(&to, &tr);

@@ -54,6 +54,7 @@ static int load(struct trace *t, bool multi)
 		return -errno ? -errno : -ENOMEM;
 	t->skel->rodata->target_tgid = (__u32)t->o.pid;
 	t->skel->rodata->want_time = !t->o.no_times;
+	t->skel->rodata->cgroup_on = t->o.cgroup;
 	t->entry = t->o.floor ? t->skel->progs.empty_entry : t->skel->progs.on_entry;
 	t->ret = t->o.floor ? t->skel->progs.empty_return : t->skel->progs.on_return;
 	bpf_program__set_autoload(t->o.floor ? t->skel->progs.on_entry : t->skel->progs.empty_entry,

@@ -45,6 +45,7 @@ struct trace_opts {
 	size_t ring_bytes;        /* per CPU ring; power of two, >= page size */
 	bool floor;               /* attach the empty programs (benchmark floor) */
 	bool no_times;            /* events carry no timestamp (--no-times) */
+	bool cgroup;              /* --cgroup: filter on cgfilter[0] (set before load) */
 	trace_event_fn on_event;
 	void *ctx;
 };
