@@ -287,8 +287,10 @@ START_TEST(entry_only_exact_counts)
 	if (flav == 0 && opt == 2)
 		ck_assert_int_ge(callsite_fns(r.err), 2);
 	h_free(&r);
-	/* The rule was exercised in every flavour and level. */
-	ck_assert_int_ge(ncs, 1);
+	/* At -O2 the rule is exercised in every flavour (7-8 functions); at
+	 * -O0 every entry is a push or endbr64; push (emulated or moved). */
+	if (opt == 2)
+		ck_assert_int_ge(ncs, 5);
 }
 END_TEST
 
