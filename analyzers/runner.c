@@ -81,6 +81,7 @@ struct runner {
 	_Atomic unsigned readers; /* workers still reading their buffers */
 	_Atomic bool stop;	  /* abandon: start failed, or freed unjoined */
 	bool started, joined;
+	bool no_returns;	/* runner_opts.no_returns */
 	struct runner_stats st; /* totals, after join */
 };
 
@@ -511,6 +512,7 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r->ctx.nfuncs = o->nfuncs;
 	r->ctx.top = o->top ? o->top : DEFAULT_TOP;
 	r->max_pending = o->max_pending ? o->max_pending : DEFAULT_MAX_PENDING;
+	r->no_returns = o->no_returns;
 	err = analyzer__select(o->analyzers, r->ops, &r->nops);
 	if (err)
 		goto cleanup;
@@ -697,12 +699,15 @@ int runner__report_text(struct runner *r, FILE *f)
 			return err;
 		fputc('\n', f);
 	}
-	fprintf(f,
-		"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64 " orphan, %" PRIu64
-		" open; %" PRIu64
-		" calls got no return probe (kernel limit: 64 pending per thread)\n",
-		s->returns.matched, s->returns.missing, s->returns.orphan, s->open,
-		s->returns.depth_limited);
+	if (r->no_returns)
+		fprintf(f, "returns: not traced (--entry-only: entry probes only)\n");
+	else
+		fprintf(f,
+			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
+			" orphan, %" PRIu64 " open; %" PRIu64
+			" calls got no return probe (kernel limit: 64 pending per thread)\n",
+			s->returns.matched, s->returns.missing, s->returns.orphan, s->open,
+			s->returns.depth_limited);
 	fprintf(f,
 		"order: %" PRIu64 " events of %" PRIu64 " threads, %" PRIu64 " gaps (%" PRIu64
 		" events), %" PRIu64 " chunks out of order\n",

@@ -50,6 +50,7 @@
 #ifndef ANALYZERS_RUNNER_H
 #define ANALYZERS_RUNNER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,6 +67,7 @@ struct runner_opts {
 	const char *analyzers;	   /* comma list, e.g. "count,callgraph"; NULL = all */
 	unsigned nthreads;	   /* analyzer threads; 0 = 1 */
 	unsigned top;		   /* rows per text table; 0 = 50 */
+	bool no_returns;	   /* --entry-only: no return probes (report wording) */
 	size_t max_pending;	   /* out-of-order records held per analyzer
 				      thread before a hole is given up on;
 				      0 = 4M records (about 96 MiB) */

@@ -380,6 +380,7 @@ int main(int argc, char **argv)
 	ro.nfuncs = (uint32_t)n;
 	ro.analyzers = o.analyzers;
 	ro.nthreads = o.analyzer_threads;
+	ro.no_returns = o.entry_only;
 	err = runner__new(&ro, stage__bufs(stage), trace__ncpus(tr), &rn);
 	if (err)
 		goto cleanup; /* runner__new says which analyzer name was wrong */
