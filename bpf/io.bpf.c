@@ -405,15 +405,14 @@ static __always_inline void emit_event(struct iocall *c, const struct fdinfo *fi
 	e->fdkind = (__u8)fi->kind;
 	e->flags = c->flags;
 	e->pad = 0;
-	/* Taken only after the reserve succeeded: drops leave no gap. */
+	/* Taken only after the claim succeeded: drops leave no gap. */
 	e->seq = st->seq++;
 	e->ts = bpf_ktime_get_ns();
 	e->ret = c->ret;
-	e->req = c->req;
+	e->req = c->req > 0xffffffffULL ? 0xffffffffU : (__u32)c->req;
 	e->buf = c->buf;
 	e->fd = c->fd;
-	e->pad2 = 0;
-	pipeline_submit(e);
+	pipeline_submit(e, st);
 	count(CABBPF_IOSTAT_EVENTS);
 out:
 	pipeline_end(st);

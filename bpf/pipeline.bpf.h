@@ -9,19 +9,38 @@
 #ifndef CABBPF_PIPELINE_BPF_H
 #define CABBPF_PIPELINE_BPF_H
 
-/* Template of the per-CPU rings (one page: it only gives the type). The
- * loader creates one ring per possible CPU, of the size the user chose. */
-struct ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
+/* Geometry of the per-CPU regions of "slots", set by the loader before
+ * load (rodata: the verifier folds them): 2^ring_shift slots per CPU. */
+const volatile __u32 ring_shift = 0;
+const volatile __u64 ring_mask = 0; /* 2^ring_shift - 1 */
+
+/*
+ * The rings: struct cabbpf_slot elements, CPU c's region at slots
+ * [c << ring_shift, (c + 1) << ring_shift). Mmapable: the loader reads and
+ * frees slots through its own mapping, with no system call and no helper
+ * call on either side (bpf_ringbuf_reserve + submit cost ~60 ns here).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* = possible CPUs << ring_shift, set by the loader */
+	__type(key, __u32);
+	__type(value, struct cabbpf_slot);
+} slots SEC(".maps");
+
+/* The producer position of each CPU's region, alone on its cache line:
+ * only that CPU's programs touch it (the loader never reads it). */
+struct head {
+	__u64 pos;
+	__u64 pad[7];
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1); /* = number of possible CPUs, set by the loader */
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* = possible CPUs, set by the loader */
 	__type(key, __u32);
-	__array(values, struct ring);
-} rings SEC(".maps");
+	__type(value, struct head);
+} heads SEC(".maps");
 
 /* Per-CPU counters, enum cabbpf_stat: every drop is counted here. */
 struct {
@@ -35,6 +54,7 @@ struct tstate {
 	__u64 seq;  /* next sequence number of this thread */
 	__u32 busy; /* re-entry guard */
 	__u32 pad;
+	__u64 pub;  /* header that publishes the slot being written (pos + 1) */
 };
 
 struct {
@@ -44,6 +64,10 @@ struct {
 	__type(value, struct tstate);
 } tstates SEC(".maps");
 
+/* One access, as written: neither merged, split nor moved by the compiler. */
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
+
 static __always_inline void bump(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
@@ -52,21 +76,32 @@ static __always_inline void bump(__u32 idx)
 		*v += 1;
 }
 
+/* Claim attempts before an event counts as dropped: a failed claim means
+ * another program of this CPU claimed the position in between (it preempted
+ * this one), which a handful of retries absorbs. */
+#define PIPELINE_CLAIM_TRIES 4
+
 /*
  * Start an event of the current thread: take its state with the re-entry
- * guard set, and reserve size bytes in this CPU's ring. Returns the record,
- * or NULL with the reason counted (never a silent drop). *stp is set when the
- * guard was taken: the caller fills the record (seq = (*stp)->seq++, only
- * now that the reserve succeeded, so drops leave no gap), submits it with
+ * guard set, and claim the next slot of this CPU's region. Returns the
+ * slot's event area (CABBPF_SLOT_BYTES - 8 bytes, size must fit), or NULL
+ * with the reason counted (never a silent drop). *stp is set when the guard
+ * was taken: the caller fills the record (seq = (*stp)->seq++, only now that
+ * the claim succeeded, so drops leave no gap), publishes it with
  * pipeline_submit(), and always ends with pipeline_end(*stp).
  */
 static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp)
 {
+	struct cabbpf_slot *slot;
 	struct tstate *st;
-	__u32 cpu;
-	void *rb, *e;
+	struct head *hd;
+	__u32 cpu, idx;
+	__u64 h;
+	int i;
 
 	*stp = NULL;
+	if (size > CABBPF_SLOT_BYTES - 8)
+		return NULL; /* constant: folded away */
 	st = bpf_task_storage_get(&tstates, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
@@ -81,24 +116,55 @@ static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp)
 	}
 	st->busy = 1;
 	*stp = st;
+	/* The program runs with migration disabled: this CPU's region and
+	 * head are ours until it ends, shared only with programs that
+	 * preempt it on this CPU (hence the compare-and-swap below). */
 	cpu = bpf_get_smp_processor_id();
-	rb = bpf_map_lookup_elem(&rings, &cpu);
-	e = rb ? bpf_ringbuf_reserve(rb, size, 0) : NULL;
-	if (!e)
-		bump(CABBPF_STAT_DROPS);
-	return e;
+	hd = bpf_map_lookup_elem(&heads, &cpu);
+	if (!hd)
+		goto drop;
+	for (i = 0; i < PIPELINE_CLAIM_TRIES; i++) {
+		h = READ_ONCE(hd->pos);
+		/* The array lookup checks the index against max_entries. */
+		idx = (cpu << ring_shift) | (__u32)(h & ring_mask);
+		slot = bpf_map_lookup_elem(&slots, &idx);
+		if (!slot)
+			goto drop;
+		if (READ_ONCE(slot->hdr) != CABBPF_SLOT_FREE(h, ring_shift)) {
+			/* Full, unless h went stale meanwhile (a preempting
+			 * program claimed it): then retry at the new head. */
+			if (READ_ONCE(hd->pos) == h)
+				goto drop;
+			continue;
+		}
+		/* No hole on failure: the head moves only with a claim. */
+		if (__sync_val_compare_and_swap(&hd->pos, h, h + 1) == h) {
+			st->pub = h + 1;
+			return &slot->ev;
+		}
+	}
+drop:
+	bump(CABBPF_STAT_DROPS);
+	return NULL;
 }
 
 /*
- * Never a wakeup: the loader drains every ring each 2 ms whatever happens
- * (user/trace.c), and a 16 MiB ring holds ~0.2 s of events. Asking how full
- * the ring is costs ~85 ns here (a cache miss on the consumer position the
- * loader writes from another core), a wakeup ~1 us; an overflow is still
- * counted (CABBPF_STAT_DROPS).
+ * Publish the event pipeline_begin() returned. Never a wakeup: the loader
+ * drains every region each 2 ms whatever happens (user/trace.c), and a
+ * 16 MiB region holds ~0.2 s of events; an overflow is still counted
+ * (CABBPF_STAT_DROPS).
  */
-static __always_inline void pipeline_submit(void *e)
+static __always_inline void pipeline_submit(void *e, struct tstate *st)
 {
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	__u64 *hdr = (__u64 *)e - 1; /* struct cabbpf_slot: hdr precedes the event */
+
+	/* Release: every store to the event is issued before the header's.
+	 * x86 is TSO (stores become visible in program order), so a compiler
+	 * barrier is all it takes; it pairs with the loader's acquire load of
+	 * the header in drain_cpu() (user/trace.c), which reads the event only
+	 * after seeing pos + 1 here. */
+	asm volatile("" ::: "memory");
+	WRITE_ONCE(*hdr, st->pub);
 }
 
 static __always_inline void pipeline_end(struct tstate *st)

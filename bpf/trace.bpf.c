@@ -70,7 +70,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	e->kind = kind;
 	cookie = bpf_get_attach_cookie(ctx);
 	e->fid = (__u32)cookie;
-	/* Taken only after the reserve succeeded: drops leave no gap. */
+	/* Taken only after the claim succeeded: drops leave no gap. */
 	e->seq = st->seq++;
 	e->ts = want_time ? bpf_ktime_get_ns() : 0;
 	/* A probe moved past pushes or sub $n,%rsp (entry-only plans,
@@ -78,7 +78,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	 * one on a call instruction -8 (signed): the event still names the
 	 * return-address slot. 0 otherwise. */
 	e->sp = PT_REGS_SP(ctx) + (__s64)(__s32)(cookie >> 32);
-	pipeline_submit(e);
+	pipeline_submit(e, st);
 out:
 	pipeline_end(st);
 	return 0;

@@ -20,7 +20,7 @@ enum cabbpf_kind {
 
 /*
  * One call event as the BPF programs write it into the ring of the CPU they
- * run on. 40 bytes; the ring adds an 8-byte header.
+ * run on. 40 bytes, in a 64-byte slot (struct cabbpf_slot).
  */
 struct cabbpf_event {
 	__u32 tid;  /* kernel pid of the thread */
@@ -29,7 +29,7 @@ struct cabbpf_event {
 	__u32 fid;  /* function id = index in the loader's table (BPF cookie) */
 	/*
 	 * Per-thread sequence number, dense (0, 1, 2, ...) in the thread's
-	 * program order. It is taken only after a successful ring reserve,
+	 * program order. It is taken only after a successful slot claim,
 	 * so a dropped event leaves no gap: the analyzer can merge a thread's
 	 * chunks from several CPUs' rings without ever waiting for a number
 	 * that will not come.
@@ -103,7 +103,8 @@ enum cabbpf_fdkind {
  * the same per-thread sequence number as the call events, so analyzers see
  * it in the thread's program order between calls and returns. The leading
  * fields match struct cabbpf_event (tid, pid, kind, then seq and ts at the
- * same offsets), so a reader can switch on kind first. 56 bytes.
+ * same offsets), so a reader can switch on kind first. 56 bytes: it fills a
+ * struct cabbpf_slot after its header.
  */
 struct cabbpf_io_event {
 	__u32 tid;
@@ -116,11 +117,49 @@ struct cabbpf_io_event {
 	__u64 seq;
 	__u64 ts;  /* bpf_ktime_get_ns() at the syscall's exit */
 	__s64 ret; /* bytes moved, or -errno (flags & CABBPF_IO_ERR) */
-	__u64 req; /* bytes requested (iovec lengths summed; see docs) */
 	__u64 buf; /* user buffer (or iovec / msghdr) address */
-	__s32 fd;  /* -1 for msgrcv/msgsnd */
-	__u32 pad2;
+	/* Bytes requested (iovec lengths summed; see docs), saturated at
+	 * UINT32_MAX: 32 bits keep the event within a 56-byte slot payload,
+	 * and the analyzers' records hold 32 bits anyway (rec__clamp32). */
+	__u32 req;
+	__s32 fd; /* -1 for msgrcv/msgsnd */
 };
+
+/*
+ * The kernel ring (bpf/pipeline.bpf.h, user/trace.c): one mmapable BPF array
+ * of 64-byte slots, one cache line each, split into one region of 2^k slots
+ * per possible CPU. The BPF programs of that CPU produce into its region, the
+ * loader consumes it through its own mapping; the header word says whose
+ * turn it is (CAB-style: the slot itself is the flag, no shared indices):
+ *   CABBPF_SLOT_FREE(p)  free for the producer of ring position p (the
+ *                        lap number in the token, see below);
+ *   p + 1                published: holds the event of position p.
+ * Anything else (a lap-old FREE token) means the slot is still in use: the
+ * ring is full at that position.
+ */
+#define CABBPF_SLOT_BYTES 64
+
+struct cabbpf_slot {
+	__u64 hdr;
+	union {
+		struct cabbpf_event ev;
+		struct cabbpf_io_event io;
+		__u8 raw[CABBPF_SLOT_BYTES - 8];
+	};
+};
+
+_Static_assert(sizeof(struct cabbpf_event) <= CABBPF_SLOT_BYTES - 8, "call event fits a slot");
+_Static_assert(sizeof(struct cabbpf_io_event) <= CABBPF_SLOT_BYTES - 8, "I/O event fits a slot");
+_Static_assert(sizeof(struct cabbpf_slot) == CABBPF_SLOT_BYTES, "a slot is one cache line");
+
+/*
+ * Free token of ring position p in a region of 2^shift slots: minus its lap,
+ * so lap 0 is 0 (a new, zeroed map is all free) and no token can equal a
+ * published p + 1 (that would take 2^63 events). The lap is what makes a
+ * slot whose previous position was claimed but not yet published (the
+ * producer preempted there) look full rather than free a lap later.
+ */
+#define CABBPF_SLOT_FREE(p, shift) ((__u64)0 - ((__u64)(p) >> (shift)))
 
 /* Indices of the per-CPU counters of bpf/io.bpf.c's "iocounts" map. */
 enum cabbpf_iostat {

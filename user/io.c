@@ -91,7 +91,9 @@ int io__open(const struct io_opts *o, struct io **out)
 	int err;
 
 	*out = NULL;
-	if (!o || (!o->aggregate && (o->rings_fd < 0 || o->tstates_fd < 0 || o->stats_fd < 0)))
+	if (!o || (!o->aggregate && (o->slots_fd < 0 || o->heads_fd < 0 || o->tstates_fd < 0 ||
+				     o->stats_fd < 0 || o->ring_bytes < CABBPF_SLOT_BYTES ||
+				     (o->ring_bytes & (o->ring_bytes - 1)))))
 		return -EINVAL;
 	io = calloc(1, sizeof(*io));
 	if (!io)
@@ -129,8 +131,14 @@ int io__open(const struct io_opts *o, struct io **out)
 		err = bpf_map__set_max_entries(io->skel->maps.iostats, 1);
 		if (!err)
 			err = bpf_map__set_max_entries(io->skel->maps.iofiles, 1);
+		/* The same region geometry as the trace's programs. */
+		io->skel->rodata->ring_shift =
+			(__u32)__builtin_ctzl(o->ring_bytes / CABBPF_SLOT_BYTES);
+		io->skel->rodata->ring_mask = o->ring_bytes / CABBPF_SLOT_BYTES - 1;
 		if (!err)
-			err = bpf_map__reuse_fd(io->skel->maps.rings, o->rings_fd);
+			err = bpf_map__reuse_fd(io->skel->maps.slots, o->slots_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(io->skel->maps.heads, o->heads_fd);
 		if (!err)
 			err = bpf_map__reuse_fd(io->skel->maps.tstates, o->tstates_fd);
 		if (!err)

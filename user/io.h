@@ -4,8 +4,8 @@
  * through its skeleton. One program on the raw sys_exit tracepoint, in one
  * of two modes:
  *   - events (function tracing): I/O events go into the trace's per-CPU rings
- *     with its per-thread sequence numbers; give the trace's map fds in
- *     io_opts (see trace__map_fd);
+ *     (the "slots" regions) with its per-thread sequence numbers; give the
+ *     trace's map fds and ring size in io_opts (see trace__map_fd);
  *   - aggregate (cabbpf --io): per-process and per-file counters in kernel
  *     hash maps, read with io__stats_fd / io__files_fd.
  * Order of use: io__open (open, set rodata, reuse fds, load), io__attach,
@@ -26,10 +26,11 @@ struct io_opts {
 	bool aggregate;       /* --io mode; else events into the rings */
 	bool floor;           /* attach the empty program (benchmark floor) */
 	int cgroup_fd;        /* open cgroup v2 directory to filter on, or -1 */
-	int rings_fd;         /* events mode: the trace's "rings", "tstates", */
-	int tstates_fd;       /* "stats" maps; -1 in aggregate mode */
+	int slots_fd;         /* events mode: the trace's "slots", "heads", */
+	int heads_fd;         /* "tstates" and "stats" maps; -1 in aggregate */
+	int tstates_fd;       /* mode */
 	int stats_fd;
-	size_t ring_bytes;    /* events mode: ring size per CPU (wakeup mark) */
+	size_t ring_bytes;    /* events mode: ring size per CPU, as the trace's */
 	uint32_t max_procs;   /* aggregate mode: iostats keys (0 = 16384) */
 	uint32_t max_files;   /* aggregate mode: iofiles keys (0 = 32768) */
 };

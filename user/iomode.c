@@ -165,7 +165,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	io_o.aggregate = true;
 	io_o.floor = o->floor;
 	io_o.cgroup_fd = cgfd;
-	io_o.rings_fd = io_o.tstates_fd = io_o.stats_fd = -1;
+	io_o.slots_fd = io_o.heads_fd = io_o.tstates_fd = io_o.stats_fd = -1;
 	err = io__open(&io_o, &io);
 	if (err)
 		goto cleanup;

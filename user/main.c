@@ -404,7 +404,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (cgfd >= 0 && tg.spawned && iomode__cgroup_enter(cgpath, tg.pid))
 		goto cleanup;
-	io_o.rings_fd = trace__map_fd(tr, "rings");
+	io_o.slots_fd = trace__map_fd(tr, "slots");
+	io_o.heads_fd = trace__map_fd(tr, "heads");
 	io_o.tstates_fd = trace__map_fd(tr, "tstates");
 	io_o.stats_fd = trace__map_fd(tr, "stats");
 	io_o.ring_bytes = o.ring_bytes;

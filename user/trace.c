@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -11,19 +13,18 @@
 #include "user/uprobe_multi.h"
 #include "trace.skel.h"
 
-struct ring_ctx {
-	struct trace *t;
-	unsigned cpu;
-};
-
 struct trace {
 	struct trace_opts o;
 	struct trace_bpf *skel;
 	struct bpf_program *entry, *ret; /* the pair in use (real or floor) */
 	int ncpus;
-	int *ring_fds;
-	struct ring_ctx *rctx;
-	struct ring_buffer *rb;
+	/* The loader's mapping of the "slots" map: ncpus regions of 2^shift
+	 * slots (bpf/pipeline.bpf.h); NULL until map_rings(). */
+	struct cabbpf_slot *ring;
+	size_t ring_len; /* bytes mapped */
+	unsigned shift;
+	uint64_t mask;
+	uint64_t *cons; /* per CPU: next ring position to read (private) */
 	/* multi-uprobe links (several when refused sites split the set:
 	 * [0] entries, [1] returns), or else one perf link per site */
 	int *mfd[2];
@@ -33,15 +34,6 @@ struct trace {
 	uint32_t skipped;
 	bool multi;
 };
-
-static int on_sample(void *ctx, void *data, size_t size)
-{
-	struct ring_ctx *rc = ctx;
-
-	if (size < sizeof(struct cabbpf_event))
-		return 0;
-	return rc->t->o.on_event(rc->t->o.ctx, rc->cpu, data);
-}
 
 /* Open and load the skeleton; multi selects the attach type of the probe
  * programs (it must be fixed before load). */
@@ -66,45 +58,45 @@ static int load(struct trace *t, bool multi)
 		bpf_program__set_expected_attach_type(t->entry, UPROBE_MULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(t->ret, UPROBE_MULTI_ATTACH_TYPE);
 	}
-	/* Only the outer map is sized here: the kernel does not compare a
-	 * ring's size with the template's, so make_rings() picks the size
-	 * (and libbpf 1.1 crashes resizing an inner map template). */
-	err = bpf_map__set_max_entries(t->skel->maps.rings, (__u32)t->ncpus);
+	t->skel->rodata->ring_shift = t->shift;
+	t->skel->rodata->ring_mask = t->mask;
+	err = bpf_map__set_max_entries(t->skel->maps.slots, (__u32)t->ncpus << t->shift);
+	if (!err)
+		err = bpf_map__set_max_entries(t->skel->maps.heads, (__u32)t->ncpus);
 	if (err)
 		return err;
 	return trace_bpf__load(t->skel);
 }
 
-static int make_rings(struct trace *t)
+/* Map the loaded "slots" map into the loader (shared with the kernel: the
+ * programs write events into it, the loader frees slots in it) and start
+ * every CPU's consumer at position 0, where a new map's head starts.
+ * Returns 0 or -errno. */
+static int map_rings(struct trace *t)
 {
-	int outer = bpf_map__fd(t->skel->maps.rings);
-	int i;
+	void *p;
 
-	for (i = 0; i < t->ncpus; i++) {
-		__u32 key = (__u32)i;
-
-		t->ring_fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "cabbpf_ring", 0, 0,
-						(__u32)t->o.ring_bytes, NULL);
-		if (t->ring_fds[i] < 0)
-			return -errno;
-		if (bpf_map_update_elem(outer, &key, &t->ring_fds[i], BPF_ANY))
-			return -errno;
-		t->rctx[i].t = t;
-		t->rctx[i].cpu = (unsigned)i;
-		if (i == 0)
-			t->rb = ring_buffer__new(t->ring_fds[0], on_sample, &t->rctx[0], NULL);
-		else if (ring_buffer__add(t->rb, t->ring_fds[i], on_sample, &t->rctx[i]))
-			return -errno;
-		if (!t->rb)
-			return -errno ? -errno : -ENOMEM;
-	}
+	t->ring_len = ((size_t)t->ncpus << t->shift) * CABBPF_SLOT_BYTES;
+	p = mmap(NULL, t->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(t->skel->maps.slots), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	t->ring = p;
+	memset(t->cons, 0, sizeof(*t->cons) * (size_t)t->ncpus);
 	return 0;
+}
+
+static void unmap_rings(struct trace *t)
+{
+	if (t->ring)
+		munmap(t->ring, t->ring_len);
+	t->ring = NULL;
 }
 
 int trace__open(const struct trace_opts *o, struct trace **out)
 {
 	struct trace *t;
-	int err, i;
+	int err;
 
 	*out = NULL;
 	if (!o || o->pid <= 0 || !o->binary || !o->on_event || !o->nfuncs ||
@@ -120,14 +112,20 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 		err = t->ncpus ? t->ncpus : -EINVAL;
 		goto cleanup;
 	}
-	t->ring_fds = calloc((size_t)t->ncpus, sizeof(int));
-	t->rctx = calloc((size_t)t->ncpus, sizeof(*t->rctx));
-	if (!t->ring_fds || !t->rctx) {
+	/* 64-byte slots, a power of two of them per CPU (ring_bytes is). */
+	t->shift = (unsigned)__builtin_ctzl(o->ring_bytes / CABBPF_SLOT_BYTES);
+	t->mask = ((uint64_t)1 << t->shift) - 1;
+	if (((size_t)t->ncpus << t->shift) > UINT32_MAX) {
+		err = -E2BIG; /* array keys are 32-bit */
+		log_err("rings of %zu bytes on %d CPUs exceed 2^32 slots: choose a smaller "
+			"--ring-size", o->ring_bytes, t->ncpus);
+		goto cleanup;
+	}
+	t->cons = calloc((size_t)t->ncpus, sizeof(*t->cons));
+	if (!t->cons) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < t->ncpus; i++)
-		t->ring_fds[i] = -1;
 	/* Multi-uprobe programs first (kernel >= 6.6); trace__attach falls
 	 * back to per-site perf links if the kernel refuses the link. */
 	t->multi = true;
@@ -146,9 +144,9 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 			log_err("loading BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = make_rings(t);
+	err = map_rings(t);
 	if (err) {
-		log_err("creating per-CPU rings of %zu bytes: %s", o->ring_bytes, strerror(-err));
+		log_err("mapping per-CPU rings of %zu bytes: %s", o->ring_bytes, strerror(-err));
 		goto cleanup;
 	}
 	*out = t;
@@ -393,7 +391,6 @@ cleanup:
 
 int trace__attach(struct trace *t)
 {
-	uint32_t i;
 	int err = 0;
 
 	if (t->multi) {
@@ -407,20 +404,16 @@ int trace__attach(struct trace *t)
 		log_debug("multi-uprobe link refused (%s); one link per site instead",
 			  strerror(-err));
 		trace__detach(t);
-		/* The programs were loaded for multi links: reload them. */
+		/* The programs were loaded for multi links: reload them (new
+		 * maps, so a new mapping; nothing was attached, so the old
+		 * rings hold no event). */
+		unmap_rings(t);
 		trace_bpf__destroy(t->skel);
 		t->skel = NULL;
 		t->multi = false;
 		err = load(t, false);
-		if (!err) {
-			ring_buffer__free(t->rb);
-			t->rb = NULL;
-			for (i = 0; i < (uint32_t)t->ncpus; i++) {
-				close(t->ring_fds[i]);
-				t->ring_fds[i] = -1;
-			}
-			err = make_rings(t);
-		}
+		if (!err)
+			err = map_rings(t);
 		if (err)
 			return err;
 	}
@@ -452,23 +445,66 @@ int trace__map_fd(const struct trace *t, const char *name)
 	return m ? bpf_map__fd(m) : -ENOENT;
 }
 
+/*
+ * Deliver CPU cpu's published events in ring order, at most one lap (so
+ * a CPU that keeps producing cannot starve the others), freeing each slot
+ * after on_event returned. Stops at the first slot not yet published: a
+ * program preempted between its claim and its publish holds the rest of
+ * this CPU's events back until a later round, which keeps them in order.
+ * Returns the number delivered, or on_event's -errno (that event is
+ * consumed all the same, as libbpf's ring_buffer does).
+ */
+static int drain_cpu(struct trace *t, unsigned cpu)
+{
+	struct cabbpf_slot *region = t->ring + ((size_t)cpu << t->shift);
+	uint64_t c = t->cons[cpu], end = c + t->mask + 1;
+	int n = 0, err = 0;
+
+	while (c != end) {
+		struct cabbpf_slot *s = &region[c & t->mask];
+
+		/* Acquire: pairs with the compiler barrier + header store in
+		 * pipeline_submit() (bpf/pipeline.bpf.h); the event is read
+		 * only after its header said it is complete. */
+		if (__atomic_load_n(&s->hdr, __ATOMIC_ACQUIRE) != c + 1)
+			break;
+		err = t->o.on_event(t->o.ctx, cpu, &s->ev);
+		/* Release: the event is read (copied by on_event) before the
+		 * slot is handed back; the producer's claim checks this very
+		 * token (CABBPF_SLOT_FREE of the position a lap ahead). */
+		__atomic_store_n(&s->hdr, CABBPF_SLOT_FREE(c + t->mask + 1, t->shift),
+				 __ATOMIC_RELEASE);
+		c++;
+		n++;
+		if (err)
+			break;
+	}
+	t->cons[cpu] = c;
+	return err ? err : n;
+}
+
 int trace__poll(struct trace *t, int timeout_ms)
 {
-	int n, m;
+	struct timespec ts;
+	int cpu, n = 0, r;
 
-	/* Events are submitted without wakeups (a wakeup per event costs
-	 * ~1 us), so epoll only reports a ring past its watermark: drain
-	 * every ring first, whatever epoll says. */
-	n = ring_buffer__consume(t->rb);
-	if (n < 0 || timeout_ms == 0)
-		return n;
-	/* Then sleep a whole period (or until a ring passes its watermark)
-	 * even when events keep coming: draining in batches is what keeps
-	 * the loader and analyzers from waking per handful of events. */
-	m = ring_buffer__poll(t->rb, timeout_ms);
-	if (m < 0)
-		return m == -EINTR ? n : m;
-	return n + m;
+	for (cpu = 0; cpu < t->ncpus; cpu++) {
+		r = drain_cpu(t, (unsigned)cpu);
+		if (r < 0)
+			return r;
+		n += r;
+	}
+	/* Then sleep a whole period even when events keep coming: nothing
+	 * wakes the loader (a wakeup per event would cost ~1 us in the
+	 * probe), and draining in batches is what keeps the loader and the
+	 * analyzers from waking per handful of events. A signal cuts the
+	 * sleep short (EINTR), which the caller sees as a normal round. */
+	if (timeout_ms > 0) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+		nanosleep(&ts, NULL);
+	}
+	return n;
 }
 
 void trace__detach(struct trace *t)
@@ -527,18 +563,11 @@ int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *p
 
 void trace__free(struct trace *t)
 {
-	int i;
-
 	if (!t)
 		return;
 	trace__detach(t);
-	ring_buffer__free(t->rb);
-	if (t->ring_fds)
-		for (i = 0; i < t->ncpus; i++)
-			if (t->ring_fds[i] >= 0)
-				close(t->ring_fds[i]);
+	unmap_rings(t);
 	trace_bpf__destroy(t->skel);
-	free(t->ring_fds);
-	free(t->rctx);
+	free(t->cons);
 	free(t);
 }

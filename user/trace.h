@@ -2,7 +2,7 @@
 /*
  * The function-tracing BPF side as the loader sees it: bpf/trace.bpf.c
  * through its skeleton. Order of use: trace__open (open, set rodata, load,
- * create the per-CPU rings), trace__attach, trace__poll until done,
+ * map the per-CPU rings), trace__attach, trace__poll until done,
  * trace__detach, a last trace__poll, trace__free. All calls from one thread
  * (the loader's main thread).
  */
@@ -16,8 +16,10 @@
 
 #include "cabbpf_event.h"
 
-/* Called for every event, with the CPU whose ring it came from. Returns 0,
- * or -errno to stop the current poll. */
+/* Called for every event, with the CPU whose ring it came from; e points
+ * into the ring and is valid during the call only (a struct
+ * cabbpf_io_event when e->kind is CABBPF_EV_IO). Returns 0, or -errno to
+ * stop the current poll. */
 typedef int (*trace_event_fn)(void *ctx, unsigned cpu, const struct cabbpf_event *e);
 
 struct trace_callsite;
@@ -42,7 +44,8 @@ struct trace_opts {
 	 * (user/callsites.h); only with no_returns. */
 	const struct trace_callsite *callsites;
 	size_t ncallsites;
-	size_t ring_bytes;        /* per CPU ring; power of two, >= page size */
+	/* per CPU ring, in CABBPF_SLOT_BYTES slots; power of two, >= page size */
+	size_t ring_bytes;
 	bool floor;               /* attach the empty programs (benchmark floor) */
 	bool no_times;            /* events carry no timestamp (--no-times) */
 	bool cgroup;              /* --cgroup: filter on cgfilter[0] (set before load) */
@@ -79,9 +82,10 @@ int trace__attach(struct trace *t);
 uint32_t trace__skipped(const struct trace *t);
 bool trace__multi(const struct trace *t);
 
-/* Drain every ring, then (timeout_ms > 0) wait up to timeout_ms for a ring
- * to pass its watermark, draining those that did. Returns the number of
- * events delivered to on_event, or -errno. */
+/* Drain every CPU's ring (at most one ring's worth of events per CPU, in
+ * ring order, through on_event), then sleep timeout_ms (0: no sleep; a
+ * signal ends it early). Nothing wakes the loader: call it periodically.
+ * Returns the number of events delivered, or on_event's -errno. */
 int trace__poll(struct trace *t, int timeout_ms);
 
 /* Remove every probe; nothing is left in the target. Safe to call twice. */
@@ -94,9 +98,9 @@ int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *p
 /* Number of per-CPU rings (possible CPUs). */
 unsigned trace__ncpus(const struct trace *t);
 
-/* fd of the loaded BPF map named name ("rings", "tstates", "stats"), for
- * other BPF objects that write into the same rings with the same sequence
- * numbers (user/io.h). Owned by t; valid until trace__free, and replaced if
+/* fd of the loaded BPF map named name ("slots", "heads", "tstates",
+ * "stats"), for other BPF objects that write into the same rings with the
+ * same sequence numbers (user/io.h; they need ring_bytes too). Owned by t; valid until trace__free, and replaced if
  * trace__attach falls back to per-site links: ask after trace__attach.
  * Returns the fd or -ENOENT. */
 int trace__map_fd(const struct trace *t, const char *name);
