@@ -294,6 +294,38 @@ START_TEST(entry_only_exact_counts)
 }
 END_TEST
 
+/* The fallback for kernels without multi-uprobe links (< 6.6): one perf
+ * link per site, after the programs are reloaded (new maps, new ring
+ * mapping). CABBPF_TEST_NO_MULTI=1 makes cabbpf take that path here. Exact
+ * counts with returns, and with --entry-only (call sites included). */
+START_TEST(per_site_link_fallback)
+{
+	char *full[] = {"--", (char *)ftarget(0, "demo", 2), NULL};
+	char *eo[] = {"--entry-only", "--", (char *)ftarget(0, "demo", 2), NULL};
+	struct h_run r;
+
+	ck_assert_int_eq(setenv("CABBPF_TEST_NO_MULTI", "1", 1), 0);
+	h_run(&r, full);
+	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "one link per site"), "%s", r.err);
+	ck_assert_int_eq(h_num(r.json, "lost"), 0);
+	ck_assert_int_eq(h_num(r.json, "events"), 2 * 151160);
+	ck_assert_int_eq(h_calls(r.json, "lookup"), 30384);
+	ck_assert_int_eq(h_edge(r.json, "count_words", "lookup"), 30000);
+	ck_assert_int_eq(h_returns(r.json, "matched"), 151160);
+	h_free(&r);
+	h_run(&r, eo);
+	unsetenv("CABBPF_TEST_NO_MULTI");
+	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "one link per site"), "%s", r.err);
+	ck_assert_int_ge(callsite_fns(r.err), 2);
+	ck_assert_int_eq(h_num(r.json, "events"), 151160);
+	ck_assert_int_eq(h_calls(r.json, "next_random"), 30000);
+	ck_assert_int_eq(h_calls(r.json, "pick_word"), 30000);
+	h_free(&r);
+}
+END_TEST
+
 /* --entry-only and the call graph exclude each other. */
 START_TEST(entry_only_refuses_callgraph)
 {
@@ -628,6 +660,7 @@ int main(void)
 	tcase_add_loop_test(tc, exact_counts_every_flavour, 0, 8);
 	tcase_add_loop_test(tc, entry_only_exact_counts, 0, 8);
 	tcase_add_test(tc, entry_only_refuses_callgraph);
+	tcase_add_test(tc, per_site_link_fallback);
 	tcase_add_test(tc, refused_site_is_skipped_not_fatal);
 	tcase_add_test(tc, kernel_refusal_splits_the_multi_link);
 	tcase_add_loop_test(tc, nop5_entries_hit_the_optimized_path, 0, 2);
