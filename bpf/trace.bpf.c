@@ -33,14 +33,6 @@ struct {
 	__type(value, __u32);
 } cgfilter SEC(".maps");
 
-/* Still set by the loader (iomode__cgroup_maps), no longer read here. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgon SEC(".maps");
-
 static __always_inline bool cgroup_excluded(void)
 {
 	return cgroup_on && bpf_current_task_under_cgroup(&cgfilter, 0) != 1;

@@ -91,6 +91,20 @@ static void with_opts(char **out, char *const *pre, char *const *target)
 	out[n] = NULL;
 }
 
+/* Every function of run b has as many calls in run a (what: the target). */
+static void same_counts(json_object *a, json_object *b, const char *what)
+{
+	json_object *fs = h_get(b, "functions");
+	size_t i, n = json_object_array_length(fs);
+
+	for (i = 0; i < n; i++) {
+		const char *nm = json_object_get_string(h_get(json_object_array_get_idx(fs, i), "name"));
+
+		ck_assert_msg(h_calls(a, nm) == h_calls(b, nm), "%s %s: %lld vs %lld", what, nm,
+			      h_calls(a, nm), h_calls(b, nm));
+	}
+}
+
 /* Runs cabbpf on argv (target and its arguments) with and without
  * --no-shift, asserts a clean run, and that both agree on every count. */
 static void run_both(struct h_run *r, char *const *target)
@@ -98,7 +112,7 @@ static void run_both(struct h_run *r, char *const *target)
 	char *none[] = {NULL}, *noshift[] = {"--no-shift", NULL};
 	char *a1[16], *a2[16];
 	struct h_run r0;
-	json_object *fs, *cg;
+	json_object *cg;
 	size_t i, n;
 
 	with_opts(a1, none, target);
@@ -109,14 +123,7 @@ static void run_both(struct h_run *r, char *const *target)
 	ck_assert_int_eq(h_num(r->json, "order_gaps"), 0);
 	h_run(&r0, a2);
 	ck_assert_msg(r0.status == 0 && r0.json, "exit %d: %s", r0.status, r0.err);
-	fs = h_get(r0.json, "functions");
-	n = json_object_array_length(fs);
-	for (i = 0; i < n; i++) {
-		const char *nm = json_object_get_string(h_get(json_object_array_get_idx(fs, i), "name"));
-
-		ck_assert_msg(h_calls(r->json, nm) == h_calls(r0.json, nm), "%s %s: %lld vs %lld",
-			      target[0], nm, h_calls(r->json, nm), h_calls(r0.json, nm));
-	}
+	same_counts(r->json, r0.json, target[0]);
 	cg = h_get(r0.json, "callgraph");
 	n = json_object_array_length(cg);
 	ck_assert_int_eq(h_nedges(r->json), (long long)n);
@@ -210,8 +217,6 @@ static long run_eo(struct h_run *r, char *const *target)
 	char *eo[] = {"--entry-only", NULL}, *eo0[] = {"--entry-only", "--no-callsites", NULL};
 	char *a1[16], *a2[16];
 	struct h_run r0;
-	json_object *fs;
-	size_t i, n;
 	long ncs;
 
 	with_opts(a1, eo, target);
@@ -227,14 +232,7 @@ static long run_eo(struct h_run *r, char *const *target)
 	ck_assert_msg(r0.status == 0 && r0.json, "exit %d: %s", r0.status, r0.err);
 	ck_assert_int_eq(callsite_fns(r0.err), 0);
 	ck_assert_int_eq(h_num(r->json, "events"), h_num(r0.json, "events"));
-	fs = h_get(r0.json, "functions");
-	n = json_object_array_length(fs);
-	for (i = 0; i < n; i++) {
-		const char *nm = json_object_get_string(h_get(json_object_array_get_idx(fs, i), "name"));
-
-		ck_assert_msg(h_calls(r->json, nm) == h_calls(r0.json, nm), "%s %s: %lld vs %lld",
-			      target[0], nm, h_calls(r->json, nm), h_calls(r0.json, nm));
-	}
+	same_counts(r->json, r0.json, target[0]);
 	h_free(&r0);
 	return ncs;
 }

@@ -108,14 +108,12 @@ int iomode__cgroup(const struct opts *o, int *fd, char *path, size_t len)
 	return 0;
 }
 
-int iomode__cgroup_maps(int cgfilter_fd, int cgon_fd, int cgfd)
+int iomode__cgroup_maps(int cgfilter_fd, int cgfd)
 {
-	__u32 key = 0, on = 1;
+	__u32 key = 0;
 
-	if (cgfilter_fd < 0 || cgon_fd < 0 ||
-	    bpf_map_update_elem(cgfilter_fd, &key, &cgfd, BPF_ANY) ||
-	    bpf_map_update_elem(cgon_fd, &key, &on, BPF_ANY)) {
-		int err = cgfilter_fd < 0 || cgon_fd < 0 ? -ENOENT : -errno;
+	if (cgfilter_fd < 0 || bpf_map_update_elem(cgfilter_fd, &key, &cgfd, BPF_ANY)) {
+		int err = cgfilter_fd < 0 ? -ENOENT : -errno;
 
 		log_err("setting the cgroup filter: %s", strerror(-err));
 		return err;

@@ -23,11 +23,11 @@
 int iomode__cgroup(const struct opts *o, int *fd, char *path, size_t len);
 
 /*
- * Function tracing: switch on the --cgroup filter of bpf/trace.bpf.c
- * (maps "cgfilter" and "cgon", fds given) for cgroup directory cgfd.
- * Returns 0 or -errno (logged).
+ * Function tracing: point the --cgroup filter of bpf/trace.bpf.c (map
+ * "cgfilter", fd given; switched on by its cgroup_on rodata flag) at cgroup
+ * directory cgfd. Returns 0 or -errno (logged).
  */
-int iomode__cgroup_maps(int cgfilter_fd, int cgon_fd, int cgfd);
+int iomode__cgroup_maps(int cgfilter_fd, int cgfd);
 
 /*
  * Move process pid (a command cabbpf launched and still holds before its

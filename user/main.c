@@ -355,8 +355,7 @@ int main(int argc, char **argv)
 	err = trace__open(&to, &tr);
 	if (err)
 		goto cleanup;
-	if (cgfd >= 0 && iomode__cgroup_maps(trace__map_fd(tr, "cgfilter"),
-					     trace__map_fd(tr, "cgon"), cgfd))
+	if (cgfd >= 0 && iomode__cgroup_maps(trace__map_fd(tr, "cgfilter"), cgfd))
 		goto cleanup;
 
 	/* Small chunks: the loader starts a chunk at every thread switch and
@@ -399,8 +398,7 @@ int main(int argc, char **argv)
 	io_o.floor = o.floor;
 	io_o.cgroup_fd = cgfd;
 	/* Again: a fallback to per-site links in trace__attach makes new maps. */
-	if (cgfd >= 0 && iomode__cgroup_maps(trace__map_fd(tr, "cgfilter"),
-					     trace__map_fd(tr, "cgon"), cgfd))
+	if (cgfd >= 0 && iomode__cgroup_maps(trace__map_fd(tr, "cgfilter"), cgfd))
 		goto cleanup;
 	if (cgfd >= 0 && tg.spawned && iomode__cgroup_enter(cgpath, tg.pid))
 		goto cleanup;
