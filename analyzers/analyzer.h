@@ -59,6 +59,8 @@ struct an_return {
 	bool matched;	  /* a return event closed it: the times below are valid */
 	bool recursive;	  /* another frame of fid was live below it at entry, so
 			     its inclusive time is already inside that frame's */
+	bool unwound;	  /* not matched: unwound by an exception */
+	bool switched;	  /* not matched: its return was lost to a stack switch */
 	uint64_t incl_ns; /* matched: return.ts - entry.ts; else 0 */
 	uint64_t self_ns; /* matched: incl_ns minus the children's time; else 0 */
 	uint64_t ts;	  /* ns, timestamp of the event that closed the frame */

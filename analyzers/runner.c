@@ -250,6 +250,11 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 			dispatch_io(w, t, recs + (size_t)i * REC_WORDS);
 			continue;
 		}
+		if (ev.kind == CABBPF_EV_GUARD) { /* fid: the guard site, not a function */
+			(void)shadow__guard(&t->sh, ev.fid, ev.sp, ev.ts, &w->sink);
+			w->st.guard_records++;
+			continue;
+		}
 		if (ev.fid >= nfuncs) {
 			w->st.bad_records++;
 			continue;
@@ -614,6 +619,9 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->open += s->open;
 	d->returns.matched += s->returns.matched;
 	d->returns.missing += s->returns.missing;
+	d->returns.unwound += s->returns.unwound;
+	d->returns.switched += s->returns.switched;
+	d->guard_records += s->guard_records;
 	d->returns.orphan += s->returns.orphan;
 	d->returns.depth_limited += s->returns.depth_limited;
 	d->returns.nomem += s->returns.nomem;
@@ -632,9 +640,17 @@ static void finish_worker(struct worker *w)
 			continue;
 		while (t->nheap)
 			skip_gap(w, t);
-		w->st.open += shadow__depth(&t->sh);
+		/* A thread that ended while unwinding (pthread_cancel,
+		 * pthread_exit: forced unwinding never meets a catch) left its
+		 * frames unwound, not open. */
+		if (t->sh.unwinding)
+			w->st.returns.unwound += shadow__depth(&t->sh);
+		else
+			w->st.open += shadow__depth(&t->sh);
 		w->st.returns.matched += t->sh.c.matched;
 		w->st.returns.missing += t->sh.c.missing;
+		w->st.returns.unwound += t->sh.c.unwound;
+		w->st.returns.switched += t->sh.c.switched;
 		w->st.returns.orphan += t->sh.c.orphan;
 		w->st.returns.depth_limited += t->sh.c.depth_limited;
 		w->st.returns.nomem += t->sh.c.nomem;
@@ -700,14 +716,16 @@ int runner__report_text(struct runner *r, FILE *f)
 		fputc('\n', f);
 	}
 	if (r->no_returns)
-		fprintf(f, "returns: not traced (--entry-only: entry probes only)\n");
+		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go program, "
+			   "or a target the guard could not hold)\n");
 	else
 		fprintf(f,
 			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
+			" unwound by exceptions, %" PRIu64 " lost to stack switches, %" PRIu64
 			" orphan, %" PRIu64 " open; %" PRIu64
 			" calls got no return probe (kernel limit: 64 pending per thread)\n",
-			s->returns.matched, s->returns.missing, s->returns.orphan, s->open,
-			s->returns.depth_limited);
+			s->returns.matched, s->returns.missing, s->returns.unwound,
+			s->returns.switched, s->returns.orphan, s->open, s->returns.depth_limited);
 	fprintf(f,
 		"order: %" PRIu64 " events of %" PRIu64 " threads, %" PRIu64 " gaps (%" PRIu64
 		" events), %" PRIu64 " chunks out of order\n",
@@ -739,6 +757,10 @@ int runner__report_json(struct runner *r, struct json *w)
 	json__u64(w, s->returns.matched);
 	json__key(w, "missing");
 	json__u64(w, s->returns.missing);
+	json__key(w, "unwound");
+	json__u64(w, s->returns.unwound);
+	json__key(w, "switched");
+	json__u64(w, s->returns.switched);
 	json__key(w, "orphan");
 	json__u64(w, s->returns.orphan);
 	json__key(w, "open");

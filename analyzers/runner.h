@@ -77,6 +77,7 @@ struct runner_stats {
 	uint64_t chunks;	      /* chunks taken or fed */
 	uint64_t records;	      /* call records analyzed */
 	uint64_t io_records;	      /* I/O records analyzed (not in records) */
+	uint64_t guard_records;	      /* GUARD records analyzed (not in records) */
 	uint64_t bad_records;	      /* unknown kind or fid >= nfuncs: skipped */
 	uint64_t dup_records;	      /* sequence number already analyzed: skipped */
 	uint64_t nomem_records;	      /* could not be held aside (out of memory): lost */

@@ -64,10 +64,31 @@
  *    noticed dead when a later event's sp is at or above its slot: a probed
  *    function reached from its caller through unprobed functions (whose
  *    frames put its slot lower) is taken for the dead frame's callee;
- *  - stack switching (a signal handler on a sigaltstack, swapcontext
- *    coroutines) breaks the order of stack pointers the rules rely on:
- *    frames are popped as missing and their returns become orphans. The
- *    kernel's own cleanup of uretprobe instances has the same blind spot.
+ *  - a signal handler on a sigaltstack breaks the order of stack pointers
+ *    the rules rely on: frames are popped as missing and their returns
+ *    become orphans. The kernel's own cleanup of uretprobe instances has
+ *    the same blind spot.
+ *
+ * GUARD events (include/cabbpf_guard.h, user/guard.h) say why returns do
+ * not come, so frames are closed for that reason and not as "missing":
+ *  - THROW / FORCED: an exception (or pthread_cancel) is being raised;
+ *    until the first call or return event after the next CATCH, frames
+ *    found dead are counted "unwound";
+ *  - CATCH at sp C: every frame with E <= C is dead (unwound) right now
+ *    (the catcher's callee that threw had its return slot at C too);
+ *    frames above survive, and the guard gave them their return probes
+ *    back, so their returns still match;
+ *  - BACKTRACE: the guard put back the original return addresses of every
+ *    live frame (the program walks its own stack): their returns are not
+ *    observable any more ("lost"), unless a later catch re-arms them;
+ *  - SWITCH (swapcontext, setcontext, jump_fcontext): the thread leaves
+ *    this stack; the guard put back its frames' return addresses. The
+ *    frames are parked under the sp the left context resumes with
+ *    (swapcontext saves entry sp + 8) and the thread continues with an
+ *    empty stack, or with the stack parked under the destination's sp
+ *    (SWITCH_TO, read from the ucontext): so a coroutine's calls get the
+ *    right callers on every stack. Parked frames count as open; their
+ *    returns are lost, and they are closed as "switched".
  *
  * Threads: a struct shadow belongs to one program thread and is used by one
  * analyzer thread at a time.
@@ -93,11 +114,25 @@ struct shadow_frame {
 	uint32_t caller; /* fid or AN_ROOT, as reported in the call */
 	bool ret;	 /* the kernel gave this frame a return probe */
 	bool recursive;	 /* another frame of fid was below it at entry */
+	bool lost;	 /* its return address was put back: no return event */
 };
+
+/* Frames of a stack the thread switched away from (GUARD SWITCH). */
+struct shadow_park {
+	uint64_t key; /* the sp the left context resumes with */
+	struct shadow_frame *f;
+	size_t depth;
+};
+
+/* Parked stacks kept per thread; past this the oldest is closed. */
+#define SHADOW_MAX_PARKED 4096
 
 struct shadow_counts {
 	uint64_t matched;	/* frames closed by their return event */
 	uint64_t missing;	/* frames popped without a return event */
+	uint64_t unwound;	/* frames unwound by an exception (GUARD THROW..CATCH) */
+	uint64_t switched;	/* frames whose return was lost to a stack switch or
+				   the program's own backtrace (GUARD SWITCH/BACKTRACE) */
 	uint64_t orphan;	/* return events that matched no frame */
 	uint64_t depth_limited; /* entries made with >= 64 returns pending */
 	uint64_t nomem;		/* entries not pushed: out of memory */
@@ -116,6 +151,10 @@ struct shadow {
 	struct shadow_frame *f; /* f[0] is the outermost frame */
 	size_t depth, cap;
 	uint64_t chain_sp;  /* != 0: the next event must be a return here */
+	bool unwinding;	    /* from a THROW to the first event after its CATCH */
+	bool caught;	    /* a CATCH came: unwinding ends at the next event */
+	struct shadow_park *park;
+	size_t npark;
 	struct hmap active; /* fid -> live frames of fid (recursion) */
 	struct shadow_counts c;
 };
@@ -137,14 +176,27 @@ int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 void shadow__return(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		    const struct shadow_sink *k);
 
+/*
+ * Feed a GUARD event (fid = the event's site and flavour, see
+ * include/cabbpf_guard.h; sp its stack pointer), by the rules above.
+ * Reports closed frames to k. Returns 0, or -ENOMEM when a stack could not
+ * be parked (its frames are then closed as "switched").
+ */
+int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
+		  const struct shadow_sink *k);
+
 /* Pop every frame as missing (the thread is gone, e.g. its tid was reused),
- * reporting each to k. */
+ * reporting each to k; parked frames are closed as "switched". */
 void shadow__abandon(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
 
-/* Frames still on the stack (counted "open" at the end of a run). */
+/* Frames still on the stack or parked (counted "open" at the end of a run). */
 static inline size_t shadow__depth(const struct shadow *s)
 {
-	return s->depth;
+	size_t n = s->depth, i;
+
+	for (i = 0; i < s->npark; i++)
+		n += s->park[i].depth;
+	return n;
 }
 
 /* Top frame's fid, or AN_ROOT when empty. */

@@ -395,7 +395,7 @@ static __always_inline void emit_event(struct iocall *c, const struct fdinfo *fi
 	struct cabbpf_io_event *e;
 	struct tstate *st;
 
-	e = pipeline_begin(sizeof(*e), &st);
+	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_IO_DROPS);
 	if (!e)
 		goto out;
 	e->tid = (__u32)id;

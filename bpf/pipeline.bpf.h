@@ -85,12 +85,13 @@ static __always_inline void bump(__u32 idx)
  * Start an event of the current thread: take its state with the re-entry
  * guard set, and claim the next slot of this CPU's region. Returns the
  * slot's event area (CABBPF_SLOT_BYTES - 8 bytes, size must fit), or NULL
- * with the reason counted (never a silent drop). *stp is set when the guard
+ * with the reason counted (never a silent drop): a full ring in drop_stat
+ * (CABBPF_STAT_DROPS, _IO_DROPS or _GUARD_DROPS: the event's kind). *stp is set when the guard
  * was taken: the caller fills the record (seq = (*stp)->seq++, only now that
  * the claim succeeded, so drops leave no gap), publishes it with
  * pipeline_submit(), and always ends with pipeline_end(*stp).
  */
-static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp)
+static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp, __u32 drop_stat)
 {
 	struct cabbpf_slot *slot;
 	struct tstate *st;
@@ -144,7 +145,7 @@ static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp)
 		}
 	}
 drop:
-	bump(CABBPF_STAT_DROPS);
+	bump(drop_stat); /* by kind: a lost I/O event is not a lost call */
 	return NULL;
 }
 

@@ -54,7 +54,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 		return 0;
 	if (cgroup_excluded())
 		return 0;
-	e = pipeline_begin(sizeof(*e), &st);
+	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_DROPS);
 	if (!e)
 		goto out;
 	e->tid = (__u32)id;

@@ -16,6 +16,11 @@ enum cabbpf_kind {
 	CABBPF_EV_ENTRY = 1,  /* uprobe at a function's entry */
 	CABBPF_EV_RETURN = 2, /* uretprobe: the function has returned */
 	CABBPF_EV_IO = 3,     /* an I/O system call completed (struct cabbpf_io_event) */
+	/* The thread reached a guard site (include/cabbpf_guard.h): fid is the
+	 * enum cabbpf_guard_site, sp the thread's sp there. Tells the shadow
+	 * stacks that frames were unwound by an exception or left on another
+	 * stack, so they are closed for that reason and not as "missing". */
+	CABBPF_EV_GUARD = 4,
 };
 
 /*
@@ -48,10 +53,12 @@ struct cabbpf_event {
 /* Indices of the per-CPU counters in the BPF "stats" map. */
 enum cabbpf_stat {
 	CABBPF_STAT_EVENTS = 0,  /* reserved: the loader counts events it reads */
-	CABBPF_STAT_DROPS = 1,   /* events lost: ring full */
+	CABBPF_STAT_DROPS = 1,   /* call events (entry, return) lost: ring full */
 	CABBPF_STAT_REENTRY = 2, /* probe hit while the thread was in a probe */
 	CABBPF_STAT_NOSTORE = 3, /* task storage could not be created */
-	CABBPF_STAT__MAX = 4,
+	CABBPF_STAT_IO_DROPS = 4,    /* I/O events lost: ring full */
+	CABBPF_STAT_GUARD_DROPS = 5, /* guard events lost: ring full */
+	CABBPF_STAT__MAX = 6,
 };
 
 /*

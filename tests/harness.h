@@ -7,6 +7,7 @@
 #ifndef TESTS_HARNESS_H
 #define TESTS_HARNESS_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,6 +75,7 @@ struct h_run {
 	char json_path[PATH_MAX];
 	char out_path[PATH_MAX];
 	char err_path[PATH_MAX];
+	char copy_dir[64]; /* h_nobody_copy's directory, removed by h_finish */
 };
 
 static char *h_slurp(const char *path)
@@ -92,6 +94,25 @@ static char *h_slurp(const char *path)
 		buf[0] = 0;
 	fclose(f);
 	return buf;
+}
+
+/* A copy of the file at path in a fresh world-readable directory of
+ * /tmp (its name into dir), executable by anyone; *out points to a static
+ * buffer. Returns 0 or -1. */
+static __attribute__((unused)) int h_nobody_copy(const char *path, char **out, char dir[64])
+{
+	static char copy[128];
+	char cmd[PATH_MAX + 512];
+
+	snprintf(dir, 64, "/tmp/cabbpf-nobody.XXXXXX");
+	if (!mkdtemp(dir) || chmod(dir, 0755))
+		return -1;
+	snprintf(copy, sizeof(copy), "%s/cabbpf", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod 0755 '%s'", path, copy, copy);
+	if (system(cmd) != 0)
+		return -1;
+	*out = copy;
+	return 0;
 }
 
 /* Start cabbpf with argv (NULL-terminated, without argv[0]); --json is
@@ -120,6 +141,11 @@ static __attribute__((unused)) int h_start(struct h_run *r, char *const *args, i
 	for (i = 0; args[i] && n < H_MAX_ARGS - 1; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
+	/* An unprivileged user may not reach the binary at all (a clone in a
+	 * 0700 directory, as mktemp -d and most home directories are): run
+	 * a copy placed where it can, so the test is about cabbpf. */
+	if (setuid_nobody && h_nobody_copy(argv[0], &argv[0], r->copy_dir))
+		return -1;
 	r->pid = fork();
 	if (r->pid < 0)
 		return -1;
@@ -148,6 +174,13 @@ static __attribute__((unused)) void h_finish(struct h_run *r)
 
 	waitpid(r->pid, &st, 0);
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (r->copy_dir[0]) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r->copy_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", r->copy_dir);
+	}
 	r->err = h_slurp(r->err_path);
 	r->out = h_slurp(r->out_path);
 	r->json = json_object_from_file(r->json_path);
@@ -272,6 +305,141 @@ static __attribute__((unused)) long long h_returns(json_object *root, const char
 	json_object *v = h_get(h_get(root, "returns"), key);
 
 	return v ? json_object_get_int64(v) : -1;
+}
+
+/* ------------------------------------------------ traced vs untraced -- */
+
+/* What a program did: its stdout, stderr and wait status. */
+struct h_plain {
+	char *out, *err;
+	int status; /* wait status */
+};
+
+/* Run argv (NULL-terminated, argv[0] a path) untraced, to completion. */
+static __attribute__((unused)) void h_plain_run(struct h_plain *p, char *const *argv)
+{
+	static int seq;
+	char out[PATH_MAX], err[PATH_MAX];
+	pid_t pid;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(out, sizeof(out), "%s/p%d-%d.out", h_tmp, (int)getpid(), ++seq);
+	snprintf(err, sizeof(err), "%s/p%d-%d.err", h_tmp, (int)getpid(), seq);
+	pid = fork();
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (o < 0 || e < 0)
+			_exit(126);
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	waitpid(pid, &p->status, 0);
+	p->out = h_slurp(out);
+	p->err = h_slurp(err);
+}
+
+static __attribute__((unused)) void h_plain_free(struct h_plain *p)
+{
+	free(p->out);
+	free(p->err);
+	memset(p, 0, sizeof(*p));
+}
+
+/* s without its lines that start with prefix (cabbpf's own stderr lines
+ * start with "cabbpf: "). Malloc'd. */
+static __attribute__((unused)) char *h_drop_lines(const char *s, const char *prefix)
+{
+	char *r = calloc(1, strlen(s) + 1), *w = r;
+	size_t np = strlen(prefix);
+
+	while (r && *s) {
+		const char *nl = strchr(s, '\n');
+		size_t len = nl ? (size_t)(nl - s) + 1 : strlen(s);
+
+		if (strncmp(s, prefix, np)) {
+			memcpy(w, s, len);
+			w += len;
+		}
+		s += len;
+	}
+	return r;
+}
+
+/* The JSON report's target.exit as a wait status would describe it
+ * ("exited with status N" / "killed by signal N (...)"), NULL if none. */
+static __attribute__((unused)) const char *h_exit(json_object *root)
+{
+	return json_object_get_string(h_get(h_get(root, "target"), "exit"));
+}
+
+/* The same description for a wait status, into buf. */
+static __attribute__((unused)) const char *h_describe(int st, char *buf, size_t len)
+{
+	if (WIFEXITED(st))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* A program's own call counts, from its last line "calls: a=N b=M ...":
+ * the count of name, or -1 if the line or the name is absent. */
+static __attribute__((unused)) long long h_own_calls(const char *out, const char *name)
+{
+	const char *line = NULL, *p = out, *q;
+	char key[256];
+
+	while ((q = strstr(p, "calls:")) != NULL) {
+		if (q == out || q[-1] == '\n')
+			line = q;
+		p = q + 1;
+	}
+	if (!line)
+		return -1;
+	snprintf(key, sizeof(key), " %s=", name);
+	q = strstr(line, key);
+	if (!q || (strchr(line, '\n') && q > strchr(line, '\n')))
+		return -1;
+	return atoll(q + strlen(key));
+}
+
+/* A child process of ppid (the first found in /proc), or 0. This kernel
+ * has no /proc/PID/task/TID/children. */
+static __attribute__((unused)) pid_t h_child_of(pid_t ppid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	while (d && !found && (de = readdir(d))) {
+		char path[300], st[512], *p;
+		pid_t pid = (pid_t)atoi(de->d_name);
+		FILE *f;
+		size_t n;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r"); /* size 0 in /proc: no h_slurp */
+		if (!f)
+			continue;
+		n = fread(st, 1, sizeof(st) - 1, f);
+		fclose(f);
+		st[n] = 0;
+		/* "pid (comm) state ppid ...": comm may hold spaces and ')'. */
+		p = strrchr(st, ')');
+		if (p && strlen(p) > 4 && atoi(p + 4) == (int)ppid)
+			found = pid;
+	}
+	if (d)
+		closedir(d);
+	return found;
 }
 
 #endif /* TESTS_HARNESS_H */

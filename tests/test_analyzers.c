@@ -24,6 +24,7 @@
 #include "analyzers/shadow.h"
 #include "cab/cab.h"
 #include "cabbpf_event.h"
+#include "cabbpf_guard.h"
 
 /* ------------------------------------------------------------ emulator -- */
 /*
@@ -417,6 +418,149 @@ START_TEST(test_shadow_orphan)
 	/* A bogus sp cannot match. */
 	shadow__return(&s, MAIN, 4, 60, &k);
 	ck_assert_uint_eq(s.c.orphan, 4);
+	shadow__fini(&s);
+}
+END_TEST
+
+/* GUARD events (analyzers/shadow.h): an exception unwinds b and c, caught
+ * in a; a survives and returns (the guard re-armed it). */
+START_TEST(test_shadow_guard_exception)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct shadow s;
+
+	shadow__init(&s, 1);
+	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 10, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, A, 0x1f00, 20, &k), 0);
+	/* b is called from a: its slot is where a's later calls put theirs */
+	ck_assert_int_eq(shadow__entry(&s, B, 0x1e00, 30, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, C, 0x1d00, 40, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_THROW, 0x1c00, 50, &k), 0);
+	ck_assert(s.unwinding);
+	/* __cxa_begin_catch called from a's landing pad: same slot as b's. */
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_CATCH, 0x1e00, 60, &k), 0);
+	/* unwinding ends with the next call or return event */
+	ck_assert(s.unwinding && s.caught);
+	ck_assert_uint_eq(s.c.unwound, 2);
+	ck_assert_uint_eq(rs.nrets, 2);
+	ck_assert_uint_eq(rs.rets[0].fid, C);
+	ck_assert(rs.rets[0].unwound && !rs.rets[0].matched);
+	ck_assert_uint_eq(rs.rets[1].fid, B);
+	ck_assert(rs.rets[1].unwound);
+	/* a's next callee has the caller right, a's return matches. */
+	ck_assert_int_eq(shadow__entry(&s, LEAF, 0x1e00, 70, &k), 0);
+	ck_assert(!s.unwinding);
+	ck_assert_uint_eq(rs.calls[4].caller, A);
+	shadow__return(&s, LEAF, 0x1e08, 80, &k);
+	shadow__return(&s, A, 0x1f08, 90, &k);
+	ck_assert_uint_eq(rs.rets[3].fid, A);
+	ck_assert(rs.rets[3].matched);
+	ck_assert_uint_eq(rs.rets[3].incl_ns, 70);
+	ck_assert_uint_eq(s.c.matched, 2);
+	ck_assert_uint_eq(s.c.missing, 0);
+	/* Without a throw, dead frames at a catch are missing, not unwound. */
+	ck_assert_int_eq(shadow__entry(&s, B, 0x1f00, 100, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_CATCH, 0x1f00, 110, &k), 0);
+	ck_assert_uint_eq(s.c.missing, 1);
+	ck_assert(!s.unwinding);
+	/* A catch deeper than some unwound frames (Rust catches in a helper
+	 * the catching frame calls): the next event still finds them
+	 * unwound. */
+	ck_assert_int_eq(shadow__entry(&s, B, 0x1f00, 111, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, C, 0x1e00, 112, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_THROW, 0x1c00, 113, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_CATCH, 0x1d80, 114, &k), 0);
+	ck_assert_uint_eq(s.c.unwound, 2);
+	shadow__return(&s, MAIN, 0x2008, 115, &k); /* pops c and b: unwound */
+	ck_assert_uint_eq(s.c.unwound, 4);
+	ck_assert(!s.unwinding);
+	ck_assert_uint_eq(s.c.missing, 1);
+	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 116, &k), 0);
+	/* Forced unwinding that never meets a catch: the thread ends with
+	 * unwinding set (the runner counts what is left as unwound). */
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_FORCED, 0x1000, 120, &k), 0);
+	ck_assert(s.unwinding);
+	ck_assert_uint_eq(shadow__depth(&s), 1);
+	shadow__fini(&s);
+}
+END_TEST
+
+/* swapcontext: frames are parked under the sp the left context resumes
+ * with, and come back (with callers right) when the thread switches back. */
+START_TEST(test_shadow_guard_switch)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	uint32_t swap = CABBPF_GS_SWITCH | CABBPF_GF_SWAPCONTEXT << 8;
+	uint32_t set = CABBPF_GS_SWITCH | CABBPF_GF_SETCONTEXT << 8;
+	struct shadow s;
+
+	shadow__init(&s, 1);
+	/* main stack: main { consume { swapcontext -> coroutine } } */
+	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x7000, 10, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, A, 0x6f00, 20, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, swap, 0x6e00, 30, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_SWITCH_TO, 0x3000, 30, &k), 0);
+	ck_assert_uint_eq(s.depth, 0);
+	ck_assert_uint_eq(s.npark, 1);
+	ck_assert_uint_eq(shadow__depth(&s), 2);
+	/* coroutine stack, lower: produce { step } */
+	ck_assert_int_eq(shadow__entry(&s, B, 0x2f00, 40, &k), 0);
+	ck_assert_uint_eq(rs.calls[2].caller, AN_ROOT);
+	ck_assert_int_eq(shadow__entry(&s, LEAF, 0x2e00, 50, &k), 0);
+	shadow__return(&s, LEAF, 0x2e08, 60, &k);
+	/* produce switches back to consume: saved sp 0x6e00 + 8. */
+	ck_assert_int_eq(shadow__guard(&s, swap, 0x2e00, 70, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_SWITCH_TO, 0x6e08, 70, &k), 0);
+	ck_assert_uint_eq(s.depth, 2);
+	ck_assert_uint_eq(shadow__top(&s), A);
+	/* consume's callee gets consume as its caller, on the main stack. */
+	ck_assert_int_eq(shadow__entry(&s, LEAF, 0x6e00, 80, &k), 0);
+	ck_assert_uint_eq(rs.calls[4].caller, A);
+	shadow__return(&s, LEAF, 0x6e08, 90, &k);
+	/* back to the coroutine (parked under 0x2e08), which ends with
+	 * setcontext (uc_link) to main: its frames are closed as switched */
+	ck_assert_int_eq(shadow__guard(&s, swap, 0x6e00, 100, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_SWITCH_TO, 0x2e08, 100, &k), 0);
+	ck_assert_uint_eq(shadow__top(&s), B);
+	ck_assert_int_eq(shadow__guard(&s, set, 0x2f00, 110, &k), 0);
+	ck_assert_uint_eq(s.c.switched, 1);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_SWITCH_TO, 0x6e08, 110, &k), 0);
+	ck_assert_uint_eq(shadow__top(&s), A);
+	ck_assert_uint_eq(s.npark, 0);
+	/* consume and main lost their returns (restored by the guard): their
+	 * frames close as switched when found dead, never as missing. */
+	ck_assert_int_eq(shadow__entry(&s, C, 0x7000, 120, &k), 0);
+	ck_assert_uint_eq(s.c.switched, 3);
+	ck_assert_uint_eq(s.c.missing, 0);
+	ck_assert_uint_eq(s.c.matched, 2);
+	/* Parked stacks that never resume are closed by abandon. */
+	ck_assert_int_eq(shadow__guard(&s, swap, 0x6f00, 130, &k), 0);
+	ck_assert_uint_eq(s.npark, 1);
+	shadow__abandon(&s, 140, &k);
+	ck_assert_uint_eq(s.npark, 0);
+	ck_assert_uint_eq(s.c.switched, 4);
+	ck_assert_uint_eq(shadow__depth(&s), 0);
+	shadow__fini(&s);
+}
+END_TEST
+
+/* The program's own backtrace: live frames lose their returns. */
+START_TEST(test_shadow_guard_backtrace)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct shadow s;
+
+	shadow__init(&s, 1);
+	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 10, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, A, 0x1f00, 20, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_BACKTRACE, 0x1e00, 30, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, B, 0x2000, 40, &k), 0);
+	ck_assert_uint_eq(s.c.switched, 2);
+	ck_assert_uint_eq(s.c.missing, 0);
+	ck_assert_uint_eq(rs.calls[2].caller, AN_ROOT);
 	shadow__fini(&s);
 }
 END_TEST
@@ -1244,7 +1388,7 @@ START_TEST(test_report_json_exact)
 		"\"io\":{\"events\":0,\"functions\":[],\"outside\":{\"in_bytes\":0,\"out_bytes\":0,"
 		"\"in_calls\":0,\"out_calls\":0},\"syscalls\":[],\"threads\":{},\"bad_records\":0,"
 		"\"nomem\":0},"
-		"\"returns\":{\"matched\":3,\"missing\":0,\"orphan\":0,\"open\":0,\"depth_"
+		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"orphan\":0,\"open\":0,\"depth_"
 		"limited\":0},"
 		"\"order_gaps\":0,\"order_gap_events\":0,"
 		"\"runner\":{\"analyzer_threads\":1,\"analyzed\":6,\"chunks\":2,"
@@ -1556,6 +1700,9 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, test_shadow_nesting_times);
 	tcase_add_test(tc, test_shadow_orphan);
+	tcase_add_test(tc, test_shadow_guard_exception);
+	tcase_add_test(tc, test_shadow_guard_switch);
+	tcase_add_test(tc, test_shadow_guard_backtrace);
 	tcase_add_test(tc, test_simple_nesting);
 	tcase_add_test(tc, test_recursion);
 	tcase_add_test(tc, test_deep_recursion);

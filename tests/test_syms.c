@@ -780,6 +780,23 @@ START_TEST(test_resolve_other_mntns)
 }
 END_TEST
 
+/* GCC's cold fragments are not functions; clones are. */
+START_TEST(test_fragments)
+{
+	ck_assert(syms__is_fragment("work.cold"));
+	ck_assert(syms__is_fragment("work.cold.3"));
+	ck_assert(syms__is_fragment("work.part.0.cold"));
+	ck_assert(syms__is_fragment("_Z4workv.cold"));
+	ck_assert(!syms__is_fragment("work"));
+	ck_assert(!syms__is_fragment("work.part.0"));
+	ck_assert(!syms__is_fragment("work.isra.0"));
+	ck_assert(!syms__is_fragment("work.constprop.1"));
+	ck_assert(!syms__is_fragment("coldstart"));
+	ck_assert(!syms__is_fragment("a.colder"));
+	ck_assert(!syms__is_fragment("work.cold."));
+}
+END_TEST
+
 static Suite *syms_suite(void)
 {
 	Suite *s = suite_create("syms");
@@ -793,6 +810,7 @@ static Suite *syms_suite(void)
 	tcase_add_loop_test(tc, test_alias_collapse, 0, NV);
 	tcase_add_loop_test(tc, test_zero_size, 0, NV);
 	tcase_add_test(tc, test_glob_select);
+	tcase_add_test(tc, test_fragments);
 	tcase_add_test(tc, test_load_errors);
 	tcase_add_test(tc, test_system_libc);
 	suite_add_tcase(s, tc);

@@ -13,6 +13,7 @@
 
 #include "analyzers/hmap.h"
 #include "analyzers/json.h"
+#include "user/outfile.h"
 #include "user/container.h"
 #include "user/io.h"
 #include "user/iostat.h"
@@ -1066,23 +1067,22 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 int iostat__report_json(struct iostat *s, const char *path, const struct iostat_run *r)
 {
 	struct json *w = NULL;
-	FILE *f;
+	struct outfile of;
 	int err;
 
-	f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	if (!f)
-		return -errno;
-	err = json__new(f, true, &w);
+	/* A new file renamed over the path: never through a symlink. */
+	err = outfile__open(&of, path);
+	if (err)
+		return err;
+	err = json__new(of.f, true, &w);
 	if (!err)
 		err = write_json(s, w, r);
 	if (!err)
 		err = json__finish(w);
 	json__free(w);
-	if (f != stdout) {
-		if (fclose(f) && !err)
-			err = -errno;
-	} else if (fflush(f) && !err) {
-		err = -errno;
+	if (err) {
+		outfile__abort(&of);
+		return err;
 	}
-	return err;
+	return outfile__commit(&of);
 }

@@ -20,9 +20,12 @@
 #include "analyzers/runner.h"
 #include "cab/cab.h"
 #include "user/io.h"
+#include "user/guard.h"
 #include "user/iomode.h"
+#include "user/lang.h"
 #include "user/log.h"
 #include "user/opts.h"
+#include "user/outfile.h"
 #include "user/libs.h"
 #include "user/plan.h"
 #include "user/report.h"
@@ -119,6 +122,81 @@ static const char *target_error(int err)
 	}
 }
 
+/* Why pid cannot be traced, for target__attach's err: a kernel thread and
+ * a zombie have no executable, and look alike to it. */
+static const char *pid_error(pid_t pid, int err)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return err == -ESRCH ? "no such process" : target_error(err);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold ')' */
+	if (p && p[1] == ' ' && p[2] == 'Z')
+		return "a zombie: it has exited, and its parent has not reaped it yet";
+	if (p && p[1] == ' ' && p[2] == 'X')
+		return "it exited while cabbpf was attaching";
+	/* flags (field 9) & PF_KTHREAD (0x00200000) */
+	if (p) {
+		unsigned long flags = 0;
+		int field = 3;
+
+		for (p += 2; *p && field < 9; p++)
+			if (*p == ' ')
+				field++;
+		if (field == 9 && sscanf(p, "%lu", &flags) == 1 && (flags & 0x00200000))
+			return "a kernel thread: it runs no program to trace";
+	}
+	if (err == -ESRCH)
+		return "it exited while cabbpf was attaching";
+	return target_error(err);
+}
+
+/* The executable must be x86-64 (the probes, the BPF programs and the
+ * guard assume it). Returns 0, or -ENOEXEC after saying which it is. */
+static int check_machine(const char *exe)
+{
+	static const struct {
+		unsigned short em;
+		const char *name;
+	} names[] = {{3, "i386"}, {40, "arm"}, {183, "aarch64"}, {243, "riscv"},
+		     {21, "ppc64"}, {22, "s390x"}, {258, "loongarch"}};
+	unsigned char h[20];
+	unsigned short em;
+	const char *name = NULL;
+	size_t i;
+	FILE *f = fopen(exe, "re");
+
+	if (!f)
+		return 0; /* syms__load says why */
+	if (fread(h, 1, sizeof(h), f) != sizeof(h) || memcmp(h, "\177ELF", 4)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	em = h[5] == 2 ? (unsigned short)(h[18] << 8 | h[19]) : (unsigned short)(h[18] | h[19] << 8);
+	if (em == 62 && h[4] == 2) /* EM_X86_64, ELFCLASS64 */
+		return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].em == em)
+			name = names[i].name;
+	if (h[4] != 2 && em == 62)
+		name = "x32";
+	if (name)
+		log_err("%s is built for %s: cabbpf traces x86-64 programs", exe, name);
+	else
+		log_err("%s is built for another architecture (ELF machine %u): cabbpf traces "
+			"x86-64 programs",
+			exe, em);
+	return -ENOEXEC;
+}
+
 static void print_list(const struct symtab *st, const size_t *idx, size_t n)
 {
 	size_t i;
@@ -159,6 +237,89 @@ static int callsites_of(const struct plan *p, struct trace_callsite **out, size_
 	return 0;
 }
 
+/* Without return probes (the guard could not be set up): counts only. */
+static void fall_back_to_entries(struct opts *o)
+{
+	o->entry_only = true;
+	if (!o->analyzers || strstr(o->analyzers, "callgraph"))
+		o->analyzers = "count";
+}
+
+/* Set up the guard of tg (user/guard.h): find its sites and become the
+ * target's tracer. Where that is impossible, trace entries only: a return
+ * probe the unwinder might read must never be left unwatched. Returns 0
+ * (*out may stay NULL: no site, or the fallback) or -errno (logged). */
+static int guard_target(struct target *tg, struct opts *o, struct guard **out)
+{
+	struct guard *g = NULL;
+	int err;
+
+	*out = NULL;
+	err = guard__open(tg->pid, tg->exe, tg->spawned, &g);
+	if (err == -ENOENT)
+		return 0; /* nothing in the target reads or moves return addresses */
+	if (err) {
+		log_err("finding the unwinder of %s: %s", tg->exe, strerror(-err));
+		return err;
+	}
+	err = guard__seize(g);
+	if (err) {
+		guard__free(g);
+		log_warn("tracing function entries only (no times, no call graph): return "
+			 "probes would kill %s if it throws an exception",
+			 tg->comm);
+		fall_back_to_entries(o);
+		return 0;
+	}
+	tg->reaped = (int (*)(void *, int *))guard__reaped;
+	tg->reaped_ctx = g;
+	*out = g;
+	return 0;
+}
+
+/* Functions that must never get a return probe (guard__unsafe_name):
+ * not probed at all (offsets[] = TRACE_NO_PROBE), with one line saying
+ * which. The fids: the executable's n functions, then the libraries'. */
+static void drop_unsafe(const struct symtab *st, const size_t *idx, size_t n,
+			const struct libs *libs, uint64_t *offsets)
+{
+	size_t i, j, k = n, dropped = 0;
+	const char *first = NULL;
+
+	for (i = 0; i < n; i++)
+		if (guard__unsafe_name(st->syms[idx[i]].name)) {
+			offsets[i] = TRACE_NO_PROBE;
+			first = first ? first : st->syms[idx[i]].name;
+			dropped++;
+		}
+	for (i = 0; libs && i < libs->nlibs; i++)
+		for (j = 0; j < libs->v[i].n; j++, k++)
+			if (guard__unsafe_name(libs->v[i].st->syms[libs->v[i].idx[j]].name)) {
+				offsets[k] = TRACE_NO_PROBE;
+				first = first ? first : libs->v[i].st->syms[libs->v[i].idx[j]].name;
+				dropped++;
+			}
+	if (dropped)
+		log_warn("not tracing %zu function%s of the unwinder or the stack switchers (%s%s): "
+			 "a return probe there would break what it does",
+			 dropped, dropped == 1 ? "" : "s", first, dropped > 1 ? ", ..." : "");
+}
+
+/* Load the guard's probes into tr's rings. Returns 0 or -errno (logged). */
+static int attach_guard(struct guard *g, struct trace *tr, const struct opts *o)
+{
+	struct guard_maps gm = {
+		.slots_fd = trace__map_fd(tr, "slots"),
+		.heads_fd = trace__map_fd(tr, "heads"),
+		.tstates_fd = trace__map_fd(tr, "tstates"),
+		.stats_fd = trace__map_fd(tr, "stats"),
+		.ring_bytes = o->ring_bytes,
+		.no_times = o->no_times,
+	};
+
+	return guard__attach(g, &gm);
+}
+
 int main(int argc, char **argv)
 {
 	struct target tg;
@@ -182,6 +343,9 @@ int main(int argc, char **argv)
 	int cgfd = -1;
 	uint64_t io_counts[CABBPF_IOSTAT__MAX] = {0};
 	struct runner *rn = NULL;
+	struct guard *guard = NULL;
+	struct guard_stats gst = {0};
+	int slots_fd;
 	struct runner_opts ro;
 	struct trace_opts to;
 	struct cab_pp_opts po;
@@ -210,6 +374,11 @@ int main(int argc, char **argv)
 			"CAP_PERFMON and CAP_SYS_ADMIN (try: sudo cabbpf ...)");
 		return 1;
 	}
+	/* Output paths first: a bad one must not cost a trace. */
+	if (o.json_path && (err = outfile__check(o.json_path))) {
+		log_err("cannot write --json %s: %s", o.json_path, outfile__strerror(err));
+		return 1;
+	}
 	install_signals();
 	if (o.io)
 		return iomode__run(&o, &stop_signal); /* system-wide I/O: user/iomode.c */
@@ -226,11 +395,13 @@ int main(int argc, char **argv)
 	} else {
 		err = target__attach(&tg, o.pid);
 		if (err) {
-			log_err("cannot trace pid %d: %s", (int)o.pid, target_error(err));
+			log_err("cannot trace pid %d: %s", (int)o.pid, pid_error(o.pid, err));
 			goto cleanup;
 		}
 	}
 	have_target = true;
+	if (check_machine(tg.exe))
+		goto cleanup;
 
 	/* LIB:GLOB selectors are for shared libraries (user/libs.h); with
 	 * nothing but those, nothing of the main executable is traced. */
@@ -249,6 +420,21 @@ int main(int argc, char **argv)
 			log_err("reading symbols of %s: %s", tg.exe, strerror(-err));
 		goto cleanup;
 	}
+	/* Go's runtime walks, copies and checks its stacks' return addresses:
+	 * a return probe kills it (user/lang.h). No override on purpose. */
+	if (!o.entry_only) {
+		struct lang_info li;
+
+		if (!lang__detect(tg.exe, &li) && li.go) {
+			log_debug("%s: Go, from %s", tg.exe, li.go_mark);
+			fall_back_to_entries(&o);
+			if (!o.list)
+				log_info("%s is a Go program: tracing function entries only "
+					 "(return probes would corrupt Go's stack walks); counts "
+					 "are exact, no times or call graph",
+					 tg.exe);
+		}
+	}
 	if (!st)
 		err = 0;
 	else
@@ -265,6 +451,11 @@ int main(int argc, char **argv)
 		}
 		goto cleanup;
 	}
+	/* Return probes write into the target's stacks: the guard keeps the
+	 * unwinder and stack switches from seeing them (user/guard.h). */
+	if (!o.entry_only && !o.list && !o.plan && !o.no_guard &&
+	    guard_target(&tg, &o, &guard))
+		goto cleanup;
 	/* Where each probe goes and what it costs, before anything is
 	 * attached: --plan stops here. */
 	memset(&plo, 0, sizeof(plo));
@@ -333,6 +524,8 @@ int main(int argc, char **argv)
 		names[i] = st->syms[idx[i]].name;
 	}
 	libs__fill(libs, offsets + n, names + n, binaries + n, sp_delta + n);
+	if (!o.entry_only)
+		drop_unsafe(st, idx, n, libs, offsets);
 	n += libs ? libs->nfuncs : 0;
 	raise_fd_limit();
 
@@ -354,6 +547,10 @@ int main(int argc, char **argv)
 	to.ctx = &lc;
 	err = trace__open(&to, &tr);
 	if (err)
+		goto cleanup;
+	/* The guard's probes go in before the return probes: no trampoline
+	 * is ever on a stack the guard does not watch. */
+	if (guard && attach_guard(guard, tr, &o))
 		goto cleanup;
 	if (cgfd >= 0 && iomode__cgroup_maps(trace__map_fd(tr, "cgfilter"), cgfd))
 		goto cleanup;
@@ -385,11 +582,15 @@ int main(int argc, char **argv)
 		goto cleanup; /* runner__new says which analyzer name was wrong */
 
 	t_att = now_s();
+	slots_fd = trace__map_fd(tr, "slots");
 	err = trace__attach(tr);
 	if (err) {
 		log_err("attaching probes to %s: %s", tg.exe, strerror(-err));
 		goto cleanup;
 	}
+	/* A fallback to per-site links reloaded the trace object: new rings. */
+	if (guard && trace__map_fd(tr, "slots") != slots_fd && attach_guard(guard, tr, &o))
+		goto cleanup;
 	t_att = now_s() - t_att;
 	/* I/O events into the same rings, with the same sequence numbers:
 	 * after trace__attach, which may have replaced the maps. */
@@ -437,14 +638,15 @@ int main(int argc, char **argv)
 	while (!why) {
 		int got = trace__poll(tr, 2); /* a drain per 2 ms: see trace__poll */
 
-		if (got < 0) {
-			log_err("reading the rings: %s", strerror(-got));
-			err = got;
-			break;
-		}
+		/* on_event's error stops the poll too: say which it was. */
 		if (lc.err) {
 			log_err("staging events: %s", strerror(-lc.err));
 			err = lc.err;
+			break;
+		}
+		if (got < 0) {
+			log_err("reading the rings: %s", strerror(-got));
+			err = got;
 			break;
 		}
 		stage__flush(stage);
@@ -473,6 +675,14 @@ int main(int argc, char **argv)
 	t_det = now_s();
 	trace__detach(tr);
 	t_det = now_s() - t_det;
+	/* No return probe can appear any more: give back every return
+	 * address still replaced, and let go of the target. */
+	guard__stop(guard, &gst);
+	if (guard && (gst.unguarded || gst.failed))
+		log_warn("the guard could not serve %llu unwinder or switch point%s (thread not "
+			 "held, or a stop failed): the target may have been harmed there",
+			 (unsigned long long)(gst.unguarded + gst.failed),
+			 gst.unguarded + gst.failed == 1 ? "" : "s");
 	log_info("probes: attached in %.3f s, detached in %.3f s (%s)", t_att, t_det,
 		 trace__multi(tr) ? "multi-uprobe links" : "one link per site");
 	/* Every event a probe wrote is in a ring by now: drain them all. */
@@ -482,7 +692,7 @@ int main(int argc, char **argv)
 	runner__join(rn);
 	runner_started = false;
 
-	lost_cpu = calloc(trace__ncpus(tr), sizeof(*lost_cpu));
+	lost_cpu = calloc(3 * (size_t)trace__ncpus(tr), sizeof(*lost_cpu));
 	if (trace__stats(tr, totals, lost_cpu) || io__counts(io, io_counts))
 		log_warn("could not read the BPF counters");
 	if (io_counts[CABBPF_IOSTAT_EVENTS] != stage__io_events(stage))
@@ -498,8 +708,14 @@ int main(int argc, char **argv)
 	sm.skipped = trace__skipped(tr);
 	sm.multi = trace__multi(tr);
 	sm.duration_s = t1 - t0;
-	sm.events = stage__events(stage) - stage__io_events(stage); /* call events */
-	sm.lost = totals[CABBPF_STAT_DROPS];
+	/* call events */
+	sm.events = stage__events(stage) - stage__io_events(stage) - stage__guard_events(stage);
+	sm.guard = guard ? &gst : NULL;
+	sm.lost = totals[CABBPF_STAT_DROPS] + totals[CABBPF_STAT_IO_DROPS] +
+		  totals[CABBPF_STAT_GUARD_DROPS];
+	sm.lost_calls = totals[CABBPF_STAT_DROPS];
+	sm.lost_io = totals[CABBPF_STAT_IO_DROPS];
+	sm.lost_guard = totals[CABBPF_STAT_GUARD_DROPS];
 	sm.lost_per_cpu = lost_cpu;
 	sm.ncpus = trace__ncpus(tr);
 	sm.reentry = totals[CABBPF_STAT_REENTRY];
@@ -526,7 +742,9 @@ int main(int argc, char **argv)
 	if (!o.floor && !o.quiet)
 		report__text(stdout, &sm, rn);
 	fflush(stdout);
-	ret = 0;
+	/* A partial trace still yields its report, but a run that ended on
+	 * an error (reading the rings, staging) fails: exit 1. */
+	ret = strcmp(why, "error") == 0 ? 1 : 0;
 	if (o.json_path) {
 		err = report__json(o.json_path, &sm, rn);
 		if (err) {
@@ -535,8 +753,6 @@ int main(int argc, char **argv)
 		}
 	}
 	report__summary_line(&sm);
-	if (err && strcmp(why, "error") == 0)
-		ret = 1;
 
 cleanup:
 	if (runner_started) {
@@ -545,7 +761,10 @@ cleanup:
 		runner__join(rn);
 	}
 	io__free(io);
+	trace__detach(tr);
+	guard__stop(guard, NULL); /* before the trace's maps go: its events use them */
 	trace__free(tr); /* detaches: nothing stays in the target */
+	guard__free(guard);
 	if (cgfd >= 0)
 		close(cgfd);
 	if (have_target && tg.spawned && !started)

@@ -67,6 +67,11 @@ static const char usage[] =
 	"                           no inclusive/self times, ~0.1 us less per event\n"
 	"      --floor              attach empty BPF programs on the same sites and\n"
 	"                           report nothing but time (benchmark baseline)\n"
+	"      --no-guard           do not watch the unwinder and stack switches as\n"
+	"                           the target's ptrace tracer. Only for programs\n"
+	"                           that never throw, unwind or switch stacks: a\n"
+	"                           C++ exception through a traced frame then\n"
+	"                           kills the target (docs/guard.md)\n"
 	"  -h, --help               this help\n"
 	"  -V, --version            version\n"
 	"\n"
@@ -103,6 +108,7 @@ enum {
 	OPT_ATHREADS,
 	OPT_FLOOR,
 	OPT_NO_TIMES,
+	OPT_NO_GUARD,
 	OPT_PLAN,
 	OPT_NO_SHIFT,
 	OPT_NO_CALLSITES,
@@ -129,6 +135,7 @@ static const struct option longopts[] = {
 	{"analyzer-threads", required_argument, NULL, OPT_ATHREADS},
 	{"floor", no_argument, NULL, OPT_FLOOR},
 	{"no-times", no_argument, NULL, OPT_NO_TIMES},
+	{"no-guard", no_argument, NULL, OPT_NO_GUARD},
 	{"plan", no_argument, NULL, OPT_PLAN},
 	{"no-shift", no_argument, NULL, OPT_NO_SHIFT},
 	{"no-callsites", no_argument, NULL, OPT_NO_CALLSITES},
@@ -228,6 +235,9 @@ int opts__parse(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			}
 			o->analyzer_threads = (unsigned)v;
+			break;
+		case OPT_NO_GUARD:
+			o->no_guard = true;
 			break;
 		case OPT_NO_TIMES:
 			o->no_times = true;

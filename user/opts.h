@@ -22,6 +22,7 @@ struct opts {
 	bool list;                           /* --list */
 	bool floor;                          /* --floor (benchmarks) */
 	bool no_times;                       /* --no-times */
+	bool no_guard;                       /* --no-guard: no ptrace guard (user/guard.h) */
 	bool plan;                           /* --plan: print the probe plan, attach nothing */
 	bool no_shift;                       /* --no-shift: every probe on the entry */
 	bool no_callsites;                   /* --no-callsites: no call-site counting */

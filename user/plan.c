@@ -6,11 +6,15 @@
 
 #include "user/callsites.h"
 #include "user/image.h"
+#include "user/lang.h"
 #include "user/plan.h"
 
 /* How far the shift rule looks past the entry. */
 #define SHIFT_MAX_INSNS 4
 #define SHIFT_MAX_BYTES 32
+/* How long a Go function's morestack block may be before its jump back to
+ * the entry: spills, the call, reloads (a few per register argument). */
+#define GO_SLOW_MAX_INSNS 40
 /* Extra cost of the return probe's trampoline trap (DESIGN.md). */
 #define RETURN_NS 290.0
 
@@ -155,6 +159,45 @@ static uint32_t find_shift(struct insn_dec *d, const struct symtab *st, const st
 	return 0;
 }
 
+/*
+ * The Go rule (plan.h): the length of s's stack-bound check when its slow
+ * path provably comes back to s's first byte, so that past the check the
+ * probe fires once per call; else 0. *cls gets the class there.
+ */
+static uint32_t go_shift(struct insn_dec *d, const struct sym *s, const uint8_t *code, size_t len,
+			 const struct body *b, const uint64_t *t, size_t nt, enum insn_class *cls)
+{
+	int64_t slow = 0;
+	size_t k = lang__go_stack_check(code, len, &slow), pos;
+	struct insn in;
+	int i;
+
+	if (!k || k >= len || slow <= (int64_t)k || (uint64_t)slow >= len)
+		return 0;
+	/* The slow path: straight-line code and calls (runtime.morestack
+	 * returns there once the stack is big enough), then jmp to the
+	 * entry. Anything else and the entry may be the only sure count. */
+	for (i = 0, pos = (size_t)slow; i < GO_SLOW_MAX_INSNS && pos < len; i++) {
+		if (insn__decode(d, code + pos, len - pos, s->vaddr + pos, &in))
+			return 0;
+		if (in.direct_branch && !in.is_call && in.no_fallthrough && in.target == s->vaddr)
+			break;
+		if (in.flow && !in.is_call)
+			return 0;
+		pos += in.len;
+	}
+	if (i == GO_SLOW_MAX_INSNS || pos >= len)
+		return 0;
+	if (targeted(t, nt, s->vaddr, s->vaddr + k)) /* rule 3 */
+		return 0;
+	if (b->indirect_jump || b->undecoded) /* rule 4: func+k is never a push */
+		return 0;
+	if (insn__decode(d, code + k, len - k, s->vaddr + k, &in) || in.cls == INSN_REFUSED)
+		return 0;
+	*cls = in.cls;
+	return (uint32_t)k;
+}
+
 /* The call-site rule (plan.h) for site (function st->syms[sym]): applies it
  * when the scan found only direct calls. Returns whether it applied. */
 static bool try_callsites(struct plan *p, struct plan_site *site, size_t sym)
@@ -253,8 +296,12 @@ int plan__build(const struct symtab *st, const size_t *idx, size_t n, const stru
 		if (!o->no_shift && site->entry_cls == INSN_SSTEP) {
 			enum insn_class c = site->cls;
 			uint32_t delta = 0;
-			uint32_t k = find_shift(d, st, s, code, len, &bodies[idx[i]], targets,
-						ntargets, o->entry_only, &c, &delta);
+			uint32_t k =
+				go_shift(d, s, code, len, &bodies[idx[i]], targets, ntargets, &c);
+
+			if (!k)
+				k = find_shift(d, st, s, code, len, &bodies[idx[i]], targets,
+					       ntargets, o->entry_only, &c, &delta);
 
 			if (k) {
 				site->shift = k;

@@ -30,6 +30,16 @@
  * return-address slot. A uretprobe there would hijack the wrong word,
  * which is why this is only done when no return probe is attached.
  *
+ * GO: a function compiled by Go's gc starts with a stack-bound check
+ * (user/lang.h) whose slow path calls runtime.morestack and then jumps
+ * back to the function's first byte, so a probe on the entry counts a call
+ * twice whenever its stack had to grow (or the runtime asked the goroutine
+ * to yield through the guard). When the slow path decodes as straight-line
+ * code and calls ending in that jump, and rules 3 and 4 hold, the probe
+ * goes right past the check (whatever the class there): the check only
+ * reads rsp, so the event's sp and the return-address slot are the
+ * entry's, and the probe fires once per call.
+ *
  * CALL SITES (entry-only plans too): a function whose entry stays
  * single-stepped (or is refused) after the shift rule, and whose address
  * never escapes (user/callsites.h: only plain `call rel32` instructions

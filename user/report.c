@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "user/outfile.h"
 #include "user/report.h"
 #include "analyzers/json.h"
 #include "analyzers/runner.h"
@@ -28,17 +29,31 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 		s->nfuncs == 1 ? "" : "s", s->skipped ? " (some refused by the kernel)" : "",
 		s->duration_s, (unsigned long long)s->events, (unsigned long long)s->lost);
 	if (s->lost)
-		fprintf(out, "  WARNING: %llu events were lost (kernel ring full): counts are "
-			     "lower bounds; retry with a larger --ring-size\n",
-			(unsigned long long)s->lost);
+		fprintf(out,
+			"  WARNING: %llu events were lost (kernel ring full): %llu calls and "
+			"returns, %llu I/O, %llu guard. %s; retry with a larger --ring-size\n",
+			(unsigned long long)s->lost, (unsigned long long)s->lost_calls,
+			(unsigned long long)s->lost_io, (unsigned long long)s->lost_guard,
+			s->lost_calls ? "Call counts, edges and times are lower bounds"
+				      : "I/O byte counts are lower bounds");
 	fputc('\n', out);
 	runner__report_text(r, out);
+	if (s->guard && s->guard->sites_hit)
+		fprintf(out,
+			"guard: %llu unwinder/switch/catch sites reached, %llu thread stops, %llu "
+			"return addresses restored, %llu re-armed after a catch, %llu restored at "
+			"detach%s\n",
+			(unsigned long long)s->guard->sites_hit, (unsigned long long)s->guard->stops,
+			(unsigned long long)s->guard->restored, (unsigned long long)s->guard->rearmed,
+			(unsigned long long)s->guard->at_detach,
+			s->guard->unguarded || s->guard->failed ? " (SOME NOT GUARDED: see stderr)"
+								: "");
 }
 
 static int write_json(struct json *w, const struct summary *s, struct runner *r)
 {
 	char ex[96];
-	unsigned i;
+	unsigned i, k;
 	int err = 0;
 
 	describe_exit(s, ex, sizeof(ex));
@@ -79,8 +94,29 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__key(w, "lost_per_cpu");
 	err |= json__begin_array(w);
 	for (i = 0; i < s->ncpus; i++)
-		err |= json__u64(w, s->lost_per_cpu ? s->lost_per_cpu[i] : 0);
+		err |= json__u64(w, s->lost_per_cpu ? s->lost_per_cpu[i] +
+							  s->lost_per_cpu[s->ncpus + i] +
+							  s->lost_per_cpu[2 * s->ncpus + i]
+						    : 0);
 	err |= json__end_array(w);
+	err |= json__key(w, "lost_by_kind");
+	err |= json__begin_object(w);
+	for (k = 0; k < 3; k++) {
+		static const char *const kinds[] = {"calls", "io", "guard"};
+		const uint64_t tot[] = {s->lost_calls, s->lost_io, s->lost_guard};
+
+		err |= json__key(w, kinds[k]);
+		err |= json__begin_object(w);
+		err |= json__key(w, "lost");
+		err |= json__u64(w, tot[k]);
+		err |= json__key(w, "per_cpu");
+		err |= json__begin_array(w);
+		for (i = 0; i < s->ncpus; i++)
+			err |= json__u64(w, s->lost_per_cpu ? s->lost_per_cpu[k * s->ncpus + i] : 0);
+		err |= json__end_array(w);
+		err |= json__end_object(w);
+	}
+	err |= json__end_object(w);
 	err |= json__key(w, "reentry_skipped");
 	err |= json__u64(w, s->reentry);
 	err |= json__key(w, "cab");
@@ -98,6 +134,27 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__key(w, "chunks_grown");
 	err |= json__u64(w, s->cab.grown);
 	err |= json__end_object(w);
+	if (s->guard) {
+		err |= json__key(w, "guard");
+		err |= json__begin_object(w);
+		err |= json__key(w, "sites");
+		err |= json__u64(w, s->guard->nsites);
+		err |= json__key(w, "sites_reached");
+		err |= json__u64(w, s->guard->sites_hit);
+		err |= json__key(w, "stops");
+		err |= json__u64(w, s->guard->stops);
+		err |= json__key(w, "restored");
+		err |= json__u64(w, s->guard->restored);
+		err |= json__key(w, "rearmed");
+		err |= json__u64(w, s->guard->rearmed);
+		err |= json__key(w, "restored_at_detach");
+		err |= json__u64(w, s->guard->at_detach);
+		err |= json__key(w, "unguarded");
+		err |= json__u64(w, s->guard->unguarded);
+		err |= json__key(w, "failed");
+		err |= json__u64(w, s->guard->failed);
+		err |= json__end_object(w);
+	}
 	if (!err)
 		err = runner__report_json(r, w);
 	err |= json__end_object(w);
@@ -109,23 +166,22 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 int report__json(const char *path, const struct summary *s, struct runner *r)
 {
 	struct json *w = NULL;
-	FILE *f;
+	struct outfile of;
 	int err;
 
-	f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	if (!f)
-		return -errno;
-	err = json__new(f, true, &w);
+	/* A new file renamed over the path: never through a symlink. */
+	err = outfile__open(&of, path);
+	if (err)
+		return err;
+	err = json__new(of.f, true, &w);
 	if (!err)
 		err = write_json(w, s, r);
 	json__free(w);
-	if (f != stdout) {
-		if (fclose(f) && !err)
-			err = -errno;
-	} else if (fflush(f) && !err) {
-		err = -errno;
+	if (err) {
+		outfile__abort(&of);
+		return err;
 	}
-	return err;
+	return outfile__commit(&of);
 }
 
 void report__summary_line(const struct summary *s)

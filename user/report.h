@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "cab/cab.h"
+#include "user/guard.h"
 
 struct runner;
 
@@ -25,7 +26,11 @@ struct summary {
 	bool multi;              /* probes through multi-uprobe links */
 	double duration_s;
 	uint64_t events;         /* events received from the kernel rings */
-	uint64_t lost;           /* events lost: kernel ring full */
+	uint64_t lost;           /* events lost: kernel ring full (all kinds) */
+	uint64_t lost_calls;     /* of those, call events (entries, returns) */
+	uint64_t lost_io;        /* I/O events */
+	uint64_t lost_guard;     /* guard events (user/guard.h) */
+	/* 3 x ncpus: call drops per CPU, then I/O, then guard drops */
 	const uint64_t *lost_per_cpu;
 	unsigned ncpus;
 	uint64_t reentry;        /* probe hits skipped by the re-entry guard */
@@ -34,6 +39,9 @@ struct summary {
 	double cpu_s;            /* CPU time cabbpf itself used (all its threads) */
 	bool exited;
 	int exit_status;         /* wait status if exited and spawned, else -1 */
+	/* What the target guard did (user/guard.h); NULL: no guard ran
+	 * (--entry-only, --no-guard, or nothing to guard). */
+	const struct guard_stats *guard;
 };
 
 /* Human report on out. */

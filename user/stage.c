@@ -18,6 +18,8 @@ struct stage {
 	size_t cap; /* records per chunk */
 	uint64_t events;
 	uint64_t io_events; /* of events: CABBPF_EV_IO */
+	uint64_t guard_events; /* of events: CABBPF_EV_GUARD */
+	uint64_t fail_after; /* tests: fail the push after fail_after - 1 events */
 	struct cab_pp **bufs;
 	struct open_chunk *open;
 };
@@ -47,6 +49,10 @@ int stage__new(unsigned ncpus, const struct cab_pp_opts *o, struct stage **out)
 			goto cleanup;
 	}
 	s->cap = cab_pp__chunk_records(s->bufs[0]);
+	/* CABBPF_TEST_FAIL_STAGING=N: the N+1st push fails with -EIO, so the
+	 * tests can see that a run ending on an error exits 1. */
+	if (getenv("CABBPF_TEST_FAIL_STAGING"))
+		s->fail_after = strtoull(getenv("CABBPF_TEST_FAIL_STAGING"), NULL, 10) + 1;
 	*out = s;
 	return 0;
 cleanup:
@@ -75,6 +81,8 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 
 	if (cpu >= s->ncpus)
 		return -EINVAL;
+	if (s->fail_after && s->events + 1 >= s->fail_after)
+		return -EIO;
 	oc = &s->open[cpu];
 	/* A chunk holds consecutive records of one thread: start a new one
 	 * when the thread changes, the chunk is full, or the thread's
@@ -106,6 +114,7 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 		s->io_events++;
 	} else {
 		rec__encode(oc->recs + (size_t)oc->n * REC_WORDS, e->kind, e->fid, e->ts, e->sp);
+		s->guard_events += e->kind == CABBPF_EV_GUARD;
 	}
 	oc->n++;
 	s->events++;
@@ -132,6 +141,11 @@ void stage__close(struct stage *s)
 uint64_t stage__events(const struct stage *s)
 {
 	return s->events;
+}
+
+uint64_t stage__guard_events(const struct stage *s)
+{
+	return s->guard_events;
 }
 
 uint64_t stage__io_events(const struct stage *s)

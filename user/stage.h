@@ -39,6 +39,8 @@ void stage__close(struct stage *s);
 uint64_t stage__events(const struct stage *s);
 /* [any] Of those, I/O events. */
 uint64_t stage__io_events(const struct stage *s);
+/* Of those, GUARD events (user/guard.h): neither calls nor I/O. */
+uint64_t stage__guard_events(const struct stage *s);
 
 /* Free; NULL is fine. Only after the analyzers are done with the buffers. */
 void stage__free(struct stage *s);

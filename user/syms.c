@@ -479,6 +479,28 @@ static bool syms__matches(const struct sym *s, const char *const *globs, size_t 
 	return false;
 }
 
+bool syms__is_fragment(const char *name)
+{
+	const char *p = strstr(name, ".cold");
+
+	/* GCC's hot/cold splitting: "f.cold", "f.cold.3", also after a
+	 * clone suffix ("f.part.0.cold"). */
+	while (p) {
+		const char *q = p + 5;
+
+		if (!*q)
+			return true;
+		if (*q == '.' && q[1]) {
+			for (q++; *q >= '0' && *q <= '9'; q++)
+				;
+			if (!*q)
+				return true;
+		}
+		p = strstr(p + 1, ".cold");
+	}
+	return false;
+}
+
 int syms__select(const struct symtab *st, const char *const *globs, size_t nglobs, size_t **idx_out,
 		 size_t *n_out)
 {
@@ -504,6 +526,9 @@ int syms__select(const struct symtab *st, const char *const *globs, size_t nglob
 		goto cleanup;
 	}
 	for (i = 0; i < st->nsyms; i++) {
+		/* Never a function: entered by a jump from its parent. */
+		if (syms__is_fragment(st->syms[i].name))
+			continue;
 		if (nglobs)
 			hit = syms__matches(&st->syms[i], globs, nglobs);
 		else

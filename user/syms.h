@@ -92,8 +92,8 @@ int syms__load(const char *path, struct symtab **out);
  * Selects functions of @st by name. With @nglobs > 0, a function is selected
  * when any of its names (preferred or alias) matches any of the fnmatch(3)
  * patterns in @globs (flags 0: '*' also matches '.', so "f*" selects the
- * compiler's "f.cold" / "f.part.0" pieces too). An explicit glob may select
- * boilerplate.
+ * compiler's "f.part.0" clones too). An explicit glob may select
+ * boilerplate. Fragments (syms__is_fragment: "f.cold") are never selected.
  *
  * With @nglobs == 0 (@globs may be NULL), every function is selected except
  * C runtime boilerplate that no user wrote, recognised by preferred name:
@@ -115,6 +115,18 @@ int syms__load(const char *path, struct symtab **out);
  */
 int syms__select(const struct symtab *st, const char *const *globs, size_t nglobs, size_t **idx_out,
 		 size_t *n_out);
+
+/*
+ * True for a fragment of a function, not a function: GCC's hot/cold
+ * splitting leaves "f.cold" (and "f.cold.N") symbols for code that is
+ * entered by a jump from f, never by a call. A return probe at a fragment's
+ * first instruction would replace whatever word is at the top of the stack
+ * (a spill slot, a saved register) with the trampoline, and an entry there
+ * reports a false call f -> f.cold. syms__select never selects one; the
+ * calls they belong to are counted at f. Clones (".isra.N", ".constprop.N",
+ * ".part.N") are real functions, entered by calls: they stay. Any thread.
+ */
+bool syms__is_fragment(const char *name);
 
 /*
  * Returns the function that has @name as its preferred name or as an alias,

@@ -178,6 +178,16 @@ bool target__poll_exit(struct target *t)
 
 	if (t->exited)
 		return true;
+	if (t->spawned && t->reaped) {
+		int r = t->reaped(t->reaped_ctx, &st);
+
+		if (r == 1) {
+			t->status = st;
+			t->exited = true;
+		}
+		if (r >= 0)
+			return t->exited;
+	}
 	if (t->spawned) {
 		if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
 			t->status = st;

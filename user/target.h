@@ -22,6 +22,14 @@ struct target {
 	int err_fd;   /* spawned: read end of the exec-error pipe */
 	char exe[PATH_MAX]; /* the main executable, as the loader must open it */
 	char comm[64];      /* command name for reports */
+	/*
+	 * Set while another thread is the process's ptrace tracer (the guard,
+	 * user/guard.h): waiting for it is that thread's job, since a wait
+	 * here would take the tracer's stops. Returns 1 with *status once it
+	 * was reaped, 0 while it runs, -1 to wait here after all.
+	 */
+	int (*reaped)(void *ctx, int *status);
+	void *reaped_ctx;
 };
 
 /* Fork argv (PATH searched as execvp does) and hold it before exec. Returns

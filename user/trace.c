@@ -557,8 +557,12 @@ int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *p
 		}
 		for (c = 0; c < t->ncpus; c++) {
 			totals[k] += vals[c];
-			if (k == CABBPF_STAT_DROPS && per_cpu_drops)
+			if (per_cpu_drops && k == CABBPF_STAT_DROPS)
 				per_cpu_drops[c] = vals[c];
+			else if (per_cpu_drops && k == CABBPF_STAT_IO_DROPS)
+				per_cpu_drops[t->ncpus + c] = vals[c];
+			else if (per_cpu_drops && k == CABBPF_STAT_GUARD_DROPS)
+				per_cpu_drops[2 * t->ncpus + c] = vals[c];
 		}
 	}
 	free(vals);

@@ -92,7 +92,8 @@ int trace__poll(struct trace *t, int timeout_ms);
 void trace__detach(struct trace *t);
 
 /* Counters summed over CPUs (enum cabbpf_stat); per_cpu_drops, if not NULL,
- * receives trace__ncpus() values. Returns 0 or -errno. */
+ * receives 3 x trace__ncpus() values: the drops of call events per CPU,
+ * then of I/O events, then of guard events. Returns 0 or -errno. */
 int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *per_cpu_drops);
 
 /* Number of per-CPU rings (possible CPUs). */

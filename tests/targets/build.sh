@@ -4,9 +4,20 @@
 # Every tests/targets/plugin/NAME.c becomes the shared library
 # OUTDIR/plugins-O0/libNAME.so and OUTDIR/plugins-O2/libNAME.so, and
 # dlopener-OX gets DT_RUNPATH $ORIGIN/plugins-OX (where it finds them).
+# Other languages, for the tests of programs whose runtimes read return
+# addresses (exceptions, panics, Go's stack walks):
+#   NAME.cc  with g++ and clang++ at -O0 and -O2 (-g -pthread) as
+#            NAME-gxx-O0, NAME-gxx-O2, NAME-clangxx-O0, NAME-clangxx-O2;
+#   NAME.rs  with Debian's rustc (/usr/bin/rustc, never one from
+#            ~/.cargo: CI has only Debian's) at -C opt-level=0 and 2 (-g)
+#            as NAME-O0 and NAME-O2;
+#   NAME.go  with Debian's go (go build, no modules, cgo off) as NAME, and
+#            with -gcflags='-N -l' (no optimisation, no inlining) as
+#            NAME-noopt; Go's caches go under OUTDIR/.go.
+# A missing compiler is an error (scripts/install-deps.sh installs them).
 # A binary newer than its source and this script is kept (repeated test
 # runs stay fast). TARGET_CC and TARGET_CFLAGS pick another compiler or
-# more flags. Usage: tests/targets/build.sh OUTDIR
+# more flags for the C targets. Usage: tests/targets/build.sh OUTDIR
 set -eu
 if [ $# -ne 1 ]; then
 	echo "usage: $0 OUTDIR" >&2
@@ -51,6 +62,82 @@ for src in "$here"/*.c; do
 		# Build to a temporary name so an interrupted build leaves no
 		# half-written binary that looks up to date.
 		$cc -$opt -g -pthread -Wall -Wextra $extra -o "$bin.tmp" "$src" $link
+		mv -f "$bin.tmp" "$bin"
+	done
+done
+# need CMD PACKAGE: CMD must exist, or the build fails here, saying what
+# to install (a test that silently lost its target would prove nothing).
+need() {
+	if ! command -v "$1" >/dev/null 2>&1; then
+		echo "build.sh: $1 not found: install Debian's $2 (scripts/install-deps.sh)" >&2
+		exit 1
+	fi
+}
+for src in "$here"/*.cc; do
+	[ -e "$src" ] || continue
+	name=$(basename "$src" .cc)
+	# tag:command:Debian package
+	for cxx in gxx:g++:g++ clangxx:clang++:clang; do
+		tag=${cxx%%:*}
+		cmd=${cxx#*:}
+		pkg=${cmd#*:}
+		cmd=${cmd%%:*}
+		for opt in O0 O2; do
+			bin=$out/$name-$tag-$opt
+			if [ -x "$bin" ] && fresh "$bin" "$src"; then
+				continue
+			fi
+			need "$cmd" "$pkg"
+			echo "  TARGET   $bin"
+			$cmd -$opt -g -pthread -Wall -Wextra -o "$bin.tmp" "$src"
+			mv -f "$bin.tmp" "$bin"
+		done
+	done
+done
+# Debian's rustc by its path: a newer one earlier in PATH (rustup's) would
+# make binaries CI never sees.
+rustc=/usr/bin/rustc
+for src in "$here"/*.rs; do
+	[ -e "$src" ] || continue
+	name=$(basename "$src" .rs)
+	for opt in O0 O2; do
+		bin=$out/$name-$opt
+		if [ -x "$bin" ] && fresh "$bin" "$src"; then
+			continue
+		fi
+		need "$rustc" rustc
+		echo "  TARGET   $bin"
+		# rustc puts its temporary objects next to -o: a directory of
+		# their own keeps OUTDIR clean if it is interrupted.
+		tmp=$(mktemp -d "$out/.rustc.XXXXXX")
+		"$rustc" -C opt-level="${opt#O}" -g --crate-type bin -o "$tmp/$name" "$src"
+		mv -f "$tmp/$name" "$bin"
+		rm -rf "$tmp"
+	done
+done
+for src in "$here"/*.go; do
+	[ -e "$src" ] || continue
+	name=$(basename "$src" .go)
+	for flavour in opt noopt; do
+		bin=$out/$name
+		flags=
+		if [ $flavour = noopt ]; then
+			bin=$out/$name-noopt
+			flags='-N -l'
+		fi
+		if [ -x "$bin" ] && fresh "$bin" "$src"; then
+			continue
+		fi
+		need go golang-go
+		echo "  TARGET   $bin"
+		# No module, no network, nothing read from or written to HOME:
+		# caches under OUTDIR. cgo off: a static binary, like most Go
+		# programs deployed.
+		mkdir -p "$out/.go"
+		gobase=$(cd "$out/.go" && pwd)
+		env HOME="$gobase" GOPATH="$gobase/path" GOCACHE="$gobase/cache" \
+			GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local GOPROXY=off CGO_ENABLED=0 \
+			go build -gcflags="$flags" -o "$bin.tmp" "$src"
 		mv -f "$bin.tmp" "$bin"
 	done
 done

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The target guard: one uprobe program on the entry points of the unwinder
+ * and of the stack switchers (user/guard.c finds them; the attach cookie is
+ * the enum cabbpf_guard_site). A uretprobe is a write into the target's
+ * stack: its return-address slot holds the kernel's trampoline until the
+ * function returns. The C++/Rust unwinder reads those slots (and calls
+ * std::terminate on the trampoline, which has no unwind info), and a stack
+ * switch leaves them on a stack the kernel's per-thread list cannot follow.
+ *
+ * BPF cannot write user memory here (lockdown refuses
+ * bpf_probe_write_user), so this program only decides: it walks the
+ * thread's pending return instances (task->utask->return_instances, read
+ * through BTF), keeps the slots that need a write, hands them to the tracer
+ * in guard_reqs[tid] and stops the thread with SIGSTOP, which the ptrace
+ * tracer (user/guard.c) sees as a signal-delivery-stop before the thread
+ * runs another instruction of the unwinder; it writes the slots and
+ * resumes the thread with the signal suppressed. Nothing is sent when no
+ * slot needs a write, so a throw through untraced frames costs one probe.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "cabbpf_event.h"
+#include "cabbpf_guard.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define SIGSTOP 19 /* cannot be blocked: a thread that masks every signal still stops */
+
+const volatile __u32 target_tgid = 0;
+const volatile __u32 want_time = 1;
+/* 0: no event into the rings (no trace object to share them with). */
+const volatile __u32 want_events = 1;
+
+/* Maps shared with bpf/trace.bpf.c (bpf_map__reuse_fd), including bump(). */
+#include "pipeline.bpf.h"
+
+/* Threads the tracer holds (PTRACE_SEIZE): only those may be stopped; a
+ * SIGSTOP to any other thread would stop the whole process. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} guarded SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct cabbpf_guard_req);
+} guard_reqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cabbpf_guard_req);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CABBPF_GST__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} guard_stats SEC(".maps");
+
+static __always_inline void gbump(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&guard_stats, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+/* The site's event, in the thread's program order with its calls. */
+static __always_inline void emit(__u32 tid, __u32 tgid, __u32 site, __u64 sp)
+{
+	struct cabbpf_event *e;
+	struct tstate *st;
+
+	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_GUARD_DROPS);
+	if (e) {
+		e->tid = tid;
+		e->pid = tgid;
+		e->kind = CABBPF_EV_GUARD;
+		e->fid = site;
+		e->seq = st->seq++;
+		e->ts = want_time ? bpf_ktime_get_ns() : 0;
+		e->sp = sp;
+		pipeline_submit(e, st);
+	}
+	pipeline_end(st);
+}
+
+/* The walk over the pending return instances, one bpf_loop step each:
+ * verified once, not once per iteration and branch. */
+struct walk {
+	struct return_instance *ri;
+	struct cabbpf_guard_req *r;
+	__u64 sp;
+	__u32 site;
+	__u32 n;
+};
+
+static long walk_step(__u32 i, void *arg)
+{
+	struct walk *w = arg;
+	struct return_instance *ri = w->ri;
+	__u64 slot, orig, cur = 0;
+
+	if (!ri)
+		return 1;
+	slot = BPF_CORE_READ(ri, stack);
+	orig = BPF_CORE_READ(ri, orig_ret_vaddr);
+	w->ri = BPF_CORE_READ(ri, next);
+	/* A slot that cannot be read is listed for a restore: the tracer
+	 * reads it again and writes only over the trampoline. */
+	if (bpf_probe_read_user(&cur, sizeof(cur), (void *)slot))
+		cur = ~orig;
+	if (w->site == CABBPF_GS_CATCH) {
+		/* Frames above the catch survive; a slot holding its original
+		 * address was restored and may get its return probe back (the
+		 * tracer knows which). */
+		if (slot <= w->sp || cur != orig)
+			return 0;
+	} else if (cur == orig) {
+		return 0; /* restored already */
+	}
+	w->r->slot[w->n & (CABBPF_GUARD_MAX - 1)] = slot;
+	w->r->orig[w->n & (CABBPF_GUARD_MAX - 1)] = orig;
+	w->n++;
+	return w->n >= CABBPF_GUARD_MAX;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(guard_site)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid, tid = task->pid, zero = 0;
+	__u32 cookie = (__u32)bpf_get_attach_cookie(ctx);
+	__u32 fl = CABBPF_GUARD_FLAVOUR(cookie);
+	struct walk w = {
+		.site = CABBPF_GUARD_SITE(cookie),
+		.sp = PT_REGS_SP(ctx),
+	};
+	struct cabbpf_guard_req *r;
+
+	if (target_tgid && tgid != target_tgid)
+		return 0;
+	gbump(CABBPF_GST_SITES);
+	if (want_events) {
+		emit(tid, tgid, cookie, w.sp);
+		/* Where a ucontext switch goes: the analyzers resume the
+		 * shadow stack they parked under that sp (the left one is
+		 * parked under the sp swapcontext saves). */
+		if (fl == CABBPF_GF_SWAPCONTEXT || fl == CABBPF_GF_SETCONTEXT) {
+			/* Both read, then chosen: the verifier refuses a
+			 * context pointer with a computed offset. */
+			__u64 a1 = PT_REGS_PARM1(ctx), a2 = PT_REGS_PARM2(ctx);
+			__u64 ucp;
+
+			asm volatile("" : "+r"(a1), "+r"(a2));
+			ucp = fl == CABBPF_GF_SWAPCONTEXT ? a2 : a1;
+			__u64 dest = 0;
+
+			if (!bpf_probe_read_user(&dest, sizeof(dest),
+						 (void *)(ucp + CABBPF_UCONTEXT_RSP)))
+				emit(tid, tgid, CABBPF_GS_SWITCH_TO, dest);
+		}
+	}
+	r = bpf_map_lookup_elem(&scratch, &zero);
+	if (!r)
+		return 0;
+	w.r = r;
+	w.ri = BPF_CORE_READ(task, utask, return_instances);
+	if (!w.ri)
+		return 0;
+	bpf_loop(CABBPF_GUARD_MAX, walk_step, &w, 0);
+	if (!w.n)
+		return 0;
+	if (!bpf_map_lookup_elem(&guarded, &tid)) {
+		gbump(CABBPF_GST_UNGUARDED);
+		return 0;
+	}
+	r->op = w.site == CABBPF_GS_CATCH ? CABBPF_GUARD_REARM : CABBPF_GUARD_RESTORE;
+	r->site = w.site;
+	r->n = w.n;
+	r->sp = w.sp;
+	if (bpf_map_update_elem(&guard_reqs, &tid, r, BPF_ANY) || bpf_send_signal_thread(SIGSTOP)) {
+		gbump(CABBPF_GST_SIGFAIL);
+		return 0;
+	}
+	gbump(CABBPF_GST_STOPS);
+	return 0;
+}
+
+/*
+ * Before the tracer lets go of the target (cabbpf stops while the target
+ * runs on), every pending return instance of the target's threads, as
+ * records of three u64 (tid, slot, orig): the tracer writes back the
+ * original return addresses, so nothing cabbpf put on the stacks outlives
+ * it (a later throw through main() would otherwise still die). Run by the
+ * tracer with every thread of the target stopped.
+ */
+SEC("iter/task")
+int dump_pending(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *task = ctx->task;
+	struct return_instance *ri;
+	__u64 rec[3];
+	int i;
+
+	if (!task || (target_tgid && task->tgid != target_tgid))
+		return 0;
+	ri = BPF_CORE_READ(task, utask, return_instances);
+	for (i = 0; i < CABBPF_GUARD_MAX && ri; i++) {
+		rec[0] = (__u32)task->pid;
+		rec[1] = BPF_CORE_READ(ri, stack);
+		rec[2] = BPF_CORE_READ(ri, orig_ret_vaddr);
+		bpf_seq_write(seq, rec, sizeof(rec));
+		ri = BPF_CORE_READ(ri, next);
+	}
+	return 0;
+}
