@@ -144,7 +144,7 @@ int BPF_KPROBE(guard_site)
 	__u32 fl = CABBPF_GUARD_FLAVOUR(cookie);
 	struct walk w = {
 		.site = CABBPF_GUARD_SITE(cookie),
-		.sp = PT_REGS_SP(ctx),
+		.sp = PT_REGS_SP(ctx) + CABBPF_GUARD_SPDELTA(cookie),
 	};
 	struct cabbpf_guard_req *r;
 
@@ -152,7 +152,7 @@ int BPF_KPROBE(guard_site)
 		return 0;
 	gbump(CABBPF_GST_SITES);
 	if (want_events) {
-		emit(tid, tgid, cookie, w.sp);
+		emit(tid, tgid, cookie & 0xffff, w.sp);
 		/* Where a ucontext switch goes: the analyzers resume the
 		 * shadow stack they parked under that sp (the left one is
 		 * parked under the sp swapcontext saves). */

@@ -55,6 +55,10 @@ enum cabbpf_guard_site {
  */
 #define CABBPF_GUARD_SITE(c) ((c)&0xff)
 #define CABBPF_GUARD_FLAVOUR(c) (((c) >> 8) & 0xff)
+/* The cookie only: bytes rsp moved between the function's entry and its
+ * probe, when the probe was placed past pushes (user/plan.h), so that the
+ * program still sees the entry's sp. */
+#define CABBPF_GUARD_SPDELTA(c) (((c) >> 16) & 0xffff)
 enum cabbpf_guard_flavour {
 	CABBPF_GF_NONE = 0,
 	/* swapcontext(oucp, ucp): saves sp + 8 in oucp, resumes ucp's rsp */

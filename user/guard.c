@@ -27,6 +27,7 @@
 #include "user/guard.h"
 #include "user/libs.h"
 #include "user/log.h"
+#include "user/plan.h"
 #include "user/syms.h"
 #include "user/uprobe_multi.h"
 #include "guard.skel.h"
@@ -152,11 +153,51 @@ static int add_site(struct guard *g, const char *path, const struct sym *s, uint
 	return 0;
 }
 
+/*
+ * A cheaper place for the probes of the sites found in st from site
+ * first_site on: past the first instructions when the planner proves it
+ * equivalent (user/plan.h, entry-only rules: pushes and sub rsp skipped,
+ * their rsp change carried in the cookie), since a single-stepped entry
+ * costs ~12 us a hit here and a throw reaches three sites. Not for the
+ * switchers: the program reads their argument registers, which the
+ * skipped code might move. Best effort: a failed plan keeps the entries.
+ */
+static void place_sites(struct guard *g, const struct symtab *st, size_t first_site)
+{
+	struct plan_opts po = {.entry_only = true};
+	struct plan *p = NULL;
+	size_t *idx, i, j, n = 0;
+
+	idx = calloc(g->nsites - first_site + 1, sizeof(*idx));
+	if (!idx)
+		return;
+	for (i = first_site; i < g->nsites; i++)
+		for (j = 0; j < st->nsyms; j++)
+			if (st->syms[j].offset == g->sites[i].offset) {
+				idx[n++] = j;
+				break;
+			}
+	if (n == g->nsites - first_site && !plan__build(st, idx, n, &po, &p)) {
+		for (i = 0; i < n; i++) {
+			struct gsite *s = &g->sites[first_site + i];
+			const struct plan_site *ps = &p->sites[i];
+
+			if (CABBPF_GUARD_SITE(s->kind) == CABBPF_GS_SWITCH ||
+			    ps->rule != PLAN_SHIFTED || ps->sp_delta > 0xffff)
+				continue;
+			s->offset = ps->offset;
+			s->kind |= ps->sp_delta << 16;
+		}
+	}
+	plan__free(p);
+	free(idx);
+}
+
 /* The sites one file defines. A file that cannot be read has none. */
 static int sites_of(struct guard *g, const char *path)
 {
 	struct symtab *st = NULL;
-	size_t i, a;
+	size_t i, a, first = g->nsites;
 	int err;
 
 	if (syms__load(path, &st))
@@ -176,6 +217,8 @@ static int sites_of(struct guard *g, const char *path)
 		if (hit && (err = add_site(g, path, s, CABBPF_GS_CATCH)))
 			goto cleanup;
 	}
+	if (g->nsites > first)
+		place_sites(g, st, first);
 	err = 0;
 cleanup:
 	syms__free(st);
