@@ -27,7 +27,7 @@ WARN      := -Wall -Wextra -Werror
 CFLAGS    := $(OPT) -g -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -Iinclude -I$(OUT) \
              $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS   := $(SANFLAGS) $(EXTRA_LDFLAGS)
-LDLIBS    := $(PKG_LIBS) $(CAPSTONE_LIBS) -lpthread -lm
+LDLIBS    := $(PKG_LIBS) $(CAPSTONE_LIBS) -liberty -lpthread -lm
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
               -Ivmlinux -Iinclude

@@ -17,6 +17,15 @@ static const struct analyzer_ops *const registry[] = {
 
 _Static_assert(NREG <= AN_MAX, "AN_MAX too small for the registry");
 
+const char *an_ctx__linkage(const struct an_ctx *c, uint32_t fid)
+{
+	const char *l;
+
+	if (!c->lnames || fid >= c->nfuncs || !(l = c->lnames[fid]))
+		return NULL;
+	return c->fnames[fid] && !strcmp(c->fnames[fid], l) ? NULL : l;
+}
+
 const char *an_ctx__name(const struct an_ctx *c, uint32_t fid, char buf[24])
 {
 	if (fid == AN_ROOT)

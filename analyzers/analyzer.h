@@ -32,6 +32,10 @@ struct json;
 /* Read-only context shared by every instance; outlives them. */
 struct an_ctx {
 	const char *const *fnames; /* function names by fid; entries may be NULL */
+	/* linkage (mangled) names by fid where they differ from fnames
+	 * (C++, Rust): written to JSON as "linkage_name"; NULL, or entries
+	 * NULL, when there is none */
+	const char *const *lnames;
 	uint32_t nfuncs;	   /* fids are < nfuncs (the runner filters) */
 	unsigned top;		   /* text reports: rows per table (> 0) */
 };
@@ -40,6 +44,10 @@ struct an_ctx {
  * "fid#N" written into buf when the table has none. Never NULL; the result
  * lives as long as ctx or buf. Any thread. */
 const char *an_ctx__name(const struct an_ctx *c, uint32_t fid, char buf[24]);
+
+/* The linkage name of fid when it differs from its report name (a
+ * demangled C++ or Rust name), else NULL. Any thread. */
+const char *an_ctx__linkage(const struct an_ctx *c, uint32_t fid);
 
 /* A call, reported at the callee's entry. */
 struct an_call {

@@ -483,6 +483,10 @@ static int count_report_json(void *state, struct json *w)
 		json__begin_object(w);
 		json__key(w, "name");
 		json__string(w, an_ctx__name(c->ctx, rows[i].fid, buf));
+		if (an_ctx__linkage(c->ctx, rows[i].fid)) {
+			json__key(w, "linkage_name");
+			json__string(w, an_ctx__linkage(c->ctx, rows[i].fid));
+		}
 		json__key(w, "fid");
 		json__u64(w, rows[i].fid);
 		json__key(w, "calls");

@@ -361,6 +361,10 @@ static int ioan_report_json(void *state, struct json *w)
 		json__begin_object(w);
 		json__key(w, "name");
 		json__string(w, an_ctx__name(a->ctx, rows[i].fid, buf));
+		if (an_ctx__linkage(a->ctx, rows[i].fid)) {
+			json__key(w, "linkage_name");
+			json__string(w, an_ctx__linkage(a->ctx, rows[i].fid));
+		}
 		json__key(w, "fid");
 		json__u64(w, rows[i].fid);
 		totals_json(w, &a->fn[rows[i].fid], true);

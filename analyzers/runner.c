@@ -514,6 +514,7 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	if (!r)
 		return -ENOMEM;
 	r->ctx.fnames = o->fnames;
+	r->ctx.lnames = o->lnames;
 	r->ctx.nfuncs = o->nfuncs;
 	r->ctx.top = o->top ? o->top : DEFAULT_TOP;
 	r->max_pending = o->max_pending ? o->max_pending : DEFAULT_MAX_PENDING;

@@ -63,6 +63,7 @@ struct runner;
 
 struct runner_opts {
 	const char *const *fnames; /* function names by fid (borrowed) */
+	const char *const *lnames; /* linkage names by fid, or NULL (borrowed) */
 	uint32_t nfuncs;	   /* records with fid >= nfuncs are skipped */
 	const char *analyzers;	   /* comma list, e.g. "count,callgraph"; NULL = all */
 	unsigned nthreads;	   /* analyzer threads; 0 = 1 */

@@ -442,4 +442,22 @@ static __attribute__((unused)) pid_t h_child_of(pid_t ppid)
 	return found;
 }
 
+/* Whether pid is a zombie (exited, not reaped), or gone. */
+static __attribute__((unused)) int h_is_zombie(pid_t pid)
+{
+	char path[64], st[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	n = fread(st, 1, sizeof(st) - 1, f);
+	fclose(f);
+	st[n] = 0;
+	p = strrchr(st, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 #endif /* TESTS_HARNESS_H */

@@ -17,7 +17,8 @@ bool libs__is_selector(const char *glob)
 {
 	const char *c = glob ? strchr(glob, ':') : NULL;
 
-	return c && c != glob;
+	/* "ns::Foo::*" is a C++ name, never a library named "ns". */
+	return c && c != glob && c[1] != ':';
 }
 
 /* Writes the path to use for file p (as the target sees it) into buf. */
@@ -222,11 +223,16 @@ static int lib_setup(struct lib *b, const char **mine, size_t k, const struct pl
 		if (!b->fnames)
 			err = -ENOMEM;
 	}
-	for (i = 0; !err && i < b->n; i++)
-		if (asprintf(&b->fnames[i], "%s:%s", b->name, b->st->syms[b->idx[i]].name) < 0) {
+	for (i = 0; !err && i < b->n; i++) {
+		const struct sym *fs = &b->st->syms[b->idx[i]];
+
+		/* The readable name in reports (user/demangle.h). */
+		if (asprintf(&b->fnames[i], "%s:%s", b->name, fs->pretty ? fs->pretty : fs->name) <
+		    0) {
 			b->fnames[i] = NULL;
 			err = -ENOMEM;
 		}
+	}
 	return err;
 }
 

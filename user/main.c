@@ -8,6 +8,7 @@
  * Ctrl-C or -d -> detach -> last drain -> join analyzers -> report.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -237,6 +238,37 @@ static int callsites_of(const struct plan *p, struct trace_callsite **out, size_
 	return 0;
 }
 
+/* Say which of several -f patterns match no function of st (the run goes
+ * on when others matched: others_matched), and which name only a
+ * fragment (syms__is_fragment), which is never traced on its own. */
+static void warn_unmatched(const struct symtab *st, const char *const *globs, size_t n,
+			   bool others_matched)
+{
+	size_t i, j, tn;
+	size_t *tidx;
+
+	if (!st || !n || (n == 1 && !others_matched))
+		return; /* one pattern: the error says it all */
+	for (i = 0; i < n; i++) {
+		bool frag = false;
+
+		if (!syms__select(st, &globs[i], 1, &tidx, &tn)) {
+			free(tidx);
+			continue;
+		}
+		for (j = 0; j < st->nsyms && !frag; j++)
+			frag = syms__is_fragment(st->syms[j].name) &&
+			       !fnmatch(globs[i], st->syms[j].name, 0);
+		if (frag)
+			log_warn("-f '%s' names only compiler fragments (.cold parts, entered by "
+				 "a jump from their function): they are counted with their function, "
+				 "never traced on their own",
+				 globs[i]);
+		else
+			log_warn("-f '%s' matches no function of %s", globs[i], st->path);
+	}
+}
+
 /* Without return probes (the guard could not be set up): counts only. */
 static void fall_back_to_entries(struct opts *o)
 {
@@ -353,8 +385,8 @@ int main(int argc, char **argv)
 	struct loop_ctx lc;
 	uint64_t totals[CABBPF_STAT__MAX] = {0};
 	uint64_t *offsets = NULL, *lost_cpu = NULL;
-	const char **names = NULL;
-	size_t *idx = NULL, n = 0, i;
+	const char **names = NULL, **lnames = NULL;
+	size_t *idx = NULL, n = 0, i, j, k;
 	double t0, t1, cpu0 = 0, next_check = 0, t_att = 0, t_det = 0;
 	bool have_target = false, started = false, runner_started = false;
 	int err, ret = 1;
@@ -439,6 +471,14 @@ int main(int argc, char **argv)
 		err = 0;
 	else
 		err = syms__select(st, exe_globs, nexe, &idx, &n);
+	if (!err || (err == -ENOENT && nexe))
+		warn_unmatched(st, exe_globs, nexe, err == 0 || o.nfuncs > nexe);
+	if (err == -ENOENT && nexe && o.nfuncs > nexe) {
+		/* Nothing of the executable, but library selectors remain. */
+		syms__free(st);
+		st = NULL;
+		err = 0;
+	}
 	if (err) {
 		if (err == -ENOENT && nexe) {
 			log_err("no function of %s matches the -f pattern%s given (%s%s); "
@@ -505,9 +545,10 @@ int main(int argc, char **argv)
 	/* fids: the main executable's functions, then the libraries'. */
 	offsets = calloc(n + (libs ? libs->nfuncs : 0) + 1, sizeof(*offsets));
 	names = calloc(n + (libs ? libs->nfuncs : 0) + 1, sizeof(*names));
+	lnames = calloc(n + (libs ? libs->nfuncs : 0) + 1, sizeof(*lnames));
 	binaries = calloc(n + (libs ? libs->nfuncs : 0) + 1, sizeof(*binaries));
 	sp_delta = calloc(n + (libs ? libs->nfuncs : 0) + 1, sizeof(*sp_delta));
-	if (!offsets || !names || !binaries || !sp_delta) {
+	if (!offsets || !names || !lnames || !binaries || !sp_delta) {
 		log_err("out of memory");
 		goto cleanup;
 	}
@@ -521,11 +562,16 @@ int main(int argc, char **argv)
 		offsets[i] = plan->sites[i].rule == PLAN_CALLSITES ? TRACE_AT_CALLSITES
 								    : plan->sites[i].offset;
 		sp_delta[i] = plan->sites[i].sp_delta;
-		names[i] = st->syms[idx[i]].name;
+		/* Reports show the readable name; JSON keeps the linkage one. */
+		names[i] = st->syms[idx[i]].pretty ? st->syms[idx[i]].pretty : st->syms[idx[i]].name;
+		lnames[i] = st->syms[idx[i]].name;
 	}
 	libs__fill(libs, offsets + n, names + n, binaries + n, sp_delta + n);
 	if (!o.entry_only)
 		drop_unsafe(st, idx, n, libs, offsets);
+	for (i = 0, k = n; libs && i < libs->nlibs; i++)
+		for (j = 0; j < libs->v[i].n; j++)
+			lnames[k++] = libs->v[i].st->syms[libs->v[i].idx[j]].name;
 	n += libs ? libs->nfuncs : 0;
 	raise_fd_limit();
 
@@ -573,6 +619,7 @@ int main(int argc, char **argv)
 
 	memset(&ro, 0, sizeof(ro));
 	ro.fnames = names;
+	ro.lnames = lnames;
 	ro.nfuncs = (uint32_t)n;
 	ro.analyzers = o.analyzers;
 	ro.nthreads = o.analyzer_threads;
@@ -779,6 +826,7 @@ cleanup:
 	free(lost_cpu);
 	free(offsets);
 	free(names);
+	free(lnames);
 	free(idx);
 	plan__free(plan);
 	libs__free(libs);

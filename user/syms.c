@@ -8,6 +8,7 @@
  * first member is the preferred name, then copy the groups into the table,
  * whose strings live in one block so the table is a handful of allocations.
  */
+#include "user/demangle.h"
 #include "user/syms.h"
 
 #include <errno.h>
@@ -409,6 +410,14 @@ int syms__load(const char *path, struct symtab **out)
 	if (err)
 		goto cleanup;
 
+	/* Readable names for C++ and Rust symbols and clones. */
+	st->pretty_ = calloc(st->nsyms ? st->nsyms : 1, sizeof(*st->pretty_));
+	if (!st->pretty_) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t k = 0; k < st->nsyms; k++)
+		st->syms[k].pretty = st->pretty_[k] = demangle__name(st->syms[k].name);
 	log_debug("%s: %zu functions, %zu of size 0, %zu unmapped, from %s", path, st->nsyms,
 		  st->nzero, st->nunmapped, st->from_dynsym ? ".dynsym" : ".symtab");
 	*out = st;
@@ -465,12 +474,43 @@ static bool syms__is_boilerplate(const char *name)
 	return false;
 }
 
+/* glob against the demangled name without its parameter list, and
+ * without the return type templates carry ("int ns::twice<int>(int)"
+ * matches "ns::twice*"). */
+static bool pretty_base_matches(const char *glob, const char *pretty)
+{
+	size_t n = demangle__base_len(pretty), i, start = 0;
+	char buf[1024];
+	int angle = 0;
+
+	if (n == strlen(pretty) || n >= sizeof(buf))
+		return false;
+	memcpy(buf, pretty, n);
+	buf[n] = 0;
+	if (!fnmatch(glob, buf, 0))
+		return true;
+	for (i = 0; i < n; i++) {
+		if (buf[i] == '<')
+			angle++;
+		else if (buf[i] == '>' && angle > 0)
+			angle--;
+		else if (buf[i] == ' ' && !angle && strncmp(buf, "operator", 8))
+			start = i + 1;
+	}
+	return start && !fnmatch(glob, buf + start, 0);
+}
+
 static bool syms__matches(const struct sym *s, const char *const *globs, size_t nglobs)
 {
 	size_t g, a;
 
 	for (g = 0; g < nglobs; g++) {
 		if (!fnmatch(globs[g], s->name, 0))
+			return true;
+		/* "ns::Foo::bar(int)", and "ns::Foo::bar" without its list */
+		if (s->pretty && !fnmatch(globs[g], s->pretty, 0))
+			return true;
+		if (s->pretty && pretty_base_matches(globs[g], s->pretty))
 			return true;
 		for (a = 0; a < s->naliases; a++)
 			if (!fnmatch(globs[g], s->aliases[a], 0))
@@ -573,6 +613,9 @@ void syms__free(struct symtab *st)
 	free(st->zero);
 	free(st->strings_);
 	free(st->aliasv_);
+	for (size_t k = 0; st->pretty_ && k < st->nsyms; k++)
+		free(st->pretty_[k]);
+	free(st->pretty_);
 	free(st);
 }
 

@@ -38,6 +38,10 @@ struct sym {
 	 * alphabetical (so the choice is deterministic).
 	 */
 	const char *name;
+	/* The readable name when the preferred one is mangled (C++, Rust) or
+	 * a clone ("f [clone .isra.0]"), NULL otherwise (user/demangle.h):
+	 * what reports show; -f globs match it too. */
+	const char *pretty;
 	const char *const *aliases; /* the other names at this address */
 	size_t naliases;
 	uint64_t vaddr;	     /* st_value: link-time virtual address */
@@ -70,6 +74,7 @@ struct symtab {
 	/* Private: storage behind the name and alias pointers. */
 	char *strings_;
 	const char **aliasv_;
+	char **pretty_; /* nsyms entries, NULL or malloc'd */
 };
 
 /*
