@@ -386,14 +386,14 @@ END_TEST
 
 /*
  * Ring overflow: the smallest ring (1 MiB = 16384 slots per CPU) and a
- * loader frozen (SIGSTOP) for 300 ms while 4 threads call as fast as they
- * can, so every CPU's region fills and the probes drop. Every event is
- * either delivered or counted as lost, exactly; a drop leaves no hole in a
- * thread's sequence (order_gaps 0) and the claims of programs preempting
- * each other on one CPU never overwrite a slot (a torn slot would show up
- * as a wrong count or an order gap). The threads' only I/O (one line each
- * on stderr) comes at their end, long after the loader is running again:
- * K = 200000 keeps even thread 0 busy for well over a second.
+ * loader frozen (SIGSTOP) from the start to the end of the program, while
+ * 4 threads make millions of calls, so every CPU's region fills and the
+ * probes drop, whatever the machine's speed. Every call event is either
+ * delivered or counted as a lost call event, exactly (I/O drops are
+ * counted apart); a drop leaves no hole in a thread's sequence (order_gaps
+ * 0) and the claims of programs preempting each other on one CPU never
+ * overwrite a slot (a torn slot would show up as a wrong count or an order
+ * gap).
  */
 START_TEST(ring_overflow_counts_every_drop)
 {
