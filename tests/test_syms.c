@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "user/demangle.h"
 #include "user/syms.h"
 
 /* The program under test. Every function is noipa so gcc keeps it as is. */
@@ -797,6 +798,39 @@ START_TEST(test_fragments)
 }
 END_TEST
 
+/* Readable names (user/demangle.h): C++, Rust, clones; Go's dotted
+ * names and plain C names stay as they are. */
+static void dm_is(const char *in, const char *want)
+{
+	char *r = demangle__name(in);
+
+	if (want)
+		ck_assert_msg(r && !strcmp(r, want), "%s -> %s, want %s", in, r ? r : "NULL", want);
+	else
+		ck_assert_msg(!r, "%s -> %s, want it unchanged", in, r);
+	free(r);
+}
+
+START_TEST(test_demangle)
+{
+	dm_is("_ZN2ns3Foo3barEi", "ns::Foo::bar(int)");
+	dm_is("_Z4workv.constprop.0", "work() [clone .constprop.0]");
+	dm_is("_ZN5panic11panic_inner17h7dcb23d92ebbc674E", "panic::panic_inner");
+	dm_is("work.isra.0", "work [clone .isra.0]");
+	dm_is("work.constprop.1.isra.0", "work [clone .constprop.1.isra.0]");
+	dm_is("main.worker", NULL);
+	dm_is("runtime.gcBgMarkWorker.func2", NULL);
+	dm_is("main", NULL);
+	dm_is(".hidden", NULL);
+	dm_is("_Zgarbage", NULL);
+	ck_assert_uint_eq(demangle__base_len("ns::Foo::bar(int) const"), 12);
+	ck_assert_uint_eq(demangle__base_len("std::vector<int>::push_back(int const&)"), 27);
+	ck_assert_uint_eq(demangle__base_len("bool operator()(int)"), 15);
+	ck_assert_uint_eq(demangle__base_len("work [clone .isra.0]"), 4);
+	ck_assert_uint_eq(demangle__base_len("plain"), 5);
+}
+END_TEST
+
 static Suite *syms_suite(void)
 {
 	Suite *s = suite_create("syms");
@@ -811,6 +845,7 @@ static Suite *syms_suite(void)
 	tcase_add_loop_test(tc, test_zero_size, 0, NV);
 	tcase_add_test(tc, test_glob_select);
 	tcase_add_test(tc, test_fragments);
+	tcase_add_test(tc, test_demangle);
 	tcase_add_test(tc, test_load_errors);
 	tcase_add_test(tc, test_system_libc);
 	suite_add_tcase(s, tc);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Readable names: see user/demangle.h. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,14 +8,45 @@
 
 #include "user/demangle.h"
 
-/* GCC's clone suffixes on a C name: ".isra.0", ".constprop.1", ".part.2",
- * ".lto_priv.0", ".cold" ... Returns where the first one starts, or NULL. */
+/* Whether s is a run of GCC clone suffixes: (".isra" | ".constprop" |
+ * ".part" | ".lto_priv" | ".cold" | ".localalias" | ".clone") each with
+ * an optional ".N". Other dots belong to the name (Go's "main.worker"). */
+static bool clone_suffixes(const char *s)
+{
+	static const char *const words[] = {"isra", "constprop",  "part", "lto_priv",
+					    "cold", "localalias", "clone"};
+	size_t i, n;
+
+	if (!*s)
+		return false;
+	while (*s) {
+		if (*s != '.')
+			return false;
+		s++;
+		for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+			n = strlen(words[i]);
+			if (!strncmp(s, words[i], n) && (s[n] == '.' || !s[n]))
+				break;
+		}
+		if (i == sizeof(words) / sizeof(words[0]))
+			return false;
+		s += n;
+		if (s[0] == '.' && s[1] >= '0' && s[1] <= '9')
+			for (s++; *s >= '0' && *s <= '9'; s++)
+				;
+	}
+	return true;
+}
+
+/* Where a C name's GCC clone suffixes start ("work.isra.0"), or NULL. */
 static const char *clone_suffix(const char *name)
 {
-	const char *dot = strchr(name, '.');
+	const char *dot;
 
-	/* A name that starts with '.' or has none is not a clone. */
-	return dot && dot != name && dot[1] ? dot : NULL;
+	for (dot = strchr(name, '.'); dot; dot = strchr(dot + 1, '.'))
+		if (dot != name && clone_suffixes(dot))
+			return dot;
+	return NULL;
 }
 
 char *demangle__name(const char *name)
@@ -26,8 +58,7 @@ char *demangle__name(const char *name)
 		return NULL;
 	/* Itanium C++ (and Rust's legacy scheme, which wraps it), and Rust
 	 * v0 (_R): libiberty tells them apart itself. */
-	if ((name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')) ||
-	    !strncmp(name, "__Z", 3)) {
+	if ((name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')) || !strncmp(name, "__Z", 3)) {
 		r = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
 		if (r)
 			return r;

@@ -30,7 +30,7 @@ const char *outfile__strerror(int err);
 
 struct outfile {
 	FILE *f;
-	char tmp[4096];  /* the temporary file, "" for stdout */
+	char tmp[4096]; /* the temporary file, "" for stdout */
 	char path[4096];
 };
 
