@@ -122,9 +122,14 @@ static void count_on_return(void *state, const struct an_return *r)
 	struct count *c = state;
 	struct count_fn *f;
 
-	if (!r->matched || r->fid >= c->ctx->nfuncs)
+	if (r->fid >= c->ctx->nfuncs)
 		return;
 	f = &c->fn[r->fid];
+	/* Which frames lost their returns, and why (analyzers/shadow.h). */
+	f->t.unwound += r->unwound;
+	f->t.switched += r->switched;
+	if (!r->matched)
+		return;
 	f->t.matched++;
 	f->t.self_ns += r->self_ns;
 	if (!r->recursive)
@@ -142,6 +147,8 @@ static int count_merge(void *dst, const void *src)
 	for (i = 0; i < d->ctx->nfuncs; i++) {
 		d->fn[i].calls += s->fn[i].calls;
 		d->fn[i].t.matched += s->fn[i].t.matched;
+		d->fn[i].t.unwound += s->fn[i].t.unwound;
+		d->fn[i].t.switched += s->fn[i].t.switched;
 		d->fn[i].t.incl_ns += s->fn[i].t.incl_ns;
 		d->fn[i].t.self_ns += s->fn[i].t.self_ns;
 	}
@@ -493,6 +500,16 @@ static int count_report_json(void *state, struct json *w)
 		json__u64(w, fn->calls);
 		json__key(w, "matched");
 		json__u64(w, fn->t.matched);
+		/* Only when some: activations closed without a return event
+		 * for a known reason (GUARD events; docs/json-schema.md). */
+		if (fn->t.unwound) {
+			json__key(w, "unwound");
+			json__u64(w, fn->t.unwound);
+		}
+		if (fn->t.switched) {
+			json__key(w, "switched");
+			json__u64(w, fn->t.switched);
+		}
 		json__key(w, "incl_ns");
 		json__u64(w, fn->t.incl_ns);
 		json__key(w, "self_ns");

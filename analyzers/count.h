@@ -26,6 +26,8 @@ struct count_time {
 	uint64_t matched; /* activations closed by a return event */
 	uint64_t incl_ns; /* inclusive time, non-recursive activations */
 	uint64_t self_ns; /* self time, all matched activations */
+	uint64_t unwound; /* activations unwound by an exception (no time) */
+	uint64_t switched; /* activations whose return a stack switch hid */
 };
 
 /* Calls of fid, all threads. */

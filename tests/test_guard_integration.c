@@ -244,6 +244,10 @@ START_TEST(exc_mixed)
 	ck_assert_int_eq(fn_field(r.json, "catcher", "matched"), 300);
 	ck_assert_int_eq(fn_field(r.json, "after_catch", "matched"), 300);
 	ck_assert_int_eq(h_edge(r.json, "catcher", "after_catch"), 300);
+	/* which frames lost their returns, and why: per function */
+	ck_assert_int_eq(fn_field(r.json, "thrower_inner", "unwound"), 100);
+	ck_assert_int_eq(fn_field(r.json, "thrower_outer", "unwound"), 100);
+	ck_assert_int_eq(fn_field(r.json, "catcher", "unwound"), 0);
 	ck_assert_int_gt(fn_field(r.json, "catcher", "incl_ns"), 0);
 	/* i % 3 == 0 throws: 100 of 300; outer, mid, inner unwound then */
 	ck_assert_int_eq(h_returns(r.json, "unwound"), 300);
@@ -315,6 +319,9 @@ START_TEST(coro_switches)
 	counts_exact(&p, r.json, names);
 	guard_clean(r.json, false);
 	ck_assert_int_gt(guard_field(r.json, "sites_reached"), 0);
+	/* the coroutine and its consumer lost their returns to switches */
+	ck_assert_int_eq(fn_field(r.json, "produce", "switched"), 1);
+	ck_assert_int_eq(fn_field(r.json, "consume", "switched"), 1);
 	/* step is called on both stacks, and returns there every time */
 	ck_assert_int_eq(fn_field(r.json, "step", "matched"), h_own_calls(p.out, "step"));
 	ck_assert_int_eq(h_edge(r.json, "consume", "step") + h_edge(r.json, "produce", "step") +
