@@ -250,6 +250,11 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 			dispatch_io(w, t, recs + (size_t)i * REC_WORDS);
 			continue;
 		}
+		if (ev.kind == CABBPF_EV_EXEC) {
+			shadow__exec(&t->sh, ev.ts, &w->sink);
+			w->st.guard_records++;
+			continue;
+		}
 		if (ev.kind == CABBPF_EV_GUARD) { /* fid: the guard site, not a function */
 			(void)shadow__guard(&t->sh, ev.fid, ev.sp, ev.ts, &w->sink);
 			w->st.guard_records++;
@@ -622,6 +627,7 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.missing += s->returns.missing;
 	d->returns.unwound += s->returns.unwound;
 	d->returns.switched += s->returns.switched;
+	d->returns.exec += s->returns.exec;
 	d->guard_records += s->guard_records;
 	d->returns.orphan += s->returns.orphan;
 	d->returns.depth_limited += s->returns.depth_limited;
@@ -652,6 +658,7 @@ static void finish_worker(struct worker *w)
 		w->st.returns.missing += t->sh.c.missing;
 		w->st.returns.unwound += t->sh.c.unwound;
 		w->st.returns.switched += t->sh.c.switched;
+		w->st.returns.exec += t->sh.c.exec;
 		w->st.returns.orphan += t->sh.c.orphan;
 		w->st.returns.depth_limited += t->sh.c.depth_limited;
 		w->st.returns.nomem += t->sh.c.nomem;
@@ -723,10 +730,11 @@ int runner__report_text(struct runner *r, FILE *f)
 		fprintf(f,
 			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
 			" unwound by exceptions, %" PRIu64 " lost to stack switches, %" PRIu64
-			" orphan, %" PRIu64 " open; %" PRIu64
+			" ended by exec, %" PRIu64 " orphan, %" PRIu64 " open; %" PRIu64
 			" calls got no return probe (kernel limit: 64 pending per thread)\n",
 			s->returns.matched, s->returns.missing, s->returns.unwound,
-			s->returns.switched, s->returns.orphan, s->open, s->returns.depth_limited);
+			s->returns.switched, s->returns.exec, s->returns.orphan, s->open,
+			s->returns.depth_limited);
 	fprintf(f,
 		"order: %" PRIu64 " events of %" PRIu64 " threads, %" PRIu64 " gaps (%" PRIu64
 		" events), %" PRIu64 " chunks out of order\n",
@@ -762,6 +770,8 @@ int runner__report_json(struct runner *r, struct json *w)
 	json__u64(w, s->returns.unwound);
 	json__key(w, "switched");
 	json__u64(w, s->returns.switched);
+	json__key(w, "exec");
+	json__u64(w, s->returns.exec);
 	json__key(w, "orphan");
 	json__u64(w, s->returns.orphan);
 	json__key(w, "open");

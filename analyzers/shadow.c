@@ -51,6 +51,8 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 		r.incl_ns = dur;
 		r.self_ns = dur > fr->child_ns ? dur - fr->child_ns : 0;
 		s->c.matched++;
+	} else if (s->exec_closing) {
+		s->c.exec++;
 	} else if (fr->lost) {
 		r.switched = true;
 		s->c.switched++;
@@ -346,6 +348,14 @@ int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 	default:
 		return 0;
 	}
+}
+
+void shadow__exec(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
+{
+	s->exec_closing = true;
+	shadow__abandon(s, ts, k);
+	s->exec_closing = false;
+	s->unwinding = s->caught = false;
 }
 
 void shadow__abandon(struct shadow *s, uint64_t ts, const struct shadow_sink *k)

@@ -133,6 +133,7 @@ struct shadow_counts {
 	uint64_t unwound;	/* frames unwound by an exception (GUARD THROW..CATCH) */
 	uint64_t switched;	/* frames whose return was lost to a stack switch or
 				   the program's own backtrace (GUARD SWITCH/BACKTRACE) */
+	uint64_t exec;		/* frames of an image that execve replaced */
 	uint64_t orphan;	/* return events that matched no frame */
 	uint64_t depth_limited; /* entries made with >= 64 returns pending */
 	uint64_t nomem;		/* entries not pushed: out of memory */
@@ -153,6 +154,7 @@ struct shadow {
 	uint64_t chain_sp;  /* != 0: the next event must be a return here */
 	bool unwinding;	    /* from a THROW to the first event after its CATCH */
 	bool caught;	    /* a CATCH came: unwinding ends at the next event */
+	bool exec_closing;  /* shadow__exec is closing the old image's frames */
 	struct shadow_park *park;
 	size_t npark;
 	struct hmap active; /* fid -> live frames of fid (recursion) */
@@ -184,6 +186,10 @@ void shadow__return(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
  */
 int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		  const struct shadow_sink *k);
+
+/* execve replaced the thread's image: close every frame (parked ones
+ * too) as "exec", reporting each to k. */
+void shadow__exec(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
 
 /* Pop every frame as missing (the thread is gone, e.g. its tid was reused),
  * reporting each to k; parked frames are closed as "switched". */

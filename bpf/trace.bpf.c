@@ -9,6 +9,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "cabbpf_event.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -86,6 +87,36 @@ SEC("uretprobe")
 int BPF_KRETPROBE(on_return)
 {
 	return emit(ctx, CABBPF_EV_RETURN);
+}
+
+/*
+ * execve replaced the image (the exec'ing thread, now the only one): the
+ * old image's frames are gone without returns. Uprobes are bound to files,
+ * so the same binary is traced on; the event says which file it is.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct cabbpf_event *e;
+	struct tstate *st;
+
+	if (target_tgid && p->tgid != target_tgid)
+		return 0;
+	if (cgroup_excluded())
+		return 0;
+	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_DROPS);
+	if (e) {
+		e->tid = (__u32)p->pid;
+		e->pid = p->tgid;
+		e->kind = CABBPF_EV_EXEC;
+		e->fid = 0;
+		e->seq = st->seq++;
+		e->ts = want_time ? bpf_ktime_get_ns() : 0;
+		e->sp = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+		pipeline_submit(e, st);
+	}
+	pipeline_end(st);
+	return 0;
 }
 
 /* Kernel floor for the benchmark: the same sites with nothing to do. */

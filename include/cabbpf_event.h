@@ -21,6 +21,11 @@ enum cabbpf_kind {
 	 * stacks that frames were unwound by an exception or left on another
 	 * stack, so they are closed for that reason and not as "missing". */
 	CABBPF_EV_GUARD = 4,
+	/* The thread called execve and a new image replaced the old one: every
+	 * frame of the old image is gone. sp holds the new executable's inode
+	 * number (fid 0), so the loader can tell whether it is the program it
+	 * traces. */
+	CABBPF_EV_EXEC = 5,
 };
 
 /*

@@ -788,6 +788,43 @@ START_TEST(unmatched_patterns_warned)
 }
 END_TEST
 
+/* execve of the same program while traced frames are open: the old
+ * image's frames end "by exec" (no false main -> main edge), the new image
+ * is traced on with exact counts. Another program: said so. */
+START_TEST(exec_same_and_other)
+{
+	char *same[] = {"--", (char *)h_target("reexec", OPT(_i)), "50", NULL};
+	char *other[] = {"--", (char *)h_target("reexec", OPT(_i)), "50", "other", NULL};
+	struct h_run r;
+
+	h_run(&r, same);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_calls(r.json, "work"), 100);
+	ck_assert_int_eq(h_calls(r.json, "main"), 2);
+	ck_assert_int_eq(h_calls(r.json, "hop"), 1);
+	ck_assert_int_eq(h_edge(r.json, "<root>", "main"), 2);
+	ck_assert_int_eq(h_edge(r.json, "main", "work"), 100);
+	ck_assert_int_eq(h_edge(r.json, "main", "hop"), 1);
+	ck_assert_int_eq(h_edge(r.json, "main", "main"), 0);
+	ck_assert_int_eq(h_nedges(r.json), 3);
+	ck_assert_int_eq(h_returns(r.json, "exec"), 2); /* main and hop */
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_returns(r.json, "open"), 0);
+	ck_assert_int_eq(h_num(h_get(r.json, "target"), "execs"), 1);
+	ck_assert(!json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_other_program")));
+	h_free(&r);
+
+	h_run(&r, other);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_calls(r.json, "work"), 50);
+	ck_assert_int_eq(h_returns(r.json, "exec"), 2);
+	ck_assert(json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_other_program")));
+	ck_assert_ptr_nonnull(strstr(r.err, "exec'd another program"));
+	ck_assert_ptr_nonnull(strstr(r.out, "ANOTHER program"));
+	h_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("integration");
@@ -810,6 +847,7 @@ int main(void)
 	tcase_add_loop_test(exact, recursion_exact, 0, 2);
 	tcase_add_loop_test(exact, cxx_names, 0, 4);
 	tcase_add_test(exact, unmatched_patterns_warned);
+	tcase_add_loop_test(exact, exec_same_and_other, 0, 2);
 	tcase_add_loop_test(exact, no_times_exact, 0, 2);
 	tcase_add_loop_test(exact, threads_exact_per_thread, 0, 2);
 	tcase_add_loop_test(exact, cpu_hopping_keeps_order, 0, 2);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -758,6 +759,21 @@ int main(int argc, char **argv)
 	/* call events */
 	sm.events = stage__events(stage) - stage__io_events(stage) - stage__guard_events(stage);
 	sm.guard = guard ? &gst : NULL;
+	{
+		uint64_t ino = 0;
+		struct stat sb;
+
+		sm.execs = stage__execs(stage, &ino);
+		/* A launched command's own start is an exec too: not the
+		 * program's doing. */
+		if (tg.spawned && sm.execs)
+			sm.execs--;
+		sm.exec_other = sm.execs && (stat(tg.exe, &sb) || (uint64_t)sb.st_ino != ino);
+		if (sm.exec_other)
+			log_warn("%s (pid %d) exec'd another program: its calls after that are not "
+				 "traced",
+				 tg.comm, (int)tg.pid);
+	}
 	sm.lost = totals[CABBPF_STAT_DROPS] + totals[CABBPF_STAT_IO_DROPS] +
 		  totals[CABBPF_STAT_GUARD_DROPS];
 	sm.lost_calls = totals[CABBPF_STAT_DROPS];

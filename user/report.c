@@ -28,6 +28,11 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 	fprintf(out, "  %u function%s traced%s, %.3f s, %llu events, %llu lost\n", s->nfuncs,
 		s->nfuncs == 1 ? "" : "s", s->skipped ? " (some refused by the kernel)" : "",
 		s->duration_s, (unsigned long long)s->events, (unsigned long long)s->lost);
+	if (s->execs)
+		fprintf(out, "  execve: %llu; %s\n", (unsigned long long)s->execs,
+			s->exec_other ? "the last one ran ANOTHER program, whose calls are not traced"
+				      : "the same program, traced on (the old image's frames ended "
+					"by exec)");
 	if (s->lost)
 		fprintf(out,
 			"  WARNING: %llu events were lost (kernel ring full): %llu calls and "
@@ -72,6 +77,10 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__bool(w, s->exited);
 	err |= json__key(w, "exit");
 	err |= json__string(w, ex[0] ? ex : NULL);
+	err |= json__key(w, "execs");
+	err |= json__u64(w, s->execs);
+	err |= json__key(w, "exec_other_program");
+	err |= json__bool(w, s->exec_other);
 	err |= json__end_object(w);
 	err |= json__key(w, "stop_reason");
 	err |= json__string(w, s->stop_reason);

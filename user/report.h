@@ -42,6 +42,8 @@ struct summary {
 	/* What the target guard did (user/guard.h); NULL: no guard ran
 	 * (--entry-only, --no-guard, or nothing to guard). */
 	const struct guard_stats *guard;
+	uint64_t execs;   /* execve calls the target made while traced */
+	bool exec_other;  /* the last one ran another program (not traced) */
 };
 
 /* Human report on out. */

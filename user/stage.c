@@ -18,7 +18,9 @@ struct stage {
 	size_t cap; /* records per chunk */
 	uint64_t events;
 	uint64_t io_events; /* of events: CABBPF_EV_IO */
-	uint64_t guard_events; /* of events: CABBPF_EV_GUARD */
+	uint64_t guard_events; /* of events: CABBPF_EV_GUARD and CABBPF_EV_EXEC */
+	uint64_t execs;	       /* CABBPF_EV_EXEC events */
+	uint64_t exec_ino;     /* the last one's executable (inode number) */
 	uint64_t fail_after; /* tests: fail the push after fail_after - 1 events */
 	struct cab_pp **bufs;
 	struct open_chunk *open;
@@ -114,7 +116,11 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 		s->io_events++;
 	} else {
 		rec__encode(oc->recs + (size_t)oc->n * REC_WORDS, e->kind, e->fid, e->ts, e->sp);
-		s->guard_events += e->kind == CABBPF_EV_GUARD;
+		s->guard_events += e->kind == CABBPF_EV_GUARD || e->kind == CABBPF_EV_EXEC;
+		if (e->kind == CABBPF_EV_EXEC) {
+			s->execs++;
+			s->exec_ino = e->sp;
+		}
 	}
 	oc->n++;
 	s->events++;
@@ -146,6 +152,13 @@ uint64_t stage__events(const struct stage *s)
 uint64_t stage__guard_events(const struct stage *s)
 {
 	return s->guard_events;
+}
+
+uint64_t stage__execs(const struct stage *s, uint64_t *last_ino)
+{
+	if (last_ino)
+		*last_ino = s->exec_ino;
+	return s->execs;
 }
 
 uint64_t stage__io_events(const struct stage *s)

@@ -39,8 +39,12 @@ void stage__close(struct stage *s);
 uint64_t stage__events(const struct stage *s);
 /* [any] Of those, I/O events. */
 uint64_t stage__io_events(const struct stage *s);
-/* Of those, GUARD events (user/guard.h): neither calls nor I/O. */
+/* Of those, GUARD events (user/guard.h) and EXEC events: neither calls
+ * nor I/O. */
 uint64_t stage__guard_events(const struct stage *s);
+/* EXEC events (the target called execve), and the inode number of the
+ * last one's executable in *last_ino (if not NULL). */
+uint64_t stage__execs(const struct stage *s, uint64_t *last_ino);
 
 /* Free; NULL is fine. Only after the analyzers are done with the buffers. */
 void stage__free(struct stage *s);

@@ -31,6 +31,7 @@ struct trace {
 	uint32_t nmfd[2];
 	struct bpf_link **links;
 	uint32_t nlinks;
+	struct bpf_link *exec_link; /* on_exec: execve seen in the target */
 	uint32_t skipped;
 	bool multi;
 };
@@ -389,6 +390,19 @@ cleanup:
 	return err;
 }
 
+/* The exec tracepoint (not for the floor: it has no events). A kernel
+ * without it still traces, only without exec events: say so. */
+static void attach_exec(struct trace *t)
+{
+	if (t->o.floor || t->exec_link)
+		return;
+	t->exec_link = bpf_program__attach(t->skel->progs.on_exec);
+	if (!t->exec_link)
+		log_warn("exec tracepoint refused (%s): an execve in the target will show as "
+			 "missing returns",
+			 strerror(errno));
+}
+
 int trace__attach(struct trace *t)
 {
 	int err = 0;
@@ -399,8 +413,10 @@ int trace__attach(struct trace *t)
 		const char *no_multi = getenv("CABBPF_TEST_NO_MULTI");
 
 		err = no_multi && *no_multi == '1' ? -EOPNOTSUPP : attach_multi(t);
-		if (!err)
+		if (!err) {
+			attach_exec(t);
 			return 0;
+		}
 		if (err == -ENOENT) {
 			log_err("no probe site left to attach in %s", t->o.binary);
 			return err;
@@ -422,6 +438,8 @@ int trace__attach(struct trace *t)
 			return err;
 	}
 	err = attach_perf(t);
+	if (!err)
+		attach_exec(t);
 	if (err == -ENOENT)
 		log_err("the kernel refused every probe site in %s", t->o.binary);
 	return err;
@@ -517,6 +535,8 @@ void trace__detach(struct trace *t)
 
 	if (!t)
 		return;
+	bpf_link__destroy(t->exec_link);
+	t->exec_link = NULL;
 	/* Returns go first, entries last (the reverse of attach): a return can
 	 * then never be reported without its entry. In between, entries
 	 * without returns show up as open or missing frames, which the
