@@ -4,6 +4,7 @@
 #   make asan-check the unit suites under AddressSanitizer + UBSan
 #   make tsan-check cab/ and the loader's threads under ThreadSanitizer
 #   make bench      build the benchmarks under bench/
+#   make stress     every suite 50 times under two CPU hogs (flake hunt)
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
@@ -59,7 +60,7 @@ TARGET_SRCS := $(wildcard tests/targets/*.c)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all clean check unit-check integration-check asan-check tsan-check bench format deps demo
+.PHONY: all clean check unit-check integration-check asan-check tsan-check bench format deps demo stress
 all: cabbpf
 
 $(OUT) $(OUT)/obj $(OUT)/tests $(OUT)/bench:
@@ -121,6 +122,10 @@ tsan-run: $(OUT)/tests/test_cab_stress $(OUT)/tests/test_loader_threads $(OUT)/c
 		tests/run.sh $(OUT)/tests/test_cab_stress $(OUT)/tests/test_loader_threads
 
 bench: cabbpf $(BENCH_BINS)
+
+# Every suite, STRESS_RUNS times (default 50), under two CPU hogs: flake hunt.
+stress:
+	$(Q)./scripts/stress.sh
 
 deps:
 	$(Q)./scripts/install-deps.sh

@@ -43,12 +43,13 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+/* libbpf's warnings and errors always reach stderr, under cabbpf's
+ * prefix like every diagnostic; its info and debug chatter only with -v. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG && !log_verbose)
+	if (level != LIBBPF_WARN && !log_verbose)
 		return 0;
-	if (!log_verbose)
-		return 0;
+	fputs("cabbpf: ", stderr);
 	return vfprintf(stderr, fmt, ap);
 }
 
