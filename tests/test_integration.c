@@ -450,8 +450,11 @@ START_TEST(ring_overflow_counts_every_drop)
 
 		ck_assert_int_eq(sscanf(p, "tid=%ld calls=%ld", &tid, &n), 2);
 		got = h_thread_calls(r.json, "work", tid);
+		/* With the loader stopped all along, a thread that starts late
+		 * may find the rings full and lose every event: 0 is possible
+		 * (the exact check is events + lost above). */
 		ck_assert_int_le(got, n);
-		ck_assert_int_gt(got, 0);
+		ck_assert_int_ge(got, 0);
 		seen++;
 	}
 	ck_assert_int_eq(seen, 4);
