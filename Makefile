@@ -134,7 +134,7 @@ demo: cabbpf
 	$(Q)./scripts/demo.sh
 
 format:
-	$(Q)clang-format -i $(wildcard */*.c */*.h tests/targets/*.c)
+	$(Q)clang-format -i $(filter-out vmlinux/%,$(wildcard */*.c */*.h)) $(wildcard tests/targets/*.c)
 
 clean:
 	$(call msg,CLEAN,)

@@ -54,14 +54,14 @@ START_TEST(classes_of_known_bytes)
 	ck_assert_int_eq(CLS(0x90), INSN_EMULATED);
 	ck_assert_int_eq(CLS(0x66, 0x90), INSN_EMULATED);
 	ck_assert_int_eq(CLS(0x0f, 0x1f, 0x40, 0x00), INSN_EMULATED); /* nopl 0(%rax) */
-	ck_assert_int_eq(CLS(0xe8, 0x10, 0, 0, 0), INSN_EMULATED);	/* call rel32 */
+	ck_assert_int_eq(CLS(0xe8, 0x10, 0, 0, 0), INSN_EMULATED);    /* call rel32 */
 	ck_assert(in.direct_branch && in.target == 0x1015 && in.flow);
 	ck_assert_int_eq(CLS(0xe9, 0, 1, 0, 0), INSN_EMULATED); /* jmp rel32 */
 	ck_assert_int_eq(CLS(0xeb, 0xfe), INSN_EMULATED);	/* jmp rel8 */
 	ck_assert(in.direct_branch && in.target == 0x1000);
-	ck_assert_int_eq(CLS(0x74, 0x05), INSN_EMULATED);	    /* je rel8 */
+	ck_assert_int_eq(CLS(0x74, 0x05), INSN_EMULATED);	      /* je rel8 */
 	ck_assert_int_eq(CLS(0x0f, 0x84, 0, 1, 0, 0), INSN_EMULATED); /* je rel32 */
-	ck_assert_int_eq(CLS(0xe2, 0x05), INSN_SSTEP);		    /* loop: not emulated */
+	ck_assert_int_eq(CLS(0xe2, 0x05), INSN_SSTEP);		      /* loop: not emulated */
 	ck_assert_int_eq(CLS(0xf3, 0x0f, 0x1e, 0xfa), INSN_SSTEP);    /* endbr64 */
 	ck_assert(!in.uses_sp && !in.flow);
 	ck_assert_int_eq(CLS(0x48, 0x83, 0xec, 0x08), INSN_SSTEP); /* sub $8,%rsp */
@@ -99,7 +99,7 @@ END_TEST
 /* One instruction of objdump's listing. */
 struct dis {
 	uint64_t addr;
-	char text[96]; /* mnemonic and operands */
+	char text[96];	 /* mnemonic and operands */
 	uint64_t target; /* direct jump/call target, or 0 */
 };
 
@@ -128,8 +128,9 @@ static struct dis *objdump(const char *path, size_t *n)
 		d.text[strcspn(d.text, "\n")] = 0;
 		/* "jne    1289 <f+0x19>", "call   1030 <x@plt>", "loop ..." */
 		sp = strpbrk(d.text, " \t");
-		if ((d.text[0] == 'j' || !strncmp(d.text, "call", 4) || !strncmp(d.text, "loop", 4) ||
-		     !strncmp(d.text, "bnd j", 5) || !strncmp(d.text, "notrack", 7)) &&
+		if ((d.text[0] == 'j' || !strncmp(d.text, "call", 4) ||
+		     !strncmp(d.text, "loop", 4) || !strncmp(d.text, "bnd j", 5) ||
+		     !strncmp(d.text, "notrack", 7)) &&
 		    sp) {
 			char *q = sp + strspn(sp, " \t");
 
@@ -153,8 +154,8 @@ static struct dis *objdump(const char *path, size_t *n)
 
 static bool touches_sp_or_flow(const char *t)
 {
-	static const char *const bad[] = {"%rsp", "%esp", "%sp", "%spl", "push", "pop", "call",
-					  "ret", "leave", "enter", "syscall", "int"};
+	static const char *const bad[] = {"%rsp", "%esp", "%sp",   "%spl",  "push",    "pop",
+					  "call", "ret",  "leave", "enter", "syscall", "int"};
 	size_t i;
 
 	if (t[0] == 'j' || !strncmp(t, "bnd", 3) || !strncmp(t, "notrack", 7) ||
@@ -211,7 +212,8 @@ static size_t verify_binary_mode(const char *bin, bool entry_only)
 		ck_assert_uint_eq(p0->sites[i].cls, ps->entry_cls);
 		if (ps->rule != PLAN_SHIFTED) {
 			ck_assert_uint_eq(ps->shift, 0);
-			ck_assert_uint_eq(ps->offset, ps->rule == PLAN_SKIPPED ? PLAN_NO_PROBE : s->offset);
+			ck_assert_uint_eq(ps->offset,
+					  ps->rule == PLAN_SKIPPED ? PLAN_NO_PROBE : s->offset);
 			continue;
 		}
 		moved++;
@@ -222,8 +224,8 @@ static size_t verify_binary_mode(const char *bin, bool entry_only)
 		for (j = 0; j < nd; j++) {
 			/* Nothing anywhere jumps or calls into (entry, site]. */
 			ck_assert_msg(!(d[j].target > s->vaddr && d[j].target <= site),
-				      "%s: %s moved to +%u but 0x%lx '%s' targets 0x%lx", bin, s->name,
-				      ps->shift, (unsigned long)d[j].addr, d[j].text,
+				      "%s: %s moved to +%u but 0x%lx '%s' targets 0x%lx", bin,
+				      s->name, ps->shift, (unsigned long)d[j].addr, d[j].text,
 				      (unsigned long)d[j].target);
 			if (d[j].addr < s->vaddr || d[j].addr >= s->vaddr + s->size)
 				continue;
@@ -243,19 +245,20 @@ static size_t verify_binary_mode(const char *bin, bool entry_only)
 				snprintf(tx, sizeof(tx), "%s", "mov");
 				ck_assert(!touches_sp_or_flow(tx));
 			} else if (d[j].addr < site) {
-				ck_assert_msg(!touches_sp_or_flow(d[j].text), "%s: %s +%u skips '%s'",
-					      bin, s->name, ps->shift, d[j].text);
+				ck_assert_msg(!touches_sp_or_flow(d[j].text),
+					      "%s: %s +%u skips '%s'", bin, s->name, ps->shift,
+					      d[j].text);
 			}
 		}
 		ck_assert_msg(boundary, "%s: %s +%u is not an instruction start", bin, s->name,
 			      ps->shift);
 		push = !strncmp(site_text, "push", 4);
-		ck_assert_msg(push || !indirect, "%s: %s moved to '%s' despite an indirect jmp", bin,
-			      s->name, site_text);
+		ck_assert_msg(push || !indirect, "%s: %s moved to '%s' despite an indirect jmp",
+			      bin, s->name, site_text);
 		if (ps->cls == INSN_NOP5)
 			ck_assert(!strncmp(site_text, "nop", 3));
-		ck_assert_msg(ps->sp_delta == (uint32_t)delta, "%s: %s sp_delta %u, objdump %ld", bin,
-			      s->name, ps->sp_delta, delta);
+		ck_assert_msg(ps->sp_delta == (uint32_t)delta, "%s: %s sp_delta %u, objdump %ld",
+			      bin, s->name, ps->sp_delta, delta);
 	}
 	free(d);
 	plan__free(p);
@@ -392,6 +395,8 @@ START_TEST(library_selectors)
 {
 	const char *globs[] = {"main", "libc:malloc", "libc.so.6:free", "libc.so.6:nosuch_*"};
 	const char *nomatch[] = {"libm:nosuch_*"};
+	const char *partial[] = {"libm:nosuch_*", "libc:malloc"};
+	const char *exe_only[] = {"main", "libm:nosuch_*"};
 	struct plan_opts po = {.returns = true};
 	const char *names[4], *bins[4];
 	uint32_t deltas[4];
@@ -402,6 +407,12 @@ START_TEST(library_selectors)
 	ck_assert(libs__is_selector("libc:malloc"));
 	ck_assert(!libs__is_selector("malloc"));
 	ck_assert(!libs__is_selector(":malloc"));
+	/* A "::" is a C++ scope, never a library separator. */
+	ck_assert(!libs__is_selector("ns::*"));
+	ck_assert(!libs__is_selector("ns::Foo::bar"));
+	ck_assert(!libs__is_selector("::bar"));
+	ck_assert(!libs__is_selector("*::bar(int)"));
+	ck_assert(libs__is_selector("libstdc++:std::vector*"));
 	ck_assert_int_eq(libs__resolve(getpid(), "libc", path, sizeof(path)), 0);
 	ck_assert_ptr_nonnull(strstr(path, "libc.so.6"));
 	ck_assert_int_eq(libs__resolve(getpid(), "libc.so.6", path, sizeof(path)), 0);
@@ -409,8 +420,7 @@ START_TEST(library_selectors)
 	ck_assert_int_eq(libs__resolve(getpid(), "libpthread.so.0", path, sizeof(path)), 0);
 	ck_assert_int_eq(libs__resolve(getpid(), "libno_such_library_x", path, sizeof(path)),
 			 -ENOENT);
-	ck_assert_int_eq(libs__resolve(getpid(), "/no/such/libx.so", path, sizeof(path)),
-			 -ENOENT);
+	ck_assert_int_eq(libs__resolve(getpid(), "/no/such/libx.so", path, sizeof(path)), -ENOENT);
 	ck_assert_int_eq(libs__load(getpid(), globs, 1, &po, &l), 0);
 	ck_assert_ptr_null(l); /* no selector */
 	ck_assert_int_eq(libs__load(getpid(), globs, 3, &po, &l), 0);
@@ -430,6 +440,17 @@ START_TEST(library_selectors)
 	libs__free(l);
 	ck_assert_int_eq(libs__load(getpid(), nomatch, 1, &po, &l), -ENOENT);
 	ck_assert_ptr_null(l);
+	/* Several patterns: a library none of whose selectors matches is
+	 * named in a warning and left out; the caller decides. */
+	ck_assert_int_eq(libs__load(getpid(), partial, 2, &po, &l), 0);
+	ck_assert_uint_eq(l->nlibs, 1);
+	ck_assert_uint_eq(l->nfuncs, 1);
+	libs__free(l);
+	ck_assert_int_eq(libs__load(getpid(), exe_only, 2, &po, &l), 0);
+	ck_assert_ptr_nonnull(l);
+	ck_assert_uint_eq(l->nlibs, 0);
+	ck_assert_uint_eq(l->nfuncs, 0);
+	libs__free(l);
 	libs__free(NULL);
 }
 END_TEST

@@ -10,6 +10,12 @@
  *    file offset with the bytes the running program finds at the function's
  *    address (the program dumps them itself), and addresses against nm,
  *  - alias collapse, zero-size symbols, IFUNC, globs, error codes,
+ *  - names: a C program with GCC's fragments and clones (work.cold,
+ *    helper.constprop.0, field.isra.0, logit.part.0) and a C++ program
+ *    (g++ -O0 and -O2) read through the demangler, selected by demangled
+ *    glob, by a name without its parameters and by mangled name; fragments
+ *    never selected, and the disassembly proves what a fragment and a
+ *    clone are (jumped to, called),
  *  - syms__resolve_exe() for this process, a zombie, a deleted executable
  *    and a process in another mount namespace.
  */
@@ -101,6 +107,105 @@ static const char *const prog_src[] = {
 	"}",
 };
 
+/* GCC's fragments and clones in C, built at -O2: work's unlikely branch
+ * (it calls a cold function) becomes the fragment work.cold; helper, always
+ * called with k == 5, becomes helper.constprop.0; field, which reads two
+ * fields of a struct passed by pointer, becomes field.isra.0; logit's body
+ * behind its "if (!flag) return" becomes logit.part.0 (partial inlining). */
+static const char *const frag_src[] = {
+	"#include <stdio.h>",
+	"struct big { long a, b, c[8]; };",
+	"int flag;",
+	"__attribute__((cold, noinline)) void report(int x) { fprintf(stderr, \"odd %d\\n\", x); }",
+	"__attribute__((noinline)) int work(int x)",
+	"{",
+	"	if (x < 0) { report(x); fprintf(stderr, \"neg %d\\n\", x); x = -x * 7 + x / 3;",
+	"		printf(\"%d\\n\", x); }",
+	"	return x * 3;",
+	"}",
+	"static __attribute__((noinline)) int helper(int x, int k)",
+	"{ if (x > 100000) { puts(\"big\"); puts(\"bigger\"); } return x + k; }",
+	"static __attribute__((noinline)) long field(struct big *p) { return p->b * 3 + p->a; }",
+	"static void logit(int x)",
+	"{",
+	"	if (!flag)",
+	"		return;",
+	"	for (int i = 0; i < x; i++) { printf(\"%d %d %d\\n\", i, x, i * x);",
+	"		fprintf(stderr, \"%d\\n\", i ^ x); printf(\"%s %d\\n\", \"more\", i + x);",
+	"		fprintf(stderr, \"a %d b %d c %d\\n\", x, i, x - i); }",
+	"}",
+	"int a(int x) { logit(x); return x + 1; }",
+	"int b(int x) { logit(x + 1); return x * 2; }",
+	"int c(int x) { logit(x + 2); return x * 3; }",
+	"int main(int argc, char **argv)",
+	"{",
+	"	struct big g = {argc, argc + 1, {0}};",
+	"	long s = 0;",
+	"	(void)argv;",
+	"	flag = argc > 2;",
+	"	for (int i = 0; i < argc; i++)",
+	"		s += work(i) + helper(i, 5) + field(&g) + a(i) + b(i) + c(i);",
+	"	printf(\"%ld\\n\", s);",
+	"	return 0;",
+	"}",
+};
+
+/* C++ names, built with g++ -O0 and -O2: a namespace, a class with an
+ * overloaded method and a const one, a template, an overloaded function,
+ * std::vector, a static function g++ -O2 clones (scale, k == 3), and a
+ * function whose cold branch g++ -O2 splits off (ns::work -> .cold). */
+static const char *const cxx_src[] = {
+	"#include <cstdio>",
+	"#include <vector>",
+	"#define KEEP __attribute__((noinline, used))",
+	"namespace ns {",
+	"struct Foo {",
+	"	long acc = 0;",
+	"	KEEP long bar(int x);",
+	"	KEEP long bar(double x);",
+	"	KEEP long baz(int x) const;",
+	"};",
+	"KEEP long Foo::bar(int x) { asm volatile(\"\"); return acc += x; }",
+	"KEEP long Foo::bar(double x) { asm volatile(\"\"); return acc += (long)x; }",
+	"KEEP long Foo::baz(int x) const { asm volatile(\"\"); return acc + x; }",
+	"template <typename V> KEEP V twice(V v) { asm volatile(\"\"); return v * 2; }",
+	"template int twice<int>(int);",
+	"template long twice<long>(long);",
+	"KEEP long over(long x) { asm volatile(\"\"); return x + 1; }",
+	"KEEP long over(const char *s) { asm volatile(\"\"); return s[0]; }",
+	"static char note[64];",
+	"__attribute__((cold, noinline)) void complain(long x)",
+	"{ snprintf(note, sizeof(note), \"complain %ld\", x); }",
+	"KEEP long work(long x)",
+	"{",
+	"	if (x % 8 == 7) {",
+	"		complain(x);",
+	"		x = -x * 5 + (long)note[9];",
+	"		snprintf(note, sizeof(note), \"again %ld\", x);",
+	"		return x + note[0];",
+	"	}",
+	"	return x * 3;",
+	"}",
+	"}",
+	"static __attribute__((noinline)) long scale(long x, long k)",
+	"{ asm volatile(\"\"); return x * k + (x >> 2); }",
+	"int main(int argc, char **argv)",
+	"{",
+	"	ns::Foo f;",
+	"	std::vector<int> v;",
+	"	long s = 0;",
+	"	(void)argv;",
+	"	for (int i = 0; i < argc; i++) {",
+	"		s += f.bar(i) + f.bar((double)i) + f.baz(i) + ns::twice<int>(i) +",
+	"		     ns::twice<long>(i) + ns::over(i) + ns::over(\"x\") + ns::work(i) + "
+	"scale(i, 3);",
+	"		v.push_back(i);",
+	"	}",
+	"	printf(\"%ld %zu\\n\", s, v.size());",
+	"	return 0;",
+	"}",
+};
+
 enum variant { V_PIE_O0, V_PIE_O2, V_NOPIE_O0, V_NOPIE_O2, V_PIE_SHIFTED, V_STRIPPED, NV };
 
 static const struct {
@@ -130,6 +235,9 @@ static char bin[NV][PATH_MAX + 32];
 static char path_obj[PATH_MAX + 32], path_nofunc[PATH_MAX + 32], path_text[PATH_MAX + 32];
 static char path_empty[PATH_MAX + 32];
 static bool built;
+/* frag_src at gcc -O2; cxx_src at g++ -O0 ([0]) and -O2 ([1]) */
+static char path_frag[PATH_MAX + 32], path_cxx[2][PATH_MAX + 32];
+static bool built_names;
 
 static int write_file(const char *path, const char *text)
 {
@@ -159,6 +267,49 @@ static int run(const char *fmt, ...)
 	if (rc != 0)
 		fprintf(stderr, "test_syms: failed (%d): %s\n", rc, cmd);
 	return rc;
+}
+
+/* Writes the lines of src (n of them) to the file at path. */
+static int write_lines(const char *path, const char *const *src, size_t n)
+{
+	size_t i, len = 0;
+	char *text;
+	int err;
+
+	for (i = 0; i < n; i++)
+		len += strlen(src[i]) + 1;
+	text = calloc(1, len + 1);
+	if (!text)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		strcat(text, src[i]);
+		strcat(text, "\n");
+	}
+	err = write_file(path, text);
+	free(text);
+	return err;
+}
+
+/* The fragment and clone program and the C++ one (after build_all). */
+static bool build_names(void)
+{
+	char src[PATH_MAX + 32];
+	int o;
+
+	snprintf(src, sizeof(src), "%s/frag.c", dir);
+	snprintf(path_frag, sizeof(path_frag), "%s/frag-O2", dir);
+	if (write_lines(src, frag_src, sizeof(frag_src) / sizeof(frag_src[0])) ||
+	    run("gcc -O2 -Wall -Werror %s -o %s", src, path_frag))
+		return false;
+	snprintf(src, sizeof(src), "%s/names.cc", dir);
+	if (write_lines(src, cxx_src, sizeof(cxx_src) / sizeof(cxx_src[0])))
+		return false;
+	for (o = 0; o < 2; o++) {
+		snprintf(path_cxx[o], sizeof(path_cxx[o]), "%s/names-O%d", dir, 2 * o);
+		if (run("g++ -O%d -Wall -Werror %s -o %s", 2 * o, src, path_cxx[o]))
+			return false;
+	}
+	return true;
 }
 
 /* Builds every variant once, before the suites fork their test processes. */
@@ -816,6 +967,11 @@ START_TEST(test_demangle)
 	dm_is("_ZN2ns3Foo3barEi", "ns::Foo::bar(int)");
 	dm_is("_Z4workv.constprop.0", "work() [clone .constprop.0]");
 	dm_is("_ZN5panic11panic_inner17h7dcb23d92ebbc674E", "panic::panic_inner");
+	dm_is("_RNvNtCs1234_7mycrate4util3bar", "mycrate::util::bar"); /* Rust v0 */
+	dm_is("_ZN2ns4workEl.cold", "ns::work(long) [clone .cold]");
+	dm_is("_ZL5scalell.constprop.0", "scale(long, long) [clone .constprop.0]");
+	dm_is("logit.part.0", "logit [clone .part.0]");
+	dm_is("work.part.0.cold", "work [clone .part.0.cold]");
 	dm_is("work.isra.0", "work [clone .isra.0]");
 	dm_is("work.constprop.1.isra.0", "work [clone .constprop.1.isra.0]");
 	dm_is("main.worker", NULL);
@@ -828,6 +984,245 @@ START_TEST(test_demangle)
 	ck_assert_uint_eq(demangle__base_len("bool operator()(int)"), 15);
 	ck_assert_uint_eq(demangle__base_len("work [clone .isra.0]"), 4);
 	ck_assert_uint_eq(demangle__base_len("plain"), 5);
+}
+END_TEST
+
+/* The readable names (pretty, else the linkage name) of a selection,
+ * sorted, separated by " | " (C++ names hold spaces). */
+static void selected_pretty(const struct symtab *st, const size_t *idx, size_t n, char *out,
+			    size_t len)
+{
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+	size_t i;
+
+	ck_assert_ptr_nonnull(names);
+	for (i = 0; i < n; i++)
+		names[i] =
+			st->syms[idx[i]].pretty ? st->syms[idx[i]].pretty : st->syms[idx[i]].name;
+	qsort(names, n, sizeof(*names), cmp_str);
+	out[0] = 0;
+	for (i = 0; i < n; i++) {
+		if (i)
+			strncat(out, " | ", len - strlen(out) - 1);
+		strncat(out, names[i], len - strlen(out) - 1);
+	}
+	free(names);
+}
+
+/* What one glob selects, as selected_pretty writes it. */
+static void assert_pretty(const struct symtab *st, const char *glob, const char *want)
+{
+	size_t *idx = NULL, n = 0;
+	char got[4096];
+	int err = syms__select(st, &glob, 1, &idx, &n);
+
+	ck_assert_msg(!err, "-f '%s': syms__select = %d", glob, err);
+	selected_pretty(st, idx, n, got, sizeof(got));
+	ck_assert_msg(!strcmp(got, want), "-f '%s' selects \"%s\", want \"%s\"", glob, got, want);
+	free(idx);
+}
+
+static void assert_selects_nothing(const struct symtab *st, const char *glob)
+{
+	size_t *idx = (size_t *)1, n = 99;
+
+	ck_assert_msg(syms__select(st, &glob, 1, &idx, &n) == -ENOENT, "-f '%s' selects %zu", glob,
+		      n);
+	ck_assert_ptr_null(idx);
+}
+
+/* No fragment among the selected functions. */
+static void assert_no_fragment(const struct symtab *st, const size_t *idx, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		ck_assert_msg(!syms__is_fragment(st->syms[idx[i]].name), "fragment %s selected",
+			      st->syms[idx[i]].name);
+}
+
+static struct symtab *load_path_ok(const char *path)
+{
+	struct symtab *st = NULL;
+	int err;
+
+	ck_assert_msg(built_names, "the C++ and fragment programs were not built");
+	err = syms__load(path, &st);
+	ck_assert_msg(err == 0, "%s: syms__load = %d", path, err);
+	return st;
+}
+
+/* How the disassembly reaches symbol name: *calls call instructions and
+ * *jumps jmp/jcc instructions name it as their target. */
+static void reached_by(const char *bin_path, const char *name, int *calls, int *jumps)
+{
+	char cmd[PATH_MAX + 64], line[1024], target[300];
+	FILE *p;
+
+	*calls = *jumps = 0;
+	snprintf(target, sizeof(target), "<%s>", name);
+	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn %s", bin_path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		/* "  1124:\tcall   12f0 <logit.part.0>" */
+		char *tab = strchr(line, '\t');
+
+		if (!tab || !strstr(tab, target))
+			continue;
+		if (!strncmp(tab + 1, "call", 4))
+			(*calls)++;
+		else if (tab[1] == 'j')
+			(*jumps)++;
+	}
+	ck_assert_int_eq(pclose(p), 0);
+}
+
+/*
+ * GCC's fragments and clones in C (frag_src at -O2). The premise first,
+ * from the disassembly: work.cold is only ever jumped to (from work, whose
+ * stack frame is live: no return address on top of the stack), the clones
+ * are called. Then: fragments are in the table but never selected, by
+ * default or by any glob; clones are selected and read as clones of
+ * their function; a pattern naming a fragment is explained.
+ */
+START_TEST(test_fragments_and_clones)
+{
+	struct symtab *st = load_path_ok(path_frag);
+	const char *all = "*";
+	size_t *idx = NULL, n = 0;
+	char names[1024], why[512];
+	int calls, jumps;
+
+	ck_assert_ptr_nonnull(syms__find(st, "work.cold"));
+	reached_by(path_frag, "work.cold", &calls, &jumps);
+	ck_assert_int_eq(calls, 0);
+	ck_assert_int_gt(jumps, 0);
+	reached_by(path_frag, "logit.part.0", &calls, &jumps);
+	ck_assert_int_gt(calls, 0);
+	reached_by(path_frag, "helper.constprop.0", &calls, &jumps);
+	ck_assert_int_gt(calls, 0);
+	reached_by(path_frag, "field.isra.0", &calls, &jumps);
+	ck_assert_int_gt(calls, 0);
+
+	/* The default: every function, no fragment. */
+	ck_assert_int_eq(syms__select(st, NULL, 0, &idx, &n), 0);
+	selected_names(st, idx, n, names, sizeof(names));
+	ck_assert_str_eq(names,
+			 "a b c field.isra.0 helper.constprop.0 logit.part.0 main report work");
+	free(idx);
+	ck_assert_int_eq(syms__select(st, &all, 1, &idx, &n), 0);
+	assert_no_fragment(st, idx, n);
+	free(idx);
+
+	/* Clones: named as clones of their function, selected by its name. */
+	ck_assert_str_eq(syms__find(st, "helper.constprop.0")->pretty,
+			 "helper [clone .constprop.0]");
+	ck_assert_str_eq(syms__find(st, "field.isra.0")->pretty, "field [clone .isra.0]");
+	ck_assert_str_eq(syms__find(st, "logit.part.0")->pretty, "logit [clone .part.0]");
+	ck_assert_ptr_null(syms__find(st, "work")->pretty);
+	assert_pretty(st, "logit", "logit [clone .part.0]");
+	assert_pretty(st, "helper", "helper [clone .constprop.0]");
+	assert_pretty(st, "field.isra.0", "field [clone .isra.0]");
+	assert_pretty(st, "*.part.*", "logit [clone .part.0]");
+	assert_pretty(st, "w*", "work");
+
+	/* Fragments: never, and said why. */
+	assert_selects_nothing(st, "work.cold");
+	assert_selects_nothing(st, "*.cold");
+	ck_assert_int_eq(syms__why_unmatched(st, "work.cold", why, sizeof(why)), 0);
+	ck_assert_msg(strstr(why, "work [clone .cold], a fragment of work"), "%s", why);
+	ck_assert_msg(strstr(why, "not traceable"), "%s", why);
+	ck_assert_int_eq(syms__why_unmatched(st, "*.cold", why, sizeof(why)), 0);
+	ck_assert_int_eq(syms__why_unmatched(st, "nosuch", why, sizeof(why)), -ENOENT);
+	ck_assert_int_eq(syms__why_unmatched(st, "work", why, sizeof(why)), -ENOENT);
+	ck_assert_int_eq(syms__why_unmatched(NULL, "work", why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(syms__why_unmatched(st, "work", why, 0), -EINVAL);
+	/* Truncated to fit, still a string. */
+	ck_assert_int_eq(syms__why_unmatched(st, "work.cold", why, 8), 0);
+	ck_assert_uint_eq(strlen(why), 7);
+	syms__free(st);
+}
+END_TEST
+
+/*
+ * C++ names (cxx_src, g++ -O0 and -O2): readable names, and every way -f
+ * reaches a function: demangled glob, demangled name without parameters
+ * (also without a template's return type), full signature, mangled name.
+ * At -O2, scale is a .constprop clone and ns::work has a .cold fragment.
+ */
+START_TEST(test_cxx_names)
+{
+	struct symtab *st = load_path_ok(path_cxx[_i]);
+	const char *all = "*", *vec = "std::vector*";
+	size_t *idx = NULL, n = 0, i;
+	char why[512];
+
+	ck_assert_str_eq(syms__find(st, "_ZN2ns3Foo3barEi")->pretty, "ns::Foo::bar(int)");
+	ck_assert_str_eq(syms__find(st, "_ZN2ns3Foo3barEd")->pretty, "ns::Foo::bar(double)");
+	ck_assert_str_eq(syms__find(st, "_ZNK2ns3Foo3bazEi")->pretty, "ns::Foo::baz(int) const");
+	ck_assert_str_eq(syms__find(st, "_ZN2ns5twiceIiEET_S1_")->pretty,
+			 "int ns::twice<int>(int)");
+	ck_assert_str_eq(syms__find(st, "_ZN2ns4overEPKc")->pretty, "ns::over(char const*)");
+	ck_assert_ptr_null(syms__find(st, "main")->pretty);
+
+	assert_pretty(st, "ns::Foo::*",
+		      "ns::Foo::bar(double) | ns::Foo::bar(int) | ns::Foo::baz(int) const");
+	assert_pretty(st, "ns::Foo::bar", "ns::Foo::bar(double) | ns::Foo::bar(int)");
+	assert_pretty(st, "ns::Foo::bar(int)", "ns::Foo::bar(int)");
+	assert_pretty(st, "ns::Foo::baz", "ns::Foo::baz(int) const");
+	assert_pretty(st, "_ZN2ns3Foo3barEi", "ns::Foo::bar(int)");
+	assert_pretty(st, "_ZN2ns3Foo*", "ns::Foo::bar(double) | ns::Foo::bar(int)");
+	assert_pretty(st, "ns::twice*", "int ns::twice<int>(int) | long ns::twice<long>(long)");
+	assert_pretty(st, "ns::twice<long>", "long ns::twice<long>(long)");
+	assert_pretty(st, "ns::over", "ns::over(char const*) | ns::over(long)");
+	assert_pretty(st, "ns::over(long)", "ns::over(long)");
+	assert_pretty(st, "ns::over(char const?)", "ns::over(char const*)");
+	assert_pretty(st, "*::complain", "ns::complain(long)");
+	assert_pretty(st, "ns::work", "ns::work(long)");
+	assert_pretty(st, "ns::work*", "ns::work(long)");
+	assert_pretty(st, "main", "main");
+	assert_pretty(st, "scale",
+		      _i ? "scale(long, long) [clone .constprop.0]" : "scale(long, long)");
+	assert_selects_nothing(st, "ns::Foo");
+	assert_selects_nothing(st, "ns::nosuch::*");
+	assert_selects_nothing(st, "bar");
+
+	/* std::vector's members the program instantiated (push_back at -O0;
+	 * at -O2 what is left out of line, e.g. _M_realloc_insert). */
+	ck_assert_int_eq(syms__select(st, &vec, 1, &idx, &n), 0);
+	for (i = 0; i < n; i++)
+		ck_assert_msg(st->syms[idx[i]].pretty &&
+				      strstr(st->syms[idx[i]].pretty, "std::vector<int"),
+			      "%s", st->syms[idx[i]].name);
+	free(idx);
+
+	ck_assert_int_eq(syms__select(st, &all, 1, &idx, &n), 0);
+	assert_no_fragment(st, idx, n);
+	free(idx);
+	ck_assert_int_eq(syms__select(st, NULL, 0, &idx, &n), 0);
+	assert_no_fragment(st, idx, n);
+	free(idx);
+	if (!_i) {
+		ck_assert_int_eq(syms__why_unmatched(st, "ns::work.cold", why, sizeof(why)),
+				 -ENOENT);
+	} else {
+		/* The fragment is there, named as c++filt names it, and never
+		 * selected, by any of its names. */
+		ck_assert_str_eq(syms__find(st, "_ZN2ns4workEl.cold")->pretty,
+				 "ns::work(long) [clone .cold]");
+		assert_selects_nothing(st, "_ZN2ns4workEl.cold");
+		assert_selects_nothing(st, "ns::work.cold");
+		assert_selects_nothing(st, "ns::work(long) ?clone .cold?");
+		ck_assert_int_eq(syms__why_unmatched(st, "ns::work.cold", why, sizeof(why)), 0);
+		ck_assert_msg(
+			strstr(why, "ns::work(long) [clone .cold], a fragment of ns::work(long)"),
+			"%s", why);
+		ck_assert_int_eq(syms__why_unmatched(st, "_ZN2ns4workEl.cold", why, sizeof(why)),
+				 0);
+	}
+	ck_assert_int_eq(syms__why_unmatched(st, "ns::Foo::*", why, sizeof(why)), -ENOENT);
+	syms__free(st);
 }
 END_TEST
 
@@ -846,6 +1241,8 @@ static Suite *syms_suite(void)
 	tcase_add_test(tc, test_glob_select);
 	tcase_add_test(tc, test_fragments);
 	tcase_add_test(tc, test_demangle);
+	tcase_add_test(tc, test_fragments_and_clones);
+	tcase_add_loop_test(tc, test_cxx_names, 0, 2);
 	tcase_add_test(tc, test_load_errors);
 	tcase_add_test(tc, test_system_libc);
 	suite_add_tcase(s, tc);
@@ -868,6 +1265,9 @@ int main(void)
 	built = build_all();
 	if (!built)
 		fprintf(stderr, "test_syms: could not build the test programs\n");
+	built_names = built && build_names();
+	if (built && !built_names)
+		fprintf(stderr, "test_syms: could not build the C++ and fragment programs\n");
 	sr = srunner_create(syms_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -46,8 +46,7 @@ static bool name_matches(const char *base, const char *lib)
 {
 	size_t l = strlen(lib);
 
-	return !strcmp(base, lib) ||
-	       (!strncmp(base, lib, l) && (base[l] == '.' || base[l] == '-'));
+	return !strcmp(base, lib) || (!strncmp(base, lib, l) && (base[l] == '.' || base[l] == '-'));
 }
 
 static int from_maps(pid_t pid, const char *lib, char *buf, size_t len)
@@ -206,16 +205,49 @@ static void lib_fini(struct lib *b)
 	free(b->name);
 }
 
-/* Selects, plans and names the functions of one library from its globs. */
-static int lib_setup(struct lib *b, const char **mine, size_t k, const struct plan_opts *po)
+/* Names on stderr each of b's selectors (shown: as the user wrote them,
+ * "LIB:GLOB"; mine: their GLOB parts) that matches no function of b, or
+ * only fragments (syms__why_unmatched). */
+static void warn_unmatched(const struct lib *b, const char *const *mine, const char *const *shown,
+			   size_t k)
+{
+	size_t j, tn, *tidx;
+	char why[512];
+
+	for (j = 0; j < k; j++) {
+		if (!syms__select(b->st, &mine[j], 1, &tidx, &tn)) {
+			free(tidx);
+			continue;
+		}
+		if (!syms__why_unmatched(b->st, mine[j], why, sizeof(why)))
+			log_warn("-f '%s' %s", shown[j], why);
+		else
+			log_warn("-f '%s' matches no function of %s", shown[j], b->path);
+	}
+}
+
+/* Selects, plans and names the functions of one library from its globs
+ * (mine; shown: the selectors as given). With alone (the only -f pattern
+ * of the run), none matching is an error; otherwise every pattern that
+ * matches nothing is a warning, and -ENOENT with b->n == 0 tells the
+ * caller to leave the library out. */
+static int lib_setup(struct lib *b, const char **mine, const char **shown, size_t k, bool alone,
+		     const struct plan_opts *po)
 {
 	size_t i;
 	int err;
 
 	err = syms__select(b->st, mine, k, &b->idx, &b->n);
-	if (err == -ENOENT)
+	if (err == -ENOENT && alone) {
+		char why[512];
+
+		if (!syms__why_unmatched(b->st, mine[0], why, sizeof(why)))
+			log_warn("-f '%s' %s", shown[0], why);
 		log_err("no function of %s matches %s:%s%s", b->path, b->name, mine[0],
 			k > 1 ? ", ..." : "");
+	} else if (err == -ENOENT || !err) {
+		warn_unmatched(b, mine, shown, k);
+	}
 	if (!err)
 		err = plan__build(b->st, b->idx, b->n, po, &b->plan);
 	if (!err) {
@@ -248,7 +280,7 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 	struct libpath *lp = NULL;
 	struct libs *l = NULL;
 	char path[PATH_MAX], **paths = NULL;
-	const char **mine = NULL;
+	const char **mine = NULL, **shown = NULL;
 	size_t i, j, k;
 	int err = 0;
 
@@ -262,7 +294,8 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 	l = calloc(1, sizeof(*l));
 	paths = calloc(n, sizeof(*paths));
 	mine = calloc(n, sizeof(*mine));
-	if (!l || !paths || !mine || !(l->v = calloc(n, sizeof(*l->v)))) {
+	shown = calloc(n, sizeof(*shown));
+	if (!l || !paths || !mine || !shown || !(l->v = calloc(n, sizeof(*l->v)))) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -299,10 +332,10 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 
 		if (!paths[i])
 			continue;
-		for (j = 0; j < l->nlibs && strcmp(l->v[j].path, paths[i]); j++)
+		for (j = 0; j < i && (!paths[j] || strcmp(paths[j], paths[i])); j++)
 			;
-		if (j < l->nlibs)
-			continue; /* this file is set up already */
+		if (j < i)
+			continue; /* this file is set up already (or left out) */
 		b = &l->v[l->nlibs++];
 		b->path = strdup(paths[i]);
 		b->name = strndup(globs[i], (size_t)(strchr(globs[i], ':') - globs[i]));
@@ -314,14 +347,24 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 		if (strrchr(b->name, '/'))
 			memmove(b->name, strrchr(b->name, '/') + 1, strlen(strrchr(b->name, '/')));
 		for (j = i, k = 0; j < n; j++)
-			if (paths[j] && !strcmp(paths[j], paths[i]))
+			if (paths[j] && !strcmp(paths[j], paths[i])) {
+				shown[k] = globs[j];
 				mine[k++] = strchr(globs[j], ':') + 1;
+			}
 		err = syms__load(b->path, &b->st);
 		if (err) {
 			log_err("reading symbols of %s: %s", b->path, strerror(-err));
 			goto cleanup;
 		}
-		err = lib_setup(b, mine, k, po);
+		err = lib_setup(b, mine, shown, k, n == 1, po);
+		if (err == -ENOENT && n > 1 && !b->n) {
+			/* Other patterns may match: said, and left out. */
+			lib_fini(b);
+			memset(b, 0, sizeof(*b));
+			l->nlibs--;
+			err = 0;
+			continue;
+		}
 		if (err)
 			goto cleanup;
 		l->nfuncs += b->n;
@@ -334,13 +377,14 @@ cleanup:
 		free(paths[i]);
 	free(paths);
 	free(mine);
+	free(shown);
 	libpath__free(lp);
 	libs__free(l);
 	return err;
 }
 
-void libs__fill(const struct libs *l, uint64_t *offsets, const char **names,
-		const char **binaries, uint32_t *sp_delta)
+void libs__fill(const struct libs *l, uint64_t *offsets, const char **names, const char **binaries,
+		uint32_t *sp_delta)
 {
 	size_t i, j, k = 0;
 

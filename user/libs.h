@@ -83,9 +83,20 @@ int libs__resolve(pid_t pid, const char *lib, char *buf, size_t len);
 /*
  * Loads every library named by the LIB:GLOB selectors among globs[0..n),
  * selects its functions (several selectors of one library add up) and
- * plans their probes with po. Returns 0 and *out (NULL when no selector;
- * free with libs__free), or -errno after logging which selector failed:
- * -ENOENT (library not found, or no function matches), or syms/plan errors.
+ * plans their probes with po. A selector is LIB:GLOB when it has a ':'
+ * after its first character that is not part of a "::": "ns::Foo::*" and
+ * "::bar" are C++ names for the executable, "libstdc++:std::vector*" is
+ * GLOB "std::vector*" in libstdc++.
+ * Patterns that match nothing: when globs holds one pattern only, that is
+ * an error (-ENOENT, logged). With several, each LIB:GLOB that matches no
+ * function of LIB is named in a warning ("-f 'libc:zzz*' matches no
+ * function of /lib/.../libc.so.6", or that it names only fragments), and a
+ * library none of whose selectors matches is left out: *out may then hold
+ * no library (nfuncs 0), and the caller decides whether the run has
+ * anything to trace (the executable's patterns may have matched).
+ * Returns 0 and *out (NULL when no selector; free with libs__free), or
+ * -errno after logging which selector failed: -ENOENT (library not found,
+ * or the only pattern matches nothing), or syms/plan errors.
  */
 int libs__load(pid_t pid, const char *const *globs, size_t n, const struct plan_opts *po,
 	       struct libs **out);
@@ -104,8 +115,8 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
  * sp_delta[i] for i in [0, l->nfuncs). The strings belong to l. l may be
  * NULL (nothing written).
  */
-void libs__fill(const struct libs *l, uint64_t *offsets, const char **names,
-		const char **binaries, uint32_t *sp_delta);
+void libs__fill(const struct libs *l, uint64_t *offsets, const char **names, const char **binaries,
+		uint32_t *sp_delta);
 
 /* --plan output of every library (as plan__print). */
 void libs__print(FILE *f, const struct libs *l, const char *analyzers, bool per_site);

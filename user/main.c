@@ -8,7 +8,6 @@
  * Ctrl-C or -d -> detach -> last drain -> join analyzers -> report.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -168,7 +167,7 @@ static int check_machine(const char *exe)
 	static const struct {
 		unsigned short em;
 		const char *name;
-	} names[] = {{3, "i386"}, {40, "arm"}, {183, "aarch64"}, {243, "riscv"},
+	} names[] = {{3, "i386"},   {40, "arm"},   {183, "aarch64"},  {243, "riscv"},
 		     {21, "ppc64"}, {22, "s390x"}, {258, "loongarch"}};
 	unsigned char h[20];
 	unsigned short em;
@@ -183,7 +182,8 @@ static int check_machine(const char *exe)
 		return 0;
 	}
 	fclose(f);
-	em = h[5] == 2 ? (unsigned short)(h[18] << 8 | h[19]) : (unsigned short)(h[18] | h[19] << 8);
+	em = h[5] == 2 ? (unsigned short)(h[18] << 8 | h[19])
+		       : (unsigned short)(h[18] | h[19] << 8);
 	if (em == 62 && h[4] == 2) /* EM_X86_64, ELFCLASS64 */
 		return 0;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -241,32 +241,26 @@ static int callsites_of(const struct plan *p, struct trace_callsite **out, size_
 }
 
 /* Say which of several -f patterns match no function of st (the run goes
- * on when others matched: others_matched), and which name only a
- * fragment (syms__is_fragment), which is never traced on its own. */
+ * on when others matched: others_matched). A pattern that names only a
+ * fragment (syms__is_fragment) is explained even when it is the only one:
+ * the error that follows could not say why. */
 static void warn_unmatched(const struct symtab *st, const char *const *globs, size_t n,
 			   bool others_matched)
 {
-	size_t i, j, tn;
+	size_t i, tn;
 	size_t *tidx;
+	char why[512];
 
-	if (!st || !n || (n == 1 && !others_matched))
-		return; /* one pattern: the error says it all */
+	if (!st || !n)
+		return;
 	for (i = 0; i < n; i++) {
-		bool frag = false;
-
 		if (!syms__select(st, &globs[i], 1, &tidx, &tn)) {
 			free(tidx);
 			continue;
 		}
-		for (j = 0; j < st->nsyms && !frag; j++)
-			frag = syms__is_fragment(st->syms[j].name) &&
-			       !fnmatch(globs[i], st->syms[j].name, 0);
-		if (frag)
-			log_warn("-f '%s' names only compiler fragments (.cold parts, entered by "
-				 "a jump from their function): they are counted with their function, "
-				 "never traced on their own",
-				 globs[i]);
-		else
+		if (!syms__why_unmatched(st, globs[i], why, sizeof(why)))
+			log_warn("-f '%s' %s", globs[i], why);
+		else if (n > 1 || others_matched) /* one pattern: the error says it */
 			log_warn("-f '%s' matches no function of %s", globs[i], st->path);
 	}
 }
@@ -334,9 +328,10 @@ static void drop_unsafe(const struct symtab *st, const size_t *idx, size_t n,
 				dropped++;
 			}
 	if (dropped)
-		log_warn("not tracing %zu function%s of the unwinder or the stack switchers (%s%s): "
-			 "a return probe there would break what it does",
-			 dropped, dropped == 1 ? "" : "s", first, dropped > 1 ? ", ..." : "");
+		log_warn(
+			"not tracing %zu function%s of the unwinder or the stack switchers (%s%s): "
+			"a return probe there would break what it does",
+			dropped, dropped == 1 ? "" : "s", first, dropped > 1 ? ", ..." : "");
 }
 
 /* Load the guard's probes into tr's rings. Returns 0 or -errno (logged). */
@@ -445,7 +440,8 @@ int main(int argc, char **argv)
 	err = o.nfuncs && !nexe ? 0 : syms__load(tg.exe, &st);
 	if (err) {
 		if (err == -ENOEXEC)
-			log_err("%s is not an ELF executable (for a script, trace its interpreter's "
+			log_err("%s is not an ELF executable (for a script, trace its "
+				"interpreter's "
 				"process with -p)",
 				tg.exe);
 		else if (err == -ENODATA)
@@ -495,8 +491,7 @@ int main(int argc, char **argv)
 	}
 	/* Return probes write into the target's stacks: the guard keeps the
 	 * unwinder and stack switches from seeing them (user/guard.h). */
-	if (!o.entry_only && !o.list && !o.plan && !o.no_guard &&
-	    guard_target(&tg, &o, &guard))
+	if (!o.entry_only && !o.list && !o.plan && !o.no_guard && guard_target(&tg, &o, &guard))
 		goto cleanup;
 	/* Where each probe goes and what it costs, before anything is
 	 * attached: --plan stops here. */
@@ -517,6 +512,11 @@ int main(int argc, char **argv)
 	err = libs__load_exe(tg.pid, tg.exe, o.funcs, o.nfuncs, &plo_libs, &libs);
 	if (err)
 		goto cleanup; /* libs__load said which library */
+	if (!n && libs && !libs->nfuncs) {
+		/* Several patterns, each named above as matching nothing. */
+		log_err("no function matches the -f patterns given; list them with: cabbpf -l");
+		goto cleanup;
+	}
 	if (o.list) {
 		if (st && n)
 			print_list(st, idx, n);
@@ -562,10 +562,11 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		/* PLAN_NO_PROBE == TRACE_NO_PROBE: refused sites stay out. */
 		offsets[i] = plan->sites[i].rule == PLAN_CALLSITES ? TRACE_AT_CALLSITES
-								    : plan->sites[i].offset;
+								   : plan->sites[i].offset;
 		sp_delta[i] = plan->sites[i].sp_delta;
 		/* Reports show the readable name; JSON keeps the linkage one. */
-		names[i] = st->syms[idx[i]].pretty ? st->syms[idx[i]].pretty : st->syms[idx[i]].name;
+		names[i] =
+			st->syms[idx[i]].pretty ? st->syms[idx[i]].pretty : st->syms[idx[i]].name;
 		lnames[i] = st->syms[idx[i]].name;
 	}
 	libs__fill(libs, offsets + n, names + n, binaries + n, sp_delta + n);
@@ -827,7 +828,7 @@ cleanup:
 	io__free(io);
 	trace__detach(tr);
 	guard__stop(guard, NULL); /* before the trace's maps go: its events use them */
-	trace__free(tr); /* detaches: nothing stays in the target */
+	trace__free(tr);	  /* detaches: nothing stays in the target */
 	guard__free(guard);
 	if (cgfd >= 0)
 		close(cgfd);

@@ -480,16 +480,18 @@ static bool syms__is_boilerplate(const char *name)
 static bool pretty_base_matches(const char *glob, const char *pretty)
 {
 	size_t n = demangle__base_len(pretty), i, start = 0;
-	char buf[1024];
+	bool hit;
+	char *buf;
 	int angle = 0;
 
-	if (n == strlen(pretty) || n >= sizeof(buf))
+	if (n == strlen(pretty))
 		return false;
-	memcpy(buf, pretty, n);
-	buf[n] = 0;
-	if (!fnmatch(glob, buf, 0))
-		return true;
-	for (i = 0; i < n; i++) {
+	/* On the heap: std:: template names run to kilobytes. */
+	buf = strndup(pretty, n);
+	if (!buf)
+		return false;
+	hit = !fnmatch(glob, buf, 0);
+	for (i = 0; !hit && i < n; i++) {
 		if (buf[i] == '<')
 			angle++;
 		else if (buf[i] == '>' && angle > 0)
@@ -497,29 +499,43 @@ static bool pretty_base_matches(const char *glob, const char *pretty)
 		else if (buf[i] == ' ' && !angle && strncmp(buf, "operator", 8))
 			start = i + 1;
 	}
-	return start && !fnmatch(glob, buf + start, 0);
+	if (!hit && start)
+		hit = !fnmatch(glob, buf + start, 0);
+	free(buf);
+	return hit;
+}
+
+/* Whether glob names s: see syms__select in syms.h. */
+static bool syms__matches_one(const struct sym *s, const char *glob)
+{
+	size_t a;
+
+	if (!fnmatch(glob, s->name, 0))
+		return true;
+	/* "ns::Foo::bar(int)", and "ns::Foo::bar" without its list; a clone
+	 * "work [clone .isra.0]" also as "work" */
+	if (s->pretty && !fnmatch(glob, s->pretty, 0))
+		return true;
+	if (s->pretty && pretty_base_matches(glob, s->pretty))
+		return true;
+	for (a = 0; a < s->naliases; a++)
+		if (!fnmatch(glob, s->aliases[a], 0))
+			return true;
+	return false;
 }
 
 static bool syms__matches(const struct sym *s, const char *const *globs, size_t nglobs)
 {
-	size_t g, a;
+	size_t g;
 
-	for (g = 0; g < nglobs; g++) {
-		if (!fnmatch(globs[g], s->name, 0))
+	for (g = 0; g < nglobs; g++)
+		if (syms__matches_one(s, globs[g]))
 			return true;
-		/* "ns::Foo::bar(int)", and "ns::Foo::bar" without its list */
-		if (s->pretty && !fnmatch(globs[g], s->pretty, 0))
-			return true;
-		if (s->pretty && pretty_base_matches(globs[g], s->pretty))
-			return true;
-		for (a = 0; a < s->naliases; a++)
-			if (!fnmatch(globs[g], s->aliases[a], 0))
-				return true;
-	}
 	return false;
 }
 
-bool syms__is_fragment(const char *name)
+/* Where name's fragment suffix (".cold", ".cold.N") starts, or NULL. */
+static const char *syms__fragment_suffix(const char *name)
 {
 	const char *p = strstr(name, ".cold");
 
@@ -529,16 +545,100 @@ bool syms__is_fragment(const char *name)
 		const char *q = p + 5;
 
 		if (!*q)
-			return true;
+			return p;
 		if (*q == '.' && q[1]) {
 			for (q++; *q >= '0' && *q <= '9'; q++)
 				;
 			if (!*q)
-				return true;
+				return p;
 		}
 		p = strstr(p + 1, ".cold");
 	}
-	return false;
+	return NULL;
+}
+
+bool syms__is_fragment(const char *name)
+{
+	return name && syms__fragment_suffix(name);
+}
+
+/* The function fragment f belongs to ("work" for "work.cold"), or NULL. */
+static const struct sym *syms__parent(const struct symtab *st, const struct sym *f)
+{
+	const struct sym *p;
+	char *base;
+
+	base = strndup(f->name, (size_t)(syms__fragment_suffix(f->name) - f->name));
+	if (!base)
+		return NULL;
+	p = syms__find(st, base);
+	free(base);
+	return p;
+}
+
+/* Whether glob names fragment f as its parent's readable name without
+ * parameters plus the fragment's suffix ("ns::work.cold" for
+ * "_ZN2ns4workEl.cold", whose parent reads "ns::work(long)"). */
+static bool syms__parent_form_matches(const struct sym *f, const struct sym *parent,
+				      const char *glob)
+{
+	const char *pn = parent->pretty ? parent->pretty : parent->name;
+	bool hit;
+	char *form;
+
+	if (asprintf(&form, "%.*s%s", (int)demangle__base_len(pn), pn,
+		     syms__fragment_suffix(f->name)) < 0)
+		return false;
+	hit = !fnmatch(glob, form, 0);
+	free(form);
+	return hit;
+}
+
+int syms__why_unmatched(const struct symtab *st, const char *glob, char *buf, size_t len)
+{
+	const struct sym *first = NULL, *first_parent = NULL;
+	const char *fname;
+	size_t i, nfrag = 0;
+	int k;
+
+	if (!st || !glob || !buf || !len)
+		return -EINVAL;
+	for (i = 0; i < st->nsyms; i++) {
+		const struct sym *f = &st->syms[i], *parent;
+
+		if (!syms__is_fragment(f->name))
+			continue;
+		/* Not by the readable name's base: "work" names the function
+		 * work, never its fragment "work [clone .cold]". The parent is
+		 * a linear search: only looked up when needed. */
+		parent = NULL;
+		if (fnmatch(glob, f->name, 0) && !(f->pretty && !fnmatch(glob, f->pretty, 0))) {
+			parent = syms__parent(st, f);
+			if (!parent || !syms__parent_form_matches(f, parent, glob))
+				continue;
+		}
+		if (!nfrag++) {
+			first = f;
+			first_parent = parent ? parent : syms__parent(st, f);
+		}
+	}
+	if (!nfrag)
+		return -ENOENT;
+	fname = first->pretty ? first->pretty : first->name;
+	if (first_parent) {
+		const char *pn = first_parent->pretty ? first_parent->pretty : first_parent->name;
+
+		k = snprintf(buf, len,
+			     "names only %s%s, a fragment of %s (entered by a jump, not by a "
+			     "call): not traceable on its own, its time counts in %s",
+			     nfrag > 1 ? "fragments, e.g. " : "", fname, pn, pn);
+	} else {
+		k = snprintf(buf, len,
+			     "names only %s%s, a fragment of a function (entered by a jump, not "
+			     "by a call): not traceable on its own",
+			     nfrag > 1 ? "fragments, e.g. " : "", fname);
+	}
+	return k < 0 ? -EINVAL : 0;
 }
 
 int syms__select(const struct symtab *st, const char *const *globs, size_t nglobs, size_t **idx_out,

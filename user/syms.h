@@ -95,10 +95,25 @@ int syms__load(const char *path, struct symtab **out);
 
 /*
  * Selects functions of @st by name. With @nglobs > 0, a function is selected
- * when any of its names (preferred or alias) matches any of the fnmatch(3)
- * patterns in @globs (flags 0: '*' also matches '.', so "f*" selects the
- * compiler's "f.part.0" clones too). An explicit glob may select
- * boilerplate. Fragments (syms__is_fragment: "f.cold") are never selected.
+ * when any of the fnmatch(3) patterns in @globs (flags 0: '*' also matches
+ * '.', ':' and '/') matches any of its names:
+ *   - its preferred (linkage) name or an alias: "_ZN2ns3Foo3barEi",
+ *     "work.isra.0";
+ *   - its readable name (struct sym.pretty): "ns::Foo::bar(int)",
+ *     "int ns::twice<int>(int)", "work [clone .isra.0]";
+ *   - the readable name without its parameter list (demangle__base_len),
+ *     and also without a template's return type: "ns::Foo::bar",
+ *     "ns::twice<int>", and a clone's function name "work".
+ * So "ns::Foo::*", "ns::Foo::bar", "std::vector*" and the mangled name all
+ * work, and "work" or "f*" select work's clones too ("work.part.0",
+ * "_Z4workv.constprop.0"): a clone is a real function entered by a call,
+ * with the code of work the program runs. An explicit glob may select
+ * boilerplate.
+ *
+ * Fragments are never selected, whatever the globs (syms__is_fragment:
+ * "f.cold", "f.cold.N", "_Z1fv.cold", "f.part.0.cold"): a fragment is not a
+ * function (see syms__is_fragment); syms__why_unmatched says so for a
+ * pattern that names only fragments.
  *
  * With @nglobs == 0 (@globs may be NULL), every function is selected except
  * C runtime boilerplate that no user wrote, recognised by preferred name:
@@ -123,15 +138,41 @@ int syms__select(const struct symtab *st, const char *const *globs, size_t nglob
 
 /*
  * True for a fragment of a function, not a function: GCC's hot/cold
- * splitting leaves "f.cold" (and "f.cold.N") symbols for code that is
- * entered by a jump from f, never by a call. A return probe at a fragment's
- * first instruction would replace whatever word is at the top of the stack
- * (a spill slot, a saved register) with the trampoline, and an entry there
- * reports a false call f -> f.cold. syms__select never selects one; the
- * calls they belong to are counted at f. Clones (".isra.N", ".constprop.N",
- * ".part.N") are real functions, entered by calls: they stay. Any thread.
+ * splitting leaves "f.cold" (and "f.cold.N", after a clone suffix
+ * "f.part.0.cold", mangled "_Z1fv.cold") symbols for code that is entered by
+ * a jump from f, never by a call. A return probe at a fragment's first
+ * instruction would replace whatever word is at the top of the stack (a
+ * spill slot, a saved register) with the trampoline, and an entry there
+ * would report a false call f -> f.cold. syms__select never selects one;
+ * the time spent in a fragment counts in f (as f's self time).
+ *
+ * Clones are functions and are not fragments: GCC's ".isra.N" (scalar
+ * replacement of aggregates), ".constprop.N" (constant propagation) and
+ * ".part.N" (partial inlining: the outlined rest of f, which f's inlined
+ * head reaches with call or a tail jmp that leaves f's return address on
+ * top of the stack) all follow the calling convention and return to their
+ * caller. Reports name them as clones of their function, as c++filt does:
+ * "work [clone .constprop.0]", "work() [clone .part.0]" (user/demangle.h).
+ * Returns false for NULL. Any thread.
  */
 bool syms__is_fragment(const char *name);
+
+/*
+ * Explains why @glob selects no function of @st when the reason is that it
+ * names only fragments (syms__is_fragment), matched by the fragment's own
+ * name ("_ZN2ns4workEl.cold"), its readable name ("ns::work(long) [clone
+ * .cold]"), or its function's readable name without parameters plus the
+ * fragment suffix ("work.cold", "ns::work.cold"); never by the base of its
+ * readable name ("work" names the function work). Writes to @buf (size
+ * @len, truncated to fit) a phrase to follow "-f 'GLOB' ", naming the
+ * fragment and the function it belongs to, e.g. "names only work [clone
+ * .cold], a fragment of work (entered by a jump, not by a call): not
+ * traceable on its own, its time counts in work".
+ * Returns 0, -ENOENT when @glob names no fragment (nothing written), or
+ * -EINVAL (NULL argument, @len 0).
+ * Memory: writes only into @buf. Threads: any thread.
+ */
+int syms__why_unmatched(const struct symtab *st, const char *glob, char *buf, size_t len);
 
 /*
  * Returns the function that has @name as its preferred name or as an alias,

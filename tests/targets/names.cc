@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * names N — C++ names for the demangler and -f: a namespace, a class with
- * an overloaded method, a template, a std::vector, a clone-prone static.
- * Built with g++ and clang++ at -O0 and -O2 (build.sh).
+ * names N — C++ names for the demangler and -f. Built with g++ and clang++
+ * at -O0 and -O2 (build.sh); tests/test_names_integration.c runs all four.
  *
- * main calls, N times each: ns::Foo::bar(int), ns::Foo::bar(double),
- * ns::twice<int>(int), ns::twice<long>(long), and pushes into a
- * std::vector<int> (std::vector<int>::push_back). Prints "sum=S" and the
- * last line "calls: bar_int=N bar_double=N twice_int=N twice_long=N".
+ * main calls, N times each: ns::Foo::bar(int), ns::Foo::bar(double) (an
+ * overloaded method), ns::twice<int>(int), ns::twice<long>(long) (a
+ * template), ns::over(long), ns::over(char const*) (an overloaded
+ * function), ns::work(long), scale(long, long) (static, always called with
+ * the same second argument: g++ -O2 makes it the clone
+ * "scale(long, long) [clone .constprop.0]"), and std::vector<int>::push_back.
+ * ns::work's rare branch (every 8th call) calls a cold function, so g++ -O2
+ * moves that branch into the fragment ns::work(long) [clone .cold], entered by
+ * a jump from ns::work, not by a call: it runs, and must never be counted as
+ * a call. Nothing is written to stderr. Prints "sum=S size=N" and the last
+ * line "calls: bar_int=N ... complain=C" (C = the calls of ns::complain).
  * Exit 0; usage error 2.
  */
 #include <cstdio>
@@ -43,7 +49,47 @@ template <typename T> KEEP T twice(T v)
 }
 template int twice<int>(int);
 template long twice<long>(long);
+
+KEEP long over(long x)
+{
+	asm volatile("");
+	return x + 1;
+}
+
+KEEP long over(const char *s)
+{
+	asm volatile("");
+	return s[0];
+}
+
+static char note[64];
+static long complained;
+
+__attribute__((cold, noinline)) void complain(long x)
+{
+	complained++;
+	snprintf(note, sizeof(note), "complain %ld", x);
+}
+
+KEEP long work(long x)
+{
+	if (x % 8 == 7) {
+		/* cold: g++ -O2 puts this branch in work's .cold fragment */
+		complain(x);
+		x = -x * 5 + (long)note[9];
+		snprintf(note, sizeof(note), "again %ld", x);
+		return x + note[0];
+	}
+	return x * 3;
+}
 } // namespace ns
+
+/* Not "used": g++ -O2 may specialize it for k == 3 (a .constprop clone). */
+static __attribute__((noinline)) long scale(long x, long k)
+{
+	asm volatile("");
+	return x * k + (x >> 2);
+}
 
 int main(int argc, char **argv)
 {
@@ -52,7 +98,7 @@ int main(int argc, char **argv)
 	std::vector<int> v;
 
 	if (argc != 2 || (n = atol(argv[1])) < 0) {
-		fprintf(stderr, "usage: names N\n");
+		fprintf(stdout, "usage: names N\n");
 		return 2;
 	}
 	for (long i = 0; i < n; i++) {
@@ -60,9 +106,15 @@ int main(int argc, char **argv)
 		s += f.bar((double)i);
 		s += ns::twice<int>((int)i);
 		s += ns::twice<long>(i);
+		s += ns::over(i);
+		s += ns::over("x");
+		s += ns::work(i);
+		s += scale(i, 3);
 		v.push_back((int)i);
 	}
 	printf("sum=%ld size=%zu\n", s, v.size());
-	printf("calls: bar_int=%ld bar_double=%ld twice_int=%ld twice_long=%ld\n", n, n, n, n);
+	printf("calls: bar_int=%ld bar_double=%ld twice_int=%ld twice_long=%ld over_long=%ld "
+	       "over_str=%ld work=%ld scale=%ld complain=%ld\n",
+	       n, n, n, n, n, n, n, n, ns::complained);
 	return 0;
 }
