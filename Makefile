@@ -45,10 +45,12 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 
+# Every .c under these floors goes into the library (user/main.c is the
+# program): a new file or subfolder needs no list here.
 CAB_SRCS  := $(wildcard cab/*.c)
-AN_SRCS   := $(wildcard analyzers/*.c)
-USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
-LIB_SRCS  := $(CAB_SRCS) $(AN_SRCS) $(USER_SRCS)
+LIB_DIRS  := common cab pipeline analyzers user
+LIB_SRCS  := $(filter-out user/main.c,$(shell find $(LIB_DIRS) -name '*.c' | sort))
+HDRS      := $(shell find include $(LIB_DIRS) -name '*.h')
 LIB_OBJS  := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 CAB_OBJS  := $(patsubst %.c,$(OUT)/obj/%.o,$(CAB_SRCS))
 LIB       := $(OUT)/libcabbpf.a
@@ -75,7 +77,7 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUT)/obj/%.o: %.c $(SKELS) $(wildcard include/*.h cab/*.h analyzers/*.h user/*.h)
+$(OUT)/obj/%.o: %.c $(SKELS) $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -134,7 +136,7 @@ demo: cabbpf
 	$(Q)./scripts/demo.sh
 
 format:
-	$(Q)clang-format -i $(filter-out vmlinux/%,$(wildcard */*.c */*.h)) $(wildcard tests/targets/*.c)
+	$(Q)clang-format -i $(shell find $(LIB_DIRS) include bpf tests -name '*.[ch]')
 
 clean:
 	$(call msg,CLEAN,)

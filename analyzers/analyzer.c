@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "analyzers/analyzer.h"
-#include "user/log.h"
+#include "common/log.h"
 
 /* Registry order is report order: counts first, then the graph, then I/O. */
 static const struct analyzer_ops *const registry[] = {

@@ -2,9 +2,9 @@
 /*
  * The analyzer plugin interface.
  *
- * The runner (analyzers/runner.h) rebuilds every thread's exact event
+ * The runner (pipeline/runner.h) rebuilds every thread's exact event
  * sequence and runs it through that thread's shadow stack
- * (analyzers/shadow.h). The shadow stack turns entries and returns into
+ * (pipeline/shadow.h). The shadow stack turns entries and returns into
  * calls (with their caller) and closed frames (with their times), and hands
  * them to every selected analyzer through the callbacks below.
  *
@@ -74,12 +74,23 @@ struct an_return {
 	uint64_t ts;	  /* ns, timestamp of the event that closed the frame */
 };
 
-struct shadow_frame;
+/* A live activation on a thread's shadow stack (pipeline/shadow.h keeps
+ * them; defined here because plugins read them, in struct an_io). */
+struct shadow_frame {
+	uint64_t sp;	   /* E: entry sp, the return-address slot */
+	uint64_t ts;	   /* entry timestamp */
+	uint64_t child_ns; /* time of closed children (matched or estimated) */
+	uint32_t fid;
+	uint32_t caller; /* fid or AN_ROOT, as reported in the call */
+	bool ret;	 /* the kernel gave this frame a return probe */
+	bool recursive;	 /* another frame of fid was below it at entry */
+	bool lost;	 /* its return address was put back: no return event */
+};
 
 /*
  * An I/O system call that completed in the thread (kind CABBPF_EV_IO), in
  * program order: frames[0..depth-1] are the thread's live shadow-stack
- * frames at that moment (analyzers/shadow.h; [0] outermost), so an analyzer
+ * frames at that moment (pipeline/shadow.h; [0] outermost), so an analyzer
  * can charge the I/O to every activation it happened in.
  */
 struct an_io {

@@ -6,9 +6,9 @@
 
 #include "analyzers/analyzer.h"
 #include "analyzers/callgraph.h"
-#include "analyzers/hmap.h"
-#include "analyzers/json.h"
-#include "user/log.h"
+#include "common/hmap.h"
+#include "common/json.h"
+#include "common/log.h"
 
 /* An edge is one 64-bit key, so one hash lookup per call. */
 #define EDGE(caller, callee) ((uint64_t)(caller) << 32 | (callee))

@@ -6,9 +6,9 @@
 
 #include "analyzers/analyzer.h"
 #include "analyzers/count.h"
-#include "analyzers/hmap.h"
-#include "analyzers/json.h"
-#include "user/log.h"
+#include "common/hmap.h"
+#include "common/json.h"
+#include "common/log.h"
 
 /* Columns of per-thread calls in the text table; more threads share an
  * "OTHER" column so the table stays readable. */
@@ -125,7 +125,7 @@ static void count_on_return(void *state, const struct an_return *r)
 	if (r->fid >= c->ctx->nfuncs)
 		return;
 	f = &c->fn[r->fid];
-	/* Which frames lost their returns, and why (analyzers/shadow.h). */
+	/* Which frames lost their returns, and why (pipeline/shadow.h). */
 	f->t.unwound += r->unwound;
 	f->t.switched += r->switched;
 	if (!r->matched)

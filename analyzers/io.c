@@ -6,12 +6,11 @@
 #include <string.h>
 
 #include "analyzers/analyzer.h"
-#include "analyzers/hmap.h"
+#include "common/hmap.h"
 #include "analyzers/io.h"
-#include "analyzers/json.h"
-#include "analyzers/shadow.h"
+#include "common/json.h"
 #include "cabbpf_event.h"
-#include "user/io.h"
+#include "common/syscalls.h"
 
 struct ioan {
 	const struct an_ctx *ctx;
@@ -298,7 +297,7 @@ static int ioan_report_text(void *state, FILE *f)
 					continue;
 				fprintf(f, "%10s %-9s %10" PRIu64 " %12" PRIu64 " %12" PRIu64
 					   " %8" PRIu64 " %8" PRIu64 "\n",
-					io__sc_name(s), io__fdkind_name(k), t->calls, t->bytes, t->req,
+					syscalls__name(s), syscalls__fdkind_name(k), t->calls, t->bytes, t->req,
 					t->short_calls, t->errors);
 			}
 	}
@@ -385,11 +384,11 @@ static int ioan_report_json(void *state, struct json *w)
 				continue;
 			json__begin_object(w);
 			json__key(w, "syscall");
-			json__string(w, io__sc_name(s));
+			json__string(w, syscalls__name(s));
 			json__key(w, "direction");
 			json__string(w, CABBPF_SC_IS_OUTPUT(s) ? "out" : "in");
 			json__key(w, "fd_kind");
-			json__string(w, io__fdkind_name(k));
+			json__string(w, syscalls__fdkind_name(k));
 			json__key(w, "calls");
 			json__u64(w, t->calls);
 			json__key(w, "bytes");

@@ -363,7 +363,7 @@ static void pp_produce(struct q *q, uint64_t from, uint64_t to)
 	uint64_t cap = cab_pp__chunk_records(pp), i = from;
 
 	while (i < to) {
-		uint64_t *r = cab_pp__open(pp, 4242, i);
+		uint64_t *r = cab_pp__reserve(pp, 4242, i);
 		uint64_t n = to - i < cap ? to - i : cap, k;
 
 		if (q->words == 1) {
@@ -375,7 +375,7 @@ static void pp_produce(struct q *q, uint64_t from, uint64_t to)
 				r[2 * k + 1] = i + k;
 			}
 		}
-		cab_pp__publish(pp, (uint32_t)n);
+		cab_pp__commit(pp, (uint32_t)n);
 		i += n;
 	}
 }

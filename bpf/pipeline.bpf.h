@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The maps of the event pipeline, shared by bpf/trace.bpf.c (calls and
- * returns) and bpf/io.bpf.c (I/O system calls): each object declares them
- * from this one definition, and the loader hands io.bpf.c the trace
+ * returns) and bpf/iotrace.bpf.c (I/O system calls): each object declares them
+ * from this one definition, and the loader hands iotrace.bpf.c the trace
  * object's instances with bpf_map__reuse_fd(), so both write into the same
  * per-CPU rings with the same per-thread sequence numbers.
  */
@@ -151,7 +151,7 @@ drop:
 
 /*
  * Publish the event pipeline_begin() returned. Never a wakeup: the loader
- * drains every region each 2 ms whatever happens (user/trace.c), and a
+ * drains every region each 2 ms whatever happens (user/trace/trace.c), and a
  * 16 MiB region holds ~0.2 s of events; an overflow is still counted
  * (CABBPF_STAT_DROPS).
  */
@@ -162,7 +162,7 @@ static __always_inline void pipeline_submit(void *e, struct tstate *st)
 	/* Release: every store to the event is issued before the header's.
 	 * x86 is TSO (stores become visible in program order), so a compiler
 	 * barrier is all it takes; it pairs with the loader's acquire load of
-	 * the header in drain_cpu() (user/trace.c), which reads the event only
+	 * the header in drain_cpu() (user/trace/trace.c), which reads the event only
 	 * after seeing pos + 1 here. */
 	asm volatile("" ::: "memory");
 	WRITE_ONCE(*hdr, st->pub);

@@ -67,7 +67,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	e->seq = st->seq++;
 	e->ts = want_time ? bpf_ktime_get_ns() : 0;
 	/* A probe moved past pushes or sub $n,%rsp (entry-only plans,
-	 * user/plan.h) carries in the cookie's upper half how far rsp moved,
+	 * user/probe/plan.h) carries in the cookie's upper half how far rsp moved,
 	 * one on a call instruction -8 (signed): the event still names the
 	 * return-address slot. 0 otherwise. */
 	e->sp = PT_REGS_SP(ctx) + (__s64)(__s32)(cookie >> 32);

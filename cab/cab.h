@@ -21,7 +21,7 @@
  *
  * Record values: the FIRST word of every record must be neither CAB_CLEAR (0)
  * nor CAB_MAGIC (~0). Callers guarantee this by construction, e.g. by keeping
- * a non-zero kind in the top byte that is never 0xff (see analyzers/record.h).
+ * a non-zero kind in the top byte that is never 0xff (see pipeline/record.h).
  * Debug builds assert it; release builds trust the caller because checking
  * it would add a second branch to the producer's fast path.
  *
@@ -137,10 +137,10 @@ void cab_pp__free(struct cab_pp *pp);
  * max_chunks it waits (exhaustive) or recycles the oldest unread chunk and
  * counts its records as overwritten (sampling). Returns NULL only when
  * memory runs out. At most one chunk is open at a time. */
-uint64_t *cab_pp__open(struct cab_pp *pp, uint32_t tid, uint64_t seq);
+uint64_t *cab_pp__reserve(struct cab_pp *pp, uint32_t tid, uint64_t seq);
 /* [producer] Publish the open chunk with nrec records (nrec may be 0, then
  * the chunk simply goes back to the pool). */
-void cab_pp__publish(struct cab_pp *pp, uint32_t nrec);
+void cab_pp__commit(struct cab_pp *pp, uint32_t nrec);
 /* [producer] No more chunks will be published (publishes nothing itself). */
 void cab_pp__close(struct cab_pp *pp);
 

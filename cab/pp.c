@@ -254,14 +254,14 @@ static struct cab_chunk *pp__recycle(struct cab_pp *pp)
 	return NULL;
 }
 
-uint64_t *cab_pp__open(struct cab_pp *pp, uint32_t tid, uint64_t seq)
+uint64_t *cab_pp__reserve(struct cab_pp *pp, uint32_t tid, uint64_t seq)
 {
 	struct cab_chunk *ch;
 	struct cab__backoff b;
 	uint64_t t0 = 0;
 
 	if (pp->open) {
-		/* At most one open chunk: a second open abandons the first
+		/* At most one open chunk: a second reserve abandons the first
 		 * (as if it were published with nrec == 0). */
 		pp->spare = pp->open;
 		pp->open = NULL;
@@ -304,7 +304,7 @@ uint64_t *cab_pp__open(struct cab_pp *pp, uint32_t tid, uint64_t seq)
 	return ch->recs;
 }
 
-void cab_pp__publish(struct cab_pp *pp, uint32_t nrec)
+void cab_pp__commit(struct cab_pp *pp, uint32_t nrec)
 {
 	struct cab_chunk *ch = pp->open;
 	uint64_t t;
@@ -343,7 +343,7 @@ const struct cab_chunk *cab_pp__take(struct cab_pp *pp)
 	uint64_t h = atomic_load_explicit(&pp->hist_head, memory_order_acquire);
 
 	for (;;) {
-		/* Acquire pairs with the release store in cab_pp__publish():
+		/* Acquire pairs with the release store in cab_pp__commit():
 		 * entries below the tail, and their chunks, are complete. */
 		uint64_t t = atomic_load_explicit(&pp->hist_tail, memory_order_acquire);
 		struct cab_chunk *ch;
@@ -385,7 +385,7 @@ bool cab_pp__drained(struct cab_pp *pp)
 	if (!atomic_load_explicit(&pp->closed, memory_order_acquire))
 		return false;
 	h = atomic_load_explicit(&pp->hist_head, memory_order_acquire);
-	/* Acquire pairs with the release store in cab_pp__publish(). */
+	/* Acquire pairs with the release store in cab_pp__commit(). */
 	t = atomic_load_explicit(&pp->hist_tail, memory_order_acquire);
 	return h == t;
 }

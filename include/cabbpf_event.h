@@ -138,7 +138,7 @@ struct cabbpf_io_event {
 };
 
 /*
- * The kernel ring (bpf/pipeline.bpf.h, user/trace.c): one mmapable BPF array
+ * The kernel ring (bpf/pipeline.bpf.h, user/trace/trace.c): one mmapable BPF array
  * of 64-byte slots, one cache line each, split into one region of 2^k slots
  * per possible CPU. The BPF programs of that CPU produce into its region, the
  * loader consumes it through its own mapping; the header word says whose
@@ -173,7 +173,7 @@ _Static_assert(sizeof(struct cabbpf_slot) == CABBPF_SLOT_BYTES, "a slot is one c
  */
 #define CABBPF_SLOT_FREE(p, shift) ((__u64)0 - ((__u64)(p) >> (shift)))
 
-/* Indices of the per-CPU counters of bpf/io.bpf.c's "iocounts" map. */
+/* Indices of the per-CPU counters of bpf/iotrace.bpf.c's "iocounts" map. */
 enum cabbpf_iostat {
 	CABBPF_IOSTAT_CALLS = 0,     /* I/O syscalls seen (after filters) */
 	CABBPF_IOSTAT_STATS_FULL = 1, /* --io: per-process key not created, map full */
@@ -185,7 +185,7 @@ enum cabbpf_iostat {
 	CABBPF_IOSTAT__MAX = 5,
 };
 
-/* --io mode: in-kernel aggregates (bpf/io.bpf.c maps "iostats", "iofiles"). */
+/* --io mode: in-kernel aggregates (bpf/iotrace.bpf.c maps "iostats", "iofiles"). */
 #define CABBPF_HIST_BUCKETS 32 /* log2 buckets: 0 (0 bytes), 1 (1), 2 (2-3), ... */
 
 struct cabbpf_iostat_key {

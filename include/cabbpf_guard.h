@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The target guard (bpf/guard.bpf.c, user/guard.c): what the BPF program at
+ * The target guard (bpf/guard.bpf.c, user/trace/guard.c): what the BPF program at
  * an unwinder or stack-switch entry point hands the ptrace tracer in user
  * space. Fixed-width fields: shared by clang -target bpf and gcc.
  *
@@ -56,7 +56,7 @@ enum cabbpf_guard_site {
 #define CABBPF_GUARD_SITE(c) ((c)&0xff)
 #define CABBPF_GUARD_FLAVOUR(c) (((c) >> 8) & 0xff)
 /* The cookie only: bytes rsp moved between the function's entry and its
- * probe, when the probe was placed past pushes (user/plan.h), so that the
+ * probe, when the probe was placed past pushes (user/probe/plan.h), so that the
  * program still sees the entry's sp. */
 #define CABBPF_GUARD_SPDELTA(c) (((c) >> 16) & 0xffff)
 enum cabbpf_guard_flavour {

@@ -17,11 +17,11 @@
 #include "analyzers/analyzer.h"
 #include "analyzers/callgraph.h"
 #include "analyzers/count.h"
-#include "analyzers/hmap.h"
-#include "analyzers/json.h"
-#include "analyzers/record.h"
-#include "analyzers/runner.h"
-#include "analyzers/shadow.h"
+#include "common/hmap.h"
+#include "common/json.h"
+#include "pipeline/record.h"
+#include "pipeline/runner.h"
+#include "pipeline/shadow.h"
 #include "cab/cab.h"
 #include "cabbpf_event.h"
 #include "cabbpf_guard.h"
@@ -422,7 +422,7 @@ START_TEST(test_shadow_orphan)
 }
 END_TEST
 
-/* GUARD events (analyzers/shadow.h): an exception unwinds b and c, caught
+/* GUARD events (pipeline/shadow.h): an exception unwinds b and c, caught
  * in a; a survives and returns (the guard re-armed it). */
 START_TEST(test_shadow_guard_exception)
 {
@@ -1139,11 +1139,11 @@ static struct cab_pp *new_pp(size_t chunk_records)
 
 static void pp_put(struct cab_pp *pp, const struct emu *e, size_t from, size_t n)
 {
-	uint64_t *w = cab_pp__open(pp, e->tid, e->ev[from].seq);
+	uint64_t *w = cab_pp__reserve(pp, e->tid, e->ev[from].seq);
 
 	ck_assert_ptr_nonnull(w);
 	recs_of(&e->ev[from], n, w);
-	cab_pp__publish(pp, (uint32_t)n);
+	cab_pp__commit(pp, (uint32_t)n);
 }
 
 START_TEST(test_merge_two_buffers)

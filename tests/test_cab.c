@@ -597,13 +597,13 @@ static struct cab_pp *pp_new(size_t recs, unsigned words, size_t n, size_t max, 
 static void pp_fill(struct cab_pp *pp, uint32_t tid, uint64_t seq, uint32_t nrec)
 {
 	unsigned words = cab_pp__record_words(pp);
-	uint64_t *recs = cab_pp__open(pp, tid, seq);
+	uint64_t *recs = cab_pp__reserve(pp, tid, seq);
 	uint32_t i;
 
 	ck_assert_ptr_nonnull(recs);
 	for (i = 0; i < nrec; i++)
 		fill_rec(recs + (size_t)i * words, words, seq + i);
-	cab_pp__publish(pp, nrec);
+	cab_pp__commit(pp, nrec);
 }
 
 static void pp_expect(struct cab_pp *pp, uint32_t tid, uint64_t seq, uint32_t nrec)
@@ -695,12 +695,12 @@ START_TEST(pp_publish_empty)
 	struct cab_pp *pp = pp_new(8, 1, 1, 1, CAB_EXHAUSTIVE);
 	uint64_t *a, *b;
 
-	a = cab_pp__open(pp, 1, 0);
-	cab_pp__publish(pp, 0); /* nothing to hand over */
+	a = cab_pp__reserve(pp, 1, 0);
+	cab_pp__commit(pp, 0); /* nothing to hand over */
 	ck_assert_ptr_null(cab_pp__take(pp));
-	b = cab_pp__open(pp, 2, 0); /* the same chunk comes back at once */
+	b = cab_pp__reserve(pp, 2, 0); /* the same chunk comes back at once */
 	ck_assert_ptr_eq(a, b);
-	cab_pp__publish(pp, 0);
+	cab_pp__commit(pp, 0);
 	pp_fill(pp, 3, 0, 8);
 	pp_expect(pp, 3, 0, 8);
 	cab_pp__free(pp);
@@ -787,10 +787,10 @@ struct pp_blocker {
 static void *pp_blocker_main(void *arg)
 {
 	struct pp_blocker *b = arg;
-	uint64_t *recs = cab_pp__open(b->pp, 42, 0);
+	uint64_t *recs = cab_pp__reserve(b->pp, 42, 0);
 
 	recs[0] = TAG | 99;
-	cab_pp__publish(b->pp, 1);
+	cab_pp__commit(b->pp, 1);
 	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }

@@ -342,7 +342,7 @@ static void *pp_producer(void *arg)
 		unsigned t = (unsigned)(rnd(&s) % PP_TIDS);
 		uint64_t seq = r->produced[t];
 		uint32_t nrec = (uint32_t)rnd_range(&s, 0, cap);
-		uint64_t *recs = cab_pp__open(r->pp, pp_tid[t], seq);
+		uint64_t *recs = cab_pp__reserve(r->pp, pp_tid[t], seq);
 		uint32_t i;
 		unsigned w;
 
@@ -356,7 +356,7 @@ static void *pp_producer(void *arg)
 			for (w = 0; w < words; w++)
 				recs[(size_t)i * words + w] =
 					word_of(seq + i, w) ^ ((uint64_t)t << 48);
-		cab_pp__publish(r->pp, nrec);
+		cab_pp__commit(r->pp, nrec);
 		r->produced[t] += nrec;
 		done += nrec;
 	}

@@ -22,9 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/callsites.h"
-#include "user/plan.h"
-#include "user/syms.h"
+#include "user/probe/callsites.h"
+#include "user/probe/plan.h"
+#include "user/elf/syms.h"
 
 static char tmpdir[64];
 

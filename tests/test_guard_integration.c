@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The target guard (user/guard.h, docs/guard.md) on the real kernel: C++
+ * The target guard (user/trace/guard.h, docs/guard.md) on the real kernel: C++
  * exceptions through traced frames (g++ and clang++, -O0 and -O2), forced
  * unwinding, ucontext coroutines, Rust panics, attach and detach while the
  * target throws, a target that already has a tracer, and a target killed

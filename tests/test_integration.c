@@ -11,7 +11,7 @@
 #include <sys/types.h>
 
 #include "tests/harness.h"
-#include "user/syms.h"
+#include "user/elf/syms.h"
 
 #define OPT(i) ((i) ? 2 : 0)
 

@@ -15,11 +15,13 @@
 #include <unistd.h>
 
 #include "analyzers/io.h"
-#include "analyzers/record.h"
-#include "analyzers/runner.h"
+#include "pipeline/record.h"
+#include "pipeline/runner.h"
 #include "cabbpf_event.h"
-#include "user/container.h"
-#include "user/io.h"
+#include "user/proc/container.h"
+#include "common/syscalls.h"
+#include "user/iomode/iotrace.h"
+#include "user/proc/cgroup.h"
 
 #define ID_A "3f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b"
 #define ID_D "3f2a11111111111111111111111111111111111111111111111111111111111d"
@@ -327,13 +329,13 @@ START_TEST(test_open_cgroup_checks)
 
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_int_eq(io__open_cgroup("/nonexistent/cabbpf"), -ENOENT);
-	ck_assert_int_eq(io__open_cgroup("/tmp"), -EMEDIUMTYPE);
-	ck_assert_int_eq(io__open_cgroup(f), -ENOTDIR);
+	ck_assert_int_eq(cgroup__open("/nonexistent/cabbpf"), -ENOENT);
+	ck_assert_int_eq(cgroup__open("/tmp"), -EMEDIUMTYPE);
+	ck_assert_int_eq(cgroup__open(f), -ENOTDIR);
 	unlink(f);
-	ck_assert_str_eq(io__sc_name(CABBPF_SC_RECVMMSG), "recvmmsg");
-	ck_assert_str_eq(io__sc_name(CABBPF_SC__MAX), "?");
-	ck_assert_str_eq(io__fdkind_name(CABBPF_FD_TTY), "tty");
+	ck_assert_str_eq(syscalls__name(CABBPF_SC_RECVMMSG), "recvmmsg");
+	ck_assert_str_eq(syscalls__name(CABBPF_SC__MAX), "?");
+	ck_assert_str_eq(syscalls__fdkind_name(CABBPF_FD_TTY), "tty");
 	ck_assert(!CABBPF_SC_IS_OUTPUT(CABBPF_SC_MSGRCV));
 	ck_assert(CABBPF_SC_IS_OUTPUT(CABBPF_SC_WRITE));
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * I/O integration suite (issue 4): the real kernel, the sys_exit tracepoint
- * program (bpf/io.bpf.c), real processes. tests/targets/iotarget.c does a
+ * program (bpf/iotrace.bpf.c), real processes. tests/targets/iotarget.c does a
  * known set of I/O calls in known functions (its top comment has every
  * figure); each test asserts them EXACTLY:
  *   - function tracing: per function activation (inclusive and self), per

@@ -23,9 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/lang.h"
-#include "user/plan.h"
-#include "user/syms.h"
+#include "user/elf/lang.h"
+#include "user/probe/plan.h"
+#include "user/elf/syms.h"
 
 #define TARGETS ".output/targets"
 

@@ -2,7 +2,7 @@
 /*
  * Integration suite: a real Go program under the real kernel. Go's runtime
  * walks, copies and checks its goroutine stacks, so a return probe kills it
- * ("unknown caller pc"); cabbpf must recognise the Go binary (user/lang.h),
+ * ("unknown caller pc"); cabbpf must recognise the Go binary (user/elf/lang.h),
  * trace function entries only, say so in one line, and leave the program
  * unharmed: the same stdout, stderr and exit status as untraced, and call
  * counts equal to the program's own (tests/targets/gohello.go counts its

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Integration suite of shared libraries the target dlopens later from a
- * directory no standard search covers (user/libs.h, user/libpath.h): the
+ * directory no standard search covers (user/proc/libs.h, user/proc/libpath.h): the
  * real kernel, real BPF programs, real processes (needs root).
  *
  * tests/targets/dlopener-OX dlopens "libcabplug.so" (a name) after start;
@@ -18,7 +18,7 @@
 #include <sys/types.h>
 
 #include "tests/harness.h"
-#include "user/libs.h"
+#include "user/proc/libs.h"
 
 #define N_CALLS 1000
 

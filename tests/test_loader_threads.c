@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The loader's threads: the re-staging producer (user/stage.c) feeding
- * per-processor CAB buffers while analyzer threads (analyzers/runner.c)
+ * The loader's threads: the re-staging producer (user/trace/stage.c) feeding
+ * per-processor CAB buffers while analyzer threads (pipeline/runner.c)
  * consume them, concurrently. Built and run under ThreadSanitizer by
  * `make tsan-check` (and normally by `make check`).
  *
@@ -18,10 +18,10 @@
 
 #include "analyzers/callgraph.h"
 #include "analyzers/count.h"
-#include "analyzers/record.h"
-#include "analyzers/runner.h"
+#include "pipeline/record.h"
+#include "pipeline/runner.h"
 #include "tests/harness.h"
-#include "user/stage.h"
+#include "user/trace/stage.h"
 
 #define NCPU 2
 #define NTHREADS 5

@@ -18,10 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/insn.h"
-#include "user/libs.h"
-#include "user/plan.h"
-#include "user/syms.h"
+#include "user/elf/insn.h"
+#include "user/proc/libs.h"
+#include "user/probe/plan.h"
+#include "user/elf/syms.h"
 
 static enum insn_class cls_of(const uint8_t *b, size_t n, struct insn *out)
 {

@@ -15,9 +15,9 @@
 #include <sys/types.h>
 
 #include "tests/harness.h"
-#include "user/plan.h"
-#include "user/syms.h"
-#include "user/trace.h"
+#include "user/probe/plan.h"
+#include "user/elf/syms.h"
+#include "user/trace/trace.h"
 
 static const char *const flavours[4][3] = {
 	/* dir suffix, TARGET_CC, TARGET_CFLAGS */
@@ -440,11 +440,11 @@ START_TEST(kernel_refusal_splits_the_multi_link)
 	ck_assert_int_eq(trace__open(&to, &t), 0);
 	ck_assert_int_eq(trace__attach(t), 0);
 	ck_assert(trace__multi(t));
-	ck_assert_uint_eq(trace__skipped(t), 1);
+	ck_assert_uint_eq(trace__refused(t), 1);
 	kill(pid, SIGCONT);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	while (trace__poll(t, 0) > 0)
+	while (trace__drain(t, 0) > 0)
 		;
 	/* normal: 5 x (entry + return); main was entered before the attach,
 	 * so its return is not seen (a uretprobe is armed at the entry). */

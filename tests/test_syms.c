@@ -35,8 +35,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "user/demangle.h"
-#include "user/syms.h"
+#include "user/elf/demangle.h"
+#include "user/elf/syms.h"
 
 /* The program under test. Every function is noipa so gcc keeps it as is. */
 static const char *const prog_src[] = {
@@ -949,7 +949,7 @@ START_TEST(test_fragments)
 }
 END_TEST
 
-/* Readable names (user/demangle.h): C++, Rust, clones; Go's dotted
+/* Readable names (user/elf/demangle.h): C++, Rust, clones; Go's dotted
  * names and plain C names stay as they are. */
 static void dm_is(const char *in, const char *want)
 {

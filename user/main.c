@@ -18,22 +18,23 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "analyzers/runner.h"
+#include "pipeline/runner.h"
 #include "cab/cab.h"
-#include "user/io.h"
-#include "user/guard.h"
-#include "user/iomode.h"
-#include "user/lang.h"
-#include "user/log.h"
-#include "user/opts.h"
-#include "user/outfile.h"
-#include "user/libs.h"
-#include "user/plan.h"
-#include "user/report.h"
-#include "user/stage.h"
-#include "user/syms.h"
-#include "user/target.h"
-#include "user/trace.h"
+#include "user/iomode/iotrace.h"
+#include "user/trace/guard.h"
+#include "user/iomode/iomode.h"
+#include "user/proc/cgroup.h"
+#include "user/elf/lang.h"
+#include "common/log.h"
+#include "user/cli/opts.h"
+#include "common/outfile.h"
+#include "user/proc/libs.h"
+#include "user/probe/plan.h"
+#include "user/cli/report.h"
+#include "user/trace/stage.h"
+#include "user/elf/syms.h"
+#include "user/proc/target.h"
+#include "user/trace/trace.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -273,7 +274,7 @@ static void fall_back_to_entries(struct opts *o)
 		o->analyzers = "count";
 }
 
-/* Set up the guard of tg (user/guard.h): find its sites and become the
+/* Set up the guard of tg (user/trace/guard.h): find its sites and become the
  * target's tracer. Where that is impossible, trace entries only: a return
  * probe the unwinder might read must never be left unwatched. Returns 0
  * (*out may stay NULL: no site, or the fallback) or -errno (logged). */
@@ -366,8 +367,8 @@ int main(int argc, char **argv)
 	char plan_line[256];
 	struct stage *stage = NULL;
 	struct trace *tr = NULL;
-	struct io *io = NULL;
-	struct io_opts io_o;
+	struct iotrace *io = NULL;
+	struct iotrace_opts io_o;
 	char cgpath[4096] = "";
 	int cgfd = -1;
 	uint64_t io_counts[CABBPF_IOSTAT__MAX] = {0};
@@ -410,9 +411,9 @@ int main(int argc, char **argv)
 	}
 	install_signals();
 	if (o.io)
-		return iomode__run(&o, &stop_signal); /* system-wide I/O: user/iomode.c */
+		return iomode__run(&o, &stop_signal); /* system-wide I/O: user/iomode/iomode.c */
 	/* --cgroup / --container: checked before anything starts. */
-	if (iomode__cgroup(&o, &cgfd, cgpath, sizeof(cgpath)))
+	if (cgroup__select(o.cgroup, o.container, &cgfd, cgpath, sizeof(cgpath)))
 		goto cleanup;
 
 	if (o.cmd) {
@@ -432,7 +433,7 @@ int main(int argc, char **argv)
 	if (check_machine(tg.exe))
 		goto cleanup;
 
-	/* LIB:GLOB selectors are for shared libraries (user/libs.h); with
+	/* LIB:GLOB selectors are for shared libraries (user/proc/libs.h); with
 	 * nothing but those, nothing of the main executable is traced. */
 	for (i = 0; i < o.nfuncs; i++)
 		if (!libs__is_selector(o.funcs[i]))
@@ -451,7 +452,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	/* Go's runtime walks, copies and checks its stacks' return addresses:
-	 * a return probe kills it (user/lang.h). No override on purpose. */
+	 * a return probe kills it (user/elf/lang.h). No override on purpose. */
 	if (!o.entry_only) {
 		struct lang_info li;
 
@@ -490,7 +491,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	/* Return probes write into the target's stacks: the guard keeps the
-	 * unwinder and stack switches from seeing them (user/guard.h). */
+	 * unwinder and stack switches from seeing them (user/trace/guard.h). */
 	if (!o.entry_only && !o.list && !o.plan && !o.no_guard && guard_target(&tg, &o, &guard))
 		goto cleanup;
 	/* Where each probe goes and what it costs, before anything is
@@ -601,7 +602,7 @@ int main(int argc, char **argv)
 	 * is ever on a stack the guard does not watch. */
 	if (guard && attach_guard(guard, tr, &o))
 		goto cleanup;
-	if (cgfd >= 0 && iomode__cgroup_maps(trace__map_fd(tr, "cgfilter"), cgfd))
+	if (cgfd >= 0 && cgroup__set_filter(trace__map_fd(tr, "cgfilter"), cgfd))
 		goto cleanup;
 
 	/* Small chunks: the loader starts a chunk at every thread switch and
@@ -649,22 +650,22 @@ int main(int argc, char **argv)
 	io_o.floor = o.floor;
 	io_o.cgroup_fd = cgfd;
 	/* Again: a fallback to per-site links in trace__attach makes new maps. */
-	if (cgfd >= 0 && iomode__cgroup_maps(trace__map_fd(tr, "cgfilter"), cgfd))
+	if (cgfd >= 0 && cgroup__set_filter(trace__map_fd(tr, "cgfilter"), cgfd))
 		goto cleanup;
-	if (cgfd >= 0 && tg.spawned && iomode__cgroup_enter(cgpath, tg.pid))
+	if (cgfd >= 0 && tg.spawned && cgroup__enter(cgpath, tg.pid))
 		goto cleanup;
 	io_o.slots_fd = trace__map_fd(tr, "slots");
 	io_o.heads_fd = trace__map_fd(tr, "heads");
 	io_o.tstates_fd = trace__map_fd(tr, "tstates");
 	io_o.stats_fd = trace__map_fd(tr, "stats");
 	io_o.ring_bytes = o.ring_bytes;
-	err = io__open(&io_o, &io);
+	err = iotrace__open(&io_o, &io);
 	if (!err)
-		err = io__attach(io);
+		err = iotrace__attach(io);
 	if (err)
-		goto cleanup; /* io__open and io__attach said why */
+		goto cleanup; /* iotrace__open and iotrace__attach said why */
 	log_info("tracing %zu function%s of %s (pid %d)%s%s", n, n == 1 ? "" : "s", tg.exe,
-		 (int)tg.pid, trace__skipped(tr) ? ", some refused by the kernel" : "",
+		 (int)tg.pid, trace__refused(tr) ? ", some refused by the kernel" : "",
 		 o.floor ? " [floor: empty programs]" : "");
 	err = runner__start(rn);
 	if (err) {
@@ -686,7 +687,7 @@ int main(int argc, char **argv)
 
 	const char *why = NULL;
 	while (!why) {
-		int got = trace__poll(tr, 2); /* a drain per 2 ms: see trace__poll */
+		int got = trace__drain(tr, 2); /* a drain per 2 ms: see trace__drain */
 
 		/* on_event's error stops the poll too: say which it was. */
 		if (lc.err) {
@@ -721,7 +722,7 @@ int main(int argc, char **argv)
 	 * signal on, -d ends it with SIGTERM (see --help). */
 	if (tg.spawned && !target__poll_exit(&tg))
 		kill(tg.pid, stop_signal ? stop_signal : SIGTERM);
-	io__detach(io);
+	iotrace__detach(io);
 	t_det = now_s();
 	trace__detach(tr);
 	t_det = now_s() - t_det;
@@ -736,14 +737,14 @@ int main(int argc, char **argv)
 	log_info("probes: attached in %.3f s, detached in %.3f s (%s)", t_att, t_det,
 		 trace__multi(tr) ? "multi-uprobe links" : "one link per site");
 	/* Every event a probe wrote is in a ring by now: drain them all. */
-	while (!lc.err && trace__poll(tr, 0) > 0)
+	while (!lc.err && trace__drain(tr, 0) > 0)
 		;
 	stage__close(stage);
 	runner__join(rn);
 	runner_started = false;
 
 	lost_cpu = calloc(3 * (size_t)trace__ncpus(tr), sizeof(*lost_cpu));
-	if (trace__stats(tr, totals, lost_cpu) || io__counts(io, io_counts))
+	if (trace__stats(tr, totals, lost_cpu) || iotrace__counts(io, io_counts))
 		log_warn("could not read the BPF counters");
 	if (io_counts[CABBPF_IOSTAT_EVENTS] != stage__io_events(stage))
 		log_warn("BPF wrote %llu I/O events but %llu were read",
@@ -754,8 +755,8 @@ int main(int argc, char **argv)
 	sm.pid = tg.pid;
 	sm.comm = tg.comm;
 	sm.binary = tg.exe;
-	sm.nfuncs = (uint32_t)n - trace__skipped(tr);
-	sm.skipped = trace__skipped(tr);
+	sm.nfuncs = (uint32_t)n - trace__refused(tr);
+	sm.refused = trace__refused(tr);
 	sm.multi = trace__multi(tr);
 	sm.duration_s = t1 - t0;
 	/* call events */
@@ -825,7 +826,7 @@ cleanup:
 			stage__close(stage);
 		runner__join(rn);
 	}
-	io__free(io);
+	iotrace__free(io);
 	trace__detach(tr);
 	guard__stop(guard, NULL); /* before the trace's maps go: its events use them */
 	trace__free(tr);	  /* detaches: nothing stays in the target */

@@ -1,0 +1,846 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The design (order, ownership, termination) is described in runner.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyzers/analyzer.h"
+#include "common/json.h"
+#include "pipeline/record.h"
+#include "pipeline/runner.h"
+#include "cab/cab.h"
+#include "cabbpf_event.h"
+#include "common/log.h"
+
+#define DEFAULT_TOP 50
+#define DEFAULT_MAX_PENDING (4u << 20) /* records */
+#define MAX_THREADS 256
+/* Chunks taken from one buffer before the next buffer gets its turn: a
+ * few, so one busy CPU cannot starve the others' chunks, which would make
+ * migrating threads wait longer in the pending sets. */
+#define BATCH 4
+#define SPIN_ROUNDS 64
+#define SLEEP_MIN_NS 2000000L /* the loader hands chunks over every 2 ms */
+#define SLEEP_MAX_NS 2000000L
+
+/* A chunk held aside: waiting for a hole to fill, or in an inbox. */
+struct pchunk {
+	struct pchunk *next; /* inbox FIFO link */
+	uint64_t seq;
+	uint32_t tid;
+	uint32_t nrec;
+	uint64_t recs[]; /* nrec * REC_WORDS */
+};
+
+/* Order and shadow state of one program thread; owned by one worker. */
+struct tstate {
+	uint32_t tid;
+	uint64_t next; /* next expected sequence number */
+	struct shadow sh;
+	struct pchunk **heap; /* pending chunks, min-heap by seq */
+	size_t nheap, capheap;
+};
+
+struct worker {
+	struct runner *r;
+	unsigned id;
+	pthread_t th;
+	bool th_started;
+
+	struct cab_pp **bufs; /* the buffers this worker alone consumes */
+	bool *done;	      /* bufs[i] drained */
+	unsigned nbufs;
+
+	struct an_set set;
+	struct shadow_sink sink;
+	struct hmap tids;    /* tid -> struct tstate * */
+	struct tstate *last; /* previous chunk's thread */
+	uint64_t pending_recs;
+	struct runner_stats st;
+
+	/* Inbox: chunks of this worker's tids read by other workers. */
+	pthread_mutex_t lock;
+	bool lock_init;
+	struct pchunk *in_head, *in_tail;
+	_Atomic uint64_t in_count; /* lets the owner skip the lock when empty */
+};
+
+struct runner {
+	struct an_ctx ctx;
+	const struct analyzer_ops *ops[AN_MAX];
+	unsigned nops;
+	size_t max_pending;
+
+	struct worker *w;
+	unsigned nw;
+
+	_Atomic unsigned readers; /* workers still reading their buffers */
+	_Atomic bool stop;	  /* abandon: start failed, or freed unjoined */
+	bool started, joined;
+	bool no_returns;	/* runner_opts.no_returns */
+	struct runner_stats st; /* totals, after join */
+};
+
+/* ------------------------------------------------------------ helpers -- */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* Spin briefly (a chunk is often just about to be published), then sleep
+ * with doubling intervals up to 1 ms: cores are shared with the target. */
+static void backoff(unsigned *idle)
+{
+	struct timespec ts;
+	long ns;
+
+	if (*idle < SPIN_ROUNDS) {
+		cpu_relax();
+	} else {
+		unsigned k = *idle - SPIN_ROUNDS;
+
+		ns = k >= 10 ? SLEEP_MAX_NS : SLEEP_MIN_NS << k;
+		if (ns > SLEEP_MAX_NS)
+			ns = SLEEP_MAX_NS;
+		ts.tv_sec = 0;
+		ts.tv_nsec = ns;
+		nanosleep(&ts, NULL);
+	}
+	if (*idle < SPIN_ROUNDS + 16)
+		(*idle)++;
+}
+
+static struct pchunk *pchunk_new(uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec)
+{
+	size_t words = (size_t)nrec * REC_WORDS;
+	struct pchunk *pc = malloc(sizeof(*pc) + words * sizeof(uint64_t));
+
+	if (!pc)
+		return NULL;
+	pc->next = NULL;
+	pc->tid = tid;
+	pc->seq = seq;
+	pc->nrec = nrec;
+	memcpy(pc->recs, recs, words * sizeof(uint64_t));
+	return pc;
+}
+
+/* ------------------------------------------------------ pending heap -- */
+
+static int heap_push(struct tstate *t, struct pchunk *pc)
+{
+	size_t i;
+
+	if (t->nheap == t->capheap) {
+		size_t ncap = t->capheap ? t->capheap * 2 : 8;
+		struct pchunk **nh = realloc(t->heap, ncap * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		t->heap = nh;
+		t->capheap = ncap;
+	}
+	i = t->nheap++;
+	while (i > 0 && t->heap[(i - 1) / 2]->seq > pc->seq) {
+		t->heap[i] = t->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	t->heap[i] = pc;
+	return 0;
+}
+
+static struct pchunk *heap_pop(struct tstate *t)
+{
+	struct pchunk *top = t->heap[0], *last = t->heap[--t->nheap];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < t->nheap) {
+		if (c + 1 < t->nheap && t->heap[c + 1]->seq < t->heap[c]->seq)
+			c++;
+		if (t->heap[c]->seq >= last->seq)
+			break;
+		t->heap[i] = t->heap[c];
+		i = c;
+	}
+	if (t->nheap)
+		t->heap[i] = last;
+	return top;
+}
+
+/* --------------------------------------------------------- analysis -- */
+
+static struct tstate *tstate_get(struct worker *w, uint32_t tid)
+{
+	struct tstate *t;
+	uint64_t *v;
+
+	if (w->last && w->last->tid == tid)
+		return w->last;
+	if (hmap__upsert(&w->tids, tid, &v))
+		return NULL;
+	if (!*v) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL; /* an empty slot reads as absent */
+		t->tid = tid;
+		shadow__init(&t->sh, tid);
+		*v = (uint64_t)(uintptr_t)t;
+		w->st.threads++;
+	}
+	w->last = (struct tstate *)(uintptr_t)*v;
+	return w->last;
+}
+
+static void tstate_free(struct tstate *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nheap; i++)
+		free(t->heap[i]);
+	free(t->heap);
+	shadow__fini(&t->sh);
+	free(t);
+}
+
+/* An I/O record: the analyzers see it with the thread's live frames. */
+static void dispatch_io(struct worker *w, struct tstate *t, const uint64_t *rec)
+{
+	struct rec_io r;
+	struct an_io io;
+
+	rec__decode_io(rec, &r);
+	io = (struct an_io){
+		.tid = t->tid,
+		.sc = r.sc,
+		.fdkind = r.fdkind,
+		.failed = (r.flags & CABBPF_IO_ERR) != 0,
+		.fd = r.fd,
+		.req = r.req,
+		.ret = (r.flags & CABBPF_IO_ERR) ? 0 : r.ret,
+		.ts = r.ts,
+		.frames = t->sh.f,
+		.depth = t->sh.depth,
+	};
+	an_set__on_io(&w->set, &io);
+	w->st.io_records++;
+}
+
+/* Run records, in program order, through the thread's shadow stack. */
+static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, uint32_t nrec)
+{
+	uint32_t nfuncs = w->r->ctx.nfuncs, i;
+	struct rec ev;
+
+	for (i = 0; i < nrec; i++) {
+		rec__decode(recs + (size_t)i * REC_WORDS, &ev);
+		if (ev.kind == CABBPF_EV_IO) {
+			dispatch_io(w, t, recs + (size_t)i * REC_WORDS);
+			continue;
+		}
+		if (ev.kind == CABBPF_EV_EXEC) {
+			shadow__exec(&t->sh, ev.ts, &w->sink);
+			w->st.guard_records++;
+			continue;
+		}
+		if (ev.kind == CABBPF_EV_GUARD) { /* fid: the guard site, not a function */
+			(void)shadow__guard(&t->sh, ev.fid, ev.sp, ev.ts, &w->sink);
+			w->st.guard_records++;
+			continue;
+		}
+		if (ev.fid >= nfuncs) {
+			w->st.bad_records++;
+			continue;
+		}
+		if (ev.kind == CABBPF_EV_ENTRY) {
+			/* -ENOMEM is counted in the shadow's nomem. */
+			(void)shadow__entry(&t->sh, ev.fid, ev.sp, ev.ts, &w->sink);
+		} else if (ev.kind == CABBPF_EV_RETURN) {
+			shadow__return(&t->sh, ev.fid, ev.sp, ev.ts, &w->sink);
+		} else {
+			w->st.bad_records++;
+			continue;
+		}
+		w->st.records++;
+	}
+}
+
+/* Analyze the part of [seq, seq + nrec) at or after t->next; the part
+ * before it was analyzed already. Requires seq <= t->next. */
+static void dispatch_from(struct worker *w, struct tstate *t, uint64_t seq, const uint64_t *recs,
+			  uint32_t nrec)
+{
+	uint64_t skip = t->next - seq;
+
+	if (skip >= nrec) {
+		w->st.dup_records += nrec;
+		return;
+	}
+	w->st.dup_records += skip;
+	dispatch(w, t, recs + skip * REC_WORDS, nrec - (uint32_t)skip);
+	t->next = seq + nrec;
+}
+
+/* Analyze pending chunks while the next one starts at (or before) t->next. */
+static void drain_pending(struct worker *w, struct tstate *t)
+{
+	while (t->nheap && t->heap[0]->seq <= t->next) {
+		struct pchunk *pc = heap_pop(t);
+
+		w->pending_recs -= pc->nrec;
+		dispatch_from(w, t, pc->seq, pc->recs, pc->nrec);
+		free(pc);
+	}
+}
+
+/* Give up on the hole before the lowest pending chunk: count it, go on. */
+static void skip_gap(struct worker *w, struct tstate *t)
+{
+	uint64_t first = t->heap[0]->seq;
+
+	w->st.order_gaps++;
+	w->st.gap_records += first - t->next;
+	t->next = first;
+	drain_pending(w, t);
+}
+
+/*
+ * One chunk of thread tid. pc, if not NULL, already holds these records
+ * on the heap (an inbox chunk): it is kept as the pending copy or freed.
+ */
+static int ingest(struct worker *w, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec,
+		  struct pchunk *pc)
+{
+	struct tstate *t;
+	int err = 0;
+
+	if (!nrec)
+		goto cleanup;
+	t = tstate_get(w, tid);
+	if (!t) {
+		w->st.nomem_records += nrec;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (seq == 0 && t->next > 0) {
+		/* Sequence numbers only restart with a new thread: the tid was
+		 * reused. The old thread's frames died with it. */
+		w->st.tid_reuse++;
+		shadow__abandon(&t->sh, recs[1], &w->sink);
+		t->next = 0;
+	}
+	if (seq <= t->next) {
+		dispatch_from(w, t, seq, recs, nrec);
+		drain_pending(w, t);
+		goto cleanup;
+	}
+	/* A hole before this chunk: hold it until the hole fills. */
+	if (!pc) {
+		pc = pchunk_new(tid, seq, recs, nrec);
+		if (!pc) {
+			w->st.nomem_records += nrec;
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	if (heap_push(t, pc)) {
+		w->st.nomem_records += nrec;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	pc = NULL; /* the heap owns it now */
+	w->st.out_of_order++;
+	w->pending_recs += nrec;
+	while (w->pending_recs > w->r->max_pending && t->nheap) {
+		w->st.forced_gaps++;
+		skip_gap(w, t);
+	}
+cleanup:
+	free(pc);
+	return err;
+}
+
+/* --------------------------------------------------------- threads -- */
+
+static inline struct worker *owner(struct runner *r, uint32_t tid)
+{
+	return &r->w[tid % r->nw];
+}
+
+static void forward(struct worker *to, struct worker *from, const struct cab_chunk *ch)
+{
+	struct pchunk *pc = pchunk_new(ch->tid, ch->seq, ch->recs, ch->nrec);
+
+	if (!pc) {
+		from->st.nomem_records += ch->nrec;
+		return;
+	}
+	pthread_mutex_lock(&to->lock);
+	if (to->in_tail)
+		to->in_tail->next = pc;
+	else
+		to->in_head = pc;
+	to->in_tail = pc;
+	/* Inside the lock and before this worker can leave the readers: the
+	 * owner reads readers first, then in_count, so it cannot miss it. */
+	atomic_fetch_add_explicit(&to->in_count, 1, memory_order_release);
+	pthread_mutex_unlock(&to->lock);
+	from->st.forwarded++;
+}
+
+/* Take the whole inbox and analyze it. Returns chunks analyzed. */
+static unsigned drain_inbox(struct worker *w)
+{
+	struct pchunk *pc, *next;
+	unsigned n = 0;
+
+	if (!atomic_load_explicit(&w->in_count, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	pc = w->in_head;
+	w->in_head = w->in_tail = NULL;
+	atomic_store_explicit(&w->in_count, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&w->lock);
+	for (; pc; pc = next, n++) {
+		next = pc->next;
+		pc->next = NULL;
+		ingest(w, pc->tid, pc->seq, pc->recs, pc->nrec, pc);
+	}
+	return n;
+}
+
+/* One round over this worker's buffers. Returns chunks taken; sets
+ * *all_done when every buffer is closed and drained. */
+static unsigned poll_bufs(struct worker *w, bool *all_done)
+{
+	unsigned i, k, n = 0;
+	bool done = true;
+
+	for (i = 0; i < w->nbufs; i++) {
+		if (w->done[i])
+			continue;
+		for (k = 0; k < BATCH; k++) {
+			const struct cab_chunk *ch = cab_pp__take(w->bufs[i]);
+			struct worker *o;
+
+			if (!ch)
+				break;
+			w->st.chunks++;
+			o = owner(w->r, ch->tid);
+			if (o == w)
+				ingest(w, ch->tid, ch->seq, ch->recs, ch->nrec, NULL);
+			else
+				forward(o, w, ch);
+			cab_pp__release(w->bufs[i], ch);
+			n++;
+		}
+		/* Drained is only final after a take found nothing. */
+		if (k < BATCH && cab_pp__drained(w->bufs[i]))
+			w->done[i] = true;
+		else
+			done = false;
+	}
+	*all_done = done;
+	return n;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct runner *r = w->r;
+	bool reading = true, all_done;
+	unsigned idle = 0, n;
+
+	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+		n = drain_inbox(w);
+		if (reading) {
+			n += poll_bufs(w, &all_done);
+			if (all_done) {
+				reading = false;
+				atomic_fetch_sub_explicit(&r->readers, 1, memory_order_acq_rel);
+			}
+		} else if (atomic_load_explicit(&r->readers, memory_order_acquire) == 0 &&
+			   atomic_load_explicit(&w->in_count, memory_order_acquire) == 0) {
+			/* Nobody reads buffers any more, so nobody can forward. */
+			break;
+		}
+		if (n)
+			idle = 0;
+		else
+			backoff(&idle);
+	}
+	if (reading)
+		atomic_fetch_sub_explicit(&r->readers, 1, memory_order_acq_rel);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ public -- */
+
+static void shadow_on_call(void *ctx, const struct an_call *c)
+{
+	an_set__on_call(ctx, c);
+}
+
+static void shadow_on_return(void *ctx, const struct an_return *r)
+{
+	an_set__on_return(ctx, r);
+}
+
+int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbufs,
+		struct runner **out)
+{
+	struct runner *r = NULL;
+	unsigned i, b;
+	int err;
+
+	*out = NULL;
+	if (!o || (nbufs && !bufs) || (o->nfuncs && !o->fnames) || o->nthreads > MAX_THREADS)
+		return -EINVAL;
+	for (b = 0; b < nbufs; b++) {
+		/* Records are decoded as pipeline/record.h lays them out. */
+		if (!bufs[b] || cab_pp__record_words(bufs[b]) != REC_WORDS) {
+			log_err("runner: buffer %u does not hold %d-word records", b, REC_WORDS);
+			return -EINVAL;
+		}
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->ctx.fnames = o->fnames;
+	r->ctx.lnames = o->lnames;
+	r->ctx.nfuncs = o->nfuncs;
+	r->ctx.top = o->top ? o->top : DEFAULT_TOP;
+	r->max_pending = o->max_pending ? o->max_pending : DEFAULT_MAX_PENDING;
+	r->no_returns = o->no_returns;
+	err = analyzer__select(o->analyzers, r->ops, &r->nops);
+	if (err)
+		goto cleanup;
+	r->nw = o->nthreads ? o->nthreads : 1;
+	r->w = calloc(r->nw, sizeof(*r->w));
+	if (!r->w) {
+		r->nw = 0;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < r->nw; i++) {
+		struct worker *w = &r->w[i];
+
+		w->r = r;
+		w->id = i;
+		err = -pthread_mutex_init(&w->lock, NULL);
+		if (err)
+			goto cleanup;
+		w->lock_init = true;
+		err = an_set__init(&w->set, r->ops, r->nops, &r->ctx);
+		if (err)
+			goto cleanup;
+		w->sink = (struct shadow_sink){
+			.on_call = shadow_on_call,
+			.on_return = shadow_on_return,
+			.ctx = &w->set,
+		};
+		w->bufs = calloc(nbufs / r->nw + 1, sizeof(*w->bufs));
+		w->done = calloc(nbufs / r->nw + 1, sizeof(*w->done));
+		if (!w->bufs || !w->done) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	for (b = 0; b < nbufs; b++) {
+		struct worker *w = &r->w[b % r->nw];
+
+		w->bufs[w->nbufs++] = bufs[b];
+	}
+	*out = r;
+	return 0;
+cleanup:
+	runner__free(r);
+	return err;
+}
+
+int runner__start(struct runner *r)
+{
+	unsigned i;
+	int err;
+
+	if (r->started || r->joined)
+		return -EINVAL;
+	atomic_store(&r->readers, r->nw);
+	r->started = true;
+	for (i = 0; i < r->nw; i++) {
+		err = -pthread_create(&r->w[i].th, NULL, worker_main, &r->w[i]);
+		if (err)
+			goto cleanup;
+		r->w[i].th_started = true;
+	}
+	return 0;
+cleanup:
+	atomic_store(&r->stop, true);
+	for (i = 0; i < r->nw; i++) {
+		if (r->w[i].th_started)
+			pthread_join(r->w[i].th, NULL);
+		r->w[i].th_started = false;
+	}
+	return err;
+}
+
+int runner__feed(struct runner *r, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec)
+{
+	struct worker *w;
+
+	if (r->started || r->joined)
+		return -EINVAL;
+	w = owner(r, tid);
+	w->st.chunks++;
+	return ingest(w, tid, seq, recs, nrec, NULL);
+}
+
+static void add_stats(struct runner_stats *d, const struct runner_stats *s)
+{
+	d->chunks += s->chunks;
+	d->records += s->records;
+	d->io_records += s->io_records;
+	d->bad_records += s->bad_records;
+	d->dup_records += s->dup_records;
+	d->nomem_records += s->nomem_records;
+	d->out_of_order += s->out_of_order;
+	d->forwarded += s->forwarded;
+	d->order_gaps += s->order_gaps;
+	d->gap_records += s->gap_records;
+	d->forced_gaps += s->forced_gaps;
+	d->tid_reuse += s->tid_reuse;
+	d->threads += s->threads;
+	d->open += s->open;
+	d->returns.matched += s->returns.matched;
+	d->returns.missing += s->returns.missing;
+	d->returns.unwound += s->returns.unwound;
+	d->returns.switched += s->returns.switched;
+	d->returns.exec += s->returns.exec;
+	d->guard_records += s->guard_records;
+	d->returns.orphan += s->returns.orphan;
+	d->returns.depth_limited += s->returns.depth_limited;
+	d->returns.nomem += s->returns.nomem;
+}
+
+/* After the threads: analyze what still waits for a hole, in order. */
+static void finish_worker(struct worker *w)
+{
+	struct hmap_ent *e;
+	size_t it = 0;
+
+	while (hmap__next(&w->tids, &it, &e)) {
+		struct tstate *t = (struct tstate *)(uintptr_t)e->val;
+
+		if (!t)
+			continue;
+		while (t->nheap)
+			skip_gap(w, t);
+		/* A thread that ended while unwinding (pthread_cancel,
+		 * pthread_exit: forced unwinding never meets a catch) left its
+		 * frames unwound, not open. */
+		if (t->sh.unwinding)
+			w->st.returns.unwound += shadow__depth(&t->sh);
+		else
+			w->st.open += shadow__depth(&t->sh);
+		w->st.returns.matched += t->sh.c.matched;
+		w->st.returns.missing += t->sh.c.missing;
+		w->st.returns.unwound += t->sh.c.unwound;
+		w->st.returns.switched += t->sh.c.switched;
+		w->st.returns.exec += t->sh.c.exec;
+		w->st.returns.orphan += t->sh.c.orphan;
+		w->st.returns.depth_limited += t->sh.c.depth_limited;
+		w->st.returns.nomem += t->sh.c.nomem;
+	}
+}
+
+int runner__join(struct runner *r)
+{
+	unsigned i, a;
+	int err = 0;
+
+	if (r->joined)
+		return 0;
+	for (i = 0; i < r->nw; i++) {
+		if (r->w[i].th_started)
+			pthread_join(r->w[i].th, NULL);
+		r->w[i].th_started = false;
+	}
+	memset(&r->st, 0, sizeof(r->st));
+	for (i = 0; i < r->nw; i++) {
+		finish_worker(&r->w[i]);
+		add_stats(&r->st, &r->w[i].st);
+	}
+	/* Fold every worker's instances into worker 0's: reports read those. */
+	for (i = 1; i < r->nw && !err; i++)
+		for (a = 0; a < r->nops && !err; a++)
+			err = r->ops[a]->merge(r->w[0].set.state[a], r->w[i].set.state[a]);
+	r->joined = true;
+	if (r->st.order_gaps)
+		log_warn("%" PRIu64 " gaps in per-thread event order (%" PRIu64 " events)",
+			 r->st.order_gaps, r->st.gap_records);
+	if (r->st.nomem_records)
+		log_warn("%" PRIu64 " events not analyzed: out of memory", r->st.nomem_records);
+	if (err)
+		log_err("merging analyzer results: %s", strerror(-err));
+	return err;
+}
+
+void runner__stats(const struct runner *r, struct runner_stats *st)
+{
+	*st = r->st;
+}
+
+const void *runner__analyzer(const struct runner *r, const char *name)
+{
+	if (!r->joined || !r->nw)
+		return NULL;
+	return an_set__state(&r->w[0].set, name);
+}
+
+int runner__report_text(struct runner *r, FILE *f)
+{
+	const struct runner_stats *s = &r->st;
+	unsigned a;
+	int err;
+
+	if (!r->joined)
+		return -EINVAL;
+	for (a = 0; a < r->nops; a++) {
+		err = r->ops[a]->report_text(r->w[0].set.state[a], f);
+		if (err)
+			return err;
+		fputc('\n', f);
+	}
+	if (r->no_returns)
+		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go program, "
+			   "or a target the guard could not hold)\n");
+	else
+		fprintf(f,
+			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
+			" unwound by exceptions, %" PRIu64 " lost to stack switches, %" PRIu64
+			" ended by exec, %" PRIu64 " orphan, %" PRIu64 " open; %" PRIu64
+			" calls got no return probe (kernel limit: 64 pending per thread)\n",
+			s->returns.matched, s->returns.missing, s->returns.unwound,
+			s->returns.switched, s->returns.exec, s->returns.orphan, s->open,
+			s->returns.depth_limited);
+	fprintf(f,
+		"order: %" PRIu64 " events of %" PRIu64 " threads, %" PRIu64 " gaps (%" PRIu64
+		" events), %" PRIu64 " chunks out of order\n",
+		s->records, s->threads, s->order_gaps, s->gap_records, s->out_of_order);
+	if (s->bad_records || s->dup_records || s->nomem_records || s->returns.nomem)
+		fprintf(f,
+			"skipped: %" PRIu64 " bad records, %" PRIu64 " duplicates, %" PRIu64
+			" out of memory\n",
+			s->bad_records, s->dup_records, s->nomem_records + s->returns.nomem);
+	return ferror(f) ? -EIO : 0;
+}
+
+int runner__report_json(struct runner *r, struct json *w)
+{
+	const struct runner_stats *s = &r->st;
+	unsigned a;
+	int err;
+
+	if (!r->joined || json__depth(w) == 0)
+		return -EINVAL;
+	for (a = 0; a < r->nops; a++) {
+		err = r->ops[a]->report_json(r->w[0].set.state[a], w);
+		if (err)
+			return err;
+	}
+	json__key(w, "returns");
+	json__begin_object(w);
+	json__key(w, "matched");
+	json__u64(w, s->returns.matched);
+	json__key(w, "missing");
+	json__u64(w, s->returns.missing);
+	json__key(w, "unwound");
+	json__u64(w, s->returns.unwound);
+	json__key(w, "switched");
+	json__u64(w, s->returns.switched);
+	json__key(w, "exec");
+	json__u64(w, s->returns.exec);
+	json__key(w, "orphan");
+	json__u64(w, s->returns.orphan);
+	json__key(w, "open");
+	json__u64(w, s->open);
+	json__key(w, "depth_limited");
+	json__u64(w, s->returns.depth_limited);
+	json__end_object(w);
+	json__key(w, "order_gaps");
+	json__u64(w, s->order_gaps);
+	json__key(w, "order_gap_events");
+	json__u64(w, s->gap_records);
+	json__key(w, "runner");
+	json__begin_object(w);
+	json__key(w, "analyzer_threads");
+	json__u64(w, r->nw);
+	json__key(w, "analyzed");
+	json__u64(w, s->records);
+	json__key(w, "chunks");
+	json__u64(w, s->chunks);
+	json__key(w, "out_of_order_chunks");
+	json__u64(w, s->out_of_order);
+	json__key(w, "forwarded_chunks");
+	json__u64(w, s->forwarded);
+	json__key(w, "forced_gaps");
+	json__u64(w, s->forced_gaps);
+	json__key(w, "threads");
+	json__u64(w, s->threads);
+	json__key(w, "tid_reuse");
+	json__u64(w, s->tid_reuse);
+	json__key(w, "bad_records");
+	json__u64(w, s->bad_records);
+	json__key(w, "dup_records");
+	json__u64(w, s->dup_records);
+	json__key(w, "nomem_records");
+	json__u64(w, s->nomem_records + s->returns.nomem);
+	return json__end_object(w);
+}
+
+void runner__free(struct runner *r)
+{
+	struct hmap_ent *e;
+	struct pchunk *pc, *next;
+	unsigned i;
+	size_t it;
+
+	if (!r)
+		return;
+	/* Threads still running (freed without join): stop them first. */
+	atomic_store(&r->stop, true);
+	for (i = 0; i < r->nw; i++)
+		if (r->w[i].th_started)
+			pthread_join(r->w[i].th, NULL);
+	for (i = 0; i < r->nw; i++) {
+		struct worker *w = &r->w[i];
+
+		it = 0;
+		while (hmap__next(&w->tids, &it, &e))
+			tstate_free((struct tstate *)(uintptr_t)e->val);
+		hmap__fini(&w->tids);
+		for (pc = w->in_head; pc; pc = next) {
+			next = pc->next;
+			free(pc);
+		}
+		an_set__fini(&w->set);
+		if (w->lock_init)
+			pthread_mutex_destroy(&w->lock);
+		free(w->bufs);
+		free(w->done);
+	}
+	free(r->w);
+	free(r);
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The runner: the consumer side of the pipeline. Analyzer threads take whole
+ * chunks from the per-processor CAB buffers (cab/cab.h, struct cab_pp) while
+ * the loader produces them, put every program thread's events back into
+ * program order, run them through that thread's shadow stack
+ * (pipeline/shadow.h) and feed the selected analyzers (analyzers/analyzer.h).
+ *
+ * Order. A chunk holds consecutive records of one thread; its header carries
+ * the tid and the per-thread sequence number of its first record, and
+ * sequence numbers are dense (the BPF side takes one only after a successful
+ * ring reserve). For each tid the runner keeps the next expected sequence
+ * number. A chunk that starts there is analyzed at once, straight from the
+ * CAB buffer; any other chunk (the thread migrated and its earlier events sit
+ * in another CPU's buffer that has not been read yet) is copied aside into
+ * the tid's pending set, a min-heap by sequence number, and analyzed as soon
+ * as the hole before it fills. At the end (runner__join) the chunks still
+ * pending are analyzed in sequence order and each hole is counted as an
+ * order gap: in exhaustive mode there should be none. Records whose sequence
+ * number was already analyzed are skipped and counted (never expected). A
+ * tid that starts over at sequence 0 is taken to be a new thread that reused
+ * the id: its old shadow stack is abandoned (frames counted missing); chunks
+ * of the old thread still waiting for a hole (there should be none) would be
+ * analyzed as the new thread's.
+ * To bound memory (sampling mode recycles chunks, so holes there are real),
+ * when one analyzer thread holds more than max_pending records out of order,
+ * the hole of the thread that just grew is given up on early: counted as an
+ * order gap, and analysis continues after it.
+ *
+ * Threads. With N analyzer threads, buffer b is read by thread b % N only
+ * (each cab_pp has one consumer), and program thread tid is analyzed by
+ * thread tid % N only: that thread owns the tid's order state, shadow stack
+ * and its own instance of every analyzer, so the hot path takes no lock. A
+ * chunk read by a thread that does not own its tid is copied into the
+ * owner's inbox (a mutex-protected FIFO, one lock per chunk, not per event).
+ * A thread stops when its buffers are all drained, no thread is still
+ * reading buffers (so nobody can forward to it any more) and its inbox is
+ * empty. runner__join then analyzes what is still pending and merges the
+ * per-thread analyzer instances into one (analyzer_ops.merge). With N = 1
+ * (the default) there is no forwarding at all.
+ *
+ * Idle threads back off politely: a few pause instructions, then nanosleep
+ * doubling from 1 us to 1 ms, because the target and the loader share the
+ * machine's few cores.
+ *
+ * Memory: the runner does not own the buffers; they must outlive
+ * runner__join(). Function names are borrowed too and must outlive the
+ * runner.
+ */
+#ifndef ANALYZERS_RUNNER_H
+#define ANALYZERS_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pipeline/shadow.h"
+
+struct cab_pp;
+struct json;
+struct runner;
+
+struct runner_opts {
+	const char *const *fnames; /* function names by fid (borrowed) */
+	const char *const *lnames; /* linkage names by fid, or NULL (borrowed) */
+	uint32_t nfuncs;	   /* records with fid >= nfuncs are skipped */
+	const char *analyzers;	   /* comma list, e.g. "count,callgraph"; NULL = all */
+	unsigned nthreads;	   /* analyzer threads; 0 = 1 */
+	unsigned top;		   /* rows per text table; 0 = 50 */
+	bool no_returns;	   /* --entry-only: no return probes (report wording) */
+	size_t max_pending;	   /* out-of-order records held per analyzer
+				      thread before a hole is given up on;
+				      0 = 4M records (about 96 MiB) */
+};
+
+struct runner_stats {
+	uint64_t chunks;	      /* chunks taken or fed */
+	uint64_t records;	      /* call records analyzed */
+	uint64_t io_records;	      /* I/O records analyzed (not in records) */
+	uint64_t guard_records;	      /* GUARD records analyzed (not in records) */
+	uint64_t bad_records;	      /* unknown kind or fid >= nfuncs: skipped */
+	uint64_t dup_records;	      /* sequence number already analyzed: skipped */
+	uint64_t nomem_records;	      /* could not be held aside (out of memory): lost */
+	uint64_t out_of_order;	      /* chunks that waited for an earlier one */
+	uint64_t forwarded;	      /* chunks handed to another analyzer thread */
+	uint64_t order_gaps;	      /* holes in a thread's sequence never filled */
+	uint64_t gap_records;	      /* sequence numbers in those holes */
+	uint64_t forced_gaps;	      /* of order_gaps: given up early (max_pending) */
+	uint64_t tid_reuse;	      /* a tid restarted at sequence 0 */
+	uint64_t threads;	      /* program threads seen */
+	uint64_t open;		      /* frames still on a shadow stack at the end */
+	struct shadow_counts returns; /* summed over all program threads */
+};
+
+/*
+ * Make a runner for the buffers bufs[0..nbufs-1] (nbufs may be 0 when events
+ * come only through runner__feed). Selects the analyzers named in
+ * o->analyzers. Returns 0 and *out (free with runner__free), -EINVAL (bad
+ * options or unknown analyzer, after logging the valid names) or -ENOMEM.
+ * Thread: any; the runner is then used by that thread only (setup).
+ */
+int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbufs,
+		struct runner **out);
+
+/*
+ * Start the analyzer threads; they consume chunks concurrently with the
+ * producer until every buffer is closed and drained. Returns 0 or -errno
+ * (pthread_create; the threads already started are stopped again).
+ * Call once, from the setup thread.
+ */
+int runner__start(struct runner *r);
+
+/*
+ * Wait until every buffer is drained (the producer closed it) and every
+ * event is analyzed, analyze what is still held out of order (counting the
+ * gaps), and merge the analyzer threads' results. Also valid without
+ * runner__start (events came through runner__feed). Returns 0, or -ENOMEM
+ * if merging the results failed. Call once, from the setup thread.
+ */
+int runner__join(struct runner *r);
+
+/*
+ * Analyze one chunk synchronously in the calling thread, exactly as if it
+ * had been taken from a buffer: recs holds nrec records of REC_WORDS words
+ * (pipeline/record.h) of thread tid, the first with sequence number seq.
+ * The records are copied if they must wait. For tests and offline replay.
+ * Returns 0 or -ENOMEM (the records are then counted in nomem_records).
+ * Thread: the setup thread, before runner__start or instead of it.
+ */
+int runner__feed(struct runner *r, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec);
+
+/* After runner__join: the counters. Any thread. */
+void runner__stats(const struct runner *r, struct runner_stats *st);
+
+/*
+ * After runner__join: the merged instance of the analyzer named name (to
+ * read with that analyzer's query functions, e.g. analyzers/count.h), or
+ * NULL if it was not selected. Owned by the runner. Any thread.
+ */
+const void *runner__analyzer(const struct runner *r, const char *name);
+
+/*
+ * After runner__join: every selected analyzer's tables, then a line on
+ * returns and one on order, to f. Returns 0, -EINVAL (not joined), -ENOMEM
+ * or -EIO. Thread: the setup thread.
+ */
+int runner__report_text(struct runner *r, FILE *f);
+
+/*
+ * After runner__join: write the analyzers' keys ("functions", "threads",
+ * "callgraph") and the runner's ("returns", "order_gaps", "order_gap_events",
+ * "runner") into the top-level JSON object that w currently has open.
+ * Returns 0, -EINVAL (not joined, or w is not inside an object), -ENOMEM or
+ * the writer's error. Thread: the setup thread.
+ */
+int runner__report_json(struct runner *r, struct json *w);
+
+/*
+ * Free; NULL is fine. If the threads were started and not joined, they are
+ * stopped first (what they had not analyzed is dropped). The buffers are not
+ * touched. Thread: the setup thread.
+ */
+void runner__free(struct runner *r);
+
+#endif /* ANALYZERS_RUNNER_H */

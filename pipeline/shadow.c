@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The rules are spelled out in shadow.h; this file follows them in order. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/shadow.h"
+#include "cabbpf_guard.h"
+
+void shadow__init(struct shadow *s, uint32_t tid)
+{
+	memset(s, 0, sizeof(*s));
+	s->tid = tid;
+}
+
+void shadow__fini(struct shadow *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->npark; i++)
+		free(s->park[i].f);
+	free(s->park);
+	free(s->f);
+	hmap__fini(&s->active);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Pop the top frame, closed by a return event at ts (matched) or found dead
+ * at the event with timestamp ts (missing). */
+static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow_sink *k)
+{
+	struct shadow_frame *fr = &s->f[--s->depth];
+	uint64_t dur = ts >= fr->ts ? ts - fr->ts : 0;
+	uint64_t *act = hmap__find(&s->active, fr->fid);
+	struct an_return r = {
+		.tid = s->tid,
+		.fid = fr->fid,
+		.caller = fr->caller,
+		.matched = matched,
+		.recursive = fr->recursive,
+		.ts = ts,
+	};
+
+	if (fr->ret)
+		s->nret--;
+	if (act && *act)
+		(*act)--;
+	if (matched) {
+		r.incl_ns = dur;
+		r.self_ns = dur > fr->child_ns ? dur - fr->child_ns : 0;
+		s->c.matched++;
+	} else if (s->exec_closing) {
+		s->c.exec++;
+	} else if (fr->lost) {
+		r.switched = true;
+		s->c.switched++;
+	} else if (s->unwinding) {
+		r.unwound = true;
+		s->c.unwound++;
+	} else {
+		s->c.missing++;
+	}
+	/* Charge the parent for this child, also for a missing one (then dur
+	 * is an upper bound), so the parent's self time excludes it. */
+	if (s->depth)
+		s->f[s->depth - 1].child_ns += dur;
+	k->on_return(k->ctx, &r);
+}
+
+/* Rule 3 of RETURN: a frame left at the sp of the last matched return must
+ * be a tail caller whose return is the very next event; if the next event
+ * is anything else, that frame is dead. */
+static void chain_check(struct shadow *s, bool is_return, uint64_t sp, uint64_t ts,
+			const struct shadow_sink *k)
+{
+	uint64_t e;
+
+	if (!s->chain_sp)
+		return;
+	e = s->chain_sp - 8;
+	if (!(is_return && sp == s->chain_sp))
+		while (s->depth && s->f[s->depth - 1].sp == e)
+			pop(s, false, ts, k);
+	s->chain_sp = 0;
+}
+
+/* After a catch, the first call or return event has popped every frame
+ * the exception unwound: unwinding is over. */
+static void end_unwinding(struct shadow *s)
+{
+	if (s->caught)
+		s->unwinding = s->caught = false;
+}
+
+static int push(struct shadow *s, const struct shadow_frame *fr)
+{
+	uint64_t *act;
+	int err;
+
+	if (s->depth == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		struct shadow_frame *nf = realloc(s->f, ncap * sizeof(*nf));
+
+		if (!nf)
+			return -ENOMEM;
+		s->f = nf;
+		s->cap = ncap;
+	}
+	err = hmap__upsert(&s->active, fr->fid, &act);
+	if (err)
+		return err;
+	s->f[s->depth] = *fr;
+	s->f[s->depth].recursive = *act > 0;
+	(*act)++;
+	s->depth++;
+	if (fr->ret)
+		s->nret++;
+	return 0;
+}
+
+int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
+		  const struct shadow_sink *k)
+{
+	struct shadow_frame fr;
+	struct an_call c;
+	bool unwound = false;
+	int err;
+
+	chain_check(s, false, sp, ts, k);
+	/* Rule 1: frames below the new return-address slot are dead. */
+	while (s->depth && s->f[s->depth - 1].sp < sp) {
+		if (s->f[s->depth - 1].ret)
+			unwound = true;
+		pop(s, false, ts, k);
+	}
+	/* Rule 2: an equal slot is a tail caller unless it cannot be one. */
+	while (s->depth && s->f[s->depth - 1].sp == sp && (!s->f[s->depth - 1].ret || unwound))
+		pop(s, false, ts, k);
+	end_unwinding(s);
+
+	c = (struct an_call){
+		.tid = s->tid,
+		.caller = shadow__top(s),
+		.callee = fid,
+		.depth = (uint32_t)s->depth,
+		.ts = ts,
+	};
+	fr = (struct shadow_frame){
+		.sp = sp,
+		.ts = ts,
+		.fid = fid,
+		.caller = c.caller,
+		/* The kernel checks its depth before it cleans up dead return
+		 * instances; live frames are the best estimate we have. */
+		.ret = s->nret < SHADOW_URETPROBE_DEPTH,
+	};
+	if (!fr.ret)
+		s->c.depth_limited++;
+	err = push(s, &fr);
+	if (err)
+		s->c.nomem++;
+	k->on_call(k->ctx, &c);
+	return err;
+}
+
+void shadow__return(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
+		    const struct shadow_sink *k)
+{
+	uint64_t e;
+	size_t i;
+
+	chain_check(s, true, sp, ts, k);
+	if (sp < 8) {
+		/* Not a user stack pointer: nothing can match it. */
+		s->c.orphan++;
+		return;
+	}
+	e = sp - 8;
+	/* Rule 1: the thread's sp is above these frames already. */
+	while (s->depth && s->f[s->depth - 1].sp < e)
+		pop(s, false, ts, k);
+	end_unwinding(s);
+	/* Rule 2: find the frame of fid among those at this slot. */
+	for (i = s->depth; i > 0 && s->f[i - 1].sp == e; i--)
+		if (s->f[i - 1].fid == fid)
+			break;
+	if (i == 0 || s->f[i - 1].sp != e) {
+		s->c.orphan++;
+		return;
+	}
+	while (s->depth > i)
+		pop(s, false, ts, k);
+	pop(s, true, ts, k);
+	/* Rule 3: a frame left at this slot must return next. */
+	if (s->depth && s->f[s->depth - 1].sp == e)
+		s->chain_sp = sp;
+}
+
+/* Close every frame of the current stack as switched. */
+static void drop_all(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
+{
+	size_t i;
+
+	for (i = 0; i < s->depth; i++)
+		s->f[i].lost = true;
+	while (s->depth)
+		pop(s, false, ts, k);
+}
+
+/* Take the current stack's frames off the books of live frames (recursion
+ * and the uretprobe depth are per stack as far as the analysis goes). */
+static void unlive(struct shadow *s, const struct shadow_frame *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t *act = hmap__find(&s->active, f[i].fid);
+
+		if (act && *act)
+			(*act)--;
+		if (f[i].ret)
+			s->nret--;
+	}
+}
+
+/* Put frames f[0..n) back on the books of live frames. */
+static void relive(struct shadow *s, const struct shadow_frame *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t *act;
+
+		if (!hmap__upsert(&s->active, f[i].fid, &act))
+			(*act)++;
+		if (f[i].ret)
+			s->nret++;
+	}
+}
+
+/* Close parked stack i (its frames switched) and remove it; the current
+ * stack is set aside meanwhile, so pop() reports the parked frames. */
+static void close_park(struct shadow *s, size_t i, uint64_t ts, const struct shadow_sink *k)
+{
+	struct shadow_park p = s->park[i];
+	struct shadow_frame *cur = s->f;
+	size_t depth = s->depth, cap = s->cap;
+
+	s->park[i] = s->park[--s->npark];
+	unlive(s, cur, depth);
+	s->f = p.f;
+	s->depth = s->cap = p.depth;
+	relive(s, p.f, p.depth);
+	drop_all(s, ts, k);
+	free(s->f);
+	s->f = cur;
+	s->depth = depth;
+	s->cap = cap;
+	relive(s, cur, depth);
+}
+
+/* Park the current stack under key; the thread goes on with an empty one. */
+static int park(struct shadow *s, uint64_t key, uint64_t ts, const struct shadow_sink *k)
+{
+	struct shadow_park *v;
+	size_t i;
+
+	for (i = 0; i < s->depth; i++)
+		s->f[i].lost = true;
+	if (!s->depth)
+		return 0;
+	for (i = 0; i < s->npark; i++)
+		if (s->park[i].key == key) /* a stale one: that context is gone */
+			close_park(s, i--, ts, k);
+	if (s->npark == SHADOW_MAX_PARKED)
+		close_park(s, 0, ts, k);
+	v = realloc(s->park, (s->npark + 1) * sizeof(*v));
+	if (!v) {
+		drop_all(s, ts, k);
+		return -ENOMEM;
+	}
+	s->park = v;
+	unlive(s, s->f, s->depth);
+	v[s->npark].key = key;
+	v[s->npark].f = s->f;
+	v[s->npark++].depth = s->depth;
+	s->f = NULL;
+	s->depth = s->cap = 0;
+	return 0;
+}
+
+/* The thread resumes the context parked under key, if any. */
+static void unpark(struct shadow *s, uint64_t key, uint64_t ts, const struct shadow_sink *k)
+{
+	size_t i;
+
+	for (i = 0; i < s->npark && s->park[i].key != key; i++)
+		;
+	if (i == s->npark)
+		return;
+	drop_all(s, ts, k); /* nothing should be here: the switch parked it */
+	free(s->f);
+	s->f = s->park[i].f;
+	s->depth = s->cap = s->park[i].depth;
+	s->park[i] = s->park[--s->npark];
+	relive(s, s->f, s->depth);
+}
+
+int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
+		  const struct shadow_sink *k)
+{
+	uint32_t fl = CABBPF_GUARD_FLAVOUR(fid);
+	size_t i;
+
+	chain_check(s, false, sp, ts, k);
+	switch (CABBPF_GUARD_SITE(fid)) {
+	case CABBPF_GS_THROW:
+	case CABBPF_GS_FORCED:
+		s->unwinding = true;
+		return 0;
+	case CABBPF_GS_CATCH:
+		/* At and below the catch's own return slot nothing lives
+		 * (the catcher's callee that threw used that very slot):
+		 * close those frames now, unwound after a THROW, missing
+		 * otherwise. The catch functions are never traced
+		 * themselves (user/trace/guard.h), so none of them is here. */
+		while (s->depth && s->f[s->depth - 1].sp <= sp)
+			pop(s, false, ts, k);
+		/* The catch point may be deeper than some dead frames (Rust
+		 * catches in a helper called from the catching frame): the
+		 * next call or return event finds the rest, still unwound. */
+		s->caught = s->unwinding;
+		return 0;
+	case CABBPF_GS_BACKTRACE:
+		for (i = 0; i < s->depth; i++)
+			s->f[i].lost = true;
+		return 0;
+	case CABBPF_GS_SWITCH:
+		if (fl == CABBPF_GF_SWAPCONTEXT)
+			return park(s, sp + 8, ts, k);
+		drop_all(s, ts, k); /* setcontext, fcontext: nobody resumes it by sp */
+		return 0;
+	case CABBPF_GS_SWITCH_TO:
+		unpark(s, sp, ts, k);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+void shadow__exec(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
+{
+	s->exec_closing = true;
+	shadow__abandon(s, ts, k);
+	s->exec_closing = false;
+	s->unwinding = s->caught = false;
+}
+
+void shadow__abandon(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
+{
+	s->chain_sp = 0;
+	while (s->depth)
+		pop(s, false, ts, k);
+	while (s->npark)
+		close_park(s, s->npark - 1, ts, k);
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Per-thread shadow stack: turns one thread's entry/return events, in program
+ * order, into calls with their callers and into closed frames with their
+ * times — also when return events are missing.
+ *
+ * Returns go missing for three reasons: longjmp/siglongjmp, C++ exceptions
+ * (the frames are unwound without returning), and the kernel's limit of 64
+ * pending uretprobes per thread (MAX_URETPROBE_DEPTH: a call made while 64
+ * returns are pending gets no return probe at all). So frames are matched by
+ * stack pointer, never by counting. x86-64, stack grows down:
+ *
+ *   entry event:  sp = E, the slot holding the return address;
+ *   return event: sp = E + 8, the caller's sp after `ret` popped that slot.
+ *
+ * A frame with entry sp E is live while the thread's sp is below E (a callee
+ * always gets a smaller E). The rules:
+ *
+ * ENTRY (fid, E_new)
+ *  1. Pop every frame with E < E_new: the thread's stack is already above
+ *     them, so they are gone without a return (longjmp, exception, or a
+ *     return the kernel never instrumented). Each is counted "missing".
+ *  2. Frames with E == E_new are ambiguous. A tail call (`jmp` to another
+ *     probed function) reuses its caller's return-address slot, so the
+ *     caller is live with the same E, and the kernel will later deliver both
+ *     returns at E + 8, innermost first. But a frame that returned without a
+ *     return event, followed by a sibling call from the same caller, also
+ *     leaves an equal E. Such a frame is popped (missing) when
+ *       a) it was entered with 64 or more returns pending (see nret below):
+ *          the kernel never gave it a return probe, so it cannot be a
+ *          tail caller that is still waiting for its return; or
+ *       b) step 1 popped a frame that did expect a return: the thread
+ *          unwound non-locally (longjmp/exception) past this sp, which is
+ *          how a setjmp loop re-calls the same function at the same sp.
+ *     Otherwise it is kept: the new frame is its tail callee.
+ *  3. caller = the top frame's fid, or AN_ROOT when the stack is empty.
+ *     Push the frame; it expects a return iff fewer than 64 frames on the
+ *     stack expect one (emulating the kernel's depth check).
+ *
+ * RETURN (fid, R)
+ *  1. Pop every frame with E < R - 8 (missing).
+ *  2. If the top frame has E == R - 8 and the same fid: matched, inclusive
+ *     time = return.ts - entry.ts. If the fid differs, a frame of this fid
+ *     further down among those with E == R - 8 is matched (those above it
+ *     are missing). Otherwise the return is an "orphan" (its entry was not
+ *     seen: probes attached mid-call, or a dropped event) and the stack is
+ *     left alone.
+ *  3. Tail-call check: if the new top frame also has E == R - 8, it must be
+ *     a tail caller, whose return the kernel delivers in the same trap, so
+ *     the thread's very next event is a return at R. If the next event is
+ *     anything else, the frame was not a tail caller (rule 2 of ENTRY kept
+ *     a dead frame) and is popped as missing before that event is handled.
+ *
+ * Times: a missing frame has no inclusive time of its own, but its parent's
+ * self time should not include it, so the interval up to the event that
+ * popped it is charged to the parent as child time (an upper bound).
+ *
+ * Known limits (documented, not silent: they show up in "missing"):
+ *  - a tail call made right after a longjmp that landed in the same frame is
+ *    taken for a dead frame (rule 2b), so that one caller edge is wrong;
+ *  - the kernel also counts dead-but-uncleaned return instances toward the
+ *    64 limit after a longjmp; the emulation counts only live frames;
+ *  - past the 64 limit a frame that returned leaves no event, so it is only
+ *    noticed dead when a later event's sp is at or above its slot: a probed
+ *    function reached from its caller through unprobed functions (whose
+ *    frames put its slot lower) is taken for the dead frame's callee;
+ *  - a signal handler on a sigaltstack breaks the order of stack pointers
+ *    the rules rely on: frames are popped as missing and their returns
+ *    become orphans. The kernel's own cleanup of uretprobe instances has
+ *    the same blind spot.
+ *
+ * GUARD events (include/cabbpf_guard.h, user/trace/guard.h) say why returns do
+ * not come, so frames are closed for that reason and not as "missing":
+ *  - THROW / FORCED: an exception (or pthread_cancel) is being raised;
+ *    until the first call or return event after the next CATCH, frames
+ *    found dead are counted "unwound";
+ *  - CATCH at sp C: every frame with E <= C is dead (unwound) right now
+ *    (the catcher's callee that threw had its return slot at C too);
+ *    frames above survive, and the guard gave them their return probes
+ *    back, so their returns still match;
+ *  - BACKTRACE: the guard put back the original return addresses of every
+ *    live frame (the program walks its own stack): their returns are not
+ *    observable any more ("lost"), unless a later catch re-arms them;
+ *  - SWITCH (swapcontext, setcontext, jump_fcontext): the thread leaves
+ *    this stack; the guard put back its frames' return addresses. The
+ *    frames are parked under the sp the left context resumes with
+ *    (swapcontext saves entry sp + 8) and the thread continues with an
+ *    empty stack, or with the stack parked under the destination's sp
+ *    (SWITCH_TO, read from the ucontext): so a coroutine's calls get the
+ *    right callers on every stack. Parked frames count as open; their
+ *    returns are lost, and they are closed as "switched".
+ *
+ * Threads: a struct shadow belongs to one program thread and is used by one
+ * analyzer thread at a time.
+ */
+#ifndef ANALYZERS_SHADOW_H
+#define ANALYZERS_SHADOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyzers/analyzer.h"
+#include "common/hmap.h"
+
+/* MAX_URETPROBE_DEPTH in kernel/events/uprobes.c. */
+#define SHADOW_URETPROBE_DEPTH 64
+
+/* struct shadow_frame: analyzers/analyzer.h (plugins read frames). */
+
+/* Frames of a stack the thread switched away from (GUARD SWITCH). */
+struct shadow_park {
+	uint64_t key; /* the sp the left context resumes with */
+	struct shadow_frame *f;
+	size_t depth;
+};
+
+/* Parked stacks kept per thread; past this the oldest is closed. */
+#define SHADOW_MAX_PARKED 4096
+
+struct shadow_counts {
+	uint64_t matched;	/* frames closed by their return event */
+	uint64_t missing;	/* frames popped without a return event */
+	uint64_t unwound;	/* frames unwound by an exception (GUARD THROW..CATCH) */
+	uint64_t switched;	/* frames whose return was lost to a stack switch or
+				   the program's own backtrace (GUARD SWITCH/BACKTRACE) */
+	uint64_t exec;		/* frames of an image that execve replaced */
+	uint64_t orphan;	/* return events that matched no frame */
+	uint64_t depth_limited; /* entries made with >= 64 returns pending */
+	uint64_t nomem;		/* entries not pushed: out of memory */
+};
+
+/* Where the shadow stack reports calls and closed frames. */
+struct shadow_sink {
+	void (*on_call)(void *ctx, const struct an_call *c);
+	void (*on_return)(void *ctx, const struct an_return *r);
+	void *ctx;
+};
+
+struct shadow {
+	uint32_t tid;
+	uint32_t nret;		/* frames on the stack with ret set */
+	struct shadow_frame *f; /* f[0] is the outermost frame */
+	size_t depth, cap;
+	uint64_t chain_sp;  /* != 0: the next event must be a return here */
+	bool unwinding;	    /* from a THROW to the first event after its CATCH */
+	bool caught;	    /* a CATCH came: unwinding ends at the next event */
+	bool exec_closing;  /* shadow__exec is closing the old image's frames */
+	struct shadow_park *park;
+	size_t npark;
+	struct hmap active; /* fid -> live frames of fid (recursion) */
+	struct shadow_counts c;
+};
+
+/* Start an empty stack for thread tid. Never fails (memory comes lazily). */
+void shadow__init(struct shadow *s, uint32_t tid);
+/* Free the stack; NULL is fine. Open frames are simply dropped. */
+void shadow__fini(struct shadow *s);
+
+/*
+ * Feed one event of s's thread, in program order. Reports to k: on_return
+ * for every frame popped (missing first, innermost first), then on_call
+ * (entry) or on_return (matched return). Returns 0, or -ENOMEM when an
+ * entry's frame could not be pushed (the call is still reported and counted
+ * in c.nomem; the stack stays consistent).
+ */
+int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
+		  const struct shadow_sink *k);
+void shadow__return(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
+		    const struct shadow_sink *k);
+
+/*
+ * Feed a GUARD event (fid = the event's site and flavour, see
+ * include/cabbpf_guard.h; sp its stack pointer), by the rules above.
+ * Reports closed frames to k. Returns 0, or -ENOMEM when a stack could not
+ * be parked (its frames are then closed as "switched").
+ */
+int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
+		  const struct shadow_sink *k);
+
+/* execve replaced the thread's image: close every frame (parked ones
+ * too) as "exec", reporting each to k. */
+void shadow__exec(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
+
+/* Pop every frame as missing (the thread is gone, e.g. its tid was reused),
+ * reporting each to k; parked frames are closed as "switched". */
+void shadow__abandon(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
+
+/* Frames still on the stack or parked (counted "open" at the end of a run). */
+static inline size_t shadow__depth(const struct shadow *s)
+{
+	size_t n = s->depth, i;
+
+	for (i = 0; i < s->npark; i++)
+		n += s->park[i].depth;
+	return n;
+}
+
+/* Top frame's fid, or AN_ROOT when empty. */
+static inline uint32_t shadow__top(const struct shadow *s)
+{
+	return s->depth ? s->f[s->depth - 1].fid : AN_ROOT;
+}
+
+#endif /* ANALYZERS_SHADOW_H */

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The run's report: the loader's summary (target, duration, events, loss)
+ * around the analyzers' results. Text to stdout, JSON to a file, the
+ * one-line summary to stderr. Main thread, after the analyzers have joined.
+ */
+#ifndef USER_REPORT_H
+#define USER_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cab/cab.h"
+#include "user/trace/guard.h"
+
+struct runner;
+
+struct summary {
+	pid_t pid;
+	const char *comm;
+	const char *binary;
+	uint32_t nfuncs;         /* functions probed */
+	uint32_t refused;        /* functions the kernel refused */
+	bool multi;              /* probes through multi-uprobe links */
+	double duration_s;
+	uint64_t events;         /* events received from the kernel rings */
+	uint64_t lost;           /* events lost: kernel ring full (all kinds) */
+	uint64_t lost_calls;     /* of those, call events (entries, returns) */
+	uint64_t lost_io;        /* I/O events */
+	uint64_t lost_guard;     /* guard events (user/trace/guard.h) */
+	/* 3 x ncpus: call drops per CPU, then I/O, then guard drops */
+	const uint64_t *lost_per_cpu;
+	unsigned ncpus;
+	uint64_t reentry;        /* probe hits skipped by the re-entry guard */
+	struct cab_stats cab;    /* summed over the per-processor buffers */
+	const char *stop_reason; /* "target exited", "interrupted", "duration", ... */
+	double cpu_s;            /* CPU time cabbpf itself used (all its threads) */
+	bool exited;
+	int exit_status;         /* wait status if exited and spawned, else -1 */
+	/* What the target guard did (user/trace/guard.h); NULL: no guard ran
+	 * (--entry-only, --no-guard, or nothing to guard). */
+	const struct guard_stats *guard;
+	uint64_t execs;   /* execve calls the target made while traced */
+	bool exec_other;  /* the last one ran another program (not traced) */
+};
+
+/* Human report on out. */
+void report__text(FILE *out, const struct summary *s, struct runner *r);
+
+/* JSON report into path ("-" = stdout). Returns 0 or -errno. */
+int report__json(const char *path, const struct summary *s, struct runner *r);
+
+/* One line on stderr: events, events/s, lost. */
+void report__summary_line(const struct summary *s);
+
+#endif /* USER_REPORT_H */

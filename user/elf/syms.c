@@ -1,0 +1,809 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Function discovery from ELF symbol tables (see syms.h for the contract).
+ *
+ * Load works in three steps: collect every defined function symbol as a
+ * candidate (names still point into libelf's buffers), sort the candidates
+ * by address and by name preference so each address forms one group whose
+ * first member is the preferred name, then copy the groups into the table,
+ * whose strings live in one block so the table is a handful of allocations.
+ */
+#include "user/elf/demangle.h"
+#include "user/elf/syms.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+struct cand {
+	const char *name; /* points into libelf's string table data */
+	uint64_t vaddr;
+	uint64_t size;
+	enum syms_bind bind;
+	bool ifunc;
+	bool dup; /* same name already seen at this address */
+};
+
+struct cands {
+	struct cand *v;
+	size_t n, cap;
+};
+
+/* A file-backed PT_LOAD range: the only bytes a uprobe can land on. */
+struct seg {
+	uint64_t vaddr, filesz, offset;
+};
+
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
+static bool elf_ok;
+
+/* elf_version() sets libelf global state: do it once, race-free. */
+static void syms__init_libelf(void)
+{
+	elf_ok = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+static enum syms_bind syms__bind_of(unsigned char st_bind)
+{
+	switch (st_bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return SYMS_BIND_GLOBAL;
+	case STB_WEAK:
+		return SYMS_BIND_WEAK;
+	default:
+		return SYMS_BIND_LOCAL;
+	}
+}
+
+static size_t syms__underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Address first; within an address the preferred name first (see syms.h). */
+static int syms__cand_cmp(const void *pa, const void *pb)
+{
+	const struct cand *a = pa, *b = pb;
+	size_t ua, ub, la, lb;
+
+	if (a->vaddr != b->vaddr)
+		return a->vaddr < b->vaddr ? -1 : 1;
+	if (a->bind != b->bind)
+		return a->bind < b->bind ? -1 : 1;
+	ua = syms__underscores(a->name);
+	ub = syms__underscores(b->name);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	la = strlen(a->name);
+	lb = strlen(b->name);
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int syms__push(struct cands *c, const struct cand *x)
+{
+	struct cand *nv;
+	size_t ncap;
+
+	if (c->n == c->cap) {
+		ncap = c->cap ? c->cap * 2 : 256;
+		nv = realloc(c->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		c->v = nv;
+		c->cap = ncap;
+	}
+	c->v[c->n++] = *x;
+	return 0;
+}
+
+/* Appends the defined function symbols of symbol-table section @scn. */
+static int syms__collect(Elf *elf, Elf_Scn *scn, struct cands *c)
+{
+	GElf_Shdr sh;
+	Elf_Data *data;
+	GElf_Sym s;
+	struct cand x;
+	size_t i, count;
+	int type, err = 0;
+
+	if (!gelf_getshdr(scn, &sh)) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	if (!sh.sh_entsize)
+		goto cleanup;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		goto cleanup;
+	count = sh.sh_size / sh.sh_entsize;
+	for (i = 0; i < count; i++) {
+		if (!gelf_getsym(data, (int)i, &s))
+			break;
+		type = GELF_ST_TYPE(s.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (s.st_shndx == SHN_UNDEF)
+			continue; /* an import: the code lives in another object */
+		x.name = elf_strptr(elf, sh.sh_link, s.st_name);
+		if (!x.name || !x.name[0])
+			continue;
+		x.vaddr = s.st_value;
+		x.size = s.st_size;
+		x.bind = syms__bind_of(GELF_ST_BIND(s.st_info));
+		x.ifunc = type == STT_GNU_IFUNC;
+		x.dup = false;
+		err = syms__push(c, &x);
+		if (err)
+			goto cleanup;
+	}
+cleanup:
+	return err;
+}
+
+/*
+ * Translates a link-time address to a file offset through the PT_LOAD that
+ * maps it from the file (p_filesz, not p_memsz: .bss has no file bytes).
+ */
+static bool syms__to_offset(const struct seg *segs, size_t nsegs, uint64_t vaddr, uint64_t *off)
+{
+	size_t i;
+
+	for (i = 0; i < nsegs; i++) {
+		if (vaddr >= segs[i].vaddr && vaddr - segs[i].vaddr < segs[i].filesz) {
+			*off = vaddr - segs[i].vaddr + segs[i].offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int syms__read_segs(Elf *elf, struct seg **out, size_t *nout)
+{
+	struct seg *segs = NULL;
+	GElf_Phdr ph;
+	size_t i, nph, n = 0;
+	int err = 0;
+
+	if (elf_getphdrnum(elf, &nph) != 0) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	segs = calloc(nph ? nph : 1, sizeof(*segs));
+	if (!segs) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < nph; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		segs[n].vaddr = ph.p_vaddr;
+		segs[n].filesz = ph.p_filesz;
+		segs[n].offset = ph.p_offset;
+		n++;
+	}
+	*out = segs;
+	*nout = n;
+	segs = NULL;
+cleanup:
+	free(segs);
+	return err;
+}
+
+/*
+ * Turns sorted candidates into the table: one entry per address, sized
+ * groups into st->syms, all-zero-size groups into st->zero.
+ */
+static int syms__build(struct symtab *st, struct cands *c, const struct seg *segs, size_t nsegs)
+{
+	size_t i, j, k, end, nsized = 0, nzero = 0, nalias = 0, nbytes = 0;
+	size_t si = 0, zi = 0, ai = 0, bi = 0;
+	uint64_t size, off;
+	bool ifunc;
+	struct sym *e;
+	int err = 0;
+
+	/* Pass 1: mark duplicate names, count what the table needs. */
+	for (i = 0; i < c->n; i = end) {
+		size = 0;
+		for (end = i; end < c->n && c->v[end].vaddr == c->v[i].vaddr; end++) {
+			if (c->v[end].size > size)
+				size = c->v[end].size;
+			for (k = i; k < end; k++) {
+				if (!c->v[k].dup && !strcmp(c->v[k].name, c->v[end].name)) {
+					c->v[end].dup = true;
+					break;
+				}
+			}
+		}
+		if (!syms__to_offset(segs, nsegs, c->v[i].vaddr, &off)) {
+			log_debug("%s: function %s at %#llx is in no loaded segment, skipped",
+				  st->path, c->v[i].name, (unsigned long long)c->v[i].vaddr);
+			st->nunmapped++;
+			continue;
+		}
+		if (size)
+			nsized++;
+		else
+			nzero++;
+		for (j = i; j < end; j++) {
+			if (c->v[j].dup)
+				continue;
+			nbytes += strlen(c->v[j].name) + 1;
+			if (j != i)
+				nalias++;
+		}
+	}
+	if (!nsized && !nzero) {
+		err = -ENODATA;
+		goto cleanup;
+	}
+
+	st->syms = calloc(nsized ? nsized : 1, sizeof(*st->syms));
+	st->zero = calloc(nzero ? nzero : 1, sizeof(*st->zero));
+	st->aliasv_ = calloc(nalias ? nalias : 1, sizeof(*st->aliasv_));
+	st->strings_ = malloc(nbytes);
+	if (!st->syms || !st->zero || !st->aliasv_ || !st->strings_) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+
+	/* Pass 2: fill. The group's first candidate is its preferred name. */
+	for (i = 0; i < c->n; i = end) {
+		size = 0;
+		ifunc = false;
+		for (end = i; end < c->n && c->v[end].vaddr == c->v[i].vaddr; end++) {
+			if (c->v[end].size > size)
+				size = c->v[end].size;
+			ifunc |= c->v[end].ifunc;
+		}
+		if (!syms__to_offset(segs, nsegs, c->v[i].vaddr, &off))
+			continue;
+		e = size ? &st->syms[si++] : &st->zero[zi++];
+		e->vaddr = c->v[i].vaddr;
+		e->size = size;
+		e->offset = off;
+		e->bind = c->v[i].bind;
+		e->ifunc = ifunc;
+		e->aliases = &st->aliasv_[ai];
+		e->naliases = 0;
+		for (j = i; j < end; j++) {
+			char *s = &st->strings_[bi];
+			size_t len;
+
+			if (c->v[j].dup)
+				continue;
+			len = strlen(c->v[j].name) + 1;
+			memcpy(s, c->v[j].name, len);
+			bi += len;
+			if (j == i) {
+				e->name = s;
+			} else {
+				st->aliasv_[ai++] = s;
+				e->naliases++;
+			}
+		}
+	}
+	st->nsyms = nsized;
+	st->nzero = nzero;
+cleanup:
+	return err;
+}
+
+int syms__load(const char *path, struct symtab **out)
+{
+	struct symtab *st = NULL;
+	struct cands c = {0};
+	struct seg *segs = NULL;
+	size_t nsegs = 0;
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	GElf_Shdr sh;
+	GElf_Ehdr eh;
+	struct stat sb;
+	Elf *elf = NULL;
+	int fd = -1, err = 0;
+
+	if (!path || !out)
+		return -EINVAL;
+	*out = NULL;
+	pthread_once(&elf_once, syms__init_libelf);
+	if (!elf_ok) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (fstat(fd, &sb) < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		err = -EISDIR;
+		goto cleanup;
+	}
+	/* /dev/null, FIFOs, ttys: nothing a uprobe could attach to. */
+	if (!S_ISREG(sb.st_mode)) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+
+	/*
+	 * ELF_C_READ, not ELF_C_READ_MMAP: libelf reads what it needs with
+	 * pread, so a binary truncated under us yields an error, not SIGBUS.
+	 */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	st->path = strdup(path);
+	if (!st->path) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	st->pie = eh.e_type == ET_DYN;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB && !symtab)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM && !dynsym)
+			dynsym = scn;
+	}
+	/*
+	 * .symtab is a superset of .dynsym (it also has static functions), so
+	 * .dynsym is read only when .symtab is gone or holds no function.
+	 */
+	if (symtab) {
+		err = syms__collect(elf, symtab, &c);
+		if (err)
+			goto cleanup;
+	}
+	if (!c.n && dynsym) {
+		err = syms__collect(elf, dynsym, &c);
+		if (err)
+			goto cleanup;
+		st->from_dynsym = true;
+	}
+	if (!c.n) {
+		err = -ENODATA;
+		goto cleanup;
+	}
+
+	err = syms__read_segs(elf, &segs, &nsegs);
+	if (err)
+		goto cleanup;
+	qsort(c.v, c.n, sizeof(*c.v), syms__cand_cmp);
+	err = syms__build(st, &c, segs, nsegs);
+	if (err)
+		goto cleanup;
+
+	/* Readable names for C++ and Rust symbols and clones. */
+	st->pretty_ = calloc(st->nsyms ? st->nsyms : 1, sizeof(*st->pretty_));
+	if (!st->pretty_) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t k = 0; k < st->nsyms; k++)
+		st->syms[k].pretty = st->pretty_[k] = demangle__name(st->syms[k].name);
+	log_debug("%s: %zu functions, %zu of size 0, %zu unmapped, from %s", path, st->nsyms,
+		  st->nzero, st->nunmapped, st->from_dynsym ? ".dynsym" : ".symtab");
+	*out = st;
+	st = NULL;
+cleanup:
+	/* The candidates' names point into elf's buffers: free them first. */
+	free(c.v);
+	free(segs);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	syms__free(st);
+	return err;
+}
+
+/*
+ * Code the C runtime and the compiler add to every program; profiling it
+ * only adds noise (and _start/_init run before the probes are attached
+ * anyway). Matched with fnmatch against the preferred name.
+ */
+static const char *const boilerplate[] = {
+	"_start",
+	"_init",
+	"_fini",
+	"frame_dummy",
+	"register_tm_clones",
+	"deregister_tm_clones",
+	"__do_global_dtors_aux",
+	"__do_global_ctors_aux",
+	"__libc_csu_init",
+	"__libc_csu_fini",
+	"__libc_csu_irel",
+	"_dl_relocate_static_pie",
+	"__libc_start_main",
+	"__libc_start_call_main",
+	"__cxa_finalize",
+	"__gmon_start__",
+	"__stack_chk_fail_local",
+	"_mcount",
+	"__x86.get_pc_thunk.*",
+	"_GLOBAL__sub_I_*",
+	"_GLOBAL__sub_D_*",
+	"__static_initialization_and_destruction_*",
+};
+
+static bool syms__is_boilerplate(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(boilerplate) / sizeof(boilerplate[0]); i++)
+		if (!fnmatch(boilerplate[i], name, 0))
+			return true;
+	return false;
+}
+
+/* glob against the demangled name without its parameter list, and
+ * without the return type templates carry ("int ns::twice<int>(int)"
+ * matches "ns::twice*"). */
+static bool pretty_base_matches(const char *glob, const char *pretty)
+{
+	size_t n = demangle__base_len(pretty), i, start = 0;
+	bool hit;
+	char *buf;
+	int angle = 0;
+
+	if (n == strlen(pretty))
+		return false;
+	/* On the heap: std:: template names run to kilobytes. */
+	buf = strndup(pretty, n);
+	if (!buf)
+		return false;
+	hit = !fnmatch(glob, buf, 0);
+	for (i = 0; !hit && i < n; i++) {
+		if (buf[i] == '<')
+			angle++;
+		else if (buf[i] == '>' && angle > 0)
+			angle--;
+		else if (buf[i] == ' ' && !angle && strncmp(buf, "operator", 8))
+			start = i + 1;
+	}
+	if (!hit && start)
+		hit = !fnmatch(glob, buf + start, 0);
+	free(buf);
+	return hit;
+}
+
+/* Whether glob names s: see syms__select in syms.h. */
+static bool syms__matches_one(const struct sym *s, const char *glob)
+{
+	size_t a;
+
+	if (!fnmatch(glob, s->name, 0))
+		return true;
+	/* "ns::Foo::bar(int)", and "ns::Foo::bar" without its list; a clone
+	 * "work [clone .isra.0]" also as "work" */
+	if (s->pretty && !fnmatch(glob, s->pretty, 0))
+		return true;
+	if (s->pretty && pretty_base_matches(glob, s->pretty))
+		return true;
+	for (a = 0; a < s->naliases; a++)
+		if (!fnmatch(glob, s->aliases[a], 0))
+			return true;
+	return false;
+}
+
+static bool syms__matches(const struct sym *s, const char *const *globs, size_t nglobs)
+{
+	size_t g;
+
+	for (g = 0; g < nglobs; g++)
+		if (syms__matches_one(s, globs[g]))
+			return true;
+	return false;
+}
+
+/* Where name's fragment suffix (".cold", ".cold.N") starts, or NULL. */
+static const char *syms__fragment_suffix(const char *name)
+{
+	const char *p = strstr(name, ".cold");
+
+	/* GCC's hot/cold splitting: "f.cold", "f.cold.3", also after a
+	 * clone suffix ("f.part.0.cold"). */
+	while (p) {
+		const char *q = p + 5;
+
+		if (!*q)
+			return p;
+		if (*q == '.' && q[1]) {
+			for (q++; *q >= '0' && *q <= '9'; q++)
+				;
+			if (!*q)
+				return p;
+		}
+		p = strstr(p + 1, ".cold");
+	}
+	return NULL;
+}
+
+bool syms__is_fragment(const char *name)
+{
+	return name && syms__fragment_suffix(name);
+}
+
+/* The function fragment f belongs to ("work" for "work.cold"), or NULL. */
+static const struct sym *syms__parent(const struct symtab *st, const struct sym *f)
+{
+	const struct sym *p;
+	char *base;
+
+	base = strndup(f->name, (size_t)(syms__fragment_suffix(f->name) - f->name));
+	if (!base)
+		return NULL;
+	p = syms__find(st, base);
+	free(base);
+	return p;
+}
+
+/* Whether glob names fragment f as its parent's readable name without
+ * parameters plus the fragment's suffix ("ns::work.cold" for
+ * "_ZN2ns4workEl.cold", whose parent reads "ns::work(long)"). */
+static bool syms__parent_form_matches(const struct sym *f, const struct sym *parent,
+				      const char *glob)
+{
+	const char *pn = parent->pretty ? parent->pretty : parent->name;
+	bool hit;
+	char *form;
+
+	if (asprintf(&form, "%.*s%s", (int)demangle__base_len(pn), pn,
+		     syms__fragment_suffix(f->name)) < 0)
+		return false;
+	hit = !fnmatch(glob, form, 0);
+	free(form);
+	return hit;
+}
+
+int syms__why_unmatched(const struct symtab *st, const char *glob, char *buf, size_t len)
+{
+	const struct sym *first = NULL, *first_parent = NULL;
+	const char *fname;
+	size_t i, nfrag = 0;
+	int k;
+
+	if (!st || !glob || !buf || !len)
+		return -EINVAL;
+	for (i = 0; i < st->nsyms; i++) {
+		const struct sym *f = &st->syms[i], *parent;
+
+		if (!syms__is_fragment(f->name))
+			continue;
+		/* Not by the readable name's base: "work" names the function
+		 * work, never its fragment "work [clone .cold]". The parent is
+		 * a linear search: only looked up when needed. */
+		parent = NULL;
+		if (fnmatch(glob, f->name, 0) && !(f->pretty && !fnmatch(glob, f->pretty, 0))) {
+			parent = syms__parent(st, f);
+			if (!parent || !syms__parent_form_matches(f, parent, glob))
+				continue;
+		}
+		if (!nfrag++) {
+			first = f;
+			first_parent = parent ? parent : syms__parent(st, f);
+		}
+	}
+	if (!nfrag)
+		return -ENOENT;
+	fname = first->pretty ? first->pretty : first->name;
+	if (first_parent) {
+		const char *pn = first_parent->pretty ? first_parent->pretty : first_parent->name;
+
+		k = snprintf(buf, len,
+			     "names only %s%s, a fragment of %s (entered by a jump, not by a "
+			     "call): not traceable on its own, its time counts in %s",
+			     nfrag > 1 ? "fragments, e.g. " : "", fname, pn, pn);
+	} else {
+		k = snprintf(buf, len,
+			     "names only %s%s, a fragment of a function (entered by a jump, not "
+			     "by a call): not traceable on its own",
+			     nfrag > 1 ? "fragments, e.g. " : "", fname);
+	}
+	return k < 0 ? -EINVAL : 0;
+}
+
+int syms__select(const struct symtab *st, const char *const *globs, size_t nglobs, size_t **idx_out,
+		 size_t *n_out)
+{
+	size_t *idx = NULL;
+	size_t i, n = 0;
+	bool hit;
+	int err = 0;
+
+	if (!st || !idx_out || !n_out || (nglobs && !globs))
+		return -EINVAL;
+	*idx_out = NULL;
+	*n_out = 0;
+	for (i = 0; i < nglobs; i++)
+		if (!globs[i])
+			return -EINVAL;
+	if (!st->nsyms) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	idx = malloc(st->nsyms * sizeof(*idx));
+	if (!idx) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < st->nsyms; i++) {
+		/* Never a function: entered by a jump from its parent. */
+		if (syms__is_fragment(st->syms[i].name))
+			continue;
+		if (nglobs)
+			hit = syms__matches(&st->syms[i], globs, nglobs);
+		else
+			hit = !syms__is_boilerplate(st->syms[i].name);
+		if (hit)
+			idx[n++] = i;
+	}
+	if (!n) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	*idx_out = idx;
+	*n_out = n;
+	idx = NULL;
+cleanup:
+	free(idx);
+	return err;
+}
+
+const struct sym *syms__find(const struct symtab *st, const char *name)
+{
+	size_t i, a;
+
+	if (!st || !name)
+		return NULL;
+	for (i = 0; i < st->nsyms; i++) {
+		if (!strcmp(st->syms[i].name, name))
+			return &st->syms[i];
+		for (a = 0; a < st->syms[i].naliases; a++)
+			if (!strcmp(st->syms[i].aliases[a], name))
+				return &st->syms[i];
+	}
+	return NULL;
+}
+
+void syms__free(struct symtab *st)
+{
+	if (!st)
+		return;
+	free(st->path);
+	free(st->syms);
+	free(st->zero);
+	free(st->strings_);
+	free(st->aliasv_);
+	for (size_t k = 0; st->pretty_ && k < st->nsyms; k++)
+		free(st->pretty_[k]);
+	free(st->pretty_);
+	free(st);
+}
+
+/*
+ * /proc/PID exists but has no exe link: a kernel thread, or a process that
+ * has exited (zombie, its mm is gone). Report the latter as "no such
+ * process", since there is nothing left to probe.
+ */
+static int syms__no_exe(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd, err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno == ENOENT ? -ESRCH : -ENOENT;
+		goto cleanup;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		goto cleanup;
+	buf[n] = '\0';
+	/* The state letter follows the last ')': comm may contain ')'. */
+	p = strrchr(buf, ')');
+	if (p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'))
+		err = -ESRCH;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static int syms__proc_err(pid_t pid, int e)
+{
+	if (e == EACCES || e == EPERM)
+		return -EACCES;
+	if (e == ENOENT)
+		return syms__no_exe(pid);
+	if (e == ESRCH)
+		return -ESRCH;
+	return -e;
+}
+
+static bool syms__same_file(const char *path, const struct stat *want)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && sb.st_dev == want->st_dev && sb.st_ino == want->st_ino;
+}
+
+int syms__resolve_exe(pid_t pid, char *buf, size_t len)
+{
+	char link[64], target[PATH_MAX], rooted[PATH_MAX + 64];
+	const char *pick;
+	struct stat exe;
+	ssize_t n;
+	int err = 0;
+
+	if (pid <= 0 || !buf || !len)
+		return -EINVAL;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0) {
+		err = syms__proc_err(pid, errno);
+		goto cleanup;
+	}
+	target[n] = '\0';
+	/* stat() follows the magic link to the very inode the process runs. */
+	if (stat(link, &exe) < 0) {
+		err = syms__proc_err(pid, errno);
+		goto cleanup;
+	}
+
+	snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)pid, target);
+	if (target[0] == '/' && syms__same_file(target, &exe))
+		pick = target;
+	else if (target[0] == '/' && syms__same_file(rooted, &exe))
+		pick = rooted;
+	else
+		pick = link; /* deleted, replaced, or unreachable by name */
+
+	if (strlen(pick) >= len) {
+		err = -ENAMETOOLONG;
+		goto cleanup;
+	}
+	strcpy(buf, pick);
+cleanup:
+	return err;
+}

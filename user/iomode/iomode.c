@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "user/proc/container.h"
+#include "user/iomode/iotrace.h"
+#include "user/iomode/iomode.h"
+#include "user/proc/cgroup.h"
+#include "user/iomode/iostat.h"
+#include "common/log.h"
+
+/* Kernel maps are read (and exited processes retired) at least this often,
+ * so the maps cannot fill with the dead on a busy machine. */
+#define COLLECT_S 1.0
+#define TICK_NS (50 * 1000 * 1000L)
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Gone, or a zombie nobody has reaped yet: either way it does no more I/O. */
+static bool pid_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* "pid (comm) S ...": comm may hold spaces and parentheses. */
+	p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
+{
+	struct iostat_opts so;
+	struct iostat_run run;
+	struct iostat *st = NULL;
+	struct iotrace_opts io_o;
+	struct iotrace *io = NULL;
+	struct timespec tick = {0, TICK_NS};
+	char cgpath[4096] = "", cgroot[4096];
+	double t0, t, next_collect, next_print, last_print, cpu0;
+	const char *why = NULL;
+	int cgfd = -1, err, ret = 1;
+
+	if (o->pid && pid_gone(o->pid)) {
+		log_err("cannot watch pid %d: no such process", (int)o->pid);
+		return 1;
+	}
+	err = cgroup__select(o->cgroup, o->container, &cgfd, cgpath, sizeof(cgpath));
+	if (err)
+		return 1;
+	memset(&io_o, 0, sizeof(io_o));
+	io_o.pid = o->pid;
+	io_o.aggregate = true;
+	io_o.floor = o->floor;
+	io_o.cgroup_fd = cgfd;
+	io_o.slots_fd = io_o.heads_fd = io_o.tstates_fd = io_o.stats_fd = -1;
+	err = iotrace__open(&io_o, &io);
+	if (err)
+		goto cleanup;
+	memset(&so, 0, sizeof(so));
+	so.stats_fd = iotrace__stats_fd(io);
+	so.files_fd = iotrace__files_fd(io);
+	so.ncpus = iotrace__ncpus(io);
+	so.cgroot = cgroup__v2_root(cgroot, sizeof(cgroot)) ? NULL : cgroot;
+	err = iostat__new(&so, &st);
+	if (err) {
+		log_err("--io: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = iotrace__attach(io);
+	if (err)
+		goto cleanup;
+	cpu0 = cpu_s();
+	t0 = last_print = now_s();
+	next_collect = t0 + COLLECT_S;
+	next_print = o->interval ? t0 + o->interval : 0;
+	if (o->pid)
+		log_info("watching the I/O system calls of pid %d%s%s (Ctrl-C to stop)", (int)o->pid,
+			 cgfd >= 0 ? " in cgroup " : "", cgpath);
+	else
+		log_info("watching the I/O system calls of %s%s (Ctrl-C to stop)",
+			 cgfd >= 0 ? "cgroup " : "every process", cgpath);
+	while (!why) {
+		nanosleep(&tick, NULL);
+		t = now_s();
+		if (*stop)
+			why = "interrupted";
+		else if (o->duration && t - t0 >= o->duration)
+			why = "duration reached";
+		else if (o->pid && pid_gone(o->pid))
+			why = "target exited";
+		if (t >= next_collect || (next_print && t >= next_print)) {
+			err = iotrace__flush(io);
+			if (!err)
+				err = iostat__collect(st);
+			if (err) {
+				log_err("--io: reading the kernel maps: %s", strerror(-err));
+				goto cleanup;
+			}
+			next_collect = t + COLLECT_S;
+		}
+		if (next_print && t >= next_print && !o->floor) {
+			iostat__print_interval(st, stdout, t - last_print);
+			last_print = t;
+			next_print += o->interval;
+		}
+	}
+	t = now_s();
+	iotrace__detach(io);
+	err = iostat__collect(st);
+	if (err) {
+		log_err("--io: reading the kernel maps: %s", strerror(-err));
+		goto cleanup;
+	}
+	memset(&run, 0, sizeof(run));
+	if (iotrace__counts(io, run.counts))
+		log_warn("could not read the BPF counters");
+	run.duration_s = t - t0;
+	run.pid = o->pid;
+	run.cgroup = cgfd >= 0 ? cgpath : NULL;
+	run.container = o->container;
+	run.stop_reason = why;
+	run.cpu_s = cpu_s() - cpu0;
+	ret = 0;
+	if (!o->quiet && !o->floor && iostat__report_text(st, stdout, &run))
+		ret = 1;
+	fflush(stdout);
+	if (o->json_path) {
+		err = iostat__report_json(st, o->json_path, &run);
+		if (err) {
+			log_err("writing %s: %s", o->json_path, strerror(-err));
+			ret = 1;
+		}
+	}
+	fprintf(stderr,
+		"cabbpf: %llu I/O calls in %.3f s (%.0f calls/s), %llu lost (kernel maps full); "
+		"cabbpf used %.3f s CPU (%.2f%% of one core); stopped: %s\n",
+		(unsigned long long)iostat__calls(st), run.duration_s,
+		run.duration_s > 0 ? (double)iostat__calls(st) / run.duration_s : 0.0,
+		(unsigned long long)(run.counts[CABBPF_IOSTAT_STATS_FULL] +
+				     run.counts[CABBPF_IOSTAT_FILES_FULL]),
+		run.cpu_s, run.duration_s > 0 ? 100 * run.cpu_s / run.duration_s : 0.0, why);
+cleanup:
+	iotrace__free(io);
+	iostat__free(st);
+	if (cgfd >= 0)
+		close(cgfd);
+	return ret;
+}

@@ -1,0 +1,1089 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The model is described in iostat.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "common/hmap.h"
+#include "common/json.h"
+#include "common/outfile.h"
+#include "user/proc/container.h"
+#include "common/syscalls.h"
+#include "user/iomode/iotrace.h"
+#include "user/iomode/iostat.h"
+#include "common/log.h"
+
+#define DEFAULT_TOP 20
+/* __u64 is unsigned long long, uint64_t unsigned long: print through this. */
+#define U(x) ((uint64_t)(x))
+#define JSON_MAX_FILES 1000
+
+/* One key of "iostats": the kernel's latest cumulative value (cur) plus
+ * what was retired when its process exited (base). */
+struct sent {
+	struct cabbpf_iostat_key k;
+	struct cabbpf_iostat_val cur, base;
+};
+
+/* One key of "iofiles". */
+struct fent {
+	struct cabbpf_iofile_key k;
+	struct cabbpf_iofile_val cur, base;
+	char *name; /* path, socket peer, or NULL when it could not be resolved */
+	bool tried; /* resolution attempted (only while the process lived) */
+};
+
+/* A pointer table keyed by a 64-bit hash with linear probing on the hash
+ * value itself; entries start with their key (klen bytes). Entries are never
+ * removed, so probing stays valid. */
+struct ptab {
+	struct hmap m;
+	void **v;
+	size_t n, cap;
+};
+
+struct iostat {
+	struct iostat_opts o;
+	struct ptab stats, files;
+	struct hmap cgpath; /* cgid -> char * (path) or 1 (unknown) */
+	struct hmap prev;   /* pid -> previous interval's in+out bytes */
+	struct hmap alive;  /* pid -> 1 dead / 2 alive, per collect */
+	size_t vsize_s, vsize_f;
+	void *vals;         /* ncpus values of the larger map */
+	uint64_t collects;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = mix(h ^ b[i]);
+	return h;
+}
+
+/* Find the entry with key key; create it (esize bytes, zeroed, key copied)
+ * when create. Returns NULL if absent or out of memory. */
+static void *ptab_get(struct ptab *t, const void *key, size_t klen, size_t esize, bool create)
+{
+	uint64_t h = hash_bytes(key, klen);
+	uint64_t *v;
+	void *e;
+
+	for (;; h++) {
+		v = hmap__find(&t->m, h);
+		if (!v)
+			break;
+		if (!memcmp((void *)(uintptr_t)*v, key, klen))
+			return (void *)(uintptr_t)*v;
+	}
+	if (!create)
+		return NULL;
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 256;
+		void **nv = realloc(t->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		t->v = nv;
+		t->cap = nc;
+	}
+	e = calloc(1, esize);
+	if (!e)
+		return NULL;
+	memcpy(e, key, klen);
+	if (hmap__upsert(&t->m, h, &v)) {
+		free(e);
+		return NULL;
+	}
+	*v = (uint64_t)(uintptr_t)e;
+	t->v[t->n++] = e;
+	return e;
+}
+
+static void ptab_fini(struct ptab *t, void (*fr)(void *))
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		if (fr)
+			fr(t->v[i]);
+		free(t->v[i]);
+	}
+	free(t->v);
+	hmap__fini(&t->m);
+}
+
+static void fent_fini(void *e)
+{
+	free(((struct fent *)e)->name);
+}
+
+int iostat__new(const struct iostat_opts *o, struct iostat **out)
+{
+	struct iostat *s;
+
+	*out = NULL;
+	if (!o || !o->ncpus)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	if (!s->o.top)
+		s->o.top = DEFAULT_TOP;
+	/* Per-CPU values are 8-byte aligned, one per possible CPU. */
+	s->vsize_s = (sizeof(struct cabbpf_iostat_val) + 7) & ~(size_t)7;
+	s->vsize_f = (sizeof(struct cabbpf_iofile_val) + 7) & ~(size_t)7;
+	s->vals = calloc(o->ncpus, s->vsize_s > s->vsize_f ? s->vsize_s : s->vsize_f);
+	if (!s->vals) {
+		free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void iostat__free(struct iostat *s)
+{
+	struct hmap_ent *e;
+	size_t it = 0;
+
+	if (!s)
+		return;
+	ptab_fini(&s->stats, NULL);
+	ptab_fini(&s->files, fent_fini);
+	while (hmap__next(&s->cgpath, &it, &e))
+		if (e->val > 1)
+			free((void *)(uintptr_t)e->val);
+	hmap__fini(&s->cgpath);
+	hmap__fini(&s->prev);
+	hmap__fini(&s->alive);
+	free(s->vals);
+	free(s);
+}
+
+static bool pid_alive(struct iostat *s, uint32_t pid)
+{
+	uint64_t *v;
+	bool alive = kill((pid_t)pid, 0) == 0 || errno == EPERM;
+
+	if (hmap__upsert(&s->alive, pid, &v))
+		return alive;
+	if (!*v)
+		*v = alive ? 2 : 1;
+	return *v == 2;
+}
+
+static void add_stat(struct cabbpf_iostat_val *d, const struct cabbpf_iostat_val *v)
+{
+	unsigned b;
+
+	d->calls += v->calls;
+	d->errors += v->errors;
+	d->bytes += v->bytes;
+	d->req += v->req;
+	d->short_calls += v->short_calls;
+	for (b = 0; b < CABBPF_HIST_BUCKETS; b++) {
+		d->hist_req[b] += v->hist_req[b];
+		d->hist_ret[b] += v->hist_ret[b];
+	}
+	if (!d->comm[0] && v->comm[0])
+		memcpy(d->comm, v->comm, sizeof(d->comm));
+}
+
+static void add_file(struct cabbpf_iofile_val *d, const struct cabbpf_iofile_val *v)
+{
+	d->in_bytes += v->in_bytes;
+	d->out_bytes += v->out_bytes;
+	d->in_calls += v->in_calls;
+	d->out_calls += v->out_calls;
+	if (v->in_calls || v->out_calls) {
+		d->dev = v->dev;
+		d->cgid = v->cgid;
+		d->fdkind = v->fdkind;
+	}
+	if (!d->name[0] && v->name[0])
+		memcpy(d->name, v->name, sizeof(d->name));
+}
+
+/* "1.2.3.4:80" from /proc/net/tcp's little-endian hex words. */
+static void fmt_addr(const char *hex, unsigned port, char *out, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (strlen(hex) == 8) {
+		struct in_addr a;
+
+		a.s_addr = (uint32_t)strtoul(hex, NULL, 16);
+		inet_ntop(AF_INET, &a, ip, sizeof(ip));
+		snprintf(out, len, "%s:%u", ip, port);
+	} else if (strlen(hex) == 32) {
+		struct in6_addr a;
+		uint32_t w[4];
+		char part[9];
+		int i;
+
+		for (i = 0; i < 4; i++) {
+			memcpy(part, hex + 8 * i, 8);
+			part[8] = 0;
+			w[i] = (uint32_t)strtoul(part, NULL, 16);
+		}
+		memcpy(&a, w, sizeof(a));
+		inet_ntop(AF_INET6, &a, ip, sizeof(ip));
+		snprintf(out, len, "[%s]:%u", ip, port);
+	} else {
+		snprintf(out, len, "?");
+	}
+}
+
+/* Describe socket inode ino of pid: "tcp 10.0.0.1:5000 -> 10.0.0.2:80",
+ * "unix /run/x.sock", or NULL when not found. Caller frees. */
+static char *sock_peer(uint32_t pid, uint64_t ino)
+{
+	static const char *const inet[] = {"tcp", "tcp6", "udp", "udp6"};
+	char path[64], line[512], res[256];
+	unsigned i;
+
+	for (i = 0; i < 4; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%u/net/%s", pid, inet[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			char lh[33], rh[33], la[80], ra[80];
+			unsigned lp, rp;
+			unsigned long inode;
+
+			if (sscanf(line, " %*u: %32[0-9A-Fa-f]:%x %32[0-9A-Fa-f]:%x %*x %*s %*s %*s %*u %*u %lu",
+				   lh, &lp, rh, &rp, &inode) != 5 || inode != ino)
+				continue;
+			fmt_addr(lh, lp, la, sizeof(la));
+			fmt_addr(rh, rp, ra, sizeof(ra));
+			snprintf(res, sizeof(res), "%s %s -> %s", inet[i], la, ra);
+			fclose(f);
+			return strdup(res);
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/net/unix", pid);
+	{
+		FILE *f = fopen(path, "r");
+
+		if (!f)
+			return NULL;
+		while (fgets(line, sizeof(line), f)) {
+			char sp[200] = "";
+			unsigned long inode;
+			int n = sscanf(line, "%*s %*s %*s %*s %*s %*s %lu %199s", &inode, sp);
+
+			if (n < 1 || inode != ino)
+				continue;
+			snprintf(res, sizeof(res), "unix %s", n == 2 ? sp : "(unnamed)");
+			fclose(f);
+			return strdup(res);
+		}
+		fclose(f);
+	}
+	return NULL;
+}
+
+/* Path or socket peer behind (pid, fd) if it is still the same inode. The
+ * link's text is the path inside the process's own mount namespace (a
+ * container's view). */
+static char *resolve_fd(const struct cabbpf_iofile_key *k, unsigned kind)
+{
+	char path[64], link[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", k->pid, k->fd);
+	if (stat(path, &st) || (uint64_t)st.st_ino != k->ino)
+		return NULL;
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return NULL;
+	link[n] = 0;
+	if (kind == CABBPF_FD_SOCKET) {
+		char *peer = sock_peer(k->pid, k->ino);
+
+		if (peer)
+			return peer;
+	}
+	return strdup(link);
+}
+
+/* Walk one map: key buffer kb of ksize bytes. fn is called with each key
+ * and its ncpus values; it returns true to delete the key afterwards. */
+static int walk_map(struct iostat *s, int fd, size_t ksize, size_t vsize,
+		    bool (*fn)(struct iostat *s, const void *key, const void *vals, size_t vsize))
+{
+	unsigned char key[32], next[32];
+	unsigned char *del = NULL;
+	size_t ndel = 0, cdel = 0, i;
+	bool first = true;
+	int err = 0;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+		first = false;
+		memcpy(key, next, ksize);
+		if (bpf_map_lookup_elem(fd, key, s->vals))
+			continue; /* deleted meanwhile */
+		if (fn(s, key, s->vals, vsize)) {
+			if (ndel == cdel) {
+				size_t nc = cdel ? cdel * 2 : 64;
+				unsigned char *nd = realloc(del, nc * ksize);
+
+				if (!nd) {
+					err = -ENOMEM;
+					break;
+				}
+				del = nd;
+				cdel = nc;
+			}
+			memcpy(del + ndel * ksize, key, ksize);
+			ndel++;
+		}
+	}
+	/* After the walk: deleting the current key would restart it. */
+	for (i = 0; i < ndel; i++)
+		bpf_map_delete_elem(fd, del + i * ksize);
+	free(del);
+	return err;
+}
+
+static bool on_stat(struct iostat *s, const void *key, const void *vals, size_t vsize)
+{
+	const struct cabbpf_iostat_key *k = key;
+	struct cabbpf_iostat_val sum;
+	struct sent *e;
+	unsigned c;
+
+	memset(&sum, 0, sizeof(sum));
+	for (c = 0; c < s->o.ncpus; c++)
+		add_stat(&sum, (const void *)((const char *)vals + c * vsize));
+	e = ptab_get(&s->stats, k, sizeof(*k), sizeof(*e), true);
+	if (!e) {
+		log_warn("--io: out of memory: a process's figures are incomplete");
+		return false;
+	}
+	e->cur = sum;
+	if (!e->base.comm[0])
+		memcpy(e->base.comm, sum.comm, sizeof(sum.comm));
+	if (pid_alive(s, k->pid))
+		return false;
+	/* Exited: keep its figures here, free its kernel key. */
+	add_stat(&e->base, &e->cur);
+	memset(&e->cur, 0, sizeof(e->cur));
+	return true;
+}
+
+static bool on_file(struct iostat *s, const void *key, const void *vals, size_t vsize)
+{
+	const struct cabbpf_iofile_key *k = key;
+	struct cabbpf_iofile_val sum;
+	struct fent *e;
+	unsigned c;
+	bool alive;
+
+	memset(&sum, 0, sizeof(sum));
+	for (c = 0; c < s->o.ncpus; c++)
+		add_file(&sum, (const void *)((const char *)vals + c * vsize));
+	e = ptab_get(&s->files, k, sizeof(*k), sizeof(*e), true);
+	if (!e)
+		return false;
+	e->cur = sum;
+	alive = pid_alive(s, k->pid);
+	if (alive && !e->tried) {
+		e->name = resolve_fd(k, sum.fdkind);
+		e->tried = true;
+	}
+	if (alive)
+		return false;
+	add_file(&e->base, &e->cur);
+	memset(&e->cur, 0, sizeof(e->cur));
+	return true;
+}
+
+int iostat__collect(struct iostat *s)
+{
+	int err;
+
+	hmap__fini(&s->alive); /* liveness is per collect */
+	err = walk_map(s, s->o.stats_fd, sizeof(struct cabbpf_iostat_key), s->vsize_s, on_stat);
+	if (!err)
+		err = walk_map(s, s->o.files_fd, sizeof(struct cabbpf_iofile_key), s->vsize_f,
+			       on_file);
+	s->collects++;
+	return err;
+}
+
+/* ------------------------------------------------------------- views -- */
+
+static void stat_total(const struct sent *e, struct cabbpf_iostat_val *t)
+{
+	memset(t, 0, sizeof(*t));
+	add_stat(t, &e->base);
+	add_stat(t, &e->cur);
+}
+
+static void file_total(const struct fent *e, struct cabbpf_iofile_val *t)
+{
+	memset(t, 0, sizeof(*t));
+	add_file(t, &e->base);
+	add_file(t, &e->cur);
+}
+
+/* A group of stat keys: a process (pid + cgroup), a cgroup, a container, or
+ * everything; per (syscall, fd kind) totals inside. */
+struct group {
+	uint32_t pid;
+	uint64_t cgid;
+	char comm[16];
+	char container[CONTAINER_ID_LEN + 1];
+	const char *runtime;
+	struct cabbpf_iostat_val sc[CABBPF_SC__MAX][CABBPF_FD__MAX];
+	uint64_t in_bytes, out_bytes, in_calls, out_calls, errors, in_short, in_ok;
+};
+
+static void group_add(struct group *g, const struct cabbpf_iostat_key *k,
+		      const struct cabbpf_iostat_val *v)
+{
+	if (k->sc >= CABBPF_SC__MAX || k->fdkind >= CABBPF_FD__MAX)
+		return;
+	add_stat(&g->sc[k->sc][k->fdkind], v);
+	if (CABBPF_SC_IS_OUTPUT(k->sc)) {
+		g->out_bytes += v->bytes;
+		g->out_calls += v->calls;
+	} else {
+		g->in_bytes += v->bytes;
+		g->in_calls += v->calls;
+		g->in_short += v->short_calls;
+		g->in_ok += v->calls - v->errors;
+	}
+	g->errors += v->errors;
+	if (!g->comm[0])
+		memcpy(g->comm, v->comm, sizeof(g->comm));
+}
+
+/* The cgroup path of cgid (cached), or NULL. */
+static const char *cg_path(struct iostat *s, uint64_t cgid)
+{
+	char buf[PATH_MAX];
+	uint64_t *v;
+
+	if (!s->o.cgroot)
+		return NULL;
+	if (hmap__upsert(&s->cgpath, cgid, &v))
+		return NULL;
+	if (!*v) {
+		*v = 1;
+		if (!cgroup__path_of(s->o.cgroot, cgid, buf, sizeof(buf))) {
+			char *p = strdup(buf);
+
+			if (p)
+				*v = (uint64_t)(uintptr_t)p;
+		}
+	}
+	return *v > 1 ? (const char *)(uintptr_t)*v : NULL;
+}
+
+enum gby { BY_PROC, BY_CGROUP, BY_CONTAINER };
+
+struct gkey {
+	uint32_t pid;
+	uint32_t pad;
+	uint64_t cgid;
+	char container[CONTAINER_ID_LEN + 1];
+};
+
+/* Group every stat key by by; returns an array (caller frees each element
+ * through free(groups[i]) and the array) of *n groups. */
+static struct group **groups(struct iostat *s, enum gby by, size_t *n)
+{
+	struct ptab t;
+	struct group **out = NULL;
+	size_t i;
+
+	memset(&t, 0, sizeof(t));
+	*n = 0;
+	for (i = 0; i < s->stats.n; i++) {
+		const struct sent *e = s->stats.v[i];
+		struct cabbpf_iostat_val tot;
+		struct gkey gk;
+		struct group *g;
+		const char *path = NULL, *rt = NULL;
+		char cid[CONTAINER_ID_LEN + 1] = "";
+
+		memset(&gk, 0, sizeof(gk));
+		path = cg_path(s, e->k.cgid);
+		if (!path || !container__id_from_path(path, cid, &rt))
+			cid[0] = 0;
+		if (by == BY_PROC) {
+			gk.pid = e->k.pid;
+			gk.cgid = e->k.cgid;
+		} else if (by == BY_CGROUP) {
+			gk.cgid = e->k.cgid;
+		} else {
+			if (!cid[0])
+				continue;
+			memcpy(gk.container, cid, sizeof(cid));
+		}
+		/* ptab entries start with their key: the group follows it. */
+		g = ptab_get(&t, &gk, sizeof(gk), sizeof(gk) + sizeof(struct group), true);
+		if (!g)
+			continue;
+		g = (struct group *)((char *)g + sizeof(gk));
+		g->pid = gk.pid;
+		g->cgid = by == BY_CONTAINER ? 0 : gk.cgid;
+		memcpy(g->container, cid, sizeof(cid));
+		g->runtime = rt;
+		stat_total(e, &tot);
+		group_add(g, &e->k, &tot);
+	}
+	out = calloc(t.n + 1, sizeof(*out));
+	if (out) {
+		for (i = 0; i < t.n; i++) {
+			out[i] = (struct group *)((char *)t.v[i] + sizeof(struct gkey));
+		}
+		*n = t.n;
+	}
+	/* The entries are now owned through out[]: free only the index. */
+	free(t.v);
+	hmap__fini(&t.m);
+	return out;
+}
+
+static void groups_free(struct group **g, size_t n)
+{
+	size_t i;
+
+	if (!g)
+		return;
+	for (i = 0; i < n; i++)
+		free((char *)g[i] - sizeof(struct gkey));
+	free(g);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group *x = *(const struct group *const *)a, *y = *(const struct group *const *)b;
+
+	if (x->in_bytes != y->in_bytes)
+		return x->in_bytes > y->in_bytes ? -1 : 1;
+	if (x->out_bytes != y->out_bytes)
+		return x->out_bytes > y->out_bytes ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	struct cabbpf_iofile_val x, y;
+
+	file_total(*(const struct fent *const *)a, &x);
+	file_total(*(const struct fent *const *)b, &y);
+	if (x.in_bytes != y.in_bytes)
+		return x.in_bytes > y.in_bytes ? -1 : 1;
+	return x.out_bytes > y.out_bytes ? -1 : x.out_bytes < y.out_bytes;
+}
+
+uint64_t iostat__calls(const struct iostat *s)
+{
+	struct cabbpf_iostat_val t;
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < s->stats.n; i++) {
+		stat_total(s->stats.v[i], &t);
+		n += t.calls;
+	}
+	return n;
+}
+
+void iostat__print_interval(struct iostat *s, FILE *f, double secs)
+{
+	struct group **g;
+	size_t n = 0, i, shown = 0;
+	uint64_t total = 0;
+
+	g = groups(s, BY_PROC, &n);
+	if (!g)
+		return;
+	for (i = 0; i < n; i++) {
+		uint64_t *v, now = g[i]->in_bytes + g[i]->out_bytes, d;
+
+		if (hmap__upsert(&s->prev, (uint64_t)g[i]->pid << 32 ^ g[i]->cgid, &v))
+			continue;
+		d = now - *v;
+		*v = now;
+		/* Reuse in_short as "bytes this interval" for sorting. */
+		g[i]->in_short = d;
+		total += d;
+	}
+	for (i = 0; i < n; i++) /* sort by this interval's bytes */
+		g[i]->in_bytes = g[i]->in_short;
+	qsort(g, n, sizeof(*g), cmp_group);
+	fprintf(f, "--io interval %.1f s: %" PRIu64 " bytes in+out (%.0f B/s)\n", secs, total,
+		secs > 0 ? (double)total / secs : 0.0);
+	for (i = 0; i < n && shown < 5; i++) {
+		if (!g[i]->in_bytes)
+			break;
+		fprintf(f, "  %7u %-16.16s %12" PRIu64 " bytes\n", g[i]->pid, g[i]->comm,
+			g[i]->in_bytes);
+		shown++;
+	}
+	fflush(f);
+	groups_free(g, n);
+}
+
+/* -------------------------------------------------------------- text -- */
+
+/* The resolved name, else the kernel's last path component, else a note. */
+static const char *fent_name(const struct fent *e, const struct cabbpf_iofile_val *t, char *buf,
+			     size_t len)
+{
+	if (e->name)
+		return e->name;
+	if (t->name[0]) {
+		snprintf(buf, len, ".../%.*s (closed; last component only)", (int)sizeof(t->name),
+			 t->name);
+		return buf;
+	}
+	return "(closed before it could be named)";
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+static void text_groups(struct iostat *s, FILE *f, enum gby by)
+{
+	struct group **g;
+	size_t n = 0, i;
+
+	g = groups(s, by, &n);
+	if (!g)
+		return;
+	qsort(g, n, sizeof(*g), cmp_group);
+	if (by == BY_PROC) {
+		fprintf(f, "processes by input bytes (%zu):\n", n);
+		fprintf(f, "%8s %-16s %12s %9s %12s %9s %6s %7s  CGROUP\n", "PID", "COMMAND",
+			"IN_BYTES", "IN_CALLS", "OUT_BYTES", "OUT_CALLS", "SHORT%", "ERRORS");
+	} else if (by == BY_CGROUP) {
+		fprintf(f, "cgroups by input bytes (%zu):\n", n);
+		fprintf(f, "%12s %9s %12s %9s %6s  CGROUP\n", "IN_BYTES", "IN_CALLS", "OUT_BYTES",
+			"OUT_CALLS", "SHORT%");
+	} else {
+		if (!n) {
+			groups_free(g, n);
+			return;
+		}
+		fprintf(f, "containers by input bytes (%zu):\n", n);
+		fprintf(f, "%12s %9s %12s %9s %6s  %-10s CONTAINER\n", "IN_BYTES", "IN_CALLS",
+			"OUT_BYTES", "OUT_CALLS", "SHORT%", "RUNTIME");
+	}
+	for (i = 0; i < n && i < s->o.top; i++) {
+		const struct group *x = g[i];
+		const char *cp = cg_path(s, x->cgid);
+
+		if (by == BY_PROC)
+			fprintf(f, "%8u %-16.16s %12" PRIu64 " %9" PRIu64 " %12" PRIu64 " %9" PRIu64
+				   " %5.1f%% %7" PRIu64 "  %s\n",
+				x->pid, x->comm, x->in_bytes, x->in_calls, x->out_bytes, x->out_calls,
+				100 * ratio(x->in_short, x->in_ok), x->errors, cp ? cp : "?");
+		else if (by == BY_CGROUP)
+			fprintf(f, "%12" PRIu64 " %9" PRIu64 " %12" PRIu64 " %9" PRIu64
+				   " %5.1f%%  %s (id %" PRIu64 ")\n",
+				x->in_bytes, x->in_calls, x->out_bytes, x->out_calls,
+				100 * ratio(x->in_short, x->in_ok), cp ? cp : "?", x->cgid);
+		else
+			fprintf(f, "%12" PRIu64 " %9" PRIu64 " %12" PRIu64 " %9" PRIu64
+				   " %5.1f%%  %-10s %.12s\n",
+				x->in_bytes, x->in_calls, x->out_bytes, x->out_calls,
+				100 * ratio(x->in_short, x->in_ok), x->runtime ? x->runtime : "?",
+				x->container);
+	}
+	if (n > s->o.top)
+		fprintf(f, "  ... %zu more (the JSON report has all)\n", n - s->o.top);
+	fputc('\n', f);
+	groups_free(g, n);
+}
+
+/* Everything in one group. */
+static struct group *group_all(struct iostat *s)
+{
+	struct group *g = calloc(1, sizeof(*g));
+	struct cabbpf_iostat_val t;
+	size_t i;
+
+	if (!g)
+		return NULL;
+	for (i = 0; i < s->stats.n; i++) {
+		const struct sent *e = s->stats.v[i];
+
+		stat_total(e, &t);
+		group_add(g, &e->k, &t);
+	}
+	return g;
+}
+
+static void text_hist(FILE *f, const char *what, const __u64 *h)
+{
+	unsigned b, last = 0;
+
+	for (b = 0; b < CABBPF_HIST_BUCKETS; b++)
+		if (h[b])
+			last = b;
+	fprintf(f, "  %s:", what);
+	for (b = 0; b <= last; b++) {
+		if (!h[b])
+			continue;
+		if (b == 0)
+			fprintf(f, " [0]=%" PRIu64, U(h[b]));
+		else
+			fprintf(f, " [%llu,%llu)=%" PRIu64, 1ULL << (b - 1),
+				b < 63 ? 1ULL << b : 0ULL, U(h[b]));
+	}
+	fputc('\n', f);
+}
+
+int iostat__report_text(struct iostat *s, FILE *f, const struct iostat_run *r)
+{
+	struct group *all = group_all(s);
+	struct cabbpf_iostat_val in;
+	struct fent **fv = NULL;
+	unsigned sc, k, b;
+	char who[64];
+	size_t i;
+
+	if (!all)
+		return -ENOMEM;
+
+	if (r->pid)
+		snprintf(who, sizeof(who), "pid %d", (int)r->pid);
+	else
+		snprintf(who, sizeof(who), "every process");
+	fprintf(f, "cabbpf --io: %s%s%s%s%s, %.3f s, %" PRIu64 " I/O calls (%.0f/s)\n", who,
+		r->cgroup ? " in cgroup " : "", r->cgroup ? r->cgroup : "",
+		r->container ? ", container " : "", r->container ? r->container : "", r->duration_s,
+		all->in_calls + all->out_calls,
+		r->duration_s > 0 ? (double)(all->in_calls + all->out_calls) / r->duration_s : 0);
+	fprintf(f, "  input %" PRIu64 " bytes in %" PRIu64 " calls (short reads %.1f%%), output %" PRIu64
+		   " bytes in %" PRIu64 " calls\n",
+		all->in_bytes, all->in_calls, 100 * ratio(all->in_short, all->in_ok), all->out_bytes,
+		all->out_calls);
+	if (r->counts[CABBPF_IOSTAT_STATS_FULL] || r->counts[CABBPF_IOSTAT_FILES_FULL])
+		fprintf(f, "  WARNING: kernel maps full: %" PRIu64 " calls not counted per process, %" PRIu64
+			   " not counted per file\n",
+			r->counts[CABBPF_IOSTAT_STATS_FULL], r->counts[CABBPF_IOSTAT_FILES_FULL]);
+	if (r->counts[CABBPF_IOSTAT_COMPAT])
+		fprintf(f, "  note: %" PRIu64 " calls of 32-bit processes not decoded\n",
+			r->counts[CABBPF_IOSTAT_COMPAT]);
+	fputc('\n', f);
+	text_groups(s, f, BY_PROC);
+	text_groups(s, f, BY_CGROUP);
+	text_groups(s, f, BY_CONTAINER);
+
+	fprintf(f, "by system call and fd kind:\n");
+	fprintf(f, "%10s %-9s %10s %12s %12s %8s %8s\n", "SYSCALL", "FD_KIND", "CALLS", "BYTES",
+		"REQUESTED", "SHORT", "ERRORS");
+	memset(&in, 0, sizeof(in));
+	for (sc = 0; sc < CABBPF_SC__MAX; sc++)
+		for (k = 0; k < CABBPF_FD__MAX; k++) {
+			const struct cabbpf_iostat_val *v = &all->sc[sc][k];
+
+			if (!v->calls)
+				continue;
+			fprintf(f, "%10s %-9s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %8" PRIu64
+				   " %8" PRIu64 "\n",
+				syscalls__name(sc), syscalls__fdkind_name(k), U(v->calls), U(v->bytes),
+				U(v->req), U(v->short_calls), U(v->errors));
+			if (!CABBPF_SC_IS_OUTPUT(sc))
+				for (b = 0; b < CABBPF_HIST_BUCKETS; b++) {
+					in.hist_req[b] += v->hist_req[b];
+					in.hist_ret[b] += v->hist_ret[b];
+				}
+		}
+	fprintf(f, "\ninput sizes, log2 buckets [lo,hi) bytes: calls\n");
+	text_hist(f, "requested", in.hist_req);
+	text_hist(f, "returned ", in.hist_ret);
+
+	fv = malloc((s->files.n + 1) * sizeof(*fv));
+	if (fv) {
+		for (i = 0; i < s->files.n; i++)
+			fv[i] = s->files.v[i];
+		qsort(fv, s->files.n, sizeof(*fv), cmp_file);
+		fprintf(f, "\ntop files and sockets by input bytes:\n");
+		fprintf(f, "%8s %5s %-7s %12s %9s %12s %9s  NAME\n", "PID", "FD", "KIND", "IN_BYTES",
+			"IN_CALLS", "OUT_BYTES", "OUT_CALLS");
+		for (i = 0; i < s->files.n && i < s->o.top; i++) {
+			struct cabbpf_iofile_val t;
+			char nbuf[96];
+
+			file_total(fv[i], &t);
+			fprintf(f, "%8u %5d %-7s %12" PRIu64 " %9" PRIu64 " %12" PRIu64 " %9" PRIu64
+				   "  %s\n",
+				fv[i]->k.pid, fv[i]->k.fd, syscalls__fdkind_name(t.fdkind), U(t.in_bytes),
+				U(t.in_calls), U(t.out_bytes), U(t.out_calls),
+				fent_name(fv[i], &t, nbuf, sizeof(nbuf)));
+		}
+		free(fv);
+	}
+	free(all);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* -------------------------------------------------------------- JSON -- */
+
+static void json_hist(struct json *w, const char *key, const __u64 *h)
+{
+	unsigned b;
+
+	json__key(w, key);
+	json__begin_array(w);
+	for (b = 0; b < CABBPF_HIST_BUCKETS; b++)
+		json__u64(w, h[b]);
+	json__end_array(w);
+}
+
+static void json_totals(struct json *w, const struct group *g)
+{
+	json__key(w, "in_bytes");
+	json__u64(w, g->in_bytes);
+	json__key(w, "in_calls");
+	json__u64(w, g->in_calls);
+	json__key(w, "out_bytes");
+	json__u64(w, g->out_bytes);
+	json__key(w, "out_calls");
+	json__u64(w, g->out_calls);
+	json__key(w, "errors");
+	json__u64(w, g->errors);
+	json__key(w, "short_reads");
+	json__u64(w, g->in_short);
+	json__key(w, "short_read_ratio");
+	json__double(w, ratio(g->in_short, g->in_ok));
+}
+
+static void json_syscalls(struct json *w, const struct group *g)
+{
+	unsigned sc, k;
+
+	json__key(w, "syscalls");
+	json__begin_array(w);
+	for (sc = 0; sc < CABBPF_SC__MAX; sc++)
+		for (k = 0; k < CABBPF_FD__MAX; k++) {
+			const struct cabbpf_iostat_val *v = &g->sc[sc][k];
+
+			if (!v->calls)
+				continue;
+			json__begin_object(w);
+			json__key(w, "syscall");
+			json__string(w, syscalls__name(sc));
+			json__key(w, "direction");
+			json__string(w, CABBPF_SC_IS_OUTPUT(sc) ? "out" : "in");
+			json__key(w, "fd_kind");
+			json__string(w, syscalls__fdkind_name(k));
+			json__key(w, "calls");
+			json__u64(w, v->calls);
+			json__key(w, "errors");
+			json__u64(w, v->errors);
+			json__key(w, "bytes");
+			json__u64(w, v->bytes);
+			json__key(w, "requested");
+			json__u64(w, v->req);
+			json__key(w, "short");
+			json__u64(w, v->short_calls);
+			json_hist(w, "hist_requested", v->hist_req);
+			json_hist(w, "hist_returned", v->hist_ret);
+			json__end_object(w);
+		}
+	json__end_array(w);
+}
+
+static void json_groups(struct iostat *s, struct json *w, enum gby by)
+{
+	struct group **g;
+	size_t n = 0, i;
+
+	g = groups(s, by, &n);
+	json__key(w, by == BY_PROC ? "processes" : by == BY_CGROUP ? "cgroups" : "containers");
+	json__begin_array(w);
+	if (g)
+		qsort(g, n, sizeof(*g), cmp_group);
+	for (i = 0; g && i < n; i++) {
+		const struct group *x = g[i];
+		const char *cp = by == BY_CONTAINER ? NULL : cg_path(s, x->cgid);
+
+		json__begin_object(w);
+		if (by == BY_PROC) {
+			json__key(w, "pid");
+			json__u64(w, x->pid);
+			json__key(w, "command");
+			json__string(w, x->comm);
+		}
+		if (by != BY_CONTAINER) {
+			json__key(w, "cgroup_id");
+			json__u64(w, x->cgid);
+			json__key(w, "cgroup");
+			json__string(w, cp);
+		}
+		json__key(w, by == BY_CONTAINER ? "id" : "container");
+		json__string(w, x->container[0] ? x->container : NULL);
+		if (by == BY_CONTAINER) {
+			json__key(w, "runtime");
+			json__string(w, x->runtime);
+		}
+		json_totals(w, x);
+		json_syscalls(w, x);
+		json__end_object(w);
+	}
+	json__end_array(w);
+	groups_free(g, n);
+}
+
+static int write_json(struct iostat *s, struct json *w, const struct iostat_run *r)
+{
+	struct group *all = group_all(s);
+	struct fent **fv;
+	size_t i;
+
+	fv = malloc((s->files.n + 1) * sizeof(*fv));
+	if (!all || !fv) {
+		free(all);
+		free(fv);
+		return -ENOMEM;
+	}
+	json__begin_object(w);
+	json__key(w, "version");
+	json__u64(w, 1);
+	json__key(w, "mode");
+	json__string(w, "io");
+	json__key(w, "filter");
+	json__begin_object(w);
+	json__key(w, "pid");
+	if (r->pid)
+		json__u64(w, (uint64_t)r->pid);
+	else
+		json__null(w);
+	json__key(w, "cgroup");
+	json__string(w, r->cgroup);
+	json__key(w, "container");
+	json__string(w, r->container);
+	json__end_object(w);
+	json__key(w, "stop_reason");
+	json__string(w, r->stop_reason);
+	json__key(w, "duration_s");
+	json__double(w, r->duration_s);
+	json__key(w, "calls");
+	json__u64(w, all->in_calls + all->out_calls);
+	json__key(w, "calls_per_s");
+	json__double(w, r->duration_s > 0 ? (double)(all->in_calls + all->out_calls) / r->duration_s
+					  : 0.0);
+	json__key(w, "kernel_calls_seen");
+	json__u64(w, r->counts[CABBPF_IOSTAT_CALLS]);
+	json__key(w, "lost");
+	json__begin_object(w);
+	json__key(w, "process_map_full");
+	json__u64(w, r->counts[CABBPF_IOSTAT_STATS_FULL]);
+	json__key(w, "file_map_full");
+	json__u64(w, r->counts[CABBPF_IOSTAT_FILES_FULL]);
+	json__key(w, "compat_not_decoded");
+	json__u64(w, r->counts[CABBPF_IOSTAT_COMPAT]);
+	json__end_object(w);
+	json__key(w, "cpu_s");
+	json__double(w, r->cpu_s);
+	json__key(w, "total");
+	json__begin_object(w);
+	json_totals(w, all);
+	json_syscalls(w, all);
+	json__end_object(w);
+	json_groups(s, w, BY_PROC);
+	json_groups(s, w, BY_CGROUP);
+	json_groups(s, w, BY_CONTAINER);
+	for (i = 0; i < s->files.n; i++)
+		fv[i] = s->files.v[i];
+	qsort(fv, s->files.n, sizeof(*fv), cmp_file);
+	json__key(w, "files_total");
+	json__u64(w, s->files.n);
+	json__key(w, "files");
+	json__begin_array(w);
+	for (i = 0; i < s->files.n && i < JSON_MAX_FILES; i++) {
+		struct cabbpf_iofile_val t;
+
+		file_total(fv[i], &t);
+		json__begin_object(w);
+		json__key(w, "pid");
+		json__u64(w, fv[i]->k.pid);
+		json__key(w, "fd");
+		json__i64(w, fv[i]->k.fd);
+		json__key(w, "inode");
+		json__u64(w, fv[i]->k.ino);
+		json__key(w, "dev");
+		json__u64(w, t.dev);
+		json__key(w, "fd_kind");
+		json__string(w, syscalls__fdkind_name(t.fdkind));
+		json__key(w, "name");
+		json__string(w, fv[i]->name);
+		json__key(w, "dentry");
+		json__string(w, t.name[0] ? t.name : NULL);
+		json__key(w, "in_bytes");
+		json__u64(w, t.in_bytes);
+		json__key(w, "in_calls");
+		json__u64(w, t.in_calls);
+		json__key(w, "out_bytes");
+		json__u64(w, t.out_bytes);
+		json__key(w, "out_calls");
+		json__u64(w, t.out_calls);
+		json__end_object(w);
+	}
+	json__end_array(w);
+	free(fv);
+	free(all);
+	return json__end_object(w);
+}
+
+int iostat__report_json(struct iostat *s, const char *path, const struct iostat_run *r)
+{
+	struct json *w = NULL;
+	struct outfile of;
+	int err;
+
+	/* A new file renamed over the path: never through a symlink. */
+	err = outfile__open(&of, path);
+	if (err)
+		return err;
+	err = json__new(of.f, true, &w);
+	if (!err)
+		err = write_json(s, w, r);
+	if (!err)
+		err = json__finish(w);
+	json__free(w);
+	if (err) {
+		outfile__abort(&of);
+		return err;
+	}
+	return outfile__commit(&of);
+}

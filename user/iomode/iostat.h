@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cabbpf --io: the user-space side of the in-kernel I/O aggregates
+ * (bpf/iotrace.bpf.c, maps "iostats" and "iofiles"). iostat__collect reads both
+ * maps (cumulative per-CPU counters), keeps a copy of every key, and for a
+ * process that has exited moves its counters into a retired total and
+ * deletes its keys from the kernel maps, so the maps do not fill up with the
+ * dead on a busy machine over minutes. Names (command, file path, socket
+ * peer, cgroup path, container) are resolved while the process is alive and
+ * kept.
+ *
+ * Known limit: a pid reused by a new process between the liveness check and
+ * the deletion of the old process's keys (microseconds) loses that new
+ * process's first calls. Keys that the kernel could not create because a
+ * map was full are counted there (CABBPF_IOSTAT_*_FULL) and reported.
+ *
+ * Main thread only.
+ */
+#ifndef USER_IOSTAT_H
+#define USER_IOSTAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cabbpf_event.h"
+
+struct iostat;
+
+struct iostat_opts {
+	int stats_fd;       /* "iostats" map */
+	int files_fd;       /* "iofiles" map */
+	unsigned ncpus;     /* values per key */
+	const char *cgroot; /* cgroup v2 mount point, for cgroup paths; may be NULL */
+	unsigned top;       /* rows per text table; 0 = 20 */
+};
+
+/* Returns 0 and *out (free with iostat__free) or -ENOMEM / -EINVAL. */
+int iostat__new(const struct iostat_opts *o, struct iostat **out);
+
+/* Read both maps, retire exited processes. Returns 0 or -errno. */
+int iostat__collect(struct iostat *s);
+
+/* Text: one interval's line per busiest process (since the previous call),
+ * then remember the totals. secs = interval length. */
+void iostat__print_interval(struct iostat *s, FILE *f, double secs);
+
+/* Run summary handed to the reports. */
+struct iostat_run {
+	double duration_s;
+	uint64_t counts[CABBPF_IOSTAT__MAX]; /* the BPF counters */
+	pid_t pid;                /* -p, or 0 */
+	const char *cgroup;       /* --cgroup / resolved --container path, or NULL */
+	const char *container;    /* --container as given, or NULL */
+	const char *stop_reason;
+	double cpu_s;             /* cabbpf's own CPU time (user + system) */
+};
+
+/* Full text report. Returns 0 or -EIO/-ENOMEM. */
+int iostat__report_text(struct iostat *s, FILE *f, const struct iostat_run *r);
+
+/* Full JSON report into path ("-" = stdout). Returns 0 or -errno. */
+int iostat__report_json(struct iostat *s, const char *path, const struct iostat_run *r);
+
+/* Totals over every process (for tests and the summary line). */
+uint64_t iostat__calls(const struct iostat *s);
+
+/* Free; NULL is fine. */
+void iostat__free(struct iostat *s);
+
+#endif /* USER_IOSTAT_H */

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "user/iomode/iotrace.h"
+#include "common/log.h"
+#include "iotrace.skel.h"
+
+struct iotrace {
+	struct iotrace_opts o;
+	struct iotrace_bpf *skel;
+	struct bpf_link *link;      /* sys_exit */
+	struct bpf_link *exit_link; /* aggregate mode: sched_process_exit */
+	struct bpf_link *iter_link; /* aggregate mode: the flush iterator */
+	int ncpus;
+};
+
+int iotrace__open(const struct iotrace_opts *o, struct iotrace **out)
+{
+	struct iotrace *io;
+	int err;
+
+	*out = NULL;
+	if (!o || (!o->aggregate && (o->slots_fd < 0 || o->heads_fd < 0 || o->tstates_fd < 0 ||
+				     o->stats_fd < 0 || o->ring_bytes < CABBPF_SLOT_BYTES ||
+				     (o->ring_bytes & (o->ring_bytes - 1)))))
+		return -EINVAL;
+	io = calloc(1, sizeof(*io));
+	if (!io)
+		return -ENOMEM;
+	io->o = *o;
+	io->ncpus = libbpf_num_possible_cpus();
+	if (io->ncpus <= 0) {
+		err = io->ncpus ? io->ncpus : -EINVAL;
+		goto cleanup;
+	}
+	io->skel = iotrace_bpf__open();
+	if (!io->skel) {
+		err = -errno ? -errno : -ENOMEM;
+		goto cleanup;
+	}
+	io->skel->rodata->target_tgid = (__u32)o->pid;
+	io->skel->rodata->self_tgid = (__u32)getpid();
+	io->skel->rodata->agg_mode = o->aggregate;
+	io->skel->rodata->use_cgroup = o->cgroup_fd >= 0;
+	bpf_program__set_autoload(o->floor ? io->skel->progs.on_sys_exit
+					   : io->skel->progs.empty_sys_exit,
+				  false);
+	/* The per-thread accumulators exist in aggregate mode only. */
+	bpf_program__set_autoload(io->skel->progs.on_task_exit, o->aggregate && !o->floor);
+	bpf_program__set_autoload(io->skel->progs.flush_tasks, o->aggregate && !o->floor);
+	if (o->aggregate) {
+		err = bpf_map__set_max_entries(io->skel->maps.iostats,
+					       o->max_procs ? o->max_procs : 16384);
+		if (!err)
+			err = bpf_map__set_max_entries(io->skel->maps.iofiles,
+						       o->max_files ? o->max_files : 32768);
+	} else {
+		/* The aggregates are unused: keep them tiny. Share the trace's
+		 * rings, sequence numbers and counters. */
+		err = bpf_map__set_max_entries(io->skel->maps.iostats, 1);
+		if (!err)
+			err = bpf_map__set_max_entries(io->skel->maps.iofiles, 1);
+		/* The same region geometry as the trace's programs. */
+		io->skel->rodata->ring_shift =
+			(__u32)__builtin_ctzl(o->ring_bytes / CABBPF_SLOT_BYTES);
+		io->skel->rodata->ring_mask = o->ring_bytes / CABBPF_SLOT_BYTES - 1;
+		if (!err)
+			err = bpf_map__reuse_fd(io->skel->maps.slots, o->slots_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(io->skel->maps.heads, o->heads_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(io->skel->maps.tstates, o->tstates_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(io->skel->maps.stats, o->stats_fd);
+	}
+	if (err)
+		goto cleanup;
+	err = iotrace_bpf__load(io->skel);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			log_err("loading the I/O BPF program: permission denied (run as root)");
+		else
+			log_err("loading the I/O BPF program: %s", strerror(-err));
+		goto cleanup;
+	}
+	if (o->cgroup_fd >= 0) {
+		__u32 key = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(io->skel->maps.cgfilter), &key, &o->cgroup_fd,
+					BPF_ANY)) {
+			err = -errno;
+			log_err("setting the cgroup filter: %s", strerror(-err));
+			goto cleanup;
+		}
+	}
+	*out = io;
+	return 0;
+cleanup:
+	iotrace__free(io);
+	return err;
+}
+
+int iotrace__attach(struct iotrace *io)
+{
+	struct bpf_program *p = io->o.floor ? io->skel->progs.empty_sys_exit
+					    : io->skel->progs.on_sys_exit;
+	int err;
+
+	if (io->link)
+		return 0;
+	if (io->o.aggregate && !io->o.floor) {
+		/* Before sys_exit: no thread may exit with counts pending. */
+		io->exit_link = bpf_program__attach(io->skel->progs.on_task_exit);
+		if (!io->exit_link) {
+			err = -errno;
+			log_err("attaching to the sched_process_exit tracepoint: %s",
+				strerror(-err));
+			return err;
+		}
+		io->iter_link = bpf_program__attach_iter(io->skel->progs.flush_tasks, NULL);
+		if (!io->iter_link) {
+			err = -errno;
+			log_err("creating the task iterator: %s", strerror(-err));
+			return err;
+		}
+	}
+	io->link = bpf_program__attach(p);
+	if (!io->link) {
+		err = -errno;
+		log_err("attaching to the sys_exit tracepoint: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int iotrace__flush(struct iotrace *io)
+{
+	char buf[64];
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!io->iter_link)
+		return 0;
+	fd = bpf_iter_create(bpf_link__fd(io->iter_link));
+	if (fd < 0)
+		return -errno;
+	/* The program writes nothing: reading runs it over every task. */
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+void iotrace__detach(struct iotrace *io)
+{
+	if (!io)
+		return;
+	if (io->link) {
+		bpf_link__destroy(io->link);
+		io->link = NULL;
+		/* No more accounting: now every pending count can be moved. */
+		if (io->iter_link && iotrace__flush(io))
+			log_warn("--io: the final flush failed: the last ~100 ms may be missing");
+	}
+	bpf_link__destroy(io->exit_link);
+	io->exit_link = NULL;
+	bpf_link__destroy(io->iter_link);
+	io->iter_link = NULL;
+}
+
+int iotrace__counts(struct iotrace *io, uint64_t out[CABBPF_IOSTAT__MAX])
+{
+	int fd = bpf_map__fd(io->skel->maps.iocounts);
+	uint64_t *vals;
+	__u32 k;
+	int c, err = 0;
+
+	vals = calloc((size_t)io->ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (k = 0; k < CABBPF_IOSTAT__MAX; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, vals)) {
+			err = -errno;
+			break;
+		}
+		for (c = 0; c < io->ncpus; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return err;
+}
+
+int iotrace__stats_fd(const struct iotrace *io)
+{
+	return bpf_map__fd(io->skel->maps.iostats);
+}
+
+int iotrace__files_fd(const struct iotrace *io)
+{
+	return bpf_map__fd(io->skel->maps.iofiles);
+}
+
+unsigned iotrace__ncpus(const struct iotrace *io)
+{
+	return (unsigned)io->ncpus;
+}
+
+void iotrace__free(struct iotrace *io)
+{
+	if (!io)
+		return;
+	iotrace__detach(io);
+	iotrace_bpf__destroy(io->skel);
+	free(io);
+}

@@ -1,4 +1,0 @@
-// SPDX-License-Identifier: BSD-2-Clause
-#include "user/log.h"
-
-int log_verbose;

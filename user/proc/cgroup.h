@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The cgroup filter (--cgroup PATH, --container ID), shared by function
+ * tracing and the --io mode: which cgroup v2 directory, pointing a BPF
+ * program's filter map at it, and moving a launched command into it.
+ * Every function logs its own failure. Main thread only.
+ */
+#ifndef USER_PROC_CGROUP_H
+#define USER_PROC_CGROUP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Open the cgroup v2 directory path for filtering. Returns the fd (>= 0) or
+ * -errno after logging a clear message: -ENOENT (no such directory),
+ * -ENOTDIR, -EMEDIUMTYPE (not on a cgroup v2 file system).
+ */
+int cgroup__open(const char *path);
+
+/*
+ * The cgroup filter asked for by --cgroup (cgroup, a path) or --container
+ * (container, an id or unique prefix); both NULL: no filter. Sets *fd to an
+ * open cgroup v2 directory (the caller closes it) and writes its path into
+ * path, or sets *fd = -1 when there is no filter. Returns 0, or -errno after
+ * logging a clear message (no such cgroup, not cgroup v2, unknown or
+ * ambiguous container id).
+ */
+int cgroup__select(const char *cgroup, const char *container, int *fd, char *path, size_t len);
+
+/*
+ * Point a BPF program's cgroup filter (a one-entry cgroup array map, fd
+ * cgfilter_fd, e.g. bpf/trace.bpf.c's "cgfilter") at cgroup directory cgfd.
+ * Returns 0 or -errno (logged).
+ */
+int cgroup__set_filter(int cgfilter_fd, int cgfd);
+
+/*
+ * Move process pid (a command cabbpf launched and still holds before its
+ * exec) into the cgroup v2 directory path, so `--cgroup PATH -- CMD` traces
+ * CMD inside it. Returns 0 or -errno (logged).
+ */
+int cgroup__enter(const char *path, pid_t pid);
+
+#endif /* USER_PROC_CGROUP_H */

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Shared-library selectors (see libs.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "user/proc/libpath.h"
+#include "user/proc/libs.h"
+#include "common/log.h"
+
+bool libs__is_selector(const char *glob)
+{
+	const char *c = glob ? strchr(glob, ':') : NULL;
+
+	/* "ns::Foo::*" is a C++ name, never a library named "ns". */
+	return c && c != glob && c[1] != ':';
+}
+
+/* Writes the path to use for file p (as the target sees it) into buf. */
+static int in_root(pid_t pid, const char *p, char *buf, size_t len)
+{
+	char rooted[PATH_MAX];
+	struct stat a, b;
+	int k;
+
+	k = pid > 0 ? snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)pid, p)
+		    : snprintf(rooted, sizeof(rooted), "%s", p);
+	if (k < 0 || (size_t)k >= sizeof(rooted))
+		return -ENAMETOOLONG;
+	if (stat(rooted, &b))
+		return -ENOENT;
+	/* The plain path when it is the same file: readable reports. */
+	if (!stat(p, &a) && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		k = snprintf(buf, len, "%s", p);
+	else
+		k = snprintf(buf, len, "%s", rooted);
+	return k < 0 || (size_t)k >= len ? -ENAMETOOLONG : 0;
+}
+
+static bool name_matches(const char *base, const char *lib)
+{
+	size_t l = strlen(lib);
+
+	return !strcmp(base, lib) || (!strncmp(base, lib, l) && (base[l] == '.' || base[l] == '-'));
+}
+
+static int from_maps(pid_t pid, const char *lib, char *buf, size_t len)
+{
+	char path[64], line[PATH_MAX + 256];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	while (err == -ENOENT && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/'), *base;
+
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		if (strstr(p, " (deleted)"))
+			continue;
+		base = strrchr(p, '/') + 1;
+		if (name_matches(base, lib))
+			err = in_root(pid, p, buf, len);
+	}
+	fclose(f);
+	return err;
+}
+
+/* A regular ELF file (not a linker script like libc.so, not a dir)? */
+static bool is_elf(const char *path)
+{
+	char magic[4];
+	struct stat sb;
+	bool ok;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = !fstat(fd, &sb) && S_ISREG(sb.st_mode) &&
+	     read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
+	     !memcmp(magic, "\177ELF", 4);
+	close(fd);
+	return ok;
+}
+
+/* Copies s into out with glob's special characters escaped. */
+static int glob_escape(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s; s++) {
+		if (o + 2 >= len)
+			return -ENAMETOOLONG;
+		if (strchr("*?[]\\", *s))
+			out[o++] = '\\';
+		out[o++] = *s;
+	}
+	out[o] = 0;
+	return 0;
+}
+
+/* LIB in directory dir (as the target sees it), under root. */
+static int from_dir(pid_t pid, const char *root, const char *dir, const char *lib, char *buf,
+		    size_t len)
+{
+	const char *forms[] = {"%s%s/%s", "%s%s/%s.so", "%s%s/%s.so.*", "%s%s/%s-*.so"};
+	char pat[PATH_MAX * 2], edir[PATH_MAX * 2];
+	size_t k, i;
+	int err = -ENOENT;
+
+	if (glob_escape(dir, edir, sizeof(edir)))
+		return -ENOENT;
+	for (k = 0; k < 4 && err == -ENOENT; k++) {
+		glob_t g;
+
+		if ((size_t)snprintf(pat, sizeof(pat), forms[k], root, edir, lib) >= sizeof(pat))
+			return -ENAMETOOLONG;
+		if (glob(pat, 0, NULL, &g) == 0)
+			for (i = 0; i < g.gl_pathc && err == -ENOENT; i++)
+				if (is_elf(g.gl_pathv[i])) /* back to the target's view */
+					err = in_root(pid, g.gl_pathv[i] + strlen(root), buf, len);
+		globfree(&g);
+	}
+	return err;
+}
+
+/* Rules 1-3 with the search path lp (rule 3). */
+static int resolve_in(pid_t pid, const struct libpath *lp, const char *lib, char *buf, size_t len)
+{
+	size_t i;
+	int err;
+
+	if (strchr(lib, '/'))
+		return in_root(pid, lib, buf, len);
+	err = pid > 0 && !lp->pre_exec ? from_maps(pid, lib, buf, len) : -ENOENT;
+	for (i = 0; err == -ENOENT && i < lp->n; i++) {
+		err = from_dir(pid, lp->root, lp->dirs[i], lib, buf, len);
+		if (!err)
+			log_debug("%s: found in %s (%s)", lib, lp->dirs[i],
+				  libpath__src_name(lp->src[i]));
+	}
+	return err;
+}
+
+int libs__resolve_exe(pid_t pid, const char *exe, const char *lib, char *buf, size_t len)
+{
+	struct libpath *lp = NULL;
+	int err;
+
+	if (!lib || !*lib || !buf || !len)
+		return -EINVAL;
+	err = libpath__build(pid, exe, &lp);
+	if (!err)
+		err = resolve_in(pid, lp, lib, buf, len);
+	libpath__free(lp);
+	return err;
+}
+
+int libs__resolve(pid_t pid, const char *lib, char *buf, size_t len)
+{
+	return libs__resolve_exe(pid, NULL, lib, buf, len);
+}
+
+/* Logs that lib was not found, where it was looked for, and what to do. */
+static void log_not_found(const struct libpath *lp, const char *lib, int err)
+{
+	char where[4096];
+
+	if (err != -ENOENT) {
+		log_err("library '%s': %s", lib, strerror(-err));
+		return;
+	}
+	log_err("library '%s' not found; looked in: %s%s%s; if the target loads it from "
+		"elsewhere, give its path: -f /path/to/%s%s:GLOB",
+		lib, lp->pre_exec ? "" : "the target's mapped files; ",
+		libpath__describe(lp, where, sizeof(where)),
+		lp->exe_unknown ? " (not in DT_RPATH/DT_RUNPATH: the executable is not known "
+				  "before its exec)"
+				: "",
+		lib, strstr(lib, ".so") ? "" : ".so");
+}
+
+static void lib_fini(struct lib *b)
+{
+	size_t i;
+
+	if (b->fnames)
+		for (i = 0; i < b->n; i++)
+			free(b->fnames[i]);
+	free(b->fnames);
+	plan__free(b->plan);
+	free(b->idx);
+	syms__free(b->st);
+	free(b->path);
+	free(b->name);
+}
+
+/* Names on stderr each of b's selectors (shown: as the user wrote them,
+ * "LIB:GLOB"; mine: their GLOB parts) that matches no function of b, or
+ * only fragments (syms__why_unmatched). */
+static void warn_unmatched(const struct lib *b, const char *const *mine, const char *const *shown,
+			   size_t k)
+{
+	size_t j, tn, *tidx;
+	char why[512];
+
+	for (j = 0; j < k; j++) {
+		if (!syms__select(b->st, &mine[j], 1, &tidx, &tn)) {
+			free(tidx);
+			continue;
+		}
+		if (!syms__why_unmatched(b->st, mine[j], why, sizeof(why)))
+			log_warn("-f '%s' %s", shown[j], why);
+		else
+			log_warn("-f '%s' matches no function of %s", shown[j], b->path);
+	}
+}
+
+/* Selects, plans and names the functions of one library from its globs
+ * (mine; shown: the selectors as given). With alone (the only -f pattern
+ * of the run), none matching is an error; otherwise every pattern that
+ * matches nothing is a warning, and -ENOENT with b->n == 0 tells the
+ * caller to leave the library out. */
+static int lib_setup(struct lib *b, const char **mine, const char **shown, size_t k, bool alone,
+		     const struct plan_opts *po)
+{
+	size_t i;
+	int err;
+
+	err = syms__select(b->st, mine, k, &b->idx, &b->n);
+	if (err == -ENOENT && alone) {
+		char why[512];
+
+		if (!syms__why_unmatched(b->st, mine[0], why, sizeof(why)))
+			log_warn("-f '%s' %s", shown[0], why);
+		log_err("no function of %s matches %s:%s%s", b->path, b->name, mine[0],
+			k > 1 ? ", ..." : "");
+	} else if (err == -ENOENT || !err) {
+		warn_unmatched(b, mine, shown, k);
+	}
+	if (!err)
+		err = plan__build(b->st, b->idx, b->n, po, &b->plan);
+	if (!err) {
+		b->fnames = calloc(b->n, sizeof(*b->fnames));
+		if (!b->fnames)
+			err = -ENOMEM;
+	}
+	for (i = 0; !err && i < b->n; i++) {
+		const struct sym *fs = &b->st->syms[b->idx[i]];
+
+		/* The readable name in reports (user/elf/demangle.h). */
+		if (asprintf(&b->fnames[i], "%s:%s", b->name, fs->pretty ? fs->pretty : fs->name) <
+		    0) {
+			b->fnames[i] = NULL;
+			err = -ENOMEM;
+		}
+	}
+	return err;
+}
+
+int libs__load(pid_t pid, const char *const *globs, size_t n, const struct plan_opts *po,
+	       struct libs **out)
+{
+	return libs__load_exe(pid, NULL, globs, n, po, out);
+}
+
+int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t n,
+		   const struct plan_opts *po, struct libs **out)
+{
+	struct libpath *lp = NULL;
+	struct libs *l = NULL;
+	char path[PATH_MAX], **paths = NULL;
+	const char **mine = NULL, **shown = NULL;
+	size_t i, j, k;
+	int err = 0;
+
+	if (!out || (!globs && n) || !po)
+		return -EINVAL;
+	*out = NULL;
+	for (i = 0; i < n && !libs__is_selector(globs[i]); i++)
+		;
+	if (i == n)
+		return 0;
+	l = calloc(1, sizeof(*l));
+	paths = calloc(n, sizeof(*paths));
+	mine = calloc(n, sizeof(*mine));
+	shown = calloc(n, sizeof(*shown));
+	if (!l || !paths || !mine || !shown || !(l->v = calloc(n, sizeof(*l->v)))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = libpath__build(pid, exe, &lp);
+	if (err)
+		goto cleanup;
+	/* Resolve every selector's LIB first: two names of one file
+	 * ("libc", "libc.so.6") must become one library, or a function
+	 * selected through both would be probed, and counted, twice. */
+	for (i = 0; i < n; i++) {
+		char *lib;
+
+		if (!libs__is_selector(globs[i]))
+			continue;
+		lib = strndup(globs[i], (size_t)(strchr(globs[i], ':') - globs[i]));
+		if (!lib) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		err = resolve_in(pid, lp, lib, path, sizeof(path));
+		if (err)
+			log_not_found(lp, lib, err);
+		free(lib);
+		if (err)
+			goto cleanup;
+		paths[i] = strdup(path);
+		if (!paths[i]) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct lib *b;
+
+		if (!paths[i])
+			continue;
+		for (j = 0; j < i && (!paths[j] || strcmp(paths[j], paths[i])); j++)
+			;
+		if (j < i)
+			continue; /* this file is set up already (or left out) */
+		b = &l->v[l->nlibs++];
+		b->path = strdup(paths[i]);
+		b->name = strndup(globs[i], (size_t)(strchr(globs[i], ':') - globs[i]));
+		if (!b->path || !b->name) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		/* Reports name a library given by path by its file name. */
+		if (strrchr(b->name, '/'))
+			memmove(b->name, strrchr(b->name, '/') + 1, strlen(strrchr(b->name, '/')));
+		for (j = i, k = 0; j < n; j++)
+			if (paths[j] && !strcmp(paths[j], paths[i])) {
+				shown[k] = globs[j];
+				mine[k++] = strchr(globs[j], ':') + 1;
+			}
+		err = syms__load(b->path, &b->st);
+		if (err) {
+			log_err("reading symbols of %s: %s", b->path, strerror(-err));
+			goto cleanup;
+		}
+		err = lib_setup(b, mine, shown, k, n == 1, po);
+		if (err == -ENOENT && n > 1 && !b->n) {
+			/* Other patterns may match: said, and left out. */
+			lib_fini(b);
+			memset(b, 0, sizeof(*b));
+			l->nlibs--;
+			err = 0;
+			continue;
+		}
+		if (err)
+			goto cleanup;
+		l->nfuncs += b->n;
+		log_debug("%s -> %s: %zu functions", b->name, b->path, b->n);
+	}
+	*out = l;
+	l = NULL;
+cleanup:
+	for (i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(mine);
+	free(shown);
+	libpath__free(lp);
+	libs__free(l);
+	return err;
+}
+
+void libs__fill(const struct libs *l, uint64_t *offsets, const char **names, const char **binaries,
+		uint32_t *sp_delta)
+{
+	size_t i, j, k = 0;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->nlibs; i++)
+		for (j = 0; j < l->v[i].n; j++, k++) {
+			offsets[k] = l->v[i].plan->sites[j].offset;
+			names[k] = l->v[i].fnames[j];
+			binaries[k] = l->v[i].path;
+			sp_delta[k] = l->v[i].plan->sites[j].sp_delta;
+		}
+}
+
+void libs__print(FILE *f, const struct libs *l, const char *analyzers, bool per_site)
+{
+	size_t i;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->nlibs; i++)
+		plan__print(f, l->v[i].plan, l->v[i].st, l->v[i].idx, analyzers, per_site);
+}
+
+void libs__free(struct libs *l)
+{
+	size_t i;
+
+	if (!l)
+		return;
+	for (i = 0; l->v && i < l->nlibs; i++)
+		lib_fini(&l->v[i]);
+	free(l->v);
+	free(l);
+}

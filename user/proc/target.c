@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "user/proc/target.h"
+#include "user/elf/syms.h"
+
+static int pidfd_open_compat(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* execvp's search, done in the parent so the loader knows which file to
+ * probe and can report a missing command before forking. */
+static int find_in_path(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	const char *p, *end;
+	int err = -ENOENT;
+
+	if (strchr(cmd, '/')) {
+		if (access(cmd, F_OK))
+			return -errno;
+		if (access(cmd, X_OK))
+			return -EACCES;
+		if (!realpath(cmd, out))
+			return -errno;
+		return 0;
+	}
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; p && *p; p = *end ? end + 1 : end) {
+		struct stat sb;
+
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		if ((size_t)snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), p, cmd) >=
+		    sizeof(buf))
+			continue;
+		if (stat(buf, &sb) || !S_ISREG(sb.st_mode))
+			continue;
+		if (access(buf, X_OK)) {
+			err = -EACCES;
+			continue;
+		}
+		if (!realpath(buf, out))
+			return -errno;
+		(void)len;
+		return 0;
+	}
+	return err;
+}
+
+int target__spawn(struct target *t, char *const argv[])
+{
+	int ep[2] = {-1, -1};
+	const char *base;
+	int err, st;
+
+	memset(t, 0, sizeof(*t));
+	t->pidfd = t->err_fd = -1;
+	err = find_in_path(argv[0], t->exe, sizeof(t->exe));
+	if (err)
+		return err;
+	base = strrchr(argv[0], '/');
+	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : argv[0]);
+	if (pipe2(ep, O_CLOEXEC))
+		return -errno;
+	t->pid = fork();
+	if (t->pid < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (t->pid == 0) {
+		/* Child: stop until the probes are in place. A stop makes no
+		 * system call of the I/O families, so nothing of this
+		 * hand-shake is ever attributed to the target. */
+		int e;
+
+		close(ep[0]);
+		raise(SIGSTOP);
+		execv(t->exe, argv);
+		e = errno;
+		if (write(ep[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(ep[1]);
+	ep[1] = -1;
+	t->err_fd = ep[0];
+	t->spawned = true;
+	t->pidfd = pidfd_open_compat(t->pid);
+	/* Wait for the stop, so that exec cannot race the attach. */
+	if (waitpid(t->pid, &st, WUNTRACED) != t->pid || !WIFSTOPPED(st)) {
+		t->exited = true;
+		t->status = st;
+		return -ECHILD;
+	}
+	t->held = true;
+	return 0;
+cleanup:
+	close(ep[0]);
+	close(ep[1]);
+	return err;
+}
+
+int target__start(struct target *t)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (kill(t->pid, SIGCONT))
+		return -errno;
+	t->held = false;
+	/* The exec-error pipe closes on a successful exec (O_CLOEXEC). */
+	n = read(t->err_fd, &e, sizeof(e));
+	close(t->err_fd);
+	t->err_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		target__wait(t, 1000);
+		return -e;
+	}
+	return 0;
+}
+
+int target__attach(struct target *t, pid_t pid)
+{
+	char path[64], buf[64];
+	FILE *f;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->pidfd = t->err_fd = -1;
+	if (pid <= 0)
+		return -EINVAL;
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	t->pid = pid;
+	err = syms__resolve_exe(pid, t->exe, sizeof(t->exe));
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f)) {
+			buf[strcspn(buf, "\n")] = 0;
+			memcpy(t->comm, buf, sizeof(t->comm));
+			t->comm[sizeof(t->comm) - 1] = 0;
+		}
+		fclose(f);
+	}
+	t->pidfd = pidfd_open_compat(pid);
+	return 0;
+}
+
+bool target__poll_exit(struct target *t)
+{
+	struct pollfd p;
+	int st;
+
+	if (t->exited)
+		return true;
+	if (t->spawned && t->reaped) {
+		int r = t->reaped(t->reaped_ctx, &st);
+
+		if (r == 1) {
+			t->status = st;
+			t->exited = true;
+		}
+		if (r >= 0)
+			return t->exited;
+	}
+	if (t->spawned) {
+		if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
+			t->status = st;
+			t->exited = true;
+		}
+		return t->exited;
+	}
+	if (t->pidfd >= 0) {
+		p.fd = t->pidfd;
+		p.events = POLLIN;
+		if (poll(&p, 1, 0) == 1)
+			t->exited = true;
+		return t->exited;
+	}
+	if (kill(t->pid, 0) && errno == ESRCH)
+		t->exited = true;
+	return t->exited;
+}
+
+bool target__wait(struct target *t, int timeout_ms)
+{
+	struct timespec ts = {0, 1000000};
+	int i;
+
+	for (i = 0; i <= timeout_ms; i++) {
+		if (target__poll_exit(t))
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+void target__abort(struct target *t)
+{
+	if (!t->spawned || t->exited)
+		return;
+	/* Held before exec or running: either way it must not go on. */
+	kill(t->pid, SIGKILL);
+	target__wait(t, 2000);
+}
+
+void target__close(struct target *t)
+{
+	if (!t)
+		return;
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	if (t->err_fd >= 0)
+		close(t->err_fd);
+	t->pidfd = t->err_fd = -1;
+}

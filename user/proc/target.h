@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The traced process: one we launch (`cabbpf -- cmd args`) or one that runs
+ * already (`cabbpf -p PID`). A launched command is forked first and held
+ * before exec until the probes are in place, so its very first call is seen.
+ * All functions: loader main thread only.
+ */
+#ifndef USER_TARGET_H
+#define USER_TARGET_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct target {
+	pid_t pid;
+	bool spawned; /* we launched it (and must reap it) */
+	bool exited;
+	int status;   /* wait status once exited and spawned */
+	int pidfd;    /* readable once the process has exited (-1 if unsupported) */
+	bool held;    /* spawned and stopped before exec (SIGSTOP) */
+	int err_fd;   /* spawned: read end of the exec-error pipe */
+	char exe[PATH_MAX]; /* the main executable, as the loader must open it */
+	char comm[64];      /* command name for reports */
+	/*
+	 * Set while another thread is the process's ptrace tracer (the guard,
+	 * user/trace/guard.h): waiting for it is that thread's job, since a wait
+	 * here would take the tracer's stops. Returns 1 with *status once it
+	 * was reaped, 0 while it runs, -1 to wait here after all.
+	 */
+	int (*reaped)(void *ctx, int *status);
+	void *reaped_ctx;
+};
+
+/* Fork argv (PATH searched as execvp does) and hold it before exec. Returns
+ * 0, -ENOENT (no such command), -EACCES (not executable), or -errno. */
+int target__spawn(struct target *t, char *const argv[]);
+
+/* Let a spawned child exec. Returns 0, or -errno if exec failed (the child
+ * has then exited with 127 and was reaped). */
+int target__start(struct target *t);
+
+/* Take an existing process. Returns 0, -ESRCH (no such process), -EINVAL
+ * (pid <= 0), -EACCES. */
+int target__attach(struct target *t, pid_t pid);
+
+/* Non-blocking: true once the process has exited (a spawned one is reaped).
+ * Returns false while it runs. */
+bool target__poll_exit(struct target *t);
+
+/* Wait up to timeout_ms for the process to exit. Returns true if it did. */
+bool target__wait(struct target *t, int timeout_ms);
+
+/* Kill a spawned child that has not exec'd or must not outlive a failed
+ * set-up, and reap it. No-op for -p targets. */
+void target__abort(struct target *t);
+
+/* Close descriptors; does not signal the process. NULL is fine. */
+void target__close(struct target *t);
+
+#endif /* USER_TARGET_H */

@@ -1,0 +1,1011 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The target guard: see user/trace/guard.h for the story and docs/guard.md for
+ * why each step is safe. This file has three parts: finding the sites, the
+ * BPF program's life, and the ptrace tracer thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cabbpf_event.h"
+#include "user/trace/guard.h"
+#include "user/proc/libs.h"
+#include "common/log.h"
+#include "user/probe/plan.h"
+#include "user/elf/syms.h"
+#include "user/probe/uprobe_multi.h"
+#include "guard.skel.h"
+
+/* ---- sites ---------------------------------------------------------- */
+
+struct gsite {
+	char *path;	 /* file to probe */
+	uint64_t offset; /* file offset of the function's entry */
+	uint32_t kind;	 /* enum cabbpf_guard_site */
+	char *name;
+};
+
+#define SW(fl) (CABBPF_GS_SWITCH | (fl) << 8)
+
+static const struct {
+	const char *name;
+	uint32_t kind; /* the cookie: site | flavour << 8 */
+} site_names[] = {
+	{"_Unwind_RaiseException", CABBPF_GS_THROW},	{"_Unwind_Resume", CABBPF_GS_THROW},
+	{"_Unwind_Resume_or_Rethrow", CABBPF_GS_THROW}, {"_Unwind_ForcedUnwind", CABBPF_GS_FORCED},
+	{"_Unwind_Backtrace", CABBPF_GS_BACKTRACE},	{"swapcontext", SW(CABBPF_GF_SWAPCONTEXT)},
+	{"setcontext", SW(CABBPF_GF_SETCONTEXT)},	{"jump_fcontext", CABBPF_GS_SWITCH},
+	{"ontop_fcontext", CABBPF_GS_SWITCH},		{"__cxa_begin_catch", CABBPF_GS_CATCH},
+	{"_Unwind_DeleteException", CABBPF_GS_CATCH},
+};
+
+/* Libraries that may hold sites, as a loader would find them. */
+static const char *const site_libs[] = {
+	"libgcc_s", "libstdc++", "libc", "libunwind", "libc++abi", "libboost_context",
+};
+
+/* Rust's catch_unwind ends in this function (a mangled name that
+ * contains it), not in _Unwind_DeleteException. */
+#define RUST_CATCH "__rust_panic_cleanup"
+
+/* ---- the tracer's per-thread state ------------------------------------ */
+
+/* A thread the tracer holds, and the slots it restored for an exception
+ * (not for a stack switch): those get their trampoline back at a catch. */
+struct gthread {
+	pid_t tid;
+	uint32_t n;
+	uint64_t slot[CABBPF_GUARD_MAX];
+	uint64_t orig[CABBPF_GUARD_MAX];
+	/* stop handling: while detaching */
+	bool stopped;
+	int pass_sig; /* signal to deliver when let go */
+};
+
+struct guard {
+	pid_t pid;
+	bool spawned;
+	char exe[PATH_MAX];
+	struct gsite *sites;
+	size_t nsites;
+	/* BPF */
+	struct guard_bpf *skel;
+	struct bpf_link **links; /* one perf link per site (fallback) */
+	size_t nlinks;
+	int *mfds; /* or one multi-uprobe link per file */
+	size_t nmfds;
+	/* tracer thread */
+	pthread_t thr;
+	bool thr_started;
+	pthread_mutex_t mu; /* guards th/nth and the map fds (main thread adds fds) */
+	pthread_cond_t cv;
+	int seize_done; /* 0 pending, 1 ok, < 0: -errno */
+	atomic_int stop_req;
+	atomic_int state; /* 0 tracing, 1 leader reaped, 2 detached/ended */
+	int status;	  /* wait status of the reaped leader */
+	struct gthread *th;
+	size_t nth, cap;
+	int guarded_fd, reqs_fd;
+	uint64_t tramp; /* the trampoline's address, 0 until known */
+	struct guard_stats st;
+	bool stopped;
+};
+
+bool guard__unsafe_name(const char *n)
+{
+	static const char *const prefixes[] = {
+		"_Unwind_",	  "uw_init_context",  "unw_getcontext",	   "__unw_getcontext",
+		"unw_init_local", "__unw_init_local", "__cxa_begin_catch", "swapcontext",
+		"setcontext",	  "__swapcontext",    "__setcontext",	   "jump_fcontext",
+		"ontop_fcontext", "make_fcontext",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(n, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return strstr(n, RUST_CATCH) != NULL;
+}
+
+size_t guard__nsites(const struct guard *g)
+{
+	return g ? g->nsites : 0;
+}
+
+static int add_site(struct guard *g, const char *path, const struct sym *s, uint32_t kind)
+{
+	struct gsite *v;
+	size_t i;
+
+	for (i = 0; i < g->nsites; i++)
+		if (g->sites[i].offset == s->offset && !strcmp(g->sites[i].path, path))
+			return 0; /* an alias (swapcontext = __swapcontext) */
+	v = realloc(g->sites, (g->nsites + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	g->sites = v;
+	v[g->nsites].path = strdup(path);
+	v[g->nsites].name = strdup(s->name);
+	v[g->nsites].offset = s->offset;
+	v[g->nsites].kind = kind;
+	if (!v[g->nsites].path || !v[g->nsites].name) {
+		free(v[g->nsites].path);
+		free(v[g->nsites].name);
+		return -ENOMEM;
+	}
+	g->nsites++;
+	return 0;
+}
+
+/*
+ * A cheaper place for the probes of the sites found in st from site
+ * first_site on: past the first instructions when the planner proves it
+ * equivalent (user/probe/plan.h, entry-only rules: pushes and sub rsp skipped,
+ * their rsp change carried in the cookie), since a single-stepped entry
+ * costs ~12 us a hit here and a throw reaches three sites. Not for the
+ * switchers: the program reads their argument registers, which the
+ * skipped code might move. Best effort: a failed plan keeps the entries.
+ */
+static void place_sites(struct guard *g, const struct symtab *st, size_t first_site)
+{
+	struct plan_opts po = {.entry_only = true};
+	struct plan *p = NULL;
+	size_t *idx, i, j, n = 0;
+
+	idx = calloc(g->nsites - first_site + 1, sizeof(*idx));
+	if (!idx)
+		return;
+	for (i = first_site; i < g->nsites; i++)
+		for (j = 0; j < st->nsyms; j++)
+			if (st->syms[j].offset == g->sites[i].offset) {
+				idx[n++] = j;
+				break;
+			}
+	if (n == g->nsites - first_site && !plan__build(st, idx, n, &po, &p)) {
+		for (i = 0; i < n; i++) {
+			struct gsite *s = &g->sites[first_site + i];
+			const struct plan_site *ps = &p->sites[i];
+
+			if (CABBPF_GUARD_SITE(s->kind) == CABBPF_GS_SWITCH ||
+			    ps->rule != PLAN_SHIFTED || ps->sp_delta > 0xffff)
+				continue;
+			s->offset = ps->offset;
+			s->kind |= ps->sp_delta << 16;
+		}
+	}
+	plan__free(p);
+	free(idx);
+}
+
+/* The sites one file defines. A file that cannot be read has none. */
+static int sites_of(struct guard *g, const char *path)
+{
+	struct symtab *st = NULL;
+	size_t i, a, first = g->nsites;
+	int err;
+
+	if (syms__load(path, &st))
+		return 0;
+	for (i = 0; i < sizeof(site_names) / sizeof(site_names[0]); i++) {
+		const struct sym *s = syms__find(st, site_names[i].name);
+
+		if (s && (err = add_site(g, path, s, site_names[i].kind)))
+			goto cleanup;
+	}
+	for (i = 0; i < st->nsyms; i++) {
+		const struct sym *s = &st->syms[i];
+		bool hit = strstr(s->name, RUST_CATCH) != NULL;
+
+		for (a = 0; !hit && a < s->naliases; a++)
+			hit = strstr(s->aliases[a], RUST_CATCH) != NULL;
+		if (hit && (err = add_site(g, path, s, CABBPF_GS_CATCH)))
+			goto cleanup;
+	}
+	if (g->nsites > first)
+		place_sites(g, st, first);
+	err = 0;
+cleanup:
+	syms__free(st);
+	return err;
+}
+
+int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out)
+{
+	char path[PATH_MAX];
+	struct guard *g;
+	struct stat seen[sizeof(site_libs) / sizeof(site_libs[0]) + 1];
+	size_t nseen = 0, i, j;
+	int err;
+
+	*out = NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->pid = pid;
+	g->spawned = spawned;
+	g->guarded_fd = g->reqs_fd = -1;
+	snprintf(g->exe, sizeof(g->exe), "%s", exe);
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	for (i = 0; i <= sizeof(site_libs) / sizeof(site_libs[0]); i++) {
+		struct stat sb;
+
+		if (i == 0)
+			snprintf(path, sizeof(path), "%s", exe);
+		else if (libs__resolve_exe(pid, spawned ? exe : NULL, site_libs[i - 1], path,
+					   sizeof(path)))
+			continue;
+		/* One file, one set of probes (a static binary is its own libc). */
+		if (stat(path, &sb))
+			continue;
+		for (j = 0; j < nseen; j++)
+			if (seen[j].st_dev == sb.st_dev && seen[j].st_ino == sb.st_ino)
+				break;
+		if (j < nseen)
+			continue;
+		seen[nseen++] = sb;
+		err = sites_of(g, path);
+		if (err)
+			goto cleanup;
+	}
+	if (!g->nsites) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	for (i = 0; i < g->nsites; i++)
+		log_debug("guard site %s in %s at 0x%lx", g->sites[i].name, g->sites[i].path,
+			  (unsigned long)g->sites[i].offset);
+	*out = g;
+	return 0;
+cleanup:
+	guard__free(g);
+	return err;
+}
+
+/* ---- the tracer ---------------------------------------------------------- */
+
+static struct gthread *find_thread(struct guard *g, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < g->nth; i++)
+		if (g->th[i].tid == tid)
+			return &g->th[i];
+	return NULL;
+}
+
+/* A thread the tracer holds from now on; the BPF program may stop it. */
+static struct gthread *track(struct guard *g, pid_t tid)
+{
+	struct gthread *t = find_thread(g, tid);
+	uint32_t one = 1, key = (uint32_t)tid;
+
+	if (t)
+		return t;
+	pthread_mutex_lock(&g->mu);
+	if (g->nth == g->cap) {
+		size_t ncap = g->cap ? g->cap * 2 : 16;
+		struct gthread *v = realloc(g->th, ncap * sizeof(*v));
+
+		if (!v) {
+			pthread_mutex_unlock(&g->mu);
+			return NULL;
+		}
+		g->th = v;
+		g->cap = ncap;
+	}
+	t = &g->th[g->nth++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	if (g->guarded_fd >= 0)
+		bpf_map_update_elem(g->guarded_fd, &key, &one, BPF_ANY);
+	pthread_mutex_unlock(&g->mu);
+	return t;
+}
+
+static void forget(struct guard *g, pid_t tid)
+{
+	struct gthread *t;
+	uint32_t key = (uint32_t)tid;
+
+	pthread_mutex_lock(&g->mu);
+	t = find_thread(g, tid);
+	if (t) {
+		*t = g->th[--g->nth];
+		if (g->guarded_fd >= 0)
+			bpf_map_delete_elem(g->guarded_fd, &key);
+		if (g->reqs_fd >= 0)
+			bpf_map_delete_elem(g->reqs_fd, &key);
+	}
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* The uretprobe trampoline: the start of the process's [uprobes] mapping
+ * (uprobe_get_trampoline_vaddr(): the xol area's first slot). 0 when the
+ * process has none yet (then no slot can hold it). */
+static uint64_t trampoline(struct guard *g)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	if (g->tramp)
+		return g->tramp;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)g->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[uprobes]")) {
+			g->tramp = strtoull(line, NULL, 16);
+			break;
+		}
+	fclose(f);
+	return g->tramp;
+}
+
+static int peek(pid_t tid, uint64_t addr, uint64_t *v)
+{
+	struct iovec l = {v, sizeof(*v)}, r = {(void *)(uintptr_t)addr, sizeof(*v)};
+
+	return process_vm_readv(tid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(*v) ? 0 : -errno;
+}
+
+static int poke(pid_t tid, uint64_t addr, uint64_t v)
+{
+	struct iovec l = {&v, sizeof(v)}, r = {(void *)(uintptr_t)addr, sizeof(v)};
+
+	return process_vm_writev(tid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(v) ? 0 : -errno;
+}
+
+/* Put orig back in slot if it holds the trampoline. Returns 1 if written. */
+static int restore_slot(struct guard *g, pid_t tid, uint64_t slot, uint64_t orig)
+{
+	uint64_t cur, tr = trampoline(g);
+
+	/* Only the trampoline is ours to replace: anything else in the slot
+	 * (a dead frame's slot reused) belongs to the program. */
+	if (!tr || peek(tid, slot, &cur) || cur != tr)
+		return 0;
+	return poke(tid, slot, orig) ? 0 : 1;
+}
+
+/* Serve the request the BPF program left for tid, if any. Returns true
+ * if there was one (the SIGSTOP that stopped the thread is then ours). */
+static bool serve(struct guard *g, pid_t tid)
+{
+	struct cabbpf_guard_req r;
+	struct gthread *t;
+	uint32_t key = (uint32_t)tid, i, j;
+
+	if (g->reqs_fd < 0 || bpf_map_lookup_elem(g->reqs_fd, &key, &r))
+		return false;
+	bpf_map_delete_elem(g->reqs_fd, &key);
+	t = track(g, tid);
+	if (!t || r.n > CABBPF_GUARD_MAX) {
+		g->st.failed++;
+		return true;
+	}
+	g->st.stops++;
+	if (r.op == CABBPF_GUARD_RESTORE) {
+		/* Frames left on another stack must never get a trampoline
+		 * back: their returns happen where the kernel cannot follow. */
+		if (r.site == CABBPF_GS_SWITCH)
+			t->n = 0;
+		for (i = 0; i < r.n; i++) {
+			if (!restore_slot(g, tid, r.slot[i], r.orig[i]))
+				continue;
+			g->st.restored++;
+			if (r.site == CABBPF_GS_SWITCH)
+				continue;
+			for (j = 0; j < t->n && t->slot[j] != r.slot[i]; j++)
+				;
+			if (j == t->n && t->n < CABBPF_GUARD_MAX) {
+				t->slot[t->n] = r.slot[i];
+				t->orig[t->n++] = r.orig[i];
+			}
+		}
+		return true;
+	}
+	/* Re-arm: frames above the catch that this thread's unwinding
+	 * restored and that still hold their original return address. */
+	for (i = 0; i < r.n; i++) {
+		uint64_t cur, tr = trampoline(g);
+
+		for (j = 0; j < t->n && !(t->slot[j] == r.slot[i] && t->orig[j] == r.orig[i]); j++)
+			;
+		if (j == t->n)
+			continue;
+		t->slot[j] = t->slot[t->n - 1];
+		t->orig[j] = t->orig[--t->n];
+		if (tr && !peek(tid, r.slot[i], &cur) && cur == r.orig[i] &&
+		    !poke(tid, r.slot[i], tr))
+			g->st.rearmed++;
+	}
+	return true;
+}
+
+static void resume(pid_t tid, int sig)
+{
+	ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)sig);
+}
+
+/* Seize every thread of the process until no new one appears. */
+static int seize_all(struct guard *g)
+{
+	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
+	char path[64];
+	bool more = true;
+	int err = 0, rounds = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)g->pid);
+	while (more && rounds++ < 100) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+
+		if (!d)
+			return -ESRCH;
+		more = false;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+
+			if (tid <= 0 || find_thread(g, tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)opts)) {
+				if (errno == ESRCH)
+					continue; /* exited meanwhile */
+				err = -errno;
+				break;
+			}
+			if (!track(g, tid)) {
+				err = -ENOMEM;
+				break;
+			}
+			more = true;
+		}
+		closedir(d);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* One wait status of a tracee, while tracing. */
+static void handle(struct guard *g, pid_t tid, int st)
+{
+	int sig, ev;
+	unsigned long msg;
+
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		forget(g, tid);
+		if (tid == g->pid) {
+			g->status = st;
+			atomic_store(&g->state, 1);
+		}
+		return;
+	}
+	if (!WIFSTOPPED(st))
+		return;
+	track(g, tid); /* a new thread may report before its creator's event */
+	sig = WSTOPSIG(st);
+	ev = (unsigned)st >> 16;
+	switch (ev) {
+	case PTRACE_EVENT_CLONE:
+		if (!ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg))
+			track(g, (pid_t)msg);
+		resume(tid, 0);
+		return;
+	case PTRACE_EVENT_EXEC:
+		/* A new image: a new [uprobes] area, and no frame of the old
+		 * one survives (the other threads are gone). */
+		g->tramp = 0;
+		if (!ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) && (pid_t)msg != tid)
+			forget(g, (pid_t)msg);
+		{
+			struct gthread *t = find_thread(g, tid);
+
+			if (t)
+				t->n = 0;
+		}
+		resume(tid, 0);
+		return;
+	case PTRACE_EVENT_STOP:
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+			/* A real group-stop: stay stopped, and let SIGCONT end it
+			 * as it would untraced. */
+			ptrace(PTRACE_LISTEN, tid, NULL, NULL);
+			return;
+		}
+		resume(tid, 0); /* a new thread's first stop */
+		return;
+	case 0:
+		if (sig == SIGSTOP) {
+			siginfo_t si;
+
+			memset(&si, 0, sizeof(si));
+			ptrace(PTRACE_GETSIGINFO, tid, NULL, &si);
+			/* Ours: sent by bpf_send_signal_thread (SI_KERNEL, which
+			 * no process can forge) with a request waiting. A SIGSTOP
+			 * from anyone else is delivered as sent. */
+			if (serve(g, tid) && si.si_code == SI_KERNEL)
+				sig = 0;
+		}
+		resume(tid, sig);
+		return;
+	default:
+		resume(tid, 0);
+	}
+}
+
+/*
+ * Let go of a live process: every thread stopped (none runs BPF then),
+ * every trampoline written back with the kernel's own list (task
+ * iterator), the threads out of "guarded", then detached.
+ */
+static void detach_all(struct guard *g)
+{
+	struct timespec t0, now;
+	size_t i;
+	int st;
+
+	for (i = 0; i < g->nth; i++) {
+		g->th[i].stopped = false;
+		g->th[i].pass_sig = 0;
+		ptrace(PTRACE_INTERRUPT, g->th[i].tid, NULL, NULL);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		size_t left = 0;
+		pid_t tid;
+
+		for (i = 0; i < g->nth; i++)
+			left += !g->th[i].stopped;
+		if (!left)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec > 2) {
+			log_warn("%zu thread%s of pid %d did not stop: their return addresses "
+				 "stay with the kernel",
+				 left, left == 1 ? "" : "s", (int)g->pid);
+			break;
+		}
+		tid = waitpid(-1, &st, __WALL | WNOHANG);
+		if (tid == 0) {
+			struct timespec ms = {0, 1000000};
+
+			nanosleep(&ms, NULL);
+			continue;
+		}
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: nobody left */
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			handle(g, tid, st);
+			continue;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		{
+			struct gthread *t = track(g, tid);
+			int sig = WSTOPSIG(st), ev = (unsigned)st >> 16;
+			uint32_t key = (uint32_t)tid;
+			struct cabbpf_guard_req r;
+
+			if (!t)
+				continue;
+			if (ev == PTRACE_EVENT_CLONE) {
+				unsigned long msg;
+
+				if (!ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg)) {
+					t = track(g, (pid_t)msg);
+					ptrace(PTRACE_INTERRUPT, (pid_t)msg, NULL, NULL);
+				}
+				t = find_thread(g, tid);
+			}
+			if (ev == 0) {
+				siginfo_t si;
+
+				memset(&si, 0, sizeof(si));
+				ptrace(PTRACE_GETSIGINFO, tid, NULL, &si);
+				if (sig == SIGSTOP && serve(g, tid) && si.si_code == SI_KERNEL)
+					sig = 0;
+				t->pass_sig = sig;
+				t->stopped = true;
+				continue;
+			}
+			/* An event or interrupt stop. Our SIGSTOP may still be
+			 * queued (the request is there): let the thread take it
+			 * first, or it would stop the whole process after we go. */
+			if (g->reqs_fd >= 0 && !bpf_map_lookup_elem(g->reqs_fd, &key, &r)) {
+				resume(tid, 0);
+				continue;
+			}
+			if (ev == PTRACE_EVENT_STOP && (sig == SIGSTOP || sig == SIGTSTP ||
+							sig == SIGTTIN || sig == SIGTTOU)) {
+				t->pass_sig = 0; /* a real group-stop: it stays */
+			}
+			t->stopped = true;
+		}
+	}
+	/* Every thread that stopped: back to the original return addresses. */
+	if (g->skel && g->nth) {
+		struct bpf_link *it = bpf_program__attach_iter(g->skel->progs.dump_pending, NULL);
+		int fd = it ? bpf_iter_create(bpf_link__fd(it)) : -1;
+		uint64_t rec[3];
+
+		while (fd >= 0 && read(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
+			struct gthread *t = find_thread(g, (pid_t)rec[0]);
+
+			if (t && t->stopped && restore_slot(g, t->tid, rec[1], rec[2]))
+				g->st.at_detach++;
+		}
+		if (fd >= 0)
+			close(fd);
+		bpf_link__destroy(it);
+	}
+	pthread_mutex_lock(&g->mu);
+	for (i = 0; i < g->nth; i++) {
+		uint32_t key = (uint32_t)g->th[i].tid;
+
+		if (g->guarded_fd >= 0)
+			bpf_map_delete_elem(g->guarded_fd, &key);
+		if (g->th[i].stopped)
+			ptrace(PTRACE_DETACH, g->th[i].tid, NULL,
+			       (void *)(uintptr_t)g->th[i].pass_sig);
+	}
+	g->nth = 0;
+	pthread_mutex_unlock(&g->mu);
+}
+
+static void *tracer_main(void *arg)
+{
+	struct guard *g = arg;
+	sigset_t chld;
+	int err, st;
+
+	err = seize_all(g);
+	pthread_mutex_lock(&g->mu);
+	g->seize_done = err ? err : 1;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	if (err)
+		return NULL;
+	/* SIGCHLD is blocked in every cabbpf thread (guard__seize): it is
+	 * taken here only, as the wake-up for tracee events; the timeout
+	 * bounds how late a stop request is seen. */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	while (atomic_load(&g->state) == 0) {
+		struct timespec to = {0, 10000000};
+		pid_t tid = 0;
+
+		while (atomic_load(&g->state) == 0 &&
+		       (tid = waitpid(-1, &st, __WALL | WNOHANG)) > 0)
+			handle(g, tid, st);
+		if (atomic_load(&g->state) != 0)
+			break;
+		if (tid < 0 && errno == ECHILD) {
+			atomic_store(&g->state, 2);
+			break;
+		}
+		if (atomic_load(&g->stop_req)) {
+			int tracing = 0;
+
+			detach_all(g);
+			/* Unless detach_all reaped the leader (state 1). */
+			atomic_compare_exchange_strong(&g->state, &tracing, 2);
+			break;
+		}
+		sigtimedwait(&chld, NULL, &to);
+	}
+	return NULL;
+}
+
+int guard__seize(struct guard *g)
+{
+	sigset_t chld;
+	int err;
+
+	/* Before any other thread exists, so all of them inherit the mask
+	 * (the tracer thread takes SIGCHLD with sigtimedwait). */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, NULL);
+	err = pthread_create(&g->thr, NULL, tracer_main, g);
+	if (err)
+		return -err;
+	g->thr_started = true;
+	pthread_mutex_lock(&g->mu);
+	while (!g->seize_done)
+		pthread_cond_wait(&g->cv, &g->mu);
+	err = g->seize_done < 0 ? g->seize_done : 0;
+	pthread_mutex_unlock(&g->mu);
+	if (err) {
+		/* Threads seized before the failure were let go when the
+		 * tracer thread ended (the kernel detaches a dead tracer's
+		 * tracees). */
+		pthread_join(g->thr, NULL);
+		g->thr_started = false;
+		if (err == -EPERM)
+			log_warn("cannot become the ptrace tracer of pid %d (%s)", (int)g->pid,
+				 "already traced by a debugger or strace, or not allowed by "
+				 "Yama's ptrace_scope");
+		else
+			log_warn("cannot become the ptrace tracer of pid %d: %s", (int)g->pid,
+				 strerror(-err));
+	}
+	return err;
+}
+
+int guard__reaped(struct guard *g, int *status)
+{
+	int s;
+
+	if (!g)
+		return -1;
+	/* Pairs with the store in handle(): status is written before. */
+	s = atomic_load(&g->state);
+	if (s == 1) {
+		*status = g->status;
+		return 1;
+	}
+	return s == 0 && g->thr_started ? 0 : -1;
+}
+
+/* ---- BPF ------------------------------------------------------------ */
+
+static void detach_probes(struct guard *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nmfds; i++)
+		close(g->mfds[i]);
+	free(g->mfds);
+	g->mfds = NULL;
+	g->nmfds = 0;
+	for (i = 0; i < g->nlinks; i++)
+		bpf_link__destroy(g->links[i]);
+	free(g->links);
+	g->links = NULL;
+	g->nlinks = 0;
+}
+
+/* Open and load the guard's program into m's rings; multi selects the
+ * attach type (fixed before load). Returns 0 and *out, or -errno. */
+static int load_skel(struct guard *g, const struct guard_maps *m, bool multi,
+		     struct guard_bpf **out)
+{
+	struct guard_bpf *skel;
+	int err = 0;
+
+	*out = NULL;
+	skel = guard_bpf__open();
+	if (!skel)
+		return -errno ? -errno : -ENOMEM;
+	skel->rodata->target_tgid = (__u32)g->pid;
+	skel->rodata->want_time = !m->no_times;
+	skel->rodata->want_events = m->slots_fd >= 0;
+	skel->rodata->ring_shift = (__u32)__builtin_ctzl(m->ring_bytes / CABBPF_SLOT_BYTES);
+	skel->rodata->ring_mask = m->ring_bytes / CABBPF_SLOT_BYTES - 1;
+	if (multi)
+		bpf_program__set_expected_attach_type(skel->progs.guard_site,
+						      UPROBE_MULTI_ATTACH_TYPE);
+	if (m->slots_fd >= 0) {
+		err = bpf_map__reuse_fd(skel->maps.slots, m->slots_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.heads, m->heads_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.tstates, m->tstates_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.stats, m->stats_fd);
+	}
+	if (!err)
+		err = guard_bpf__load(skel);
+	if (err) {
+		guard_bpf__destroy(skel);
+		return err;
+	}
+	*out = skel;
+	return 0;
+}
+
+/* One multi-uprobe link per file: detaching costs one RCU grace period
+ * per file instead of one per site (~0.1 s each here). */
+static int attach_multi(struct guard *g)
+{
+	uint64_t *offs = calloc(g->nsites, sizeof(*offs));
+	uint64_t *cookies = calloc(g->nsites, sizeof(*cookies));
+	bool *done = calloc(g->nsites, sizeof(*done));
+	size_t i, j;
+	uint32_t n;
+	int err = 0, fd;
+
+	g->mfds = calloc(g->nsites, sizeof(*g->mfds));
+	if (!offs || !cookies || !done || !g->mfds) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < g->nsites; i++) {
+		if (done[i])
+			continue;
+		for (j = i, n = 0; j < g->nsites; j++) {
+			if (done[j] || strcmp(g->sites[j].path, g->sites[i].path))
+				continue;
+			done[j] = true;
+			offs[n] = g->sites[j].offset;
+			cookies[n++] = g->sites[j].kind;
+		}
+		fd = uprobe_multi__attach(bpf_program__fd(g->skel->progs.guard_site),
+					  g->sites[i].path, offs, cookies, n, false, g->pid);
+		if (fd < 0) {
+			err = fd;
+			goto cleanup;
+		}
+		g->mfds[g->nmfds++] = fd;
+		g->st.nsites += n;
+	}
+cleanup:
+	free(offs);
+	free(cookies);
+	free(done);
+	return err;
+}
+
+static int attach_perf(struct guard *g)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	size_t i;
+
+	g->links = calloc(g->nsites, sizeof(*g->links));
+	if (!g->links)
+		return -ENOMEM;
+	for (i = 0; i < g->nsites; i++) {
+		struct bpf_link *l;
+
+		uo.bpf_cookie = g->sites[i].kind;
+		uo.retprobe = false;
+		l = bpf_program__attach_uprobe_opts(g->skel->progs.guard_site, g->pid,
+						    g->sites[i].path, (size_t)g->sites[i].offset,
+						    &uo);
+		if (!l) {
+			int err = -errno;
+
+			log_err("guard probe on %s in %s: %s", g->sites[i].name, g->sites[i].path,
+				strerror(-err));
+			return err;
+		}
+		g->links[g->nlinks++] = l;
+		g->st.nsites++;
+	}
+	return 0;
+}
+
+/* Make skel the guard's program: the tracer serves its requests and
+ * fills its "guarded" map from now on. */
+static void install(struct guard *g, struct guard_bpf *skel)
+{
+	size_t i;
+
+	pthread_mutex_lock(&g->mu);
+	guard_bpf__destroy(g->skel);
+	g->skel = skel;
+	g->guarded_fd = bpf_map__fd(skel->maps.guarded);
+	g->reqs_fd = bpf_map__fd(skel->maps.guard_reqs);
+	for (i = 0; i < g->nth; i++) {
+		uint32_t key = (uint32_t)g->th[i].tid, one = 1;
+
+		bpf_map_update_elem(g->guarded_fd, &key, &one, BPF_ANY);
+	}
+	pthread_mutex_unlock(&g->mu);
+}
+
+int guard__attach(struct guard *g, const struct guard_maps *m)
+{
+	const char *no_multi = getenv("CABBPF_TEST_NO_MULTI");
+	struct guard_bpf *skel = NULL;
+	bool multi = !(no_multi && *no_multi == '1');
+	int err;
+
+	/* Replace the previous program (the trace object was reloaded). */
+	detach_probes(g);
+	g->st.nsites = 0;
+	if (multi) {
+		err = load_skel(g, m, true, &skel);
+		if (!err) {
+			install(g, skel);
+			err = attach_multi(g);
+			if (!err)
+				return 0;
+			log_debug("guard: multi-uprobe link refused (%s); one link per site",
+				  strerror(-err));
+			detach_probes(g);
+			g->st.nsites = 0;
+		}
+	}
+	err = load_skel(g, m, false, &skel);
+	if (err) {
+		log_err("loading the guard's BPF program: %s", strerror(-err));
+		return err;
+	}
+	install(g, skel);
+	return attach_perf(g);
+}
+
+static void read_bpf_stats(struct guard *g)
+{
+	int n = libbpf_num_possible_cpus(), c;
+	uint32_t k;
+	uint64_t *v;
+
+	if (!g->skel || n <= 0 || !(v = calloc((size_t)n, sizeof(*v))))
+		return;
+	for (k = 0; k < CABBPF_GST__MAX; k++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(g->skel->maps.guard_stats), &k, v))
+			continue;
+		for (c = 0; c < n; c++)
+			sum += v[c];
+		if (k == CABBPF_GST_SITES)
+			g->st.sites_hit = sum;
+		else if (k == CABBPF_GST_UNGUARDED)
+			g->st.unguarded = sum;
+		else if (k == CABBPF_GST_SIGFAIL)
+			g->st.failed += sum;
+	}
+	free(v);
+}
+
+void guard__stop(struct guard *g, struct guard_stats *st)
+{
+	if (!g)
+		return;
+	if (g->thr_started) {
+		atomic_store(&g->stop_req, 1);
+		pthread_join(g->thr, NULL);
+		g->thr_started = false;
+	}
+	if (!g->stopped) {
+		read_bpf_stats(g);
+		g->stopped = true;
+	}
+	if (st)
+		*st = g->st;
+}
+
+void guard__free(struct guard *g)
+{
+	size_t i;
+
+	if (!g)
+		return;
+	guard__stop(g, NULL);
+	detach_probes(g);
+	guard_bpf__destroy(g->skel);
+	for (i = 0; i < g->nsites; i++) {
+		free(g->sites[i].path);
+		free(g->sites[i].name);
+	}
+	free(g->sites);
+	free(g->th);
+	pthread_mutex_destroy(&g->mu);
+	pthread_cond_destroy(&g->cv);
+	free(g);
+}

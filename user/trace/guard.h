@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * user/guard — keeps return probes from harming the target.
+ *
+ * A uretprobe is a write into the target's stack: until the function
+ * returns, its return-address slot holds the kernel's trampoline. The C++
+ * and Rust unwinders read those slots (and call std::terminate on an
+ * address without unwind info), and a stack switch (swapcontext) leaves
+ * them where the kernel's per-thread list cannot follow. The guard puts
+ * the original addresses back exactly where and when it matters:
+ *
+ *   1. guard__open finds the guard sites: the unwinder's entry points
+ *      (_Unwind_RaiseException, _Unwind_Resume, ...), the stack switchers
+ *      (swapcontext, setcontext, jump_fcontext) and the catch points
+ *      (__cxa_begin_catch, _Unwind_DeleteException, Rust's panic cleanup)
+ *      in the executable and in the libraries that provide them;
+ *   2. guard__seize makes cabbpf the target's ptrace tracer (PTRACE_SEIZE:
+ *      no stop, invisible to the target's parent) in a thread of its own,
+ *      which from then on waits for the target (see guard__reaped);
+ *   3. guard__attach loads bpf/guard.bpf.c into the trace object's rings
+ *      and puts a uprobe on every site. There the BPF program lists the
+ *      slots that need a write and stops the thread with SIGSTOP; the
+ *      tracer writes them while the thread is stopped and resumes it with
+ *      the signal suppressed (docs/guard.md says why this is safe);
+ *   4. guard__stop, after the trace probes are gone, stops every thread,
+ *      writes back every return address still replaced, and detaches.
+ *
+ * Threads: every function here is for the loader's main thread, except
+ * guard__reaped (any thread); the tracer thread is private.
+ */
+#ifndef USER_GUARD_H
+#define USER_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cabbpf_guard.h"
+
+struct guard;
+
+/* What the guard did, for the report. */
+struct guard_stats {
+	uint64_t sites_hit; /* guard sites the target reached */
+	uint64_t stops;	    /* threads stopped for a write */
+	uint64_t restored;  /* return addresses put back */
+	uint64_t rearmed;   /* return probes given back after a catch */
+	uint64_t unguarded; /* writes needed on a thread the tracer did not hold */
+	uint64_t failed;    /* stops that could not be requested or served */
+	uint64_t at_detach; /* return addresses put back when cabbpf let go */
+	uint32_t nsites;    /* uprobes placed on guard sites */
+};
+
+/*
+ * Finds the guard sites of process pid, whose executable is exe (for a
+ * launched command held before exec: the file it will run), in exe and in
+ * the libraries libgcc_s, libstdc++, libc, libunwind, libc++abi and
+ * libboost_context as the target's loader would find them (user/proc/libs.h).
+ * spawned: cabbpf is the process's parent. Returns 0 and *out (free with
+ * guard__free), -ENOENT when no site exists anywhere (nothing can read or
+ * move return addresses: no guard needed), or -ENOMEM.
+ */
+int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out);
+
+/*
+ * Starts the tracer thread and seizes every thread of the process (and,
+ * through PTRACE_O_TRACECLONE, every thread it creates). Returns 0, or
+ * -EBUSY (another tracer, e.g. gdb or strace, holds it), -EPERM (not
+ * allowed: Yama ptrace_scope 3, or a lockdown), -ESRCH, after logging why.
+ * From success on, the tracer thread owns waiting for the process: use
+ * guard__reaped, never waitpid.
+ */
+int guard__seize(struct guard *g);
+
+/*
+ * Loads the guard's BPF program with the trace object's rings (map fds of
+ * "slots", "heads", "tstates", "stats"; ring_bytes as given to trace) and
+ * attaches it to every site. Call again if the trace object was reloaded
+ * (new map fds): the old program is replaced. Returns 0 or -errno (logged).
+ */
+struct guard_maps {
+	int slots_fd, heads_fd, tstates_fd, stats_fd;
+	size_t ring_bytes;
+	bool no_times;
+};
+int guard__attach(struct guard *g, const struct guard_maps *m);
+
+/*
+ * Whether the process has exited, for user/proc/target.c while the tracer
+ * thread is its ptrace parent. Returns 1 with *status (a wait status) once
+ * the tracer reaped it, 0 while it runs, -1 when the guard no longer waits
+ * for it (not seized, or detached): then the caller waits itself. Any
+ * thread; g may be NULL (-1).
+ */
+int guard__reaped(struct guard *g, int *status);
+
+/*
+ * Lets go of the target: stops every thread, writes back every return
+ * address still replaced by a trampoline (call after the trace's probes
+ * are detached, so no new one appears), detaches, and joins the tracer
+ * thread. Fills *st if not NULL. Safe to call twice; g may be NULL.
+ */
+void guard__stop(struct guard *g, struct guard_stats *st);
+
+/*
+ * True for a function that must never get a return probe: the unwinder's
+ * entry points and the guard sites (the unwinder reads their own return
+ * address before the guard could restore it), libgcc's uw_init_context*
+ * and LLVM libunwind's unw_getcontext/unw_init_local (they capture their
+ * caller's return address), and the stack switchers. linkage_name is the
+ * symbol's (mangled) name. Any thread.
+ */
+bool guard__unsafe_name(const char *linkage_name);
+
+/* Number of guard sites found (0 before guard__open). */
+size_t guard__nsites(const struct guard *g);
+
+/* Detaches the probes and frees; stops first if needed. NULL is fine. */
+void guard__free(struct guard *g);
+
+#endif /* USER_GUARD_H */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Re-staging: the loader's events, drained from the kernel's per-CPU rings,
+ * go into per-processor CAB buffers (cab/cab.h, struct cab_pp), one per CPU,
+ * in chunks that each hold consecutive records of one thread and are headed
+ * by its thread id and the sequence number of their first record
+ * (dissertation section 2.4.3). The loader thread is the only producer; the
+ * analyzer threads (pipeline/runner.h) are the consumers.
+ */
+#ifndef USER_STAGE_H
+#define USER_STAGE_H
+
+#include <stdint.h>
+
+#include "cab/cab.h"
+#include "cabbpf_event.h"
+
+struct stage;
+
+/* Returns 0 and *out (caller frees with stage__free) or -errno. */
+int stage__new(unsigned ncpus, const struct cab_pp_opts *o, struct stage **out);
+
+/* The ncpus buffers, for the analyzers. Owned by the stage. Any thread. */
+struct cab_pp **stage__bufs(struct stage *s);
+
+/* [loader thread] Append one event that came from CPU cpu's ring: a call
+ * event, or (kind CABBPF_EV_IO) a struct cabbpf_io_event read through e.
+ * Returns 0 or -ENOMEM. */
+int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e);
+
+/* [loader thread] Publish every partly filled chunk so the analyzers see
+ * recent events without waiting for a chunk to fill. */
+void stage__flush(struct stage *s);
+
+/* [loader thread] Flush and close every buffer: no more events. */
+void stage__close(struct stage *s);
+
+/* [any] Events pushed so far (call and I/O events). */
+uint64_t stage__events(const struct stage *s);
+/* [any] Of those, I/O events. */
+uint64_t stage__io_events(const struct stage *s);
+/* Of those, GUARD events (user/trace/guard.h) and EXEC events: neither calls
+ * nor I/O. */
+uint64_t stage__guard_events(const struct stage *s);
+/* EXEC events (the target called execve), and the inode number of the
+ * last one's executable in *last_ino (if not NULL). */
+uint64_t stage__execs(const struct stage *s, uint64_t *last_ino);
+
+/* Free; NULL is fine. Only after the analyzers are done with the buffers. */
+void stage__free(struct stage *s);
+
+#endif /* USER_STAGE_H */

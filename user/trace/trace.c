@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "user/trace/trace.h"
+#include "common/log.h"
+#include "user/probe/uprobe_multi.h"
+#include "trace.skel.h"
+
+struct trace {
+	struct trace_opts o;
+	struct trace_bpf *skel;
+	struct bpf_program *entry, *ret; /* the pair in use (real or floor) */
+	int ncpus;
+	/* The loader's mapping of the "slots" map: ncpus regions of 2^shift
+	 * slots (bpf/pipeline.bpf.h); NULL until map_rings(). */
+	struct cabbpf_slot *ring;
+	size_t ring_len; /* bytes mapped */
+	unsigned shift;
+	uint64_t mask;
+	uint64_t *cons; /* per CPU: next ring position to read (private) */
+	/* multi-uprobe links (several when refused sites split the set:
+	 * [0] entries, [1] returns), or else one perf link per site */
+	int *mfd[2];
+	uint32_t nmfd[2];
+	struct bpf_link **links;
+	uint32_t nlinks;
+	struct bpf_link *exec_link; /* on_exec: execve seen in the target */
+	uint32_t refused;
+	bool multi;
+};
+
+/* Open and load the skeleton; multi selects the attach type of the probe
+ * programs (it must be fixed before load). */
+static int load(struct trace *t, bool multi)
+{
+	int err;
+
+	t->skel = trace_bpf__open();
+	if (!t->skel)
+		return -errno ? -errno : -ENOMEM;
+	t->skel->rodata->target_tgid = (__u32)t->o.pid;
+	t->skel->rodata->want_time = !t->o.no_times;
+	t->skel->rodata->cgroup_on = t->o.cgroup;
+	t->entry = t->o.floor ? t->skel->progs.empty_entry : t->skel->progs.on_entry;
+	t->ret = t->o.floor ? t->skel->progs.empty_return : t->skel->progs.on_return;
+	bpf_program__set_autoload(t->o.floor ? t->skel->progs.on_entry : t->skel->progs.empty_entry,
+				  false);
+	bpf_program__set_autoload(t->o.floor ? t->skel->progs.on_return
+					     : t->skel->progs.empty_return,
+				  false);
+	if (multi) {
+		bpf_program__set_expected_attach_type(t->entry, UPROBE_MULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(t->ret, UPROBE_MULTI_ATTACH_TYPE);
+	}
+	t->skel->rodata->ring_shift = t->shift;
+	t->skel->rodata->ring_mask = t->mask;
+	err = bpf_map__set_max_entries(t->skel->maps.slots, (__u32)t->ncpus << t->shift);
+	if (!err)
+		err = bpf_map__set_max_entries(t->skel->maps.heads, (__u32)t->ncpus);
+	if (err)
+		return err;
+	return trace_bpf__load(t->skel);
+}
+
+/* Map the loaded "slots" map into the loader (shared with the kernel: the
+ * programs write events into it, the loader frees slots in it) and start
+ * every CPU's consumer at position 0, where a new map's head starts.
+ * Returns 0 or -errno. */
+static int map_rings(struct trace *t)
+{
+	void *p;
+
+	t->ring_len = ((size_t)t->ncpus << t->shift) * CABBPF_SLOT_BYTES;
+	p = mmap(NULL, t->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(t->skel->maps.slots), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	t->ring = p;
+	memset(t->cons, 0, sizeof(*t->cons) * (size_t)t->ncpus);
+	return 0;
+}
+
+static void unmap_rings(struct trace *t)
+{
+	if (t->ring)
+		munmap(t->ring, t->ring_len);
+	t->ring = NULL;
+}
+
+int trace__open(const struct trace_opts *o, struct trace **out)
+{
+	struct trace *t;
+	int err;
+
+	*out = NULL;
+	if (!o || o->pid <= 0 || !o->binary || !o->on_event || !o->nfuncs ||
+	    o->ring_bytes < 4096 || (o->ring_bytes & (o->ring_bytes - 1)) ||
+	    (o->ncallsites && (!o->callsites || !o->no_returns)))
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->o = *o;
+	t->ncpus = libbpf_num_possible_cpus();
+	if (t->ncpus <= 0) {
+		err = t->ncpus ? t->ncpus : -EINVAL;
+		goto cleanup;
+	}
+	/* 64-byte slots, a power of two of them per CPU (ring_bytes is). */
+	t->shift = (unsigned)__builtin_ctzl(o->ring_bytes / CABBPF_SLOT_BYTES);
+	t->mask = ((uint64_t)1 << t->shift) - 1;
+	if (((size_t)t->ncpus << t->shift) > UINT32_MAX) {
+		err = -E2BIG; /* array keys are 32-bit */
+		log_err("rings of %zu bytes on %d CPUs exceed 2^32 slots: choose a smaller "
+			"--ring-size", o->ring_bytes, t->ncpus);
+		goto cleanup;
+	}
+	t->cons = calloc((size_t)t->ncpus, sizeof(*t->cons));
+	if (!t->cons) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	/* Multi-uprobe programs first (kernel >= 6.6); trace__attach falls
+	 * back to per-site perf links if the kernel refuses the link. */
+	t->multi = true;
+	err = load(t, true);
+	if (err) {
+		log_debug("loading multi-uprobe programs failed (%d), using perf links", err);
+		trace_bpf__destroy(t->skel);
+		t->skel = NULL;
+		t->multi = false;
+		err = load(t, false);
+	}
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			log_err("loading BPF programs: permission denied (run as root)");
+		else
+			log_err("loading BPF programs: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = map_rings(t);
+	if (err) {
+		log_err("mapping per-CPU rings of %zu bytes: %s", o->ring_bytes, strerror(-err));
+		goto cleanup;
+	}
+	*out = t;
+	return 0;
+cleanup:
+	trace__free(t);
+	return err;
+}
+
+/* The file whose offsets[fid] is meant. */
+static const char *bin_of(const struct trace *t, uint32_t fid)
+{
+	return t->o.binaries && t->o.binaries[fid] ? t->o.binaries[fid] : t->o.binary;
+}
+
+/* A refused call site: the function's count would be short, so say so;
+ * refused[fid] marks it (NULL: only warn). */
+static void callsite_refused(const struct trace_callsite *c, bool *refused)
+{
+	log_warn("call site 0x%lx of function %u refused by the kernel: its calls from there "
+		 "are not counted",
+		 (unsigned long)c->offset, (unsigned)c->fid);
+	if (refused)
+		refused[c->fid] = true;
+}
+
+/* The call-site cookie: fid low, the signed sp correction high. */
+static uint64_t callsite_cookie(const struct trace_callsite *c)
+{
+	return c->fid | (uint64_t)(uint32_t)c->sp_delta << 32;
+}
+
+/* Per-site perf links for the call sites (entries at even slots). */
+static void attach_callsites_perf(struct trace *t)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	size_t i;
+
+	for (i = 0; i < t->o.ncallsites; i++) {
+		const struct trace_callsite *c = &t->o.callsites[i];
+		struct bpf_link *l;
+
+		uo.bpf_cookie = callsite_cookie(c);
+		l = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, bin_of(t, c->fid),
+						    (size_t)c->offset, &uo);
+		if (!l) {
+			callsite_refused(c, NULL);
+			continue;
+		}
+		t->links[t->nlinks++] = l;
+		t->links[t->nlinks++] = NULL;
+	}
+}
+
+static int attach_perf(struct trace *t)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	uint32_t fid;
+	int r;
+
+	t->links = calloc(((size_t)t->o.nfuncs + t->o.ncallsites) * 2, sizeof(*t->links));
+	if (!t->links)
+		return -ENOMEM;
+	for (fid = 0; fid < t->o.nfuncs; fid++) {
+		struct bpf_link *le, *lr;
+
+		if (t->o.offsets[fid] == TRACE_AT_CALLSITES)
+			continue; /* attach_callsites_perf() */
+		if (t->o.offsets[fid] == TRACE_NO_PROBE) {
+			t->refused++;
+			continue;
+		}
+		/* fid in the low half, the sp correction in the high half. */
+		uo.bpf_cookie = fid | (t->o.sp_delta ? (uint64_t)t->o.sp_delta[fid] << 32 : 0);
+		uo.retprobe = false;
+		le = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, bin_of(t, fid),
+						     (size_t)t->o.offsets[fid], &uo);
+		r = -errno;
+		if (!le) {
+			log_debug("function %u at 0x%lx refused: %s", fid,
+				  (unsigned long)t->o.offsets[fid], strerror(-r));
+			t->refused++;
+			continue;
+		}
+		t->links[t->nlinks++] = le;
+		if (t->o.no_returns) {
+			t->links[t->nlinks++] = NULL; /* keeps entries at even slots */
+			continue;
+		}
+		uo.bpf_cookie = fid;
+		uo.retprobe = true;
+		lr = bpf_program__attach_uprobe_opts(t->ret, t->o.pid, bin_of(t, fid),
+						     (size_t)t->o.offsets[fid], &uo);
+		if (!lr) {
+			r = -errno;
+			log_err("return probe of function %u: %s", fid, strerror(-r));
+			return r;
+		}
+		t->links[t->nlinks++] = lr;
+	}
+	attach_callsites_perf(t);
+	return t->nlinks ? 0 : -ENOENT;
+}
+
+/* Both multi links of one file over the sites of fids [0, n) of that file
+ * (offs, cookies = fids; refused is scratch space); a site the kernel
+ * refuses is split off (uprobe_multi__attach_all). Returns the number of
+ * functions attached, or -errno. */
+static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_t *cookies,
+		       uint32_t n, bool *refused)
+{
+	uint32_t i, m = 0;
+	int err;
+
+	memset(refused, 0, sizeof(*refused) * n);
+	err = uprobe_multi__attach_all(bpf_program__fd(t->entry), bin, offs, cookies, n, false,
+				       t->o.pid, &t->mfd[0], &t->nmfd[0], refused);
+	if (err)
+		return err;
+	if (t->o.no_returns) { /* refused[] stays indexed as the sites given */
+		for (i = 0; i < n; i++)
+			m += !refused[i];
+		return (int)m;
+	}
+	/* Returns only where the entry went in: a return without its entry
+	 * could not be matched. */
+	for (i = 0; i < n; i++) {
+		if (refused[i]) {
+			log_debug("function %u at 0x%lx refused by the kernel", (unsigned)cookies[i],
+				  (unsigned long)offs[i]);
+			continue;
+		}
+		offs[m] = offs[i];
+		cookies[m++] = (uint32_t)cookies[i]; /* returns: no sp correction */
+	}
+	if (!m)
+		return 0;
+	memset(refused, 0, sizeof(*refused) * m);
+	err = uprobe_multi__attach_all(bpf_program__fd(t->ret), bin, offs, cookies, m, true,
+				       t->o.pid, &t->mfd[1], &t->nmfd[1], refused);
+	if (err) {
+		/* The entries are in and stay in: counts are still exact. */
+		log_warn("return probes of %s refused (%s): its returns are not seen", bin,
+			 strerror(-err));
+		return (int)m;
+	}
+	for (i = 0; i < m; i++)
+		if (refused[i])
+			log_warn("function %u: return probe refused; its returns are not seen",
+				 (unsigned)cookies[i]);
+	return (int)m;
+}
+
+/* Multi links for every file (the main binary, shared libraries): one
+ * pair per file, more where refused sites split them. A file whose every
+ * site is refused is skipped; if all files fail, the first error returns
+ * (the caller then falls back to per-site links). */
+static int attach_multi(struct trace *t)
+{
+	uint64_t *offs = NULL, *cookies = NULL;
+	bool *refused = NULL, *done = NULL;
+	uint32_t i, j, n, nfn, attached = 0;
+	size_t k;
+	int err = 0, first_err = 0, r;
+
+	size_t total = (size_t)t->o.nfuncs + t->o.ncallsites;
+
+	offs = malloc(sizeof(*offs) * total);
+	cookies = malloc(sizeof(*cookies) * total);
+	refused = calloc(total, sizeof(*refused));
+	done = calloc(t->o.nfuncs, sizeof(*done));
+	if (!offs || !cookies || !refused || !done) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < t->o.nfuncs; i++) {
+		const char *bin = bin_of(t, i);
+
+		if (done[i] || t->o.offsets[i] == TRACE_NO_PROBE)
+			continue;
+		for (j = i, n = 0; j < t->o.nfuncs; j++) {
+			if (done[j] || t->o.offsets[j] == TRACE_NO_PROBE ||
+			    strcmp(bin_of(t, j), bin))
+				continue;
+			done[j] = true;
+			if (t->o.offsets[j] == TRACE_AT_CALLSITES)
+				continue;
+			offs[n] = t->o.offsets[j];
+			/* fid in the low half, the sp correction in the high half */
+			cookies[n++] = j | (t->o.sp_delta ? (uint64_t)t->o.sp_delta[j] << 32 : 0);
+		}
+		nfn = n;
+		for (k = 0; k < t->o.ncallsites; k++) {
+			const struct trace_callsite *c = &t->o.callsites[k];
+
+			if (c->fid < t->o.nfuncs && !strcmp(bin_of(t, c->fid), bin)) {
+				offs[n] = c->offset;
+				cookies[n++] = callsite_cookie(c);
+			}
+		}
+		if (!n)
+			continue;
+		r = attach_file(t, bin, offs, cookies, n, refused);
+		if (r == -ENOMEM) {
+			err = r;
+			goto cleanup;
+		}
+		if (r < 0) {
+			log_debug("no probe site of %s accepted: %s", bin, strerror(-r));
+			if (!first_err)
+				first_err = r;
+			continue;
+		}
+		/* refused[] still indexes the sites as given (no returns
+		 * with call sites: see attach_file). */
+		for (k = nfn; k < n; k++)
+			if (refused[k]) {
+				struct trace_callsite c = {offs[k], (uint32_t)cookies[k], -8};
+
+				callsite_refused(&c, NULL);
+			}
+		if (!t->o.no_returns)
+			attached += (uint32_t)r; /* no call sites: r entries went in */
+		else
+			for (k = 0; k < nfn; k++)
+				attached += !refused[k];
+	}
+	/* Functions counted at call sites are attached if any site is. */
+	for (i = 0, n = 0; i < t->o.nfuncs; i++)
+		n += t->o.offsets[i] == TRACE_AT_CALLSITES;
+	attached += n;
+	if (!attached)
+		err = first_err ? first_err : -ENOENT;
+	t->refused = t->o.nfuncs - attached;
+cleanup:
+	free(offs);
+	free(cookies);
+	free(refused);
+	free(done);
+	return err;
+}
+
+/* The exec tracepoint (not for the floor: it has no events). A kernel
+ * without it still traces, only without exec events: say so. */
+static void attach_exec(struct trace *t)
+{
+	if (t->o.floor || t->exec_link)
+		return;
+	t->exec_link = bpf_program__attach(t->skel->progs.on_exec);
+	if (!t->exec_link)
+		log_warn("exec tracepoint refused (%s): an execve in the target will show as "
+			 "missing returns",
+			 strerror(errno));
+}
+
+int trace__attach(struct trace *t)
+{
+	int err = 0;
+
+	if (t->multi) {
+		/* CABBPF_TEST_NO_MULTI=1: act as a kernel without multi-uprobe
+		 * links (< 6.6), so the tests cover the fallback below here. */
+		const char *no_multi = getenv("CABBPF_TEST_NO_MULTI");
+
+		err = no_multi && *no_multi == '1' ? -EOPNOTSUPP : attach_multi(t);
+		if (!err) {
+			attach_exec(t);
+			return 0;
+		}
+		if (err == -ENOENT) {
+			log_err("no probe site left to attach in %s", t->o.binary);
+			return err;
+		}
+		log_debug("multi-uprobe link refused (%s); one link per site instead",
+			  strerror(-err));
+		trace__detach(t);
+		/* The programs were loaded for multi links: reload them (new
+		 * maps, so a new mapping; nothing was attached, so the old
+		 * rings hold no event). */
+		unmap_rings(t);
+		trace_bpf__destroy(t->skel);
+		t->skel = NULL;
+		t->multi = false;
+		err = load(t, false);
+		if (!err)
+			err = map_rings(t);
+		if (err)
+			return err;
+	}
+	err = attach_perf(t);
+	if (!err)
+		attach_exec(t);
+	if (err == -ENOENT)
+		log_err("the kernel refused every probe site in %s", t->o.binary);
+	return err;
+}
+
+uint32_t trace__refused(const struct trace *t)
+{
+	return t->refused;
+}
+
+bool trace__multi(const struct trace *t)
+{
+	return t->multi;
+}
+
+unsigned trace__ncpus(const struct trace *t)
+{
+	return (unsigned)t->ncpus;
+}
+
+int trace__map_fd(const struct trace *t, const char *name)
+{
+	struct bpf_map *m = t->skel ? bpf_object__find_map_by_name(t->skel->obj, name) : NULL;
+
+	return m ? bpf_map__fd(m) : -ENOENT;
+}
+
+/*
+ * Deliver CPU cpu's published events in ring order, at most one lap (so
+ * a CPU that keeps producing cannot starve the others), freeing each slot
+ * after on_event returned. Stops at the first slot not yet published: a
+ * program preempted between its claim and its publish holds the rest of
+ * this CPU's events back until a later round, which keeps them in order.
+ * Returns the number delivered, or on_event's -errno (that event is
+ * consumed all the same, as libbpf's ring_buffer does).
+ */
+static int drain_cpu(struct trace *t, unsigned cpu)
+{
+	struct cabbpf_slot *region = t->ring + ((size_t)cpu << t->shift);
+	uint64_t c = t->cons[cpu], end = c + t->mask + 1;
+	int n = 0, err = 0;
+
+	while (c != end) {
+		struct cabbpf_slot *s = &region[c & t->mask];
+
+		/* Acquire: pairs with the compiler barrier + header store in
+		 * pipeline_submit() (bpf/pipeline.bpf.h); the event is read
+		 * only after its header said it is complete. */
+		if (__atomic_load_n(&s->hdr, __ATOMIC_ACQUIRE) != c + 1)
+			break;
+		err = t->o.on_event(t->o.ctx, cpu, &s->ev);
+		/* Release: the event is read (copied by on_event) before the
+		 * slot is handed back; the producer's claim checks this very
+		 * token (CABBPF_SLOT_FREE of the position a lap ahead). */
+		__atomic_store_n(&s->hdr, CABBPF_SLOT_FREE(c + t->mask + 1, t->shift),
+				 __ATOMIC_RELEASE);
+		c++;
+		n++;
+		if (err)
+			break;
+	}
+	t->cons[cpu] = c;
+	return err ? err : n;
+}
+
+int trace__drain(struct trace *t, int timeout_ms)
+{
+	struct timespec ts;
+	int cpu, n = 0, r;
+
+	for (cpu = 0; cpu < t->ncpus; cpu++) {
+		r = drain_cpu(t, (unsigned)cpu);
+		if (r < 0)
+			return r;
+		n += r;
+	}
+	/* Then sleep a whole period even when events keep coming: nothing
+	 * wakes the loader (a wakeup per event would cost ~1 us in the
+	 * probe), and draining in batches is what keeps the loader and the
+	 * analyzers from waking per handful of events. A signal cuts the
+	 * sleep short (EINTR), which the caller sees as a normal round. */
+	if (timeout_ms > 0) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+		nanosleep(&ts, NULL);
+	}
+	return n;
+}
+
+void trace__detach(struct trace *t)
+{
+	uint32_t i;
+
+	if (!t)
+		return;
+	bpf_link__destroy(t->exec_link);
+	t->exec_link = NULL;
+	/* Returns go first, entries last (the reverse of attach): a return can
+	 * then never be reported without its entry. In between, entries
+	 * without returns show up as open or missing frames, which the
+	 * shadow stacks handle; orphan returns they could not place. */
+	for (i = 2; i-- > 0;) {
+		uint32_t k;
+
+		for (k = 0; k < t->nmfd[i]; k++)
+			close(t->mfd[i][k]);
+		free(t->mfd[i]);
+		t->mfd[i] = NULL;
+		t->nmfd[i] = 0;
+	}
+	for (i = 1; i < t->nlinks; i += 2)
+		bpf_link__destroy(t->links[i]);
+	for (i = 0; i < t->nlinks; i += 2)
+		bpf_link__destroy(t->links[i]);
+	free(t->links);
+	t->links = NULL;
+	t->nlinks = 0;
+}
+
+int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *per_cpu_drops)
+{
+	int fd = bpf_map__fd(t->skel->maps.stats);
+	uint64_t *vals;
+	__u32 k;
+	int c, err = 0;
+
+	vals = calloc((size_t)t->ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (k = 0; k < CABBPF_STAT__MAX; k++) {
+		totals[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, vals)) {
+			err = -errno;
+			break;
+		}
+		for (c = 0; c < t->ncpus; c++) {
+			totals[k] += vals[c];
+			if (per_cpu_drops && k == CABBPF_STAT_DROPS)
+				per_cpu_drops[c] = vals[c];
+			else if (per_cpu_drops && k == CABBPF_STAT_IO_DROPS)
+				per_cpu_drops[t->ncpus + c] = vals[c];
+			else if (per_cpu_drops && k == CABBPF_STAT_GUARD_DROPS)
+				per_cpu_drops[2 * t->ncpus + c] = vals[c];
+		}
+	}
+	free(vals);
+	return err;
+}
+
+void trace__free(struct trace *t)
+{
+	if (!t)
+		return;
+	trace__detach(t);
+	unmap_rings(t);
+	trace_bpf__destroy(t->skel);
+	free(t->cons);
+	free(t);
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The function-tracing BPF side as the loader sees it: bpf/trace.bpf.c
+ * through its skeleton. Order of use: trace__open (open, set rodata, load,
+ * map the per-CPU rings), trace__attach, trace__drain until done,
+ * trace__detach, a last trace__drain, trace__free. All calls from one thread
+ * (the loader's main thread).
+ */
+#ifndef USER_TRACE_H
+#define USER_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cabbpf_event.h"
+
+/* Called for every event, with the CPU whose ring it came from; e points
+ * into the ring and is valid during the call only (a struct
+ * cabbpf_io_event when e->kind is CABBPF_EV_IO). Returns 0, or -errno to
+ * stop the current poll. */
+typedef int (*trace_event_fn)(void *ctx, unsigned cpu, const struct cabbpf_event *e);
+
+struct trace_callsite;
+
+struct trace_opts {
+	pid_t pid;                /* process to trace; > 0 */
+	const char *binary;       /* file to probe */
+	/* file of each function (index = fid), e.g. a shared library; NULL
+	 * (the array or an entry) = binary */
+	const char *const *binaries;
+	/* per fid, NULL = all 0: how far rsp moved between the function's
+	 * entry and its probe site (entry-only placement, user/probe/plan.h); the
+	 * BPF program adds it back so the event sp is the return-address slot */
+	const uint32_t *sp_delta;
+	bool no_returns;          /* entry probes only (no uretprobes) */
+	/* file offset of each function's probe site; index = fid;
+	 * TRACE_NO_PROBE = not probed (counted in trace__refused);
+	 * TRACE_AT_CALLSITES = probed only at its callsites[] entries */
+	const uint64_t *offsets;
+	uint32_t nfuncs;
+	/* Entry probes at the call instructions of functions counted there
+	 * (user/probe/callsites.h); only with no_returns. */
+	const struct trace_callsite *callsites;
+	size_t ncallsites;
+	/* per CPU ring, in CABBPF_SLOT_BYTES slots; power of two, >= page size */
+	size_t ring_bytes;
+	bool floor;               /* attach the empty programs (benchmark floor) */
+	bool no_times;            /* events carry no timestamp (--no-times) */
+	bool cgroup;              /* --cgroup: filter on cgfilter[0] (set before load) */
+	trace_event_fn on_event;
+	void *ctx;
+};
+
+#define TRACE_NO_PROBE UINT64_MAX
+#define TRACE_AT_CALLSITES (UINT64_MAX - 1)
+
+/* One call instruction of function fid, at file offset offset of fid's
+ * file: its event is fid's entry, with sp moved by sp_delta (signed; -8:
+ * the return-address slot the call pushes). */
+struct trace_callsite {
+	uint64_t offset;
+	uint32_t fid;
+	int32_t sp_delta;
+};
+
+struct trace;
+
+/* Returns 0 and *out (owned by the caller, free with trace__free), or -errno:
+ * -EPERM when not privileged enough, -ENOMEM, or the libbpf error. */
+int trace__open(const struct trace_opts *o, struct trace **out);
+
+/* Put the probes in place. Returns 0, or -errno if no probe could be placed
+ * (a function that the kernel refuses is skipped and counted: see
+ * trace__refused). */
+int trace__attach(struct trace *t);
+
+/* Number of functions that could not be probed, and whether the probes went
+ * in through one multi-uprobe link per program (fast detach) or one perf link
+ * per site. */
+uint32_t trace__refused(const struct trace *t);
+bool trace__multi(const struct trace *t);
+
+/* Drain every CPU's ring (at most one ring's worth of events per CPU, in
+ * ring order, through on_event), then sleep timeout_ms (0: no sleep; a
+ * signal ends it early). Nothing wakes the loader: call it periodically.
+ * Returns the number of events delivered, or on_event's -errno. */
+int trace__drain(struct trace *t, int timeout_ms);
+
+/* Remove every probe; nothing is left in the target. Safe to call twice. */
+void trace__detach(struct trace *t);
+
+/* Counters summed over CPUs (enum cabbpf_stat); per_cpu_drops, if not NULL,
+ * receives 3 x trace__ncpus() values: the drops of call events per CPU,
+ * then of I/O events, then of guard events. Returns 0 or -errno. */
+int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *per_cpu_drops);
+
+/* Number of per-CPU rings (possible CPUs). */
+unsigned trace__ncpus(const struct trace *t);
+
+/* fd of the loaded BPF map named name ("slots", "heads", "tstates",
+ * "stats"), for other BPF objects that write into the same rings with the
+ * same sequence numbers (user/iomode/iotrace.h; they need ring_bytes too). Owned by t; valid until trace__free, and replaced if
+ * trace__attach falls back to per-site links: ask after trace__attach.
+ * Returns the fd or -ENOENT. */
+int trace__map_fd(const struct trace *t, const char *name);
+
+/* Free; NULL is fine. Detaches first. */
+void trace__free(struct trace *t);
+
+#endif /* USER_TRACE_H */
