@@ -333,6 +333,18 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/* syscalls_cell_fn over the analyzer's table. */
+static void sc_cell(const void *ctx, unsigned sc, unsigned k, struct syscalls_cell *c)
+{
+	const struct io_sc_totals *t = &((const struct ioan *)ctx)->sc[sc][k];
+
+	*c = (struct syscalls_cell){.calls = t->calls,
+				    .errors = t->errors,
+				    .bytes = t->bytes,
+				    .req = t->req,
+				    .short_calls = t->short_calls};
+}
+
 static int ioan_report_json(void *state, struct json *w)
 {
 	struct ioan *a = state;
@@ -340,7 +352,6 @@ static int ioan_report_json(void *state, struct json *w)
 	struct row *rows;
 	uint64_t *tids;
 	size_t n = 0, i, it = 0, nt = 0;
-	unsigned s, k;
 	char buf[24];
 
 	rows = fn_rows(a, &n);
@@ -374,34 +385,7 @@ static int ioan_report_json(void *state, struct json *w)
 	json__begin_object(w);
 	totals_json(w, &a->outside, false);
 	json__end_object(w);
-	json__key(w, "syscalls");
-	json__begin_array(w);
-	for (s = 0; s < CABBPF_SC__MAX; s++)
-		for (k = 0; k < CABBPF_FD__MAX; k++) {
-			const struct io_sc_totals *t = &a->sc[s][k];
-
-			if (!t->calls)
-				continue;
-			json__begin_object(w);
-			json__key(w, "syscall");
-			json__string(w, syscalls__name(s));
-			json__key(w, "direction");
-			json__string(w, CABBPF_SC_IS_OUTPUT(s) ? "out" : "in");
-			json__key(w, "fd_kind");
-			json__string(w, syscalls__fdkind_name(k));
-			json__key(w, "calls");
-			json__u64(w, t->calls);
-			json__key(w, "bytes");
-			json__u64(w, t->bytes);
-			json__key(w, "requested");
-			json__u64(w, t->req);
-			json__key(w, "short");
-			json__u64(w, t->short_calls);
-			json__key(w, "errors");
-			json__u64(w, t->errors);
-			json__end_object(w);
-		}
-	json__end_array(w);
+	syscalls__json_table(w, sc_cell, a);
 	while (hmap__next(&a->threads, &it, &e))
 		if (e->val)
 			tids[nt++] = e->key;

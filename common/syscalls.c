@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include "common/json.h"
 #include "common/syscalls.h"
 
 static const char *const sc_names[CABBPF_SC__MAX] = {
@@ -26,4 +27,53 @@ const char *syscalls__name(unsigned sc)
 const char *syscalls__fdkind_name(unsigned kind)
 {
 	return kind < CABBPF_FD__MAX ? kind_names[kind] : "?";
+}
+
+static void json_hist(struct json *w, const char *key, const __u64 *h)
+{
+	unsigned b;
+
+	json__key(w, key);
+	json__begin_array(w);
+	for (b = 0; b < CABBPF_HIST_BUCKETS; b++)
+		json__u64(w, h[b]);
+	json__end_array(w);
+}
+
+void syscalls__json_table(struct json *w, syscalls_cell_fn cell, const void *ctx)
+{
+	struct syscalls_cell c;
+	unsigned sc, k;
+
+	json__key(w, "syscalls");
+	json__begin_array(w);
+	for (sc = 0; sc < CABBPF_SC__MAX; sc++)
+		for (k = 0; k < CABBPF_FD__MAX; k++) {
+			cell(ctx, sc, k, &c);
+			if (!c.calls)
+				continue;
+			json__begin_object(w);
+			json__key(w, "syscall");
+			json__string(w, syscalls__name(sc));
+			json__key(w, "direction");
+			json__string(w, CABBPF_SC_IS_OUTPUT(sc) ? "out" : "in");
+			json__key(w, "fd_kind");
+			json__string(w, syscalls__fdkind_name(k));
+			json__key(w, "calls");
+			json__u64(w, c.calls);
+			json__key(w, "errors");
+			json__u64(w, c.errors);
+			json__key(w, "bytes");
+			json__u64(w, c.bytes);
+			json__key(w, "requested");
+			json__u64(w, c.req);
+			json__key(w, "short");
+			json__u64(w, c.short_calls);
+			if (c.hist_req)
+				json_hist(w, "hist_requested", c.hist_req);
+			if (c.hist_ret)
+				json_hist(w, "hist_returned", c.hist_ret);
+			json__end_object(w);
+		}
+	json__end_array(w);
 }

@@ -858,17 +858,6 @@ int iostat__report_text(struct iostat *s, FILE *f, const struct iostat_run *r)
 
 /* -------------------------------------------------------------- JSON -- */
 
-static void json_hist(struct json *w, const char *key, const __u64 *h)
-{
-	unsigned b;
-
-	json__key(w, key);
-	json__begin_array(w);
-	for (b = 0; b < CABBPF_HIST_BUCKETS; b++)
-		json__u64(w, h[b]);
-	json__end_array(w);
-}
-
 static void json_totals(struct json *w, const struct group *g)
 {
 	json__key(w, "in_bytes");
@@ -887,40 +876,18 @@ static void json_totals(struct json *w, const struct group *g)
 	json__double(w, ratio(g->in_short, g->in_ok));
 }
 
-static void json_syscalls(struct json *w, const struct group *g)
+/* syscalls_cell_fn over a group's table. */
+static void group_cell(const void *ctx, unsigned sc, unsigned k, struct syscalls_cell *c)
 {
-	unsigned sc, k;
+	const struct cabbpf_iostat_val *v = &((const struct group *)ctx)->sc[sc][k];
 
-	json__key(w, "syscalls");
-	json__begin_array(w);
-	for (sc = 0; sc < CABBPF_SC__MAX; sc++)
-		for (k = 0; k < CABBPF_FD__MAX; k++) {
-			const struct cabbpf_iostat_val *v = &g->sc[sc][k];
-
-			if (!v->calls)
-				continue;
-			json__begin_object(w);
-			json__key(w, "syscall");
-			json__string(w, syscalls__name(sc));
-			json__key(w, "direction");
-			json__string(w, CABBPF_SC_IS_OUTPUT(sc) ? "out" : "in");
-			json__key(w, "fd_kind");
-			json__string(w, syscalls__fdkind_name(k));
-			json__key(w, "calls");
-			json__u64(w, v->calls);
-			json__key(w, "errors");
-			json__u64(w, v->errors);
-			json__key(w, "bytes");
-			json__u64(w, v->bytes);
-			json__key(w, "requested");
-			json__u64(w, v->req);
-			json__key(w, "short");
-			json__u64(w, v->short_calls);
-			json_hist(w, "hist_requested", v->hist_req);
-			json_hist(w, "hist_returned", v->hist_ret);
-			json__end_object(w);
-		}
-	json__end_array(w);
+	*c = (struct syscalls_cell){.calls = v->calls,
+				    .errors = v->errors,
+				    .bytes = v->bytes,
+				    .req = v->req,
+				    .short_calls = v->short_calls,
+				    .hist_req = v->hist_req,
+				    .hist_ret = v->hist_ret};
 }
 
 static void json_groups(struct iostat *s, struct json *w, enum gby by)
@@ -957,7 +924,7 @@ static void json_groups(struct iostat *s, struct json *w, enum gby by)
 			json__string(w, x->runtime);
 		}
 		json_totals(w, x);
-		json_syscalls(w, x);
+		syscalls__json_table(w, group_cell, x);
 		json__end_object(w);
 	}
 	json__end_array(w);
@@ -1018,7 +985,7 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 	json__key(w, "total");
 	json__begin_object(w);
 	json_totals(w, all);
-	json_syscalls(w, all);
+	syscalls__json_table(w, group_cell, all);
 	json__end_object(w);
 	json_groups(s, w, BY_PROC);
 	json_groups(s, w, BY_CGROUP);
