@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Small helpers for cab/: cache geometry, clock, back-off. */
-#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,8 +35,6 @@ uint64_t cab__now_ns(void)
 /* Spin this many times before the first sleep: about 1000 pause
  * instructions (15-50 us), a few chunks of consumer work. */
 #define CAB_SPINS 64
-/* Then yield this many times before sleeping. */
-#define CAB_YIELDS 16
 #define CAB_SLEEP_MIN_NS 1000u
 #define CAB_SLEEP_MAX_NS 1000000u
 
@@ -67,13 +64,6 @@ void cab__backoff_wait(struct cab__backoff *b)
 		b->spins++;
 		for (i = 0; i < 16; i++)
 			cab__cpu_relax();
-		return;
-	}
-	if (b->spins < CAB_SPINS + CAB_YIELDS) {
-		/* When both sides share a CPU, spinning cannot help: let the
-		 * other side run now instead of after a timer tick. */
-		b->spins++;
-		sched_yield();
 		return;
 	}
 	ts.tv_sec = 0;
