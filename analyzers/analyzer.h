@@ -38,6 +38,10 @@ struct an_ctx {
 	const char *const *lnames;
 	uint32_t nfuncs;	   /* fids are < nfuncs (the runner filters) */
 	unsigned top;		   /* text reports: rows per table (> 0) */
+	/* Sampling (--sample, --start-disabled): the windows tracing was on,
+	 * filled by the loader once the analyzers have stopped, read by
+	 * the reports only (analyzers/sampling.h). NULL without sampling. */
+	const struct an_windows *windows;
 };
 
 /* Name of fid for reports: "<root>" for AN_ROOT, the table's name, or
@@ -55,6 +59,7 @@ struct an_call {
 	uint32_t caller; /* fid of the innermost live frame, or AN_ROOT */
 	uint32_t callee; /* fid */
 	uint32_t depth;	 /* live frames below the callee on the shadow stack */
+	uint32_t epoch;	 /* sampling window of the call (0: not sampling) */
 	uint64_t ts;	 /* ns, entry timestamp */
 };
 
@@ -69,6 +74,8 @@ struct an_return {
 			     its inclusive time is already inside that frame's */
 	bool unwound;	  /* not matched: unwound by an exception */
 	bool switched;	  /* not matched: its return was lost to a stack switch */
+	bool sampled;	  /* not matched: entered in an earlier sampling window,
+			     it returned while tracing was off */
 	uint64_t incl_ns; /* matched: return.ts - entry.ts; else 0 */
 	uint64_t self_ns; /* matched: incl_ns minus the children's time; else 0 */
 	uint64_t ts;	  /* ns, timestamp of the event that closed the frame */
@@ -82,6 +89,7 @@ struct shadow_frame {
 	uint64_t child_ns; /* time of closed children (matched or estimated) */
 	uint32_t fid;
 	uint32_t caller; /* fid or AN_ROOT, as reported in the call */
+	uint32_t epoch;	 /* sampling window of its entry */
 	bool ret;	 /* the kernel gave this frame a return probe */
 	bool recursive;	 /* another frame of fid was below it at entry */
 	bool lost;	 /* its return address was put back: no return event */

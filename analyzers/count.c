@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyzers/analyzer.h"
+#include "analyzers/sampling.h"
 #include "analyzers/count.h"
 #include "common/hmap.h"
 #include "common/json.h"
@@ -17,7 +19,14 @@
 struct count_fn {
 	uint64_t calls;
 	struct count_time t;
+	/* Sampling: calls per window, wcalls[epoch - 1] (grown on demand;
+	 * NULL without sampling). */
+	uint64_t *wcalls;
+	uint32_t nw;
 };
+
+/* Windows a count keeps apart; later ones share the last (never lost). */
+#define COUNT_MAX_WINDOWS (1u << 20)
 
 struct count_thread {
 	uint32_t tid;
@@ -68,8 +77,33 @@ static void count_free(void *state)
 		free(t);
 	}
 	hmap__fini(&c->threads);
+	for (uint32_t i = 0; i < c->ctx->nfuncs; i++)
+		free(c->fn[i].wcalls);
 	free(c->fn);
 	free(c);
+}
+
+/* Room for window epoch in fn's per-window calls. Returns the counter, or
+ * NULL when out of memory. */
+static uint64_t *window_slot(struct count_fn *fn, uint32_t epoch)
+{
+	uint32_t i = (epoch > COUNT_MAX_WINDOWS ? COUNT_MAX_WINDOWS : epoch) - 1;
+
+	if (i >= fn->nw) {
+		uint32_t nw = fn->nw ? fn->nw : 16;
+		uint64_t *p;
+
+		while (nw <= i)
+			nw *= 2;
+		p = realloc(fn->wcalls, nw * sizeof(*p));
+		if (!p)
+			return NULL;
+		for (uint32_t k = fn->nw; k < nw; k++)
+			p[k] = 0;
+		fn->wcalls = p;
+		fn->nw = nw;
+	}
+	return &fn->wcalls[i];
 }
 
 static struct count_thread *thread_get(struct count *c, uint32_t tid)
@@ -108,6 +142,14 @@ static void count_on_call(void *state, const struct an_call *ev)
 	if (ev->callee >= c->ctx->nfuncs)
 		return; /* the runner filters bad fids; this only guards memory */
 	c->fn[ev->callee].calls++;
+	if (ev->epoch) {
+		uint64_t *w = window_slot(&c->fn[ev->callee], ev->epoch);
+
+		if (w)
+			(*w)++;
+		else
+			c->nomem++;
+	}
 	t = thread_get(c, ev->tid);
 	if (!t || hmap__upsert(&t->fn, ev->callee, &v)) {
 		c->nomem++;
@@ -151,6 +193,16 @@ static int count_merge(void *dst, const void *src)
 		d->fn[i].t.switched += s->fn[i].t.switched;
 		d->fn[i].t.incl_ns += s->fn[i].t.incl_ns;
 		d->fn[i].t.self_ns += s->fn[i].t.self_ns;
+		for (uint32_t k = 0; k < s->fn[i].nw; k++) {
+			uint64_t *w;
+
+			if (!s->fn[i].wcalls[k])
+				continue;
+			w = window_slot(&d->fn[i], k + 1);
+			if (!w)
+				return -ENOMEM;
+			*w += s->fn[i].wcalls[k];
+		}
 	}
 	d->nomem += s->nomem;
 	while (hmap__next(&s->threads, &it, &e)) {
@@ -318,6 +370,37 @@ static void put_ms(FILE *f, uint64_t matched, uint64_t ns)
 		fprintf(f, " %10s", "-");
 }
 
+/* Sampling: the counts above are what the windows saw, exactly; this says
+ * how much of the run that was and what the whole run's calls were. */
+static void estimates_text(const struct count *c, const struct fn_row *rows, size_t nrows,
+			   FILE *f)
+{
+	const struct an_windows *w = c->ctx->windows;
+	uint64_t on = sampling__on_ns(w);
+	char buf[24];
+	size_t i;
+
+	fprintf(f,
+		"sampling: tracing was on %.1f%% of the run (%.3f of %.3f s, %" PRIu32
+		" windows); calls above are what the windows saw. Whole run, estimated (95%% "
+		"interval):\n",
+		w->total_ns ? 100.0 * (double)on / (double)w->total_ns : 0.0, (double)on / 1e9,
+		(double)w->total_ns / 1e9, w->n);
+	for (i = 0; i < nrows && i < c->ctx->top; i++) {
+		const struct count_fn *fn = &c->fn[rows[i].fid];
+		double est, err95;
+
+		if (!sampling__estimate(fn->wcalls, fn->nw, w, &est, &err95))
+			break;
+		if (err95 < 0)
+			fprintf(f, "%14.0f %12s  %s\n", est, "(1 window)",
+				an_ctx__name(c->ctx, rows[i].fid, buf));
+		else
+			fprintf(f, "%14.0f +- %-9.0f  %s\n", est, err95,
+				an_ctx__name(c->ctx, rows[i].fid, buf));
+	}
+}
+
 static int count_report_text(void *state, FILE *f)
 {
 	struct count *c = state;
@@ -364,6 +447,8 @@ static int count_report_text(void *state, FILE *f)
 	if (nrows > c->ctx->top)
 		fprintf(f, "  ... %zu more functions (the JSON report has all)\n",
 			nrows - c->ctx->top);
+	if (c->ctx->windows)
+		estimates_text(c, rows, nrows, f);
 	if (c->nomem)
 		fprintf(f, "  warning: %" PRIu64 " per-thread calls not recorded (out of memory)\n",
 			c->nomem);
@@ -498,6 +583,21 @@ static int count_report_json(void *state, struct json *w)
 		json__u64(w, rows[i].fid);
 		json__key(w, "calls");
 		json__u64(w, fn->calls);
+		if (c->ctx->windows) {
+			double est, err95;
+
+			/* Sampling: the whole run's calls, estimated from
+			 * the windows (analyzers/sampling.h). */
+			if (sampling__estimate(fn->wcalls, fn->nw, c->ctx->windows, &est, &err95)) {
+				json__key(w, "calls_est");
+				json__u64(w, (uint64_t)llround(est));
+				json__key(w, "calls_est_err95");
+				if (err95 < 0)
+					json__null(w);
+				else
+					json__u64(w, (uint64_t)llround(err95));
+			}
+		}
 		json__key(w, "matched");
 		json__u64(w, fn->t.matched);
 		/* Only when some: activations closed without a return event

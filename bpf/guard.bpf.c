@@ -90,6 +90,7 @@ static __always_inline void emit(__u32 tid, __u32 tgid, __u32 site, __u64 sp)
 		e->seq = st->seq++;
 		e->ts = want_time ? bpf_ktime_get_ns() : 0;
 		e->sp = sp;
+		e->epoch = 0; /* slots are reused: every field is written */
 		pipeline_submit(e, st);
 	}
 	pipeline_end(st);

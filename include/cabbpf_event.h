@@ -30,7 +30,7 @@ enum cabbpf_kind {
 
 /*
  * One call event as the BPF programs write it into the ring of the CPU they
- * run on. 40 bytes, in a 64-byte slot (struct cabbpf_slot).
+ * run on. 48 bytes, in a 64-byte slot (struct cabbpf_slot).
  */
 struct cabbpf_event {
 	__u32 tid;  /* kernel pid of the thread */
@@ -53,6 +53,15 @@ struct cabbpf_event {
 	 * lost (longjmp, exceptions, >64 pending uretprobes).
 	 */
 	__u64 sp;
+	/*
+	 * Sampling (--sample, --start-disabled): the window the event was
+	 * taken in. The loader removes every probe between windows and
+	 * raises the epoch before it puts them back, so frames entered in an
+	 * earlier window whose returns never came returned while tracing was
+	 * off. 0 when sampling is not used.
+	 */
+	__u32 epoch;
+	__u32 pad;
 };
 
 /* Indices of the per-CPU counters in the BPF "stats" map. */

@@ -6,8 +6,11 @@
  * the chunk header (struct cab_chunk); records in a chunk are consecutive in
  * the thread's program order, so they need neither.
  *
- *   w0 = kind << 56 | fid     kind is 1..0x7f: w0 is never CAB_CLEAR (0)
- *                             nor CAB_MAGIC (~0), as cab/cab.h requires
+ *   w0 = kind << 56 | epoch << 32 | fid
+ *                             kind is 1..0x7f: w0 is never CAB_CLEAR (0)
+ *                             nor CAB_MAGIC (~0), as cab/cab.h requires;
+ *                             epoch: the sampling window, low 24 bits
+ *                             (REC_EPOCH_MASK; 0 without sampling)
  *   w1 = ts                   ns, bpf_ktime_get_ns()
  *   w2 = sp                   user stack pointer at the probe
  */
@@ -17,25 +20,35 @@
 #include <stdint.h>
 
 #define REC_WORDS 3
+#define REC_EPOCH_MASK 0xffffffu
 
 struct rec {
 	uint32_t kind; /* enum cabbpf_kind */
 	uint32_t fid;
+	uint32_t epoch; /* sampling window (mod 2^24) */
 	uint64_t ts;
 	uint64_t sp;
 };
 
-static inline void rec__encode(uint64_t *w, uint32_t kind, uint32_t fid, uint64_t ts, uint64_t sp)
+static inline void rec__encode_epoch(uint64_t *w, uint32_t kind, uint32_t fid, uint32_t epoch,
+				     uint64_t ts, uint64_t sp)
 {
-	w[0] = (uint64_t)(kind & 0x7f) << 56 | fid;
+	w[0] = (uint64_t)(kind & 0x7f) << 56 | (uint64_t)(epoch & REC_EPOCH_MASK) << 32 | fid;
 	w[1] = ts;
 	w[2] = sp;
+}
+
+/* A record of no sampling window (epoch 0). */
+static inline void rec__encode(uint64_t *w, uint32_t kind, uint32_t fid, uint64_t ts, uint64_t sp)
+{
+	rec__encode_epoch(w, kind, fid, 0, ts, sp);
 }
 
 static inline void rec__decode(const uint64_t *w, struct rec *r)
 {
 	r->kind = (uint32_t)(w[0] >> 56);
 	r->fid = (uint32_t)w[0];
+	r->epoch = (uint32_t)(w[0] >> 32) & REC_EPOCH_MASK;
 	r->ts = w[1];
 	r->sp = w[2];
 }

@@ -264,6 +264,7 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 			w->st.bad_records++;
 			continue;
 		}
+		shadow__set_epoch(&t->sh, ev.epoch);
 		if (ev.kind == CABBPF_EV_ENTRY) {
 			/* -ENOMEM is counted in the shadow's nomem. */
 			(void)shadow__entry(&t->sh, ev.fid, ev.sp, ev.ts, &w->sink);
@@ -630,6 +631,8 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.exec += s->returns.exec;
 	d->guard_records += s->guard_records;
 	d->returns.orphan += s->returns.orphan;
+	d->returns.sampled += s->returns.sampled;
+	d->returns.orphan_sampled += s->returns.orphan_sampled;
 	d->returns.depth_limited += s->returns.depth_limited;
 	d->returns.nomem += s->returns.nomem;
 }
@@ -660,6 +663,8 @@ static void finish_worker(struct worker *w)
 		w->st.returns.switched += t->sh.c.switched;
 		w->st.returns.exec += t->sh.c.exec;
 		w->st.returns.orphan += t->sh.c.orphan;
+		w->st.returns.sampled += t->sh.c.sampled;
+		w->st.returns.orphan_sampled += t->sh.c.orphan_sampled;
 		w->st.returns.depth_limited += t->sh.c.depth_limited;
 		w->st.returns.nomem += t->sh.c.nomem;
 	}
@@ -702,6 +707,12 @@ void runner__stats(const struct runner *r, struct runner_stats *st)
 	*st = r->st;
 }
 
+void runner__set_windows(struct runner *r, const struct an_windows *w)
+{
+	/* The analysis threads have stopped: nothing reads ctx concurrently. */
+	r->ctx.windows = w;
+}
+
 const void *runner__analyzer(const struct runner *r, const char *name)
 {
 	if (!r->joined || !r->nw)
@@ -735,6 +746,11 @@ int runner__report_text(struct runner *r, FILE *f)
 			s->returns.matched, s->returns.missing, s->returns.unwound,
 			s->returns.switched, s->returns.exec, s->returns.orphan, s->open,
 			s->returns.depth_limited);
+	if (s->returns.sampled || s->returns.orphan_sampled)
+		fprintf(f,
+			"sampling: %" PRIu64 " calls returned while tracing was off, %" PRIu64
+			" returns of calls entered while it was off\n",
+			s->returns.sampled, s->returns.orphan_sampled);
 	fprintf(f,
 		"order: %" PRIu64 " events of %" PRIu64 " threads, %" PRIu64 " gaps (%" PRIu64
 		" events), %" PRIu64 " chunks out of order\n",
@@ -774,6 +790,10 @@ int runner__report_json(struct runner *r, struct json *w)
 	json__u64(w, s->returns.exec);
 	json__key(w, "orphan");
 	json__u64(w, s->returns.orphan);
+	json__key(w, "sampled");
+	json__u64(w, s->returns.sampled);
+	json__key(w, "orphan_sampled");
+	json__u64(w, s->returns.orphan_sampled);
 	json__key(w, "open");
 	json__u64(w, s->open);
 	json__key(w, "depth_limited");

@@ -141,6 +141,13 @@ void runner__stats(const struct runner *r, struct runner_stats *st);
 const void *runner__analyzer(const struct runner *r, const char *name);
 
 /*
+ * After runner__join, before the reports: the sampling windows (w outlives
+ * the runner's reports; NULL: no sampling), so the analyzers can estimate
+ * the whole run (analyzers/sampling.h). Thread: the setup thread.
+ */
+void runner__set_windows(struct runner *r, const struct an_windows *w);
+
+/*
  * After runner__join: every selected analyzer's tables, then a line on
  * returns and one on order, to f. Returns 0, -EINVAL (not joined), -ENOMEM
  * or -EIO. Thread: the setup thread.

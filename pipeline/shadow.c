@@ -59,6 +59,9 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 	} else if (s->unwinding) {
 		r.unwound = true;
 		s->c.unwound++;
+	} else if (fr->epoch != s->epoch) {
+		r.sampled = true;
+		s->c.sampled++;
 	} else {
 		s->c.missing++;
 	}
@@ -136,7 +139,8 @@ int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		pop(s, false, ts, k);
 	}
 	/* Rule 2: an equal slot is a tail caller unless it cannot be one. */
-	while (s->depth && s->f[s->depth - 1].sp == sp && (!s->f[s->depth - 1].ret || unwound))
+	while (s->depth && s->f[s->depth - 1].sp == sp &&
+	       (!s->f[s->depth - 1].ret || unwound || s->f[s->depth - 1].epoch != s->epoch))
 		pop(s, false, ts, k);
 	end_unwinding(s);
 
@@ -145,6 +149,7 @@ int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		.caller = shadow__top(s),
 		.callee = fid,
 		.depth = (uint32_t)s->depth,
+		.epoch = s->epoch,
 		.ts = ts,
 	};
 	fr = (struct shadow_frame){
@@ -152,6 +157,7 @@ int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		.ts = ts,
 		.fid = fid,
 		.caller = c.caller,
+		.epoch = s->epoch,
 		/* The kernel checks its depth before it cleans up dead return
 		 * instances; live frames are the best estimate we have. */
 		.ret = s->nret < SHADOW_URETPROBE_DEPTH,
@@ -187,7 +193,10 @@ void shadow__return(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		if (s->f[i - 1].fid == fid)
 			break;
 	if (i == 0 || s->f[i - 1].sp != e) {
-		s->c.orphan++;
+		if (s->epoch > 1)
+			s->c.orphan_sampled++;
+		else
+			s->c.orphan++;
 		return;
 	}
 	while (s->depth > i)

@@ -90,6 +90,17 @@
  *    right callers on every stack. Parked frames count as open; their
  *    returns are lost, and they are closed as "switched".
  *
+ * SAMPLING (--sample, --start-disabled): between windows every probe is
+ * removed, and each window's events carry its epoch (s->epoch is the epoch
+ * of the thread's latest call or return event). The rules above still
+ * hold across windows, because they rest on stack pointers, not on seeing
+ * every event: a frame entered in an earlier window that is found dead
+ * returned while tracing was off, and is closed as "sampled" rather than
+ * missing. Rule 2 of ENTRY also pops a frame of an earlier window at the
+ * new entry's slot: it is far likelier to have returned while tracing was
+ * off than to be a tail caller whose jump came in this window. A return that matches no frame in a window after the first had
+ * its entry while tracing was off ("orphan_sampled", not "orphan").
+ *
  * Threads: a struct shadow belongs to one program thread and is used by one
  * analyzer thread at a time.
  */
@@ -125,7 +136,11 @@ struct shadow_counts {
 	uint64_t switched;	/* frames whose return was lost to a stack switch or
 				   the program's own backtrace (GUARD SWITCH/BACKTRACE) */
 	uint64_t exec;		/* frames of an image that execve replaced */
+	uint64_t sampled;	/* frames entered in an earlier sampling window that
+				   returned while tracing was off */
 	uint64_t orphan;	/* return events that matched no frame */
+	uint64_t orphan_sampled; /* such returns in a sampling window after the
+				    first: their entry was while tracing was off */
 	uint64_t depth_limited; /* entries made with >= 64 returns pending */
 	uint64_t nomem;		/* entries not pushed: out of memory */
 };
@@ -146,6 +161,7 @@ struct shadow {
 	bool unwinding;	    /* from a THROW to the first event after its CATCH */
 	bool caught;	    /* a CATCH came: unwinding ends at the next event */
 	bool exec_closing;  /* shadow__exec is closing the old image's frames */
+	uint32_t epoch;	    /* sampling window of the latest call or return */
 	struct shadow_park *park;
 	size_t npark;
 	struct hmap active; /* fid -> live frames of fid (recursion) */
@@ -168,6 +184,13 @@ int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		  const struct shadow_sink *k);
 void shadow__return(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		    const struct shadow_sink *k);
+
+/* The sampling window of the thread's next call or return event (record
+ * epoch; 0 without sampling): set it before feeding that event. */
+static inline void shadow__set_epoch(struct shadow *s, uint32_t epoch)
+{
+	s->epoch = epoch;
+}
 
 /*
  * Feed a GUARD event (fid = the event's site and flavour, see

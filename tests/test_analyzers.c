@@ -1388,7 +1388,7 @@ START_TEST(test_report_json_exact)
 		"\"io\":{\"events\":0,\"functions\":[],\"outside\":{\"in_bytes\":0,\"out_bytes\":0,"
 		"\"in_calls\":0,\"out_calls\":0},\"syscalls\":[],\"threads\":{},\"bad_records\":0,"
 		"\"nomem\":0},"
-		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,\"orphan\":0,\"open\":0,\"depth_"
+		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,\"orphan\":0,\"sampled\":0,\"orphan_sampled\":0,\"open\":0,\"depth_"
 		"limited\":0},"
 		"\"order_gaps\":0,\"order_gap_events\":0,"
 		"\"runner\":{\"analyzer_threads\":1,\"analyzed\":6,\"chunks\":2,"

@@ -34,13 +34,34 @@
 #include "user/trace/stage.h"
 #include "user/elf/syms.h"
 #include "user/proc/target.h"
+#include "user/trace/sampler.h"
 #include "user/trace/trace.h"
 
 static volatile sig_atomic_t stop_signal;
+/* Sampling requests: SIGUSR1 on, SIGUSR2 off (0 none, 1 on, 2 off). */
+static volatile sig_atomic_t sample_request;
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+}
+
+static void on_sample_signal(int sig)
+{
+	sample_request = sig == SIGUSR1 ? 1 : 2;
+}
+
+/* Only when sampling: otherwise SIGUSR1 keeps its default (terminate),
+ * as a user of another tool would expect. */
+static void install_sample_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sample_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 }
 
 /* libbpf's warnings and errors always reach stderr, under cabbpf's
@@ -386,6 +407,8 @@ int main(int argc, char **argv)
 	const char **names = NULL, **lnames = NULL;
 	size_t *idx = NULL, n = 0, i, j, k;
 	double t0, t1, cpu0 = 0, next_check = 0, t_att = 0, t_det = 0;
+	struct sampler *smp = NULL;
+	uint64_t att_ns;
 	bool have_target = false, started = false, runner_started = false;
 	int err, ret = 1;
 
@@ -593,6 +616,8 @@ int main(int argc, char **argv)
 	to.floor = o.floor;
 	to.no_times = o.no_times;
 	to.cgroup = cgfd >= 0;
+	to.sampling = o.sample_pct > 0 || o.start_disabled;
+	to.start_paused = o.start_disabled;
 	to.on_event = on_event;
 	to.ctx = &lc;
 	err = trace__open(&to, &tr);
@@ -633,11 +658,25 @@ int main(int argc, char **argv)
 		goto cleanup; /* runner__new says which analyzer name was wrong */
 
 	t_att = now_s();
+	att_ns = sampler__now();
 	slots_fd = trace__map_fd(tr, "slots");
 	err = trace__attach(tr);
 	if (err) {
 		log_err("attaching probes to %s: %s", tg.exe, strerror(-err));
 		goto cleanup;
+	}
+	if (to.sampling) {
+		struct sampler_opts so = {.pct = o.sample_pct,
+					  .period_ms = o.sample_period_ms,
+					  .start_disabled = o.start_disabled};
+
+		err = sampler__new(&so, tr, att_ns, sampler__now(), &smp);
+		if (err)
+			goto cleanup;
+		install_sample_signals();
+		if (o.start_disabled)
+			log_info("tracing is off: kill -USR1 %d turns it on, kill -USR2 %d off",
+				 (int)getpid(), (int)getpid());
 	}
 	/* A fallback to per-site links reloaded the trace object: new rings. */
 	if (guard && trace__map_fd(tr, "slots") != slots_fd && attach_guard(guard, tr, &o))
@@ -701,6 +740,14 @@ int main(int argc, char **argv)
 			break;
 		}
 		stage__flush(stage);
+		if (smp) {
+			if (sample_request) {
+				sampler__request(smp, sample_request == 1);
+				sample_request = 0;
+			}
+			/* A failed attach was logged; the trace goes on, off. */
+			(void)sampler__tick(smp, sampler__now());
+		}
 		if (stop_signal) {
 			why = "interrupted";
 			break;
@@ -724,6 +771,7 @@ int main(int argc, char **argv)
 		kill(tg.pid, stop_signal ? stop_signal : SIGTERM);
 	iotrace__detach(io);
 	t_det = now_s();
+	sampler__finish(smp, sampler__now());
 	trace__detach(tr);
 	t_det = now_s() - t_det;
 	/* No return probe can appear any more: give back every return
@@ -742,6 +790,7 @@ int main(int argc, char **argv)
 	stage__close(stage);
 	runner__join(rn);
 	runner_started = false;
+	runner__set_windows(rn, sampler__windows(smp));
 
 	lost_cpu = calloc(3 * (size_t)trace__ncpus(tr), sizeof(*lost_cpu));
 	if (trace__stats(tr, totals, lost_cpu) || iotrace__counts(io, io_counts))
@@ -762,6 +811,7 @@ int main(int argc, char **argv)
 	/* call events */
 	sm.events = stage__events(stage) - stage__io_events(stage) - stage__guard_events(stage);
 	sm.guard = guard ? &gst : NULL;
+	sm.sampling = smp;
 	{
 		uint64_t ino = 0;
 		struct stat sb;
@@ -841,6 +891,7 @@ cleanup:
 	}
 	target__close(&tg);
 	runner__free(rn);
+	sampler__free(smp);
 	stage__free(stage);
 	free(lost_cpu);
 	free(offsets);

@@ -60,6 +60,18 @@ static const char usage[] =
 	"  -q, --quiet              no text report on stdout (use with --json)\n"
 	"  -v, --verbose            debug messages, including libbpf's\n"
 	"\n"
+	"Sampling (the probes are taken out between windows: no breakpoint, native\n"
+	"speed; counts inside a window are exact, whole-run counts are estimated\n"
+	"with a 95% interval):\n"
+	"      --sample P           trace P% of the time (0 < P < 100, \"25\" or\n"
+	"                           \"25%\"): on for P% of each period\n"
+	"      --sample-period MS   the period, 10 to 3600000 ms (default 1000). Putting\n"
+	"                           the probes in and out costs ~1 ms per 100\n"
+	"                           functions: the on-time should be well above it\n"
+	"      --start-disabled     attach nothing until SIGUSR1; then SIGUSR1 turns\n"
+	"                           tracing on, SIGUSR2 off (with --sample, a signal\n"
+	"                           ends the duty cycle: the user takes over)\n"
+	"\n"
 	"Tuning:\n"
 	"      --ring-size MIB      kernel ring per CPU, a power of two (default 16)\n"
 	"      --analyzer-threads N analyzer threads (default 1)\n"
@@ -113,6 +125,9 @@ enum {
 	OPT_NO_SHIFT,
 	OPT_NO_CALLSITES,
 	OPT_ENTRY_ONLY,
+	OPT_SAMPLE,
+	OPT_SAMPLE_PERIOD,
+	OPT_START_DISABLED,
 };
 
 /* System-wide I/O and container options: their own range. */
@@ -136,6 +151,9 @@ static const struct option longopts[] = {
 	{"floor", no_argument, NULL, OPT_FLOOR},
 	{"no-times", no_argument, NULL, OPT_NO_TIMES},
 	{"no-guard", no_argument, NULL, OPT_NO_GUARD},
+	{"sample", required_argument, NULL, OPT_SAMPLE},
+	{"sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD},
+	{"start-disabled", no_argument, NULL, OPT_START_DISABLED},
 	{"plan", no_argument, NULL, OPT_PLAN},
 	{"no-shift", no_argument, NULL, OPT_NO_SHIFT},
 	{"no-callsites", no_argument, NULL, OPT_NO_CALLSITES},
@@ -257,6 +275,29 @@ int opts__parse(int argc, char **argv, struct opts *o)
 		case OPT_ENTRY_ONLY:
 			o->entry_only = true;
 			break;
+		case OPT_SAMPLE:
+			errno = 0;
+			o->sample_pct = strtod(optarg, &end);
+			if (*end == '%')
+				end++;
+			if (errno || *end || end == optarg || !(o->sample_pct > 0) ||
+			    !(o->sample_pct < 100)) {
+				log_err("--sample wants a percentage above 0 and below 100 (e.g. 25 or "
+					"25%%), not '%s'",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_SAMPLE_PERIOD:
+			if (parse_ulong(optarg, 10, 3600000, &v)) {
+				log_err("--sample-period wants 10 to 3600000 (ms), not '%s'", optarg);
+				return -EINVAL;
+			}
+			o->sample_period_ms = (unsigned)v;
+			break;
+		case OPT_START_DISABLED:
+			o->start_disabled = true;
+			break;
 		case OPT_IO:
 			o->io = true;
 			break;
@@ -321,6 +362,17 @@ int opts__parse(int argc, char **argv, struct opts *o)
 	}
 	if (o->interval && !o->io) {
 		log_err("-i works with --io only");
+		return -EINVAL;
+	}
+	if (o->sample_period_ms && !o->sample_pct) {
+		log_err("--sample-period goes with --sample P");
+		return -EINVAL;
+	}
+	if (o->sample_pct && !o->sample_period_ms)
+		o->sample_period_ms = 1000;
+	if ((o->sample_pct || o->start_disabled) && (o->io || o->floor || o->list || o->plan)) {
+		log_err("--sample and --start-disabled toggle function tracing: not with %s",
+			o->io ? "--io" : o->floor ? "--floor" : o->list ? "--list" : "--plan");
 		return -EINVAL;
 	}
 	if (o->io) {

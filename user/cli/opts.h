@@ -27,6 +27,9 @@ struct opts {
 	bool no_shift;                       /* --no-shift: every probe on the entry */
 	bool no_callsites;                   /* --no-callsites: no call-site counting */
 	bool entry_only;                     /* --entry-only: no return probes (-a count) */
+	double sample_pct;                   /* --sample P: duty cycle in %, 0 = none */
+	unsigned sample_period_ms;           /* --sample-period (0 = not given) */
+	bool start_disabled;                 /* --start-disabled: SIGUSR1 on, SIGUSR2 off */
 	/* System-wide I/O and containers (issue 4) */
 	bool io;                             /* --io: system-wide I/O statistics */
 	double interval;                     /* -i seconds: periodic --io output; 0 = none */

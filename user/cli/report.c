@@ -41,6 +41,10 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 			(unsigned long long)s->lost_io, (unsigned long long)s->lost_guard,
 			s->lost_calls ? "Call counts, edges and times are lower bounds"
 				      : "I/O byte counts are lower bounds");
+	if (s->sampling) {
+		fputs("  ", out);
+		sampler__text(s->sampling, out);
+	}
 	fputc('\n', out);
 	runner__report_text(r, out);
 	if (s->guard && s->guard->sites_hit)
@@ -82,6 +86,8 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__key(w, "exec_other_program");
 	err |= json__bool(w, s->exec_other);
 	err |= json__end_object(w);
+	if (s->sampling)
+		err |= sampler__json(s->sampling, w);
 	err |= json__key(w, "stop_reason");
 	err |= json__string(w, s->stop_reason);
 	err |= json__key(w, "functions_traced");

@@ -14,6 +14,7 @@
 
 #include "cab/cab.h"
 #include "user/trace/guard.h"
+#include "user/trace/sampler.h"
 
 struct runner;
 
@@ -44,6 +45,8 @@ struct summary {
 	const struct guard_stats *guard;
 	uint64_t execs;   /* execve calls the target made while traced */
 	bool exec_other;  /* the last one ran another program (not traced) */
+	/* --sample / --start-disabled: the windows; NULL when not sampling */
+	const struct sampler *sampling;
 };
 
 /* Human report on out. */

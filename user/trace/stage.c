@@ -115,7 +115,8 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 		rec__encode_io(oc->recs + (size_t)oc->n * REC_WORDS, &r);
 		s->io_events++;
 	} else {
-		rec__encode(oc->recs + (size_t)oc->n * REC_WORDS, e->kind, e->fid, e->ts, e->sp);
+		rec__encode_epoch(oc->recs + (size_t)oc->n * REC_WORDS, e->kind, e->fid, e->epoch, e->ts,
+				  e->sp);
 		s->guard_events += e->kind == CABBPF_EV_GUARD || e->kind == CABBPF_EV_EXEC;
 		if (e->kind == CABBPF_EV_EXEC) {
 			s->execs++;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +13,15 @@
 #include "common/log.h"
 #include "user/probe/uprobe_multi.h"
 #include "trace.skel.h"
+
+/* Probe links taken out of a trace, to be closed (struct trace's fields,
+ * moved). */
+struct link_set {
+	int *mfd[2];
+	uint32_t nmfd[2];
+	struct bpf_link **links;
+	uint32_t nlinks;
+};
 
 struct trace {
 	struct trace_opts o;
@@ -34,6 +44,11 @@ struct trace {
 	struct bpf_link *exec_link; /* on_exec: execve seen in the target */
 	uint32_t refused;
 	bool multi;
+	bool paused; /* sampling: between windows (trace__pause) */
+	/* sampling: the links of the last pause, closed by thread closer */
+	struct link_set closing_set;
+	pthread_t closer;
+	bool closing;
 };
 
 /* Open and load the skeleton; multi selects the attach type of the probe
@@ -48,6 +63,7 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->target_tgid = (__u32)t->o.pid;
 	t->skel->rodata->want_time = !t->o.no_times;
 	t->skel->rodata->cgroup_on = t->o.cgroup;
+	t->skel->rodata->sampling = t->o.sampling;
 	t->entry = t->o.floor ? t->skel->progs.empty_entry : t->skel->progs.on_entry;
 	t->ret = t->o.floor ? t->skel->progs.empty_return : t->skel->progs.on_return;
 	bpf_program__set_autoload(t->o.floor ? t->skel->progs.on_entry : t->skel->progs.empty_entry,
@@ -407,6 +423,13 @@ int trace__attach(struct trace *t)
 {
 	int err = 0;
 
+	if (t->o.start_paused) {
+		/* Sampling that starts off: no probe goes in until the first
+		 * trace__resume; execve is watched from now on. */
+		t->paused = true;
+		attach_exec(t);
+		return 0;
+	}
 	if (t->multi) {
 		/* CABBPF_TEST_NO_MULTI=1: act as a kernel without multi-uprobe
 		 * links (< 6.6), so the tests cover the fallback below here. */
@@ -529,34 +552,129 @@ int trace__drain(struct trace *t, int timeout_ms)
 	return n;
 }
 
-void trace__detach(struct trace *t)
+/* Close a set's links: returns first, entries last (the reverse of
+ * attach): a return can then never be reported without its entry. In
+ * between, entries without returns show up as open or missing frames,
+ * which the shadow stacks handle; orphan returns they could not place.
+ * Closing a link removes its breakpoints at once, then waits for the
+ * kernel's grace periods (50-400 ms here). Frees the set's arrays. */
+static void close_links(struct link_set *ls)
 {
 	uint32_t i;
 
+	for (i = 2; i-- > 0;) {
+		uint32_t k;
+
+		for (k = 0; k < ls->nmfd[i]; k++)
+			close(ls->mfd[i][k]);
+		free(ls->mfd[i]);
+	}
+	for (i = 1; i < ls->nlinks; i += 2)
+		bpf_link__destroy(ls->links[i]);
+	for (i = 0; i < ls->nlinks; i += 2)
+		bpf_link__destroy(ls->links[i]);
+	free(ls->links);
+	memset(ls, 0, sizeof(*ls));
+}
+
+/* Move t's probe links into *ls (t has none after). */
+static void take_links(struct trace *t, struct link_set *ls)
+{
+	memcpy(ls->mfd, t->mfd, sizeof(ls->mfd));
+	memcpy(ls->nmfd, t->nmfd, sizeof(ls->nmfd));
+	ls->links = t->links;
+	ls->nlinks = t->nlinks;
+	memset(t->mfd, 0, sizeof(t->mfd));
+	memset(t->nmfd, 0, sizeof(t->nmfd));
+	t->links = NULL;
+	t->nlinks = 0;
+}
+
+static void *closer_main(void *arg)
+{
+	close_links(arg);
+	return NULL;
+}
+
+/* Wait for a pause's links to be closed (sampling). */
+static void join_closer(struct trace *t)
+{
+	if (t->closing) {
+		pthread_join(t->closer, NULL);
+		t->closing = false;
+	}
+}
+
+/* Remove the probe links (not the exec tracepoint), waiting until they are
+ * gone. */
+static void detach_probes(struct trace *t)
+{
+	struct link_set ls;
+
+	join_closer(t);
+	take_links(t, &ls);
+	close_links(&ls);
+}
+
+void trace__detach(struct trace *t)
+{
 	if (!t)
 		return;
 	bpf_link__destroy(t->exec_link);
 	t->exec_link = NULL;
-	/* Returns go first, entries last (the reverse of attach): a return can
-	 * then never be reported without its entry. In between, entries
-	 * without returns show up as open or missing frames, which the
-	 * shadow stacks handle; orphan returns they could not place. */
-	for (i = 2; i-- > 0;) {
-		uint32_t k;
+	detach_probes(t);
+	t->paused = false;
+}
 
-		for (k = 0; k < t->nmfd[i]; k++)
-			close(t->mfd[i][k]);
-		free(t->mfd[i]);
-		t->mfd[i] = NULL;
-		t->nmfd[i] = 0;
+int trace__pause(struct trace *t)
+{
+	if (!t->o.sampling)
+		return -EINVAL;
+	if (t->paused)
+		return 0;
+	/* Closing a link takes its breakpoints out at once and then waits
+	 * for the kernel's grace periods, 50-400 ms here: a thread of ours
+	 * waits, not the loader, which goes on draining. The next resume or
+	 * the detach joins it. */
+	join_closer(t);
+	take_links(t, &t->closing_set);
+	if (pthread_create(&t->closer, NULL, closer_main, &t->closing_set))
+		close_links(&t->closing_set); /* no thread: wait here */
+	else
+		t->closing = true;
+	t->paused = true;
+	return 0;
+}
+
+void trace__set_epoch(struct trace *t, uint32_t epoch)
+{
+	/* A plain store into the mapped .bss: the probes' next load sees it
+	 * (x86 stores become visible in order, within nanoseconds). */
+	__atomic_store_n(&t->skel->bss->epoch, epoch, __ATOMIC_RELEASE);
+}
+
+int trace__resume(struct trace *t)
+{
+	int err;
+
+	if (!t->o.sampling)
+		return -EINVAL;
+	if (!t->paused)
+		return 0;
+	/* The last pause's links must be gone first: new links attached
+	 * while old ones of the same sites are still being released lose
+	 * return events (seen here: 223 of 1,600 returns missing). */
+	join_closer(t);
+	if (t->multi) {
+		err = attach_multi(t);
+	} else {
+		t->refused = 0;
+		err = attach_perf(t);
 	}
-	for (i = 1; i < t->nlinks; i += 2)
-		bpf_link__destroy(t->links[i]);
-	for (i = 0; i < t->nlinks; i += 2)
-		bpf_link__destroy(t->links[i]);
-	free(t->links);
-	t->links = NULL;
-	t->nlinks = 0;
+	if (err)
+		return err;
+	t->paused = false;
+	return 0;
 }
 
 int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *per_cpu_drops)

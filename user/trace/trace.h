@@ -49,6 +49,10 @@ struct trace_opts {
 	bool floor;               /* attach the empty programs (benchmark floor) */
 	bool no_times;            /* events carry no timestamp (--no-times) */
 	bool cgroup;              /* --cgroup: filter on cgfilter[0] (set before load) */
+	bool sampling;            /* events carry their window's epoch; allows
+				     trace__pause / trace__resume */
+	bool start_paused;        /* with sampling: trace__attach puts no probe in
+				     (the first window opens at trace__resume) */
 	trace_event_fn on_event;
 	void *ctx;
 };
@@ -87,6 +91,22 @@ bool trace__multi(const struct trace *t);
  * signal ends it early). Nothing wakes the loader: call it periodically.
  * Returns the number of events delivered, or on_event's -errno. */
 int trace__drain(struct trace *t, int timeout_ms);
+
+/*
+ * Sampling (o.sampling). The probes emit events only while the epoch is
+ * not 0 (it starts at 0), each carrying it: trace__set_epoch(t, n) opens
+ * window n (raise n for each window: the shadow stacks tell windows apart
+ * by it), trace__set_epoch(t, 0) closes it at once. trace__pause removes
+ * every function probe (no breakpoint is left in the target: it runs at
+ * native speed; the exec tracepoint stays); trace__resume puts them back.
+ * So a window is: resume, set_epoch(n), ..., set_epoch(0), pause.
+ * pause/resume return 0 (also when already paused / running) or -errno
+ * (-EINVAL without o.sampling; resume: the attach error, after which the
+ * trace stays paused). The loader's main thread.
+ */
+void trace__set_epoch(struct trace *t, uint32_t epoch);
+int trace__pause(struct trace *t);
+int trace__resume(struct trace *t);
 
 /* Remove every probe; nothing is left in the target. Safe to call twice. */
 void trace__detach(struct trace *t);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Sampling windows and the estimates drawn from them. With --sample or
+ * --start-disabled tracing is on only in windows (PEBIL's toggles, seed
+ * 004): what happens inside a window is seen exactly; the whole run is
+ * estimated from the windows.
+ *
+ * A count seen as c_i in window i (on for d_i ns), over a run of T ns, is
+ * estimated by the ratio estimator N = T * sum(c_i) / sum(d_i), with the
+ * standard error of a ratio estimator over W windows taken as a sample of
+ * the run's windows:
+ *   se(N) = T / sum(d_i) * sqrt(W / (W - 1) * sum((c_i - r d_i)^2)),
+ *   r = sum(c_i) / sum(d_i),
+ * times sqrt(1 - f) where f = sum(d_i) / T (the fraction of the run seen:
+ * a run traced throughout has no sampling error), and a 95 % interval of +-1.96 se (W >= 2; with one window there is no
+ * error estimate). It assumes the windows are a fair sample of the run:
+ * a program whose behaviour changes with the sampling period's phase
+ * defeats it (a periodic sleep of exactly the period, say).
+ */
+#ifndef ANALYZERS_SAMPLING_H
+#define ANALYZERS_SAMPLING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct an_windows {
+	uint32_t n;	       /* windows, epochs 1..n */
+	const uint64_t *on_ns; /* [n]: how long window epoch (index epoch - 1) was on */
+	uint64_t total_ns;     /* the run, from the first window's start to the end */
+};
+
+/* Sum of on_ns: how long tracing was on. */
+uint64_t sampling__on_ns(const struct an_windows *w);
+
+/*
+ * Estimate the run's total of a count seen as counts[e - 1] in window e
+ * (ncounts <= w->n; missing windows count 0). Sets *est, and *err95 to the
+ * half-width of the 95 % interval, or -1 when it cannot be estimated (one
+ * window). Returns false when nothing can be estimated (no window was on).
+ * Pure; any thread.
+ */
+bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct an_windows *w,
+			double *est, double *err95);
+
+#endif /* ANALYZERS_SAMPLING_H */

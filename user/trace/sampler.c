@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "pipeline/record.h"
+#include "user/trace/sampler.h"
+#include "user/trace/trace.h"
+
+struct window {
+	uint64_t start, end;	     /* ns since the run's start: the epoch stores */
+	uint64_t attach_ns, detach_ns; /* putting the probes in, taking them out */
+};
+
+struct sampler {
+	struct sampler_opts o;
+	struct trace *tr;
+	uint64_t t0;		/* the run's start, CLOCK_MONOTONIC ns */
+	struct window *w;	/* w[epoch - 1] */
+	uint64_t *on_ns;	/* [n], for struct an_windows */
+	uint32_t n, cap;
+	bool on;		/* a window is open */
+	bool duty;		/* the duty cycle drives the toggles */
+	int req;		/* -1 none, 0 off, 1 on (sampler__request) */
+	uint64_t period_ns, on_len_ns;
+	uint64_t next_ns;	/* the duty cycle's next toggle, since t0 */
+	struct an_windows aw;
+	bool failed;		/* an attach failed: no more windows */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int grow(struct sampler *s)
+{
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 64;
+		struct window *w = realloc(s->w, cap * sizeof(*w));
+
+		if (!w)
+			return -ENOMEM;
+		s->w = w;
+		s->cap = cap;
+	}
+	memset(&s->w[s->n], 0, sizeof(s->w[s->n]));
+	return 0;
+}
+
+uint64_t sampler__now(void)
+{
+	return mono_ns();
+}
+
+int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t start_ns,
+		 uint64_t attached_ns, struct sampler **out)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	s->tr = tr;
+	s->t0 = start_ns;
+	s->req = -1;
+	s->duty = o->pct > 0 && o->pct < 100 && o->period_ms;
+	s->period_ns = (uint64_t)o->period_ms * 1000000ULL;
+	s->on_len_ns = (uint64_t)((double)s->period_ns * o->pct / 100.0);
+	if (!o->start_disabled) {
+		/* trace__attach put the probes in: open window 1. */
+		if (grow(s)) {
+			free(s);
+			return -ENOMEM;
+		}
+		trace__set_epoch(tr, 1);
+		s->w[0].start = mono_ns() - start_ns;
+		s->w[0].attach_ns = attached_ns - start_ns;
+		s->n = 1;
+		s->on = true;
+		s->next_ns = s->w[0].start + s->on_len_ns;
+	} else {
+		s->duty = false; /* the user turns it on */
+	}
+	*out = s;
+	return 0;
+}
+
+void sampler__request(struct sampler *s, bool on)
+{
+	if (s)
+		s->req = on;
+}
+
+static int open_window(struct sampler *s)
+{
+	uint64_t a0;
+	int err;
+
+	if (s->failed || s->n >= REC_EPOCH_MASK)
+		return 0;
+	err = grow(s);
+	if (err)
+		return err;
+	a0 = mono_ns();
+	err = trace__resume(s->tr);
+	if (err) {
+		log_err("sampling: putting the probes back failed (%s): tracing stays off",
+			strerror(-err));
+		s->failed = true;
+		return err;
+	}
+	s->w[s->n].attach_ns = mono_ns() - a0;
+	/* Every probe is in: the window opens now, all at once. */
+	trace__set_epoch(s->tr, s->n + 1);
+	s->w[s->n].start = mono_ns() - s->t0;
+	s->n++;
+	s->on = true;
+	log_debug("sampling: window %" PRIu32 " on at %.3f s (attach %.3f ms)", s->n,
+		  s->w[s->n - 1].start / 1e9, s->w[s->n - 1].attach_ns / 1e6);
+	return 0;
+}
+
+static void close_window(struct sampler *s, bool detach)
+{
+	struct window *w = &s->w[s->n - 1];
+	uint64_t d0;
+
+	/* Closed at once: from here the probes emit nothing, also while
+	 * they are being taken out. */
+	trace__set_epoch(s->tr, 0);
+	w->end = mono_ns() - s->t0;
+	s->on = false;
+	if (!detach)
+		return;
+	d0 = mono_ns();
+	(void)trace__pause(s->tr); /* cannot fail once sampling is on */
+	w->detach_ns = mono_ns() - d0;
+	log_debug("sampling: window %" PRIu32 " off at %.3f s (detach %.3f ms)", s->n,
+		  w->end / 1e9, w->detach_ns / 1e6);
+}
+
+int sampler__tick(struct sampler *s, uint64_t now_ns)
+{
+	uint64_t t = now_ns - s->t0;
+	int err = 0;
+
+	if (s->req >= 0) {
+		bool want = s->req;
+
+		s->req = -1;
+		if (s->duty)
+			log_info("sampling: the duty cycle stops; SIGUSR1/SIGUSR2 turn tracing "
+				 "on and off from now on");
+		s->duty = false;
+		if (want && !s->on)
+			err = open_window(s);
+		else if (!want && s->on)
+			close_window(s, true);
+		return err;
+	}
+	if (!s->duty || t < s->next_ns)
+		return 0;
+	if (s->on) {
+		close_window(s, true);
+		/* The next window starts at the next period boundary. */
+		s->next_ns = (t / s->period_ns + 1) * s->period_ns;
+	} else {
+		err = open_window(s);
+		s->next_ns = mono_ns() - s->t0 + s->on_len_ns;
+	}
+	return err;
+}
+
+void sampler__finish(struct sampler *s, uint64_t end_ns)
+{
+	uint32_t i;
+
+	if (!s)
+		return;
+	if (s->on)
+		close_window(s, false); /* trace__detach removes the probes next */
+	free(s->on_ns);
+	s->on_ns = calloc(s->n ? s->n : 1, sizeof(*s->on_ns));
+	for (i = 0; s->on_ns && i < s->n; i++)
+		s->on_ns[i] = s->w[i].end > s->w[i].start ? s->w[i].end - s->w[i].start : 0;
+	s->aw.n = s->on_ns ? s->n : 0;
+	s->aw.on_ns = s->on_ns;
+	s->aw.total_ns = end_ns - s->t0;
+}
+
+const struct an_windows *sampler__windows(const struct sampler *s)
+{
+	return s ? &s->aw : NULL;
+}
+
+int sampler__json(const struct sampler *s, struct json *w)
+{
+	uint32_t i;
+
+	json__key(w, "sampling");
+	json__begin_object(w);
+	json__key(w, "percent");
+	json__double(w, s->o.pct);
+	json__key(w, "period_ms");
+	json__u64(w, s->o.period_ms);
+	json__key(w, "start_disabled");
+	json__bool(w, s->o.start_disabled);
+	json__key(w, "run_ns");
+	json__u64(w, s->aw.total_ns);
+	json__key(w, "on_ns");
+	json__u64(w, sampling__on_ns(&s->aw));
+	json__key(w, "windows");
+	json__begin_array(w);
+	for (i = 0; i < s->n; i++) {
+		const struct window *x = &s->w[i];
+
+		json__begin_object(w);
+		json__key(w, "epoch");
+		json__u64(w, i + 1);
+		json__key(w, "start_ns");
+		json__u64(w, x->start);
+		json__key(w, "end_ns");
+		json__u64(w, x->end);
+		json__key(w, "on_ns");
+		json__u64(w, s->on_ns && i < s->aw.n ? s->on_ns[i] : 0);
+		json__key(w, "attach_ns");
+		json__u64(w, x->attach_ns);
+		json__key(w, "detach_ns");
+		json__u64(w, x->detach_ns);
+		json__end_object(w);
+	}
+	json__end_array(w);
+	return json__end_object(w);
+}
+
+void sampler__text(const struct sampler *s, FILE *f)
+{
+	uint64_t on = sampling__on_ns(&s->aw), att = 0, det = 0;
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++) {
+		att += s->w[i].attach_ns;
+		det += s->w[i].detach_ns;
+	}
+	fprintf(f,
+		"sampling: on %.1f%% of %.3f s in %" PRIu32 " window%s; off between them, "
+		"probes out of the target (putting them back in took %.3f s in all, with the "
+		"kernel's release of the previous ones; taking them out %.3f s)\n",
+		s->aw.total_ns ? 100.0 * (double)on / (double)s->aw.total_ns : 0.0,
+		(double)s->aw.total_ns / 1e9, s->n, s->n == 1 ? "" : "s", att / 1e9, det / 1e9);
+}
+
+void sampler__free(struct sampler *s)
+{
+	if (!s)
+		return;
+	free(s->w);
+	free(s->on_ns);
+	free(s);
+}
