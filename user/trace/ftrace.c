@@ -624,8 +624,8 @@ static int run_until_stop(struct ftrace *ft)
 /* ---- detach ---- */
 
 /* Probes out, the guard lets go, every event still in a ring staged and
- * analysed. Returns 0, or -errno (logged) when the last drain failed
- * (after an earlier error, run_err, there is none). */
+ * analysed. Returns 0, or -errno (logged) when the last drain failed; after
+ * an earlier error (run_err) that one is the run's, and this returns 0. */
 static int detach_probes(struct ftrace *ft, int run_err)
 {
 	struct guard_stats *gst = &ft->gst;
@@ -649,8 +649,9 @@ static int detach_probes(struct ftrace *ft, int run_err)
 			 gst->unguarded + gst->failed == 1 ? "" : "s");
 	log_info("probes: attached in %.3f s, detached in %.3f s (%s)", ft->t_att, ft->t_det,
 		 trace__multi(ft->tr) ? "multi-uprobe links" : "one link per site");
-	/* Every event a probe wrote is in a ring by now: drain them all. */
-	while (!run_err && (got = trace__drain(ft->tr, 0)) > 0)
+	/* Every event a probe wrote is in a ring by now: drain them all
+	 * (not into a staging that failed). */
+	while (!ft->stage_err && (got = trace__drain(ft->tr, 0)) > 0)
 		;
 	if (!run_err && ft->stage_err) {
 		log_err("staging events: %s", strerror(-ft->stage_err));

@@ -9,7 +9,8 @@
  *   plan              the guard (or entry-only), where each probe goes,
  *                     the libraries' functions; --list and --plan stop here
  *   attach            BPF programs, rings, staging, analyzers, probes
- *   run until stop    release the target, drain until it exits, Ctrl-C, -d
+ *   start             analyzer threads, then a launched target may exec
+ *   run until stop    drain the rings until it exits, Ctrl-C or -d
  *   detach            probes out, the guard lets go, the last drain
  *   report            text, JSON, the summary line
  * Main thread only.
