@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,8 @@
 
 #define CABBPF_VERSION "0.1.0"
 
-static const char usage[] =
+/* --help: this, then the table's sections, then help_tail. */
+static const char help_head[] =
 	"Usage: cabbpf [OPTIONS] -p PID\n"
 	"       cabbpf [OPTIONS] -- COMMAND [ARGS...]\n"
 	"       cabbpf --io [-p PID] [OPTIONS]\n"
@@ -21,86 +23,9 @@ static const char usage[] =
 	"recompiling or restarting it, and analyse them concurrently on other cores:\n"
 	"calls per function (total and per thread), the call graph, and the bytes\n"
 	"each function's activations read and wrote through system calls.\n"
-	"\n"
-	"Target (one of):\n"
-	"  -p, --pid PID            trace a running process (all its threads, also\n"
-	"                           ones created later) until Ctrl-C, -d, or its exit\n"
-	"  -- COMMAND [ARGS...]     launch COMMAND and trace it from its first call\n"
-	"                           to its exit; if cabbpf stops first (Ctrl-C, -d)\n"
-	"                           COMMAND is ended too (SIGINT / SIGTERM)\n"
-	"\n"
-	"What to trace:\n"
-	"  -f, --func GLOB          trace functions matching GLOB (shell pattern;\n"
-	"                           repeat for more). Default: every function of the\n"
-	"                           main executable except C runtime start-up code\n"
-	"  -f LIB:GLOB              functions of a shared library: 'libc.so.6:malloc',\n"
-	"                           'libc:*' (all of it), '/path/libfoo.so:foo_*';\n"
-	"                           found in /proc/PID/maps or the library directories\n"
-	"  -l, --list               print the functions that would be traced, and exit\n"
-	"      --plan               print where each probe would go, its cost class\n"
-	"                           (nop5, emulated, single-step, refused) and the\n"
-	"                           estimated overhead per call, and exit\n"
-	"      --no-shift           keep every probe on the function's first\n"
-	"                           instruction (default: move it past leading\n"
-	"                           instructions when provably equivalent and cheaper)\n"
-	"      --entry-only         no return probes: exact call counts only (implies\n"
-	"                           -a count; no times, no call graph), cheaper per\n"
-	"                           call: probes may also move past push/sub rsp, and\n"
-	"                           a function whose address never escapes is counted\n"
-	"                           at its call instructions instead of its entry\n"
-	"      --no-callsites       with --entry-only: keep such functions' probes at\n"
-	"                           their entries\n"
-	"\n"
-	"Analysis and output:\n"
-	"  -a, --analyzers LIST     comma-separated: count,callgraph,io (default: all;\n"
-	"                           io: bytes read and written per function)\n"
-	"  -j, --json FILE          also write every result as JSON to FILE\n"
-	"                           (schema: docs/json-schema.md)\n"
-	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
-	"  -q, --quiet              no text report on stdout (use with --json)\n"
-	"  -v, --verbose            debug messages, including libbpf's\n"
-	"\n"
-	"Sampling (the probes are taken out between windows: no breakpoint, native\n"
-	"speed; counts inside a window are exact, whole-run counts are estimated\n"
-	"with a 95% interval):\n"
-	"      --sample P           trace P% of the time (0 < P < 100, \"25\" or\n"
-	"                           \"25%\"): on for P% of each period\n"
-	"      --sample-period MS   the period, 10 to 3600000 ms (default 1000). Putting\n"
-	"                           the probes in and out costs ~1 ms per 100\n"
-	"                           functions: the on-time should be well above it\n"
-	"      --start-disabled     attach nothing until SIGUSR1; then SIGUSR1 turns\n"
-	"                           tracing on, SIGUSR2 off (with --sample, a signal\n"
-	"                           ends the duty cycle: the user takes over)\n"
-	"\n"
-	"Tuning:\n"
-	"      --ring-size MIB      kernel ring per CPU, a power of two (default 16)\n"
-	"      --analyzer-threads N analyzer threads (default 1)\n"
-	"      --no-times           take no timestamps: exact counts and call graph,\n"
-	"                           no inclusive/self times, ~0.1 us less per event\n"
-	"      --floor              attach empty BPF programs on the same sites and\n"
-	"                           report nothing but time (benchmark baseline)\n"
-	"      --no-guard           do not watch the unwinder and stack switches as\n"
-	"                           the target's ptrace tracer. Only for programs\n"
-	"                           that never throw, unwind or switch stacks: a\n"
-	"                           C++ exception through a traced frame then\n"
-	"                           kills the target (docs/guard.md)\n"
-	"  -h, --help               this help\n"
-	"  -V, --version            version\n"
-	"\n"
-	"System-wide I/O and containers:\n"
-	"      --io                 no function tracing: per process, per cgroup and\n"
-	"                           per container, the input and output system calls\n"
-	"                           (read/recv.../write/send... families) by syscall\n"
-	"                           and fd kind, size histograms, short reads, top\n"
-	"                           files and sockets; every process unless -p PID.\n"
-	"                           Runs until Ctrl-C or -d\n"
-	"  -i, --interval SECONDS   with --io: print the figures every SECONDS\n"
-	"      --cgroup PATH        only tasks in cgroup v2 directory PATH and its\n"
-	"                           descendants (filtered in the kernel); any mode.\n"
-	"                           With -- COMMAND, COMMAND is started inside PATH\n"
-	"      --container ID       only the container ID (docker, containerd/CRI,\n"
-	"                           podman; a unique prefix of the id is enough)\n"
-	"\n"
+	"\n";
+
+static const char help_tail[] =
 	"Examples:\n"
 	"  sudo cabbpf -p 4242                          # until Ctrl-C\n"
 	"  sudo cabbpf -- ./myprog arg1 arg2            # whole run of a command\n"
@@ -115,60 +40,179 @@ static const char usage[] =
 	"stderr. Exit status: 0 when a trace was taken (also after Ctrl-C or when the\n"
 	"target exits early), 1 when it could not be, 2 for a usage error.\n";
 
-enum {
-	OPT_RING = 1000,
-	OPT_ATHREADS,
-	OPT_FLOOR,
-	OPT_NO_TIMES,
-	OPT_NO_GUARD,
-	OPT_PLAN,
-	OPT_NO_SHIFT,
-	OPT_NO_CALLSITES,
-	OPT_ENTRY_ONLY,
-	OPT_SAMPLE,
-	OPT_SAMPLE_PERIOD,
-	OPT_START_DISABLED,
-};
+#define OFF(field) .off = offsetof(struct opts, field)
 
-/* System-wide I/O and container options: their own range. */
-enum {
-	OPT_IO = 1100,
-	OPT_CGROUP,
-	OPT_CONTAINER,
-};
+static const char G_TARGET[] = "Target (one of)";
+static const char G_WHAT[] = "What to trace";
+static const char G_OUT[] = "Analysis and output";
+static const char G_SAMPLE[] =
+	"Sampling (probes out of the target between windows: native speed; calls\n"
+	"inside a window exact, whole-run counts estimated with a 95% interval)";
+static const char G_TUNE[] = "Tuning";
+static const char G_IO[] = "System-wide I/O and containers";
 
-static const struct option longopts[] = {
-	{"pid", required_argument, NULL, 'p'},
-	{"func", required_argument, NULL, 'f'},
-	{"list", no_argument, NULL, 'l'},
-	{"analyzers", required_argument, NULL, 'a'},
-	{"json", required_argument, NULL, 'j'},
-	{"duration", required_argument, NULL, 'd'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"ring-size", required_argument, NULL, OPT_RING},
-	{"analyzer-threads", required_argument, NULL, OPT_ATHREADS},
-	{"floor", no_argument, NULL, OPT_FLOOR},
-	{"no-times", no_argument, NULL, OPT_NO_TIMES},
-	{"no-guard", no_argument, NULL, OPT_NO_GUARD},
-	{"sample", required_argument, NULL, OPT_SAMPLE},
-	{"sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD},
-	{"start-disabled", no_argument, NULL, OPT_START_DISABLED},
-	{"plan", no_argument, NULL, OPT_PLAN},
-	{"no-shift", no_argument, NULL, OPT_NO_SHIFT},
-	{"no-callsites", no_argument, NULL, OPT_NO_CALLSITES},
-	{"entry-only", no_argument, NULL, OPT_ENTRY_ONLY},
-	{"io", no_argument, NULL, OPT_IO},
-	{"interval", required_argument, NULL, 'i'},
-	{"cgroup", required_argument, NULL, OPT_CGROUP},
-	{"container", required_argument, NULL, OPT_CONTAINER},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+const struct opt_def opts__table[] = {
+	{"pid", 'p', OPT_PID, "PID", 1, INT_MAX, OFF(pid), .group = G_TARGET,
+	 .wants = "a process id (a positive integer)",
+	 .help = "trace a running process (all its threads, also\n"
+		 "ones created later) until Ctrl-C, -d, or its exit"},
+	{.type = OPT_NOTE,
+	 .group = G_TARGET,
+	 .label = "-- COMMAND [ARGS...]",
+	 .help = "launch COMMAND and trace it from its first call\n"
+		 "to its exit; if cabbpf stops first (Ctrl-C, -d)\n"
+		 "COMMAND is ended too (SIGINT / SIGTERM)"},
+
+	{"func", 'f', OPT_STRS, "GLOB", 0, OPTS_MAX_FUNCS, OPTF_NONEMPTY, OFF(funcs),
+	 .count_off = offsetof(struct opts, nfuncs), .group = G_WHAT,
+	 .wants = "a non-empty pattern",
+	 .help = "trace functions matching GLOB (shell pattern;\n"
+		 "repeat for more). Default: every function of the\n"
+		 "main executable except C runtime start-up code"},
+	{.type = OPT_NOTE,
+	 .group = G_WHAT,
+	 .label = "-f LIB:GLOB",
+	 .help = "functions of a shared library: 'libc.so.6:malloc',\n"
+		 "'libc:*' (all of it), '/path/libfoo.so:foo_*';\n"
+		 "found in /proc/PID/maps or the library directories"},
+	{"list", 'l', OPT_FLAG, OFF(list), .group = G_WHAT,
+	 .help = "print the functions that would be traced, and exit"},
+	{"plan", 0, OPT_FLAG, OFF(plan), .group = G_WHAT,
+	 .help = "print where each probe would go, its cost class\n"
+		 "(nop5, emulated, single-step, refused) and the\n"
+		 "estimated overhead per call, and exit"},
+	{"no-shift", 0, OPT_FLAG, OFF(no_shift), .group = G_WHAT,
+	 .help = "keep every probe on the function's first\n"
+		 "instruction (default: move it past leading\n"
+		 "instructions when provably equivalent and cheaper)"},
+	{"entry-only", 0, OPT_FLAG, OFF(entry_only), .group = G_WHAT,
+	 .help = "no return probes: exact call counts only (implies\n"
+		 "-a count; no times, no call graph), cheaper per\n"
+		 "call: probes may also move past push/sub rsp, and\n"
+		 "a function whose address never escapes is counted\n"
+		 "at its call instructions instead of its entry"},
+	{"no-callsites", 0, OPT_FLAG, OFF(no_callsites), .group = G_WHAT,
+	 .help = "with --entry-only: keep such functions' probes at\n"
+		 "their entries"},
+
+	{"analyzers", 'a', OPT_STR, "LIST", OFF(analyzers), .group = G_OUT,
+	 .help = "comma-separated: count,callgraph,io (default: all;\n"
+		 "io: bytes read and written per function)"},
+	{"json", 'j', OPT_STR, "FILE", OFF(json_path), .group = G_OUT,
+	 .help = "also write every result as JSON to FILE\n"
+		 "(schema: docs/json-schema.md)"},
+	{"duration", 'd', OPT_DOUBLE, "SECONDS", 0, 365 * 86400.0, OPTF_LO_OPEN, OFF(duration),
+	 .group = G_OUT, .wants = "a positive number of seconds",
+	 .help = "stop after SECONDS (decimals allowed)"},
+	{"quiet", 'q', OPT_FLAG, OFF(quiet), .group = G_OUT,
+	 .help = "no text report on stdout (use with --json)"},
+	{"verbose", 'v', OPT_FLAG, OFF(verbose), .group = G_OUT,
+	 .help = "debug messages, including libbpf's"},
+
+	{"sample", 0, OPT_DOUBLE, "P", 0, 100, OPTF_LO_OPEN | OPTF_HI_OPEN | OPTF_PERCENT,
+	 OFF(sample_pct), .group = G_SAMPLE,
+	 .wants = "a percentage above 0 and below 100 (e.g. 25 or 25%)",
+	 .help = "trace P% of the time (\"25\" or \"25%\"): on for\n"
+		 "P% of each period, every probe out in between"},
+	{"sample-period", 0, OPT_UINT, "MS", 10, 3600000, OFF(sample_period_ms), .group = G_SAMPLE,
+	 .wants = "10 to 3600000 (ms)",
+	 .help = "the period (default 1000). Taking probes out\n"
+		 "waits for the kernel (~0.1-0.4 s here): keep the\n"
+		 "off-time above that"},
+	{"start-disabled", 0, OPT_FLAG, OFF(start_disabled), .group = G_SAMPLE,
+	 .help = "attach nothing until SIGUSR1; then SIGUSR1 turns\n"
+		 "tracing on, SIGUSR2 off (with --sample, a signal\n"
+		 "ends the duty cycle: the user takes over)"},
+
+	{"ring-size", 0, OPT_MIB, "MIB", 1, 1024, OPTF_POW2, OFF(ring_bytes), .group = G_TUNE,
+	 .wants = "a power of two from 1 to 1024 (MiB)",
+	 .help = "kernel ring per CPU, a power of two (default 16)"},
+	{"analyzer-threads", 0, OPT_UINT, "N", 1, 64, OFF(analyzer_threads), .group = G_TUNE,
+	 .wants = "1 to 64", .help = "analyzer threads (default 1)"},
+	{"no-times", 0, OPT_FLAG, OFF(no_times), .group = G_TUNE,
+	 .help = "take no timestamps: exact counts and call graph,\n"
+		 "no inclusive/self times, ~0.1 us less per event"},
+	{"floor", 0, OPT_FLAG, OFF(floor), .group = G_TUNE,
+	 .help = "attach empty BPF programs on the same sites and\n"
+		 "report nothing but time (benchmark baseline)"},
+	{"no-guard", 0, OPT_FLAG, OFF(no_guard), .group = G_TUNE,
+	 .help = "do not watch the unwinder and stack switches as\n"
+		 "the target's ptrace tracer. Only for programs\n"
+		 "that never throw, unwind or switch stacks: a\n"
+		 "C++ exception through a traced frame then\n"
+		 "kills the target (docs/guard.md)"},
+	{"help", 'h', OPT_HELP, .group = G_TUNE, .help = "this help"},
+	{"version", 'V', OPT_VERSION, .group = G_TUNE, .help = "version"},
+
+	{"io", 0, OPT_FLAG, OFF(io), .group = G_IO,
+	 .help = "no function tracing: per process, per cgroup and\n"
+		 "per container, the input and output system calls\n"
+		 "(read/recv.../write/send... families) by syscall\n"
+		 "and fd kind, size histograms, short reads, top\n"
+		 "files and sockets; every process unless -p PID.\n"
+		 "Runs until Ctrl-C or -d"},
+	{"interval", 'i', OPT_DOUBLE, "SECONDS", 0.1, 86400.0, OFF(interval), .group = G_IO,
+	 .wants = "a number of seconds from 0.1 to 86400",
+	 .help = "with --io: print the figures every SECONDS"},
+	{"cgroup", 0, OPT_STR, "PATH", 0, 0, OPTF_NONEMPTY, OFF(cgroup), .group = G_IO,
+	 .wants = "a cgroup v2 directory",
+	 .help = "only tasks in cgroup v2 directory PATH and its\n"
+		 "descendants (filtered in the kernel); any mode.\n"
+		 "With -- COMMAND, COMMAND is started inside PATH"},
+	{"container", 0, OPT_STR, "ID", 0, 0, OPTF_NONEMPTY, OFF(container), .group = G_IO,
+	 .wants = "a container id",
+	 .help = "only the container ID (docker, containerd/CRI,\n"
+		 "podman; a unique prefix of the id is enough)"},
 };
+const size_t opts__ntable = sizeof(opts__table) / sizeof(opts__table[0]);
+
+static void set_defaults(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->ring_bytes = 16UL << 20;
+	o->analyzer_threads = 1;
+}
+
+/* The checks between options, in the order they are reported; the first
+ * that holds is the usage error. Adding an option's conflict: one line. */
+static int check_combination(struct opts *o)
+{
+	const struct {
+		bool bad;
+		const char *why;
+	} rules[] = {
+		/* Without return events the shadow stacks cannot tell callers. */
+		{o->entry_only && o->analyzers && strstr(o->analyzers, "callgraph"),
+		 "--entry-only attaches no return probes: the callgraph analyzer needs them (use "
+		 "-a count)"},
+		{o->pid && o->cmd, "give either -p PID or -- COMMAND, not both"},
+		{o->cgroup && o->container, "give either --cgroup or --container, not both"},
+		{o->interval && !o->io, "-i works with --io only"},
+		{o->sample_period_ms && !o->sample_pct, "--sample-period goes with --sample P"},
+		{(o->sample_pct || o->start_disabled) && (o->io || o->floor || o->list || o->plan),
+		 "--sample and --start-disabled toggle function tracing: not with --io, --floor, "
+		 "--list or --plan"},
+		{o->io && o->cmd, "--io watches running processes: give -p PID or no target"},
+		{!o->io && !o->pid && !o->cmd,
+		 "nothing to trace: give -p PID or -- COMMAND (see cabbpf --help)"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (rules[i].bad) {
+			log_err("%s", rules[i].why);
+			return -EINVAL;
+		}
+	/* Defaults that depend on other options. */
+	if (o->entry_only && !o->analyzers)
+		o->analyzers = "count";
+	if (o->sample_pct && !o->sample_period_ms)
+		o->sample_period_ms = 1000;
+	return 0;
+}
 
 /* Whole-string unsigned parse within [lo, hi]. */
-static int parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+static int parse_ulong(const char *s, double lo, double hi, unsigned long *out)
 {
 	char *end;
 	unsigned long v;
@@ -177,214 +221,204 @@ static int parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsign
 		return -EINVAL;
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
+	if (errno || *end || (double)v < lo || (double)v > hi)
 		return -EINVAL;
 	*out = v;
 	return 0;
 }
 
+/* Whole-string finite number within the row's range. */
+static int parse_double(const struct opt_def *d, const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if ((d->flags & OPTF_PERCENT) && *end == '%' && end != s)
+		end++; /* "25%" as well as "25" */
+	if (errno || *end || !*s || !isfinite(v))
+		return -EINVAL;
+	if ((d->flags & OPTF_HI_OPEN) ? !(v < d->hi) : !(v <= d->hi))
+		return -EINVAL;
+	if ((d->flags & OPTF_LO_OPEN) ? !(v > d->lo) : !(v >= d->lo))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* "-x" when the option has a short form, else "--name": as users type it. */
+static const char *flag_name(const struct opt_def *d, char *buf, size_t len)
+{
+	if (d->short_name)
+		snprintf(buf, len, "-%c", d->short_name);
+	else
+		snprintf(buf, len, "--%s", d->name);
+	return buf;
+}
+
+/* Store arg (NULL for flags) as row d says. Returns 0, or -EINVAL after
+ * saying what the option wants. */
+static int store(const struct opt_def *d, const char *arg, struct opts *o)
+{
+	char *field = (char *)o + d->off;
+	unsigned long v = 0;
+	double x = 0;
+	char name[64];
+	size_t *count;
+	int err = 0;
+
+	if ((d->flags & OPTF_NONEMPTY) && arg && !*arg) {
+		log_err("%s wants %s", flag_name(d, name, sizeof(name)), d->wants);
+		return -EINVAL;
+	}
+	switch (d->type) {
+	case OPT_FLAG:
+		*(bool *)field = true;
+		return 0;
+	case OPT_STR:
+		*(const char **)field = arg;
+		return 0;
+	case OPT_STRS:
+		count = (size_t *)((char *)o + d->count_off);
+		if (*count >= (size_t)d->hi) {
+			log_err("at most %zu %s patterns", (size_t)d->hi,
+				flag_name(d, name, sizeof(name)));
+			return -EINVAL;
+		}
+		((const char **)field)[(*count)++] = arg;
+		return 0;
+	case OPT_PID:
+	case OPT_UINT:
+	case OPT_MIB:
+		err = parse_ulong(arg, d->lo, d->hi, &v);
+		if (!err && (d->flags & OPTF_POW2) && (v & (v - 1)))
+			err = -EINVAL;
+		break;
+	case OPT_DOUBLE:
+		err = parse_double(d, arg, &x);
+		break;
+	default:
+		return 0;
+	}
+	if (err) {
+		log_err("%s wants %s, not '%s'", flag_name(d, name, sizeof(name)), d->wants, arg);
+		return -EINVAL;
+	}
+	if (d->type == OPT_PID)
+		*(pid_t *)field = (pid_t)v;
+	else if (d->type == OPT_UINT)
+		*(unsigned *)field = (unsigned)v;
+	else if (d->type == OPT_MIB)
+		*(size_t *)field = (size_t)v << 20;
+	else
+		*(double *)field = x;
+	return 0;
+}
+
+/* getopt_long's val for row i: its short name, or 256 + i. */
+static int row_val(size_t i)
+{
+	return opts__table[i].short_name ? opts__table[i].short_name : 256 + (int)i;
+}
+
 int opts__parse(int argc, char **argv, struct opts *o)
 {
-	unsigned long v;
-	char *end;
+	struct option longopts[sizeof(opts__table) / sizeof(opts__table[0]) + 1];
+	/* '+': stop at the first non-option so "-- cmd -x" keeps -x for cmd. */
+	char shorts[2 * sizeof(opts__table) / sizeof(opts__table[0]) + 2] = "+";
+	size_t i, nl = 0, ns = 1;
 	int c;
 
-	memset(o, 0, sizeof(*o));
-	o->ring_bytes = 16UL << 20;
-	o->analyzer_threads = 1;
+	set_defaults(o);
+	for (i = 0; i < opts__ntable; i++) {
+		const struct opt_def *d = &opts__table[i];
+
+		if (d->type == OPT_NOTE)
+			continue;
+		longopts[nl++] = (struct option){d->name, d->arg ? required_argument : no_argument,
+						 NULL, row_val(i)};
+		if (d->short_name) {
+			shorts[ns++] = d->short_name;
+			if (d->arg)
+				shorts[ns++] = ':';
+		}
+	}
+	memset(&longopts[nl], 0, sizeof(longopts[nl]));
+	shorts[ns] = 0;
 	opterr = 0;
-	/* '+': stop at the first non-option so "-- cmd -x" keeps -x for cmd. */
-	while ((c = getopt_long(argc, argv, "+p:f:la:j:d:i:qvhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (parse_ulong(optarg, 1, INT_MAX, &v)) {
-				log_err("-p wants a process id (a positive integer), not '%s'",
-					optarg);
-				return -EINVAL;
-			}
-			o->pid = (pid_t)v;
-			break;
-		case 'f':
-			if (o->nfuncs == OPTS_MAX_FUNCS) {
-				log_err("at most %d -f patterns", OPTS_MAX_FUNCS);
-				return -EINVAL;
-			}
-			if (!*optarg) {
-				log_err("-f wants a non-empty pattern");
-				return -EINVAL;
-			}
-			o->funcs[o->nfuncs++] = optarg;
-			break;
-		case 'l':
-			o->list = true;
-			break;
-		case 'a':
-			o->analyzers = optarg;
-			break;
-		case 'j':
-			o->json_path = optarg;
-			break;
-		case 'd':
-			errno = 0;
-			o->duration = strtod(optarg, &end);
-			if (errno || *end || !*optarg || !(o->duration > 0) ||
-			    !isfinite(o->duration) || o->duration > 365 * 86400.0) {
-				log_err("-d wants a positive number of seconds, not '%s'", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case OPT_RING:
-			if (parse_ulong(optarg, 1, 1024, &v) || (v & (v - 1))) {
-				log_err("--ring-size wants a power of two from 1 to 1024 (MiB), not '%s'",
-					optarg);
-				return -EINVAL;
-			}
-			o->ring_bytes = v << 20;
-			break;
-		case OPT_ATHREADS:
-			if (parse_ulong(optarg, 1, 64, &v)) {
-				log_err("--analyzer-threads wants 1 to 64, not '%s'", optarg);
-				return -EINVAL;
-			}
-			o->analyzer_threads = (unsigned)v;
-			break;
-		case OPT_NO_GUARD:
-			o->no_guard = true;
-			break;
-		case OPT_NO_TIMES:
-			o->no_times = true;
-			break;
-		case OPT_FLOOR:
-			o->floor = true;
-			break;
-		case OPT_PLAN:
-			o->plan = true;
-			break;
-		case OPT_NO_SHIFT:
-			o->no_shift = true;
-			break;
-		case OPT_NO_CALLSITES:
-			o->no_callsites = true;
-			break;
-		case OPT_ENTRY_ONLY:
-			o->entry_only = true;
-			break;
-		case OPT_SAMPLE:
-			errno = 0;
-			o->sample_pct = strtod(optarg, &end);
-			if (*end == '%')
-				end++;
-			if (errno || *end || end == optarg || !(o->sample_pct > 0) ||
-			    !(o->sample_pct < 100)) {
-				log_err("--sample wants a percentage above 0 and below 100 (e.g. 25 or "
-					"25%%), not '%s'",
-					optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_SAMPLE_PERIOD:
-			if (parse_ulong(optarg, 10, 3600000, &v)) {
-				log_err("--sample-period wants 10 to 3600000 (ms), not '%s'", optarg);
-				return -EINVAL;
-			}
-			o->sample_period_ms = (unsigned)v;
-			break;
-		case OPT_START_DISABLED:
-			o->start_disabled = true;
-			break;
-		case OPT_IO:
-			o->io = true;
-			break;
-		case 'i':
-			errno = 0;
-			o->interval = strtod(optarg, &end);
-			if (errno || *end || !*optarg || !(o->interval >= 0.1) ||
-			    !isfinite(o->interval) || o->interval > 86400.0) {
-				log_err("-i wants a number of seconds from 0.1 to 86400, not '%s'",
-					optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_CGROUP:
-			if (!*optarg) {
-				log_err("--cgroup wants a cgroup v2 directory");
-				return -EINVAL;
-			}
-			o->cgroup = optarg;
-			break;
-		case OPT_CONTAINER:
-			if (!*optarg) {
-				log_err("--container wants a container id");
-				return -EINVAL;
-			}
-			o->container = optarg;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 1;
-		case 'V':
-			printf("cabbpf %s\n", CABBPF_VERSION);
-			return 1;
-		case '?':
-		default:
+	optind = 0; /* glibc: start afresh (tests parse many argvs) */
+	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+		const struct opt_def *d = NULL;
+
+		for (i = 0; i < opts__ntable && !d; i++)
+			if (opts__table[i].type != OPT_NOTE && row_val(i) == c)
+				d = &opts__table[i];
+		if (!d) { /* '?': getopt_long found no such option, or no argument */
 			if (optopt && optopt < 256)
-				log_err("unknown option '-%c' or missing argument (see cabbpf --help)",
+				log_err("unknown option '-%c' or missing argument (see cabbpf "
+					"--help)",
 					optopt);
 			else
-				log_err("unknown option '%s' or missing argument (see cabbpf --help)",
+				log_err("unknown option '%s' or missing argument (see cabbpf "
+					"--help)",
 					argv[optind - 1]);
 			return -EINVAL;
 		}
+		if (d->type == OPT_HELP) {
+			opts__print_help(stdout);
+			return 1;
+		}
+		if (d->type == OPT_VERSION) {
+			printf("cabbpf %s\n", CABBPF_VERSION);
+			return 1;
+		}
+		if (store(d, d->arg ? optarg : NULL, o))
+			return -EINVAL;
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
-	/* Without return events the shadow stacks cannot tell callers. */
-	if (o->entry_only && o->analyzers && strstr(o->analyzers, "callgraph")) {
-		log_err("--entry-only attaches no return probes: the callgraph analyzer needs "
-			"them (use -a count)");
-		return -EINVAL;
+	return check_combination(o);
+}
+
+/* One entry: the left column (label) padded to 24, then the help text,
+ * its later lines under its first. */
+static void print_entry(FILE *out, const char *label, const char *help)
+{
+	const char *nl;
+
+	fprintf(out, "  %-24s ", label);
+	while ((nl = strchr(help, '\n'))) {
+		fprintf(out, "%.*s\n%27s", (int)(nl - help), help, "");
+		help = nl + 1;
 	}
-	if (o->entry_only && !o->analyzers)
-		o->analyzers = "count";
-	if (o->pid && o->cmd) {
-		log_err("give either -p PID or -- COMMAND, not both");
-		return -EINVAL;
-	}
-	if (o->cgroup && o->container) {
-		log_err("give either --cgroup or --container, not both");
-		return -EINVAL;
-	}
-	if (o->interval && !o->io) {
-		log_err("-i works with --io only");
-		return -EINVAL;
-	}
-	if (o->sample_period_ms && !o->sample_pct) {
-		log_err("--sample-period goes with --sample P");
-		return -EINVAL;
-	}
-	if (o->sample_pct && !o->sample_period_ms)
-		o->sample_period_ms = 1000;
-	if ((o->sample_pct || o->start_disabled) && (o->io || o->floor || o->list || o->plan)) {
-		log_err("--sample and --start-disabled toggle function tracing: not with %s",
-			o->io ? "--io" : o->floor ? "--floor" : o->list ? "--list" : "--plan");
-		return -EINVAL;
-	}
-	if (o->io) {
-		if (o->cmd) {
-			log_err("--io watches running processes: give -p PID or no target");
-			return -EINVAL;
+	fprintf(out, "%s\n", help);
+}
+
+void opts__print_help(FILE *out)
+{
+	const char *group = NULL;
+	char label[64];
+	size_t i;
+
+	fputs(help_head, out);
+	for (i = 0; i < opts__ntable; i++) {
+		const struct opt_def *d = &opts__table[i];
+
+		if (d->group != group) {
+			fprintf(out, "%s%s:\n", group ? "\n" : "", d->group);
+			group = d->group;
 		}
-		return 0;
+		if (d->type == OPT_NOTE)
+			snprintf(label, sizeof(label), "%s", d->label);
+		else if (d->short_name)
+			snprintf(label, sizeof(label), "-%c, --%s%s%s", d->short_name, d->name,
+				 d->arg ? " " : "", d->arg ? d->arg : "");
+		else
+			snprintf(label, sizeof(label), "    --%s%s%s", d->name, d->arg ? " " : "",
+				 d->arg ? d->arg : "");
+		print_entry(out, label, d->help);
 	}
-	if (!o->pid && !o->cmd) {
-		log_err("nothing to trace: give -p PID or -- COMMAND (see cabbpf --help)");
-		return -EINVAL;
-	}
-	return 0;
+	fputs("\n", out);
+	fputs(help_tail, out);
 }

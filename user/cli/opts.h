@@ -1,50 +1,107 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Command-line options of cabbpf. Parsed once by main's thread. */
+/*
+ * Command-line options of cabbpf. One table (opts__table, in opts.c) says
+ * each option's long and short name, argument type, range and help text;
+ * getopt_long's table, the parsing, the range checks and --help are all
+ * derived from it, and the checks between options sit in one function
+ * (opts.c: check_combination). Adding an option: a field in struct opts,
+ * a row in the table, and where needed a line in check_combination.
+ * Parsed once by main's thread.
+ */
 #ifndef USER_OPTS_H
 #define USER_OPTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define OPTS_MAX_FUNCS 256
 
 struct opts {
-	pid_t pid;                           /* -p */
-	char **cmd;                          /* after --, NULL-terminated */
-	const char *funcs[OPTS_MAX_FUNCS];   /* -f globs */
+	pid_t pid;			   /* -p */
+	char **cmd;			   /* after --, NULL-terminated */
+	const char *funcs[OPTS_MAX_FUNCS]; /* -f globs */
 	size_t nfuncs;
-	const char *analyzers;               /* -a, NULL = all */
-	const char *json_path;               /* --json */
-	double duration;                     /* -d seconds; 0 = until exit or Ctrl-C */
-	size_t ring_bytes;                   /* --ring-size, per CPU */
-	unsigned analyzer_threads;           /* --analyzer-threads */
-	bool list;                           /* --list */
-	bool floor;                          /* --floor (benchmarks) */
-	bool no_times;                       /* --no-times */
-	bool no_guard;                       /* --no-guard: no ptrace guard (user/trace/guard.h) */
-	bool plan;                           /* --plan: print the probe plan, attach nothing */
-	bool no_shift;                       /* --no-shift: every probe on the entry */
-	bool no_callsites;                   /* --no-callsites: no call-site counting */
-	bool entry_only;                     /* --entry-only: no return probes (-a count) */
-	double sample_pct;                   /* --sample P: duty cycle in %, 0 = none */
-	unsigned sample_period_ms;           /* --sample-period (0 = not given) */
-	bool start_disabled;                 /* --start-disabled: SIGUSR1 on, SIGUSR2 off */
+	const char *analyzers;	   /* -a, NULL = all */
+	const char *json_path;	   /* --json */
+	double duration;	   /* -d seconds; 0 = until exit or Ctrl-C */
+	size_t ring_bytes;	   /* --ring-size, per CPU */
+	unsigned analyzer_threads; /* --analyzer-threads */
+	bool list;		   /* --list */
+	bool floor;		   /* --floor (benchmarks) */
+	bool no_times;		   /* --no-times */
+	bool no_guard;		   /* --no-guard: no ptrace guard (user/trace/guard.h) */
+	bool plan;		   /* --plan: print the probe plan, attach nothing */
+	bool no_shift;		   /* --no-shift: every probe on the entry */
+	bool no_callsites;	   /* --no-callsites: no call-site counting */
+	bool entry_only;	   /* --entry-only: no return probes (-a count) */
+	double sample_pct;	   /* --sample P: duty cycle in %, 0 = none */
+	unsigned sample_period_ms; /* --sample-period (1000 with --sample) */
+	bool start_disabled;	   /* --start-disabled: SIGUSR1 on, SIGUSR2 off */
 	/* System-wide I/O and containers (issue 4) */
-	bool io;                             /* --io: system-wide I/O statistics */
-	double interval;                     /* -i seconds: periodic --io output; 0 = none */
-	const char *cgroup;                  /* --cgroup PATH (cgroup v2 directory) */
-	const char *container;               /* --container ID */
-	bool quiet;                          /* -q: no text report */
-	bool verbose;                        /* -v */
+	bool io;	       /* --io: system-wide I/O statistics */
+	double interval;       /* -i seconds: periodic --io output; 0 = none */
+	const char *cgroup;    /* --cgroup PATH (cgroup v2 directory) */
+	const char *container; /* --container ID */
+	bool quiet;	       /* -q: no text report */
+	bool verbose;	       /* -v */
 };
 
+/* What an option's argument is, and so how it is parsed and stored at
+ * struct opts + off. */
+enum opt_type {
+	OPT_FLAG, /* no argument: bool = true */
+	OPT_STR,  /* const char *, pointing into argv */
+	OPT_STRS, /* repeatable: appended to const char *[hi] at off, count (size_t) at count_off */
+	OPT_PID,  /* pid_t, an integer in [lo, hi] */
+	OPT_UINT, /* unsigned, an integer in [lo, hi] */
+	OPT_MIB,  /* size_t bytes, given as an integer MiB in [lo, hi] */
+	OPT_DOUBLE,  /* double in [lo, hi] (lo excluded with OPTF_LO_OPEN) */
+	OPT_HELP,    /* print --help, stop */
+	OPT_VERSION, /* print the version, stop */
+	OPT_NOTE,    /* no option: one more entry of --help (label, help) */
+};
+
+/* Row flags. */
+#define OPTF_NONEMPTY 0x1 /* OPT_STR, OPT_STRS: "" is refused */
+#define OPTF_POW2 0x2	  /* integers: a power of two */
+#define OPTF_LO_OPEN 0x4  /* OPT_DOUBLE: lo itself is out of range */
+#define OPTF_HI_OPEN 0x8  /* OPT_DOUBLE: hi itself is out of range */
+#define OPTF_PERCENT 0x10 /* OPT_DOUBLE: a trailing '%' is allowed */
+
+struct opt_def {
+	const char *name; /* long name (without --); NULL for OPT_NOTE */
+	char short_name;  /* 0: none */
+	enum opt_type type;
+	const char *arg;  /* the argument's name in --help; NULL: no argument */
+	double lo, hi;	  /* range of numbers; OPT_STRS: hi = capacity */
+	unsigned flags;	  /* OPTF_* */
+	size_t off;	  /* offsetof(struct opts, field) */
+	size_t count_off; /* OPT_STRS: offsetof the size_t count */
+	/* the error for a bad argument: "-x wants <wants>, not 'ARG'" (for an
+	 * empty string refused by OPTF_NONEMPTY: "-x wants <wants>") */
+	const char *wants;
+	const char *group; /* --help heading; a new one starts a section */
+	const char *label; /* OPT_NOTE: the left column of its --help entry */
+	const char *help;  /* --help text; '\n' breaks a line */
+};
+
+/* The table, in --help order, and its length. Constant; any thread. */
+extern const struct opt_def opts__table[];
+extern const size_t opts__ntable;
+
 /*
- * Parse argv into *o (defaults first). With --io no target is needed
- * (every process); -p restricts it to one process. Returns 0 to run, 1 when --help or
- * --version was printed (exit 0), or -EINVAL after printing a message
- * (exit non-zero). Pointers in *o point into argv.
+ * Parse argv into *o (defaults first), then check the options against
+ * each other. With --io no target is needed (every process); -p restricts
+ * it to one process. Returns 0 to run, 1 when --help or --version was
+ * printed on stdout (exit 0), or -EINVAL after logging why (a usage
+ * error: exit 2). Pointers in *o point into argv. Resets getopt's state,
+ * so it may be called again (tests do).
  */
 int opts__parse(int argc, char **argv, struct opts *o);
+
+/* Write the --help text, derived from opts__table, to out. */
+void opts__print_help(FILE *out);
 
 #endif /* USER_OPTS_H */

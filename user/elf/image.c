@@ -2,11 +2,14 @@
 /* A file mapped read-only (image.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "user/elf/image.h"
+#include "common/log.h"
 
 int image__map(const char *path, struct image *im)
 {
@@ -50,4 +53,42 @@ void image__unmap(struct image *im)
 	im->base = NULL;
 	im->size = 0;
 	im->fd = -1;
+}
+
+int image__check_arch(const char *path)
+{
+	static const struct {
+		unsigned short em;
+		const char *name;
+	} names[] = {{3, "i386"},   {40, "arm"},   {183, "aarch64"},  {243, "riscv"},
+		     {21, "ppc64"}, {22, "s390x"}, {258, "loongarch"}};
+	unsigned char h[20];
+	unsigned short em;
+	const char *name = NULL;
+	size_t i;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return 0; /* syms__load says why */
+	if (fread(h, 1, sizeof(h), f) != sizeof(h) || memcmp(h, "\177ELF", 4)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	em = h[5] == 2 ? (unsigned short)(h[18] << 8 | h[19])
+		       : (unsigned short)(h[18] | h[19] << 8);
+	if (em == 62 && h[4] == 2) /* EM_X86_64, ELFCLASS64 */
+		return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].em == em)
+			name = names[i].name;
+	if (h[4] != 2 && em == 62)
+		name = "x32";
+	if (name)
+		log_err("%s is built for %s: cabbpf traces x86-64 programs", path, name);
+	else
+		log_err("%s is built for another architecture (ELF machine %u): cabbpf traces "
+			"x86-64 programs",
+			path, em);
+	return -ENOEXEC;
 }

@@ -21,6 +21,12 @@ struct image {
  * left unmapped (image__unmap on it is a no-op). Threads: any. */
 int image__map(const char *path, struct image *im);
 
+/* The executable at path must be x86-64 (the probes, the BPF programs
+ * and the guard assume it): checked before any planning. Returns 0 (also
+ * for a file that cannot be read or is not ELF: syms__load says why), or
+ * -ENOEXEC after logging which architecture it is built for. Threads: any. */
+int image__check_arch(const char *path);
+
 /* Unmaps and closes; an unmapped or zeroed image is fine. */
 void image__unmap(struct image *im);
 

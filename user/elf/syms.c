@@ -807,3 +807,38 @@ int syms__resolve_exe(pid_t pid, char *buf, size_t len)
 cleanup:
 	return err;
 }
+
+void syms__warn_unmatched(const struct symtab *st, const char *const *globs, size_t n,
+			  bool others_matched)
+{
+	size_t i, tn;
+	size_t *tidx;
+	char why[512];
+
+	if (!st || !n)
+		return;
+	for (i = 0; i < n; i++) {
+		if (!syms__select(st, &globs[i], 1, &tidx, &tn)) {
+			free(tidx);
+			continue;
+		}
+		if (!syms__why_unmatched(st, globs[i], why, sizeof(why)))
+			log_warn("-f '%s' %s", globs[i], why);
+		else if (n > 1 || others_matched) /* one pattern: the error says it */
+			log_warn("-f '%s' matches no function of %s", globs[i], st->path);
+	}
+}
+
+void syms__print_list(FILE *out, const struct symtab *st, const size_t *idx, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct sym *s = &st->syms[idx[i]];
+
+		fprintf(out, "0x%08llx %6llu %s\n", (unsigned long long)s->vaddr,
+			(unsigned long long)s->size, s->name);
+	}
+	fprintf(stderr, "cabbpf: %zu function%s of %s would be traced%s\n", n, n == 1 ? "" : "s",
+		st->path, st->from_dynsym ? " (stripped: exported functions only)" : "");
+}

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 enum syms_bind {
@@ -173,6 +174,24 @@ bool syms__is_fragment(const char *name);
  * Memory: writes only into @buf. Threads: any thread.
  */
 int syms__why_unmatched(const struct symtab *st, const char *glob, char *buf, size_t len);
+
+/*
+ * Warns, for each of the @n -f patterns @globs, that it selects no function
+ * of @st: always when it names only a fragment (with syms__why_unmatched's
+ * reason, which the error that follows could not give), otherwise only
+ * when there are several patterns or @others_matched (one pattern alone:
+ * the caller's error says it). No-op for a NULL @st or no pattern.
+ * Threads: any thread.
+ */
+void syms__warn_unmatched(const struct symtab *st, const char *const *globs, size_t n,
+			  bool others_matched);
+
+/*
+ * --list: writes to @out one line per selected function (@idx[0..@n),
+ * indices into @st->syms): address, size, name; then says on stderr how
+ * many would be traced. Threads: any thread.
+ */
+void syms__print_list(FILE *out, const struct symtab *st, const size_t *idx, size_t n);
 
 /*
  * Returns the function that has @name as its preferred name or as an alias,

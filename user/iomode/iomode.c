@@ -68,15 +68,15 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	char cgpath[4096] = "", cgroot[4096];
 	double t0, t, next_collect, next_print, last_print, cpu0;
 	const char *why = NULL;
-	int cgfd = -1, err, ret = 1;
+	int cgfd = -1, err, report_err;
 
 	if (o->pid && pid_gone(o->pid)) {
 		log_err("cannot watch pid %d: no such process", (int)o->pid);
-		return 1;
+		return -ESRCH;
 	}
 	err = cgroup__select(o->cgroup, o->container, &cgfd, cgpath, sizeof(cgpath));
 	if (err)
-		return 1;
+		return err;
 	memset(&io_o, 0, sizeof(io_o));
 	io_o.pid = o->pid;
 	io_o.aggregate = true;
@@ -104,8 +104,8 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	next_collect = t0 + COLLECT_S;
 	next_print = o->interval ? t0 + o->interval : 0;
 	if (o->pid)
-		log_info("watching the I/O system calls of pid %d%s%s (Ctrl-C to stop)", (int)o->pid,
-			 cgfd >= 0 ? " in cgroup " : "", cgpath);
+		log_info("watching the I/O system calls of pid %d%s%s (Ctrl-C to stop)",
+			 (int)o->pid, cgfd >= 0 ? " in cgroup " : "", cgpath);
 	else
 		log_info("watching the I/O system calls of %s%s (Ctrl-C to stop)",
 			 cgfd >= 0 ? "cgroup " : "every process", cgpath);
@@ -150,16 +150,12 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	run.container = o->container;
 	run.stop_reason = why;
 	run.cpu_s = cpu_s() - cpu0;
-	ret = 0;
-	if (!o->quiet && !o->floor && iostat__report_text(st, stdout, &run))
-		ret = 1;
+	if (!o->quiet && !o->floor && (err = iostat__report_text(st, stdout, &run)))
+		log_err("--io: writing the report: %s", strerror(-err));
 	fflush(stdout);
-	if (o->json_path) {
-		err = iostat__report_json(st, o->json_path, &run);
-		if (err) {
-			log_err("writing %s: %s", o->json_path, strerror(-err));
-			ret = 1;
-		}
+	if (o->json_path && (report_err = iostat__report_json(st, o->json_path, &run))) {
+		log_err("writing %s: %s", o->json_path, strerror(-report_err));
+		err = err ? err : report_err;
 	}
 	fprintf(stderr,
 		"cabbpf: %llu I/O calls in %.3f s (%.0f calls/s), %llu lost (kernel maps full); "
@@ -174,5 +170,5 @@ cleanup:
 	iostat__free(st);
 	if (cgfd >= 0)
 		close(cgfd);
-	return ret;
+	return err;
 }

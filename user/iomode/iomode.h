@@ -15,8 +15,9 @@
 
 /*
  * Run --io until *stop is set (a signal), -d elapses, or the -p process
- * exits; print the report. Returns the process exit status: 0 after a
- * report, 1 when it could not run.
+ * exits; print the report. The peer of ftrace__run (user/trace/ftrace.h).
+ * Returns 0 after a report, or -errno (logged) when it could not run or
+ * the report could not be written.
  */
 int iomode__run(const struct opts *o, volatile sig_atomic_t *stop);
 

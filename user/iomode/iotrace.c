@@ -15,7 +15,7 @@
 struct iotrace {
 	struct iotrace_opts o;
 	struct iotrace_bpf *skel;
-	struct bpf_link *link;      /* sys_exit */
+	struct bpf_link *link;	    /* sys_exit */
 	struct bpf_link *exit_link; /* aggregate mode: sched_process_exit */
 	struct bpf_link *iter_link; /* aggregate mode: the flush iterator */
 	int ncpus;
@@ -27,31 +27,36 @@ int iotrace__open(const struct iotrace_opts *o, struct iotrace **out)
 	int err;
 
 	*out = NULL;
-	if (!o || (!o->aggregate && (o->slots_fd < 0 || o->heads_fd < 0 || o->tstates_fd < 0 ||
-				     o->stats_fd < 0 || o->ring_bytes < CABBPF_SLOT_BYTES ||
-				     (o->ring_bytes & (o->ring_bytes - 1)))))
+	if (!o || (!o->aggregate &&
+		   (o->slots_fd < 0 || o->heads_fd < 0 || o->tstates_fd < 0 || o->stats_fd < 0 ||
+		    o->ring_bytes < CABBPF_SLOT_BYTES || (o->ring_bytes & (o->ring_bytes - 1))))) {
+		log_err("iotrace__open: invalid options");
 		return -EINVAL;
+	}
 	io = calloc(1, sizeof(*io));
-	if (!io)
+	if (!io) {
+		log_err("out of memory");
 		return -ENOMEM;
+	}
 	io->o = *o;
 	io->ncpus = libbpf_num_possible_cpus();
 	if (io->ncpus <= 0) {
 		err = io->ncpus ? io->ncpus : -EINVAL;
+		log_err("counting the possible CPUs: %s", strerror(-err));
 		goto cleanup;
 	}
 	io->skel = iotrace_bpf__open();
 	if (!io->skel) {
 		err = -errno ? -errno : -ENOMEM;
+		log_err("opening the I/O BPF program: %s", strerror(-err));
 		goto cleanup;
 	}
 	io->skel->rodata->target_tgid = (__u32)o->pid;
 	io->skel->rodata->self_tgid = (__u32)getpid();
 	io->skel->rodata->agg_mode = o->aggregate;
 	io->skel->rodata->use_cgroup = o->cgroup_fd >= 0;
-	bpf_program__set_autoload(o->floor ? io->skel->progs.on_sys_exit
-					   : io->skel->progs.empty_sys_exit,
-				  false);
+	bpf_program__set_autoload(
+		o->floor ? io->skel->progs.on_sys_exit : io->skel->progs.empty_sys_exit, false);
 	/* The per-thread accumulators exist in aggregate mode only. */
 	bpf_program__set_autoload(io->skel->progs.on_task_exit, o->aggregate && !o->floor);
 	bpf_program__set_autoload(io->skel->progs.flush_tasks, o->aggregate && !o->floor);
@@ -80,8 +85,10 @@ int iotrace__open(const struct iotrace_opts *o, struct iotrace **out)
 		if (!err)
 			err = bpf_map__reuse_fd(io->skel->maps.stats, o->stats_fd);
 	}
-	if (err)
+	if (err) {
+		log_err("preparing the I/O BPF program's maps: %s", strerror(-err));
 		goto cleanup;
+	}
 	err = iotrace_bpf__load(io->skel);
 	if (err) {
 		if (err == -EPERM || err == -EACCES)
@@ -109,8 +116,8 @@ cleanup:
 
 int iotrace__attach(struct iotrace *io)
 {
-	struct bpf_program *p = io->o.floor ? io->skel->progs.empty_sys_exit
-					    : io->skel->progs.on_sys_exit;
+	struct bpf_program *p =
+		io->o.floor ? io->skel->progs.empty_sys_exit : io->skel->progs.on_sys_exit;
 	int err;
 
 	if (io->link)

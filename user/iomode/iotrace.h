@@ -22,17 +22,17 @@
 #include "cabbpf_event.h"
 
 struct iotrace_opts {
-	pid_t pid;            /* only this process; 0 = every process */
-	bool aggregate;       /* --io mode; else events into the rings */
-	bool floor;           /* attach the empty program (benchmark floor) */
-	int cgroup_fd;        /* open cgroup v2 directory to filter on, or -1 */
-	int slots_fd;         /* events mode: the trace's "slots", "heads", */
-	int heads_fd;         /* "tstates" and "stats" maps; -1 in aggregate */
-	int tstates_fd;       /* mode */
+	pid_t pid;	/* only this process; 0 = every process */
+	bool aggregate; /* --io mode; else events into the rings */
+	bool floor;	/* attach the empty program (benchmark floor) */
+	int cgroup_fd;	/* open cgroup v2 directory to filter on, or -1 */
+	int slots_fd;	/* events mode: the trace's "slots", "heads", */
+	int heads_fd;	/* "tstates" and "stats" maps; -1 in aggregate */
+	int tstates_fd; /* mode */
 	int stats_fd;
-	size_t ring_bytes;    /* events mode: ring size per CPU, as the trace's */
-	uint32_t max_procs;   /* aggregate mode: iostats keys (0 = 16384) */
-	uint32_t max_files;   /* aggregate mode: iofiles keys (0 = 32768) */
+	size_t ring_bytes;  /* events mode: ring size per CPU, as the trace's */
+	uint32_t max_procs; /* aggregate mode: iostats keys (0 = 16384) */
+	uint32_t max_files; /* aggregate mode: iofiles keys (0 = 32768) */
 };
 
 struct iotrace;
@@ -41,7 +41,7 @@ struct iotrace;
  * (-EPERM without privileges, the libbpf error otherwise). */
 int iotrace__open(const struct iotrace_opts *o, struct iotrace **out);
 
-/* Attach the sys_exit program. Returns 0 or -errno. */
+/* Attach the sys_exit program. Returns 0 or -errno (logged). */
 int iotrace__attach(struct iotrace *io);
 
 /*

@@ -22,8 +22,8 @@ int cgroup__open(const char *path)
 	if (stat(path, &st)) {
 		int err = -errno;
 
-		log_err("--cgroup %s: %s", path, err == -ENOENT ? "no such cgroup directory"
-								 : strerror(-err));
+		log_err("--cgroup %s: %s", path,
+			err == -ENOENT ? "no such cgroup directory" : strerror(-err));
 		return err;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -74,7 +74,8 @@ int cgroup__select(const char *cgroup, const char *container, int *fd, char *pat
 			return err;
 		case -ENOENT:
 			log_err("--container %s: no such container: no cgroup under %s is named "
-				"after it (docker-ID.scope, cri-containerd-ID.scope, crio-ID.scope, "
+				"after it (docker-ID.scope, cri-containerd-ID.scope, "
+				"crio-ID.scope, "
 				"libpod-ID.scope, docker/ID, kubepods/.../ID)",
 				container, root);
 			return err;
@@ -89,8 +90,10 @@ int cgroup__select(const char *cgroup, const char *container, int *fd, char *pat
 		}
 		log_info("container %s is cgroup %s", container, path);
 	} else {
-		if (strlen(cgroup) >= len)
+		if (strlen(cgroup) >= len) {
+			log_err("--cgroup %s: %s", cgroup, strerror(ENAMETOOLONG));
 			return -ENAMETOOLONG;
+		}
 		strcpy(path, cgroup);
 	}
 	err = cgroup__open(path);

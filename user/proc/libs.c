@@ -265,6 +265,9 @@ static int lib_setup(struct lib *b, const char **mine, const char **shown, size_
 			err = -ENOMEM;
 		}
 	}
+	/* -ENOENT was said above (alone) or leaves the library out. */
+	if (err && err != -ENOENT)
+		log_err("setting up %s: %s", b->path, strerror(-err));
 	return err;
 }
 
@@ -297,11 +300,14 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 	shown = calloc(n, sizeof(*shown));
 	if (!l || !paths || !mine || !shown || !(l->v = calloc(n, sizeof(*l->v)))) {
 		err = -ENOMEM;
+		log_err("out of memory");
 		goto cleanup;
 	}
 	err = libpath__build(pid, exe, &lp);
-	if (err)
+	if (err) {
+		log_err("reading the library search path: %s", strerror(-err));
 		goto cleanup;
+	}
 	/* Resolve every selector's LIB first: two names of one file
 	 * ("libc", "libc.so.6") must become one library, or a function
 	 * selected through both would be probed, and counted, twice. */
@@ -313,6 +319,7 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 		lib = strndup(globs[i], (size_t)(strchr(globs[i], ':') - globs[i]));
 		if (!lib) {
 			err = -ENOMEM;
+			log_err("out of memory");
 			goto cleanup;
 		}
 		err = resolve_in(pid, lp, lib, path, sizeof(path));
@@ -324,6 +331,7 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 		paths[i] = strdup(path);
 		if (!paths[i]) {
 			err = -ENOMEM;
+			log_err("out of memory");
 			goto cleanup;
 		}
 	}
@@ -341,6 +349,7 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 		b->name = strndup(globs[i], (size_t)(strchr(globs[i], ':') - globs[i]));
 		if (!b->path || !b->name) {
 			err = -ENOMEM;
+			log_err("out of memory");
 			goto cleanup;
 		}
 		/* Reports name a library given by path by its file name. */

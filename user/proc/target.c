@@ -14,6 +14,58 @@
 
 #include "user/proc/target.h"
 #include "user/elf/syms.h"
+#include "common/log.h"
+
+/* The words for an error of spawn or attach. */
+static const char *target_error(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return "no such file or command";
+	case -EACCES:
+		return "permission denied";
+	case -ESRCH:
+		return "no such process";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* Why pid cannot be traced, for target__attach's err: a kernel thread and
+ * a zombie have no executable, and look alike to it. */
+static const char *pid_error(pid_t pid, int err)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return err == -ESRCH ? "no such process" : target_error(err);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold ')' */
+	if (p && p[1] == ' ' && p[2] == 'Z')
+		return "a zombie: it has exited, and its parent has not reaped it yet";
+	if (p && p[1] == ' ' && p[2] == 'X')
+		return "it exited while cabbpf was attaching";
+	/* flags (field 9) & PF_KTHREAD (0x00200000) */
+	if (p) {
+		unsigned long flags = 0;
+		int field = 3;
+
+		for (p += 2; *p && field < 9; p++)
+			if (*p == ' ')
+				field++;
+		if (field == 9 && sscanf(p, "%lu", &flags) == 1 && (flags & 0x00200000))
+			return "a kernel thread: it runs no program to trace";
+	}
+	if (err == -ESRCH)
+		return "it exited while cabbpf was attaching";
+	return target_error(err);
+}
 
 static int pidfd_open_compat(pid_t pid)
 {
@@ -69,7 +121,7 @@ static int find_in_path(const char *cmd, char *out, size_t len)
 	return err;
 }
 
-int target__spawn(struct target *t, char *const argv[])
+static int spawn(struct target *t, char *const argv[])
 {
 	int ep[2] = {-1, -1};
 	const char *base;
@@ -122,7 +174,16 @@ cleanup:
 	return err;
 }
 
-int target__start(struct target *t)
+int target__spawn(struct target *t, char *const argv[])
+{
+	int err = spawn(t, argv);
+
+	if (err)
+		log_err("cannot run '%s': %s", argv[0], target_error(err));
+	return err;
+}
+
+static int start(struct target *t)
 {
 	int e = 0;
 	ssize_t n;
@@ -141,7 +202,16 @@ int target__start(struct target *t)
 	return 0;
 }
 
-int target__attach(struct target *t, pid_t pid)
+int target__start(struct target *t)
+{
+	int err = start(t);
+
+	if (err)
+		log_err("cannot execute '%s': %s", t->exe, strerror(-err));
+	return err;
+}
+
+static int attach(struct target *t, pid_t pid)
 {
 	char path[64], buf[64];
 	FILE *f;
@@ -169,6 +239,15 @@ int target__attach(struct target *t, pid_t pid)
 	}
 	t->pidfd = pidfd_open_compat(pid);
 	return 0;
+}
+
+int target__attach(struct target *t, pid_t pid)
+{
+	int err = attach(t, pid);
+
+	if (err)
+		log_err("cannot trace pid %d: %s", (int)pid, pid_error(pid, err));
+	return err;
 }
 
 bool target__poll_exit(struct target *t)

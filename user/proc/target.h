@@ -16,12 +16,12 @@ struct target {
 	pid_t pid;
 	bool spawned; /* we launched it (and must reap it) */
 	bool exited;
-	int status;   /* wait status once exited and spawned */
-	int pidfd;    /* readable once the process has exited (-1 if unsupported) */
-	bool held;    /* spawned and stopped before exec (SIGSTOP) */
-	int err_fd;   /* spawned: read end of the exec-error pipe */
+	int status;	    /* wait status once exited and spawned */
+	int pidfd;	    /* readable once the process has exited (-1 if unsupported) */
+	bool held;	    /* spawned and stopped before exec (SIGSTOP) */
+	int err_fd;	    /* spawned: read end of the exec-error pipe */
 	char exe[PATH_MAX]; /* the main executable, as the loader must open it */
-	char comm[64];      /* command name for reports */
+	char comm[64];	    /* command name for reports */
 	/*
 	 * Set while another thread is the process's ptrace tracer (the guard,
 	 * user/trace/guard.h): waiting for it is that thread's job, since a wait
@@ -33,15 +33,17 @@ struct target {
 };
 
 /* Fork argv (PATH searched as execvp does) and hold it before exec. Returns
- * 0, -ENOENT (no such command), -EACCES (not executable), or -errno. */
+ * 0, or (logged: "cannot run ...") -ENOENT (no such command), -EACCES (not
+ * executable), or -errno. */
 int target__spawn(struct target *t, char *const argv[]);
 
-/* Let a spawned child exec. Returns 0, or -errno if exec failed (the child
- * has then exited with 127 and was reaped). */
+/* Let a spawned child exec. Returns 0, or -errno (logged) if exec failed
+ * (the child has then exited with 127 and was reaped). */
 int target__start(struct target *t);
 
-/* Take an existing process. Returns 0, -ESRCH (no such process), -EINVAL
- * (pid <= 0), -EACCES. */
+/* Take an existing process. Returns 0, or (logged, saying why: no such
+ * process, a zombie, a kernel thread, exited meanwhile) -ESRCH, -EINVAL
+ * (pid <= 0), -EACCES or -errno. */
 int target__attach(struct target *t, pid_t pid);
 
 /* Non-blocking: true once the process has exited (a spawned one is reaped).

@@ -874,8 +874,10 @@ static int attach_perf(struct guard *g)
 	size_t i;
 
 	g->links = calloc(g->nsites, sizeof(*g->links));
-	if (!g->links)
+	if (!g->links) {
+		log_err("out of memory");
 		return -ENOMEM;
+	}
 	for (i = 0; i < g->nsites; i++) {
 		struct bpf_link *l;
 

@@ -68,9 +68,8 @@ static int load(struct trace *t, bool multi)
 	t->ret = t->o.floor ? t->skel->progs.empty_return : t->skel->progs.on_return;
 	bpf_program__set_autoload(t->o.floor ? t->skel->progs.on_entry : t->skel->progs.empty_entry,
 				  false);
-	bpf_program__set_autoload(t->o.floor ? t->skel->progs.on_return
-					     : t->skel->progs.empty_return,
-				  false);
+	bpf_program__set_autoload(
+		t->o.floor ? t->skel->progs.on_return : t->skel->progs.empty_return, false);
 	if (multi) {
 		bpf_program__set_expected_attach_type(t->entry, UPROBE_MULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(t->ret, UPROBE_MULTI_ATTACH_TYPE);
@@ -116,17 +115,22 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 	int err;
 
 	*out = NULL;
-	if (!o || o->pid <= 0 || !o->binary || !o->on_event || !o->nfuncs ||
-	    o->ring_bytes < 4096 || (o->ring_bytes & (o->ring_bytes - 1)) ||
-	    (o->ncallsites && (!o->callsites || !o->no_returns)))
+	if (!o || o->pid <= 0 || !o->binary || !o->on_event || !o->nfuncs || o->ring_bytes < 4096 ||
+	    (o->ring_bytes & (o->ring_bytes - 1)) ||
+	    (o->ncallsites && (!o->callsites || !o->no_returns))) {
+		log_err("trace__open: invalid options");
 		return -EINVAL;
+	}
 	t = calloc(1, sizeof(*t));
-	if (!t)
+	if (!t) {
+		log_err("out of memory");
 		return -ENOMEM;
+	}
 	t->o = *o;
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0) {
 		err = t->ncpus ? t->ncpus : -EINVAL;
+		log_err("counting the possible CPUs: %s", strerror(-err));
 		goto cleanup;
 	}
 	/* 64-byte slots, a power of two of them per CPU (ring_bytes is). */
@@ -135,12 +139,14 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 	if (((size_t)t->ncpus << t->shift) > UINT32_MAX) {
 		err = -E2BIG; /* array keys are 32-bit */
 		log_err("rings of %zu bytes on %d CPUs exceed 2^32 slots: choose a smaller "
-			"--ring-size", o->ring_bytes, t->ncpus);
+			"--ring-size",
+			o->ring_bytes, t->ncpus);
 		goto cleanup;
 	}
 	t->cons = calloc((size_t)t->ncpus, sizeof(*t->cons));
 	if (!t->cons) {
 		err = -ENOMEM;
+		log_err("out of memory");
 		goto cleanup;
 	}
 	/* Multi-uprobe programs first (kernel >= 6.6); trace__attach falls
@@ -218,7 +224,7 @@ static void attach_callsites_perf(struct trace *t)
 	}
 }
 
-static int attach_perf(struct trace *t)
+static int attach_perf(struct trace *t, bool *logged)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo);
 	uint32_t fid;
@@ -260,6 +266,7 @@ static int attach_perf(struct trace *t)
 		if (!lr) {
 			r = -errno;
 			log_err("return probe of function %u: %s", fid, strerror(-r));
+			*logged = true;
 			return r;
 		}
 		t->links[t->nlinks++] = lr;
@@ -292,8 +299,8 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 	 * could not be matched. */
 	for (i = 0; i < n; i++) {
 		if (refused[i]) {
-			log_debug("function %u at 0x%lx refused by the kernel", (unsigned)cookies[i],
-				  (unsigned long)offs[i]);
+			log_debug("function %u at 0x%lx refused by the kernel",
+				  (unsigned)cookies[i], (unsigned long)offs[i]);
 			continue;
 		}
 		offs[m] = offs[i];
@@ -419,7 +426,9 @@ static void attach_exec(struct trace *t)
 			 strerror(errno));
 }
 
-int trace__attach(struct trace *t)
+/* trace__attach without the last word: returns 0, or -errno with
+ * *logged set when it said why already. */
+static int attach(struct trace *t, bool *logged)
 {
 	int err = 0;
 
@@ -442,6 +451,7 @@ int trace__attach(struct trace *t)
 		}
 		if (err == -ENOENT) {
 			log_err("no probe site left to attach in %s", t->o.binary);
+			*logged = true;
 			return err;
 		}
 		log_debug("multi-uprobe link refused (%s); one link per site instead",
@@ -460,11 +470,23 @@ int trace__attach(struct trace *t)
 		if (err)
 			return err;
 	}
-	err = attach_perf(t);
+	err = attach_perf(t, logged);
 	if (!err)
 		attach_exec(t);
-	if (err == -ENOENT)
+	if (err == -ENOENT) {
 		log_err("the kernel refused every probe site in %s", t->o.binary);
+		*logged = true;
+	}
+	return err;
+}
+
+int trace__attach(struct trace *t)
+{
+	bool logged = false;
+	int err = attach(t, &logged);
+
+	if (err && !logged)
+		log_err("attaching probes to %s: %s", t->o.binary, strerror(-err));
 	return err;
 }
 
@@ -668,8 +690,10 @@ int trace__resume(struct trace *t)
 	if (t->multi) {
 		err = attach_multi(t);
 	} else {
+		bool logged = false; /* the caller says what failed */
+
 		t->refused = 0;
-		err = attach_perf(t);
+		err = attach_perf(t, &logged);
 	}
 	if (err)
 		return err;

@@ -25,8 +25,8 @@ typedef int (*trace_event_fn)(void *ctx, unsigned cpu, const struct cabbpf_event
 struct trace_callsite;
 
 struct trace_opts {
-	pid_t pid;                /* process to trace; > 0 */
-	const char *binary;       /* file to probe */
+	pid_t pid;	    /* process to trace; > 0 */
+	const char *binary; /* file to probe */
 	/* file of each function (index = fid), e.g. a shared library; NULL
 	 * (the array or an entry) = binary */
 	const char *const *binaries;
@@ -34,7 +34,7 @@ struct trace_opts {
 	 * entry and its probe site (entry-only placement, user/probe/plan.h); the
 	 * BPF program adds it back so the event sp is the return-address slot */
 	const uint32_t *sp_delta;
-	bool no_returns;          /* entry probes only (no uretprobes) */
+	bool no_returns; /* entry probes only (no uretprobes) */
 	/* file offset of each function's probe site; index = fid;
 	 * TRACE_NO_PROBE = not probed (counted in trace__refused);
 	 * TRACE_AT_CALLSITES = probed only at its callsites[] entries */
@@ -46,13 +46,13 @@ struct trace_opts {
 	size_t ncallsites;
 	/* per CPU ring, in CABBPF_SLOT_BYTES slots; power of two, >= page size */
 	size_t ring_bytes;
-	bool floor;               /* attach the empty programs (benchmark floor) */
-	bool no_times;            /* events carry no timestamp (--no-times) */
-	bool cgroup;              /* --cgroup: filter on cgfilter[0] (set before load) */
-	bool sampling;            /* events carry their window's epoch; allows
-				     trace__pause / trace__resume */
-	bool start_paused;        /* with sampling: trace__attach puts no probe in
-				     (the first window opens at trace__resume) */
+	bool floor;        /* attach the empty programs (benchmark floor) */
+	bool no_times;     /* events carry no timestamp (--no-times) */
+	bool cgroup;       /* --cgroup: filter on cgfilter[0] (set before load) */
+	bool sampling;     /* events carry their window's epoch; allows
+			      trace__pause / trace__resume */
+	bool start_paused; /* with sampling: trace__attach puts no probe in
+			      (the first window opens at trace__resume) */
 	trace_event_fn on_event;
 	void *ctx;
 };
@@ -71,11 +71,11 @@ struct trace_callsite {
 
 struct trace;
 
-/* Returns 0 and *out (owned by the caller, free with trace__free), or -errno:
- * -EPERM when not privileged enough, -ENOMEM, or the libbpf error. */
+/* Returns 0 and *out (owned by the caller, free with trace__free), or -errno
+ * (logged): -EPERM when not privileged enough, -ENOMEM, or the libbpf error. */
 int trace__open(const struct trace_opts *o, struct trace **out);
 
-/* Put the probes in place. Returns 0, or -errno if no probe could be placed
+/* Put the probes in place. Returns 0, or -errno (logged) if no probe could be placed
  * (a function that the kernel refuses is skipped and counted: see
  * trace__refused). */
 int trace__attach(struct trace *t);
@@ -121,8 +121,8 @@ unsigned trace__ncpus(const struct trace *t);
 
 /* fd of the loaded BPF map named name ("slots", "heads", "tstates",
  * "stats"), for other BPF objects that write into the same rings with the
- * same sequence numbers (user/iomode/iotrace.h; they need ring_bytes too). Owned by t; valid until trace__free, and replaced if
- * trace__attach falls back to per-site links: ask after trace__attach.
+ * same sequence numbers (user/iomode/iotrace.h; they need ring_bytes too). Owned by t; valid until
+ * trace__free, and replaced if trace__attach falls back to per-site links: ask after trace__attach.
  * Returns the fd or -ENOENT. */
 int trace__map_fd(const struct trace *t, const char *name);
 

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The option parser (user/cli/opts.c): every table row parsed, short and
+ * long forms alike, ranges and their error messages, unknown options and
+ * missing arguments, the checks between options, and --help derived from
+ * the table. No privileges needed.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "user/cli/opts.h"
+
+#define MAX_ARGS 600
+
+/* What one opts__parse call did: its return, and what it wrote on
+ * stdout and stderr. */
+struct parsed {
+	int ret;
+	struct opts o;
+	char out[16384];
+	char err[4096];
+};
+
+/* Read back fd's file (rewound) into buf. */
+static void slurp(int fd, char *buf, size_t len)
+{
+	ssize_t n;
+
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	n = read(fd, buf, len - 1);
+	ck_assert_int_ge(n, 0);
+	buf[n] = 0;
+}
+
+/* opts__parse on argv[] = {"cabbpf", args..., NULL}, with stdout and
+ * stderr captured. args stay alive (struct opts points into them). */
+static void parse_v(struct parsed *p, int argc, char **args)
+{
+	static char *argv[MAX_ARGS + 2];
+	char tout[] = "/tmp/cabbpf-opts-out.XXXXXX", terr[] = "/tmp/cabbpf-opts-err.XXXXXX";
+	int fo = mkstemp(tout), fe = mkstemp(terr), so, se, i;
+
+	ck_assert(fo >= 0 && fe >= 0 && argc <= MAX_ARGS);
+	unlink(tout);
+	unlink(terr);
+	argv[0] = "cabbpf";
+	for (i = 0; i < argc; i++)
+		argv[i + 1] = args[i];
+	argv[argc + 1] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	so = dup(1);
+	se = dup(2);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	p->ret = opts__parse(argc + 1, argv, &p->o);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	slurp(fo, p->out, sizeof(p->out));
+	slurp(fe, p->err, sizeof(p->err));
+	close(fo);
+	close(fe);
+}
+
+/* parse(p, "-p", "1", NULL) */
+static void parse(struct parsed *p, ...)
+{
+	static char *args[MAX_ARGS];
+	va_list ap;
+	int n = 0;
+	char *a;
+
+	va_start(ap, p);
+	while ((a = va_arg(ap, char *)))
+		args[n++] = a;
+	va_end(ap);
+	parse_v(p, n, args);
+}
+
+/* A usage error with exactly this message. */
+#define ASSERT_USAGE(p, msg)                                                                       \
+	do {                                                                                       \
+		ck_assert_int_eq((p)->ret, -EINVAL);                                               \
+		ck_assert_str_eq((p)->err, "cabbpf: error: " msg "\n");                            \
+		ck_assert_str_eq((p)->out, "");                                                    \
+	} while (0)
+
+#define ASSERT_OK(p)                                                                               \
+	do {                                                                                       \
+		ck_assert_msg((p)->ret == 0, "ret %d: %s", (p)->ret, (p)->err);                    \
+		ck_assert_str_eq((p)->err, "");                                                    \
+		ck_assert_str_eq((p)->out, "");                                                    \
+	} while (0)
+
+START_TEST(defaults)
+{
+	struct parsed p;
+
+	parse(&p, "-p", "42", NULL);
+	ASSERT_OK(&p);
+	ck_assert_int_eq(p.o.pid, 42);
+	ck_assert_ptr_null(p.o.cmd);
+	ck_assert_uint_eq(p.o.nfuncs, 0);
+	ck_assert_ptr_null(p.o.analyzers);
+	ck_assert_ptr_null(p.o.json_path);
+	ck_assert(p.o.duration == 0);
+	ck_assert_uint_eq(p.o.ring_bytes, 16UL << 20);
+	ck_assert_uint_eq(p.o.analyzer_threads, 1);
+	ck_assert(!p.o.list && !p.o.floor && !p.o.no_times && !p.o.no_guard && !p.o.plan &&
+		  !p.o.no_shift && !p.o.no_callsites && !p.o.entry_only && !p.o.io && !p.o.quiet &&
+		  !p.o.verbose);
+	ck_assert(p.o.interval == 0);
+	ck_assert_ptr_null(p.o.cgroup);
+	ck_assert_ptr_null(p.o.container);
+}
+END_TEST
+
+/* Every function-tracing option at once, each to a value that is not its
+ * default, and the command after --. */
+START_TEST(every_option_exact)
+{
+	struct parsed p;
+
+	parse(&p, "-f", "parse_*", "--func", "libc:malloc", "-l", "--plan", "--no-shift",
+	      "--entry-only", "--no-callsites", "-a", "count,io", "-j", "out.json", "-d", "2.5",
+	      "-q", "-v", "--ring-size", "64", "--analyzer-threads", "3", "--no-times", "--floor",
+	      "--no-guard", "--cgroup", "/sys/fs/cgroup/app", "--", "./prog", "-x", "arg", NULL);
+	ASSERT_OK(&p);
+	ck_assert_int_eq(p.o.pid, 0);
+	ck_assert_uint_eq(p.o.nfuncs, 2);
+	ck_assert_str_eq(p.o.funcs[0], "parse_*");
+	ck_assert_str_eq(p.o.funcs[1], "libc:malloc");
+	ck_assert(p.o.list && p.o.plan && p.o.no_shift && p.o.entry_only && p.o.no_callsites);
+	ck_assert_str_eq(p.o.analyzers, "count,io");
+	ck_assert_str_eq(p.o.json_path, "out.json");
+	ck_assert(p.o.duration == 2.5);
+	ck_assert(p.o.quiet && p.o.verbose);
+	ck_assert_uint_eq(p.o.ring_bytes, 64UL << 20);
+	ck_assert_uint_eq(p.o.analyzer_threads, 3);
+	ck_assert(p.o.no_times && p.o.floor && p.o.no_guard && !p.o.io);
+	ck_assert_str_eq(p.o.cgroup, "/sys/fs/cgroup/app");
+	ck_assert_ptr_nonnull(p.o.cmd);
+	ck_assert_str_eq(p.o.cmd[0], "./prog");
+	ck_assert_str_eq(p.o.cmd[1], "-x"); /* '+': options after the command are its own */
+	ck_assert_str_eq(p.o.cmd[2], "arg");
+	ck_assert_ptr_null(p.o.cmd[3]);
+
+	parse(&p, "--io", "--pid", "7", "--interval", "0.1", "--container", "3f2a9c", "--duration",
+	      "31536000", NULL);
+	ASSERT_OK(&p);
+	ck_assert(p.o.io);
+	ck_assert_int_eq(p.o.pid, 7);
+	ck_assert(p.o.interval == 0.1);
+	ck_assert_str_eq(p.o.container, "3f2a9c");
+	ck_assert(p.o.duration == 31536000.0);
+	ck_assert_ptr_null(p.o.cmd);
+
+	/* Range ends are in range. */
+	parse(&p, "--ring-size", "1", "--analyzer-threads", "64", "-p", "2147483647", NULL);
+	ASSERT_OK(&p);
+	ck_assert_uint_eq(p.o.ring_bytes, 1UL << 20);
+	ck_assert_uint_eq(p.o.analyzer_threads, 64);
+	ck_assert_int_eq(p.o.pid, INT_MAX);
+	parse(&p, "--ring-size", "1024", "--io", "-i", "86400", NULL);
+	ASSERT_OK(&p);
+	ck_assert_uint_eq(p.o.ring_bytes, 1024UL << 20);
+	ck_assert(p.o.interval == 86400.0);
+}
+END_TEST
+
+/* Bytes of a row's field in struct opts. */
+static size_t field_size(const struct opt_def *d)
+{
+	switch (d->type) {
+	case OPT_FLAG:
+		return sizeof(bool);
+	case OPT_STR:
+		return sizeof(const char *);
+	case OPT_PID:
+		return sizeof(pid_t);
+	case OPT_UINT:
+		return sizeof(unsigned);
+	case OPT_MIB:
+		return sizeof(size_t);
+	case OPT_DOUBLE:
+		return sizeof(double);
+	default:
+		return 0;
+	}
+}
+
+/* The value a row's test gives its option: not the default of any. */
+static const char *value_for(const struct opt_def *d, char *buf, size_t len)
+{
+	switch (d->type) {
+	case OPT_PID:
+	case OPT_UINT:
+	case OPT_MIB:
+	case OPT_DOUBLE:
+		/* an open upper end: a value inside the range */
+		snprintf(buf, len, "%.17g", d->flags & OPTF_HI_OPEN ? (d->lo + d->hi) / 2 : d->hi);
+		return buf;
+	case OPT_STR:
+	case OPT_STRS:
+		return "x";
+	default:
+		return NULL;
+	}
+}
+
+/* Every row of the table, by its long name and by its short one: parsed
+ * (beside --io, which every option may join), and its field moved away from
+ * the default; both forms give the same result. */
+START_TEST(every_row_parsed)
+{
+	struct parsed def, p, q;
+	char val[64], lname[64], sname[4];
+	size_t i, checked = 0;
+
+	parse(&def, "--io", NULL);
+	ASSERT_OK(&def);
+	for (i = 0; i < opts__ntable; i++) {
+		const struct opt_def *d = &opts__table[i];
+		const char *v = value_for(d, val, sizeof(val));
+		char *args[4] = {"--io", lname, (char *)v, NULL};
+		/* Sampling toggles function tracing: not with --io. Its rows
+		 * join a function trace with a duty cycle instead. */
+		char *sargs[8] = {"-p", "1", "--sample", "10", lname, (char *)v, NULL};
+		bool sampling = d->group && strstr(d->group, "Sampling");
+
+		if (d->type == OPT_NOTE || d->type == OPT_HELP || d->type == OPT_VERSION)
+			continue;
+		ck_assert_ptr_nonnull(d->name);
+		ck_assert_msg(d->help && *d->help, "--%s has no help", d->name);
+		ck_assert_msg(!d->arg == (d->type == OPT_FLAG), "--%s: argument name", d->name);
+		ck_assert_msg(d->type == OPT_FLAG || d->type == OPT_STR || d->wants,
+			      "--%s: no error text", d->name);
+		if (!strcmp(d->name, "io")) { /* the base of the others */
+			ck_assert(def.o.io);
+			checked++;
+			continue;
+		}
+		snprintf(lname, sizeof(lname), "--%s", d->name);
+		if (sampling)
+			parse_v(&p, v ? 6 : 5, sargs);
+		else
+			parse_v(&p, v ? 3 : 2, args);
+		ck_assert_msg(p.ret == 0, "--%s %s: %s", d->name, v ? v : "", p.err);
+		if (d->type == OPT_STRS) {
+			size_t n = *(size_t *)((char *)&p.o + d->count_off);
+
+			ck_assert_uint_eq(n, 1);
+			ck_assert_str_eq(((const char **)((char *)&p.o + d->off))[0], "x");
+		} else {
+			/* the field's bytes differ from the default's (any type) */
+			const char *a = (char *)&p.o + d->off, *b = (char *)&def.o + d->off;
+
+			ck_assert_msg(memcmp(a, b, field_size(d)), "--%s changed nothing", d->name);
+		}
+		if (d->short_name) {
+			snprintf(sname, sizeof(sname), "-%c", d->short_name);
+			args[1] = sname;
+			parse_v(&q, v ? 3 : 2, args);
+			ck_assert_int_eq(q.ret, 0);
+			ck_assert_msg(!memcmp(&p.o, &q.o, sizeof(p.o)), "-%c and --%s differ",
+				      d->short_name, d->name);
+		}
+		checked++;
+	}
+	ck_assert_uint_ge(checked, 21); /* the options of today, at least */
+}
+END_TEST
+
+START_TEST(range_errors)
+{
+	struct parsed p;
+
+	parse(&p, "-p", "0", NULL);
+	ASSERT_USAGE(&p, "-p wants a process id (a positive integer), not '0'");
+	parse(&p, "-p", "2147483648", NULL);
+	ASSERT_USAGE(&p, "-p wants a process id (a positive integer), not '2147483648'");
+	parse(&p, "--pid", "-5", NULL);
+	ASSERT_USAGE(&p, "-p wants a process id (a positive integer), not '-5'");
+	parse(&p, "-p", "12x", NULL);
+	ASSERT_USAGE(&p, "-p wants a process id (a positive integer), not '12x'");
+	parse(&p, "-p", "", NULL);
+	ASSERT_USAGE(&p, "-p wants a process id (a positive integer), not ''");
+	parse(&p, "-f", "", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-f wants a non-empty pattern");
+	parse(&p, "-d", "0", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-d wants a positive number of seconds, not '0'");
+	parse(&p, "-d", "-1", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-d wants a positive number of seconds, not '-1'");
+	parse(&p, "-d", "31536000.5", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-d wants a positive number of seconds, not '31536000.5'");
+	parse(&p, "-d", "inf", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-d wants a positive number of seconds, not 'inf'");
+	parse(&p, "-d", "nan", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-d wants a positive number of seconds, not 'nan'");
+	parse(&p, "--duration", "1s", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-d wants a positive number of seconds, not '1s'");
+	parse(&p, "--ring-size", "3", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--ring-size wants a power of two from 1 to 1024 (MiB), not '3'");
+	parse(&p, "--ring-size", "0", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--ring-size wants a power of two from 1 to 1024 (MiB), not '0'");
+	parse(&p, "--ring-size", "2048", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--ring-size wants a power of two from 1 to 1024 (MiB), not '2048'");
+	parse(&p, "--analyzer-threads", "0", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--analyzer-threads wants 1 to 64, not '0'");
+	parse(&p, "--analyzer-threads", "65", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--analyzer-threads wants 1 to 64, not '65'");
+	parse(&p, "--io", "-i", "0.09", NULL);
+	ASSERT_USAGE(&p, "-i wants a number of seconds from 0.1 to 86400, not '0.09'");
+	parse(&p, "--io", "--interval", "86401", NULL);
+	ASSERT_USAGE(&p, "-i wants a number of seconds from 0.1 to 86400, not '86401'");
+	parse(&p, "--cgroup", "", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--cgroup wants a cgroup v2 directory");
+	parse(&p, "--container", "", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--container wants a container id");
+}
+END_TEST
+
+/* OPTS_MAX_FUNCS patterns, and one more. */
+START_TEST(too_many_patterns)
+{
+	static char *args[2 * OPTS_MAX_FUNCS + 4];
+	struct parsed p;
+	int i, n = 0;
+
+	args[n++] = "-p";
+	args[n++] = "1";
+	for (i = 0; i < OPTS_MAX_FUNCS; i++) {
+		args[n++] = "-f";
+		args[n++] = "f*";
+	}
+	parse_v(&p, n, args);
+	ASSERT_OK(&p);
+	ck_assert_uint_eq(p.o.nfuncs, OPTS_MAX_FUNCS);
+	args[n++] = "-f";
+	args[n++] = "g*";
+	parse_v(&p, n, args);
+	ASSERT_USAGE(&p, "at most 256 -f patterns");
+}
+END_TEST
+
+START_TEST(unknown_and_missing)
+{
+	struct parsed p;
+
+	parse(&p, "--bogus-option", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "unknown option '--bogus-option' or missing argument (see cabbpf --help)");
+	parse(&p, "-z", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "unknown option '-z' or missing argument (see cabbpf --help)");
+	/* ambiguous prefix */
+	parse(&p, "--no", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "unknown option '--no' or missing argument (see cabbpf --help)");
+	/* a flag given an argument: named by its short form */
+	parse(&p, "--list=yes", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "unknown option '-l' or missing argument (see cabbpf --help)");
+	parse(&p, "-p", NULL);
+	ASSERT_USAGE(&p, "unknown option '-p' or missing argument (see cabbpf --help)");
+	parse(&p, "-p", "1", "--json", NULL);
+	ASSERT_USAGE(&p, "unknown option '-j' or missing argument (see cabbpf --help)");
+	parse(&p, "-p", "1", "--ring-size", NULL);
+	ASSERT_USAGE(&p, "unknown option '--ring-size' or missing argument (see cabbpf --help)");
+	/* The first error wins: the later --help is not reached. */
+	parse(&p, "-z", "--help", NULL);
+	ASSERT_USAGE(&p, "unknown option '-z' or missing argument (see cabbpf --help)");
+}
+END_TEST
+
+START_TEST(conflicts)
+{
+	struct parsed p;
+
+	parse(&p, "-q", NULL);
+	ASSERT_USAGE(&p, "nothing to trace: give -p PID or -- COMMAND (see cabbpf --help)");
+	parse(&p, "-p", "1", "--", "ls", NULL);
+	ASSERT_USAGE(&p, "give either -p PID or -- COMMAND, not both");
+	parse(&p, "-p", "1", "--cgroup", "a", "--container", "b", NULL);
+	ASSERT_USAGE(&p, "give either --cgroup or --container, not both");
+	parse(&p, "-p", "1", "-i", "1", NULL);
+	ASSERT_USAGE(&p, "-i works with --io only");
+	parse(&p, "--io", "--", "ls", NULL);
+	ASSERT_USAGE(&p, "--io watches running processes: give -p PID or no target");
+	parse(&p, "--entry-only", "-a", "count,callgraph", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--entry-only attaches no return probes: the callgraph analyzer needs "
+			 "them (use -a count)");
+	/* The first rule that fails is the one reported. */
+	parse(&p, "--entry-only", "-a", "callgraph", "-p", "1", "--", "ls", NULL);
+	ASSERT_USAGE(&p, "--entry-only attaches no return probes: the callgraph analyzer needs "
+			 "them (use -a count)");
+	/* --entry-only alone implies -a count. */
+	parse(&p, "--entry-only", "-p", "1", NULL);
+	ASSERT_OK(&p);
+	ck_assert_str_eq(p.o.analyzers, "count");
+	parse(&p, "--entry-only", "-a", "io", "-p", "1", NULL);
+	ASSERT_OK(&p);
+	ck_assert_str_eq(p.o.analyzers, "io");
+	/* --io needs no target; -p narrows it. */
+	parse(&p, "--io", NULL);
+	ASSERT_OK(&p);
+	ck_assert_int_eq(p.o.pid, 0);
+}
+END_TEST
+
+/* Sampling: the percentage (with or without '%'), its open range, the
+ * period's default and range, and what it cannot join. */
+START_TEST(sampling_options)
+{
+	struct parsed p;
+
+	parse(&p, "--sample", "25%", "-p", "1", NULL);
+	ASSERT_OK(&p);
+	ck_assert(p.o.sample_pct == 25.0);
+	ck_assert_uint_eq(p.o.sample_period_ms, 1000);
+	parse(&p, "--sample", "2.5", "--sample-period", "50", "-p", "1", NULL);
+	ASSERT_OK(&p);
+	ck_assert(p.o.sample_pct == 2.5);
+	ck_assert_uint_eq(p.o.sample_period_ms, 50);
+	parse(&p, "--sample", "100", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--sample wants a percentage above 0 and below 100 (e.g. 25 or 25%), not "
+			 "'100'");
+	parse(&p, "--sample", "0", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--sample wants a percentage above 0 and below 100 (e.g. 25 or 25%), not "
+			 "'0'");
+	parse(&p, "--sample", "%", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--sample wants a percentage above 0 and below 100 (e.g. 25 or 25%), not "
+			 "'%'");
+	parse(&p, "--sample", "25%%", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--sample wants a percentage above 0 and below 100 (e.g. 25 or 25%), not "
+			 "'25%%'");
+	parse(&p, "--sample", "5", "--sample-period", "9", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--sample-period wants 10 to 3600000 (ms), not '9'");
+	parse(&p, "--sample-period", "100", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--sample-period goes with --sample P");
+	parse(&p, "--start-disabled", "--io", NULL);
+	ASSERT_USAGE(&p, "--sample and --start-disabled toggle function tracing: not with --io, "
+			 "--floor, --list or --plan");
+	parse(&p, "--sample", "5", "--plan", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--sample and --start-disabled toggle function tracing: not with --io, "
+			 "--floor, --list or --plan");
+	parse(&p, "--start-disabled", "--sample", "5", "-p", "1", NULL);
+	ASSERT_OK(&p);
+	ck_assert(p.o.start_disabled);
+}
+END_TEST
+
+/* The --help text (opts__print_help) into a string. */
+static char *help_text(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	opts__print_help(f);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(help_lists_every_row)
+{
+	struct parsed p;
+	char *help = help_text(), want[512], first[256];
+	const char *line, *nl;
+	size_t i;
+
+	ck_assert(!strncmp(help, "Usage: cabbpf [OPTIONS] -p PID\n", 31));
+	ck_assert_ptr_nonnull(strstr(help, "\nExamples:\n"));
+	ck_assert_ptr_nonnull(strstr(help, "1 when it could not be, 2 for a usage error.\n"));
+	for (i = 0; i < opts__ntable; i++) {
+		const struct opt_def *d = &opts__table[i];
+
+		snprintf(first, sizeof(first), "%.*s",
+			 (int)(strchr(d->help, '\n') ? strchr(d->help, '\n') - d->help
+						     : (long)strlen(d->help)),
+			 d->help);
+		if (d->type == OPT_NOTE)
+			snprintf(want, sizeof(want), "\n  %-24s %s\n", d->label, first);
+		else if (d->short_name)
+			snprintf(want, sizeof(want), "\n  -%c, --%s%s%s", d->short_name, d->name,
+				 d->arg ? " " : "", d->arg ? d->arg : "");
+		else
+			snprintf(want, sizeof(want), "\n      --%s%s%s ", d->name,
+				 d->arg ? " " : "", d->arg ? d->arg : "");
+		ck_assert_msg(strstr(help, want), "--help lacks '%s'", want + 1);
+		ck_assert_msg(strstr(help, first), "--help lacks '%s'", first);
+		snprintf(want, sizeof(want), "\n%s:\n", d->group);
+		ck_assert_msg(strstr(help, want), "--help lacks the heading '%s'", d->group);
+	}
+	/* Fits a terminal: no line over 80 columns. */
+	for (line = help; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		ck_assert_ptr_nonnull(nl);
+		ck_assert_msg(nl - line <= 80, "long line: %.*s", (int)(nl - line), line);
+	}
+	/* --help and -h print it on stdout and stop (exit 0), anywhere. */
+	parse(&p, "--help", NULL);
+	ck_assert_int_eq(p.ret, 1);
+	ck_assert_str_eq(p.out, help);
+	ck_assert_str_eq(p.err, "");
+	parse(&p, "-p", "1", "-h", "--bogus", NULL);
+	ck_assert_int_eq(p.ret, 1);
+	ck_assert_str_eq(p.out, help);
+	free(help);
+}
+END_TEST
+
+START_TEST(version)
+{
+	struct parsed p;
+
+	parse(&p, "-V", NULL);
+	ck_assert_int_eq(p.ret, 1);
+	ck_assert_str_eq(p.out, "cabbpf 0.1.0\n");
+	parse(&p, "--version", NULL);
+	ck_assert_int_eq(p.ret, 1);
+	ck_assert_str_eq(p.out, "cabbpf 0.1.0\n");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("opts");
+	TCase *tc = tcase_create("opts");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, defaults);
+	tcase_add_test(tc, every_option_exact);
+	tcase_add_test(tc, every_row_parsed);
+	tcase_add_test(tc, range_errors);
+	tcase_add_test(tc, too_many_patterns);
+	tcase_add_test(tc, unknown_and_missing);
+	tcase_add_test(tc, conflicts);
+	tcase_add_test(tc, sampling_options);
+	tcase_add_test(tc, help_lists_every_row);
+	tcase_add_test(tc, version);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

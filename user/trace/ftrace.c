@@ -1,0 +1,901 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The function-tracing run (ftrace.h): the stages, in order, wire the
+ * modules together: target (fork and hold, or find the pid) -> symbols ->
+ * guard and plan -> BPF (open, rodata, load), analyzers, attach -> release
+ * the target -> drain until it exits, Ctrl-C or -d -> detach -> last drain
+ * -> join analyzers -> report.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cab/cab.h"
+#include "common/log.h"
+#include "pipeline/runner.h"
+#include "user/cli/report.h"
+#include "user/elf/image.h"
+#include "user/elf/lang.h"
+#include "user/elf/syms.h"
+#include "user/iomode/iotrace.h"
+#include "user/probe/plan.h"
+#include "user/proc/cgroup.h"
+#include "user/proc/libs.h"
+#include "user/proc/target.h"
+#include "user/trace/ftrace.h"
+#include "user/trace/guard.h"
+#include "user/trace/stage.h"
+#include "user/trace/sampler.h"
+#include "user/trace/trace.h"
+
+/* One run: what each stage leaves for the next. */
+struct ftrace {
+	struct opts o; /* a copy: Go and a guard that cannot run turn on entry_only */
+	volatile sig_atomic_t *stop;
+	/* resolve target */
+	struct target tg;
+	bool have_target, started; /* started: a spawned target was let go */
+	int cgfd;		   /* --cgroup / --container, or -1 */
+	char cgpath[4096];
+	/* select functions: the executable's n functions idx[] of st */
+	const char *exe_globs[OPTS_MAX_FUNCS]; /* the -f patterns that are not LIB:GLOB */
+	size_t nexe;
+	struct symtab *st;
+	size_t *idx, n;
+	/* plan */
+	struct guard *guard;
+	struct plan_opts plo;
+	struct plan *plan;
+	struct libs *libs;
+	/* attach: every function by fid, the executable's n, then the
+	 * libraries' (nfuncs in all) */
+	size_t nfuncs;
+	uint64_t *offsets;
+	const char **names, **lnames, **binaries;
+	uint32_t *sp_delta;
+	struct trace_callsite *csites;
+	size_t ncsites;
+	struct trace *tr;
+	struct stage *stage;
+	struct runner *rn;
+	struct iotrace *io;
+	bool runner_started;
+	int stage_err; /* on_event's error: stops the drain */
+	double t_att, t_det;
+	/* run until stop */
+	double t0, t1, cpu0;
+	const char *why;
+	/* detach */
+	struct guard_stats gst;
+	/* --sample / --start-disabled (user/trace/sampler.h) */
+	struct sampler *smp;
+	uint64_t att_ns;
+};
+
+/* Sampling requests: SIGUSR1 on, SIGUSR2 off (0 none, 1 on, 2 off). */
+static volatile sig_atomic_t sample_request;
+
+static void on_sample_signal(int sig)
+{
+	sample_request = sig == SIGUSR1 ? 1 : 2;
+}
+
+/* Only when sampling: otherwise SIGUSR1 keeps its default action. */
+static void install_sample_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sample_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU time (user + system) of all of cabbpf's threads so far. */
+static double cpu_now_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* One link per site needs two fds per function when multi-uprobes are
+ * missing: lift the soft limit to the hard one. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
+{
+	struct ftrace *ft = ctx;
+	int err = stage__push(ft->stage, cpu, e);
+
+	if (err)
+		ft->stage_err = err;
+	return err;
+}
+
+/* ---- resolve target ---- */
+
+static int resolve_target(struct ftrace *ft)
+{
+	const struct opts *o = &ft->o;
+	int err;
+
+	/* --cgroup / --container: checked before anything starts. */
+	err = cgroup__select(o->cgroup, o->container, &ft->cgfd, ft->cgpath, sizeof(ft->cgpath));
+	if (err)
+		return err;
+	err = o->cmd ? target__spawn(&ft->tg, o->cmd) : target__attach(&ft->tg, o->pid);
+	if (err)
+		return err;
+	ft->have_target = true;
+	return image__check_arch(ft->tg.exe);
+}
+
+/* ---- select functions ---- */
+
+/* Without return probes (the guard could not be set up, Go): counts only. */
+static void fall_back_to_entries(struct opts *o)
+{
+	o->entry_only = true;
+	if (!o->analyzers || strstr(o->analyzers, "callgraph"))
+		o->analyzers = "count";
+}
+
+static int load_symbols(struct ftrace *ft)
+{
+	const char *exe = ft->tg.exe;
+	int err;
+
+	/* LIB:GLOB selectors are for shared libraries (user/proc/libs.h); with
+	 * nothing but those, nothing of the main executable is traced. */
+	if (ft->o.nfuncs && !ft->nexe)
+		return 0;
+	err = syms__load(exe, &ft->st);
+	if (err == -ENOEXEC)
+		log_err("%s is not an ELF executable (for a script, trace its interpreter's "
+			"process with -p)",
+			exe);
+	else if (err == -ENODATA)
+		log_err("%s has no function symbols to trace", exe);
+	else if (err)
+		log_err("reading symbols of %s: %s", exe, strerror(-err));
+	return err;
+}
+
+static int select_functions(struct ftrace *ft)
+{
+	struct opts *o = &ft->o;
+	struct lang_info li;
+	size_t i;
+	int err;
+
+	for (i = 0; i < o->nfuncs; i++)
+		if (!libs__is_selector(o->funcs[i]))
+			ft->exe_globs[ft->nexe++] = o->funcs[i];
+	err = load_symbols(ft);
+	if (err)
+		return err;
+	/* Go's runtime walks, copies and checks its stacks' return addresses:
+	 * a return probe kills it (user/elf/lang.h). No override on purpose. */
+	if (!o->entry_only && !lang__detect(ft->tg.exe, &li) && li.go) {
+		log_debug("%s: Go, from %s", ft->tg.exe, li.go_mark);
+		fall_back_to_entries(o);
+		if (!o->list)
+			log_info("%s is a Go program: tracing function entries only (return probes "
+				 "would corrupt Go's stack walks); counts are exact, no times or "
+				 "call graph",
+				 ft->tg.exe);
+	}
+	err = ft->st ? syms__select(ft->st, ft->exe_globs, ft->nexe, &ft->idx, &ft->n) : 0;
+	if (!err || (err == -ENOENT && ft->nexe))
+		syms__warn_unmatched(ft->st, ft->exe_globs, ft->nexe, !err || o->nfuncs > ft->nexe);
+	if (err == -ENOENT && ft->nexe && o->nfuncs > ft->nexe) {
+		/* Nothing of the executable, but library selectors remain. */
+		syms__free(ft->st);
+		ft->st = NULL;
+		return 0;
+	}
+	if (err == -ENOENT && ft->nexe)
+		log_err("no function of %s matches the -f pattern%s given (%s%s); list them with: "
+			"cabbpf -l",
+			ft->tg.exe, ft->nexe > 1 ? "s" : "", ft->exe_globs[0],
+			ft->nexe > 1 ? ", ..." : "");
+	else if (err == -ENOENT)
+		log_err("%s has no function to trace", ft->tg.exe);
+	else if (err)
+		log_err("selecting functions: %s", strerror(-err));
+	return err;
+}
+
+/* ---- plan ---- */
+
+/* Set up the guard of the target (user/trace/guard.h): find its sites and
+ * become the target's tracer. Where that is impossible, trace entries
+ * only: a return probe the unwinder might read must never be left
+ * unwatched. Returns 0 (ft->guard may stay NULL: no site, or the
+ * fallback) or -errno (logged). */
+static int guard_target(struct ftrace *ft)
+{
+	struct target *tg = &ft->tg;
+	struct guard *g = NULL;
+	int err;
+
+	err = guard__open(tg->pid, tg->exe, tg->spawned, &g);
+	if (err == -ENOENT)
+		return 0; /* nothing in the target reads or moves return addresses */
+	if (err) {
+		log_err("finding the unwinder of %s: %s", tg->exe, strerror(-err));
+		return err;
+	}
+	err = guard__seize(g);
+	if (err) {
+		guard__free(g);
+		log_warn("tracing function entries only (no times, no call graph): return "
+			 "probes would kill %s if it throws an exception",
+			 tg->comm);
+		fall_back_to_entries(&ft->o);
+		return 0;
+	}
+	tg->reaped = (int (*)(void *, int *))guard__reaped;
+	tg->reaped_ctx = g;
+	ft->guard = g;
+	return 0;
+}
+
+static int plan_probes(struct ftrace *ft)
+{
+	const struct opts *o = &ft->o;
+	struct plan_opts plo_libs;
+	int err;
+
+	/* Return probes write into the target's stacks: the guard keeps the
+	 * unwinder and stack switches from seeing them (user/trace/guard.h). */
+	if (!o->entry_only && !o->list && !o->plan && !o->no_guard) {
+		err = guard_target(ft);
+		if (err)
+			return err;
+	}
+	/* Where each probe goes and what it costs, before anything is
+	 * attached: --plan stops after this stage. */
+	ft->plo.no_shift = o->no_shift;
+	ft->plo.returns = !o->entry_only;
+	ft->plo.entry_only = o->entry_only;
+	ft->plo.callsites = o->entry_only && !o->no_callsites;
+	err = ft->st ? plan__build(ft->st, ft->idx, ft->n, &ft->plo, &ft->plan) : 0;
+	if (err) {
+		log_err("planning probes in %s: %s", ft->tg.exe, strerror(-err));
+		return err;
+	}
+	/* Libraries: no call-site counting (libs__fill passes one site per
+	 * function; and most library functions are exported anyway). */
+	plo_libs = ft->plo;
+	plo_libs.callsites = false;
+	err = libs__load_exe(ft->tg.pid, ft->tg.exe, o->funcs, o->nfuncs, &plo_libs, &ft->libs);
+	if (err)
+		return err; /* libs__load said which library */
+	if (!ft->n && ft->libs && !ft->libs->nfuncs) {
+		/* Several patterns, each named above as matching nothing. */
+		log_err("no function matches the -f patterns given; list them with: cabbpf -l");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* --list and --plan: what plan_probes found, on stdout. */
+static void print_selection(const struct ftrace *ft)
+{
+	size_t i;
+
+	if (ft->o.list) {
+		if (ft->st && ft->n)
+			syms__print_list(stdout, ft->st, ft->idx, ft->n);
+		for (i = 0; ft->libs && i < ft->libs->nlibs; i++)
+			syms__print_list(stdout, ft->libs->v[i].st, ft->libs->v[i].idx,
+					 ft->libs->v[i].n);
+		return;
+	}
+	if (ft->n)
+		plan__print(stdout, ft->plan, ft->st, ft->idx, ft->o.analyzers, ft->o.verbose);
+	libs__print(stdout, ft->libs, ft->o.analyzers, ft->o.verbose);
+}
+
+/* ---- attach ---- */
+
+/* The call instructions of the plan's functions counted at call sites
+ * (fid = index in the plan), for trace_opts. Returns 0 or -ENOMEM; the
+ * caller frees *out. */
+static int callsites_of(const struct plan *p, struct trace_callsite **out, size_t *n)
+{
+	struct trace_callsite *v;
+	size_t i, j, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!p->callsite_sites)
+		return 0;
+	v = calloc(p->callsite_sites, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < p->n; i++)
+		for (j = 0; p->sites[i].rule == PLAN_CALLSITES && j < p->sites[i].ncalls; j++) {
+			v[k].offset = p->sites[i].calls[j];
+			v[k].fid = (uint32_t)i;
+			v[k++].sp_delta = (int32_t)p->sites[i].sp_delta;
+		}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* Functions that must never get a return probe (guard__unsafe_name):
+ * not probed at all (offsets[] = TRACE_NO_PROBE), with one line saying
+ * which. */
+static void drop_unsafe(struct ftrace *ft)
+{
+	const struct libs *libs = ft->libs;
+	size_t i, j, k = ft->n, dropped = 0;
+	const char *first = NULL, *name;
+
+	for (i = 0; i < ft->n; i++)
+		if (guard__unsafe_name(ft->st->syms[ft->idx[i]].name)) {
+			ft->offsets[i] = TRACE_NO_PROBE;
+			first = first ? first : ft->st->syms[ft->idx[i]].name;
+			dropped++;
+		}
+	for (i = 0; libs && i < libs->nlibs; i++)
+		for (j = 0; j < libs->v[i].n; j++, k++) {
+			name = libs->v[i].st->syms[libs->v[i].idx[j]].name;
+			if (guard__unsafe_name(name)) {
+				ft->offsets[k] = TRACE_NO_PROBE;
+				first = first ? first : name;
+				dropped++;
+			}
+		}
+	if (dropped)
+		log_warn(
+			"not tracing %zu function%s of the unwinder or the stack switchers (%s%s): "
+			"a return probe there would break what it does",
+			dropped, dropped == 1 ? "" : "s", first, dropped > 1 ? ", ..." : "");
+}
+
+/* The per-fid arrays trace_opts and runner_opts take: the executable's
+ * functions, then the libraries'. Returns 0 or -errno (logged). */
+static int number_functions(struct ftrace *ft)
+{
+	const struct symtab *st = ft->st;
+	const struct libs *libs = ft->libs;
+	size_t i, j, k, n = ft->n, all = n + (libs ? libs->nfuncs : 0);
+	char line[256];
+
+	if (n) {
+		plan__summary(ft->plan, line, sizeof(line));
+		log_info("%s", line);
+	}
+	for (i = 0; libs && i < libs->nlibs; i++) {
+		plan__summary(libs->v[i].plan, line, sizeof(line));
+		log_info("%s %s", libs->v[i].name, line);
+	}
+	if (n > UINT32_MAX / 2) {
+		log_err("too many functions (%zu)", n);
+		return -E2BIG;
+	}
+	ft->offsets = calloc(all + 1, sizeof(*ft->offsets));
+	ft->names = calloc(all + 1, sizeof(*ft->names));
+	ft->lnames = calloc(all + 1, sizeof(*ft->lnames));
+	ft->binaries = calloc(all + 1, sizeof(*ft->binaries));
+	ft->sp_delta = calloc(all + 1, sizeof(*ft->sp_delta));
+	if (!ft->offsets || !ft->names || !ft->lnames || !ft->binaries || !ft->sp_delta ||
+	    (n && callsites_of(ft->plan, &ft->csites, &ft->ncsites))) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		const struct plan_site *ps = &ft->plan->sites[i];
+		const struct sym *s = &st->syms[ft->idx[i]];
+
+		/* PLAN_NO_PROBE == TRACE_NO_PROBE: refused sites stay out. */
+		ft->offsets[i] = ps->rule == PLAN_CALLSITES ? TRACE_AT_CALLSITES : ps->offset;
+		ft->sp_delta[i] = ps->sp_delta;
+		/* Reports show the readable name; JSON keeps the linkage one. */
+		ft->names[i] = s->pretty ? s->pretty : s->name;
+		ft->lnames[i] = s->name;
+	}
+	libs__fill(libs, ft->offsets + n, ft->names + n, ft->binaries + n, ft->sp_delta + n);
+	if (!ft->o.entry_only)
+		drop_unsafe(ft);
+	for (i = 0, k = n; libs && i < libs->nlibs; i++)
+		for (j = 0; j < libs->v[i].n; j++)
+			ft->lnames[k++] = libs->v[i].st->syms[libs->v[i].idx[j]].name;
+	ft->nfuncs = all;
+	return 0;
+}
+
+/* Load the guard's probes into the trace's rings. Returns 0 or -errno
+ * (logged). */
+static int attach_guard(struct ftrace *ft)
+{
+	struct guard_maps gm = {
+		.slots_fd = trace__map_fd(ft->tr, "slots"),
+		.heads_fd = trace__map_fd(ft->tr, "heads"),
+		.tstates_fd = trace__map_fd(ft->tr, "tstates"),
+		.stats_fd = trace__map_fd(ft->tr, "stats"),
+		.ring_bytes = ft->o.ring_bytes,
+		.no_times = ft->o.no_times,
+	};
+
+	return guard__attach(ft->guard, &gm);
+}
+
+/* The BPF objects: trace (function probes), loaded, not attached yet.
+ * Returns 0 or -errno (logged). */
+static int open_trace(struct ftrace *ft)
+{
+	const struct opts *o = &ft->o;
+	struct trace_opts to;
+	int err;
+
+	memset(&to, 0, sizeof(to));
+	to.pid = ft->tg.pid;
+	to.binary = ft->tg.exe;
+	to.binaries = ft->binaries;
+	to.no_returns = o->entry_only;
+	to.sp_delta = ft->sp_delta;
+	to.offsets = ft->offsets;
+	to.nfuncs = (uint32_t)ft->nfuncs;
+	to.callsites = ft->csites;
+	to.ncallsites = ft->ncsites;
+	to.ring_bytes = o->ring_bytes;
+	to.floor = o->floor;
+	to.no_times = o->no_times;
+	to.cgroup = ft->cgfd >= 0;
+	to.sampling = ft->o.sample_pct > 0 || ft->o.start_disabled;
+	to.start_paused = ft->o.start_disabled;
+	to.on_event = on_event;
+	to.ctx = ft;
+	err = trace__open(&to, &ft->tr);
+	if (err)
+		return err;
+	/* The guard's probes go in before the return probes: no trampoline
+	 * is ever on a stack the guard does not watch. */
+	if (ft->guard && (err = attach_guard(ft)))
+		return err;
+	if (ft->cgfd >= 0)
+		return cgroup__set_filter(trace__map_fd(ft->tr, "cgfilter"), ft->cgfd);
+	return 0;
+}
+
+/* Staging (CAB buffers) and the analyzers behind it. Returns 0 or -errno
+ * (logged). */
+static int open_pipeline(struct ftrace *ft)
+{
+	struct runner_opts ro;
+	struct cab_pp_opts po;
+	int err;
+
+	/* Small chunks: the loader starts a chunk at every thread switch and
+	 * hands partial ones over at every poll round, so the default
+	 * (4 x L1d per chunk) would mostly carry air. */
+	memset(&po, 0, sizeof(po));
+	po.mode = CAB_EXHAUSTIVE;
+	po.chunk_records = 256;
+	po.nchunks = 256;
+	po.max_chunks = 16384;
+	err = stage__new(trace__ncpus(ft->tr), &po, &ft->stage);
+	if (err) {
+		log_err("allocating CAB buffers: %s", strerror(-err));
+		return err;
+	}
+	memset(&ro, 0, sizeof(ro));
+	ro.fnames = ft->names;
+	ro.lnames = ft->lnames;
+	ro.nfuncs = (uint32_t)ft->nfuncs;
+	ro.analyzers = ft->o.analyzers;
+	ro.nthreads = ft->o.analyzer_threads;
+	ro.no_returns = ft->o.entry_only;
+	err = runner__new(&ro, stage__bufs(ft->stage), trace__ncpus(ft->tr), &ft->rn);
+	/* runner__new names a wrong analyzer itself (-EINVAL); not the rest */
+	if (err && err != -EINVAL)
+		log_err("setting up the analyzers: %s", strerror(-err));
+	return err;
+}
+
+/* I/O events into the same rings, with the same sequence numbers: after
+ * trace__attach, which may have replaced the maps. Returns 0 or -errno
+ * (logged). */
+static int attach_io(struct ftrace *ft)
+{
+	struct iotrace_opts io_o;
+	struct trace *tr = ft->tr;
+	int err;
+
+	memset(&io_o, 0, sizeof(io_o));
+	io_o.pid = ft->tg.pid;
+	io_o.floor = ft->o.floor;
+	io_o.cgroup_fd = ft->cgfd;
+	io_o.slots_fd = trace__map_fd(tr, "slots");
+	io_o.heads_fd = trace__map_fd(tr, "heads");
+	io_o.tstates_fd = trace__map_fd(tr, "tstates");
+	io_o.stats_fd = trace__map_fd(tr, "stats");
+	io_o.ring_bytes = ft->o.ring_bytes;
+	err = iotrace__open(&io_o, &ft->io);
+	return err ? err : iotrace__attach(ft->io);
+}
+
+static int attach_probes(struct ftrace *ft)
+{
+	int slots_fd, err;
+
+	err = number_functions(ft);
+	if (err)
+		return err;
+	raise_fd_limit();
+	err = open_trace(ft);
+	if (!err)
+		err = open_pipeline(ft);
+	if (err)
+		return err;
+	ft->t_att = now_s();
+	ft->att_ns = sampler__now();
+	slots_fd = trace__map_fd(ft->tr, "slots");
+	err = trace__attach(ft->tr);
+	if (err)
+		return err;
+	if (ft->o.sample_pct > 0 || ft->o.start_disabled) {
+		struct sampler_opts so = {.pct = ft->o.sample_pct,
+					  .period_ms = ft->o.sample_period_ms,
+					  .start_disabled = ft->o.start_disabled};
+
+		err = sampler__new(&so, ft->tr, ft->att_ns, sampler__now(), &ft->smp);
+		if (err) {
+			log_err("sampling: %s", strerror(-err));
+			return err;
+		}
+		install_sample_signals();
+		if (ft->o.start_disabled)
+			log_info("tracing is off: kill -USR1 %d turns it on, kill -USR2 %d off",
+				 (int)getpid(), (int)getpid());
+	}
+	/* A fallback to per-site links reloaded the trace object: new rings,
+	 * a new cgroup filter map. */
+	if (ft->guard && trace__map_fd(ft->tr, "slots") != slots_fd && (err = attach_guard(ft)))
+		return err;
+	ft->t_att = now_s() - ft->t_att;
+	if (ft->cgfd >= 0 &&
+	    ((err = cgroup__set_filter(trace__map_fd(ft->tr, "cgfilter"), ft->cgfd)) ||
+	     (ft->tg.spawned && (err = cgroup__enter(ft->cgpath, ft->tg.pid)))))
+		return err;
+	err = attach_io(ft);
+	if (err)
+		return err;
+	log_info("tracing %zu function%s of %s (pid %d)%s%s", ft->nfuncs,
+		 ft->nfuncs == 1 ? "" : "s", ft->tg.exe, (int)ft->tg.pid,
+		 trace__refused(ft->tr) ? ", some refused by the kernel" : "",
+		 ft->o.floor ? " [floor: empty programs]" : "");
+	return 0;
+}
+
+/* ---- run until stop ---- */
+
+/* Start the analyzers, then let a launched target exec. Returns 0 or
+ * -errno (logged): then there is no run to report. */
+static int start_run(struct ftrace *ft)
+{
+	int err;
+
+	err = runner__start(ft->rn);
+	if (err) {
+		log_err("starting analyzer threads: %s", strerror(-err));
+		return err;
+	}
+	ft->runner_started = true;
+	ft->t0 = now_s();
+	ft->cpu0 = cpu_now_s();
+	if (ft->tg.spawned && (err = target__start(&ft->tg)))
+		return err;
+	ft->started = true;
+	return 0;
+}
+
+/* Drain the rings until the target exits, a signal, or -d. Sets ft->why.
+ * Returns 0, or -errno (logged) when the run ended on an error (ft->why
+ * is then "error"). */
+static int run_until_stop(struct ftrace *ft)
+{
+	double next_check = 0;
+	int got, err = 0;
+
+	while (!ft->why) {
+		got = trace__drain(ft->tr, 2); /* a drain per 2 ms: see trace__drain */
+		/* on_event's error stops the drain too: say which it was. */
+		if (ft->stage_err) {
+			log_err("staging events: %s", strerror(-ft->stage_err));
+			err = ft->stage_err;
+			break;
+		}
+		if (got < 0) {
+			log_err("reading the rings: %s", strerror(-got));
+			err = got;
+			break;
+		}
+		stage__flush(ft->stage);
+		if (ft->smp) {
+			if (sample_request) {
+				sampler__request(ft->smp, sample_request == 1);
+				sample_request = 0;
+			}
+			/* A failed attach was logged; the trace goes on, off. */
+			(void)sampler__tick(ft->smp, sampler__now());
+		}
+		if (*ft->stop) {
+			ft->why = "interrupted";
+			break;
+		}
+		ft->t1 = now_s();
+		if (ft->o.duration && ft->t1 - ft->t0 >= ft->o.duration)
+			ft->why = "duration reached";
+		if (ft->t1 >= next_check) {
+			/* A syscall per check: every 10 ms is plenty. */
+			next_check = ft->t1 + 0.01;
+			if (target__poll_exit(&ft->tg))
+				ft->why = "target exited";
+		}
+	}
+	if (err)
+		ft->why = "error";
+	ft->t1 = now_s();
+	return err;
+}
+
+/* ---- detach ---- */
+
+/* Probes out, the guard lets go, every event still in a ring staged and
+ * analysed. Returns 0, or -errno (logged) when the last drain failed; after
+ * an earlier error (run_err) that one is the run's, and this returns 0. */
+static int detach_probes(struct ftrace *ft, int run_err)
+{
+	struct guard_stats *gst = &ft->gst;
+	int got = 0, err = 0;
+
+	/* A command we launched does not outlive its trace: Ctrl-C passes the
+	 * signal on, -d ends it with SIGTERM (see --help). */
+	if (ft->tg.spawned && !target__poll_exit(&ft->tg))
+		kill(ft->tg.pid, *ft->stop ? *ft->stop : SIGTERM);
+	iotrace__detach(ft->io);
+	ft->t_det = now_s();
+	sampler__finish(ft->smp, sampler__now());
+	trace__detach(ft->tr);
+	ft->t_det = now_s() - ft->t_det;
+	/* No return probe can appear any more: give back every return
+	 * address still replaced, and let go of the target. */
+	guard__stop(ft->guard, gst);
+	if (ft->guard && (gst->unguarded || gst->failed))
+		log_warn("the guard could not serve %llu unwinder or switch point%s (thread not "
+			 "held, or a stop failed): the target may have been harmed there",
+			 (unsigned long long)(gst->unguarded + gst->failed),
+			 gst->unguarded + gst->failed == 1 ? "" : "s");
+	log_info("probes: attached in %.3f s, detached in %.3f s (%s)", ft->t_att, ft->t_det,
+		 trace__multi(ft->tr) ? "multi-uprobe links" : "one link per site");
+	/* Every event a probe wrote is in a ring by now: drain them all
+	 * (not into a staging that failed). */
+	while (!ft->stage_err && (got = trace__drain(ft->tr, 0)) > 0)
+		;
+	if (!run_err && ft->stage_err) {
+		log_err("staging events: %s", strerror(-ft->stage_err));
+		err = ft->stage_err;
+	} else if (!run_err && got < 0) {
+		log_err("reading the rings: %s", strerror(-got));
+		err = got;
+	}
+	if (err)
+		ft->why = "error";
+	stage__close(ft->stage);
+	runner__join(ft->rn);
+	ft->runner_started = false;
+	runner__set_windows(ft->rn, sampler__windows(ft->smp));
+	return err;
+}
+
+/* ---- report ---- */
+
+/* The CAB buffers' counters, summed over processors. */
+static void sum_cab(struct ftrace *ft, struct cab_stats *sum)
+{
+	unsigned i;
+
+	for (i = 0; i < trace__ncpus(ft->tr); i++) {
+		struct cab_stats cs;
+
+		cab_pp__stats(stage__bufs(ft->stage)[i], &cs);
+		sum->produced += cs.produced;
+		sum->consumed += cs.consumed;
+		sum->overwritten += cs.overwritten;
+		sum->stalls += cs.stalls;
+		sum->blocked_ns += cs.blocked_ns;
+		sum->grown += cs.grown;
+	}
+}
+
+/* Text on stdout (unless -q or --floor), JSON to --json, the summary
+ * line on stderr. Returns 0 or -errno (logged) when the JSON could not be
+ * written. */
+static int report(struct ftrace *ft)
+{
+	uint64_t totals[CABBPF_STAT__MAX] = {0}, io_counts[CABBPF_IOSTAT__MAX] = {0};
+	uint64_t *lost_cpu, ino = 0;
+	struct target *tg = &ft->tg;
+	struct summary sm;
+	struct stat sb;
+	int err = 0;
+
+	lost_cpu = calloc(3 * (size_t)trace__ncpus(ft->tr), sizeof(*lost_cpu));
+	if (trace__stats(ft->tr, totals, lost_cpu) || iotrace__counts(ft->io, io_counts))
+		log_warn("could not read the BPF counters");
+	if (io_counts[CABBPF_IOSTAT_EVENTS] != stage__io_events(ft->stage))
+		log_warn("BPF wrote %llu I/O events but %llu were read",
+			 (unsigned long long)io_counts[CABBPF_IOSTAT_EVENTS],
+			 (unsigned long long)stage__io_events(ft->stage));
+
+	memset(&sm, 0, sizeof(sm));
+	sm.pid = tg->pid;
+	sm.comm = tg->comm;
+	sm.binary = tg->exe;
+	sm.nfuncs = (uint32_t)ft->nfuncs - trace__refused(ft->tr);
+	sm.refused = trace__refused(ft->tr);
+	sm.multi = trace__multi(ft->tr);
+	sm.duration_s = ft->t1 - ft->t0;
+	/* call events */
+	sm.events = stage__events(ft->stage) - stage__io_events(ft->stage) -
+		    stage__guard_events(ft->stage);
+	sm.guard = ft->guard ? &ft->gst : NULL;
+	sm.sampling = ft->smp;
+	sm.execs = stage__execs(ft->stage, &ino);
+	/* A launched command's own start is an exec too: not the program's
+	 * doing. */
+	if (tg->spawned && sm.execs)
+		sm.execs--;
+	sm.exec_other = sm.execs && (stat(tg->exe, &sb) || (uint64_t)sb.st_ino != ino);
+	if (sm.exec_other)
+		log_warn("%s (pid %d) exec'd another program: its calls after that are not traced",
+			 tg->comm, (int)tg->pid);
+	sm.lost = totals[CABBPF_STAT_DROPS] + totals[CABBPF_STAT_IO_DROPS] +
+		  totals[CABBPF_STAT_GUARD_DROPS];
+	sm.lost_calls = totals[CABBPF_STAT_DROPS];
+	sm.lost_io = totals[CABBPF_STAT_IO_DROPS];
+	sm.lost_guard = totals[CABBPF_STAT_GUARD_DROPS];
+	sm.lost_per_cpu = lost_cpu;
+	sm.ncpus = trace__ncpus(ft->tr);
+	sm.reentry = totals[CABBPF_STAT_REENTRY];
+	sum_cab(ft, &sm.cab);
+	sm.stop_reason = ft->why;
+	/* What the analysis cost while tracing: on a busy machine the target
+	 * pays it. */
+	sm.cpu_s = cpu_now_s() - ft->cpu0;
+	if (tg->exited || target__poll_exit(tg)) {
+		sm.exited = true;
+		sm.exit_status = tg->spawned ? tg->status : -1;
+	}
+
+	if (!ft->o.floor && !ft->o.quiet)
+		report__text(stdout, &sm, ft->rn);
+	fflush(stdout);
+	if (ft->o.json_path) {
+		err = report__json(ft->o.json_path, &sm, ft->rn);
+		if (err)
+			log_err("writing %s: %s", ft->o.json_path, strerror(-err));
+	}
+	report__summary_line(&sm);
+	free(lost_cpu);
+	return err;
+}
+
+/* ---- the run ---- */
+
+/* Undo whatever the stages did, in reverse; the target is let go or, if
+ * we launched it and it did not start, killed. NULL is fine. */
+static void ftrace_free(struct ftrace *ft)
+{
+	if (!ft)
+		return;
+	if (ft->runner_started) {
+		if (ft->stage)
+			stage__close(ft->stage);
+		runner__join(ft->rn);
+	}
+	iotrace__free(ft->io);
+	trace__detach(ft->tr);
+	guard__stop(ft->guard, NULL); /* before the trace's maps go: its events use them */
+	trace__free(ft->tr);	      /* detaches: nothing stays in the target */
+	guard__free(ft->guard);
+	if (ft->cgfd >= 0)
+		close(ft->cgfd);
+	if (ft->have_target && ft->tg.spawned && !ft->started)
+		target__abort(&ft->tg);
+	if (ft->have_target && ft->tg.spawned && ft->started && !target__wait(&ft->tg, 2000)) {
+		log_warn("%s (pid %d) ignored the signal: killing it", ft->tg.comm,
+			 (int)ft->tg.pid);
+		target__abort(&ft->tg);
+	}
+	target__close(&ft->tg);
+	runner__free(ft->rn);
+	sampler__free(ft->smp);
+	stage__free(ft->stage);
+	free(ft->offsets);
+	free(ft->names);
+	free(ft->lnames);
+	free(ft->binaries);
+	free(ft->sp_delta);
+	free(ft->csites);
+	free(ft->idx);
+	plan__free(ft->plan);
+	libs__free(ft->libs);
+	syms__free(ft->st);
+	free(ft);
+}
+
+int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
+{
+	struct ftrace *ft = calloc(1, sizeof(*ft));
+	int err, run_err, report_err;
+
+	if (!ft) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	ft->o = *o;
+	ft->stop = stop;
+	ft->tg.pidfd = ft->tg.err_fd = -1;
+	ft->cgfd = -1;
+
+	err = resolve_target(ft);
+	if (!err)
+		err = select_functions(ft);
+	if (!err)
+		err = plan_probes(ft);
+	if (!err && (o->list || o->plan)) {
+		print_selection(ft);
+		goto cleanup;
+	}
+	if (!err)
+		err = attach_probes(ft);
+	if (!err)
+		err = start_run(ft);
+	if (err)
+		goto cleanup;
+	/* From here a trace exists: it is reported even when the run or the
+	 * last drain failed; the first error is the run's. */
+	run_err = run_until_stop(ft);
+	err = detach_probes(ft, run_err);
+	report_err = report(ft);
+	if (run_err)
+		err = run_err;
+	else if (!err)
+		err = report_err;
+cleanup:
+	ftrace_free(ft);
+	return err;
+}

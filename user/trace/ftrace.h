@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The function-tracing run, cabbpf's main mode (the I/O mode,
+ * user/iomode/iomode.h, is its peer). One run goes through named stages,
+ * in user/trace/ftrace.c, each a function that returns 0 or -errno after
+ * logging why:
+ *   resolve target    spawn the command held before exec, or take the pid
+ *   select functions  the executable's symbols, the -f patterns
+ *   plan              the guard (or entry-only), where each probe goes,
+ *                     the libraries' functions; --list and --plan stop here
+ *   attach            BPF programs, rings, staging, analyzers, probes
+ *   start             analyzer threads, then a launched target may exec
+ *   run until stop    drain the rings until it exits, Ctrl-C or -d
+ *   detach            probes out, the guard lets go, the last drain
+ *   report            text, JSON, the summary line
+ * Main thread only.
+ */
+#ifndef USER_FTRACE_H
+#define USER_FTRACE_H
+
+#include <signal.h>
+
+#include "user/cli/opts.h"
+
+/*
+ * Trace o's target (-p or -- COMMAND) until *stop is set (a signal's
+ * number), -d elapses or the target exits; report. Returns 0 after a
+ * report (or --list, --plan), or -errno, logged once where the cause was
+ * known: nothing could be traced, or the run ended on an error (its
+ * partial report is still written) or the report could not be written.
+ */
+int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop);
+
+#endif /* USER_FTRACE_H */
