@@ -422,6 +422,50 @@ START_TEST(test_shadow_orphan)
 }
 END_TEST
 
+/* SAMPLING (pipeline/shadow.h): window 1 sees main call a; a returns and
+ * main calls b while tracing is off; window 2 sees b's return (an orphan of
+ * a later window), then main call a again at the same slot as a's dead
+ * frame: a's frame is closed as sampled (not a tail caller: no a -> a
+ * edge), and main's frame, live across windows, is still a's caller. */
+START_TEST(test_shadow_sampling_windows)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct shadow s;
+
+	shadow__init(&s, 3);
+	shadow__set_epoch(&s, 1);
+	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 10, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, A, 0x1f00, 20, &k), 0);
+	shadow__set_epoch(&s, 2);
+	shadow__return(&s, B, 0x1f08, 30, &k);
+	ck_assert_uint_eq(s.c.orphan_sampled, 1);
+	ck_assert_uint_eq(s.c.orphan, 0);
+	ck_assert_int_eq(shadow__entry(&s, A, 0x1f00, 40, &k), 0);
+	ck_assert_uint_eq(s.c.sampled, 1);
+	ck_assert_uint_eq(s.c.missing, 0);
+	ck_assert_uint_eq(rs.nrets, 1);
+	ck_assert(rs.rets[0].sampled && !rs.rets[0].matched && rs.rets[0].fid == A);
+	ck_assert_uint_eq(rs.ncalls, 3);
+	ck_assert_uint_eq(rs.calls[2].caller, MAIN);
+	ck_assert_uint_eq(rs.calls[2].epoch, 2);
+	shadow__return(&s, A, 0x1f08, 50, &k);
+	ck_assert_uint_eq(s.c.matched, 1);
+	ck_assert_uint_eq(rs.rets[1].incl_ns, 10);
+	/* Without sampling (epoch 0 throughout) the same equal slot is a
+	 * tail call: the old rule stands. */
+	shadow__fini(&s);
+	memset(&rs, 0, sizeof(rs));
+	shadow__init(&s, 4);
+	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 10, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, A, 0x1f00, 20, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, B, 0x1f00, 30, &k), 0);
+	ck_assert_uint_eq(rs.calls[2].caller, A);
+	ck_assert_uint_eq(s.c.sampled + s.c.missing, 0);
+	shadow__fini(&s);
+}
+END_TEST
+
 /* GUARD events (pipeline/shadow.h): an exception unwinds b and c, caught
  * in a; a survives and returns (the guard re-armed it). */
 START_TEST(test_shadow_guard_exception)
@@ -1700,6 +1744,7 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, test_shadow_nesting_times);
 	tcase_add_test(tc, test_shadow_orphan);
+	tcase_add_test(tc, test_shadow_sampling_windows);
 	tcase_add_test(tc, test_shadow_guard_exception);
 	tcase_add_test(tc, test_shadow_guard_switch);
 	tcase_add_test(tc, test_shadow_guard_backtrace);

@@ -614,7 +614,13 @@ static void take_links(struct trace *t, struct link_set *ls)
 
 static void *closer_main(void *arg)
 {
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
 	close_links(arg);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	log_debug("sampling: the last window's probes released in %.3f ms",
+		  (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6);
 	return NULL;
 }
 

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Integration suite for sampling (issue 13): the real kernel, real probes
+ * taken out and put back, the longrun target (tests/targets/longrun.c) at
+ * -O0 and -O2.
+ *  - --start-disabled: no breakpoint in the target while tracing is off
+ *    (its text in /proc/PID/mem equals the file), one while on; SIGUSR1 /
+ *    SIGUSR2 to cabbpf open and close windows; work done while off is not
+ *    seen, work done in a window is counted exactly (1000 burst() calls per
+ *    round), with every return matched and no false edge; the target is
+ *    unharmed and runs on after the trace.
+ *  - --sample 50 --sample-period 100: about half the run is traced, in many
+ *    windows; tick(), paced by the target's clock, is estimated within the
+ *    report's own 95% interval (asserted at twice its half-width, plus 2%
+ *    for the target's ticks outside the traced run), while what the
+ *    windows saw is exact (every return matched).
+ * Needs root and BPF, like every integration suite: no skips.
+ */
+#include <check.h>
+#include <math.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "tests/harness.h"
+#include "user/elf/syms.h"
+
+#define OPT(i) ((i) ? 2 : 0)
+
+/* The byte at file offset off of exe as mapped in process pid. Returns 0
+ * or -1 (no such mapping). */
+static int mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out)
+{
+	char path[64], line[PATH_MAX + 128];
+	unsigned long start, end, moff;
+	int found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char file[PATH_MAX] = "";
+		int fd;
+
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %s", &start, &end, &moff, file) < 3)
+			continue;
+		if (strcmp(file, exe) || off < moff || off >= moff + (end - start))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+		fd = open(path, O_RDONLY);
+		if (fd >= 0 && pread(fd, out, 1, (off_t)(start + off - moff)) == 1)
+			found = 0;
+		if (fd >= 0)
+			close(fd);
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Occurrences of needle in the file at path. */
+static int count_in(const char *path, const char *needle)
+{
+	char *s = h_slurp(path), *p;
+	int n = 0;
+
+	for (p = s; p && (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	free(s);
+	return n;
+}
+
+/* Wait up to ms for needle to occur n times in path. */
+static bool wait_count(const char *path, const char *needle, int n, int ms)
+{
+	for (; ms > 0; ms -= 10) {
+		if (count_in(path, needle) >= n)
+			return true;
+		usleep(10000);
+	}
+	return count_in(path, needle) >= n;
+}
+
+/* Wait up to ms for the byte at off to read as want (the kernel takes a
+ * closed link's breakpoints out in a thread of cabbpf's). */
+static bool wait_byte(pid_t pid, const char *exe, uint64_t off, unsigned char want, int ms)
+{
+	unsigned char b = (unsigned char)~want;
+
+	for (; ms > 0; ms -= 5) {
+		if (!mapped_byte(pid, exe, off, &b) && b == want)
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+START_TEST(start_disabled_toggles)
+{
+	const char *exe = h_target("longrun", OPT(_i));
+	char out_path[PATH_MAX], err_path[PATH_MAX], pidbuf[16], real[PATH_MAX];
+	char *args[] = {"-v", "--start-disabled", "--no-shift", "-p", pidbuf, "-f", "burst",
+			"-f", "tick", NULL};
+	struct symtab *st = NULL;
+	const struct sym *burst;
+	unsigned char file_byte, b;
+	json_object *wins;
+	struct h_run r;
+	pid_t pid;
+	int status, fd;
+
+	snprintf(out_path, sizeof(out_path), "%s/sl%d-%d.out", h_tmp, _i, (int)getpid());
+	snprintf(err_path, sizeof(err_path), "%s/sl%d-%d.err", h_tmp, _i, (int)getpid());
+	close(open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		execl(exe, exe, (char *)NULL);
+		_exit(127);
+	}
+	ck_assert(h_wait_for(out_path, "ready", 5000));
+	ck_assert_ptr_nonnull(realpath(exe, real));
+	ck_assert_int_eq(syms__load(real, &st), 0);
+	burst = syms__find(st, "burst");
+	ck_assert_ptr_nonnull(burst);
+	fd = open(real, O_RDONLY);
+	ck_assert_int_eq(pread(fd, &file_byte, 1, (off_t)burst->offset), 1);
+	close(fd);
+	ck_assert_int_ne(file_byte, 0xcc);
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
+	ck_assert_msg(h_wait_for(r.err_path, "tracing is off", 10000), "cabbpf did not start");
+	/* Off: not a breakpoint in the target. */
+	ck_assert_int_eq(mapped_byte(pid, real, burst->offset, &b), 0);
+	ck_assert_int_eq(b, file_byte);
+
+	/* Window 1: the probes go in; a burst is seen whole. */
+	kill(r.pid, SIGUSR1);
+	ck_assert_msg(wait_count(r.err_path, "window 1 on", 1, 10000), "no window 1");
+	ck_assert_int_eq(mapped_byte(pid, real, burst->offset, &b), 0);
+	ck_assert_int_eq(b, 0xcc);
+	kill(pid, SIGUSR1);
+	ck_assert(wait_count(out_path, "burst done", 1, 5000));
+	kill(r.pid, SIGUSR2);
+	ck_assert(wait_count(r.err_path, "window 1 off", 1, 10000));
+	ck_assert_msg(wait_byte(pid, real, burst->offset, file_byte, 5000),
+		      "a breakpoint stayed in while tracing was off");
+
+	/* Off: a burst nobody sees. */
+	kill(pid, SIGUSR1);
+	ck_assert(wait_count(out_path, "burst done", 2, 5000));
+
+	/* Window 2: another burst, seen whole. */
+	kill(r.pid, SIGUSR1);
+	ck_assert(wait_count(r.err_path, "window 2 on", 1, 10000));
+	kill(pid, SIGUSR1);
+	ck_assert(wait_count(out_path, "burst done", 3, 5000));
+	kill(r.pid, SIGINT);
+	h_finish(&r);
+
+	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
+	ck_assert_ptr_nonnull(r.json);
+	ck_assert_int_eq(h_num(r.json, "lost"), 0);
+	ck_assert_int_eq(h_num(r.json, "order_gaps"), 0);
+	ck_assert_msg(h_calls(r.json, "burst") == 2000, "burst %lld; report:\n%s\n%s",
+		      h_calls(r.json, "burst"), r.out, r.err);
+	/* main was entered before the attach: burst's callers are unknown,
+	 * and nothing else calls it. */
+	ck_assert_int_eq(h_edge(r.json, "<root>", "burst"), 2000);
+	ck_assert_int_eq(h_edge(r.json, "tick", "burst"), 0);
+	ck_assert_int_eq(h_edge(r.json, "burst", "burst"), 0);
+	ck_assert_int_eq(h_edge(r.json, "tick", "tick"), 0);
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+	ck_assert_int_eq(h_returns(r.json, "matched"),
+			 h_calls(r.json, "burst") + h_calls(r.json, "tick") -
+				 h_returns(r.json, "open") - h_returns(r.json, "sampled"));
+	wins = h_get(h_get(r.json, "sampling"), "windows");
+	ck_assert_ptr_nonnull(wins);
+	ck_assert_int_eq(json_object_array_length(wins), 2);
+	ck_assert(json_object_get_boolean(h_get(h_get(r.json, "sampling"), "start_disabled")));
+
+	/* Unharmed: no breakpoint, still running, exits normally. */
+	ck_assert(wait_byte(pid, real, burst->offset, file_byte, 5000));
+	ck_assert_int_eq(kill(pid, 0), 0);
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	syms__free(st);
+	h_free(&r);
+}
+END_TEST
+
+/* functions[] element named name, or NULL. */
+static json_object *fn_named(json_object *root, const char *name)
+{
+	json_object *fs = h_get(root, "functions");
+	size_t i;
+
+	for (i = 0; fs && i < json_object_array_length(fs); i++) {
+		json_object *f = json_object_array_get_idx(fs, i);
+
+		if (!strcmp(json_object_get_string(h_get(f, "name")), name))
+			return f;
+	}
+	return NULL;
+}
+
+START_TEST(duty_cycle_estimate)
+{
+	char *args[] = {"--sample", "50", "--sample-period", "100", "-d", "3", "-f", "tick", "--",
+			(char *)h_target("longrun", OPT(_i)), NULL};
+	json_object *smp, *tick;
+	long long ticks, est, err95, on, run;
+	const char *t;
+	struct h_run r;
+
+	h_run(&r, args);
+	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
+	ck_assert_ptr_nonnull(r.json);
+	t = strstr(r.err, "ticks=");
+	ck_assert_msg(t, "the target did not report its ticks:\n%s", r.err);
+	ticks = atoll(t + 6);
+	ck_assert_int_gt(ticks, 500);
+	ck_assert_int_eq(h_num(r.json, "lost"), 0);
+	/* What the windows saw is exact. */
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+	ck_assert_int_eq(h_returns(r.json, "matched") + h_returns(r.json, "open") +
+				 h_returns(r.json, "sampled"),
+			 h_calls(r.json, "tick"));
+	ck_assert_int_eq(h_nedges(r.json), 1); /* <root> -> tick only */
+	smp = h_get(r.json, "sampling");
+	ck_assert_ptr_nonnull(smp);
+	on = json_object_get_int64(h_get(smp, "on_ns"));
+	run = json_object_get_int64(h_get(smp, "run_ns"));
+	ck_assert_int_ge(json_object_array_length(h_get(smp, "windows")), 8);
+	/* About half: closing links waits for the kernel, so less, never more. */
+	ck_assert_msg(on > run / 5 && on < run * 6 / 10, "on %lld of %lld ns", on, run);
+	ck_assert_int_lt(h_calls(r.json, "tick"), ticks);
+	tick = fn_named(r.json, "tick");
+	ck_assert_ptr_nonnull(tick);
+	est = json_object_get_int64(h_get(tick, "calls_est"));
+	err95 = json_object_get_int64(h_get(tick, "calls_est_err95"));
+	ck_assert_int_gt(err95, 0);
+	ck_assert_msg(llabs(est - ticks) <= 2 * err95 + ticks / 50,
+		      "estimate %lld +- %lld, the target made %lld", est, err95, ticks);
+	h_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("sampling_integration");
+	TCase *tc = tcase_create("sampling");
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "sampling: needs root (BPF, uprobes); run the tests with sudo\n");
+		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+		return 1;
+	}
+	if (h_setup()) {
+		fprintf(stderr, "sampling: could not build the targets or find ./cabbpf\n");
+		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+		return 1;
+	}
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, start_disabled_toggles, 0, 2);
+	tcase_add_loop_test(tc, duty_cycle_estimate, 0, 2);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
