@@ -30,6 +30,8 @@ const char *an_ctx__name(const struct an_ctx *c, uint32_t fid, char buf[24])
 {
 	if (fid == AN_ROOT)
 		return AN_ROOT_NAME;
+	if (fid == AN_RESUMED)
+		return AN_RESUMED_NAME;
 	if (c->fnames && fid < c->nfuncs && c->fnames[fid])
 		return c->fnames[fid];
 	snprintf(buf, 24, "fid#%" PRIu32, fid);

@@ -28,6 +28,12 @@ struct json;
  * the first probed function of a call chain). Named "<root>" in reports. */
 #define AN_ROOT UINT32_MAX
 #define AN_ROOT_NAME "<root>"
+/* The caller of a call made in a sampling window after the first when the
+ * thread's stack holds nothing from this window: a function entered while
+ * tracing was off may be live in between, so the caller is not known.
+ * Named "<resumed>" in reports. */
+#define AN_RESUMED (UINT32_MAX - 1)
+#define AN_RESUMED_NAME "<resumed>"
 
 /* Read-only context shared by every instance; outlives them. */
 struct an_ctx {

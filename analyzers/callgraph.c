@@ -176,6 +176,8 @@ static const char *table_name(const struct an_ctx *c, uint32_t fid)
 {
 	if (fid == AN_ROOT)
 		return AN_ROOT_NAME;
+	if (fid == AN_RESUMED)
+		return AN_RESUMED_NAME;
 	return c->fnames && fid < c->nfuncs ? c->fnames[fid] : NULL;
 }
 

@@ -146,7 +146,12 @@ int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 
 	c = (struct an_call){
 		.tid = s->tid,
-		.caller = shadow__top(s),
+		/* After a window that was not the first, a caller entered
+		 * while tracing was off may sit between the top frame (or the
+		 * bottom of the stack) and this call: not known. */
+		.caller = s->epoch > 1 && (!s->depth || s->f[s->depth - 1].epoch != s->epoch)
+				  ? AN_RESUMED
+				  : shadow__top(s),
 		.callee = fid,
 		.depth = (uint32_t)s->depth,
 		.epoch = s->epoch,

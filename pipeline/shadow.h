@@ -98,7 +98,12 @@
  * returned while tracing was off, and is closed as "sampled" rather than
  * missing. Rule 2 of ENTRY also pops a frame of an earlier window at the
  * new entry's slot: it is far likelier to have returned while tracing was
- * off than to be a tail caller whose jump came in this window. A return that matches no frame in a window after the first had
+ * off than to be a tail caller whose jump came in this window. In a window
+ * after the first, a call made while the stack holds no frame of this
+ * window gets caller AN_RESUMED ("<resumed>"): a function entered while
+ * tracing was off may be live between the stack's top and the call (its
+ * entry was never seen), so the real caller is not known; once a frame of
+ * the window is on top, callers are exact again. A return that matches no frame in a window after the first had
  * its entry while tracing was off ("orphan_sampled", not "orphan").
  *
  * Threads: a struct shadow belongs to one program thread and is used by one

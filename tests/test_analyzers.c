@@ -424,9 +424,10 @@ END_TEST
 
 /* SAMPLING (pipeline/shadow.h): window 1 sees main call a; a returns and
  * main calls b while tracing is off; window 2 sees b's return (an orphan of
- * a later window), then main call a again at the same slot as a's dead
- * frame: a's frame is closed as sampled (not a tail caller: no a -> a
- * edge), and main's frame, live across windows, is still a's caller. */
+ * a later window), then a call of a at the same slot as a's dead frame:
+ * a's frame is closed as sampled (not a tail caller: no a -> a edge), and
+ * its caller is <resumed> (main, live across windows, may have called it
+ * through a function entered while off); a's own callee has a again. */
 START_TEST(test_shadow_sampling_windows)
 {
 	struct rec_sink rs = {0};
@@ -447,11 +448,15 @@ START_TEST(test_shadow_sampling_windows)
 	ck_assert_uint_eq(rs.nrets, 1);
 	ck_assert(rs.rets[0].sampled && !rs.rets[0].matched && rs.rets[0].fid == A);
 	ck_assert_uint_eq(rs.ncalls, 3);
-	ck_assert_uint_eq(rs.calls[2].caller, MAIN);
+	ck_assert_uint_eq(rs.calls[2].caller, AN_RESUMED);
 	ck_assert_uint_eq(rs.calls[2].epoch, 2);
+	ck_assert_int_eq(shadow__entry(&s, B, 0x1e00, 42, &k), 0);
+	ck_assert_uint_eq(rs.calls[3].caller, A);
+	shadow__return(&s, B, 0x1e08, 44, &k);
 	shadow__return(&s, A, 0x1f08, 50, &k);
-	ck_assert_uint_eq(s.c.matched, 1);
-	ck_assert_uint_eq(rs.rets[1].incl_ns, 10);
+	ck_assert_uint_eq(s.c.matched, 2);
+	ck_assert_uint_eq(rs.rets[2].fid, A);
+	ck_assert_uint_eq(rs.rets[2].incl_ns, 10);
 	/* Without sampling (epoch 0 throughout) the same equal slot is a
 	 * tail call: the old rule stands. */
 	shadow__fini(&s);
