@@ -376,16 +376,15 @@ static void estimates_text(const struct count *c, const struct fn_row *rows, siz
 			   FILE *f)
 {
 	const struct an_windows *w = c->ctx->windows;
-	uint64_t on = sampling__on_ns(w);
+	uint64_t on = sampling__on(w);
 	char buf[24];
 	size_t i;
 
 	fprintf(f,
-		"sampling: tracing was on %.1f%% of the run (%.3f of %.3f s, %" PRIu32
+		"sampling: tracing was on %.1f%% of the run (%s time, %" PRIu32
 		" windows); calls above are what the windows saw. Whole run, estimated (95%% "
-		"interval):\n",
-		w->total_ns ? 100.0 * (double)on / (double)w->total_ns : 0.0, (double)on / 1e9,
-		(double)w->total_ns / 1e9, w->n);
+		"interval; low for a program its probes slow down):\n",
+		w->total ? 100.0 * (double)on / (double)w->total : 0.0, w->measure, w->n);
 	for (i = 0; i < nrows && i < c->ctx->top; i++) {
 		const struct count_fn *fn = &c->fn[rows[i].fid];
 		double est, err95;

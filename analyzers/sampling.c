@@ -3,13 +3,13 @@
 
 #include "analyzers/sampling.h"
 
-uint64_t sampling__on_ns(const struct an_windows *w)
+uint64_t sampling__on(const struct an_windows *w)
 {
 	uint64_t on = 0;
 	uint32_t i;
 
 	for (i = 0; w && i < w->n; i++)
-		on += w->on_ns[i];
+		on += w->on[i];
 	return on;
 }
 
@@ -21,27 +21,27 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 
 	*est = 0;
 	*err95 = -1;
-	sum_d = (double)sampling__on_ns(w);
+	sum_d = (double)sampling__on(w);
 	if (!w || !w->n || sum_d <= 0)
 		return false;
 	for (i = 0; i < ncounts && i < w->n; i++)
 		sum_c += (double)counts[i];
 	r = sum_c / sum_d;
-	*est = r * (double)w->total_ns;
+	*est = r * (double)w->total;
 	if (w->n < 2)
 		return true;
 	for (i = 0; i < w->n; i++) {
 		double c = i < ncounts ? (double)counts[i] : 0;
-		double dev = c - r * (double)w->on_ns[i];
+		double dev = c - r * (double)w->on[i];
 
 		ss += dev * dev;
 	}
 	/* Finite population: the windows are fraction f of the run, and a
 	 * run traced all the time (f = 1) has no sampling error. */
-	f = sum_d / (double)w->total_ns;
+	f = sum_d / (double)w->total;
 	if (f > 1)
 		f = 1;
-	*err95 = 1.96 * (double)w->total_ns / sum_d *
+	*err95 = 1.96 * (double)w->total / sum_d *
 		 sqrt((double)w->n / (w->n - 1) * ss * (1 - f));
 	return true;
 }

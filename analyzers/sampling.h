@@ -5,7 +5,14 @@
  * 004): what happens inside a window is seen exactly; the whole run is
  * estimated from the windows.
  *
- * A count seen as c_i in window i (on for d_i ns), over a run of T ns, is
+ * Time is wall time today (measure "wall"): right for a program whose
+ * pace its probes do not set (one that waits on clocks, I/O or requests);
+ * a CPU-bound program runs slower inside windows than outside, so its
+ * estimates are low. A measure of the target's own progress (user-mode
+ * instructions or user-mode time samples, apart from the probes' traps)
+ * would fix that; the unit of on and total is whatever measure says.
+ *
+ * A count seen as c_i in window i (on for d_i), over a run of T, is
  * estimated by the ratio estimator N = T * sum(c_i) / sum(d_i), with the
  * standard error of a ratio estimator over W windows taken as a sample of
  * the run's windows:
@@ -24,13 +31,14 @@
 #include <stdint.h>
 
 struct an_windows {
-	uint32_t n;	       /* windows, epochs 1..n */
-	const uint64_t *on_ns; /* [n]: how long window epoch (index epoch - 1) was on */
-	uint64_t total_ns;     /* the run, from the first window's start to the end */
+	uint32_t n;	    /* windows, epochs 1..n */
+	const uint64_t *on; /* [n]: how long window epoch (index epoch - 1) was on */
+	uint64_t total;	    /* the run, from the first window's start to the end */
+	const char *measure; /* the unit of on and total: "wall" (ns) */
 };
 
-/* Sum of on_ns: how long tracing was on. */
-uint64_t sampling__on_ns(const struct an_windows *w);
+/* Sum of on: how long tracing was on. */
+uint64_t sampling__on(const struct an_windows *w);
 
 /*
  * Estimate the run's total of a count seen as counts[e - 1] in window e

@@ -15,13 +15,13 @@ START_TEST(constant_rate)
 {
 	const uint64_t on[4] = {100, 200, 300, 400};
 	const uint64_t c[4] = {10, 20, 30, 40};
-	struct an_windows w = {.n = 4, .on_ns = on, .total_ns = 2000};
+	struct an_windows w = {.n = 4, .on = on, .total = 2000};
 	double est, err;
 
 	ck_assert(sampling__estimate(c, 4, &w, &est, &err));
 	NEAR(est, 200.0); /* 100 calls in 1000 ns, run 2000 ns */
 	NEAR(err, 0.0);
-	ck_assert_uint_eq(sampling__on_ns(&w), 1000);
+	ck_assert_uint_eq(sampling__on(&w), 1000);
 }
 END_TEST
 
@@ -33,7 +33,7 @@ START_TEST(two_windows_by_hand)
 {
 	const uint64_t on[2] = {100, 100};
 	const uint64_t c[2] = {10, 30};
-	struct an_windows w = {.n = 2, .on_ns = on, .total_ns = 400};
+	struct an_windows w = {.n = 2, .on = on, .total = 400};
 	double est, err;
 
 	ck_assert(sampling__estimate(c, 2, &w, &est, &err));
@@ -50,10 +50,10 @@ START_TEST(edges)
 	const uint64_t on[3] = {100, 100, 100};
 	const uint64_t c[1] = {30};
 	const uint64_t zero[1] = {0};
-	struct an_windows w = {.n = 3, .on_ns = on, .total_ns = 600};
-	struct an_windows one = {.n = 1, .on_ns = on, .total_ns = 600};
-	struct an_windows full = {.n = 3, .on_ns = on, .total_ns = 300};
-	struct an_windows none = {.n = 1, .on_ns = zero, .total_ns = 600};
+	struct an_windows w = {.n = 3, .on = on, .total = 600};
+	struct an_windows one = {.n = 1, .on = on, .total = 600};
+	struct an_windows full = {.n = 3, .on = on, .total = 300};
+	struct an_windows none = {.n = 1, .on = zero, .total = 600};
 	double est, err;
 
 	ck_assert(sampling__estimate(c, 1, &w, &est, &err));

@@ -565,21 +565,7 @@ static int attach_probes(struct ftrace *ft)
 	err = trace__attach(ft->tr);
 	if (err)
 		return err;
-	if (ft->o.sample_pct > 0 || ft->o.start_disabled) {
-		struct sampler_opts so = {.pct = ft->o.sample_pct,
-					  .period_ms = ft->o.sample_period_ms,
-					  .start_disabled = ft->o.start_disabled};
-
-		err = sampler__new(&so, ft->tr, ft->att_ns, sampler__now(), &ft->smp);
-		if (err) {
-			log_err("sampling: %s", strerror(-err));
-			return err;
-		}
-		install_sample_signals();
-		if (ft->o.start_disabled)
-			log_info("tracing is off: kill -USR1 %d turns it on, kill -USR2 %d off",
-				 (int)getpid(), (int)getpid());
-	}
+	ft->att_ns = sampler__now() - ft->att_ns;
 	/* A fallback to per-site links reloaded the trace object: new rings,
 	 * a new cgroup filter map. */
 	if (ft->guard && trace__map_fd(ft->tr, "slots") != slots_fd && (err = attach_guard(ft)))
@@ -615,6 +601,22 @@ static int start_run(struct ftrace *ft)
 	ft->runner_started = true;
 	ft->t0 = now_s();
 	ft->cpu0 = cpu_now_s();
+	/* Sampling: window 1 opens as the target is let go. */
+	if (ft->o.sample_pct > 0 || ft->o.start_disabled) {
+		struct sampler_opts so = {.pct = ft->o.sample_pct,
+					  .period_ms = ft->o.sample_period_ms,
+					  .start_disabled = ft->o.start_disabled};
+
+		err = sampler__new(&so, ft->tr, ft->att_ns, &ft->smp);
+		if (err) {
+			log_err("sampling: %s", strerror(-err));
+			return err;
+		}
+		install_sample_signals();
+		if (ft->o.start_disabled)
+			log_info("tracing is off: kill -USR1 %d turns it on, kill -USR2 %d off",
+				 (int)getpid(), (int)getpid());
+	}
 	if (ft->tg.spawned && (err = target__start(&ft->tg)))
 		return err;
 	ft->started = true;

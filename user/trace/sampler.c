@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "common/log.h"
@@ -21,7 +22,7 @@ struct sampler {
 	struct trace *tr;
 	uint64_t t0;		/* the run's start, CLOCK_MONOTONIC ns */
 	struct window *w;	/* w[epoch - 1] */
-	uint64_t *on_ns;	/* [n], for struct an_windows */
+	uint64_t *won;		/* [n], for struct an_windows: each window's on-time */
 	uint32_t n, cap;
 	bool on;		/* a window is open */
 	bool duty;		/* the duty cycle drives the toggles */
@@ -29,6 +30,7 @@ struct sampler {
 	uint64_t period_ns, on_len_ns;
 	uint64_t next_ns;	/* the duty cycle's next toggle, since t0 */
 	struct an_windows aw;
+	uint64_t wall_ns;	/* the run */
 	bool failed;		/* an attach failed: no more windows */
 };
 
@@ -60,8 +62,8 @@ uint64_t sampler__now(void)
 	return mono_ns();
 }
 
-int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t start_ns,
-		 uint64_t attached_ns, struct sampler **out)
+int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t attach_ns,
+		 struct sampler **out)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 
@@ -70,7 +72,7 @@ int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t start_
 		return -ENOMEM;
 	s->o = *o;
 	s->tr = tr;
-	s->t0 = start_ns;
+	s->t0 = mono_ns();
 	s->req = -1;
 	s->duty = o->pct > 0 && o->pct < 100 && o->period_ms;
 	s->period_ns = (uint64_t)o->period_ms * 1000000ULL;
@@ -82,8 +84,8 @@ int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t start_
 			return -ENOMEM;
 		}
 		trace__set_epoch(tr, 1);
-		s->w[0].start = mono_ns() - start_ns;
-		s->w[0].attach_ns = attached_ns - start_ns;
+		s->w[0].start = mono_ns() - s->t0;
+		s->w[0].attach_ns = attach_ns;
 		s->n = 1;
 		s->on = true;
 		s->next_ns = s->w[0].start + s->on_len_ns;
@@ -188,18 +190,33 @@ void sampler__finish(struct sampler *s, uint64_t end_ns)
 		return;
 	if (s->on)
 		close_window(s, false); /* trace__detach removes the probes next */
-	free(s->on_ns);
-	s->on_ns = calloc(s->n ? s->n : 1, sizeof(*s->on_ns));
-	for (i = 0; s->on_ns && i < s->n; i++)
-		s->on_ns[i] = s->w[i].end > s->w[i].start ? s->w[i].end - s->w[i].start : 0;
-	s->aw.n = s->on_ns ? s->n : 0;
-	s->aw.on_ns = s->on_ns;
-	s->aw.total_ns = end_ns - s->t0;
+	free(s->won);
+	s->won = calloc(s->n ? s->n : 1, sizeof(*s->won));
+	for (i = 0; s->won && i < s->n; i++)
+		s->won[i] = s->w[i].end > s->w[i].start ? s->w[i].end - s->w[i].start : 0;
+	s->aw.n = s->won ? s->n : 0;
+	s->aw.on = s->won;
+	s->wall_ns = end_ns - s->t0;
+	s->aw.total = s->wall_ns;
+	/* Wall time: the target's progress only if it runs as fast traced as
+	 * untraced (docs/json-schema.md, "sampling"). */
+	s->aw.measure = "wall";
 }
 
 const struct an_windows *sampler__windows(const struct sampler *s)
 {
 	return s ? &s->aw : NULL;
+}
+
+/* The windows' wall time, summed. */
+static uint64_t on_wall(const struct sampler *s)
+{
+	uint64_t on = 0;
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++)
+		on += s->w[i].end > s->w[i].start ? s->w[i].end - s->w[i].start : 0;
+	return on;
 }
 
 int sampler__json(const struct sampler *s, struct json *w)
@@ -215,9 +232,13 @@ int sampler__json(const struct sampler *s, struct json *w)
 	json__key(w, "start_disabled");
 	json__bool(w, s->o.start_disabled);
 	json__key(w, "run_ns");
-	json__u64(w, s->aw.total_ns);
+	json__u64(w, s->wall_ns);
 	json__key(w, "on_ns");
-	json__u64(w, sampling__on_ns(&s->aw));
+	json__u64(w, on_wall(s));
+	json__key(w, "measure");
+	json__string(w, s->aw.measure ? s->aw.measure : "wall");
+	json__key(w, "fraction");
+	json__double(w, s->aw.total ? (double)sampling__on(&s->aw) / (double)s->aw.total : 0.0);
 	json__key(w, "windows");
 	json__begin_array(w);
 	for (i = 0; i < s->n; i++) {
@@ -231,7 +252,7 @@ int sampler__json(const struct sampler *s, struct json *w)
 		json__key(w, "end_ns");
 		json__u64(w, x->end);
 		json__key(w, "on_ns");
-		json__u64(w, s->on_ns && i < s->aw.n ? s->on_ns[i] : 0);
+		json__u64(w, x->end > x->start ? x->end - x->start : 0);
 		json__key(w, "attach_ns");
 		json__u64(w, x->attach_ns);
 		json__key(w, "detach_ns");
@@ -244,7 +265,7 @@ int sampler__json(const struct sampler *s, struct json *w)
 
 void sampler__text(const struct sampler *s, FILE *f)
 {
-	uint64_t on = sampling__on_ns(&s->aw), att = 0, det = 0;
+	uint64_t on = on_wall(s), att = 0, det = 0;
 	uint32_t i;
 
 	for (i = 0; i < s->n; i++) {
@@ -255,8 +276,8 @@ void sampler__text(const struct sampler *s, FILE *f)
 		"sampling: on %.1f%% of %.3f s in %" PRIu32 " window%s; off between them, "
 		"probes out of the target (putting them back in took %.3f s in all, with the "
 		"kernel's release of the previous ones; taking them out %.3f s)\n",
-		s->aw.total_ns ? 100.0 * (double)on / (double)s->aw.total_ns : 0.0,
-		(double)s->aw.total_ns / 1e9, s->n, s->n == 1 ? "" : "s", att / 1e9, det / 1e9);
+		s->wall_ns ? 100.0 * (double)on / (double)s->wall_ns : 0.0, (double)s->wall_ns / 1e9,
+		s->n, s->n == 1 ? "" : "s", att / 1e9, det / 1e9);
 }
 
 void sampler__free(struct sampler *s)
@@ -264,6 +285,6 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	free(s->w);
-	free(s->on_ns);
+	free(s->won);
 	free(s);
 }

@@ -37,13 +37,13 @@ struct sampler_opts {
 
 struct sampler;
 
-/* Returns 0 and *out (free with sampler__free), or -ENOMEM. start_ns:
- * the start of the run, just before trace__attach; attached_ns: when it
- * returned (CLOCK_MONOTONIC, sampler__now). tr was opened with o.sampling
- * (and o.start_paused when start_disabled), so window 1 is open unless
- * start_disabled. */
-int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t start_ns,
-		 uint64_t attached_ns, struct sampler **out);
+/* The run starts now (for a launched command: just before it is let go).
+ * tr was attached with o.sampling (and o.start_paused when
+ * start_disabled), taking attach_ns; window 1 opens now unless
+ * start_disabled. Returns 0 and *out (free with sampler__free), or
+ * -ENOMEM. */
+int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t attach_ns,
+		 struct sampler **out);
 
 /* CLOCK_MONOTONIC in ns (the clock of the probes' timestamps). */
 uint64_t sampler__now(void);
