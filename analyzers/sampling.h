@@ -5,12 +5,12 @@
  * 004): what happens inside a window is seen exactly; the whole run is
  * estimated from the windows.
  *
- * Time is wall time today (measure "wall"): right for a program whose
- * pace its probes do not set (one that waits on clocks, I/O or requests);
- * a CPU-bound program runs slower inside windows than outside, so its
- * estimates are low. A measure of the target's own progress (user-mode
- * instructions or user-mode time samples, apart from the probes' traps)
- * would fix that; the unit of on and total is whatever measure says.
+ * Time is the target's progress where there is enough of it: its
+ * user-mode CPU time, sampled apart from its probes' traps (measure "user
+ * CPU", user/trace/progress.h), so a program its probes slow down many
+ * times inside the windows is not under-estimated; a program that mostly
+ * waits is measured in wall time ("wall"). The unit of on and total is
+ * whatever measure says.
  *
  * A count seen as c_i in window i (on for d_i), over a run of T, is
  * estimated by the ratio estimator N = T * sum(c_i) / sum(d_i), with the
@@ -34,7 +34,8 @@ struct an_windows {
 	uint32_t n;	    /* windows, epochs 1..n */
 	const uint64_t *on; /* [n]: how long window epoch (index epoch - 1) was on */
 	uint64_t total;	    /* the run, from the first window's start to the end */
-	const char *measure; /* the unit of on and total: "wall" (ns) */
+	const char *measure; /* what on and total measure: "user CPU" (progress
+				ticks) or "wall" (ns) */
 };
 
 /* Sum of on: how long tracing was on. */

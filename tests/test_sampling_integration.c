@@ -152,7 +152,7 @@ START_TEST(start_disabled_toggles)
 	ck_assert(wait_count(out_path, "burst done", 1, 5000));
 	kill(r.pid, SIGUSR2);
 	ck_assert(wait_count(r.err_path, "window 1 off", 1, 10000));
-	if (!wait_byte(pid, real, burst->offset, file_byte, 5000)) {
+	if (!wait_byte(pid, real, burst->offset, file_byte, 15000)) {
 		char *e = h_slurp(r.err_path);
 
 		ck_abort_msg("a breakpoint stayed in while tracing was off; cabbpf said:\n%s", e);

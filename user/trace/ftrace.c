@@ -603,7 +603,8 @@ static int start_run(struct ftrace *ft)
 	ft->cpu0 = cpu_now_s();
 	/* Sampling: window 1 opens as the target is let go. */
 	if (ft->o.sample_pct > 0 || ft->o.start_disabled) {
-		struct sampler_opts so = {.pct = ft->o.sample_pct,
+		struct sampler_opts so = {.pid = ft->tg.pid,
+					  .pct = ft->o.sample_pct,
 					  .period_ms = ft->o.sample_period_ms,
 					  .start_disabled = ft->o.start_disabled};
 

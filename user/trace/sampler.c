@@ -9,11 +9,16 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "pipeline/record.h"
+#include "user/trace/progress.h"
 #include "user/trace/sampler.h"
 #include "user/trace/trace.h"
 
+/* Progress ticks below which the run is measured in wall time. */
+#define PROGRESS_MIN_TICKS 1000
+
 struct window {
 	uint64_t start, end;	     /* ns since the run's start: the epoch stores */
+	uint64_t pstart, pend;	     /* the target's progress then (progress ticks) */
 	uint64_t attach_ns, detach_ns; /* putting the probes in, taking them out */
 };
 
@@ -23,6 +28,9 @@ struct sampler {
 	uint64_t t0;		/* the run's start, CLOCK_MONOTONIC ns */
 	struct window *w;	/* w[epoch - 1] */
 	uint64_t *won;		/* [n], for struct an_windows: each window's on-time */
+	struct progress *prog;	/* the target's user-mode time; NULL: wall time */
+	uint64_t p0;		/* progress ticks at the start */
+	bool by_progress;	/* the estimates are by progress (else wall time) */
 	uint32_t n, cap;
 	bool on;		/* a window is open */
 	bool duty;		/* the duty cycle drives the toggles */
@@ -31,6 +39,7 @@ struct sampler {
 	uint64_t next_ns;	/* the duty cycle's next toggle, since t0 */
 	struct an_windows aw;
 	uint64_t wall_ns;	/* the run */
+	uint64_t p_total;	/* the target's progress ticks over the run */
 	bool failed;		/* an attach failed: no more windows */
 };
 
@@ -72,6 +81,9 @@ int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t attach
 		return -ENOMEM;
 	s->o = *o;
 	s->tr = tr;
+	/* Without a progress measure, wall time (progress__open said so). */
+	(void)progress__open(o->pid, &s->prog);
+	s->p0 = progress__ticks(s->prog);
 	s->t0 = mono_ns();
 	s->req = -1;
 	s->duty = o->pct > 0 && o->pct < 100 && o->period_ms;
@@ -85,6 +97,7 @@ int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t attach
 		}
 		trace__set_epoch(tr, 1);
 		s->w[0].start = mono_ns() - s->t0;
+		s->w[0].pstart = s->p0;
 		s->w[0].attach_ns = attach_ns;
 		s->n = 1;
 		s->on = true;
@@ -124,6 +137,7 @@ static int open_window(struct sampler *s)
 	/* Every probe is in: the window opens now, all at once. */
 	trace__set_epoch(s->tr, s->n + 1);
 	s->w[s->n].start = mono_ns() - s->t0;
+	s->w[s->n].pstart = progress__ticks(s->prog);
 	s->n++;
 	s->on = true;
 	log_debug("sampling: window %" PRIu32 " on at %.3f s (attach %.3f ms)", s->n,
@@ -140,6 +154,7 @@ static void close_window(struct sampler *s, bool detach)
 	 * they are being taken out. */
 	trace__set_epoch(s->tr, 0);
 	w->end = mono_ns() - s->t0;
+	w->pend = progress__ticks(s->prog);
 	s->on = false;
 	if (!detach)
 		return;
@@ -184,23 +199,34 @@ int sampler__tick(struct sampler *s, uint64_t now_ns)
 
 void sampler__finish(struct sampler *s, uint64_t end_ns)
 {
+	uint64_t p1;
 	uint32_t i;
 
 	if (!s)
 		return;
 	if (s->on)
 		close_window(s, false); /* trace__detach removes the probes next */
+	p1 = progress__ticks(s->prog);
+	/* By the target's progress when there is enough of it to count
+	 * (0.1 s of user-mode time, +-3%): a program that mostly waits is
+	 * measured by wall time, where its probes do not set its pace. */
+	s->by_progress = s->prog && p1 >= s->p0 + PROGRESS_MIN_TICKS;
 	free(s->won);
 	s->won = calloc(s->n ? s->n : 1, sizeof(*s->won));
-	for (i = 0; s->won && i < s->n; i++)
-		s->won[i] = s->w[i].end > s->w[i].start ? s->w[i].end - s->w[i].start : 0;
+	for (i = 0; s->won && i < s->n; i++) {
+		const struct window *w = &s->w[i];
+
+		if (s->by_progress)
+			s->won[i] = w->pend > w->pstart ? w->pend - w->pstart : 0;
+		else
+			s->won[i] = w->end > w->start ? w->end - w->start : 0;
+	}
 	s->aw.n = s->won ? s->n : 0;
 	s->aw.on = s->won;
 	s->wall_ns = end_ns - s->t0;
-	s->aw.total = s->wall_ns;
-	/* Wall time: the target's progress only if it runs as fast traced as
-	 * untraced (docs/json-schema.md, "sampling"). */
-	s->aw.measure = "wall";
+	s->aw.total = s->by_progress ? p1 - s->p0 : s->wall_ns;
+	s->aw.measure = s->by_progress ? "user CPU" : "wall";
+	s->p_total = p1 - s->p0;
 }
 
 const struct an_windows *sampler__windows(const struct sampler *s)
@@ -236,7 +262,9 @@ int sampler__json(const struct sampler *s, struct json *w)
 	json__key(w, "on_ns");
 	json__u64(w, on_wall(s));
 	json__key(w, "measure");
-	json__string(w, s->aw.measure ? s->aw.measure : "wall");
+	json__string(w, s->by_progress ? "user_cpu" : "wall");
+	json__key(w, "user_cpu_ns");
+	json__u64(w, s->p_total * PROGRESS_TICK_NS);
 	json__key(w, "fraction");
 	json__double(w, s->aw.total ? (double)sampling__on(&s->aw) / (double)s->aw.total : 0.0);
 	json__key(w, "windows");
@@ -253,6 +281,8 @@ int sampler__json(const struct sampler *s, struct json *w)
 		json__u64(w, x->end);
 		json__key(w, "on_ns");
 		json__u64(w, x->end > x->start ? x->end - x->start : 0);
+		json__key(w, "user_cpu_ns");
+		json__u64(w, (x->pend > x->pstart ? x->pend - x->pstart : 0) * PROGRESS_TICK_NS);
 		json__key(w, "attach_ns");
 		json__u64(w, x->attach_ns);
 		json__key(w, "detach_ns");
@@ -286,5 +316,6 @@ void sampler__free(struct sampler *s)
 		return;
 	free(s->w);
 	free(s->won);
+	progress__free(s->prog);
 	free(s);
 }
