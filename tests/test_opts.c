@@ -186,6 +186,7 @@ static size_t field_size(const struct opt_def *d)
 	case OPT_FLAG:
 		return sizeof(bool);
 	case OPT_STR:
+	case OPT_CHOICE:
 		return sizeof(const char *);
 	case OPT_PID:
 		return sizeof(pid_t);
@@ -214,6 +215,11 @@ static const char *value_for(const struct opt_def *d, char *buf, size_t len)
 	case OPT_STR:
 	case OPT_STRS:
 		return "x";
+	case OPT_CHOICE: /* the last choice: not a default */
+		for (size_t i = 0; d->choices[i]; i++)
+			if (!d->choices[i + 1])
+				return d->choices[i];
+		return NULL;
 	default:
 		return NULL;
 	}
@@ -454,6 +460,12 @@ START_TEST(sampling_options)
 	parse(&p, "--start-disabled", "--sample", "5", "-p", "1", NULL);
 	ASSERT_OK(&p);
 	ck_assert(p.o.start_disabled);
+	/* the CAB hop's mode: one of two words */
+	parse(&p, "--cab-mode", "sampling", "-p", "1", NULL);
+	ASSERT_OK(&p);
+	ck_assert_str_eq(p.o.cab_mode, "sampling");
+	parse(&p, "--cab-mode", "lossy", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--cab-mode wants exhaustive or sampling, not 'lossy'");
 }
 END_TEST
 

@@ -124,6 +124,13 @@ const struct opt_def opts__table[] = {
 		 "tracing on, SIGUSR2 off (with --sample, a signal\n"
 		 "ends the duty cycle: the user takes over)"},
 
+	{"cab-mode", 0, OPT_CHOICE, "MODE", OFF(cab_mode), .group = G_TUNE,
+	 .choices = (const char *const[]){"exhaustive", "sampling", NULL},
+	 .wants = "exhaustive or sampling",
+	 .help = "the loader -> analyzer hop (CAB buffers): exhaustive\n"
+		 "(default: a stalled analyzer makes the loader wait,\n"
+		 "nothing is lost) or sampling (never waits: a full\n"
+		 "buffer overwrites its oldest chunk, counted)"},
 	{"ring-size", 0, OPT_MIB, "MIB", 1, 1024, OPTF_POW2, OFF(ring_bytes), .group = G_TUNE,
 	 .wants = "a power of two from 1 to 1024 (MiB)",
 	 .help = "kernel ring per CPU, a power of two (default 16)"},
@@ -279,6 +286,14 @@ static int store(const struct opt_def *d, const char *arg, struct opts *o)
 	case OPT_STR:
 		*(const char **)field = arg;
 		return 0;
+	case OPT_CHOICE:
+		for (size_t i = 0; d->choices[i]; i++)
+			if (!strcmp(arg, d->choices[i])) {
+				*(const char **)field = d->choices[i];
+				return 0;
+			}
+		log_err("%s wants %s, not '%s'", flag_name(d, name, sizeof(name)), d->wants, arg);
+		return -EINVAL;
 	case OPT_STRS:
 		count = (size_t *)((char *)o + d->count_off);
 		if (*count >= (size_t)d->hi) {

@@ -28,6 +28,7 @@ struct opts {
 	double duration;	   /* -d seconds; 0 = until exit or Ctrl-C */
 	size_t ring_bytes;	   /* --ring-size, per CPU */
 	unsigned analyzer_threads; /* --analyzer-threads */
+	const char *cab_mode;	   /* --cab-mode exhaustive|sampling (NULL: exhaustive) */
 	bool list;		   /* --list */
 	bool floor;		   /* --floor (benchmarks) */
 	bool no_times;		   /* --no-times */
@@ -53,6 +54,7 @@ struct opts {
 enum opt_type {
 	OPT_FLAG, /* no argument: bool = true */
 	OPT_STR,  /* const char *, pointing into argv */
+	OPT_CHOICE, /* const char *: one of the row's choices (the static string) */
 	OPT_STRS, /* repeatable: appended to const char *[hi] at off, count (size_t) at count_off */
 	OPT_PID,  /* pid_t, an integer in [lo, hi] */
 	OPT_UINT, /* unsigned, an integer in [lo, hi] */
@@ -84,6 +86,7 @@ struct opt_def {
 	const char *wants;
 	const char *group; /* --help heading; a new one starts a section */
 	const char *label; /* OPT_NOTE: the left column of its --help entry */
+	const char *const *choices; /* OPT_CHOICE: the accepted words, NULL-ended */
 	const char *help;  /* --help text; '\n' breaks a line */
 };
 

@@ -41,6 +41,11 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 			(unsigned long long)s->lost_io, (unsigned long long)s->lost_guard,
 			s->lost_calls ? "Call counts, edges and times are lower bounds"
 				      : "I/O byte counts are lower bounds");
+	if (s->cab.overwritten)
+		fprintf(out,
+			"  WARNING: --cab-mode sampling: %llu records overwritten before the "
+			"analyzers read them. Counts, edges and times are lower bounds\n",
+			(unsigned long long)s->cab.overwritten);
 	if (s->sampling) {
 		fputs("  ", out);
 		sampler__text(s->sampling, out);
@@ -136,6 +141,8 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__u64(w, s->reentry);
 	err |= json__key(w, "cab");
 	err |= json__begin_object(w);
+	err |= json__key(w, "mode");
+	err |= json__string(w, s->cab_sampling ? "sampling" : "exhaustive");
 	err |= json__key(w, "produced");
 	err |= json__u64(w, s->cab.produced);
 	err |= json__key(w, "consumed");

@@ -36,6 +36,7 @@ struct summary {
 	unsigned ncpus;
 	uint64_t reentry;        /* probe hits skipped by the re-entry guard */
 	struct cab_stats cab;    /* summed over the per-processor buffers */
+	bool cab_sampling;       /* --cab-mode sampling */
 	const char *stop_reason; /* "target exited", "interrupted", "duration", ... */
 	double cpu_s;            /* CPU time cabbpf itself used (all its threads) */
 	bool exited;

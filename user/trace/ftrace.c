@@ -501,7 +501,10 @@ static int open_pipeline(struct ftrace *ft)
 	 * hands partial ones over at every poll round, so the default
 	 * (4 x L1d per chunk) would mostly carry air. */
 	memset(&po, 0, sizeof(po));
-	po.mode = CAB_EXHAUSTIVE;
+	/* --cab-mode sampling: a stalled analyzer never makes the loader
+	 * wait (and so never lets the kernel rings fill); what it overwrites
+	 * is counted and reported. */
+	po.mode = ft->o.cab_mode && !strcmp(ft->o.cab_mode, "sampling") ? CAB_SAMPLING : CAB_EXHAUSTIVE;
 	po.chunk_records = 256;
 	po.nchunks = 256;
 	po.max_chunks = 16384;
@@ -776,6 +779,7 @@ static int report(struct ftrace *ft)
 		    stage__guard_events(ft->stage);
 	sm.guard = ft->guard ? &ft->gst : NULL;
 	sm.sampling = ft->smp;
+	sm.cab_sampling = ft->o.cab_mode && !strcmp(ft->o.cab_mode, "sampling");
 	sm.execs = stage__execs(ft->stage, &ino);
 	/* A launched command's own start is an exec too: not the program's
 	 * doing. */
