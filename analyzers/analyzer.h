@@ -23,6 +23,8 @@
 #include <stdio.h>
 
 struct json;
+struct cct_opts;
+struct shadow_frame;
 
 /* The caller of a call made with an empty shadow stack (thread start, or
  * the first probed function of a call chain). Named "<root>" in reports. */
@@ -38,6 +40,8 @@ struct an_ctx {
 	const char *const *lnames;
 	uint32_t nfuncs;	   /* fids are < nfuncs (the runner filters) */
 	unsigned top;		   /* text reports: rows per table (> 0) */
+	/* The cct analyzer's options (analyzers/cct.h); NULL: defaults. */
+	const struct cct_opts *cct;
 };
 
 /* Name of fid for reports: "<root>" for AN_ROOT, the table's name, or
@@ -56,6 +60,13 @@ struct an_call {
 	uint32_t callee; /* fid */
 	uint32_t depth;	 /* live frames below the callee on the shadow stack */
 	uint64_t ts;	 /* ns, entry timestamp */
+	/* frames[0..depth-1]: the live frames below the callee ([0]
+	 * outermost), valid during the callback only. Context-sensitive
+	 * analyzers keep their own path and read these only when gen changed:
+	 * gen changes whenever the shadow stack was replaced without calls
+	 * and returns (a coroutine switch parked or resumed a stack). */
+	const struct shadow_frame *frames;
+	uint32_t gen;
 };
 
 /* A frame leaving the shadow stack: matched by its return event, or popped
@@ -71,7 +82,17 @@ struct an_return {
 	bool switched;	  /* not matched: its return was lost to a stack switch */
 	uint64_t incl_ns; /* matched: return.ts - entry.ts; else 0 */
 	uint64_t self_ns; /* matched: incl_ns minus the children's time; else 0 */
+	/* matched: the same on-CPU: minus the thread's off-CPU intervals
+	 * inside the frame (scheduler switch events, CABBPF_EV_SCHED); equal
+	 * to the wall times when no switch events come */
+	uint64_t cpu_incl_ns;
+	uint64_t cpu_self_ns;
 	uint64_t ts;	  /* ns, timestamp of the event that closed the frame */
+	/* The closed frame is frames[depth] (frames[0..depth-1] its live
+	 * callers), valid during the callback only; gen as in struct an_call. */
+	uint32_t depth;
+	uint32_t gen;
+	const struct shadow_frame *frames;
 };
 
 /* A live activation on a thread's shadow stack (pipeline/shadow.h keeps
@@ -80,6 +101,8 @@ struct shadow_frame {
 	uint64_t sp;	   /* E: entry sp, the return-address slot */
 	uint64_t ts;	   /* entry timestamp */
 	uint64_t child_ns; /* time of closed children (matched or estimated) */
+	uint64_t off0;	   /* the thread's off-CPU total at entry */
+	uint64_t child_cpu_ns; /* on-CPU time of closed children */
 	uint32_t fid;
 	uint32_t caller; /* fid or AN_ROOT, as reported in the call */
 	bool ret;	 /* the kernel gave this frame a return probe */
@@ -135,6 +158,7 @@ struct analyzer_ops {
 extern const struct analyzer_ops analyzer_count;
 extern const struct analyzer_ops analyzer_callgraph;
 extern const struct analyzer_ops analyzer_io;
+extern const struct analyzer_ops analyzer_cct;
 
 #define AN_MAX 8 /* analyzers that can be selected at once */
 

@@ -255,6 +255,11 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 			w->st.guard_records++;
 			continue;
 		}
+		if (ev.kind == CABBPF_EV_SCHED) { /* sp: the off-CPU interval, ns */
+			shadow__offcpu(&t->sh, ev.sp);
+			w->st.sched_records++;
+			continue;
+		}
 		if (ev.kind == CABBPF_EV_GUARD) { /* fid: the guard site, not a function */
 			(void)shadow__guard(&t->sh, ev.fid, ev.sp, ev.ts, &w->sink);
 			w->st.guard_records++;
@@ -522,6 +527,7 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r->ctx.lnames = o->lnames;
 	r->ctx.nfuncs = o->nfuncs;
 	r->ctx.top = o->top ? o->top : DEFAULT_TOP;
+	r->ctx.cct = o->cct;
 	r->max_pending = o->max_pending ? o->max_pending : DEFAULT_MAX_PENDING;
 	r->no_returns = o->no_returns;
 	err = analyzer__select(o->analyzers, r->ops, &r->nops);
@@ -629,6 +635,7 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.switched += s->returns.switched;
 	d->returns.exec += s->returns.exec;
 	d->guard_records += s->guard_records;
+	d->sched_records += s->sched_records;
 	d->returns.orphan += s->returns.orphan;
 	d->returns.depth_limited += s->returns.depth_limited;
 	d->returns.nomem += s->returns.nomem;

@@ -128,6 +128,8 @@ struct shadow_counts {
 	uint64_t orphan;	/* return events that matched no frame */
 	uint64_t depth_limited; /* entries made with >= 64 returns pending */
 	uint64_t nomem;		/* entries not pushed: out of memory */
+	uint64_t switches;	/* off-CPU intervals (CABBPF_EV_SCHED events) */
+	uint64_t offcpu_ns;	/* their total length */
 };
 
 /* Where the shadow stack reports calls and closed frames. */
@@ -149,6 +151,8 @@ struct shadow {
 	struct shadow_park *park;
 	size_t npark;
 	struct hmap active; /* fid -> live frames of fid (recursion) */
+	uint64_t off_ns;    /* off-CPU time of the thread so far (shadow__offcpu) */
+	uint32_t gen;	    /* bumped whenever f is replaced (park, unpark) */
 	struct shadow_counts c;
 };
 
@@ -181,6 +185,14 @@ int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 /* execve replaced the thread's image: close every frame (parked ones
  * too) as "exec", reporting each to k. */
 void shadow__exec(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
+
+/*
+ * The thread was off its CPU for off_ns (preempted or asleep) and is back:
+ * a CABBPF_EV_SCHED event, in program order. Every frame live now was live
+ * during the whole interval, so their on-CPU times (an_return.cpu_*) leave
+ * it out; O(1): frames keep the thread's running total at entry.
+ */
+void shadow__offcpu(struct shadow *s, uint64_t off_ns);
 
 /* Pop every frame as missing (the thread is gone, e.g. its tid was reused),
  * reporting each to k; parked frames are closed as "switched". */

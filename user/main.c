@@ -409,6 +409,8 @@ int main(int argc, char **argv)
 		log_err("cannot write --json %s: %s", o.json_path, outfile__strerror(err));
 		return 1;
 	}
+	if (views__check(&o.view, o.analyzers, o.entry_only))
+		return 1; /* --folded, --flamegraph: user/cli/views.h */
 	install_signals();
 	if (o.io)
 		return iomode__run(&o, &stop_signal); /* system-wide I/O: user/iomode/iomode.c */
@@ -488,6 +490,11 @@ int main(int argc, char **argv)
 		} else {
 			log_err("selecting functions: %s", strerror(-err));
 		}
+		goto cleanup;
+	}
+	/* -N: left out of the trace altogether (user/cli/views.h). */
+	if (views__exclude(&o.view, st, idx, &n) && !n && nexe == o.nfuncs) {
+		log_err("every function selected is excluded by -N");
 		goto cleanup;
 	}
 	/* Return probes write into the target's stacks: the guard keeps the
@@ -628,6 +635,7 @@ int main(int argc, char **argv)
 	ro.analyzers = o.analyzers;
 	ro.nthreads = o.analyzer_threads;
 	ro.no_returns = o.entry_only;
+	ro.cct = &o.view.cct;
 	err = runner__new(&ro, stage__bufs(stage), trace__ncpus(tr), &rn);
 	if (err)
 		goto cleanup; /* runner__new says which analyzer name was wrong */
@@ -643,6 +651,8 @@ int main(int argc, char **argv)
 	if (guard && trace__map_fd(tr, "slots") != slots_fd && attach_guard(guard, tr, &o))
 		goto cleanup;
 	t_att = now_s() - t_att;
+	/* Read by the cct analyzer's reports only, after the run. */
+	o.view.cct.cpu_time = trace__cpu_time(tr);
 	/* I/O events into the same rings, with the same sequence numbers:
 	 * after trace__attach, which may have replaced the maps. */
 	memset(&io_o, 0, sizeof(io_o));
@@ -760,7 +770,8 @@ int main(int argc, char **argv)
 	sm.multi = trace__multi(tr);
 	sm.duration_s = t1 - t0;
 	/* call events */
-	sm.events = stage__events(stage) - stage__io_events(stage) - stage__guard_events(stage);
+	sm.events = stage__events(stage) - stage__io_events(stage) - stage__guard_events(stage) -
+		    stage__sched_events(stage);
 	sm.guard = guard ? &gst : NULL;
 	{
 		uint64_t ino = 0;
@@ -778,7 +789,9 @@ int main(int argc, char **argv)
 				 tg.comm, (int)tg.pid);
 	}
 	sm.lost = totals[CABBPF_STAT_DROPS] + totals[CABBPF_STAT_IO_DROPS] +
-		  totals[CABBPF_STAT_GUARD_DROPS];
+		  totals[CABBPF_STAT_GUARD_DROPS] + totals[CABBPF_STAT_SCHED_DROPS];
+	sm.lost_sched = totals[CABBPF_STAT_SCHED_DROPS];
+	sm.sched_busy = totals[CABBPF_STAT_SCHED_BUSY];
 	sm.lost_calls = totals[CABBPF_STAT_DROPS];
 	sm.lost_io = totals[CABBPF_STAT_IO_DROPS];
 	sm.lost_guard = totals[CABBPF_STAT_GUARD_DROPS];
@@ -818,6 +831,8 @@ int main(int argc, char **argv)
 			ret = 1;
 		}
 	}
+	if (!o.floor && views__write(&o.view, rn, tg.comm))
+		ret = 1;
 	report__summary_line(&sm);
 
 cleanup:

@@ -52,8 +52,9 @@ static const char usage[] =
 	"                           their entries\n"
 	"\n"
 	"Analysis and output:\n"
-	"  -a, --analyzers LIST     comma-separated: count,callgraph,io (default: all;\n"
-	"                           io: bytes read and written per function)\n"
+	"  -a, --analyzers LIST     comma-separated: count,callgraph,io,cct (default:\n"
+	"                           all; io: bytes read and written per function;\n"
+	"                           cct: the calling-context tree, below)\n"
 	"  -j, --json FILE          also write every result as JSON to FILE\n"
 	"                           (schema: docs/json-schema.md)\n"
 	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
@@ -75,6 +76,7 @@ static const char usage[] =
 	"  -h, --help               this help\n"
 	"  -V, --version            version\n"
 	"\n"
+	VIEWS_USAGE
 	"System-wide I/O and containers:\n"
 	"      --io                 no function tracing: per process, per cgroup and\n"
 	"                           per container, the input and output system calls\n"
@@ -144,6 +146,7 @@ static const struct option longopts[] = {
 	{"interval", required_argument, NULL, 'i'},
 	{"cgroup", required_argument, NULL, OPT_CGROUP},
 	{"container", required_argument, NULL, OPT_CONTAINER},
+	VIEWS_LONGOPTS,
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -174,9 +177,10 @@ int opts__parse(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->ring_bytes = 16UL << 20;
 	o->analyzer_threads = 1;
+	views__init(&o->view);
 	opterr = 0;
 	/* '+': stop at the first non-option so "-- cmd -x" keeps -x for cmd. */
-	while ((c = getopt_long(argc, argv, "+p:f:la:j:d:i:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:f:la:j:d:i:qvhV" VIEWS_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_ulong(optarg, 1, INT_MAX, &v)) {
@@ -292,6 +296,11 @@ int opts__parse(int argc, char **argv, struct opts *o)
 			return 1;
 		case '?':
 		default:
+			if (views__is_opt(c)) {
+				if (views__opt(&o->view, c, optarg))
+					return -EINVAL;
+				break;
+			}
 			if (optopt && optopt < 256)
 				log_err("unknown option '-%c' or missing argument (see cabbpf --help)",
 					optopt);

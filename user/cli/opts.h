@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "user/cli/views.h"
+
 #define OPTS_MAX_FUNCS 256
 
 struct opts {
@@ -32,6 +34,7 @@ struct opts {
 	double interval;                     /* -i seconds: periodic --io output; 0 = none */
 	const char *cgroup;                  /* --cgroup PATH (cgroup v2 directory) */
 	const char *container;               /* --container ID */
+	struct view_opts view;               /* call tree and flame graph (user/cli/views.h) */
 	bool quiet;                          /* -q: no text report */
 	bool verbose;                        /* -v */
 };
