@@ -80,11 +80,20 @@ struct an_return {
 			     its inclusive time is already inside that frame's */
 	bool unwound;	  /* not matched: unwound by an exception */
 	bool switched;	  /* not matched: its return was lost to a stack switch */
-	uint64_t incl_ns; /* matched: return.ts - entry.ts; else 0 */
-	uint64_t self_ns; /* matched: incl_ns minus the children's time; else 0 */
-	/* matched: the same on-CPU: minus the thread's off-CPU intervals
-	 * inside the frame (scheduler switch events, CABBPF_EV_SCHED); equal
-	 * to the wall times when no switch events come */
+	/* not matched: the run ended with the frame still live (the target
+	 * exited or was let go mid-call); the times run to the thread's last
+	 * event, so a tree's outer frames (main, a thread's start routine)
+	 * still hold their children's time. The runner counts it "open". */
+	bool open;
+	/* matched: return.ts - entry.ts, and minus the children's time (self).
+	 * Not matched: the same up to the event that found the frame dead (or
+	 * the end of the run: open), an upper bound that analyzers of exact
+	 * times ignore. */
+	uint64_t incl_ns;
+	uint64_t self_ns;
+	/* The same on-CPU: minus the thread's off-CPU intervals inside the
+	 * frame (scheduler switch events, CABBPF_EV_SCHED); equal to the wall
+	 * times when no switch events come */
 	uint64_t cpu_incl_ns;
 	uint64_t cpu_self_ns;
 	uint64_t ts;	  /* ns, timestamp of the event that closed the frame */

@@ -42,7 +42,7 @@ struct cct {
 	uint64_t nnodes;	 /* over every thread of this instance */
 	uint64_t folded;	 /* calls folded (cap) */
 	uint64_t nomem;
-	struct cct_tree *merged; /* built after the run */
+	struct cct_tree *merged;    /* built after the run */
 	struct cct_thread **sorted; /* threads by tid, for reports */
 	size_t nsorted;
 };
@@ -408,17 +408,18 @@ static void cct_on_return(void *state, const struct an_return *r)
 	pe = t->path[r->depth];
 	t->pdepth = r->depth;
 	n = cct__node(&t->t, pe.node);
-	if (r->matched) {
-		/* Self time always adds up; inclusive time only for a frame
-		 * with a node of its own (a collapsed or folded frame's time is
-		 * inside its caller's activation of the same node). */
-		n->self_ns += r->self_ns;
-		n->cpu_self_ns += r->cpu_self_ns;
-		if (pe.how == PE_OWN) {
-			n->incl_ns += r->incl_ns;
-			n->cpu_incl_ns += r->cpu_incl_ns;
-		}
-	} else if (pe.how != PE_FOLDED) {
+	/* Self time always adds up; inclusive time only for a frame with a
+	 * node of its own (a collapsed or folded frame's time is inside its
+	 * caller's activation of the same node). A frame that lost its
+	 * return brings its estimate (pipeline/shadow.h charges the same to
+	 * its parent), so every node holds its children. */
+	n->self_ns += r->self_ns;
+	n->cpu_self_ns += r->cpu_self_ns;
+	if (pe.how == PE_OWN) {
+		n->incl_ns += r->incl_ns;
+		n->cpu_incl_ns += r->cpu_incl_ns;
+	}
+	if (!r->matched && !r->open && pe.how != PE_FOLDED) {
 		if (r->unwound)
 			n->unwound = sat32((uint64_t)n->unwound + 1);
 		else
@@ -539,7 +540,8 @@ void cct__memory(const void *state, struct cct_memory *m)
 		if (!t)
 			continue;
 		m->nodes += t->t.n;
-		m->bytes += tree_bytes(&t->t) + sizeof(*t) + (uint64_t)t->pcap * sizeof(struct pent);
+		m->bytes +=
+			tree_bytes(&t->t) + sizeof(*t) + (uint64_t)t->pcap * sizeof(struct pent);
 	}
 	m->folded_calls = g->folded;
 	m->nomem = g->nomem;
@@ -829,8 +831,8 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 	if (g->o.min_pct > 0)
 		fprintf(f, ", contexts under %.2f%% of the total time hidden", g->o.min_pct);
 	fputc('\n', f);
-	fprintf(f, "%8s %11s %11s %11s %11s %12s  %s\n", "TOTAL%", "TOTAL_MS", "SELF_MS",
-		"CPU_MS", "CPU_SELF_MS", "CALLS", "CONTEXT");
+	fprintf(f, "%8s %11s %11s %11s %11s %12s  %s\n", "TOTAL%", "TOTAL_MS", "SELF_MS", "CPU_MS",
+		"CPU_SELF_MS", "CALLS", "CONTEXT");
 	if (walk_push(&w, 0))
 		goto nomem;
 	while ((id = walk_next(&w, &d, NULL, NULL)) != CCT_NONE) {
@@ -857,8 +859,9 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 			goto nomem;
 	}
 	if (hidden)
-		fprintf(f, "  ... %" PRIu64 " contexts below the thresholds (--depth, --min-pct; the "
-			   "JSON report and --folded have all)\n",
+		fprintf(f,
+			"  ... %" PRIu64 " contexts below the thresholds (--depth, --min-pct; the "
+			"JSON report and --folded have all)\n",
 			hidden);
 	return 0;
 nomem:
@@ -918,11 +921,12 @@ static int cct_report_text(void *state, FILE *f)
 				"(scheduler switches)"
 			      : "on-CPU times not measured (--no-times, or the sched_switch "
 				"tracepoint was refused)");
-	fprintf(f, "tree memory: %" PRIu64 " nodes, %" PRIu64 " bytes (%.0f bytes/node)",
-		m.nodes, m.bytes, m.nodes ? (double)m.bytes / (double)m.nodes : 0.0);
+	fprintf(f, "tree memory: %" PRIu64 " nodes, %" PRIu64 " bytes (%.0f bytes/node)", m.nodes,
+		m.bytes, m.nodes ? (double)m.bytes / (double)m.nodes : 0.0);
 	if (m.folded_calls)
-		fprintf(f, "; WARNING: node cap %" PRIu32 " reached: %" PRIu64
-			   " calls folded into their caller's context (--cct-max-nodes)",
+		fprintf(f,
+			"; WARNING: node cap %" PRIu32 " reached: %" PRIu64
+			" calls folded into their caller's context (--cct-max-nodes)",
 			m.max_nodes, m.folded_calls);
 	if (m.nomem)
 		fprintf(f, "; WARNING: %" PRIu64 " events not recorded (out of memory)", m.nomem);
@@ -1164,8 +1168,8 @@ static void frame_colour(const char *name, unsigned rgb[3])
 #define SVG_PAD 10
 #define SVG_FRAME_H 16
 #define SVG_TOP 52
-#define SVG_CHAR_W 7.0	  /* 12 px Verdana, average */
-#define SVG_MIN_W 0.1	  /* px: narrower frames are left out */
+#define SVG_CHAR_W 7.0 /* 12 px Verdana, average */
+#define SVG_MIN_W 0.1  /* px: narrower frames are left out */
 
 static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, uint32_t id,
 		      double x, double y, double wpx, uint64_t width, uint64_t total,
@@ -1191,7 +1195,9 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 		fprintf(f, "\non-CPU: total %.3f ms, self %.3f ms", (double)n->cpu_incl_ns / 1e6,
 			(double)n->cpu_self_ns / 1e6);
 	if (n->missing || n->unwound || n->folded)
-		fprintf(f, "\nwithout return: %" PRIu32 ", unwound: %" PRIu32 ", folded calls: %" PRIu32,
+		fprintf(f,
+			"\nwithout return: %" PRIu32 ", unwound: %" PRIu32
+			", folded calls: %" PRIu32,
 			n->missing, n->unwound, n->folded);
 	fprintf(f,
 		"</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
@@ -1253,8 +1259,9 @@ int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 	xml_escape(f, title ? title : "Flame Graph", SIZE_MAX);
 	fputs("</text>\n", f);
 	if (!width[0]) {
-		fprintf(f, "<text class=\"s\" x=\"%d\" y=\"44\">no samples: every context's %s "
-			   "is 0</text>\n</svg>\n",
+		fprintf(f,
+			"<text class=\"s\" x=\"%d\" y=\"44\">no samples: every context's %s "
+			"is 0</text>\n</svg>\n",
 			SVG_W / 2, metric == CCT_METRIC_CALLS ? "call count" : "time");
 		err = ferror(f) ? -EIO : 0;
 		goto cleanup;

@@ -12,7 +12,11 @@
  * thread's off-CPU intervals, from the scheduler's switch events, taken
  * out: CABBPF_EV_SCHED), and the activations that ended without a return
  * (missing: longjmp, the kernel's 64-return limit, stack switches, exec;
- * unwound: exceptions). Such activations count as calls but add no time.
+ * unwound: exceptions). Such activations add their time up to the event
+ * that found them gone (an upper bound, the same the shadow stack charges
+ * their caller), so a node's inclusive time always covers its children's;
+ * frames still live when the run ends (the target exited inside them, or
+ * cabbpf let go) add their time up to the thread's last event.
  *
  * Recursion is kept as it is (fib under fib under fib); with
  * cct_opts.collapse_recursion a direct recursive call (f called by f)
@@ -53,7 +57,7 @@ struct an_ctx;
 
 #define CCT_NONE UINT32_MAX		 /* no node */
 #define CCT_DEFAULT_MAX_NODES (1u << 20) /* ~80 MiB per analyzer thread */
-#define CCT_WIDE 8 /* children scanned as a list; more are hashed */
+#define CCT_WIDE 8			 /* children scanned as a list; more are hashed */
 #define CCT_DEFAULT_MIN_PCT 1.0
 
 /* The per-function table's order (-s). */
@@ -82,7 +86,7 @@ struct cct_opts {
 };
 
 struct cct_node {
-	uint32_t fid;			/* AN_ROOT for the root */
+	uint32_t fid;			 /* AN_ROOT for the root */
 	uint32_t parent, child, sibling; /* node ids, CCT_NONE when none */
 	uint64_t calls;
 	uint64_t incl_ns, self_ns;	   /* wall, matched activations */
@@ -97,11 +101,11 @@ struct cct_node {
 
 /* One tree: node 0 is the root. Children have larger ids than parents. */
 struct cct_tree {
-	uint32_t tid;		  /* program thread; 0 for the merged tree */
-	uint32_t n;		  /* nodes */
-	struct cct_node **chunk;  /* node id >> CCT_CHUNK_SHIFT */
+	uint32_t tid;		 /* program thread; 0 for the merged tree */
+	uint32_t n;		 /* nodes */
+	struct cct_node **chunk; /* node id >> CCT_CHUNK_SHIFT */
 	uint32_t nchunks, capchunks;
-	struct hmap wide;	  /* parent << 32 | fid -> child, for wide parents */
+	struct hmap wide; /* parent << 32 | fid -> child, for wide parents */
 };
 
 static inline struct cct_node *cct__node(const struct cct_tree *t, uint32_t id)

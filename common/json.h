@@ -30,7 +30,7 @@
 
 /* Nesting limit: a calling-context tree nests two levels per call level
  * (object, children array), as deep as the program recursed. */
-#define JSON_MAX_DEPTH (1u << 20)
+#define JSON_MAX_DEPTH (1 << 20)
 
 struct json;
 

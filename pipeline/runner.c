@@ -40,6 +40,7 @@ struct pchunk {
 struct tstate {
 	uint32_t tid;
 	uint64_t next; /* next expected sequence number */
+	uint64_t last_ts; /* timestamp of the thread's last record analyzed */
 	struct shadow sh;
 	struct pchunk **heap; /* pending chunks, min-heap by seq */
 	size_t nheap, capheap;
@@ -246,6 +247,8 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 
 	for (i = 0; i < nrec; i++) {
 		rec__decode(recs + (size_t)i * REC_WORDS, &ev);
+		if (ev.ts > t->last_ts)
+			t->last_ts = ev.ts; /* w1 is the timestamp in every kind */
 		if (ev.kind == CABBPF_EV_IO) {
 			dispatch_io(w, t, recs + (size_t)i * REC_WORDS);
 			continue;
@@ -669,6 +672,10 @@ static void finish_worker(struct worker *w)
 		w->st.returns.orphan += t->sh.c.orphan;
 		w->st.returns.depth_limited += t->sh.c.depth_limited;
 		w->st.returns.nomem += t->sh.c.nomem;
+		/* Counted above as open (or unwound); the analyzers get their
+		 * times up to the thread's last event (an_return.open). */
+		if (!t->sh.unwinding)
+			shadow__close_open(&t->sh, t->last_ts, &w->sink);
 	}
 }
 

@@ -54,12 +54,18 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 		s->nret--;
 	if (act && *act)
 		(*act)--;
+	/* Exact when matched; otherwise an upper bound (up to the event that
+	 * found the frame dead, or the end of the run), as charged to the
+	 * parent below: analyzers of exact times read them only when
+	 * matched, a tree uses them so a frame still holds its children. */
+	r.incl_ns = dur;
+	r.self_ns = dur > fr->child_ns ? dur - fr->child_ns : 0;
+	r.cpu_incl_ns = cpu;
+	r.cpu_self_ns = cpu > fr->child_cpu_ns ? cpu - fr->child_cpu_ns : 0;
 	if (matched) {
-		r.incl_ns = dur;
-		r.self_ns = dur > fr->child_ns ? dur - fr->child_ns : 0;
-		r.cpu_incl_ns = cpu;
-		r.cpu_self_ns = cpu > fr->child_cpu_ns ? cpu - fr->child_cpu_ns : 0;
 		s->c.matched++;
+	} else if (s->closing_open) {
+		r.open = true; /* the end of the run, not a lost return */
 	} else if (s->exec_closing) {
 		s->c.exec++;
 	} else if (fr->lost) {
@@ -391,4 +397,13 @@ void shadow__offcpu(struct shadow *s, uint64_t off_ns)
 	s->off_ns += off_ns;
 	s->c.offcpu_ns += off_ns;
 	s->c.switches++;
+}
+
+void shadow__close_open(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
+{
+	s->chain_sp = 0;
+	s->closing_open = true;
+	while (s->depth)
+		pop(s, false, ts, k);
+	s->closing_open = false;
 }

@@ -148,6 +148,7 @@ struct shadow {
 	bool unwinding;	    /* from a THROW to the first event after its CATCH */
 	bool caught;	    /* a CATCH came: unwinding ends at the next event */
 	bool exec_closing;  /* shadow__exec is closing the old image's frames */
+	bool closing_open;  /* shadow__close_open is closing the last frames */
 	struct shadow_park *park;
 	size_t npark;
 	struct hmap active; /* fid -> live frames of fid (recursion) */
@@ -197,6 +198,15 @@ void shadow__offcpu(struct shadow *s, uint64_t off_ns);
 /* Pop every frame as missing (the thread is gone, e.g. its tid was reused),
  * reporting each to k; parked frames are closed as "switched". */
 void shadow__abandon(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
+
+/*
+ * The run is over: close the frames still on the stack, innermost first,
+ * as "open" (an_return.open, with their times up to ts, the thread's last
+ * event). Parked stacks stay parked (their frames have no times: their
+ * returns were never observable). Touches none of the counters in s->c:
+ * read them (and shadow__depth) first. Reports to k.
+ */
+void shadow__close_open(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
 
 /* Frames still on the stack or parked (counted "open" at the end of a run). */
 static inline size_t shadow__depth(const struct shadow *s)

@@ -91,7 +91,8 @@ int views__opt(struct view_opts *v, int c, const char *arg)
 	case VIEW_OPT_FOLDED:
 	case VIEW_OPT_FLAMEGRAPH:
 		if (!*arg) {
-			log_err("%s wants a file name", c == VIEW_OPT_FOLDED ? "--folded" : "--flamegraph");
+			log_err("%s wants a file name",
+				c == VIEW_OPT_FOLDED ? "--folded" : "--flamegraph");
 			return -EINVAL;
 		}
 		if (c == VIEW_OPT_FOLDED)

@@ -22,10 +22,10 @@ struct symtab;
 #define VIEWS_MAX_EXCLUDES 256
 
 struct view_opts {
-	struct cct_opts cct;	     /* handed to the analyzer (runner_opts.cct) */
-	const char *folded_path;     /* --folded FILE */
-	const char *svg_path;	     /* --flamegraph FILE */
-	enum cct_metric metric;	     /* --folded-metric */
+	struct cct_opts cct;			  /* handed to the analyzer (runner_opts.cct) */
+	const char *folded_path;		  /* --folded FILE */
+	const char *svg_path;			  /* --flamegraph FILE */
+	enum cct_metric metric;			  /* --folded-metric */
 	const char *excludes[VIEWS_MAX_EXCLUDES]; /* -N globs */
 	size_t nexcludes;
 };
@@ -43,15 +43,17 @@ enum {
 };
 
 /* Entries for getopt_long's table, and the short options ("N:s:"). */
-#define VIEWS_LONGOPTS                                                                 \
-	{"exclude", required_argument, NULL, 'N'}, {"sort", required_argument, NULL, 's'}, \
-	{"depth", required_argument, NULL, VIEW_OPT_DEPTH},                            \
-	{"min-pct", required_argument, NULL, VIEW_OPT_MIN_PCT},                        \
-	{"folded", required_argument, NULL, VIEW_OPT_FOLDED},                          \
-	{"folded-metric", required_argument, NULL, VIEW_OPT_FOLDED_METRIC},            \
-	{"flamegraph", required_argument, NULL, VIEW_OPT_FLAMEGRAPH},                  \
-	{"cct-max-nodes", required_argument, NULL, VIEW_OPT_MAX_NODES},                \
-	{"collapse-recursion", no_argument, NULL, VIEW_OPT_COLLAPSE}
+#define VIEWS_LONGOPTS                                                                             \
+	{"exclude", required_argument, NULL, 'N'}, {"sort", required_argument, NULL, 's'},         \
+		{"depth", required_argument, NULL, VIEW_OPT_DEPTH},                                \
+		{"min-pct", required_argument, NULL, VIEW_OPT_MIN_PCT},                            \
+		{"folded", required_argument, NULL, VIEW_OPT_FOLDED},                              \
+		{"folded-metric", required_argument, NULL, VIEW_OPT_FOLDED_METRIC},                \
+		{"flamegraph", required_argument, NULL, VIEW_OPT_FLAMEGRAPH},                      \
+		{"cct-max-nodes", required_argument, NULL, VIEW_OPT_MAX_NODES},                    \
+	{                                                                                          \
+		"collapse-recursion", no_argument, NULL, VIEW_OPT_COLLAPSE                         \
+	}
 #define VIEWS_SHORTOPTS "N:s:"
 
 /* True for the getopt codes views__opt handles. */
@@ -60,25 +62,25 @@ static inline bool views__is_opt(int c)
 	return c == 'N' || c == 's' || (c >= VIEW_OPT_DEPTH && c < VIEW_OPT__END);
 }
 
-#define VIEWS_USAGE                                                                      \
-	"Call tree, flame graph (the cct analyzer):\n"                                   \
-	"  -N, --exclude GLOB       leave functions matching GLOB out of the trace\n"    \
-	"                           (repeatable; main executable's functions)\n"         \
-	"      --depth N            text call tree: N levels (default: all)\n"          \
-	"      --min-pct P          text call tree: hide contexts under P% of the\n"    \
-	"                           total time (default 1)\n"                          \
-	"  -s, --sort KEY           per-function table order: calls, total (default),\n" \
-	"                           self or cpu\n"                                      \
-	"      --folded FILE        FlameGraph folded stacks (flamegraph.pl, inferno,\n" \
-	"                           speedscope): 'main;parse;lex 1234' per context\n"   \
-	"      --folded-metric M    wall (default: self wall ns per context), cpu\n"    \
-	"                           (self on-CPU ns) or calls; also the flame graph's\n" \
-	"      --flamegraph FILE    an SVG flame graph (self-contained; hover a frame\n" \
-	"                           for its calls and times)\n"                         \
-	"      --collapse-recursion direct recursion (f called by f) in one node\n"     \
-	"      --cct-max-nodes N    contexts kept per analyzer thread (default\n"       \
-	"                           1048576, ~80 MiB); further calls are folded into\n" \
-	"                           their caller's context and counted\n"              \
+#define VIEWS_USAGE                                                                                \
+	"Call tree, flame graph (the cct analyzer):\n"                                             \
+	"  -N, --exclude GLOB       leave functions matching GLOB out of the trace\n"              \
+	"                           (repeatable; main executable's functions)\n"                   \
+	"      --depth N            text call tree: N levels (default: all)\n"                     \
+	"      --min-pct P          text call tree: hide contexts under P% of the\n"               \
+	"                           total time (default 1)\n"                                      \
+	"  -s, --sort KEY           per-function table order: calls, total (default),\n"           \
+	"                           self or cpu\n"                                                 \
+	"      --folded FILE        FlameGraph folded stacks (flamegraph.pl, inferno,\n"           \
+	"                           speedscope): 'main;parse;lex 1234' per context\n"              \
+	"      --folded-metric M    wall (default: self wall ns per context), cpu\n"               \
+	"                           (self on-CPU ns) or calls; also the flame graph's\n"           \
+	"      --flamegraph FILE    an SVG flame graph (self-contained; hover a frame\n"           \
+	"                           for its calls and times)\n"                                    \
+	"      --collapse-recursion direct recursion (f called by f) in one node\n"                \
+	"      --cct-max-nodes N    contexts kept per analyzer thread (default\n"                  \
+	"                           1048576, ~80 MiB); further calls are folded into\n"            \
+	"                           their caller's context and counted\n"                          \
 	"\n"
 
 /* Defaults into *v. */
