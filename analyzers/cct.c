@@ -738,6 +738,7 @@ static struct fn_row *fn_rows(const struct cct_tree *t, uint32_t nfuncs, size_t 
 		if (walk_push(&w, id))
 			goto nomem;
 	}
+	walk_fini(&w);
 	for (i = 0; i < nfuncs; i++) {
 		if (!rows[i].calls && !rows[i].self)
 			continue;
@@ -818,7 +819,7 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 {
 	const struct cct_node *root = cct__node(t, 0);
 	struct walk w = {.t = t};
-	uint64_t total = 0, shown = 0, hidden = 0;
+	uint64_t total = 0, hidden = 0;
 	bool cpu = g->o.cpu_time;
 	uint32_t id, d, c;
 
@@ -846,7 +847,6 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 			hidden++;
 			continue;
 		}
-		shown++;
 		fprintf(f, "%7.2f%% %11.3f %11.3f", pct, (double)n->incl_ns / 1e6,
 			(double)n->self_ns / 1e6);
 		ms_col(f, n->cpu_incl_ns, cpu);
@@ -858,6 +858,7 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 		if ((!g->o.depth || d < g->o.depth) && walk_push(&w, id))
 			goto nomem;
 	}
+	walk_fini(&w);
 	if (hidden)
 		fprintf(f,
 			"  ... %" PRIu64 " contexts below the thresholds (--depth, --min-pct; the "
@@ -997,6 +998,7 @@ static int json_tree(struct json *w, const struct cct *g, const struct cct_tree 
 			return -ENOMEM;
 		}
 	}
+	walk_fini(&wk);
 	return 0;
 }
 
@@ -1177,6 +1179,19 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 {
 	const struct cct_node *n = cct__node(t, id);
 	const char *name = id ? an_ctx__name(ctx, n->fid, (char[24]){0}) : "all";
+	struct cct_node all;
+	uint32_t c;
+
+	if (!id) {
+		/* The root has no activations: show its children's sums. */
+		all = *n;
+		for (c = n->child; c != CCT_NONE; c = cct__node(t, c)->sibling) {
+			all.calls += cct__node(t, c)->calls;
+			all.incl_ns += cct__node(t, c)->incl_ns;
+			all.cpu_incl_ns += cct__node(t, c)->cpu_incl_ns;
+		}
+		n = &all;
+	}
 	static const char *const unit[] = {"wall ns", "calls", "on-CPU ns"};
 	unsigned rgb[3];
 	size_t fit;
