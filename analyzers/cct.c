@@ -331,6 +331,11 @@ static struct pent map_frame(struct cct *g, struct cct_thread *t, const struct p
 	uint64_t budget = make ? budget_of(g) : 0, before = budget;
 	bool nomem = false;
 
+	/* Below a folded frame everything folds too: a lookup from the node
+	 * it was folded into would find that node's own children, other
+	 * contexts. */
+	if (pp && pp->how == PE_FOLDED)
+		return *pp;
 	if (g->o.collapse_recursion && parent && cct__node(&t->t, parent)->fid == fid)
 		return (struct pent){.node = parent, .how = PE_SAME};
 	id = child_get(&t->t, parent, fid, &budget, &nomem);

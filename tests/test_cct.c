@@ -346,6 +346,39 @@ START_TEST(node_cap_folds_and_counts)
 }
 END_TEST
 
+/* Below a folded call everything folds into the same node, also a callee
+ * whose function has a context of its own next to the folded one. */
+START_TEST(node_cap_folds_descendants)
+{
+	struct cct_opts o = {.min_pct = -1, .max_nodes = 3}; /* root, main, a */
+	struct cct_memory m;
+	const struct cct_tree *t;
+	struct drv d;
+
+	drv_init(&d, 1, &o);
+	call(&d, MAIN, 0);
+	call(&d, A, 1);
+	ret(&d, 2);
+	call(&d, B, 1); /* folded into main */
+	call(&d, A, 1); /* main;b;a: folded, not main;a */
+	call(&d, C, 1); /* main;b;a;c: folded */
+	ret(&d, 4);
+	ret(&d, 3);
+	ret(&d, 2);
+	ret(&d, 1);
+	t = cct__merged(state(&d));
+	ck_assert_uint_eq(t->n, 3);
+	assert_node(t, "main;a", 1, 2, 2);
+	/* main: 1..17, a's 2 apart; b, a, c folded: their self in main's */
+	assert_node(t, "main", 1, 16, 14);
+	ck_assert_uint_eq(node(t, "main")->folded, 3);
+	cct__memory(state(&d), &m);
+	ck_assert_uint_eq(m.folded_calls, 3);
+	assert_invariants(t);
+	drv_fini(&d);
+}
+END_TEST
+
 /* Two threads in two instances (two analyzer threads), merged. */
 START_TEST(merge_over_threads)
 {
@@ -670,6 +703,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, on_cpu_time);
 	tcase_add_test(tc, recursion_kept_and_collapsed);
 	tcase_add_test(tc, node_cap_folds_and_counts);
+	tcase_add_test(tc, node_cap_folds_descendants);
 	tcase_add_test(tc, merge_over_threads);
 	tcase_add_test(tc, longjmp_missing);
 	tcase_add_test(tc, random_invariants);
