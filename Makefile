@@ -22,7 +22,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CAPSTONE_LIBS := $(shell pkg-config --libs capstone 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS := $(shell pkg-config --libs check json-c 2>/dev/null)
+CHECK_LIBS := $(shell pkg-config --libs check json-c libpng 2>/dev/null)
 
 WARN      := -Wall -Wextra -Werror
 CFLAGS    := $(OPT) -g -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -Iinclude -I$(OUT) \

@@ -6,11 +6,13 @@
 #include "analyzers/analyzer.h"
 #include "common/log.h"
 
-/* Registry order is report order: counts first, then the graph, then I/O. */
+/* Registry order is report order: counts first, then the graph, then I/O,
+ * then the calling-context tree (its views are the longest). */
 static const struct analyzer_ops *const registry[] = {
 	&analyzer_count,
 	&analyzer_callgraph,
 	&analyzer_io,
+	&analyzer_cct,
 };
 
 #define NREG (sizeof(registry) / sizeof(registry[0]))

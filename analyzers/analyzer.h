@@ -23,6 +23,8 @@
 #include <stdio.h>
 
 struct json;
+struct cct_opts;
+struct shadow_frame;
 
 /* The caller of a call made with an empty shadow stack (thread start, or
  * the first probed function of a call chain). Named "<root>" in reports. */
@@ -48,6 +50,8 @@ struct an_ctx {
 	 * filled by the loader once the analyzers have stopped, read by
 	 * the reports only (analyzers/sampling.h). NULL without sampling. */
 	const struct an_windows *windows;
+	/* The cct analyzer's options (analyzers/cct.h); NULL: defaults. */
+	const struct cct_opts *cct;
 };
 
 /* Name of fid for reports: "<root>" for AN_ROOT, the table's name, or
@@ -67,6 +71,13 @@ struct an_call {
 	uint32_t depth;	 /* live frames below the callee on the shadow stack */
 	uint32_t epoch;	 /* sampling window of the call (0: not sampling) */
 	uint64_t ts;	 /* ns, entry timestamp */
+	/* frames[0..depth-1]: the live frames below the callee ([0]
+	 * outermost), valid during the callback only. Context-sensitive
+	 * analyzers keep their own path and read these only when gen changed:
+	 * gen changes whenever the shadow stack was replaced without calls
+	 * and returns (a coroutine switch parked or resumed a stack). */
+	const struct shadow_frame *frames;
+	uint32_t gen;
 };
 
 /* A frame leaving the shadow stack: matched by its return event, or popped
@@ -82,9 +93,28 @@ struct an_return {
 	bool switched;	  /* not matched: its return was lost to a stack switch */
 	bool sampled;	  /* not matched: entered in an earlier sampling window,
 			     it returned while tracing was off */
-	uint64_t incl_ns; /* matched: return.ts - entry.ts; else 0 */
-	uint64_t self_ns; /* matched: incl_ns minus the children's time; else 0 */
+	/* not matched: the run ended with the frame still live (the target
+	 * exited or was let go mid-call); the times run to the thread's last
+	 * event, so a tree's outer frames (main, a thread's start routine)
+	 * still hold their children's time. The runner counts it "open". */
+	bool open;
+	/* matched: return.ts - entry.ts, and minus the children's time (self).
+	 * Not matched: the same up to the event that found the frame dead (or
+	 * the end of the run: open), an upper bound that analyzers of exact
+	 * times ignore. */
+	uint64_t incl_ns;
+	uint64_t self_ns;
+	/* The same on-CPU: minus the thread's off-CPU intervals inside the
+	 * frame (scheduler switch events, CABBPF_EV_SCHED); equal to the wall
+	 * times when no switch events come */
+	uint64_t cpu_incl_ns;
+	uint64_t cpu_self_ns;
 	uint64_t ts;	  /* ns, timestamp of the event that closed the frame */
+	/* The closed frame is frames[depth] (frames[0..depth-1] its live
+	 * callers), valid during the callback only; gen as in struct an_call. */
+	uint32_t depth;
+	uint32_t gen;
+	const struct shadow_frame *frames;
 };
 
 /* A live activation on a thread's shadow stack (pipeline/shadow.h keeps
@@ -93,6 +123,8 @@ struct shadow_frame {
 	uint64_t sp;	   /* E: entry sp, the return-address slot */
 	uint64_t ts;	   /* entry timestamp */
 	uint64_t child_ns; /* time of closed children (matched or estimated) */
+	uint64_t off0;	   /* the thread's off-CPU total at entry */
+	uint64_t child_cpu_ns; /* on-CPU time of closed children */
 	uint32_t fid;
 	uint32_t caller; /* fid or AN_ROOT, as reported in the call */
 	uint32_t epoch;	 /* sampling window of its entry */
@@ -149,6 +181,7 @@ struct analyzer_ops {
 extern const struct analyzer_ops analyzer_count;
 extern const struct analyzer_ops analyzer_callgraph;
 extern const struct analyzer_ops analyzer_io;
+extern const struct analyzer_ops analyzer_cct;
 
 #define AN_MAX 8 /* analyzers that can be selected at once */
 

@@ -55,6 +55,10 @@ struct tstate {
 	__u32 busy; /* re-entry guard */
 	__u32 pad;
 	__u64 pub;  /* header that publishes the slot being written (pos + 1) */
+	/* bpf/trace.bpf.c's on_switch: when the thread left its CPU (0: on
+	 * a CPU), and off-CPU time not yet delivered in an event */
+	__u64 off_ts;
+	__u64 off_pend;
 };
 
 struct {
@@ -91,14 +95,11 @@ static __always_inline void bump(__u32 idx)
  * the claim succeeded, so drops leave no gap), publishes it with
  * pipeline_submit(), and always ends with pipeline_end(*stp).
  */
+static __always_inline void *pipeline_claim(struct tstate *st, __u32 drop_stat);
+
 static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp, __u32 drop_stat)
 {
-	struct cabbpf_slot *slot;
 	struct tstate *st;
-	struct head *hd;
-	__u32 cpu, idx;
-	__u64 h;
-	int i;
 
 	*stp = NULL;
 	if (size > CABBPF_SLOT_BYTES - 8)
@@ -117,6 +118,23 @@ static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp, __u
 	}
 	st->busy = 1;
 	*stp = st;
+	return pipeline_claim(st, drop_stat);
+}
+
+/*
+ * The claim half of pipeline_begin(), for a thread state the caller looked
+ * up and marked busy itself (the switch tracepoint writes the event of the
+ * thread being switched in, which is not the current task). Returns the
+ * event area or NULL (a full ring, counted in drop_stat).
+ */
+static __always_inline void *pipeline_claim(struct tstate *st, __u32 drop_stat)
+{
+	struct cabbpf_slot *slot;
+	struct head *hd;
+	__u32 cpu, idx;
+	__u64 h;
+	int i;
+
 	/* The program runs with migration disabled: this CPU's region and
 	 * head are ours until it ends, shared only with programs that
 	 * preempt it on this CPU (hence the compare-and-swap below). */

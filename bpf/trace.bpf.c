@@ -136,6 +136,76 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
+/*
+ * On-CPU time (issue 12). The probes do no extra work: the scheduler's
+ * switch tracepoint notes when a traced thread leaves its CPU, and when it
+ * comes back writes one CABBPF_EV_SCHED event carrying the off-CPU interval
+ * with the thread's own next sequence number, so the analyzers see it in
+ * the thread's program order and take it out of every frame live across it
+ * (pipeline/shadow.h, shadow__offcpu). Only threads that already have
+ * pipeline state (they produced an event: they are traced) are followed,
+ * after a cheap tgid check. tp_btf runs before the switch, in the context
+ * of prev, so next's state is looked up explicitly.
+ *
+ * An interval that cannot be written now (ring full, or next was preempted
+ * inside one of its own probes and holds its sequence number) is carried in
+ * off_pend and added to the thread's next switch-in event; both cases are
+ * counted (CABBPF_STAT_SCHED_DROPS, CABBPF_STAT_SCHED_BUSY).
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	bool out = !target_tgid || prev->tgid == target_tgid;
+	bool in = !target_tgid || next->tgid == target_tgid;
+	struct cabbpf_event *e;
+	struct tstate *st;
+	__u64 now, off;
+
+	if (!out && !in)
+		return 0;
+	if (prev == next)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (out && prev->pid) {
+		st = bpf_task_storage_get(&tstates, prev, 0, 0);
+		if (st)
+			st->off_ts = now;
+	}
+	if (!in || !next->pid)
+		return 0;
+	st = bpf_task_storage_get(&tstates, next, 0, 0);
+	if (!st || !st->off_ts)
+		return 0;
+	off = now - st->off_ts + st->off_pend;
+	st->off_ts = 0;
+	if (st->busy) {
+		/* next was switched out inside its own probe: that event's
+		 * sequence number is taken, ours would come first. */
+		st->off_pend = off;
+		bump(CABBPF_STAT_SCHED_BUSY);
+		return 0;
+	}
+	st->busy = 1;
+	e = pipeline_claim(st, CABBPF_STAT_SCHED_DROPS);
+	if (!e) {
+		st->off_pend = off;
+		st->busy = 0;
+		return 0;
+	}
+	st->off_pend = 0;
+	e->tid = (__u32)next->pid;
+	e->pid = next->tgid;
+	e->kind = CABBPF_EV_SCHED;
+	e->fid = 0;
+	e->seq = st->seq++;
+	e->ts = now;
+	e->sp = off;
+	e->epoch = 0; /* slots are reused: every field is written */
+	pipeline_submit(e, st);
+	st->busy = 0;
+	return 0;
+}
+
 /* Kernel floor for the benchmark: the same sites with nothing to do. */
 SEC("uprobe")
 int BPF_KPROBE(empty_entry)

@@ -20,8 +20,14 @@ struct json {
 	bool pretty;
 	int err;	/* sticky: first error seen */
 	unsigned depth; /* index of the current level in lv[] */
-	struct lvl lv[JSON_MAX_DEPTH + 1];
+	unsigned cap;	/* levels allocated in lv */
+	struct lvl *lv; /* grown on demand: a call tree nests as deep as the
+			   program recursed */
 };
+
+/* Pretty output indents at most this many levels: deeper nesting would
+ * make the indentation alone quadratic in the depth. */
+#define INDENT_MAX 64
 
 int json__new(FILE *f, bool pretty, struct json **out)
 {
@@ -33,6 +39,12 @@ int json__new(FILE *f, bool pretty, struct json **out)
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
+	w->cap = 16;
+	w->lv = calloc(w->cap, sizeof(*w->lv));
+	if (!w->lv) {
+		free(w);
+		return -ENOMEM;
+	}
 	w->f = f;
 	w->pretty = pretty;
 	w->lv[0].kind = LVL_ROOT;
@@ -42,6 +54,8 @@ int json__new(FILE *f, bool pretty, struct json **out)
 
 void json__free(struct json *w)
 {
+	if (w)
+		free(w->lv);
 	free(w);
 }
 
@@ -75,7 +89,7 @@ static void newline(struct json *w, unsigned depth)
 	if (!w->pretty)
 		return;
 	put(w, "\n", 1);
-	for (i = 0; i < depth; i++)
+	for (i = 0; i < depth && i < INDENT_MAX; i++)
 		put(w, "  ", 2);
 }
 
@@ -117,6 +131,14 @@ static int begin(struct json *w, enum lvl_kind kind, const char *open)
 		return err;
 	if (w->depth == JSON_MAX_DEPTH)
 		return fail(w, -EINVAL);
+	if (w->depth + 1 == w->cap) {
+		struct lvl *v = realloc(w->lv, 2 * (size_t)w->cap * sizeof(*v));
+
+		if (!v)
+			return fail(w, -ENOMEM);
+		w->lv = v;
+		w->cap *= 2;
+	}
 	w->depth++;
 	w->lv[w->depth] = (struct lvl){.kind = kind};
 	puts_(w, open);

@@ -28,7 +28,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define JSON_MAX_DEPTH 32
+/* Nesting limit: a calling-context tree nests two levels per call level
+ * (object, children array), as deep as the program recursed. */
+#define JSON_MAX_DEPTH (1 << 20)
 
 struct json;
 
@@ -41,7 +43,8 @@ int json__new(FILE *f, bool pretty, struct json **out);
 /* Free the writer (does not close the FILE). NULL is fine. */
 void json__free(struct json *w);
 
-/* Each returns 0, or the writer's sticky error: -EINVAL (misuse), -EIO. */
+/* Each returns 0, or the writer's sticky error: -EINVAL (misuse), -EIO,
+ * -ENOMEM (nesting could not grow). */
 int json__begin_object(struct json *w);
 int json__end_object(struct json *w);
 int json__begin_array(struct json *w);

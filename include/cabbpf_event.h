@@ -26,6 +26,14 @@ enum cabbpf_kind {
 	 * number (fid 0), so the loader can tell whether it is the program it
 	 * traces. */
 	CABBPF_EV_EXEC = 5,
+	/* A traced thread is back on a CPU after an off-CPU interval
+	 * (preempted, asleep, blocked): written by the scheduler's switch
+	 * tracepoint at switch-in, with the thread's own sequence number, so
+	 * it sits between that thread's calls and returns in program order.
+	 * sp holds the interval's length in ns (fid 0); the shadow stacks
+	 * take it out of every live frame's on-CPU time. No work is added to
+	 * the probes: only the switch path pays. */
+	CABBPF_EV_SCHED = 6,
 };
 
 /*
@@ -72,7 +80,16 @@ enum cabbpf_stat {
 	CABBPF_STAT_NOSTORE = 3, /* task storage could not be created */
 	CABBPF_STAT_IO_DROPS = 4,    /* I/O events lost: ring full */
 	CABBPF_STAT_GUARD_DROPS = 5, /* guard events lost: ring full */
-	CABBPF_STAT__MAX = 6,
+	/* Switch-in events not written because the ring was full: the
+	 * interval is carried in the thread's state to its next switch-in
+	 * (added to that event), so on-CPU time stays right unless the thread
+	 * ends first. */
+	CABBPF_STAT_SCHED_DROPS = 6,
+	/* Switch-in events put off because the thread was preempted inside
+	 * one of its own probes (its sequence number was taken): carried on
+	 * the same way. */
+	CABBPF_STAT_SCHED_BUSY = 7,
+	CABBPF_STAT__MAX = 8,
 };
 
 /*

@@ -40,6 +40,7 @@ struct pchunk {
 struct tstate {
 	uint32_t tid;
 	uint64_t next; /* next expected sequence number */
+	uint64_t last_ts; /* timestamp of the thread's last record analyzed */
 	struct shadow sh;
 	struct pchunk **heap; /* pending chunks, min-heap by seq */
 	size_t nheap, capheap;
@@ -246,6 +247,8 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 
 	for (i = 0; i < nrec; i++) {
 		rec__decode(recs + (size_t)i * REC_WORDS, &ev);
+		if (ev.ts > t->last_ts)
+			t->last_ts = ev.ts; /* w1 is the timestamp in every kind */
 		if (ev.kind == CABBPF_EV_IO) {
 			dispatch_io(w, t, recs + (size_t)i * REC_WORDS);
 			continue;
@@ -253,6 +256,11 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 		if (ev.kind == CABBPF_EV_EXEC) {
 			shadow__exec(&t->sh, ev.ts, &w->sink);
 			w->st.guard_records++;
+			continue;
+		}
+		if (ev.kind == CABBPF_EV_SCHED) { /* sp: the off-CPU interval, ns */
+			shadow__offcpu(&t->sh, ev.sp);
+			w->st.sched_records++;
 			continue;
 		}
 		if (ev.kind == CABBPF_EV_GUARD) { /* fid: the guard site, not a function */
@@ -523,6 +531,7 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r->ctx.lnames = o->lnames;
 	r->ctx.nfuncs = o->nfuncs;
 	r->ctx.top = o->top ? o->top : DEFAULT_TOP;
+	r->ctx.cct = o->cct;
 	r->max_pending = o->max_pending ? o->max_pending : DEFAULT_MAX_PENDING;
 	r->no_returns = o->no_returns;
 	err = analyzer__select(o->analyzers, r->ops, &r->nops);
@@ -630,6 +639,7 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.switched += s->returns.switched;
 	d->returns.exec += s->returns.exec;
 	d->guard_records += s->guard_records;
+	d->sched_records += s->sched_records;
 	d->returns.orphan += s->returns.orphan;
 	d->returns.sampled += s->returns.sampled;
 	d->returns.orphan_sampled += s->returns.orphan_sampled;
@@ -667,6 +677,10 @@ static void finish_worker(struct worker *w)
 		w->st.returns.orphan_sampled += t->sh.c.orphan_sampled;
 		w->st.returns.depth_limited += t->sh.c.depth_limited;
 		w->st.returns.nomem += t->sh.c.nomem;
+		/* Counted above as open (or unwound); the analyzers get their
+		 * times up to the thread's last event (an_return.open). */
+		if (!t->sh.unwinding)
+			shadow__close_open(&t->sh, t->last_ts, &w->sink);
 	}
 }
 

@@ -58,6 +58,7 @@
 #include "pipeline/shadow.h"
 
 struct cab_pp;
+struct cct_opts;
 struct json;
 struct runner;
 
@@ -69,6 +70,7 @@ struct runner_opts {
 	unsigned nthreads;	   /* analyzer threads; 0 = 1 */
 	unsigned top;		   /* rows per text table; 0 = 50 */
 	bool no_returns;	   /* --entry-only: no return probes (report wording) */
+	const struct cct_opts *cct; /* the cct analyzer's options (borrowed), or NULL */
 	size_t max_pending;	   /* out-of-order records held per analyzer
 				      thread before a hole is given up on;
 				      0 = 4M records (about 96 MiB) */
@@ -79,6 +81,7 @@ struct runner_stats {
 	uint64_t records;	      /* call records analyzed */
 	uint64_t io_records;	      /* I/O records analyzed (not in records) */
 	uint64_t guard_records;	      /* GUARD records analyzed (not in records) */
+	uint64_t sched_records;	      /* SCHED records (off-CPU intervals; not in records) */
 	uint64_t bad_records;	      /* unknown kind or fid >= nfuncs: skipped */
 	uint64_t dup_records;	      /* sequence number already analyzed: skipped */
 	uint64_t nomem_records;	      /* could not be held aside (out of memory): lost */

@@ -33,6 +33,10 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 {
 	struct shadow_frame *fr = &s->f[--s->depth];
 	uint64_t dur = ts >= fr->ts ? ts - fr->ts : 0;
+	/* Off-CPU time inside the frame: switch events arrive in program
+	 * order, so every interval added since the entry lies inside it. */
+	uint64_t off = s->off_ns - fr->off0;
+	uint64_t cpu = dur > off ? dur - off : 0;
 	uint64_t *act = hmap__find(&s->active, fr->fid);
 	struct an_return r = {
 		.tid = s->tid,
@@ -41,16 +45,27 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 		.matched = matched,
 		.recursive = fr->recursive,
 		.ts = ts,
+		.depth = (uint32_t)s->depth,
+		.gen = s->gen,
+		.frames = s->f,
 	};
 
 	if (fr->ret)
 		s->nret--;
 	if (act && *act)
 		(*act)--;
+	/* Exact when matched; otherwise an upper bound (up to the event that
+	 * found the frame dead, or the end of the run), as charged to the
+	 * parent below: analyzers of exact times read them only when
+	 * matched, a tree uses them so a frame still holds its children. */
+	r.incl_ns = dur;
+	r.self_ns = dur > fr->child_ns ? dur - fr->child_ns : 0;
+	r.cpu_incl_ns = cpu;
+	r.cpu_self_ns = cpu > fr->child_cpu_ns ? cpu - fr->child_cpu_ns : 0;
 	if (matched) {
-		r.incl_ns = dur;
-		r.self_ns = dur > fr->child_ns ? dur - fr->child_ns : 0;
 		s->c.matched++;
+	} else if (s->closing_open) {
+		r.open = true; /* the end of the run, not a lost return */
 	} else if (s->exec_closing) {
 		s->c.exec++;
 	} else if (fr->lost) {
@@ -67,8 +82,10 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 	}
 	/* Charge the parent for this child, also for a missing one (then dur
 	 * is an upper bound), so the parent's self time excludes it. */
-	if (s->depth)
+	if (s->depth) {
 		s->f[s->depth - 1].child_ns += dur;
+		s->f[s->depth - 1].child_cpu_ns += cpu;
+	}
 	k->on_return(k->ctx, &r);
 }
 
@@ -156,10 +173,13 @@ int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		.depth = (uint32_t)s->depth,
 		.epoch = s->epoch,
 		.ts = ts,
+		.frames = s->f,
+		.gen = s->gen,
 	};
 	fr = (struct shadow_frame){
 		.sp = sp,
 		.ts = ts,
+		.off0 = s->off_ns,
 		.fid = fid,
 		.caller = c.caller,
 		.epoch = s->epoch,
@@ -172,6 +192,7 @@ int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 	err = push(s, &fr);
 	if (err)
 		s->c.nomem++;
+	c.frames = s->f; /* push may have moved them */
 	k->on_call(k->ctx, &c);
 	return err;
 }
@@ -264,11 +285,13 @@ static void close_park(struct shadow *s, size_t i, uint64_t ts, const struct sha
 
 	s->park[i] = s->park[--s->npark];
 	unlive(s, cur, depth);
+	s->gen++;
 	s->f = p.f;
 	s->depth = s->cap = p.depth;
 	relive(s, p.f, p.depth);
 	drop_all(s, ts, k);
 	free(s->f);
+	s->gen++;
 	s->f = cur;
 	s->depth = depth;
 	s->cap = cap;
@@ -300,6 +323,7 @@ static int park(struct shadow *s, uint64_t key, uint64_t ts, const struct shadow
 	v[s->npark].key = key;
 	v[s->npark].f = s->f;
 	v[s->npark++].depth = s->depth;
+	s->gen++;
 	s->f = NULL;
 	s->depth = s->cap = 0;
 	return 0;
@@ -316,6 +340,7 @@ static void unpark(struct shadow *s, uint64_t key, uint64_t ts, const struct sha
 		return;
 	drop_all(s, ts, k); /* nothing should be here: the switch parked it */
 	free(s->f);
+	s->gen++;
 	s->f = s->park[i].f;
 	s->depth = s->cap = s->park[i].depth;
 	s->park[i] = s->park[--s->npark];
@@ -379,4 +404,20 @@ void shadow__abandon(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
 		pop(s, false, ts, k);
 	while (s->npark)
 		close_park(s, s->npark - 1, ts, k);
+}
+
+void shadow__offcpu(struct shadow *s, uint64_t off_ns)
+{
+	s->off_ns += off_ns;
+	s->c.offcpu_ns += off_ns;
+	s->c.switches++;
+}
+
+void shadow__close_open(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
+{
+	s->chain_sp = 0;
+	s->closing_open = true;
+	while (s->depth)
+		pop(s, false, ts, k);
+	s->closing_open = false;
 }

@@ -148,6 +148,8 @@ struct shadow_counts {
 				    first: their entry was while tracing was off */
 	uint64_t depth_limited; /* entries made with >= 64 returns pending */
 	uint64_t nomem;		/* entries not pushed: out of memory */
+	uint64_t switches;	/* off-CPU intervals (CABBPF_EV_SCHED events) */
+	uint64_t offcpu_ns;	/* their total length */
 };
 
 /* Where the shadow stack reports calls and closed frames. */
@@ -167,9 +169,12 @@ struct shadow {
 	bool caught;	    /* a CATCH came: unwinding ends at the next event */
 	bool exec_closing;  /* shadow__exec is closing the old image's frames */
 	uint32_t epoch;	    /* sampling window of the latest call or return */
+	bool closing_open;  /* shadow__close_open is closing the last frames */
 	struct shadow_park *park;
 	size_t npark;
 	struct hmap active; /* fid -> live frames of fid (recursion) */
+	uint64_t off_ns;    /* off-CPU time of the thread so far (shadow__offcpu) */
+	uint32_t gen;	    /* bumped whenever f is replaced (park, unpark) */
 	struct shadow_counts c;
 };
 
@@ -210,9 +215,26 @@ int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
  * too) as "exec", reporting each to k. */
 void shadow__exec(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
 
+/*
+ * The thread was off its CPU for off_ns (preempted or asleep) and is back:
+ * a CABBPF_EV_SCHED event, in program order. Every frame live now was live
+ * during the whole interval, so their on-CPU times (an_return.cpu_*) leave
+ * it out; O(1): frames keep the thread's running total at entry.
+ */
+void shadow__offcpu(struct shadow *s, uint64_t off_ns);
+
 /* Pop every frame as missing (the thread is gone, e.g. its tid was reused),
  * reporting each to k; parked frames are closed as "switched". */
 void shadow__abandon(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
+
+/*
+ * The run is over: close the frames still on the stack, innermost first,
+ * as "open" (an_return.open, with their times up to ts, the thread's last
+ * event). Parked stacks stay parked (their frames have no times: their
+ * returns were never observable). Touches none of the counters in s->c:
+ * read them (and shadow__depth) first. Reports to k.
+ */
+void shadow__close_open(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
 
 /* Frames still on the stack or parked (counted "open" at the end of a run). */
 static inline size_t shadow__depth(const struct shadow *s)

@@ -115,6 +115,23 @@ static __attribute__((unused)) int h_nobody_copy(const char *path, char **out, c
 	return 0;
 }
 
+/* Parse a JSON file with room for deep nesting: the calling-context tree
+ * ("cct") nests two levels per call level, and json-c's default limit is
+ * 32. NULL if the file is missing or not JSON. */
+static __attribute__((unused)) json_object *h_parse_json(const char *path)
+{
+	struct json_tokener *tok = json_tokener_new_ex(1 << 16);
+	char *text = h_slurp(path);
+	json_object *o = NULL;
+
+	if (tok && text && *text)
+		o = json_tokener_parse_ex(tok, text, (int)strlen(text));
+	if (tok)
+		json_tokener_free(tok);
+	free(text);
+	return o;
+}
+
 /* Start cabbpf with argv (NULL-terminated, without argv[0]); --json is
  * added unless no_json. setuid_nobody runs it as uid 65534. */
 static __attribute__((unused)) int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody)
@@ -183,7 +200,7 @@ static __attribute__((unused)) void h_finish(struct h_run *r)
 	}
 	r->err = h_slurp(r->err_path);
 	r->out = h_slurp(r->out_path);
-	r->json = json_object_from_file(r->json_path);
+	r->json = h_parse_json(r->json_path);
 }
 
 /* Run to completion. */

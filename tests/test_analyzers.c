@@ -1437,6 +1437,24 @@ START_TEST(test_report_json_exact)
 		"\"io\":{\"events\":0,\"functions\":[],\"outside\":{\"in_bytes\":0,\"out_bytes\":0,"
 		"\"in_calls\":0,\"out_calls\":0},\"syscalls\":[],\"threads\":{},\"bad_records\":0,"
 		"\"nomem\":0},"
+		"\"cct\":{\"name\":\"<root>\",\"calls\":0,\"incl_ns\":0,\"self_ns\":0,"
+		"\"cpu_incl_ns\":null,\"cpu_self_ns\":null,\"children\":["
+		"{\"name\":\"main\",\"calls\":1,\"incl_ns\":500,\"self_ns\":300,"
+		"\"cpu_incl_ns\":null,\"cpu_self_ns\":null,\"children\":["
+		"{\"name\":\"a\",\"calls\":2,\"incl_ns\":200,\"self_ns\":200,"
+		"\"cpu_incl_ns\":null,\"cpu_self_ns\":null,\"children\":[]}]}]},"
+		"\"cct_threads\":{\"42\":{\"name\":\"<root>\",\"calls\":0,\"incl_ns\":0,"
+		"\"self_ns\":0,\"cpu_incl_ns\":null,\"cpu_self_ns\":null,\"children\":["
+		"{\"name\":\"main\",\"calls\":1,\"incl_ns\":500,\"self_ns\":300,"
+		"\"cpu_incl_ns\":null,\"cpu_self_ns\":null,\"children\":["
+		"{\"name\":\"a\",\"calls\":2,\"incl_ns\":200,\"self_ns\":200,"
+		"\"cpu_incl_ns\":null,\"cpu_self_ns\":null,\"children\":[]}]}]}},"
+		/* one 4096-node chunk of 72-byte nodes, its pointer array, the
+		 * thread's state and its 64-entry path */
+		"\"cct_info\":{\"nodes\":3,\"merged_nodes\":3,\"bytes\":295536,"
+		"\"max_nodes\":1048576,\"folded_calls\":0,\"nomem\":0,"
+		"\"collapse_recursion\":false,\"cpu_time\":false,"
+		"\"wall_includes_probe_cost\":true},"
 		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,\"orphan\":0,\"sampled\":0,\"orphan_sampled\":0,\"open\":0,\"depth_"
 		"limited\":0},"
 		"\"order_gaps\":0,\"order_gap_events\":0,"
@@ -1525,7 +1543,7 @@ START_TEST(test_select)
 
 	ck_assert_int_eq(analyzer__select(NULL, ops, &n), 0);
 	ck_assert_uint_eq(n, analyzer__count());
-	ck_assert_uint_eq(n, 3); /* count, callgraph, io */
+	ck_assert_uint_eq(n, 4); /* count, callgraph, io, cct */
 	ck_assert_int_eq(analyzer__select("callgraph", ops, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(ops[0]->name, "callgraph");
@@ -1541,7 +1559,8 @@ START_TEST(test_select)
 	ck_assert_ptr_eq(analyzer__find("count"), &analyzer_count);
 	ck_assert_ptr_null(analyzer__find("coun"));
 	ck_assert_ptr_eq(analyzer__get(2), &analyzer_io);
-	ck_assert_ptr_null(analyzer__get(3));
+	ck_assert_ptr_eq(analyzer__get(3), &analyzer_cct);
+	ck_assert_ptr_null(analyzer__get(4));
 
 	o.analyzers = "nope";
 	ck_assert_int_eq(runner__new(&o, NULL, 0, &r), -EINVAL);

@@ -48,6 +48,7 @@ static const char G_OUT[] = "Analysis and output";
 static const char G_SAMPLE[] =
 	"Sampling (probes out of the target between windows: native speed; calls\n"
 	"inside a window exact, whole-run counts estimated with a 95% interval)";
+static const char G_VIEW[] = "Call tree, flame graph (the cct analyzer)";
 static const char G_TUNE[] = "Tuning";
 static const char G_IO[] = "System-wide I/O and containers";
 
@@ -96,8 +97,9 @@ const struct opt_def opts__table[] = {
 		 "their entries"},
 
 	{"analyzers", 'a', OPT_STR, "LIST", OFF(analyzers), .group = G_OUT,
-	 .help = "comma-separated: count,callgraph,io (default: all;\n"
-		 "io: bytes read and written per function)"},
+	 .help = "comma-separated: count,callgraph,io,cct (default:\n"
+		 "all; io: bytes read and written per function;\n"
+		 "cct: the calling-context tree, below)"},
 	{"json", 'j', OPT_STR, "FILE", OFF(json_path), .group = G_OUT,
 	 .help = "also write every result as JSON to FILE\n"
 		 "(schema: docs/json-schema.md)"},
@@ -108,6 +110,43 @@ const struct opt_def opts__table[] = {
 	 .help = "no text report on stdout (use with --json)"},
 	{"verbose", 'v', OPT_FLAG, OFF(verbose), .group = G_OUT,
 	 .help = "debug messages, including libbpf's"},
+
+	{"exclude", 'N', OPT_STRS, "GLOB", 0, VIEWS_MAX_EXCLUDES, OPTF_NONEMPTY, OFF(view.excludes),
+	 .count_off = offsetof(struct opts, view.nexcludes), .group = G_VIEW,
+	 .wants = "a non-empty pattern",
+	 .help = "leave functions matching GLOB out of the trace\n"
+		 "(repeatable; main executable's functions)"},
+	{"depth", 0, OPT_UINT, "N", 1, 1000000, OFF(view.cct.depth), .group = G_VIEW,
+	 .wants = "a positive integer", .help = "text call tree: N levels (default: all)"},
+	{"min-pct", 0, OPT_DOUBLE, "P", 0, 100, OFF(view.cct.min_pct), .group = G_VIEW,
+	 .wants = "a percentage from 0 to 100",
+	 .help = "text call tree: hide contexts under P% of the\n"
+		 "total time (default 1)"},
+	{"sort", 's', OPT_CHOICE, "KEY", OFF(sort_key), .group = G_VIEW,
+	 .choices = (const char *const[]){"total", "calls", "self", "cpu", NULL},
+	 .wants = "calls, total, self or cpu",
+	 .help = "per-function table order: calls, total (default),\n"
+		 "self or cpu"},
+	{"folded", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY, OFF(view.folded_path), .group = G_VIEW,
+	 .wants = "a file name",
+	 .help = "FlameGraph folded stacks (flamegraph.pl, inferno,\n"
+		 "speedscope): 'main;parse;lex 1234' per context"},
+	{"folded-metric", 0, OPT_CHOICE, "M", OFF(folded_metric), .group = G_VIEW,
+	 .choices = (const char *const[]){"wall", "calls", "cpu", NULL},
+	 .wants = "wall, cpu or calls",
+	 .help = "wall (default: self wall ns per context), cpu\n"
+		 "(self on-CPU ns) or calls; also the flame graph's"},
+	{"flamegraph", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY, OFF(view.svg_path), .group = G_VIEW,
+	 .wants = "a file name",
+	 .help = "an SVG flame graph (self-contained; hover a frame\n"
+		 "for its calls and times)"},
+	{"collapse-recursion", 0, OPT_FLAG, OFF(view.cct.collapse_recursion), .group = G_VIEW,
+	 .help = "direct recursion (f called by f) in one node"},
+	{"cct-max-nodes", 0, OPT_UINT, "N", 1, 4294967293.0, OFF(view.cct.max_nodes),
+	 .group = G_VIEW, .wants = "a positive integer",
+	 .help = "contexts kept per analyzer thread (default\n"
+		 "1048576, ~80 MiB); further calls are folded into\n"
+		 "their caller's context and counted"},
 
 	{"sample", 0, OPT_DOUBLE, "P", 0, 100, OPTF_LO_OPEN | OPTF_HI_OPEN | OPTF_PERCENT,
 	 OFF(sample_pct), .group = G_SAMPLE,
@@ -176,6 +215,7 @@ const size_t opts__ntable = sizeof(opts__table) / sizeof(opts__table[0]);
 static void set_defaults(struct opts *o)
 {
 	memset(o, 0, sizeof(*o));
+	views__init(&o->view);
 	o->ring_bytes = 16UL << 20;
 	o->analyzer_threads = 1;
 }
@@ -215,6 +255,21 @@ static int check_combination(struct opts *o)
 		o->analyzers = "count";
 	if (o->sample_pct && !o->sample_period_ms)
 		o->sample_period_ms = 1000;
+	/* -s and --folded-metric: the choice's index is the view's enum
+	 * (enum cct_sort, enum cct_metric: the rows list them in that order). */
+	for (i = 0; i < opts__ntable; i++) {
+		const struct opt_def *d = &opts__table[i];
+		const char *v = d->type == OPT_CHOICE ? *(const char **)((char *)o + d->off) : NULL;
+		unsigned k;
+
+		for (k = 0; v && d->choices[k]; k++)
+			if (d->choices[k] == v) {
+				if (d->off == offsetof(struct opts, sort_key))
+					o->view.cct.sort = (enum cct_sort)k;
+				else if (d->off == offsetof(struct opts, folded_metric))
+					o->view.metric = (enum cct_metric)k;
+			}
+	}
 	return 0;
 }
 

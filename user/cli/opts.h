@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "user/cli/views.h"
+
 #define OPTS_MAX_FUNCS 256
 
 struct opts {
@@ -45,6 +47,11 @@ struct opts {
 	double interval;       /* -i seconds: periodic --io output; 0 = none */
 	const char *cgroup;    /* --cgroup PATH (cgroup v2 directory) */
 	const char *container; /* --container ID */
+	/* Call tree and flame graph (user/cli/views.h); -s and --folded-metric
+	 * as given, turned into view's enums once parsed */
+	struct view_opts view;
+	const char *sort_key;
+	const char *folded_metric;
 	bool quiet;	       /* -q: no text report */
 	bool verbose;	       /* -v */
 };

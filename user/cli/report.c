@@ -50,6 +50,11 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 		fputs("  ", out);
 		sampler__text(s->sampling, out);
 	}
+	if (s->lost_sched || s->sched_busy)
+		fprintf(out,
+			"  off-CPU intervals: %llu switch-in events put off (ring full), %llu "
+			"(thread inside a probe): each carried to the thread's next switch-in\n",
+			(unsigned long long)s->lost_sched, (unsigned long long)s->sched_busy);
 	fputc('\n', out);
 	runner__report_text(r, out);
 	if (s->guard && s->guard->sites_hit)
@@ -136,6 +141,13 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 		err |= json__end_array(w);
 		err |= json__end_object(w);
 	}
+	err |= json__key(w, "sched");
+	err |= json__begin_object(w);
+	err |= json__key(w, "lost");
+	err |= json__u64(w, s->lost_sched);
+	err |= json__key(w, "put_off_in_probe");
+	err |= json__u64(w, s->sched_busy);
+	err |= json__end_object(w);
 	err |= json__end_object(w);
 	err |= json__key(w, "reentry_skipped");
 	err |= json__u64(w, s->reentry);

@@ -31,6 +31,9 @@ struct summary {
 	uint64_t lost_calls;     /* of those, call events (entries, returns) */
 	uint64_t lost_io;        /* I/O events */
 	uint64_t lost_guard;     /* guard events (user/trace/guard.h) */
+	uint64_t lost_sched;     /* switch-in events (off-CPU intervals): ring full;
+				    each interval is carried to the thread's next one */
+	uint64_t sched_busy;     /* switch-in events put off: thread inside a probe */
 	/* 3 x ncpus: call drops per CPU, then I/O, then guard drops */
 	const uint64_t *lost_per_cpu;
 	unsigned ncpus;

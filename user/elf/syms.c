@@ -534,6 +534,19 @@ static bool syms__matches(const struct sym *s, const char *const *globs, size_t 
 	return false;
 }
 
+size_t syms__exclude(const struct symtab *st, const char *const *globs, size_t nglobs, size_t *idx,
+		     size_t *n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < *n; i++)
+		if (!syms__matches(&st->syms[idx[i]], globs, nglobs))
+			idx[k++] = idx[i];
+	i = *n - k;
+	*n = k;
+	return i;
+}
+
 /* Where name's fragment suffix (".cold", ".cold.N") starts, or NULL. */
 static const char *syms__fragment_suffix(const char *name)
 {

@@ -138,6 +138,15 @@ int syms__select(const struct symtab *st, const char *const *globs, size_t nglob
 		 size_t *n_out);
 
 /*
+ * Removes from @idx[0..*@n) (indices into @st->syms, as syms__select
+ * returns them) every function that any of @globs names, by the same
+ * rules as syms__select (-N/--exclude). Keeps the order; updates *@n.
+ * Returns the number removed. Threads: any thread.
+ */
+size_t syms__exclude(const struct symtab *st, const char *const *globs, size_t nglobs, size_t *idx,
+		     size_t *n);
+
+/*
  * True for a fragment of a function, not a function: GCC's hot/cold
  * splitting leaves "f.cold" (and "f.cold.N", after a clone suffix
  * "f.part.0.cold", mangled "_Z1fv.cold") symbols for code that is entered by

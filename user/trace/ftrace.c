@@ -229,7 +229,15 @@ static int select_functions(struct ftrace *ft)
 		log_err("%s has no function to trace", ft->tg.exe);
 	else if (err)
 		log_err("selecting functions: %s", strerror(-err));
-	return err;
+	if (err)
+		return err;
+	/* -N: left out of the trace altogether (user/cli/views.h). */
+	if (views__exclude(&o->view, ft->st, ft->idx, &ft->n) && !ft->n &&
+	    ft->nexe == o->nfuncs) {
+		log_err("every function selected is excluded by -N");
+		return -ENOENT;
+	}
+	return 0;
 }
 
 /* ---- plan ---- */
@@ -520,6 +528,7 @@ static int open_pipeline(struct ftrace *ft)
 	ro.analyzers = ft->o.analyzers;
 	ro.nthreads = ft->o.analyzer_threads;
 	ro.no_returns = ft->o.entry_only;
+	ro.cct = &ft->o.view.cct;
 	err = runner__new(&ro, stage__bufs(ft->stage), trace__ncpus(ft->tr), &ft->rn);
 	/* runner__new names a wrong analyzer itself (-EINVAL); not the rest */
 	if (err && err != -EINVAL)
@@ -569,6 +578,8 @@ static int attach_probes(struct ftrace *ft)
 	if (err)
 		return err;
 	ft->att_ns = sampler__now() - ft->att_ns;
+	/* Read by the cct analyzer's reports only, after the run. */
+	ft->o.view.cct.cpu_time = trace__cpu_time(ft->tr);
 	/* A fallback to per-site links reloaded the trace object: new rings,
 	 * a new cgroup filter map. */
 	if (ft->guard && trace__map_fd(ft->tr, "slots") != slots_fd && (err = attach_guard(ft)))
@@ -776,7 +787,7 @@ static int report(struct ftrace *ft)
 	sm.duration_s = ft->t1 - ft->t0;
 	/* call events */
 	sm.events = stage__events(ft->stage) - stage__io_events(ft->stage) -
-		    stage__guard_events(ft->stage);
+		    stage__guard_events(ft->stage) - stage__sched_events(ft->stage);
 	sm.guard = ft->guard ? &ft->gst : NULL;
 	sm.sampling = ft->smp;
 	sm.cab_sampling = ft->o.cab_mode && !strcmp(ft->o.cab_mode, "sampling");
@@ -791,6 +802,10 @@ static int report(struct ftrace *ft)
 			 tg->comm, (int)tg->pid);
 	sm.lost = totals[CABBPF_STAT_DROPS] + totals[CABBPF_STAT_IO_DROPS] +
 		  totals[CABBPF_STAT_GUARD_DROPS];
+	/* Not in lost: a switch-in event without room carries its interval
+	 * to the thread's next one (bpf/trace.bpf.c on_switch). */
+	sm.lost_sched = totals[CABBPF_STAT_SCHED_DROPS];
+	sm.sched_busy = totals[CABBPF_STAT_SCHED_BUSY];
 	sm.lost_calls = totals[CABBPF_STAT_DROPS];
 	sm.lost_io = totals[CABBPF_STAT_IO_DROPS];
 	sm.lost_guard = totals[CABBPF_STAT_GUARD_DROPS];
@@ -815,6 +830,9 @@ static int report(struct ftrace *ft)
 		if (err)
 			log_err("writing %s: %s", ft->o.json_path, strerror(-err));
 	}
+	/* --folded, --flamegraph (user/cli/views.h) */
+	if (!ft->o.floor && views__write(&ft->o.view, ft->rn, ft->tg.comm) && !err)
+		err = -EIO;
 	report__summary_line(&sm);
 	free(lost_cpu);
 	return err;

@@ -19,6 +19,7 @@ struct stage {
 	uint64_t events;
 	uint64_t io_events; /* of events: CABBPF_EV_IO */
 	uint64_t guard_events; /* of events: CABBPF_EV_GUARD and CABBPF_EV_EXEC */
+	uint64_t sched_events; /* of events: CABBPF_EV_SCHED */
 	uint64_t execs;	       /* CABBPF_EV_EXEC events */
 	uint64_t exec_ino;     /* the last one's executable (inode number) */
 	uint64_t fail_after; /* tests: fail the push after fail_after - 1 events */
@@ -118,6 +119,7 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 		rec__encode_epoch(oc->recs + (size_t)oc->n * REC_WORDS, e->kind, e->fid, e->epoch, e->ts,
 				  e->sp);
 		s->guard_events += e->kind == CABBPF_EV_GUARD || e->kind == CABBPF_EV_EXEC;
+		s->sched_events += e->kind == CABBPF_EV_SCHED;
 		if (e->kind == CABBPF_EV_EXEC) {
 			s->execs++;
 			s->exec_ino = e->sp;
@@ -153,6 +155,11 @@ uint64_t stage__events(const struct stage *s)
 uint64_t stage__guard_events(const struct stage *s)
 {
 	return s->guard_events;
+}
+
+uint64_t stage__sched_events(const struct stage *s)
+{
+	return s->sched_events;
 }
 
 uint64_t stage__execs(const struct stage *s, uint64_t *last_ino)

@@ -42,6 +42,8 @@ uint64_t stage__io_events(const struct stage *s);
 /* Of those, GUARD events (user/trace/guard.h) and EXEC events: neither calls
  * nor I/O. */
 uint64_t stage__guard_events(const struct stage *s);
+/* [any] Of those, CABBPF_EV_SCHED events (off-CPU intervals): not calls. */
+uint64_t stage__sched_events(const struct stage *s);
 /* EXEC events (the target called execve), and the inode number of the
  * last one's executable in *last_ino (if not NULL). */
 uint64_t stage__execs(const struct stage *s, uint64_t *last_ino);

@@ -42,6 +42,7 @@ struct trace {
 	struct bpf_link **links;
 	uint32_t nlinks;
 	struct bpf_link *exec_link; /* on_exec: execve seen in the target */
+	struct bpf_link *switch_link; /* on_switch: off-CPU intervals (on-CPU time) */
 	uint32_t refused;
 	bool multi;
 	bool paused; /* sampling: between windows (trace__pause) */
@@ -424,6 +425,19 @@ static void attach_exec(struct trace *t)
 		log_warn("exec tracepoint refused (%s): an execve in the target will show as "
 			 "missing returns",
 			 strerror(errno));
+	/* On-CPU time needs timestamps; without the switch tracepoint the
+	 * reports say on-CPU time was not measured. */
+	if (!t->o.no_times && !t->switch_link) {
+		t->switch_link = bpf_program__attach(t->skel->progs.on_switch);
+		if (!t->switch_link)
+			log_warn("sched_switch tracepoint refused (%s): no on-CPU times",
+				 strerror(errno));
+	}
+}
+
+bool trace__cpu_time(const struct trace *t)
+{
+	return t->switch_link != NULL;
 }
 
 /* trace__attach without the last word: returns 0, or -errno with
@@ -650,6 +664,8 @@ void trace__detach(struct trace *t)
 		return;
 	bpf_link__destroy(t->exec_link);
 	t->exec_link = NULL;
+	bpf_link__destroy(t->switch_link);
+	t->switch_link = NULL;
 	detach_probes(t);
 	t->paused = false;
 }

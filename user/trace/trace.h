@@ -85,6 +85,10 @@ int trace__attach(struct trace *t);
  * per site. */
 uint32_t trace__refused(const struct trace *t);
 bool trace__multi(const struct trace *t);
+/* Whether the scheduler's switch tracepoint is attached, so CABBPF_EV_SCHED
+ * events give on-CPU times (not with --no-times, --floor, or when the
+ * kernel refused it). Any thread after trace__attach. */
+bool trace__cpu_time(const struct trace *t);
 
 /* Drain every CPU's ring (at most one ring's worth of events per CPU, in
  * ring order, through on_event), then sleep timeout_ms (0: no sleep; a

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The "cct" analyzer (struct analyzer_ops analyzer_cct): a calling-context
+ * tree per program thread, built from the thread's exact call and return
+ * sequence (the shadow stack's an_call / an_return, pipeline/shadow.h), and
+ * the same trees merged over threads.
+ *
+ * A node is one calling context: the path of functions from the thread's
+ * outermost traced frame down to it. The root (fid AN_ROOT, "<root>") has
+ * the outermost traced functions of every thread as children. Per node:
+ * calls, inclusive and self wall time, inclusive and self on-CPU time (the
+ * thread's off-CPU intervals, from the scheduler's switch events, taken
+ * out: CABBPF_EV_SCHED), and the activations that ended without a return
+ * (missing: longjmp, the kernel's 64-return limit, stack switches, exec;
+ * unwound: exceptions). Such activations add their time up to the event
+ * that found them gone (an upper bound, the same the shadow stack charges
+ * their caller), so a node's inclusive time always covers its children's;
+ * frames still live when the run ends (the target exited inside them, or
+ * cabbpf let go) add their time up to the thread's last event.
+ *
+ * Recursion is kept as it is (fib under fib under fib); with
+ * cct_opts.collapse_recursion a direct recursive call (f called by f)
+ * stays in its caller's node: calls and self time add up there, inclusive
+ * time is that of the outermost activation.
+ *
+ * Memory is bounded: every analyzer instance (one per analyzer thread)
+ * holds at most cct_opts.max_nodes nodes over all its threads. Past that, a
+ * call whose context has no node yet is folded into its caller's node: its
+ * self time adds to that node's self time, and it is counted (per node in
+ * "folded", and in total): nothing is dropped silently. A node takes
+ * sizeof(struct cct_node) = 72 bytes, plus a hash entry (16-17 bytes at a
+ * load of 3/8 to 3/4) for each child of a node with more than
+ * CCT_WIDE children; cct__memory() reports the figure of a run.
+ *
+ * Trees are kept per thread while the run lasts (a thread's events all
+ * reach one instance, in order, so no locks); ops.merge copies them into
+ * the merged instance, and the merged tree over threads is built on first
+ * use after the run (cct__merged()).
+ *
+ * JSON keys written: "cct" (the merged tree), "cct_threads" (tid -> tree)
+ * and "cct_info" (docs/json-schema.md).
+ *
+ * Threads: an instance is used by the analyzer thread that owns it; the
+ * query functions by any one thread once the run is over.
+ */
+#ifndef ANALYZERS_CCT_H
+#define ANALYZERS_CCT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/hmap.h"
+
+struct an_ctx;
+
+#define CCT_NONE UINT32_MAX		 /* no node */
+#define CCT_DEFAULT_MAX_NODES (1u << 20) /* ~80 MiB per analyzer thread */
+#define CCT_WIDE 8			 /* children scanned as a list; more are hashed */
+#define CCT_DEFAULT_MIN_PCT 1.0
+
+/* The per-function table's order (-s). */
+enum cct_sort {
+	CCT_SORT_TOTAL = 0, /* inclusive wall time (default) */
+	CCT_SORT_CALLS,
+	CCT_SORT_SELF,
+	CCT_SORT_CPU, /* inclusive on-CPU time */
+};
+
+/* What a flame graph frame's width and a folded line's value are. */
+enum cct_metric {
+	CCT_METRIC_WALL = 0, /* self wall time per context, ns (default) */
+	CCT_METRIC_CALLS,    /* calls per context */
+	CCT_METRIC_CPU,	     /* self on-CPU time per context, ns */
+};
+
+struct cct_opts {
+	uint32_t max_nodes;	 /* per analyzer instance; 0 = CCT_DEFAULT_MAX_NODES */
+	bool collapse_recursion; /* direct recursion stays in one node */
+	bool cpu_time;		 /* switch events were traced: on-CPU times are real */
+	unsigned depth;		 /* text tree: levels shown below the root; 0 = all */
+	double min_pct;		 /* text tree: hide contexts below this % of the total
+				    inclusive time; < 0 = CCT_DEFAULT_MIN_PCT */
+	enum cct_sort sort;	 /* the per-function table's order */
+};
+
+struct cct_node {
+	uint32_t fid;			 /* AN_ROOT for the root */
+	uint32_t parent, child, sibling; /* node ids, CCT_NONE when none */
+	uint64_t calls;
+	uint64_t incl_ns, self_ns;	   /* wall, matched activations */
+	uint64_t cpu_incl_ns, cpu_self_ns; /* on-CPU, matched activations */
+	uint32_t missing;		   /* ended without a return (not by an exception) */
+	uint32_t unwound;		   /* ended by an exception */
+	uint32_t folded;		   /* calls folded into this node (node cap) */
+	uint32_t nchild;
+};
+
+#define CCT_CHUNK_SHIFT 12 /* nodes are allocated 4096 at a time; ids are stable */
+
+/* One tree: node 0 is the root. Children have larger ids than parents. */
+struct cct_tree {
+	uint32_t tid;		 /* program thread; 0 for the merged tree */
+	uint32_t n;		 /* nodes */
+	struct cct_node **chunk; /* node id >> CCT_CHUNK_SHIFT */
+	uint32_t nchunks, capchunks;
+	struct hmap wide; /* parent << 32 | fid -> child, for wide parents */
+};
+
+static inline struct cct_node *cct__node(const struct cct_tree *t, uint32_t id)
+{
+	return &t->chunk[id >> CCT_CHUNK_SHIFT][id & ((1u << CCT_CHUNK_SHIFT) - 1)];
+}
+
+/* The child of parent for fid, or CCT_NONE. Any thread after the run. */
+uint32_t cct__child(const struct cct_tree *t, uint32_t parent, uint32_t fid);
+
+/*
+ * The tree merged over every thread, built on the first call after the run
+ * (instances merged). NULL when out of memory (logged). Owned by the
+ * instance. Thread: one at a time, after the run.
+ */
+const struct cct_tree *cct__merged(void *state);
+
+/* Number of per-thread trees, and the i-th (in tid order); NULL past the
+ * end. After the run. */
+size_t cct__nthreads(const void *state);
+const struct cct_tree *cct__thread(const void *state, size_t i);
+
+struct cct_memory {
+	uint64_t nodes;	       /* nodes of the per-thread trees */
+	uint64_t bytes;	       /* bytes they take (nodes, chunk slack, hashes, paths) */
+	uint64_t folded_calls; /* calls folded into their caller's node (cap) */
+	uint64_t nomem;	       /* events not recorded: out of memory */
+	uint32_t max_nodes;    /* the cap per instance */
+};
+void cct__memory(const void *state, struct cct_memory *m);
+
+/* The options the instance runs with (defaults filled in; cpu_time as
+ * the caller's cct_opts says now: it is known only after attaching). */
+const struct cct_opts *cct__opts(void *state);
+/* The names the instance reports with. */
+const struct an_ctx *cct__ctx(const void *state);
+
+/*
+ * FlameGraph's folded stacks of t, one line per context whose metric value
+ * is non-zero: "main;b;c 1234" (the root left out, frames outermost first,
+ * children in name order; ';' in names becomes ':'). metric: see enum
+ * cct_metric. Returns 0, -ENOMEM or -EIO. Any one thread.
+ */
+int cct__write_folded(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
+		      enum cct_metric metric);
+
+/*
+ * A self-contained SVG flame graph of t (no script, no external resource):
+ * frames as rectangles, widths from metric as in the folded output (a
+ * frame's value plus its children's), the root at the bottom, a <title> on
+ * every frame with its calls, wall and on-CPU times and share. Frames
+ * narrower than 0.1 px are left out (counted in the subtitle). title is
+ * shown at the top (escaped). Returns 0, -ENOMEM or -EIO. Any one thread.
+ */
+int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
+		   enum cct_metric metric, bool cpu_time, const char *title);
+
+#endif /* ANALYZERS_CCT_H */

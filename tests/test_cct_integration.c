@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Integration suite of the calling-context tree (the cct analyzer) and its
+ * views: the real kernel, real targets from tests/targets/ at -O0 and -O2
+ * (loop index 0/1), ./cabbpf run as a user runs it. Trees, folded stacks
+ * and call counts are asserted exactly; on-CPU time of a sleeping function
+ * near 0; the SVG flame graph parsed (xmllint) and rendered by headless
+ * Chromium, the screenshot decoded (libpng) and checked not blank. Needs
+ * root, BPF, chromium and xmllint (scripts/install-deps.sh): nothing skips.
+ */
+#include <check.h>
+#include <png.h>
+#include <sys/types.h>
+
+#include "tests/harness.h"
+
+#define OPT(i) ((i) ? 2 : 0)
+
+static void assert_clean_run(const struct h_run *r)
+{
+	ck_assert_msg(r->status == 0, "cabbpf exit %d, stderr:\n%s", r->status, r->err);
+	ck_assert_msg(r->json != NULL, "no JSON report; stderr:\n%s", r->err);
+	ck_assert_int_eq(h_num(r->json, "lost"), 0);
+	ck_assert_int_eq(h_num(r->json, "order_gaps"), 0);
+}
+
+/* The child of node named name, or NULL. */
+static json_object *child(json_object *n, const char *name)
+{
+	json_object *ch = h_get(n, "children");
+	size_t i;
+
+	for (i = 0; ch && i < json_object_array_length(ch); i++) {
+		json_object *c = json_object_array_get_idx(ch, i);
+
+		if (!strcmp(json_object_get_string(h_get(c, "name")), name))
+			return c;
+	}
+	return NULL;
+}
+
+/* The node at "main;a;c" below tree's root, or NULL. */
+static json_object *at(json_object *tree, const char *path)
+{
+	char buf[4096], *save = NULL, *tok;
+	json_object *n = tree;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (tok = strtok_r(buf, ";", &save); tok && n; tok = strtok_r(NULL, ";", &save))
+		n = child(n, tok);
+	return n;
+}
+
+static long long num(json_object *n, const char *key)
+{
+	json_object *v = h_get(n, key);
+
+	return v ? (long long)json_object_get_int64(v) : 0;
+}
+
+static long long nkids(json_object *n)
+{
+	json_object *ch = h_get(n, "children");
+
+	return ch ? (long long)json_object_array_length(ch) : -1;
+}
+
+/* calls of the context at path, -1 when it is absent. */
+static long long calls_at(json_object *tree, const char *path)
+{
+	json_object *n = at(tree, path);
+
+	return n ? num(n, "calls") : -1;
+}
+
+/* Everywhere: incl >= self, children's inclusive sum <= the parent's, the
+ * same on-CPU, on-CPU <= wall. Returns the number of nodes. */
+static long long check_invariants(json_object *n, int is_root)
+{
+	json_object *ch = h_get(n, "children");
+	long long sum = 0, csum = 0, nodes = 1;
+	size_t i;
+
+	ck_assert_ptr_nonnull(ch);
+	ck_assert_int_ge(num(n, "incl_ns"), num(n, "self_ns"));
+	ck_assert_int_ge(num(n, "cpu_incl_ns"), num(n, "cpu_self_ns"));
+	ck_assert_int_le(num(n, "cpu_incl_ns"), num(n, "incl_ns"));
+	for (i = 0; i < json_object_array_length(ch); i++) {
+		json_object *c = json_object_array_get_idx(ch, i);
+
+		sum += num(c, "incl_ns");
+		csum += num(c, "cpu_incl_ns");
+		nodes += check_invariants(c, 0);
+	}
+	if (!is_root) {
+		ck_assert_int_le(sum, num(n, "incl_ns"));
+		ck_assert_int_le(csum, num(n, "cpu_incl_ns"));
+	}
+	return nodes;
+}
+
+static char *tmp_path(const char *name)
+{
+	static char buf[4][PATH_MAX];
+	static int k;
+	char *b = buf[k++ & 3];
+
+	snprintf(b, PATH_MAX, "%s/%d-%s", h_tmp, (int)getpid(), name);
+	unlink(b);
+	return b;
+}
+
+/* ctx 1000: c and d reached through a and b, exact per context; nap slept
+ * 100 ms: wall >= 100 ms, on-CPU near 0; the folded stacks line by line. */
+START_TEST(contexts_and_sleep)
+{
+	char *folded = tmp_path("ctx.folded"), *calls = tmp_path("ctx-calls.folded");
+	char *args[] = {"--folded", folded, "--", (char *)h_target("ctx", OPT(_i)), "1000", NULL};
+	char *args2[] = {"-q",
+			 "--folded",
+			 calls,
+			 "--folded-metric",
+			 "calls",
+			 "--",
+			 (char *)h_target("ctx", OPT(_i)),
+			 "1000",
+			 "0",
+			 NULL};
+	json_object *tree, *nap;
+	struct h_run r;
+	char *text;
+	const char *want[] = {"main ",	 "main;a ",   "main;a;c ",   "main;a;c;d ",
+			      "main;b ", "main;b;c ", "main;b;c;d ", "main;nap "};
+	char *line, *save = NULL;
+	int i = 0;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	tree = h_get(r.json, "cct");
+	ck_assert_ptr_nonnull(tree);
+	ck_assert_str_eq(json_object_get_string(h_get(tree, "name")), "<root>");
+	ck_assert_int_eq(nkids(tree), 1);
+	ck_assert_int_eq(calls_at(tree, "main"), 1);
+	ck_assert_int_eq(nkids(at(tree, "main")), 3);
+	ck_assert_int_eq(calls_at(tree, "main;a"), 1000);
+	ck_assert_int_eq(calls_at(tree, "main;a;c"), 1000);
+	ck_assert_int_eq(calls_at(tree, "main;a;c;d"), 1000);
+	ck_assert_int_eq(calls_at(tree, "main;b"), 1000);
+	ck_assert_int_eq(calls_at(tree, "main;b;c"), 2000);
+	ck_assert_int_eq(calls_at(tree, "main;b;c;d"), 2000);
+	ck_assert_int_eq(calls_at(tree, "main;nap"), 1);
+	ck_assert_int_eq(calls_at(tree, "main;c"), -1);
+	ck_assert_int_eq(check_invariants(tree, 1), 9);
+	nap = at(tree, "main;nap");
+	ck_assert_int_ge(num(nap, "incl_ns"), 100000000);
+	ck_assert_int_lt(num(nap, "cpu_incl_ns"), 5000000); /* asleep: near 0 */
+	ck_assert_int_ge(num(at(tree, "main"), "incl_ns"), 100000000);
+	ck_assert(json_object_get_boolean(h_get(h_get(r.json, "cct_info"), "cpu_time")));
+	/* The text report says what wall times hold. */
+	ck_assert_ptr_nonnull(strstr(r.out, "wall times include the probes' own cost"));
+	ck_assert_ptr_nonnull(strstr(r.out, "calling-context tree: 8 contexts"));
+	/* Folded, wall: one line per context, name order, values > 0. */
+	text = h_slurp(folded);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), i++) {
+		ck_assert_int_lt(i, 8);
+		ck_assert_msg(!strncmp(line, want[i], strlen(want[i])), "line %d: %s", i, line);
+		ck_assert_int_gt(atoll(line + strlen(want[i])), 0);
+		ck_assert_ptr_null(strchr(line + strlen(want[i]), ' '));
+	}
+	ck_assert_int_eq(i, 8);
+	free(text);
+	h_free(&r);
+
+	h_run(&r, args2);
+	ck_assert_msg(r.status == 0, "exit %d:\n%s", r.status, r.err);
+	ck_assert_str_eq(r.out, ""); /* -q */
+	text = h_slurp(calls);
+	ck_assert_str_eq(text, "main 1\n"
+			       "main;a 1000\n"
+			       "main;a;c 1000\n"
+			       "main;a;c;d 1000\n"
+			       "main;b 1000\n"
+			       "main;b;c 2000\n"
+			       "main;b;c;d 2000\n"
+			       "main;nap 1\n");
+	free(text);
+	h_free(&r);
+}
+END_TEST
+
+/* -N c: c is not traced, so d's callers are a and b. */
+START_TEST(exclude_function)
+{
+	char *args[] = {"-N",  "c", "-a", "cct", "--", (char *)h_target("ctx", OPT(_i)),
+			"100", "0", NULL};
+	json_object *tree;
+	struct h_run r;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	tree = h_get(r.json, "cct");
+	ck_assert_int_eq(h_num(r.json, "functions_traced"), 5);
+	ck_assert_int_eq(calls_at(tree, "main;a;d"), 100);
+	ck_assert_int_eq(calls_at(tree, "main;b;d"), 200);
+	ck_assert_int_eq(calls_at(tree, "main;a;c"), -1);
+	ck_assert_int_eq(check_invariants(tree, 1), 7); /* root, main, a, a;d, b, b;d, nap */
+	h_free(&r);
+}
+END_TEST
+
+/* threads 4 1000: the merged root holds main (main thread) and worker
+ * (4 threads); per thread, each worker's own tree. */
+START_TEST(four_threads)
+{
+	char *args[] = {"--", (char *)h_target("threads", OPT(_i)), "4", "1000", NULL};
+	json_object *tree, *th;
+	struct h_run r;
+	const char *p;
+	int seen = 0;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	tree = h_get(r.json, "cct");
+	ck_assert_int_eq(nkids(tree), 2);
+	ck_assert_int_eq(calls_at(tree, "main"), 1);
+	ck_assert_int_eq(nkids(at(tree, "main")), 0);
+	ck_assert_int_eq(calls_at(tree, "worker"), 4);
+	ck_assert_int_eq(calls_at(tree, "worker;work"), 10000);
+	check_invariants(tree, 1);
+	th = h_get(r.json, "cct_threads");
+	ck_assert_int_eq(json_object_object_length(th), 5);
+	for (p = strstr(r.err, "tid="); p; p = strstr(p + 1, "tid=")) {
+		long tid, calls;
+		char key[32];
+		json_object *t;
+
+		ck_assert_int_eq(sscanf(p, "tid=%ld calls=%ld", &tid, &calls), 2);
+		snprintf(key, sizeof(key), "%ld", tid);
+		t = h_get(th, key);
+		ck_assert_ptr_nonnull(t);
+		ck_assert_int_eq(nkids(t), 1);
+		ck_assert_int_eq(calls_at(t, "worker"), 1);
+		ck_assert_int_eq(calls_at(t, "worker;work"), calls);
+		check_invariants(t, 1);
+		seen++;
+	}
+	ck_assert_int_eq(seen, 4);
+	h_free(&r);
+}
+END_TEST
+
+/* deep 200: a chain of 200 down contexts (the kernel gives returns to the
+ * first 63 only), leaf at its end, after under main; collapsed: one down. */
+START_TEST(deep_recursion)
+{
+	char *args[] = {"--", (char *)h_target("deep", OPT(_i)), "200", NULL};
+	char *args2[] = {"--collapse-recursion",
+			 "-a",
+			 "cct",
+			 "--",
+			 (char *)h_target("deep", OPT(_i)),
+			 "200",
+			 NULL};
+	char path[8192];
+	json_object *tree, *n;
+	struct h_run r;
+	int i;
+	size_t len;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	tree = h_get(r.json, "cct");
+	len = (size_t)snprintf(path, sizeof(path), "main");
+	for (i = 0; i < 200; i++) {
+		len += (size_t)snprintf(path + len, sizeof(path) - len, ";down");
+		n = at(tree, path);
+		ck_assert_msg(n != NULL, "no context at depth %d", i + 1);
+		ck_assert_int_eq(num(n, "calls"), 1);
+		ck_assert_int_eq(nkids(n), 1);
+	}
+	snprintf(path + len, sizeof(path) - len, ";leaf");
+	ck_assert_int_eq(calls_at(tree, path), 1);
+	ck_assert_int_eq(calls_at(tree, "main;after"), 1);
+	ck_assert_int_eq(nkids(at(tree, "main")), 2);
+	ck_assert_int_eq(check_invariants(tree, 1), 1 + 1 + 200 + 1 + 1);
+	h_free(&r);
+
+	h_run(&r, args2);
+	assert_clean_run(&r);
+	tree = h_get(r.json, "cct");
+	ck_assert_int_eq(calls_at(tree, "main;down"), 200);
+	ck_assert_int_eq(calls_at(tree, "main;down;leaf"), 1);
+	ck_assert_int_eq(calls_at(tree, "main;down;down"), -1);
+	ck_assert_int_eq(calls_at(tree, "main;after"), 1);
+	ck_assert_int_eq(check_invariants(tree, 1), 5);
+	h_free(&r);
+}
+END_TEST
+
+/* jump 50: inner longjmps to outer; middle and inner never return
+ * (counted missing), normal is main's child, never outer's. */
+START_TEST(longjmp_tree)
+{
+	char *args[] = {"-a", "cct", "--", (char *)h_target("jump", OPT(_i)), "50", NULL};
+	json_object *tree;
+	struct h_run r;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	tree = h_get(r.json, "cct");
+	ck_assert_int_eq(calls_at(tree, "main;outer"), 50);
+	ck_assert_int_eq(calls_at(tree, "main;outer;middle"), 50);
+	ck_assert_int_eq(calls_at(tree, "main;outer;middle;inner"), 50);
+	ck_assert_int_eq(num(at(tree, "main;outer;middle"), "missing"), 50);
+	ck_assert_int_eq(num(at(tree, "main;outer;middle;inner"), "missing"), 50);
+	ck_assert_int_eq(num(at(tree, "main;outer"), "missing"), 0);
+	ck_assert_int_eq(calls_at(tree, "main;normal"), 1);
+	ck_assert_int_eq(check_invariants(tree, 1), 6);
+	h_free(&r);
+}
+END_TEST
+
+/* A C++ exception through traced frames (the guard keeps the target
+ * alive): frames unwound are counted per context, after_catch stays a
+ * child of catcher. */
+START_TEST(exception_tree)
+{
+	char bin[PATH_MAX];
+	char *args[] = {"-a",	       "cct", "-f", "catcher", "-f", "thrower_*", "-f",
+			"after_catch", "--",  bin,  "mixed",   "9",  NULL};
+	json_object *tree;
+	struct h_run r;
+
+	snprintf(bin, sizeof(bin), "%s/exc-gxx-O%d", h_targets, OPT(_i));
+	h_run(&r, args);
+	assert_clean_run(&r);
+	ck_assert_ptr_nonnull(strstr(r.out, "mode=mixed n=9 caught=3"));
+	tree = h_get(r.json, "cct");
+	ck_assert_int_eq(nkids(tree), 1);
+	ck_assert_int_eq(calls_at(tree, "catcher"), 9);
+	ck_assert_int_eq(calls_at(tree, "catcher;thrower_outer"), 9);
+	ck_assert_int_eq(calls_at(tree, "catcher;thrower_outer;thrower_mid"), 9);
+	ck_assert_int_eq(calls_at(tree, "catcher;thrower_outer;thrower_mid;thrower_inner"), 9);
+	ck_assert_int_eq(
+		num(at(tree, "catcher;thrower_outer;thrower_mid;thrower_inner"), "unwound"), 3);
+	ck_assert_int_eq(num(at(tree, "catcher;thrower_outer"), "unwound"), 3);
+	ck_assert_int_eq(num(at(tree, "catcher"), "unwound"), 0);
+	ck_assert_int_eq(calls_at(tree, "catcher;after_catch"), 9);
+	ck_assert_int_eq(check_invariants(tree, 1), 6);
+	h_free(&r);
+}
+END_TEST
+
+/* Pixels of the PNG at path that differ from its top-left pixel (the page
+ * background); -1 if it cannot be read. */
+static long long png_ink(const char *path, int *w, int *h)
+{
+	png_image img;
+	png_bytep buf;
+	long long ink = 0;
+	size_t i, n;
+
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	if (!png_image_begin_read_from_file(&img, path))
+		return -1;
+	img.format = PNG_FORMAT_RGB;
+	n = PNG_IMAGE_SIZE(img);
+	buf = malloc(n);
+	if (!buf || !png_image_finish_read(&img, NULL, buf, 0, NULL)) {
+		free(buf);
+		return -1;
+	}
+	*w = (int)img.width;
+	*h = (int)img.height;
+	for (i = 3; i + 2 < n; i += 3)
+		if (memcmp(buf + i, buf, 3))
+			ink++;
+	free(buf);
+	return ink;
+}
+
+/* Output of a shell command (first line), into buf. */
+static void sh_out(const char *cmd, char *buf, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+
+	buf[0] = 0;
+	ck_assert_ptr_nonnull(p);
+	if (!fgets(buf, (int)len, p))
+		buf[0] = 0;
+	pclose(p);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/* The SVG flame graph: well-formed XML with the expected frames, and
+ * rendered by headless Chromium as a person would see it, not blank. */
+START_TEST(flamegraph_svg_renders)
+{
+	char *svg = tmp_path("ctx.svg"), *png = tmp_path("ctx.png");
+	char *args[] = {"-q",	"--flamegraph", svg, "--", (char *)h_target("ctx", OPT(_i)),
+			"1000", "20",		NULL};
+	char cmd[3 * PATH_MAX], out[256];
+	const char *frames[] = {"main", "a", "b", "c", "d", "nap"};
+	struct h_run r;
+	long long ink;
+	int w = 0, h = 0;
+	size_t i;
+	char *text;
+
+	h_run(&r, args);
+	ck_assert_msg(r.status == 0, "exit %d:\n%s", r.status, r.err);
+	h_free(&r);
+	snprintf(cmd, sizeof(cmd), "xmllint --noout '%s' 2>&1 && echo ok", svg);
+	sh_out(cmd, out, sizeof(out));
+	ck_assert_str_eq(out, "ok");
+	/* all + 8 contexts, each a <g> with a <title> and a <rect> */
+	snprintf(cmd, sizeof(cmd),
+		 "xmllint --xpath \"count(//*[local-name()='g']/*[local-name()='rect'])\" '%s'",
+		 svg);
+	sh_out(cmd, out, sizeof(out));
+	ck_assert_str_eq(out, "9");
+	text = h_slurp(svg);
+	for (i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+		char title[64];
+
+		snprintf(title, sizeof(title), "<g><title>%s (", frames[i]);
+		ck_assert_msg(strstr(text, title) != NULL, "no frame %s", frames[i]);
+	}
+	ck_assert_ptr_nonnull(strstr(text, "\ncalls: 2000\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\non-CPU: total "));
+	free(text);
+	snprintf(cmd, sizeof(cmd),
+		 "chromium --headless --no-sandbox --disable-gpu --hide-scrollbars "
+		 "--screenshot='%s' --window-size=1200,800 'file://%s' >/dev/null 2>&1",
+		 png, svg);
+	ck_assert_int_eq(system(cmd), 0);
+	ink = png_ink(png, &w, &h);
+	ck_assert_int_eq(w, 1200);
+	ck_assert_int_eq(h, 800);
+	/* 9 frames of 1180 px by 15 at most: thousands of coloured pixels */
+	ck_assert_msg(ink > 20000, "screenshot nearly blank: %lld pixels of ink", ink);
+}
+END_TEST
+
+/* Views are checked before tracing and written safely: a symlink at the
+ * path is replaced, not followed; a bad directory costs no trace. */
+START_TEST(view_paths_safe)
+{
+	char victim[PATH_MAX], link[PATH_MAX], bad[PATH_MAX];
+	char *args[] = {"-q", "--folded", link, "--", (char *)h_target("ctx", 0), "10", "0", NULL};
+	char *args2[] = {"-q", "--flamegraph", bad, "--", (char *)h_target("ctx", 0), "10", "0",
+			 NULL};
+	char *args3[] = {"-q", "-a", "count", "--folded", victim, "--", (char *)h_target("ctx", 0),
+			 "10", "0",  NULL};
+	struct stat sb;
+	struct h_run r;
+	char *bytes;
+	FILE *f;
+
+	snprintf(victim, sizeof(victim), "%s/%d-victim", h_tmp, (int)getpid());
+	snprintf(link, sizeof(link), "%s/%d-out.folded", h_tmp, (int)getpid());
+	snprintf(bad, sizeof(bad), "%s/no-such-dir/x.svg", h_tmp);
+	unlink(link);
+	f = fopen(victim, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("secret\n", f);
+	fclose(f);
+	ck_assert_int_eq(symlink(victim, link), 0);
+	ck_assert_int_eq(h_start(&r, args, 1, 0), 0);
+	h_finish(&r);
+	ck_assert_msg(r.status == 0, "exit %d:\n%s", r.status, r.err);
+	bytes = h_slurp(victim);
+	ck_assert_str_eq(bytes, "secret\n");
+	free(bytes);
+	ck_assert_int_eq(lstat(link, &sb), 0);
+	ck_assert(S_ISREG(sb.st_mode));
+	bytes = h_slurp(link);
+	ck_assert_ptr_nonnull(strstr(bytes, "main;b;c;d "));
+	free(bytes);
+	h_free(&r);
+
+	ck_assert_int_eq(h_start(&r, args2, 1, 0), 0);
+	h_finish(&r);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "cannot write --flamegraph"));
+	ck_assert_ptr_null(strstr(r.err, "tracing")); /* nothing was traced */
+	h_free(&r);
+
+	/* A view without its analyzer is refused up front. */
+	ck_assert_int_eq(h_start(&r, args3, 1, 0), 0);
+	h_finish(&r);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "needs the cct analyzer"));
+	h_free(&r);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("cct_integration");
+	TCase *tc = tcase_create("cct");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, contexts_and_sleep, 0, 2);
+	tcase_add_loop_test(tc, exclude_function, 0, 2);
+	tcase_add_loop_test(tc, four_threads, 0, 2);
+	tcase_add_loop_test(tc, deep_recursion, 0, 2);
+	tcase_add_loop_test(tc, longjmp_tree, 0, 2);
+	tcase_add_loop_test(tc, exception_tree, 0, 2);
+	tcase_add_loop_test(tc, flamegraph_svg_renders, 0, 2);
+	tcase_add_test(tc, view_paths_safe);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		fprintf(stderr,
+			"cct_integration: needs root (BPF, uprobes); run the tests with sudo\n");
+		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+		return 1;
+	}
+	if (h_setup()) {
+		fprintf(stderr,
+			"cct_integration: could not build tests/targets or find ./cabbpf\n");
+		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+		return 1;
+	}
+	sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

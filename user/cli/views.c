@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzers/analyzer.h"
+#include "common/log.h"
+#include "common/outfile.h"
+#include "pipeline/runner.h"
+#include "user/cli/views.h"
+#include "user/elf/syms.h"
+
+void views__init(struct view_opts *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->cct.min_pct = -1; /* CCT_DEFAULT_MIN_PCT */
+	v->metric = CCT_METRIC_WALL;
+	v->cct.sort = CCT_SORT_TOTAL;
+}
+
+static int pick(const char *arg, const char *const *names, unsigned n, unsigned *out)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(arg, names[i])) {
+			*out = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int views__opt(struct view_opts *v, int c, const char *arg)
+{
+	/* Indexed by enum cct_sort and enum cct_metric. */
+	static const char *const sorts[] = {"total", "calls", "self", "cpu"};
+	static const char *const metrics[] = {"wall", "calls", "cpu"};
+	unsigned long ul;
+	unsigned k;
+	double d;
+	char *end;
+
+	switch (c) {
+	case 'N':
+		if (!*arg || v->nexcludes == VIEWS_MAX_EXCLUDES) {
+			log_err("-N wants a non-empty pattern (at most %d)", VIEWS_MAX_EXCLUDES);
+			return -EINVAL;
+		}
+		v->excludes[v->nexcludes++] = arg;
+		return 0;
+	case 's':
+		if (pick(arg, sorts, 4, &k)) {
+			log_err("-s wants calls, total, self or cpu, not '%s'", arg);
+			return -EINVAL;
+		}
+		v->cct.sort = (enum cct_sort)k;
+		return 0;
+	case VIEW_OPT_FOLDED_METRIC:
+		if (pick(arg, metrics, 3, &k)) {
+			log_err("--folded-metric wants wall, cpu or calls, not '%s'", arg);
+			return -EINVAL;
+		}
+		v->metric = (enum cct_metric)k;
+		return 0;
+	case VIEW_OPT_DEPTH:
+	case VIEW_OPT_MAX_NODES:
+		errno = 0;
+		ul = strtoul(arg, &end, 10);
+		if (errno || *end || !*arg || *arg == '-' || ul < 1 ||
+		    ul > (c == VIEW_OPT_DEPTH ? 1000000UL : (unsigned long)UINT32_MAX - 2)) {
+			log_err("%s wants a positive integer, not '%s'",
+				c == VIEW_OPT_DEPTH ? "--depth" : "--cct-max-nodes", arg);
+			return -EINVAL;
+		}
+		if (c == VIEW_OPT_DEPTH)
+			v->cct.depth = (unsigned)ul;
+		else
+			v->cct.max_nodes = (uint32_t)ul;
+		return 0;
+	case VIEW_OPT_MIN_PCT:
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || *end || !*arg || !isfinite(d) || d < 0 || d > 100) {
+			log_err("--min-pct wants a percentage from 0 to 100, not '%s'", arg);
+			return -EINVAL;
+		}
+		v->cct.min_pct = d;
+		return 0;
+	case VIEW_OPT_FOLDED:
+	case VIEW_OPT_FLAMEGRAPH:
+		if (!*arg) {
+			log_err("%s wants a file name",
+				c == VIEW_OPT_FOLDED ? "--folded" : "--flamegraph");
+			return -EINVAL;
+		}
+		if (c == VIEW_OPT_FOLDED)
+			v->folded_path = arg;
+		else
+			v->svg_path = arg;
+		return 0;
+	case VIEW_OPT_COLLAPSE:
+		v->cct.collapse_recursion = true;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Whether the -a list names cct (NULL selects every analyzer). */
+static bool has_cct(const char *list)
+{
+	const char *p = list;
+	size_t n = strlen("cct");
+
+	if (!list)
+		return true;
+	while ((p = strstr(p, "cct"))) {
+		bool start = p == list || p[-1] == ',' || p[-1] == ' ';
+		bool end = !p[n] || p[n] == ',' || p[n] == ' ';
+
+		if (start && end)
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+int views__check(const struct view_opts *v, const char *analyzers, bool entry_only)
+{
+	const char *paths[2] = {v->folded_path, v->svg_path};
+	static const char *const opt[2] = {"--folded", "--flamegraph"};
+	int i, err;
+
+	for (i = 0; i < 2; i++) {
+		if (!paths[i])
+			continue;
+		if (entry_only || !has_cct(analyzers)) {
+			log_err("%s needs the cct analyzer (-a ...,cct) and return probes (no "
+				"--entry-only)",
+				opt[i]);
+			return -EINVAL;
+		}
+		err = outfile__check(paths[i]);
+		if (err) {
+			log_err("cannot write %s %s: %s", opt[i], paths[i], outfile__strerror(err));
+			return -EINVAL;
+		}
+	}
+	if (v->folded_path && v->svg_path && !strcmp(v->folded_path, v->svg_path)) {
+		log_err("--folded and --flamegraph name the same file");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+size_t views__exclude(const struct view_opts *v, const struct symtab *st, size_t *idx, size_t *n)
+{
+	if (!v->nexcludes || !st || !idx)
+		return 0;
+	return syms__exclude(st, v->excludes, v->nexcludes, idx, n);
+}
+
+/* Write one view into path through a temporary file renamed over it. */
+static int write_view(const char *path, const char *what, void *state, const struct cct_tree *t,
+		      const struct view_opts *v, const char *title)
+{
+	struct outfile of;
+	int err;
+
+	err = outfile__open(&of, path);
+	if (err) {
+		log_err("cannot write %s %s: %s", what, path, strerror(-err));
+		return err;
+	}
+	if (!strcmp(what, "--folded"))
+		err = cct__write_folded(of.f, t, cct__ctx(state), v->metric);
+	else
+		err = cct__write_svg(of.f, t, cct__ctx(state), v->metric,
+				     cct__opts(state)->cpu_time, title);
+	if (err) {
+		outfile__abort(&of);
+		log_err("writing %s %s: %s", what, path, strerror(-err));
+		return err;
+	}
+	err = outfile__commit(&of);
+	if (err)
+		log_err("writing %s %s: %s", what, path, strerror(-err));
+	return err;
+}
+
+int views__write(const struct view_opts *v, struct runner *r, const char *title)
+{
+	void *state;
+	const struct cct_tree *t;
+	int err = 0, e;
+
+	if (!v->folded_path && !v->svg_path)
+		return 0;
+	state = (void *)runner__analyzer(r, "cct");
+	if (!state) {
+		log_err("--folded/--flamegraph: the cct analyzer did not run");
+		return -EINVAL;
+	}
+	t = cct__merged(state);
+	if (!t)
+		return -ENOMEM; /* cct__merged logged it */
+	if (v->folded_path && (e = write_view(v->folded_path, "--folded", state, t, v, title)))
+		err = e;
+	if (v->svg_path && (e = write_view(v->svg_path, "--flamegraph", state, t, v, title)))
+		err = e;
+	return err;
+}
