@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* A file mapped read-only (image.h). */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -91,4 +93,49 @@ int image__check_arch(const char *path)
 			"x86-64 programs",
 			path, em);
 	return -ENOEXEC;
+}
+
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
+static bool elf_ok;
+
+/* libelf wants its version set once per process before any use. */
+static void init_libelf(void)
+{
+	elf_ok = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+int image__open_elf(const char *path, int *fdp, Elf **elfp)
+{
+	struct stat sb;
+	Elf *elf = NULL;
+	int fd, err = 0;
+
+	*fdp = -1;
+	*elfp = NULL;
+	pthread_once(&elf_once, init_libelf);
+	if (!elf_ok)
+		return -ENOEXEC;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) < 0)
+		err = -errno;
+	else if (S_ISDIR(sb.st_mode))
+		err = -EISDIR;
+	else if (!S_ISREG(sb.st_mode))
+		err = -ENOEXEC;
+	if (!err) {
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+		if (!elf || elf_kind(elf) != ELF_K_ELF)
+			err = -ENOEXEC;
+	}
+	if (err) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return err;
+	}
+	*fdp = fd;
+	*elfp = elf;
+	return 0;
 }

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
 
 struct image {
 	const uint8_t *base; /* NULL when not mapped */
@@ -26,6 +27,16 @@ int image__map(const char *path, struct image *im);
  * for a file that cannot be read or is not ELF: syms__load says why), or
  * -ENOEXEC after logging which architecture it is built for. Threads: any. */
 int image__check_arch(const char *path);
+
+/*
+ * Open path as an ELF file for libelf: a regular file (-EISDIR for a
+ * directory, -ENOEXEC for a FIFO, tty or device, which would block or feed
+ * libelf garbage), read with ELF_C_READ (pread, not mmap: a binary
+ * truncated under us is an error, not SIGBUS), of kind ELF (-ENOEXEC
+ * otherwise, also when libelf cannot start). Returns 0 with *fd and *elf
+ * (the caller ends them: elf_end, close), or -errno. Threads: any.
+ */
+int image__open_elf(const char *path, int *fd, Elf **elf);
 
 /* Unmaps and closes; an unmapped or zeroed image is fine. */
 void image__unmap(struct image *im);

@@ -11,15 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static pthread_once_t lang_once = PTHREAD_ONCE_INIT;
-static bool lang_elf_ok;
-
-/* elf_version() sets libelf's global state: once, race-free (user/elf/syms.c
- * does the same for itself; calling it twice is harmless). */
-static void lang__init_libelf(void)
-{
-	lang_elf_ok = elf_version(EV_CURRENT) != EV_NONE;
-}
+#include "user/elf/image.h"
 
 /* One symbol name: what it says about the languages. */
 static void lang__note_symbol(const char *name, bool defined, struct lang_info *out)
@@ -67,7 +59,6 @@ int lang__detect(const char *path, struct lang_info *out)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
-	struct stat sb;
 	GElf_Shdr sh;
 	Elf *elf = NULL;
 	int fd = -1, err = 0;
@@ -75,29 +66,12 @@ int lang__detect(const char *path, struct lang_info *out)
 	if (!path || !out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	pthread_once(&lang_once, lang__init_libelf);
-	if (!lang_elf_ok) {
-		err = -ENOEXEC;
+	err = image__open_elf(path, &fd, &elf);
+	if (err == -EISDIR)
+		err = -ENOEXEC; /* lang.h: not a program, whatever kind of file */
+	if (err)
 		goto cleanup;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	/* A FIFO or a tty would block or feed libelf garbage. */
-	if (fstat(fd, &sb) < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	/* ELF_C_READ (pread), not mmap: a file truncated under us is an
-	 * error, not SIGBUS (as in user/elf/syms.c). */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
+	if (elf_getshdrstrndx(elf, &shstrndx)) {
 		err = -ENOEXEC;
 		goto cleanup;
 	}

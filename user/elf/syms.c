@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "user/elf/image.h"
 
 struct cand {
 	const char *name; /* points into libelf's string table data */
@@ -44,15 +45,6 @@ struct cands {
 struct seg {
 	uint64_t vaddr, filesz, offset;
 };
-
-static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
-static bool elf_ok;
-
-/* elf_version() sets libelf global state: do it once, race-free. */
-static void syms__init_libelf(void)
-{
-	elf_ok = elf_version(EV_CURRENT) != EV_NONE;
-}
 
 static enum syms_bind syms__bind_of(unsigned char st_bind)
 {
@@ -316,44 +308,16 @@ int syms__load(const char *path, struct symtab **out)
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	GElf_Shdr sh;
 	GElf_Ehdr eh;
-	struct stat sb;
 	Elf *elf = NULL;
 	int fd = -1, err = 0;
 
 	if (!path || !out)
 		return -EINVAL;
 	*out = NULL;
-	pthread_once(&elf_once, syms__init_libelf);
-	if (!elf_ok) {
-		err = -ENOEXEC;
+	err = image__open_elf(path, &fd, &elf);
+	if (err)
 		goto cleanup;
-	}
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (fstat(fd, &sb) < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (S_ISDIR(sb.st_mode)) {
-		err = -EISDIR;
-		goto cleanup;
-	}
-	/* /dev/null, FIFOs, ttys: nothing a uprobe could attach to. */
-	if (!S_ISREG(sb.st_mode)) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-
-	/*
-	 * ELF_C_READ, not ELF_C_READ_MMAP: libelf reads what it needs with
-	 * pread, so a binary truncated under us yields an error, not SIGBUS.
-	 */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+	if (!gelf_getehdr(elf, &eh)) {
 		err = -ENOEXEC;
 		goto cleanup;
 	}
