@@ -567,8 +567,68 @@ void cct__memory(const void *state, struct cct_memory *m)
  * is attached later): read it from the caller's options at report time. */
 static void refresh_opts(struct cct *g)
 {
-	if (g->ctx->cct)
+	if (g->ctx->cct) {
 		g->o.cpu_time = g->ctx->cct->cpu_time;
+		g->o.probe_ns = g->ctx->cct->probe_ns;
+	}
+}
+
+/*
+ * Compensated times (cct_opts.probe_ns): a context's wall time holds the
+ * probes of every traced call below it. below[id] is what those cost for
+ * node id's subtree (its own calls excepted), direct[id] the same for its
+ * children's calls only, so
+ *   compensated inclusive = incl - below,  compensated self = self - direct
+ * (a child's probes run between its parent's entry and return: inside the
+ * parent's time, partly inside the child's own, and the split does not
+ * matter for either figure). Nodes are made after their parent, so one
+ * pass from the last id down adds every subtree up. Both NULL when the
+ * cost was not measured.
+ */
+struct comp {
+	double *below, *direct;
+};
+
+static int comp_build(const struct cct *g, const struct cct_tree *t, struct comp *c)
+{
+	uint32_t id;
+
+	c->below = c->direct = NULL;
+	if (!g->o.probe_ns || !t->n)
+		return 0;
+	c->below = calloc(t->n, sizeof(*c->below));
+	c->direct = calloc(t->n, sizeof(*c->direct));
+	if (!c->below || !c->direct) {
+		free(c->below);
+		free(c->direct);
+		c->below = c->direct = NULL;
+		return -ENOMEM;
+	}
+	for (id = t->n; id-- > 1;) {
+		const struct cct_node *n = cct__node(t, id);
+		double cost = n->fid < g->ctx->nfuncs
+				      ? g->o.probe_ns[n->fid] * (double)(n->calls + n->folded)
+				      : 0;
+
+		if (n->parent >= id)
+			continue; /* never: a node is made after its parent */
+		c->direct[n->parent] += cost;
+		c->below[n->parent] += cost + c->below[id];
+	}
+	return 0;
+}
+
+static void comp_free(struct comp *c)
+{
+	free(c->below);
+	free(c->direct);
+}
+
+/* x - sub, not below 0 (a compensation larger than the time measured:
+ * the cost varies around its measured mean). */
+static uint64_t minus(uint64_t x, double sub)
+{
+	return (double)x > sub ? (uint64_t)((double)x - sub) : 0;
 }
 
 const struct cct_opts *cct__opts(void *state)
@@ -836,6 +896,7 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 	struct walk w = {.t = t};
 	uint64_t total = 0, hidden = 0;
 	bool cpu = g->o.cpu_time;
+	struct comp cp;
 	uint32_t id, d, c;
 
 	for (c = root->child; c != CCT_NONE; c = cct__node(t, c)->sibling)
@@ -847,8 +908,13 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 	if (g->o.min_pct > 0)
 		fprintf(f, ", contexts under %.2f%% of the total time hidden", g->o.min_pct);
 	fputc('\n', f);
-	fprintf(f, "%8s %11s %11s %11s %11s %12s  %s\n", "TOTAL%", "TOTAL_MS", "SELF_MS", "CPU_MS",
-		"CPU_SELF_MS", "CALLS", "CONTEXT");
+	if (comp_build(g, t, &cp))
+		return -ENOMEM;
+	fprintf(f, "%8s %11s %11s %11s %11s", "TOTAL%", "TOTAL_MS", "SELF_MS", "CPU_MS",
+		"CPU_SELF_MS");
+	if (cp.below)
+		fprintf(f, " %11s %11s", "COMP_MS", "COMP_SELF");
+	fprintf(f, " %12s  %s\n", "CALLS", "CONTEXT");
 	if (walk_push(&w, 0))
 		goto nomem;
 	while ((id = walk_next(&w, &d, NULL, NULL)) != CCT_NONE) {
@@ -866,6 +932,10 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 			(double)n->self_ns / 1e6);
 		ms_col(f, n->cpu_incl_ns, cpu);
 		ms_col(f, n->cpu_self_ns, cpu);
+		if (cp.below) {
+			ms_col(f, minus(n->incl_ns, cp.below[id]), true);
+			ms_col(f, minus(n->self_ns, cp.direct[id]), true);
+		}
 		fprintf(f, " %12" PRIu64 " ", n->calls);
 		for (i = 1; i < d; i++)
 			fputs("  ", f);
@@ -874,6 +944,7 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 			goto nomem;
 	}
 	walk_fini(&w);
+	comp_free(&cp);
 	if (hidden)
 		fprintf(f,
 			"  ... %" PRIu64 " contexts below the thresholds (--depth, --min-pct; the "
@@ -882,6 +953,7 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 	return 0;
 nomem:
 	walk_fini(&w);
+	comp_free(&cp);
 	return -ENOMEM;
 }
 
@@ -931,8 +1003,11 @@ static int cct_report_text(void *state, FILE *f)
 	cct__memory(g, &m);
 	fprintf(f,
 		"times: wall times include the probes' own cost (every traced call below a "
-		"context adds its entry and return probe hits: see the plan line on stderr); "
+		"context adds its entry and return probe hits: see the plan line on stderr)%s; "
 		"%s\n",
+		g->o.probe_ns ? "; COMP_MS and COMP_SELF subtract the cost measured at start-up "
+				"for the calls below (stderr: probe cost per traced call)"
+			      : "",
 		g->o.cpu_time ? "on-CPU times leave out the threads' off-CPU intervals "
 				"(scheduler switches)"
 			      : "on-CPU times not measured (--no-times, or the sched_switch "
@@ -951,8 +1026,10 @@ static int cct_report_text(void *state, FILE *f)
 }
 
 /* One node as JSON, without its children's closing (the walk closes). */
-static void json_node(struct json *w, const struct cct *g, const struct cct_node *n)
+static void json_node(struct json *w, const struct cct *g, const struct cct_tree *t, uint32_t id,
+		      const struct comp *cp)
 {
+	const struct cct_node *n = cct__node(t, id);
 	char b[24];
 
 	json__begin_object(w);
@@ -974,6 +1051,19 @@ static void json_node(struct json *w, const struct cct *g, const struct cct_node
 		json__u64(w, n->cpu_self_ns);
 	else
 		json__null(w);
+	if (cp->below) {
+		json__key(w, "incl_ns_comp");
+		json__u64(w, minus(n->incl_ns, cp->below[id]));
+		json__key(w, "self_ns_comp");
+		json__u64(w, minus(n->self_ns, cp->direct[id]));
+		/* the probes run on the CPU: the same cost comes off */
+		if (g->o.cpu_time) {
+			json__key(w, "cpu_incl_ns_comp");
+			json__u64(w, minus(n->cpu_incl_ns, cp->below[id]));
+			json__key(w, "cpu_self_ns_comp");
+			json__u64(w, minus(n->cpu_self_ns, cp->direct[id]));
+		}
+	}
 	if (n->missing) {
 		json__key(w, "missing");
 		json__u64(w, n->missing);
@@ -1001,19 +1091,26 @@ static void json_leave(void *arg, uint32_t id)
 static int json_tree(struct json *w, const struct cct *g, const struct cct_tree *t)
 {
 	struct walk wk = {.t = t};
+	struct comp cp;
 	uint32_t id, d;
 
-	json_node(w, g, cct__node(t, 0));
-	if (walk_push(&wk, 0))
+	if (comp_build(g, t, &cp))
 		return -ENOMEM;
+	json_node(w, g, t, 0, &cp);
+	if (walk_push(&wk, 0)) {
+		comp_free(&cp);
+		return -ENOMEM;
+	}
 	while ((id = walk_next(&wk, &d, json_leave, w)) != CCT_NONE) {
-		json_node(w, g, cct__node(t, id));
+		json_node(w, g, t, id, &cp);
 		if (walk_push(&wk, id)) {
 			walk_fini(&wk);
+			comp_free(&cp);
 			return -ENOMEM;
 		}
 	}
 	walk_fini(&wk);
+	comp_free(&cp);
 	return 0;
 }
 

@@ -83,6 +83,10 @@ struct cct_opts {
 	double min_pct;		 /* text tree: hide contexts below this % of the total
 				    inclusive time; < 0 = CCT_DEFAULT_MIN_PCT */
 	enum cct_sort sort;	 /* the per-function table's order */
+	/* Compensated times: what one probed call of each fid costs (entry and
+	 * return probes, ns, measured: user/trace/calibrate.h), or NULL. Read
+	 * by the reports only. */
+	const double *probe_ns;
 };
 
 struct cct_node {

@@ -27,6 +27,7 @@
 #include "user/proc/cgroup.h"
 #include "user/proc/libs.h"
 #include "user/proc/target.h"
+#include "user/trace/calibrate.h"
 #include "user/trace/ftrace.h"
 #include "user/trace/guard.h"
 #include "user/trace/stage.h"
@@ -72,6 +73,11 @@ struct ftrace {
 	const char *why;
 	/* detach */
 	struct guard_stats gst;
+	/* the cct's compensated times: a probed call's cost by entry class
+	 * (user/trace/calibrate.h), and per fid */
+	double probe_cost[INSN__NCLASS];
+	bool have_cost;
+	double *probe_ns;
 	/* --sample / --start-disabled (user/trace/sampler.h) */
 	struct sampler *smp;
 	uint64_t att_ns;
@@ -434,6 +440,17 @@ static int number_functions(struct ftrace *ft)
 		ft->lnames[i] = s->name;
 	}
 	libs__fill(libs, ft->offsets + n, ft->names + n, ft->binaries + n, ft->sp_delta + n);
+	if (ft->have_cost && (ft->probe_ns = calloc(all + 1, sizeof(*ft->probe_ns)))) {
+		/* Each fid's measured cost by the class of its probe site; the
+		 * tree subtracts it for every call below a context. */
+		for (i = 0; i < n; i++)
+			if (ft->plan->sites[i].rule != PLAN_CALLSITES)
+				ft->probe_ns[i] = ft->probe_cost[ft->plan->sites[i].cls];
+		for (i = 0, k = n; libs && i < libs->nlibs; i++)
+			for (j = 0; j < libs->v[i].n; j++, k++)
+				ft->probe_ns[k] = ft->probe_cost[libs->v[i].plan->sites[j].cls];
+		ft->o.view.cct.probe_ns = ft->probe_ns;
+	}
 	if (!ft->o.entry_only)
 		drop_unsafe(ft);
 	for (i = 0, k = n; libs && i < libs->nlibs; i++)
@@ -868,6 +885,7 @@ static void ftrace_free(struct ftrace *ft)
 	target__close(&ft->tg);
 	runner__free(ft->rn);
 	sampler__free(ft->smp);
+	free(ft->probe_ns);
 	stage__free(ft->stage);
 	free(ft->offsets);
 	free(ft->names);
@@ -896,6 +914,11 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	ft->tg.pidfd = ft->tg.err_fd = -1;
 	ft->cgfd = -1;
 
+	/* Before any other child exists (the guard's tracer reaps every
+	 * child): what a probed call costs, for the cct's compensated times. */
+	if ((!o->analyzers || strstr(o->analyzers, "cct")) && !o->entry_only && !o->floor &&
+	    !o->list && !o->plan && !o->no_times)
+		ft->have_cost = !calibrate__probe_costs(o->no_times, ft->probe_cost);
 	err = resolve_target(ft);
 	if (!err)
 		err = select_functions(ft);
