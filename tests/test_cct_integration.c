@@ -320,6 +320,32 @@ START_TEST(longjmp_tree)
 }
 END_TEST
 
+/* hop 2000: main's one thread migrates between two CPUs before every
+ * call, so its events arrive through both CPUs' rings: the tree is still
+ * exact (main 1, main;hop_step 2000, nothing else) and holds the
+ * invariants; the target really hopped. */
+START_TEST(migration_tree)
+{
+	char *args[] = {"-a", "cct", "--", (char *)h_target("hop", OPT(_i)), "2000", NULL};
+	json_object *tree;
+	struct h_run r;
+	const char *m;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	m = strstr(r.err, "migrations=");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_gt(atoi(m + 11), 1000);
+	tree = h_get(r.json, "cct");
+	ck_assert_int_eq(calls_at(tree, "main"), 1);
+	ck_assert_int_eq(calls_at(tree, "main;hop_step"), 2000);
+	ck_assert_int_eq(nkids(tree), 1);
+	ck_assert_int_eq(nkids(at(tree, "main")), 1);
+	ck_assert_int_eq(check_invariants(tree, 1), 3);
+	h_free(&r);
+}
+END_TEST
+
 /* A C++ exception through traced frames (the guard keeps the target
  * alive): frames unwound are counted per context, after_catch stays a
  * child of catcher. */
@@ -507,6 +533,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, four_threads, 0, 2);
 	tcase_add_loop_test(tc, deep_recursion, 0, 2);
 	tcase_add_loop_test(tc, longjmp_tree, 0, 2);
+	tcase_add_loop_test(tc, migration_tree, 0, 2);
 	tcase_add_loop_test(tc, exception_tree, 0, 2);
 	tcase_add_loop_test(tc, flamegraph_svg_renders, 0, 2);
 	tcase_add_test(tc, view_paths_safe);
