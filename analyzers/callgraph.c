@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyzers/analyzer.h"
+#include "analyzers/sampling.h"
 #include "analyzers/callgraph.h"
 #include "common/hmap.h"
 #include "common/json.h"
@@ -25,8 +27,27 @@ struct callgraph {
 	struct hmap edges;	/* EDGE -> calls, all threads */
 	struct hmap threads;	/* tid -> struct cg_thread * */
 	struct cg_thread *last; /* previous event's thread (chunks hold one) */
+	/* sampling: EDGE -> struct sampling_counts * (calls per window) */
+	struct hmap wedges;
 	uint64_t nomem;		/* calls not recorded */
 };
+
+/* The per-window counts of edge key, made on first use; NULL: no memory. */
+static struct sampling_counts *wedge_get(struct callgraph *g, uint64_t key)
+{
+	uint64_t *v;
+
+	if (hmap__upsert(&g->wedges, key, &v))
+		return NULL;
+	if (!*v) {
+		struct sampling_counts *c = calloc(1, sizeof(*c));
+
+		if (!c)
+			return NULL; /* an empty slot reads as absent */
+		*v = (uint64_t)(uintptr_t)c;
+	}
+	return (struct sampling_counts *)(uintptr_t)*v;
+}
 
 static int cg_init(const struct an_ctx *ctx, void **state)
 {
@@ -57,6 +78,15 @@ static void cg_free(void *state)
 	}
 	hmap__fini(&g->threads);
 	hmap__fini(&g->edges);
+	it = 0;
+	while (hmap__next(&g->wedges, &it, &e)) {
+		struct sampling_counts *c = (struct sampling_counts *)(uintptr_t)e->val;
+
+		if (c)
+			sampling__fini(c);
+		free(c);
+	}
+	hmap__fini(&g->wedges);
 	free(g);
 }
 
@@ -106,7 +136,12 @@ static void cg_on_call(void *state, const struct an_call *c)
 {
 	struct callgraph *g = state;
 
+	struct sampling_counts *wc;
+
 	if (add_edge(g, c->tid, EDGE(c->caller, c->callee), 1))
+		g->nomem++;
+	if (c->epoch && (!(wc = wedge_get(g, EDGE(c->caller, c->callee))) ||
+			 sampling__add(wc, c->epoch, 1)))
 		g->nomem++;
 }
 
@@ -125,6 +160,17 @@ static int cg_merge(void *dst, const void *src)
 	int err;
 
 	d->nomem += s->nomem;
+	while (hmap__next(&s->wedges, &it, &e)) {
+		const struct sampling_counts *c = (const struct sampling_counts *)(uintptr_t)e->val;
+		struct sampling_counts *dc;
+
+		if (!c)
+			continue;
+		dc = wedge_get(d, e->key);
+		if (!dc || sampling__merge(dc, c))
+			return -ENOMEM;
+	}
+	it = 0;
 	while (hmap__next(&s->threads, &it, &e)) {
 		const struct cg_thread *t = (const struct cg_thread *)(uintptr_t)e->val;
 
@@ -242,6 +288,10 @@ static int cg_report_text(void *state, FILE *f)
 			an_ctx__name(g->ctx, EDGE_CALLEE(rows[i].key), b2));
 	if (n > g->ctx->top)
 		fprintf(f, "  ... %zu more edges (the JSON report has all)\n", n - g->ctx->top);
+	if (g->ctx->windows)
+		fprintf(f, "  sampling: calls above are what the windows saw; <resumed> is the "
+			   "caller of calls made before a frame of their window was on the stack; "
+			   "the JSON has each edge's whole-run estimate (calls_est)\n");
 	if (g->nomem)
 		fprintf(f, "  warning: %" PRIu64 " calls not recorded (out of memory)\n", g->nomem);
 	if (ferror(f))
@@ -335,6 +385,25 @@ static int cg_report_json(void *state, struct json *w)
 		json__string(w, an_ctx__name(g->ctx, EDGE_CALLEE(rows[i].key), b1));
 		json__key(w, "calls");
 		json__u64(w, rows[i].calls);
+		if (g->ctx->windows) {
+			/* Sampling: the whole run's calls of the edge, estimated
+			 * as count's are (analyzers/sampling.h). */
+			uint64_t *v = hmap__find(&g->wedges, rows[i].key);
+			const struct sampling_counts *c =
+				v ? (const struct sampling_counts *)(uintptr_t)*v : NULL;
+			double est, err95;
+
+			if (sampling__estimate(c ? c->w : NULL, c ? c->n : 0, g->ctx->windows, &est,
+					       &err95)) {
+				json__key(w, "calls_est");
+				json__u64(w, (uint64_t)llround(est));
+				json__key(w, "calls_est_err95");
+				if (err95 < 0)
+					json__null(w);
+				else
+					json__u64(w, (uint64_t)llround(err95));
+			}
+		}
 		json__key(w, "threads");
 		json__begin_object(w);
 		for (j = first_of(te, nte, rows[i].key); j < nte && te[j].key == rows[i].key; j++) {

@@ -19,14 +19,8 @@
 struct count_fn {
 	uint64_t calls;
 	struct count_time t;
-	/* Sampling: calls per window, wcalls[epoch - 1] (grown on demand;
-	 * NULL without sampling). */
-	uint64_t *wcalls;
-	uint32_t nw;
+	struct sampling_counts wc; /* sampling: calls per window */
 };
-
-/* Windows a count keeps apart; later ones share the last (never lost). */
-#define COUNT_MAX_WINDOWS (1u << 20)
 
 struct count_thread {
 	uint32_t tid;
@@ -78,33 +72,11 @@ static void count_free(void *state)
 	}
 	hmap__fini(&c->threads);
 	for (uint32_t i = 0; i < c->ctx->nfuncs; i++)
-		free(c->fn[i].wcalls);
+		sampling__fini(&c->fn[i].wc);
 	free(c->fn);
 	free(c);
 }
 
-/* Room for window epoch in fn's per-window calls. Returns the counter, or
- * NULL when out of memory. */
-static uint64_t *window_slot(struct count_fn *fn, uint32_t epoch)
-{
-	uint32_t i = (epoch > COUNT_MAX_WINDOWS ? COUNT_MAX_WINDOWS : epoch) - 1;
-
-	if (i >= fn->nw) {
-		uint32_t nw = fn->nw ? fn->nw : 16;
-		uint64_t *p;
-
-		while (nw <= i)
-			nw *= 2;
-		p = realloc(fn->wcalls, nw * sizeof(*p));
-		if (!p)
-			return NULL;
-		for (uint32_t k = fn->nw; k < nw; k++)
-			p[k] = 0;
-		fn->wcalls = p;
-		fn->nw = nw;
-	}
-	return &fn->wcalls[i];
-}
 
 static struct count_thread *thread_get(struct count *c, uint32_t tid)
 {
@@ -142,14 +114,8 @@ static void count_on_call(void *state, const struct an_call *ev)
 	if (ev->callee >= c->ctx->nfuncs)
 		return; /* the runner filters bad fids; this only guards memory */
 	c->fn[ev->callee].calls++;
-	if (ev->epoch) {
-		uint64_t *w = window_slot(&c->fn[ev->callee], ev->epoch);
-
-		if (w)
-			(*w)++;
-		else
-			c->nomem++;
-	}
+	if (sampling__add(&c->fn[ev->callee].wc, ev->epoch, 1))
+		c->nomem++;
 	t = thread_get(c, ev->tid);
 	if (!t || hmap__upsert(&t->fn, ev->callee, &v)) {
 		c->nomem++;
@@ -193,16 +159,8 @@ static int count_merge(void *dst, const void *src)
 		d->fn[i].t.switched += s->fn[i].t.switched;
 		d->fn[i].t.incl_ns += s->fn[i].t.incl_ns;
 		d->fn[i].t.self_ns += s->fn[i].t.self_ns;
-		for (uint32_t k = 0; k < s->fn[i].nw; k++) {
-			uint64_t *w;
-
-			if (!s->fn[i].wcalls[k])
-				continue;
-			w = window_slot(&d->fn[i], k + 1);
-			if (!w)
-				return -ENOMEM;
-			*w += s->fn[i].wcalls[k];
-		}
+		if (sampling__merge(&d->fn[i].wc, &s->fn[i].wc))
+			return -ENOMEM;
 	}
 	d->nomem += s->nomem;
 	while (hmap__next(&s->threads, &it, &e)) {
@@ -389,7 +347,7 @@ static void estimates_text(const struct count *c, const struct fn_row *rows, siz
 		const struct count_fn *fn = &c->fn[rows[i].fid];
 		double est, err95;
 
-		if (!sampling__estimate(fn->wcalls, fn->nw, w, &est, &err95))
+		if (!sampling__estimate(fn->wc.w, fn->wc.n, w, &est, &err95))
 			break;
 		if (err95 < 0)
 			fprintf(f, "%14.0f %12s  %s\n", est, "(1 window)",
@@ -587,7 +545,7 @@ static int count_report_json(void *state, struct json *w)
 
 			/* Sampling: the whole run's calls, estimated from
 			 * the windows (analyzers/sampling.h). */
-			if (sampling__estimate(fn->wcalls, fn->nw, c->ctx->windows, &est, &err95)) {
+			if (sampling__estimate(fn->wc.w, fn->wc.n, c->ctx->windows, &est, &err95)) {
 				json__key(w, "calls_est");
 				json__u64(w, (uint64_t)llround(est));
 				json__key(w, "calls_est_err95");

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "analyzers/sampling.h"
 
@@ -44,4 +46,45 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 	*err95 = 1.96 * (double)w->total / sum_d *
 		 sqrt((double)w->n / (w->n - 1) * ss * (1 - f));
 	return true;
+}
+
+int sampling__add(struct sampling_counts *c, uint32_t epoch, uint64_t k)
+{
+	uint32_t i = (epoch > SAMPLING_MAX_WINDOWS ? SAMPLING_MAX_WINDOWS : epoch) - 1;
+
+	if (!epoch)
+		return 0;
+	if (i >= c->n) {
+		uint32_t n = c->n ? c->n : 16;
+		uint64_t *p;
+
+		while (n <= i)
+			n *= 2;
+		p = realloc(c->w, n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		for (uint32_t j = c->n; j < n; j++)
+			p[j] = 0;
+		c->w = p;
+		c->n = n;
+	}
+	c->w[i] += k;
+	return 0;
+}
+
+int sampling__merge(struct sampling_counts *dst, const struct sampling_counts *src)
+{
+	uint32_t i;
+
+	for (i = 0; i < src->n; i++)
+		if (src->w[i] && sampling__add(dst, i + 1, src->w[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+void sampling__fini(struct sampling_counts *c)
+{
+	free(c->w);
+	c->w = NULL;
+	c->n = 0;
 }

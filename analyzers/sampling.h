@@ -38,6 +38,23 @@ struct an_windows {
 				ticks) or "wall" (ns) */
 };
 
+/* A count kept per window: w[epoch - 1], grown on demand (windows past
+ * SAMPLING_MAX_WINDOWS share the last slot: never lost). Zeroed = empty. */
+struct sampling_counts {
+	uint64_t *w;
+	uint32_t n;
+};
+
+#define SAMPLING_MAX_WINDOWS (1u << 20)
+
+/* Add k to window epoch (>= 1). Returns 0 or -ENOMEM. The analyzer's
+ * thread. */
+int sampling__add(struct sampling_counts *c, uint32_t epoch, uint64_t k);
+/* Add src into dst, window by window. Returns 0 or -ENOMEM. */
+int sampling__merge(struct sampling_counts *dst, const struct sampling_counts *src);
+/* Free; a zeroed one is fine. */
+void sampling__fini(struct sampling_counts *c);
+
 /* Sum of on: how long tracing was on. */
 uint64_t sampling__on(const struct an_windows *w);
 

@@ -221,6 +221,22 @@ static json_object *fn_named(json_object *root, const char *name)
 	return NULL;
 }
 
+/* The calls_est of edge caller -> callee, 0 when the edge is absent. */
+static long long edge_est(json_object *root, const char *caller, const char *callee)
+{
+	json_object *es = h_get(root, "callgraph");
+	size_t i;
+
+	for (i = 0; es && i < json_object_array_length(es); i++) {
+		json_object *e = json_object_array_get_idx(es, i);
+
+		if (!strcmp(json_object_get_string(h_get(e, "caller")), caller) &&
+		    !strcmp(json_object_get_string(h_get(e, "callee")), callee))
+			return json_object_get_int64(h_get(e, "calls_est"));
+	}
+	return 0;
+}
+
 START_TEST(duty_cycle_estimate)
 {
 	char *args[] = {"--sample", "50", "--sample-period", "100", "-d", "3", "-f", "tick", "--",
@@ -265,6 +281,11 @@ START_TEST(duty_cycle_estimate)
 	ck_assert_int_gt(err95, 0);
 	ck_assert_msg(llabs(est - ticks) <= 2 * err95 + ticks / 50,
 		      "estimate %lld +- %lld, the target made %lld", est, err95, ticks);
+	/* Edges are estimated the same way: tick's two callers add up to
+	 * tick's estimate (to the rounding of each). */
+	ck_assert_int_le(llabs(edge_est(r.json, "<root>", "tick") +
+			       edge_est(r.json, "<resumed>", "tick") - est),
+			 2);
 	h_free(&r);
 }
 END_TEST
