@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The target's progress, for sampling estimates (user/trace/progress.c):
- * a CPU clock on every CPU fires every sample period (100 us) while the
+ * a CPU clock on every CPU fires every sample period (1 ms) while the
  * CPU runs in user mode (exclude_kernel: a probe's trap, which is kernel
  * time, never counts); this program counts the ticks that land in the
  * target. So the count grows with the user-mode time the target spends,

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The target's progress in user-mode CPU time, measured apart from its
- * probes' cost (bpf/progress.bpf.c): a 100 us CPU clock on every CPU,
+ * probes' cost (bpf/progress.bpf.c): a 1 ms CPU clock on every CPU,
  * counting the ticks that land in the target in user mode. Sampling
  * windows are measured in it, so a CPU-bound program that its probes slow
- * down is not under-estimated. Statistical: a count of N ticks is N x 100
- * us +- sqrt(N) ticks. Costs ~10,000 timer interrupts a second per CPU
- * (each a BPF run of ~100 ns unless the target is running there).
+ * down is not under-estimated. Statistical: a count of N ticks is N ms
+ * +- sqrt(N) ticks. Costs 1,000 timer interrupts a second per CPU: at
+ * 100 us (10,000 a second) the interrupts alone slowed a CPU-bound target
+ * by 25% on this VM (bench/sampling_fractions.sh: 1.29x at 1% sampling,
+ * 1.05x at 1 ms).
  * Main thread only.
  */
 #ifndef USER_TRACE_PROGRESS_H
@@ -15,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PROGRESS_TICK_NS 100000ULL
+#define PROGRESS_TICK_NS 1000000ULL
 
 struct progress;
 

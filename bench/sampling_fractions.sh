@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Sampling at 1, 5, 10, 25, 50 and 100% of the time (100% = exhaustive)
+# on a call-heavy target with known counts (tests/targets/costly: outer()
+# calls inner() K times, inner spins ~4 us; N outer calls): per fraction,
+# the slowdown of the target's own loop (it times itself: outer_ns) against
+# its untraced run in the same run of this script (cabbpf's start-up and
+# exit, ~0.5 s with the probe calibration, are not the target's slowdown),
+# the fraction of the target's progress actually traced, and the error of
+# the estimated calls of inner (and of the edge outer -> inner) against the
+# exact count the target prints, with the 95% interval cabbpf states.
+#   bench/sampling_fractions.sh [N] [K] [PERIOD_MS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-30000}
+K=${2:-10}
+P=${3:-200}
+make -s cabbpf
+tests/targets/build.sh .output/targets >/dev/null
+bin=.output/targets/costly-O0
+base=$("$bin" "$N" "$K" | sed -n 's/outer_ns=//p')
+exact=$((N * K))
+printf 'untraced: outer %s ns a call; exact inner calls %d\n' "$base" "$exact"
+printf '%6s %9s %9s %10s %12s %10s %9s %12s\n' pct slowdown traced measure inner_est err95 error edge_error
+for pct in 1 5 10 25 50 100; do
+	opts=(-q --json /tmp/cabbpf-frac.json -a count,callgraph -f outer -f inner)
+	[ "$pct" != 100 ] && opts+=(--sample "$pct" --sample-period "$P")
+	own=$(./cabbpf "${opts[@]}" -- "$bin" "$N" "$K" 2>/dev/null | sed -n 's/outer_ns=//p')
+	python3 - "$pct" "$(echo "$own / $base" | bc -l)" "$exact" <<'PY'
+import json, sys
+pct, slow, exact = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+d = json.load(open("/tmp/cabbpf-frac.json"))
+f = [x for x in d["functions"] if x["name"] == "inner"][0]
+e = [x for x in d["callgraph"] if x["callee"] == "inner"]
+s = d.get("sampling")
+est = f.get("calls_est", f["calls"])
+eest = sum(x.get("calls_est", x["calls"]) for x in e)
+err = f.get("calls_est_err95")
+print("%5s%% %8.2fx %8.1f%% %10s %12d %10s %8.1f%% %11.1f%%" % (
+    pct, slow, 100 * (s["fraction"] if s else 1), s["measure"] if s else "-", est,
+    "-" if err is None else err, 100 * (est - exact) / exact, 100 * (eest - exact) / exact))
+PY
+done
