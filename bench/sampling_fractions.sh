@@ -7,7 +7,10 @@
 # exit, ~0.5 s with the probe calibration, are not the target's slowdown),
 # the fraction of the target's progress actually traced, and the error of
 # the estimated calls of inner (and of the edge outer -> inner) against the
-# exact count the target prints, with the 95% interval cabbpf states.
+# exact count the target prints, with the 95% interval cabbpf states; and
+# the call graph's error rate as seed 001 section 6.4 defines it: the mean
+# over the exhaustive run's edges of |actual - estimated| / actual (calls
+# under <resumed>, whose caller is not known, count against their edge).
 #   bench/sampling_fractions.sh [N] [K] [PERIOD_MS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,23 +23,29 @@ bin=.output/targets/costly-O0
 base=$("$bin" "$N" "$K" | sed -n 's/outer_ns=//p')
 exact=$((N * K))
 printf 'untraced: outer %s ns a call; exact inner calls %d\n' "$base" "$exact"
-printf '%6s %9s %9s %10s %12s %10s %9s %12s\n' pct slowdown traced measure inner_est err95 error edge_error
-for pct in 1 5 10 25 50 100; do
+printf '%6s %9s %9s %10s %12s %10s %9s %12s %9s\n' pct slowdown traced measure inner_est err95 error edge_error cg_error
+for pct in 100 1 5 10 25 50; do
 	opts=(-q --json /tmp/cabbpf-frac.json -a count,callgraph -f outer -f inner)
 	[ "$pct" != 100 ] && opts+=(--sample "$pct" --sample-period "$P")
 	own=$(./cabbpf "${opts[@]}" -- "$bin" "$N" "$K" 2>/dev/null | sed -n 's/outer_ns=//p')
+	[ "$pct" = 100 ] && cp /tmp/cabbpf-frac.json /tmp/cabbpf-frac-exact.json
 	python3 - "$pct" "$(echo "$own / $base" | bc -l)" "$exact" <<'PY'
 import json, sys
 pct, slow, exact = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 d = json.load(open("/tmp/cabbpf-frac.json"))
+ex = json.load(open("/tmp/cabbpf-frac-exact.json"))
+est_of = {(x["caller"], x["callee"]): x.get("calls_est", x["calls"]) for x in d["callgraph"]}
+rates = [abs(x["calls"] - est_of.get((x["caller"], x["callee"]), 0)) / x["calls"]
+         for x in ex["callgraph"] if x["calls"]]
+cg = 100 * sum(rates) / len(rates) if rates else 0
 f = [x for x in d["functions"] if x["name"] == "inner"][0]
 e = [x for x in d["callgraph"] if x["callee"] == "inner"]
 s = d.get("sampling")
 est = f.get("calls_est", f["calls"])
 eest = sum(x.get("calls_est", x["calls"]) for x in e)
 err = f.get("calls_est_err95")
-print("%5s%% %8.2fx %8.1f%% %10s %12d %10s %8.1f%% %11.1f%%" % (
+print("%5s%% %8.2fx %8.1f%% %10s %12d %10s %8.1f%% %11.1f%% %8.1f%%" % (
     pct, slow, 100 * (s["fraction"] if s else 1), s["measure"] if s else "-", est,
-    "-" if err is None else err, 100 * (est - exact) / exact, 100 * (eest - exact) / exact))
+    "-" if err is None else err, 100 * (est - exact) / exact, 100 * (eest - exact) / exact, cg))
 PY
 done
