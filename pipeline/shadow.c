@@ -24,6 +24,7 @@ void shadow__fini(struct shadow *s)
 	free(s->park);
 	free(s->f);
 	hmap__fini(&s->active);
+	hmap__fini(&s->seen);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -140,6 +141,22 @@ static int push(struct shadow *s, const struct shadow_frame *fr)
 	return 0;
 }
 
+/* Sampling: the caller of a call at entry slot sp (pipeline/shadow.h,
+ * SAMPLING). Remembers the slots of calls whose caller was known. */
+static uint32_t resumed_caller(struct shadow *s, uint64_t sp)
+{
+	uint64_t top_sp = s->depth ? s->f[s->depth - 1].sp : 0, *v;
+	uint64_t key = (sp * 0x9E3779B97F4A7C15ULL) ^ top_sp;
+	bool known = s->epoch == 1 || (s->depth && s->f[s->depth - 1].epoch == s->epoch);
+
+	if (known) {
+		/* Out of memory only loses a later recovery. */
+		(void)hmap__upsert(&s->seen, key, &v);
+		return shadow__top(s);
+	}
+	return hmap__find(&s->seen, key) ? shadow__top(s) : AN_RESUMED;
+}
+
 int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		  const struct shadow_sink *k)
 {
@@ -165,10 +182,9 @@ int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		.tid = s->tid,
 		/* After a window that was not the first, a caller entered
 		 * while tracing was off may sit between the top frame (or the
-		 * bottom of the stack) and this call: not known. */
-		.caller = s->epoch > 1 && (!s->depth || s->f[s->depth - 1].epoch != s->epoch)
-				  ? AN_RESUMED
-				  : shadow__top(s),
+		 * bottom of the stack) and this call: not known, unless the
+		 * stack pointers say otherwise (resumed_caller). */
+		.caller = s->epoch ? resumed_caller(s, sp) : shadow__top(s),
 		.callee = fid,
 		.depth = (uint32_t)s->depth,
 		.epoch = s->epoch,

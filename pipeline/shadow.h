@@ -103,7 +103,12 @@
  * window gets caller AN_RESUMED ("<resumed>"): a function entered while
  * tracing was off may be live between the stack's top and the call (its
  * entry was never seen), so the real caller is not known; once a frame of
- * the window is on top, callers are exact again. A return that matches no frame in a window after the first had
+ * the window is on top, callers are exact again. The caller is recovered
+ * from the stack pointers when the thread made a call at the same entry
+ * slot below a top frame at the same slot (or below an empty stack) while
+ * its caller was known: a function entered while tracing was off would
+ * sit in between and push the call's slot lower. (A different call path
+ * landing on exactly the same two slots would fool it; none is known.) A return that matches no frame in a window after the first had
  * its entry while tracing was off ("orphan_sampled", not "orphan").
  *
  * Threads: a struct shadow belongs to one program thread and is used by one
@@ -169,6 +174,8 @@ struct shadow {
 	bool caught;	    /* a CATCH came: unwinding ends at the next event */
 	bool exec_closing;  /* shadow__exec is closing the old image's frames */
 	uint32_t epoch;	    /* sampling window of the latest call or return */
+	struct hmap seen;   /* sampling: (entry slot, top frame's slot) of calls
+			       whose caller was known (see SAMPLING above) */
 	bool closing_open;  /* shadow__close_open is closing the last frames */
 	struct shadow_park *park;
 	size_t npark;

@@ -426,8 +426,10 @@ END_TEST
  * main calls b while tracing is off; window 2 sees b's return (an orphan of
  * a later window), then a call of a at the same slot as a's dead frame:
  * a's frame is closed as sampled (not a tail caller: no a -> a edge), and
- * its caller is <resumed> (main, live across windows, may have called it
- * through a function entered while off); a's own callee has a again. */
+ * its caller is main again, recovered from the slots (main called a at
+ * this slot in window 1, under main's slot); a's own callee has a. A call
+ * at a slot never seen below main (something entered while tracing was
+ * off may sit in between) has caller <resumed>. */
 START_TEST(test_shadow_sampling_windows)
 {
 	struct rec_sink rs = {0};
@@ -448,7 +450,7 @@ START_TEST(test_shadow_sampling_windows)
 	ck_assert_uint_eq(rs.nrets, 1);
 	ck_assert(rs.rets[0].sampled && !rs.rets[0].matched && rs.rets[0].fid == A);
 	ck_assert_uint_eq(rs.ncalls, 3);
-	ck_assert_uint_eq(rs.calls[2].caller, AN_RESUMED);
+	ck_assert_uint_eq(rs.calls[2].caller, MAIN);
 	ck_assert_uint_eq(rs.calls[2].epoch, 2);
 	ck_assert_int_eq(shadow__entry(&s, B, 0x1e00, 42, &k), 0);
 	ck_assert_uint_eq(rs.calls[3].caller, A);
@@ -457,6 +459,10 @@ START_TEST(test_shadow_sampling_windows)
 	ck_assert_uint_eq(s.c.matched, 2);
 	ck_assert_uint_eq(rs.rets[2].fid, A);
 	ck_assert_uint_eq(rs.rets[2].incl_ns, 10);
+	/* window 3: c at a slot main never called at: <resumed> */
+	shadow__set_epoch(&s, 3);
+	ck_assert_int_eq(shadow__entry(&s, C, 0x1c00, 60, &k), 0);
+	ck_assert_uint_eq(rs.calls[4].caller, AN_RESUMED);
 	/* Without sampling (epoch 0 throughout) the same equal slot is a
 	 * tail call: the old rule stands. */
 	shadow__fini(&s);
