@@ -62,6 +62,28 @@ int h_run_suite(Suite *s)
 	return failed ? 1 : 0;
 }
 
+void h_write(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_msg(f, "cannot create %s: %s", path, strerror(errno));
+	ck_assert_int_ge(fputs(text, f), 0);
+	ck_assert_msg(fclose(f) == 0, "cannot write %s: %s", path, strerror(errno));
+}
+
+void h_shell(const char *fmt, ...)
+{
+	char cmd[PATH_MAX * 4];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	ck_assert_msg(n >= 0 && (size_t)n < sizeof(cmd), "command too long: %s", fmt);
+	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+}
+
 const char *h_target(const char *name, int opt)
 {
 	static char buf[4][PATH_MAX];

@@ -59,6 +59,14 @@ int h_integration_setup(const char *suite, int (*extra)(void));
  * every test passed, else 1. */
 int h_run_suite(Suite *s);
 
+/* Write text to the file at path (created or truncated, mode 0644 less
+ * umask); asserts it was written whole. */
+void h_write(const char *path, const char *text);
+
+/* Run the shell command made of fmt and its arguments (printf-style),
+ * stdout and stderr as the test's; asserts it exited 0. */
+void h_shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Path of target NAME built at level opt (0 or 2). Static buffer (four
  * in turn). */
 const char *h_target(const char *name, int opt);

@@ -424,13 +424,9 @@ START_TEST(bad_not_elf)
 {
 	char script[PATH_MAX];
 	char *args[] = {"--", script, NULL};
-	FILE *f;
 
 	snprintf(script, sizeof(script), "%s/script.sh", h_tmp);
-	f = fopen(script, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("#!/bin/sh\necho hi\n", f);
-	fclose(f);
+	h_write(script, "#!/bin/sh\necho hi\n");
 	chmod(script, 0755);
 	h_expect_failure(args, 0, "not an ELF");
 }
@@ -478,16 +474,12 @@ START_TEST(json_never_follows_symlinks)
 	struct stat sb;
 	struct h_run r;
 	char *bytes;
-	FILE *f;
 
 	snprintf(victim, sizeof(victim), "%s/victim", h_tmp);
 	snprintf(link, sizeof(link), "%s/out.json", h_tmp);
 	snprintf(dangling, sizeof(dangling), "%s/dangling.json", h_tmp);
 	snprintf(absent, sizeof(absent), "%s/absent", h_tmp);
-	f = fopen(victim, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("root-only secret\n", f);
-	fclose(f);
+	h_write(victim, "root-only secret\n");
 	ck_assert_int_eq(chmod(victim, 0600), 0);
 	ck_assert_int_eq(symlink(victim, link), 0);
 	ck_assert_int_eq(symlink(absent, dangling), 0);
@@ -526,7 +518,6 @@ START_TEST(json_path_checked_before_tracing)
 	char *args2[] = {"-q", "--json", theirs, "--", (char *)h_target("recurse", 0), "5", NULL};
 	struct h_run r;
 	char *bytes;
-	FILE *f;
 
 	snprintf(nodir, sizeof(nodir), "%s/no/such/dir/out.json", h_tmp);
 	ck_assert_int_eq(h_start(&r, args, 1, 0), 0);
@@ -537,10 +528,7 @@ START_TEST(json_path_checked_before_tracing)
 	h_free(&r);
 
 	snprintf(theirs, sizeof(theirs), "%s/theirs.json", h_tmp);
-	f = fopen(theirs, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("not yours\n", f);
-	fclose(f);
+	h_write(theirs, "not yours\n");
 	ck_assert_int_eq(chown(theirs, 65534, 65534), 0);
 	ck_assert_int_eq(h_start(&r, args2, 1, 0), 0);
 	h_finish(&r);
@@ -580,15 +568,14 @@ END_TEST
 /* An executable of another architecture is rejected before planning. */
 START_TEST(bad_other_arch)
 {
-	char path[PATH_MAX], cmd[2 * PATH_MAX];
+	char path[PATH_MAX];
 	char *args[] = {"--", path, NULL};
 	unsigned char em[2] = {183, 0}; /* EM_AARCH64, little-endian */
 	struct h_run r;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/aarch64-prog", h_tmp);
-	snprintf(cmd, sizeof(cmd), "cp %s %s", h_target("recurse", 0), path);
-	ck_assert_int_eq(system(cmd), 0);
+	h_shell("cp %s %s", h_target("recurse", 0), path);
 	f = fopen(path, "r+");
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(fseek(f, 18, SEEK_SET), 0); /* e_machine */

@@ -37,14 +37,11 @@ static pid_t start_waiting_target(int opt, const char *cgdir)
 	h_spawn(&t, argv, NULL, "ready");
 	pid = t.pid;
 	if (cgdir) {
-		char procs[PATH_MAX];
-		FILE *f;
+		char procs[PATH_MAX], line[32];
 
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgdir);
-		f = fopen(procs, "w");
-		ck_assert_ptr_nonnull(f);
-		fprintf(f, "%d\n", (int)pid);
-		ck_assert_int_eq(fclose(f), 0);
+		snprintf(line, sizeof(line), "%d\n", (int)pid);
+		h_write(procs, line);
 	}
 	return pid;
 }

@@ -315,29 +315,24 @@ static char asm_bin[PATH_MAX];
  * next to normal ones. */
 static void build_refused_target(void)
 {
-	char src[PATH_MAX], cmd[PATH_MAX * 3];
-	FILE *f;
+	char src[PATH_MAX];
 
 	snprintf(src, sizeof(src), "%s/refused.c", h_tmp);
 	snprintf(asm_bin, sizeof(asm_bin), "%s/refused", h_tmp);
-	f = fopen(src, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("#include <signal.h>\n#include <stdlib.h>\n"
-	      "int counter;\n"
-	      "void locked(int *p);\n"
-	      "__asm__(\".text\\n.globl locked\\n.type locked,@function\\nlocked:\\n"
-	      "lock incl (%rdi)\\nret\\n.size locked,.-locked\\n\");\n"
-	      "__attribute__((noinline)) void normal(int *p) { __asm__ volatile(\"\"); *p += 1; }\n"
-	      "int main(int argc, char **argv) {\n"
-	      "  int n = argc > 1 ? atoi(argv[1]) : 10;\n"
-	      "  if (argc > 2) raise(SIGSTOP); /* mapped, not yet running */\n"
-	      "  for (int i = 0; i < n; i++) { locked(&counter); normal(&counter);\n"
-	      "    __asm__ volatile(\"\"); }\n"
-	      "  return counter == 2 * n ? 0 : 1; }\n",
-	      f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "gcc -O2 -g -o '%s' '%s'", asm_bin, src);
-	ck_assert_int_eq(system(cmd), 0);
+	h_write(src, "#include <signal.h>\n#include <stdlib.h>\n"
+		     "int counter;\n"
+		     "void locked(int *p);\n"
+		     "__asm__(\".text\\n.globl locked\\n.type locked,@function\\nlocked:\\n"
+		     "lock incl (%rdi)\\nret\\n.size locked,.-locked\\n\");\n"
+		     "__attribute__((noinline)) void normal(int *p) { __asm__ volatile(\"\");"
+		     " *p += 1; }\n"
+		     "int main(int argc, char **argv) {\n"
+		     "  int n = argc > 1 ? atoi(argv[1]) : 10;\n"
+		     "  if (argc > 2) raise(SIGSTOP); /* mapped, not yet running */\n"
+		     "  for (int i = 0; i < n; i++) { locked(&counter); normal(&counter);\n"
+		     "    __asm__ volatile(\"\"); }\n"
+		     "  return counter == 2 * n ? 0 : 1; }\n");
+	h_shell("gcc -O2 -g -o '%s' '%s'", asm_bin, src);
 }
 
 /* The plan skips the refused site and the run goes on: exact counts for
@@ -427,7 +422,7 @@ END_TEST
 /* Built for the kernel's cheapest path: a 5-byte nop at every entry. */
 START_TEST(nop5_entries_hit_the_optimized_path)
 {
-	char bin[PATH_MAX], cmd[PATH_MAX * 4];
+	char bin[PATH_MAX];
 	char *args[] = {"--", bin, "20", NULL};
 	char *plan[] = {"--plan", "--", bin, NULL};
 	struct h_run r;
@@ -435,11 +430,9 @@ START_TEST(nop5_entries_hit_the_optimized_path)
 	snprintf(bin, sizeof(bin), "%s/recurse-nop5%d", h_tmp, _i);
 	/* -pg only when compiling: linked with -pg the program would write
 	 * gmon.out; with -mnop-mcount no code refers to mcount anyway. */
-	snprintf(cmd, sizeof(cmd),
-		 "gcc -O2 -g -pg -mfentry -mnop-mcount -fno-pie %s -c -o '%s.o' "
-		 "tests/targets/recurse.c && gcc -no-pie -o '%s' '%s.o'",
-		 _i ? "-fcf-protection" : "-fcf-protection=none", bin, bin, bin);
-	ck_assert_int_eq(system(cmd), 0);
+	h_shell("gcc -O2 -g -pg -mfentry -mnop-mcount -fno-pie %s -c -o '%s.o' "
+		"tests/targets/recurse.c && gcc -no-pie -o '%s' '%s.o'",
+		_i ? "-fcf-protection" : "-fcf-protection=none", bin, bin, bin);
 	h_start(&r, plan, 1, 0);
 	h_finish(&r);
 	ck_assert_int_eq(r.status, 0);
@@ -464,48 +457,37 @@ static char lib_dir[300];
  * calls of lib_work and print "done". */
 static void build_lib_targets(void)
 {
-	char cmd[PATH_MAX * 4];
-	FILE *f;
+	char path[PATH_MAX];
 
 	snprintf(lib_dir, sizeof(lib_dir), "%s/lib", h_tmp);
 	mkdir(lib_dir, 0755);
-	snprintf(cmd, sizeof(cmd), "%s/cabtest.c", lib_dir);
-	f = fopen(cmd, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("volatile long sink;\n"
-	      "__attribute__((noinline)) long lib_inner(long x) { __asm__ volatile(\"\");"
-	      " return x * 3; }\n"
-	      "void lib_work(long x) { sink += lib_inner(x); __asm__ volatile(\"\"); }\n",
-	      f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "%s/user.c", lib_dir);
-	f = fopen(cmd, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("#include <dlfcn.h>\n#include <signal.h>\n#include <stdio.h>\n"
-	      "#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n"
-	      "void lib_work(long x);\n"
-	      "static volatile sig_atomic_t go;\n"
-	      "static void on(int s) { (void)s; go = 1; }\n"
-	      "int main(int argc, char **argv) {\n"
-	      "  long n = atol(argv[1]), i; void (*f)(long) = 0;\n"
-	      "  signal(SIGUSR1, on); printf(\"ready\\n\"); fflush(stdout);\n"
-	      "  if (argc > 2 && !strcmp(argv[2], \"wait\")) while (!go) usleep(1000);\n"
-	      "#ifdef DL\n"
-	      "  void *h = dlopen(DL, RTLD_NOW); if (!h) return 3;\n"
-	      "  f = (void (*)(long))dlsym(h, \"lib_work\");\n"
-	      "#else\n"
-	      "  f = lib_work;\n"
-	      "#endif\n"
-	      "  for (i = 0; i < n; i++) { f(i); __asm__ volatile(\"\"); }\n"
-	      "  printf(\"done\\n\"); fflush(stdout); return 0; }\n",
-	      f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && gcc -O2 -g -fPIC -shared -o libcabtest.so cabtest.c && "
-		 "gcc -O2 -g -o linked user.c -L. -lcabtest -Wl,-rpath,'%s' && "
-		 "gcc -O2 -g -DDL='\"%s/libcabtest.so\"' -o dl user.c -ldl",
-		 lib_dir, lib_dir, lib_dir);
-	ck_assert_int_eq(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/cabtest.c", lib_dir);
+	h_write(path, "volatile long sink;\n"
+		      "__attribute__((noinline)) long lib_inner(long x) { __asm__ volatile(\"\");"
+		      " return x * 3; }\n"
+		      "void lib_work(long x) { sink += lib_inner(x); __asm__ volatile(\"\"); }\n");
+	snprintf(path, sizeof(path), "%s/user.c", lib_dir);
+	h_write(path, "#include <dlfcn.h>\n#include <signal.h>\n#include <stdio.h>\n"
+		      "#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n"
+		      "void lib_work(long x);\n"
+		      "static volatile sig_atomic_t go;\n"
+		      "static void on(int s) { (void)s; go = 1; }\n"
+		      "int main(int argc, char **argv) {\n"
+		      "  long n = atol(argv[1]), i; void (*f)(long) = 0;\n"
+		      "  signal(SIGUSR1, on); printf(\"ready\\n\"); fflush(stdout);\n"
+		      "  if (argc > 2 && !strcmp(argv[2], \"wait\")) while (!go) usleep(1000);\n"
+		      "#ifdef DL\n"
+		      "  void *h = dlopen(DL, RTLD_NOW); if (!h) return 3;\n"
+		      "  f = (void (*)(long))dlsym(h, \"lib_work\");\n"
+		      "#else\n"
+		      "  f = lib_work;\n"
+		      "#endif\n"
+		      "  for (i = 0; i < n; i++) { f(i); __asm__ volatile(\"\"); }\n"
+		      "  printf(\"done\\n\"); fflush(stdout); return 0; }\n");
+	h_shell("cd '%s' && gcc -O2 -g -fPIC -shared -o libcabtest.so cabtest.c && "
+		"gcc -O2 -g -o linked user.c -L. -lcabtest -Wl,-rpath,'%s' && "
+		"gcc -O2 -g -DDL='\"%s/libcabtest.so\"' -o dl user.c -ldl",
+		lib_dir, lib_dir, lib_dir);
 }
 
 static void assert_lib_counts(const struct h_run *r, long n)
