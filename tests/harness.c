@@ -272,6 +272,20 @@ void h_start_until(struct h_run *r, char *const *args, const char *needle)
 	ck_assert_msg(up, "cabbpf did not start (no '%s'); stderr:\n%s", needle, err);
 }
 
+void h_start_pid(struct h_run *r, pid_t pid, char *const *opts, const char *needle)
+{
+	char pidbuf[16], *args[H_MAX_ARGS];
+	int n = 0, i;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	for (i = 0; opts[i] && n < H_MAX_ARGS - 3; i++)
+		args[n++] = opts[i];
+	args[n++] = "-p";
+	args[n++] = pidbuf; /* copied by h_start's fork before we return */
+	args[n] = NULL;
+	h_start_until(r, args, needle);
+}
+
 void h_expect_failure(char *const *args, int setuid_nobody, const char *needle)
 {
 	struct h_run r;
@@ -491,6 +505,35 @@ void h_assert_clean(const struct h_run *r)
 {
 	h_assert_ok(r);
 	h_assert_no_loss(r->json);
+}
+
+void h_assert_same_counts(json_object *a, json_object *b, const char *what)
+{
+	json_object *fs = h_get(b, "functions");
+	size_t i, n = json_object_array_length(fs);
+
+	for (i = 0; i < n; i++) {
+		const char *nm =
+			json_object_get_string(h_get(json_object_array_get_idx(fs, i), "name"));
+
+		ck_assert_msg(h_calls(a, nm) == h_calls(b, nm), "%s %s: %lld vs %lld", what, nm,
+			      h_calls(a, nm), h_calls(b, nm));
+	}
+}
+
+void h_assert_same_edges(json_object *a, json_object *b)
+{
+	json_object *cg = h_get(b, "callgraph");
+	size_t i, n = json_object_array_length(cg);
+
+	ck_assert_int_eq(h_nedges(a), (long long)n);
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(cg, i);
+		const char *x = json_object_get_string(h_get(e, "caller"));
+		const char *y = json_object_get_string(h_get(e, "callee"));
+
+		ck_assert_int_eq(h_edge(a, x, y), json_object_get_int64(h_get(e, "calls")));
+	}
 }
 
 /* -------------------------------------------------- expected results -- */

@@ -121,6 +121,10 @@ int h_wait_for(const char *path, const char *needle, int ms);
  * "watching") within 10 s: it attached, the test may go on. */
 void h_start_until(struct h_run *r, char *const *args, const char *needle);
 
+/* h_start_until for `cabbpf OPTS -p PID` (opts NULL-terminated): attached
+ * to the running process pid once needle is on stderr. */
+void h_start_pid(struct h_run *r, pid_t pid, char *const *opts, const char *needle);
+
 /* Bad input: cabbpf (without --json; as uid 65534 if setuid_nobody)
  * exits non-zero, with needle on stderr, and does not crash. */
 void h_expect_failure(char *const *args, int setuid_nobody, const char *needle);
@@ -202,6 +206,12 @@ void h_assert_no_loss(json_object *json);
 
 /* h_assert_ok and h_assert_no_loss: the usual clean run. */
 void h_assert_clean(const struct h_run *r);
+
+/* Same counts and edges: every function of report b has as many calls
+ * in report a, and a has exactly b's call-graph edges with b's counts.
+ * what names the run in messages. */
+void h_assert_same_counts(json_object *a, json_object *b, const char *what);
+void h_assert_same_edges(json_object *a, json_object *b);
 
 /* -------------------------------------------------- expected results -- */
 

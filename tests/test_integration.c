@@ -230,8 +230,8 @@ static int mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *
 START_TEST(attach_pid_then_sigint)
 {
 	const char *exe = h_target("longrun", OPT(_i));
-	char pidbuf[16], real[PATH_MAX];
-	char *args[] = {"-p", pidbuf, "-f", "burst", "-f", "tick", NULL};
+	char real[PATH_MAX];
+	char *opts[] = {"-f", "burst", "-f", "tick", NULL};
 	char *target[] = {(char *)exe, NULL};
 	struct symtab *st = NULL;
 	const struct sym *burst;
@@ -253,8 +253,7 @@ START_TEST(attach_pid_then_sigint)
 	ck_assert_int_eq(mapped_byte(pid, real, burst->offset, &before), 0);
 	ck_assert_int_eq(before, file_byte);
 
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	h_start_until(&r, args, "tracing");
+	h_start_pid(&r, pid, opts, "tracing");
 	kill(pid, SIGUSR1);
 	ck_assert(h_wait_for(t.out_path, "burst done", 5000));
 	h_interrupt(&r);
@@ -282,8 +281,7 @@ END_TEST
 START_TEST(attach_pid_follows_new_threads)
 {
 	char *target[] = {(char *)h_target("spawner", OPT(_i)), "3", "2000", NULL};
-	char pidbuf[16];
-	char *args[] = {"-p", pidbuf, "-f", "work", "-f", "worker", NULL};
+	char *opts[] = {"-f", "work", "-f", "worker", NULL};
 	long tid[3], calls[3];
 	struct h_proc t;
 	struct h_run r;
@@ -291,8 +289,7 @@ START_TEST(attach_pid_follows_new_threads)
 	int i;
 
 	h_spawn(&t, target, NULL, "ready");
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)t.pid);
-	h_start_until(&r, args, "tracing");
+	h_start_pid(&r, t.pid, opts, "tracing");
 	kill(t.pid, SIGUSR1);
 	ck_assert(h_wait_for(t.out_path, "done", 10000));
 	h_interrupt(&r);

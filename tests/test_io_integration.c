@@ -176,14 +176,12 @@ END_TEST
  * process made is the work, so each (syscall, fd kind) row is exact. */
 START_TEST(io_attach_pid_exact_rows)
 {
-	char pidbuf[16];
-	char *args[] = {"-a", "io", "-p", pidbuf, NULL};
+	char *opts[] = {"-a", "io", NULL};
 	json_object *io;
 	struct h_run r;
 	pid_t pid = start_waiting_target(OPT(_i), NULL);
 
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	h_start_until(&r, args, "tracing");
+	h_start_pid(&r, pid, opts, "tracing");
 	run_target(pid);
 	h_finish(&r);
 	h_assert_ok(&r);
@@ -204,16 +202,14 @@ END_TEST
 /* --io -p PID: the in-kernel aggregates, exact. */
 START_TEST(iomode_pid_exact)
 {
-	char pidbuf[16];
-	char *args[] = {"--io", "-q", "-p", pidbuf, NULL};
+	char *opts[] = {"--io", "-q", NULL};
 	json_object *procs, *p, *files, *rf = NULL, *hr, *hq;
 	struct h_run r;
 	pid_t pid = start_waiting_target(OPT(_i), NULL);
 	size_t i, n;
 	int pipes_in = 0, socks_in = 0;
 
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	h_start_until(&r, args, "watching");
+	h_start_pid(&r, pid, opts, "watching");
 	run_target(pid);
 	h_finish(&r); /* stops by itself: the process exited */
 	h_assert_ok(&r);
@@ -313,9 +309,9 @@ END_TEST
  * traces it exactly; -p of a process outside sees nothing. */
 START_TEST(cgroup_function_tracing)
 {
-	char dir[PATH_MAX], name[64], pidbuf[16];
+	char dir[PATH_MAX], name[64];
 	char *a1[] = {"--cgroup", dir, "--", (char *)h_target("iotarget", 2), NULL};
-	char *a2[] = {"--cgroup", dir, "-f", "*_io", "-f", "*_file", "-p", pidbuf, NULL};
+	char *a2[] = {"--cgroup", dir, "-f", "*_io", "-f", "*_file", NULL};
 	struct h_run r;
 	pid_t out;
 
@@ -330,8 +326,7 @@ START_TEST(cgroup_function_tracing)
 	h_free(&r);
 
 	out = start_waiting_target(2, NULL);
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)out);
-	h_start_until(&r, a2, "tracing");
+	h_start_pid(&r, out, a2, "tracing");
 	run_target(out);
 	h_finish(&r);
 	rm_cgroup(dir);
@@ -389,8 +384,8 @@ END_TEST
  * /proc/PID/root and traces it exactly. */
 START_TEST(mount_namespace_pid)
 {
-	char sh[PATH_MAX * 3], pidbuf[16], real[PATH_MAX];
-	char *args[] = {"-p", pidbuf, NULL};
+	char sh[PATH_MAX * 3], real[PATH_MAX];
+	char *none[] = {NULL};
 	char *unshare[] = {"unshare", "--mount", "--propagation", "private", "sh", "-c", sh, NULL};
 	const char *mnt = "/tmp/cabbpf-mntns-test";
 	struct h_proc t;
@@ -405,8 +400,7 @@ START_TEST(mount_namespace_pid)
 	h_spawn(&t, unshare, NULL, "ready");
 	snprintf(sh, sizeof(sh), "%s/app", mnt);
 	ck_assert_int_ne(access(sh, F_OK), 0); /* not visible from here */
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)t.pid);
-	h_start_until(&r, args, "tracing");
+	h_start_pid(&r, t.pid, none, "tracing");
 	ck_assert_int_eq(kill(t.pid, SIGUSR1), 0);
 	ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
 	h_finish(&r);
@@ -421,19 +415,15 @@ START_TEST(mount_namespace_pid)
 }
 END_TEST
 
-/* Bad input: a clear message and a non-zero exit each. */
-static void expect_failure(char **args, const char *needle)
-{
-	h_expect_failure(args, 0, needle);
-}
+/* Bad input: a clear message and a non-zero exit each (h_expect_failure). */
 
 START_TEST(bad_cgroup_missing)
 {
 	char *a[] = {"--io", "--cgroup", CGROOT "/no-such-cgroup-cabbpf", NULL};
 	char *b[] = {"--cgroup", "/nonexistent/cg", "--", (char *)h_target("iotarget", 0), NULL};
 
-	expect_failure(a, "no such cgroup");
-	expect_failure(b, "no such cgroup");
+	h_expect_failure(a, 0, "no such cgroup");
+	h_expect_failure(b, 0, "no such cgroup");
 }
 END_TEST
 
@@ -442,8 +432,8 @@ START_TEST(bad_cgroup_not_v2)
 	char *a[] = {"--io", "--cgroup", "/tmp", NULL};
 	char *b[] = {"--io", "--cgroup", "/etc/passwd", NULL};
 
-	expect_failure(a, "not a cgroup v2");
-	expect_failure(b, "not a directory");
+	h_expect_failure(a, 0, "not a cgroup v2");
+	h_expect_failure(b, 0, "not a directory");
 }
 END_TEST
 
@@ -453,9 +443,9 @@ START_TEST(bad_container)
 	char *b[] = {"--io", "--container", "not-an-id", NULL};
 	char *c[] = {"--io", "--container", "abc", "--cgroup", CGROOT, NULL};
 
-	expect_failure(a, "no such container");
-	expect_failure(b, "not a container id");
-	expect_failure(c, "not both");
+	h_expect_failure(a, 0, "no such container");
+	h_expect_failure(b, 0, "not a container id");
+	h_expect_failure(c, 0, "not both");
 }
 END_TEST
 
@@ -466,10 +456,10 @@ START_TEST(bad_io_options)
 	char *c[] = {"--io", "-i", "0", NULL};
 	char *d[] = {"--io", "-p", "4000000", NULL};
 
-	expect_failure(a, "-i works with --io only");
-	expect_failure(b, "--io watches running processes");
-	expect_failure(c, "-i wants");
-	expect_failure(d, "no such process");
+	h_expect_failure(a, 0, "-i works with --io only");
+	h_expect_failure(b, 0, "--io watches running processes");
+	h_expect_failure(c, 0, "-i wants");
+	h_expect_failure(d, 0, "no such process");
 }
 END_TEST
 

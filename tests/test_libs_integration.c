@@ -131,15 +131,13 @@ END_TEST
 START_TEST(pid_finds_plugin_before_dlopen)
 {
 	int opt = (_i & 1) ? 2 : 0, env = _i & 2;
-	char pidbuf[16];
-	char *args[] = {"-p", pidbuf, "-f", "libcabplug:plug_*", NULL};
+	char *opts[] = {"-f", "libcabplug:plug_*", NULL};
 	struct h_proc t;
 	struct h_run r;
 	int st;
 
 	start_dlopener(&t, opt, env ? ldlp_dir(opt) : NULL, 700);
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)t.pid);
-	h_start_until(&r, args, "tracing");
+	h_start_pid(&r, t.pid, opts, "tracing");
 	kill(t.pid, SIGUSR1);
 	ck_assert(h_wait_for(t.out_path, "done", 10000));
 	waitpid(t.pid, &st, 0);

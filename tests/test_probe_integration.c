@@ -78,21 +78,6 @@ static long plan_moved(const char *bin)
 	return moved;
 }
 
-/* Every function of run b has as many calls in run a (what: the target). */
-static void same_counts(json_object *a, json_object *b, const char *what)
-{
-	json_object *fs = h_get(b, "functions");
-	size_t i, n = json_object_array_length(fs);
-
-	for (i = 0; i < n; i++) {
-		const char *nm =
-			json_object_get_string(h_get(json_object_array_get_idx(fs, i), "name"));
-
-		ck_assert_msg(h_calls(a, nm) == h_calls(b, nm), "%s %s: %lld vs %lld", what, nm,
-			      h_calls(a, nm), h_calls(b, nm));
-	}
-}
-
 /* Runs cabbpf on argv (target and its arguments) with and without
  * --no-shift, asserts a clean run, and that both agree on every count. */
 static void run_both(struct h_run *r, char *const *target)
@@ -100,8 +85,6 @@ static void run_both(struct h_run *r, char *const *target)
 	char *none[] = {NULL}, *noshift[] = {"--no-shift", NULL};
 	char *a1[16], *a2[16];
 	struct h_run r0;
-	json_object *cg;
-	size_t i, n;
 
 	h_join_args(a1, 16, none, target);
 	h_join_args(a2, 16, noshift, target);
@@ -109,17 +92,8 @@ static void run_both(struct h_run *r, char *const *target)
 	h_assert_clean(r);
 	h_run(&r0, a2);
 	h_assert_ok(&r0);
-	same_counts(r->json, r0.json, target[0]);
-	cg = h_get(r0.json, "callgraph");
-	n = json_object_array_length(cg);
-	ck_assert_int_eq(h_nedges(r->json), (long long)n);
-	for (i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(cg, i);
-		const char *a = json_object_get_string(h_get(e, "caller"));
-		const char *b = json_object_get_string(h_get(e, "callee"));
-
-		ck_assert_int_eq(h_edge(r->json, a, b), json_object_get_int64(h_get(e, "calls")));
-	}
+	h_assert_same_counts(r->json, r0.json, target[0]);
+	h_assert_same_edges(r->json, r0.json);
 	ck_assert_int_eq(h_returns(r->json, "matched"), h_returns(r0.json, "matched"));
 	ck_assert_int_eq(h_returns(r->json, "missing"), h_returns(r0.json, "missing"));
 	ck_assert_int_eq(h_returns(r->json, "orphan"), 0);
@@ -205,7 +179,7 @@ static long run_eo(struct h_run *r, char *const *target)
 	h_assert_ok(&r0);
 	ck_assert_int_eq(callsite_fns(r0.err), 0);
 	ck_assert_int_eq(h_num(r->json, "events"), h_num(r0.json, "events"));
-	same_counts(r->json, r0.json, target[0]);
+	h_assert_same_counts(r->json, r0.json, target[0]);
 	h_free(&r0);
 	return ncs;
 }
@@ -521,8 +495,8 @@ END_TEST
 /* A running process: the library by name, found in /proc/PID/maps. */
 START_TEST(shared_library_by_name_in_maps)
 {
-	char pidbuf[16], prog[PATH_MAX];
-	char *args[] = {"-p", pidbuf, "-f", "libcabtest:lib_*", NULL};
+	char prog[PATH_MAX];
+	char *opts[] = {"-f", "libcabtest:lib_*", NULL};
 	char *target[] = {prog, "500", "wait", NULL};
 	struct h_proc t;
 	struct h_run r;
@@ -531,8 +505,7 @@ START_TEST(shared_library_by_name_in_maps)
 	build_lib_targets();
 	snprintf(prog, sizeof(prog), "%s/linked", lib_dir);
 	h_spawn(&t, target, NULL, "ready");
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)t.pid);
-	h_start_until(&r, args, "tracing");
+	h_start_pid(&r, t.pid, opts, "tracing");
 	kill(t.pid, SIGUSR1);
 	ck_assert(h_wait_for(t.out_path, "done", 5000));
 	h_finish(&r);
