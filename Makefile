@@ -57,6 +57,8 @@ LIB       := $(OUT)/libcabbpf.a
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUT)/tests/%,$(TEST_SRCS))
+# The suites' shared harness (tests/harness.c), linked into every suite.
+HARNESS_OBJ := $(OUT)/obj/tests/harness.o
 TARGET_SRCS := $(wildcard tests/targets/*.c)
 
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -90,9 +92,15 @@ cabbpf: $(OUT)/obj/user/main.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUT)/tests/%: tests/%.c $(LIB) tests/*.h | $(OUT)/tests
+$(HARNESS_OBJ): tests/harness.c tests/harness.h
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) $< $(LIB) $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS) -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+
+$(OUT)/tests/%: tests/%.c $(HARNESS_OBJ) $(LIB) tests/*.h | $(OUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) $< $(HARNESS_OBJ) $(LIB) $(LDFLAGS) $(LDLIBS) \
+		$(CHECK_LIBS) -o $@
 
 $(OUT)/bench/%: bench/%.c $(LIB) | $(OUT)/bench
 	$(call msg,CC,$@)

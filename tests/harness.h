@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Helpers for the real-kernel integration suites: build the target programs,
- * run ./cabbpf as a user would, and read its JSON report (json-c).
- * Single-threaded test code; header-only so each suite stays one file.
+ * The integration suites' harness (tests/harness.c, linked into every test
+ * binary): build the target programs, launch a target untraced and traced
+ * and compare the two (the target is never harmed), run ./cabbpf as a user
+ * would, read its JSON report (json-c), the expected results of
+ * tests/expected/targets.txt, and the assertions every suite makes.
+ *
+ * Threads: single-threaded test code. The assertions (h_assert_*, h_check*,
+ * h_expected, h_traced_same, ...) use libcheck's ck_assert: call them from a
+ * test (a START_TEST body or a function it calls), where a failure ends
+ * the test. Strings returned as "static buffer" are overwritten by later
+ * calls (a few are kept: see each function).
  */
 #ifndef TESTS_HARNESS_H
 #define TESTS_HARNESS_H
 
+#include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,306 +34,206 @@
 
 #define H_MAX_ARGS 64
 
-/* Directory with the built targets: $OUT/targets. */
-static char h_targets[256];
-static char h_cabbpf[PATH_MAX];
-static char h_tmp[256];
+/* Directory with the built targets (.output/targets), the cabbpf binary
+ * under test (absolute), and this run's scratch directory (h_setup). */
+extern char h_targets[256];
+extern char h_cabbpf[PATH_MAX];
+extern char h_tmp[256];
 
-/* Build every target at -O0 and -O2 once, and run the cabbpf binary at
- * path bin. Returns 0 or -1. */
-static __attribute__((unused)) int h_setup_bin(const char *bin)
-{
-	const char *out = getenv("OUT") ? getenv("OUT") : ".output";
-	char cmd[PATH_MAX * 2];
+/* ------------------------------------------------------------- setup -- */
 
-	/* The targets are the same for every build flavour. */
-	(void)out;
-	snprintf(h_targets, sizeof(h_targets), ".output/targets");
-	if (!realpath(bin, h_cabbpf))
-		return -1;
-	snprintf(h_tmp, sizeof(h_tmp), "/tmp/cabbpf-test.XXXXXX");
-	if (!mkdtemp(h_tmp))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "tests/targets/build.sh %s >/dev/null", h_targets);
-	return system(cmd) == 0 ? 0 : -1;
-}
+/* Build every target at -O0 and -O2 once, make h_tmp, and run the cabbpf
+ * binary at path bin. Returns 0 or -1. */
+int h_setup_bin(const char *bin);
 
 /* h_setup_bin for ./cabbpf. */
-static __attribute__((unused)) int h_setup(void)
-{
-	return h_setup_bin("cabbpf");
-}
+int h_setup(void);
 
-/* Path of target NAME built at level opt (0 or 2). Static buffer. */
-static const char *h_target(const char *name, int opt)
-{
-	static char buf[4][PATH_MAX];
-	static int k;
-	char *b = buf[k++ & 3];
+/* An integration suite's start: needs root, then h_setup, then extra (if
+ * not NULL: the suite's own preparation, 0 or -1). On failure says why on
+ * stderr, prints a failed check summary (tests/run.sh counts it) and
+ * returns -1; else 0. suite: the suite's name, for the message. */
+int h_integration_setup(const char *suite, int (*extra)(void));
 
-	snprintf(b, PATH_MAX, "%s/%s-O%d", h_targets, name, opt);
-	return b;
-}
+/* Run suite s (which it frees) and return main's exit status: 0 when
+ * every test passed, else 1. */
+int h_run_suite(Suite *s);
+
+/* Write text to the file at path (created or truncated, mode 0644 less
+ * umask); asserts it was written whole. */
+void h_write(const char *path, const char *text);
+
+/* Run the shell command made of fmt and its arguments (printf-style),
+ * stdout and stderr as the test's; asserts it exited 0. */
+void h_shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Path of target NAME built at level opt (0 or 2). Static buffer (four
+ * in turn). */
+const char *h_target(const char *name, int opt);
+
+/* A C++ target by flavour i (0..3): bit 0 -O0/-O2, bit 1 g++/clang++,
+ * e.g. exc-gxx-O0 ... exc-clangxx-O2. Static buffer (four in turn). */
+const char *h_cxx_target(const char *name, int i);
+
+/* ------------------------------------------------------ running cabbpf -- */
 
 struct h_run {
-	int status;        /* cabbpf's exit code, or 128+signal */
-	char *err;         /* everything written on stderr (cabbpf and target) */
-	char *out;         /* stdout */
+	int status;	   /* cabbpf's exit code, or 128+signal */
+	char *err;	   /* everything written on stderr (cabbpf and target) */
+	char *out;	   /* stdout */
 	json_object *json; /* parsed --json file, NULL if none */
-	pid_t pid;         /* while running (h_start) */
+	pid_t pid;	   /* while running (h_start) */
 	char json_path[PATH_MAX];
 	char out_path[PATH_MAX];
 	char err_path[PATH_MAX];
 	char copy_dir[64]; /* h_nobody_copy's directory, removed by h_finish */
 };
 
-static char *h_slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return strdup("");
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n)
-		buf[0] = 0;
-	fclose(f);
-	return buf;
-}
+/* The whole file at path, malloc'd ("" if unreadable); the caller frees. */
+char *h_slurp(const char *path);
 
 /* A copy of the file at path in a fresh world-readable directory of
  * /tmp (its name into dir), executable by anyone; *out points to a static
  * buffer. Returns 0 or -1. */
-static __attribute__((unused)) int h_nobody_copy(const char *path, char **out, char dir[64])
-{
-	static char copy[128];
-	char cmd[PATH_MAX + 512];
+int h_nobody_copy(const char *path, char **out, char dir[64]);
 
-	snprintf(dir, 64, "/tmp/cabbpf-nobody.XXXXXX");
-	if (!mkdtemp(dir) || chmod(dir, 0755))
-		return -1;
-	snprintf(copy, sizeof(copy), "%s/cabbpf", dir);
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod 0755 '%s'", path, copy, copy);
-	if (system(cmd) != 0)
-		return -1;
-	*out = copy;
-	return 0;
-}
+/* Parse the JSON file at path with room for deep nesting (a calling-context
+ * tree nests two levels per call level; json-c's default limit is 32).
+ * NULL if the file is missing or not JSON. The caller puts the object. */
+json_object *h_parse_json(const char *path);
 
-/* Parse a JSON file with room for deep nesting: the calling-context tree
- * ("cct") nests two levels per call level, and json-c's default limit is
- * 32. NULL if the file is missing or not JSON. */
-static __attribute__((unused)) json_object *h_parse_json(const char *path)
-{
-	struct json_tokener *tok = json_tokener_new_ex(1 << 16);
-	char *text = h_slurp(path);
-	json_object *o = NULL;
-
-	if (tok && text && *text)
-		o = json_tokener_parse_ex(tok, text, (int)strlen(text));
-	if (tok)
-		json_tokener_free(tok);
-	free(text);
-	return o;
-}
-
-/* Start cabbpf with argv (NULL-terminated, without argv[0]); --json is
- * added unless no_json. setuid_nobody runs it as uid 65534. */
-static __attribute__((unused)) int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody)
-{
-	static int seq;
-	char *argv[H_MAX_ARGS];
-	int n = 0, i;
-
-	memset(r, 0, sizeof(*r));
-	seq++;
-	/* Unique per forked test process, and created empty before the fork:
-	 * a waiter must never see an earlier run's output. */
-	snprintf(r->json_path, sizeof(r->json_path), "%s/r%d-%d.json", h_tmp, (int)getpid(), seq);
-	snprintf(r->out_path, sizeof(r->out_path), "%s/r%d-%d.out", h_tmp, (int)getpid(), seq);
-	snprintf(r->err_path, sizeof(r->err_path), "%s/r%d-%d.err", h_tmp, (int)getpid(), seq);
-	unlink(r->json_path);
-	close(open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-	close(open(r->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-	argv[n++] = h_cabbpf;
-	if (!no_json) {
-		argv[n++] = "--json";
-		argv[n++] = r->json_path;
-	}
-	for (i = 0; args[i] && n < H_MAX_ARGS - 1; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	/* An unprivileged user may not reach the binary at all (a clone in a
-	 * 0700 directory, as mktemp -d and most home directories are): run
-	 * a copy placed where it can, so the test is about cabbpf. */
-	if (setuid_nobody && h_nobody_copy(argv[0], &argv[0], r->copy_dir))
-		return -1;
-	r->pid = fork();
-	if (r->pid < 0)
-		return -1;
-	if (r->pid == 0) {
-		int o = open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(r->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (o < 0 || e < 0)
-			_exit(126);
-		dup2(o, 1);
-		dup2(e, 2);
-		/* A new process group: a test's SIGINT reaches cabbpf only. */
-		setpgid(0, 0);
-		if (setuid_nobody && (setgid(65534) || setuid(65534)))
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return 0;
-}
+/* Start cabbpf with args (NULL-terminated, without argv[0]); --json is
+ * added unless no_json. setuid_nobody runs it as uid 65534. Returns 0 or
+ * -1. h_finish collects it. */
+int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody);
 
 /* Wait for a started cabbpf, then collect its outputs. */
-static __attribute__((unused)) void h_finish(struct h_run *r)
-{
-	int st = 0;
+void h_finish(struct h_run *r);
 
-	waitpid(r->pid, &st, 0);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	if (r->copy_dir[0]) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r->copy_dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", r->copy_dir);
-	}
-	r->err = h_slurp(r->err_path);
-	r->out = h_slurp(r->out_path);
-	r->json = h_parse_json(r->json_path);
-}
+/* Ctrl-C a started cabbpf (SIGINT), then h_finish. */
+void h_interrupt(struct h_run *r);
 
 /* Run to completion. */
-static __attribute__((unused)) void h_run(struct h_run *r, char *const *args)
-{
-	if (h_start(r, args, 0, 0) == 0)
-		h_finish(r);
-}
+void h_run(struct h_run *r, char *const *args);
 
-static __attribute__((unused)) void h_free(struct h_run *r)
-{
-	free(r->err);
-	free(r->out);
-	if (r->json)
-		json_object_put(r->json);
-	memset(r, 0, sizeof(*r));
-}
+/* Free what h_finish collected; r may be zeroed or already freed. */
+void h_free(struct h_run *r);
 
 /* Wait until file path contains needle, up to ms. Returns 1 if found. */
-static __attribute__((unused)) int h_wait_for(const char *path, const char *needle, int ms)
-{
-	struct timespec ts = {0, 10 * 1000000};
-	int i;
+int h_wait_for(const char *path, const char *needle, int ms);
 
-	for (i = 0; i < ms / 10; i++) {
-		char *s = h_slurp(path);
-		int found = s && strstr(s, needle);
+/* h_start, then assert cabbpf printed needle on stderr ("tracing",
+ * "watching") within 10 s: it attached, the test may go on. */
+void h_start_until(struct h_run *r, char *const *args, const char *needle);
 
-		free(s);
-		if (found)
-			return 1;
-		nanosleep(&ts, NULL);
-	}
-	return 0;
-}
+/* h_start_until for `cabbpf OPTS -p PID` (opts NULL-terminated): attached
+ * to the running process pid once needle is on stderr. */
+void h_start_pid(struct h_run *r, pid_t pid, char *const *opts, const char *needle);
 
-static json_object *h_get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
+/* Bad input: cabbpf (without --json; as uid 65534 if setuid_nobody)
+ * exits non-zero, with needle on stderr, and does not crash. */
+void h_expect_failure(char *const *args, int setuid_nobody, const char *needle);
 
-	if (!o || !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return v;
-}
+/* out = the options pre (NULL-terminated), "--", then target (NULL-
+ * terminated), NULL-terminated; at most max pointers with the NULL.
+ * Returns the count without the NULL. */
+size_t h_join_args(char **out, size_t max, char *const *pre, char *const *target);
 
-/* Top-level unsigned field, or -1 if absent. */
-static __attribute__((unused)) long long h_num(json_object *root, const char *key)
-{
-	json_object *v = h_get(root, key);
+/* ------------------------------------------------------- the JSON report -- */
 
-	return v ? (long long)json_object_get_int64(v) : -1;
-}
+/* o[key], NULL if o is NULL or has no key. Owned by o. */
+json_object *h_get(json_object *o, const char *key);
+
+/* o[key] as a number, -1 if absent (any object: the report's top level, a
+ * process, a file...). */
+long long h_num(json_object *root, const char *key);
+
+/* The element of array arr whose k1 is v1 (and, unless k2 is NULL, whose
+ * k2 is v2), or NULL. Owned by arr. */
+json_object *h_find(json_object *arr, const char *k1, const char *v1, const char *k2,
+		    const char *v2);
+
+/* functions[] element named name, or NULL. Owned by root. */
+json_object *h_fn(json_object *root, const char *name);
+
+/* functions[name].<key>, 0 if the function is absent, -1 if no report. */
+long long h_fn_field(json_object *root, const char *name, const char *key);
 
 /* functions[name].calls, 0 if the function is absent, -1 if no report. */
-static __attribute__((unused)) long long h_calls(json_object *root, const char *name)
-{
-	json_object *fs = h_get(root, "functions");
-	size_t i, n;
+long long h_calls(json_object *root, const char *name);
 
-	if (!fs)
-		return -1;
-	n = json_object_array_length(fs);
-	for (i = 0; i < n; i++) {
-		json_object *f = json_object_array_get_idx(fs, i);
-		const char *nm = json_object_get_string(h_get(f, "name"));
+/* calls of the first function whose name contains part (Rust's are
+ * mangled or, demangled, module-qualified), 0 if none, -1 if no report. */
+long long h_calls_like(json_object *root, const char *part);
 
-		if (nm && !strcmp(nm, name))
-			return json_object_get_int64(h_get(f, "calls"));
-	}
-	return 0;
-}
+/* Number of functions in the report whose name contains needle. */
+int h_count_named(json_object *root, const char *needle);
 
 /* Calls of name by thread tid, 0 if none, -1 if no report. */
-static __attribute__((unused)) long long h_thread_calls(json_object *root, const char *name, long tid)
-{
-	json_object *th = h_get(root, "threads"), *t, *fs, *v;
-	char key[32];
-
-	if (!th)
-		return -1;
-	snprintf(key, sizeof(key), "%ld", tid);
-	t = h_get(th, key);
-	fs = h_get(t, "functions");
-	v = h_get(fs, name);
-	return v ? json_object_get_int64(v) : 0;
-}
+long long h_thread_calls(json_object *root, const char *name, long tid);
 
 /* callgraph edge caller->callee calls, 0 if absent, -1 if no report. */
-static __attribute__((unused)) long long h_edge(json_object *root, const char *caller, const char *callee)
-{
-	json_object *cg = h_get(root, "callgraph");
-	size_t i, n;
-
-	if (!cg)
-		return -1;
-	n = json_object_array_length(cg);
-	for (i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(cg, i);
-		const char *a = json_object_get_string(h_get(e, "caller"));
-		const char *b = json_object_get_string(h_get(e, "callee"));
-
-		if (a && b && !strcmp(a, caller) && !strcmp(b, callee))
-			return json_object_get_int64(h_get(e, "calls"));
-	}
-	return 0;
-}
+long long h_edge(json_object *root, const char *caller, const char *callee);
 
 /* Number of edges in the call graph, -1 if no report. */
-static __attribute__((unused)) long long h_nedges(json_object *root)
-{
-	json_object *cg = h_get(root, "callgraph");
-
-	return cg ? (long long)json_object_array_length(cg) : -1;
-}
+long long h_nedges(json_object *root);
 
 /* returns.<key>, -1 if absent. */
-static __attribute__((unused)) long long h_returns(json_object *root, const char *key)
-{
-	json_object *v = h_get(h_get(root, "returns"), key);
+long long h_returns(json_object *root, const char *key);
 
-	return v ? json_object_get_int64(v) : -1;
-}
+/* guard.<key>, -1 if absent (no guard section). */
+long long h_guard(json_object *root, const char *key);
 
-/* ------------------------------------------------ traced vs untraced -- */
+/* lost_by_kind.<kind>.lost, -1 if absent. */
+long long h_lost_by_kind(json_object *root, const char *kind);
+
+/* io.functions[name].<key>, 0 if the function had no I/O. */
+long long h_io_fn(json_object *root, const char *name, const char *key);
+
+/* A syscalls row of any report (the array syscalls): field key of
+ * (syscall sc, fd kind), 0 if absent. */
+long long h_syscall_row(json_object *syscalls, const char *sc, const char *kind, const char *key);
+
+/* The JSON report's target.exit as a wait status would describe it
+ * ("exited with status N" / "killed by signal N (...)"), NULL if none. */
+const char *h_exit(json_object *root);
+
+/* The same description for a wait status, into buf. */
+const char *h_describe(int st, char *buf, size_t len);
+
+/* --------------------------------------------------------- assertions -- */
+
+/* cabbpf exited 0 and wrote its JSON report (else: its stderr). */
+void h_assert_ok(const struct h_run *r);
+
+/* Nothing lost, no order gap: lost 0, order_gaps 0. */
+void h_assert_no_loss(json_object *json);
+
+/* h_assert_ok and h_assert_no_loss: the usual clean run. */
+void h_assert_clean(const struct h_run *r);
+
+/* Same counts and edges: every function of report b has as many calls
+ * in report a, and a has exactly b's call-graph edges with b's counts.
+ * what names the run in messages. */
+void h_assert_same_counts(json_object *a, json_object *b, const char *what);
+void h_assert_same_edges(json_object *a, json_object *b);
+
+/* -------------------------------------------------- expected results -- */
+
+/* The expected VALUE of FACT for RUN in tests/expected/targets.txt (its
+ * top comment has the format); a missing line fails the test. */
+long long h_expected(const char *run, const char *fact);
+
+/* Assert the report's value of fact equals h_expected(run, fact). fact is
+ * one of the JSON facts of tests/expected/targets.txt: "calls NAME",
+ * "edge CALLER -> CALLEE", "edges", "returns.KEY", "io NAME KEY". */
+void h_check(json_object *json, const char *run, const char *fact);
+
+/* h_check of each fact of the NULL-terminated list facts. */
+void h_check_all(json_object *json, const char *run, const char *const *facts);
+#define H_CHECK(json, run, ...) h_check_all((json), (run), (const char *const[]){__VA_ARGS__, NULL})
+
+/* --------------------------------------------- a target's own processes -- */
 
 /* What a program did: its stdout, stderr and wait status. */
 struct h_plain {
@@ -333,148 +242,61 @@ struct h_plain {
 };
 
 /* Run argv (NULL-terminated, argv[0] a path) untraced, to completion. */
-static __attribute__((unused)) void h_plain_run(struct h_plain *p, char *const *argv)
-{
-	static int seq;
-	char out[PATH_MAX], err[PATH_MAX];
-	pid_t pid;
+void h_plain_run(struct h_plain *p, char *const *argv);
 
-	memset(p, 0, sizeof(*p));
-	snprintf(out, sizeof(out), "%s/p%d-%d.out", h_tmp, (int)getpid(), ++seq);
-	snprintf(err, sizeof(err), "%s/p%d-%d.err", h_tmp, (int)getpid(), seq);
-	pid = fork();
-	if (pid == 0) {
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (o < 0 || e < 0)
-			_exit(126);
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	waitpid(pid, &p->status, 0);
-	p->out = h_slurp(out);
-	p->err = h_slurp(err);
-}
-
-static __attribute__((unused)) void h_plain_free(struct h_plain *p)
-{
-	free(p->out);
-	free(p->err);
-	memset(p, 0, sizeof(*p));
-}
+void h_plain_free(struct h_plain *p);
 
 /* s without its lines that start with prefix (cabbpf's own stderr lines
  * start with "cabbpf: "). Malloc'd. */
-static __attribute__((unused)) char *h_drop_lines(const char *s, const char *prefix)
-{
-	char *r = calloc(1, strlen(s) + 1), *w = r;
-	size_t np = strlen(prefix);
+char *h_drop_lines(const char *s, const char *prefix);
 
-	while (r && *s) {
-		const char *nl = strchr(s, '\n');
-		size_t len = nl ? (size_t)(nl - s) + 1 : strlen(s);
-
-		if (strncmp(s, prefix, np)) {
-			memcpy(w, s, len);
-			w += len;
-		}
-		s += len;
-	}
-	return r;
-}
-
-/* The JSON report's target.exit as a wait status would describe it
- * ("exited with status N" / "killed by signal N (...)"), NULL if none. */
-static __attribute__((unused)) const char *h_exit(json_object *root)
-{
-	return json_object_get_string(h_get(h_get(root, "target"), "exit"));
-}
-
-/* The same description for a wait status, into buf. */
-static __attribute__((unused)) const char *h_describe(int st, char *buf, size_t len)
-{
-	if (WIFEXITED(st))
-		snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
-	else if (WIFSIGNALED(st))
-		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-	else
-		snprintf(buf, len, "?");
-	return buf;
-}
+/* The target is never harmed: run target (argv, NULL-terminated) untraced
+ * into *p, then as `cabbpf -q OPTS -- TARGET` (opts NULL-terminated) into
+ * *r, and assert cabbpf exited 0 with a report, and the target wrote the
+ * same stdout and stderr (without cabbpf's "cabbpf: " lines) and ended the
+ * same way. The caller frees both. */
+void h_traced_same(struct h_plain *p, struct h_run *r, char *const *opts, char *const *target);
 
 /* A program's own call counts, from its last line "calls: a=N b=M ...":
  * the count of name, or -1 if the line or the name is absent. */
-static __attribute__((unused)) long long h_own_calls(const char *out, const char *name)
-{
-	const char *line = NULL, *p = out, *q;
-	char key[256];
+long long h_own_calls(const char *out, const char *name);
 
-	while ((q = strstr(p, "calls:")) != NULL) {
-		if (q == out || q[-1] == '\n')
-			line = q;
-		p = q + 1;
-	}
-	if (!line)
-		return -1;
-	snprintf(key, sizeof(key), " %s=", name);
-	q = strstr(line, key);
-	if (!q || (strchr(line, '\n') && q > strchr(line, '\n')))
-		return -1;
-	return atoll(q + strlen(key));
-}
+/* Every function of names (NULL-terminated) is on the program's own
+ * "calls:" line in out, and the report counted it exactly as often. */
+void h_assert_own_counts(const char *out, json_object *json, const char *const *names);
+
+/* The "tid=T calls=N" lines the thread targets print, in order: up to max
+ * into tid[] and calls[]; returns how many there are. */
+int h_thread_lines(const char *s, long *tid, long *calls, int max);
+
+/* A program running beside the test: its pid and where its output goes. */
+struct h_proc {
+	pid_t pid;
+	char out_path[PATH_MAX]; /* its stdout */
+	char err_path[PATH_MAX]; /* its stderr */
+};
+
+/* Start argv (NULL-terminated; argv[0] a path, or a name looked up in
+ * PATH) with stdout and stderr into fresh files of h_tmp; env, unless NULL,
+ * is a "NAME=VALUE" to set (or "NAME" to unset) in its environment. Asserts
+ * it started; with ready, also that it printed ready on stdout within 10 s
+ * (it is waiting for the test). */
+void h_spawn(struct h_proc *p, char *const *argv, const char *env, const char *ready);
+
+/* The byte at file offset off of exe (a real path) as mapped in process
+ * pid, read through /proc/PID/mem: the target's text as it runs, with any
+ * breakpoint a probe left in it. Returns 0, or -1 when exe is not mapped
+ * there. */
+int h_mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out);
+
+/* Reap pid and assert it exited with status 0. */
+void h_reap_ok(pid_t pid);
 
 /* A child process of ppid (the first found in /proc), or 0. This kernel
  * has no /proc/PID/task/TID/children. */
-static __attribute__((unused)) pid_t h_child_of(pid_t ppid)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	pid_t found = 0;
-
-	while (d && !found && (de = readdir(d))) {
-		char path[300], st[512], *p;
-		pid_t pid = (pid_t)atoi(de->d_name);
-		FILE *f;
-		size_t n;
-
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		f = fopen(path, "r"); /* size 0 in /proc: no h_slurp */
-		if (!f)
-			continue;
-		n = fread(st, 1, sizeof(st) - 1, f);
-		fclose(f);
-		st[n] = 0;
-		/* "pid (comm) state ppid ...": comm may hold spaces and ')'. */
-		p = strrchr(st, ')');
-		if (p && strlen(p) > 4 && atoi(p + 4) == (int)ppid)
-			found = pid;
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
+pid_t h_child_of(pid_t ppid);
 
 /* Whether pid is a zombie (exited, not reaped), or gone. */
-static __attribute__((unused)) int h_is_zombie(pid_t pid)
-{
-	char path[64], st[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 1;
-	n = fread(st, 1, sizeof(st) - 1, f);
-	fclose(f);
-	st[n] = 0;
-	p = strrchr(st, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
-}
+int h_is_zombie(pid_t pid);
 
 #endif /* TESTS_HARNESS_H */

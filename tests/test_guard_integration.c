@@ -15,87 +15,15 @@
 
 #include "tests/harness.h"
 
-/* Loop index -> flavour of a C++ target: compiler and level. */
-static const char *cxx_target(const char *name, int i)
-{
-	static char buf[4][64];
-	static int k;
-	char *b = buf[k++ & 3];
-
-	snprintf(b, 64, "%s-%s", name, i & 2 ? "clangxx" : "gxx");
-	return h_target(b, i & 1 ? 2 : 0);
-}
-
-/* functions[name].<key>, 0 if the function is absent, -1 if no report. */
-static long long fn_field(json_object *root, const char *name, const char *key)
-{
-	json_object *fs = h_get(root, "functions");
-	size_t i, n;
-
-	if (!fs)
-		return -1;
-	n = json_object_array_length(fs);
-	for (i = 0; i < n; i++) {
-		json_object *f = json_object_array_get_idx(fs, i);
-		const char *nm = json_object_get_string(h_get(f, "name"));
-
-		if (nm && !strcmp(nm, name))
-			return json_object_get_int64(h_get(f, key));
-	}
-	return 0;
-}
-
-static long long guard_field(json_object *root, const char *key)
-{
-	json_object *v = h_get(h_get(root, "guard"), key);
-
-	return v ? json_object_get_int64(v) : -1;
-}
-
 /*
  * Run target (argv, NULL-terminated) untraced into *p, then traced with
- * cabbpf's options opts (NULL-terminated) into *r, and assert the target
- * behaved the same: stdout, stderr, exit.
+ * cabbpf's options opts (NULL-terminated) into *r: the target behaved the
+ * same (h_traced_same), and nothing was lost.
  */
 static void traced_same(struct h_plain *p, struct h_run *r, char *const *opts, char *const *target)
 {
-	char *args[H_MAX_ARGS], *terr, ex[96];
-	int n = 0, i;
-
-	h_plain_run(p, target);
-	args[n++] = "-q"; /* stdout: the target's only */
-	for (i = 0; opts[i]; i++)
-		args[n++] = opts[i];
-	args[n++] = "--";
-	for (i = 0; target[i] && n < H_MAX_ARGS - 1; i++)
-		args[n++] = target[i];
-	args[n] = NULL;
-	h_run(r, args);
-	ck_assert_msg(r->status == 0, "cabbpf exit %d, stderr:\n%s", r->status, r->err);
-	ck_assert_msg(r->json != NULL, "no JSON report; stderr:\n%s", r->err);
-	ck_assert_str_eq(r->out, p->out);
-	terr = h_drop_lines(r->err, "cabbpf: ");
-	ck_assert_str_eq(terr, p->err);
-	free(terr);
-	ck_assert_str_eq(h_exit(r->json), h_describe(p->status, ex, sizeof(ex)));
-	ck_assert_int_eq(h_num(r->json, "lost"), 0);
-	ck_assert_int_eq(h_num(r->json, "order_gaps"), 0);
-}
-
-/* Every function of the program's own "calls:" line that the report has
- * (it was selected) was counted exactly; names must be in the report. */
-static void counts_exact(const struct h_plain *p, json_object *json, const char *const *names)
-{
-	size_t i;
-
-	for (i = 0; names[i]; i++) {
-		long long own = h_own_calls(p->out, names[i]);
-
-		ck_assert_msg(own >= 0, "%s not in the target's calls line:\n%s", names[i], p->out);
-		ck_assert_msg(h_calls(json, names[i]) == own,
-			      "%s: cabbpf counted %lld, the program %lld", names[i],
-			      h_calls(json, names[i]), own);
-	}
+	h_traced_same(p, r, opts, target);
+	h_assert_no_loss(r->json);
 }
 
 /* The guard served every site, and nothing was left unexplained: the
@@ -103,12 +31,12 @@ static void counts_exact(const struct h_plain *p, json_object *json, const char 
  * (64 pending) that returned unseen. */
 static void guard_clean(json_object *json, bool threw)
 {
-	ck_assert_int_eq(guard_field(json, "unguarded"), 0);
-	ck_assert_int_eq(guard_field(json, "failed"), 0);
+	ck_assert_int_eq(h_guard(json, "unguarded"), 0);
+	ck_assert_int_eq(h_guard(json, "failed"), 0);
 	ck_assert_int_eq(h_returns(json, "orphan"), 0);
 	ck_assert_int_le(h_returns(json, "missing"), h_returns(json, "depth_limited"));
 	if (threw) {
-		ck_assert_int_gt(guard_field(json, "restored"), 0);
+		ck_assert_int_gt(h_guard(json, "restored"), 0);
 		ck_assert_int_gt(h_returns(json, "unwound"), 0);
 	}
 }
@@ -138,13 +66,13 @@ static const char *const mixed_names[] = {"catcher",	 "after_catch",	  "thrower_
  * (every function of the program: what kills the target without a guard). */
 static void exc_default(int i, const struct exc_case *c)
 {
-	char *target[] = {(char *)cxx_target("exc", i), (char *)c->mode, (char *)c->n, NULL};
+	char *target[] = {(char *)h_cxx_target("exc", i), (char *)c->mode, (char *)c->n, NULL};
 	char *opts[] = {NULL};
 	struct h_plain p;
 	struct h_run r;
 
 	traced_same(&p, &r, opts, target);
-	counts_exact(&p, r.json, c->names);
+	h_assert_own_counts(p.out, r.json, c->names);
 	guard_clean(r.json, true);
 	h_plain_free(&p);
 	h_free(&r);
@@ -153,7 +81,7 @@ static void exc_default(int i, const struct exc_case *c)
 START_TEST(exc_basic)
 {
 	struct exc_case c = {"basic", "200", basic_names};
-	char *target[] = {(char *)cxx_target("exc", _i), "basic", "200", NULL};
+	char *target[] = {(char *)h_cxx_target("exc", _i), "basic", "200", NULL};
 	char *opts[] = {"-f", "catcher", "-f", "thrower_*", NULL};
 	struct h_plain p;
 	struct h_run r;
@@ -162,9 +90,9 @@ START_TEST(exc_basic)
 	/* The catcher's frame survives: its return still matches, and the
 	 * edges stay exact. */
 	traced_same(&p, &r, opts, target);
-	counts_exact(&p, r.json, basic_names);
+	h_assert_own_counts(p.out, r.json, basic_names);
 	guard_clean(r.json, true);
-	ck_assert_int_eq(fn_field(r.json, "catcher", "matched"), 200);
+	ck_assert_int_eq(h_fn_field(r.json, "catcher", "matched"), 200);
 	ck_assert_int_eq(h_edge(r.json, "<root>", "catcher"), 200);
 	ck_assert_int_eq(h_edge(r.json, "catcher", "thrower_outer"), 200);
 	ck_assert_int_eq(h_edge(r.json, "thrower_outer", "thrower_mid"), 200);
@@ -232,23 +160,23 @@ END_TEST
 START_TEST(exc_mixed)
 {
 	struct exc_case c = {"mixed", "300", mixed_names};
-	char *target[] = {(char *)cxx_target("exc", _i), "mixed", "300", NULL};
+	char *target[] = {(char *)h_cxx_target("exc", _i), "mixed", "300", NULL};
 	char *opts[] = {"-f", "catcher", "-f", "thrower_*", "-f", "after_catch", NULL};
 	struct h_plain p;
 	struct h_run r;
 
 	exc_default(_i, &c);
 	traced_same(&p, &r, opts, target);
-	counts_exact(&p, r.json, mixed_names);
+	h_assert_own_counts(p.out, r.json, mixed_names);
 	guard_clean(r.json, true);
-	ck_assert_int_eq(fn_field(r.json, "catcher", "matched"), 300);
-	ck_assert_int_eq(fn_field(r.json, "after_catch", "matched"), 300);
+	ck_assert_int_eq(h_fn_field(r.json, "catcher", "matched"), 300);
+	ck_assert_int_eq(h_fn_field(r.json, "after_catch", "matched"), 300);
 	ck_assert_int_eq(h_edge(r.json, "catcher", "after_catch"), 300);
 	/* which frames lost their returns, and why: per function */
-	ck_assert_int_eq(fn_field(r.json, "thrower_inner", "unwound"), 100);
-	ck_assert_int_eq(fn_field(r.json, "thrower_outer", "unwound"), 100);
-	ck_assert_int_eq(fn_field(r.json, "catcher", "unwound"), 0);
-	ck_assert_int_gt(fn_field(r.json, "catcher", "incl_ns"), 0);
+	ck_assert_int_eq(h_fn_field(r.json, "thrower_inner", "unwound"), 100);
+	ck_assert_int_eq(h_fn_field(r.json, "thrower_outer", "unwound"), 100);
+	ck_assert_int_eq(h_fn_field(r.json, "catcher", "unwound"), 0);
+	ck_assert_int_gt(h_fn_field(r.json, "catcher", "incl_ns"), 0);
 	/* i % 3 == 0 throws: 100 of 300; outer, mid, inner unwound then */
 	ck_assert_int_eq(h_returns(r.json, "unwound"), 300);
 	ck_assert_int_eq(h_returns(r.json, "matched"), 300 + 300 + 3 * 200);
@@ -260,15 +188,15 @@ END_TEST
 /* The catch is in an untraced frame between traced ones. */
 START_TEST(exc_untraced_catch)
 {
-	char *target[] = {(char *)cxx_target("exc", _i), "untraced_catch", "100", NULL};
+	char *target[] = {(char *)h_cxx_target("exc", _i), "untraced_catch", "100", NULL};
 	char *opts[] = {"-f", "catcher", "-f", "thrower_*", NULL};
 	struct h_plain p;
 	struct h_run r;
 
 	traced_same(&p, &r, opts, target);
-	counts_exact(&p, r.json, basic_names);
+	h_assert_own_counts(p.out, r.json, basic_names);
 	guard_clean(r.json, true);
-	ck_assert_int_eq(fn_field(r.json, "catcher", "matched"), 100);
+	ck_assert_int_eq(h_fn_field(r.json, "catcher", "matched"), 100);
 	ck_assert_int_eq(h_calls(r.json, "plain_catcher"), 0);
 	h_plain_free(&p);
 	h_free(&r);
@@ -285,7 +213,7 @@ START_TEST(exc_no_guard_kills)
 			"-f",
 			"thrower_*",
 			"--",
-			(char *)cxx_target("exc", 1),
+			(char *)h_cxx_target("exc", 1),
 			"basic",
 			"10",
 			NULL};
@@ -311,19 +239,19 @@ START_TEST(coro_switches)
 	struct h_run r;
 
 	traced_same(&p, &r, none, target);
-	counts_exact(&p, r.json, names);
+	h_assert_own_counts(p.out, r.json, names);
 	guard_clean(r.json, false);
 	h_plain_free(&p);
 	h_free(&r);
 	traced_same(&p, &r, some, target);
-	counts_exact(&p, r.json, names);
+	h_assert_own_counts(p.out, r.json, names);
 	guard_clean(r.json, false);
-	ck_assert_int_gt(guard_field(r.json, "sites_reached"), 0);
+	ck_assert_int_gt(h_guard(r.json, "sites_reached"), 0);
 	/* the coroutine and its consumer lost their returns to switches */
-	ck_assert_int_eq(fn_field(r.json, "produce", "switched"), 1);
-	ck_assert_int_eq(fn_field(r.json, "consume", "switched"), 1);
+	ck_assert_int_eq(h_fn_field(r.json, "produce", "switched"), 1);
+	ck_assert_int_eq(h_fn_field(r.json, "consume", "switched"), 1);
 	/* step is called on both stacks, and returns there every time */
-	ck_assert_int_eq(fn_field(r.json, "step", "matched"), h_own_calls(p.out, "step"));
+	ck_assert_int_eq(h_fn_field(r.json, "step", "matched"), h_own_calls(p.out, "step"));
 	ck_assert_int_eq(h_edge(r.json, "consume", "step") + h_edge(r.json, "produce", "step") +
 				 h_edge(r.json, "once", "step"),
 			 h_own_calls(p.out, "step"));
@@ -331,26 +259,6 @@ START_TEST(coro_switches)
 	h_free(&r);
 }
 END_TEST
-
-/* calls of the function whose name contains part (Rust's are mangled or,
- * demangled, module-qualified), 0 if none, -1 if no report. */
-static long long calls_like(json_object *root, const char *part)
-{
-	json_object *fs = h_get(root, "functions");
-	size_t i, n;
-
-	if (!fs)
-		return -1;
-	n = json_object_array_length(fs);
-	for (i = 0; i < n; i++) {
-		json_object *f = json_object_array_get_idx(fs, i);
-		const char *nm = json_object_get_string(h_get(f, "name"));
-
-		if (nm && strstr(nm, part))
-			return json_object_get_int64(h_get(f, "calls"));
-	}
-	return 0;
-}
 
 /* Rust: panics caught by std::panic::catch_unwind around traced frames. */
 START_TEST(rust_catch_unwind)
@@ -361,8 +269,8 @@ START_TEST(rust_catch_unwind)
 	struct h_run r;
 
 	traced_same(&p, &r, opts, target);
-	ck_assert_int_eq(calls_like(r.json, "panic_inner"), h_own_calls(p.out, "panic_inner"));
-	ck_assert_int_eq(calls_like(r.json, "panic_outer"), h_own_calls(p.out, "panic_outer"));
+	ck_assert_int_eq(h_calls_like(r.json, "panic_inner"), h_own_calls(p.out, "panic_inner"));
+	ck_assert_int_eq(h_calls_like(r.json, "panic_outer"), h_own_calls(p.out, "panic_outer"));
 	guard_clean(r.json, true);
 	ck_assert_int_eq(h_returns(r.json, "open"), 0);
 	h_plain_free(&p);
@@ -377,40 +285,25 @@ END_TEST
  */
 START_TEST(attach_detach_while_throwing)
 {
-	char *target[] = {(char *)cxx_target("exc", _i), "mixed", "3000000", NULL};
+	char *target[] = {(char *)h_cxx_target("exc", _i), "mixed", "3000000", NULL};
 	char pid[16], *out, ex[96];
 	char *args[] = {"-q", "-d", "0.5", "-p", pid, NULL};
 	struct h_plain p;
+	struct h_proc t;
 	struct h_run r;
-	pid_t t;
 	int st;
 
 	h_plain_run(&p, target);
-	t = fork();
-	if (t == 0) {
-		char path[PATH_MAX];
-		int o;
-
-		snprintf(path, sizeof(path), "%s/attach-%d.out", h_tmp, (int)getpid());
-		o = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(o, 1);
-		execv(target[0], target);
-		_exit(127);
-	}
+	h_spawn(&t, target, NULL, NULL);
 	usleep(100000);
-	snprintf(pid, sizeof(pid), "%d", (int)t);
+	snprintf(pid, sizeof(pid), "%d", (int)t.pid);
 	h_run(&r, args);
 	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
 	ck_assert_msg(h_num(r.json, "events") > 0, "no events; stderr:\n%s", r.err);
-	ck_assert_int_eq(guard_field(r.json, "unguarded"), 0);
-	waitpid(t, &st, 0);
+	ck_assert_int_eq(h_guard(r.json, "unguarded"), 0);
+	waitpid(t.pid, &st, 0);
 	ck_assert_str_eq(h_describe(st, ex, sizeof(ex)), h_describe(p.status, ex + 48, 48));
-	{
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/attach-%d.out", h_tmp, (int)t);
-		out = h_slurp(path);
-	}
+	out = h_slurp(t.out_path);
 	ck_assert_str_eq(out, p.out);
 	free(out);
 	h_plain_free(&p);
@@ -423,26 +316,20 @@ END_TEST
 START_TEST(already_traced_falls_back)
 {
 	char *target[] = {
-		"/usr/bin/strace", "-f",      "-o", "/dev/null", (char *)cxx_target("exc", 1),
+		"/usr/bin/strace", "-f",	 "-o", "/dev/null", (char *)h_cxx_target("exc", 1),
 		"mixed",	   "1000000000", NULL}; /* ended by the test, below */
 	char pid[16], ex[96];
 	char *args[] = {"-q", "-d", "0.5", "-f", "catcher", "-f", "thrower_*", "-p", pid, NULL};
+	struct h_proc s;
 	struct h_run r;
-	pid_t s, t = 0;
+	pid_t t = 0;
 	int st, i;
 
-	s = fork();
-	if (s == 0) {
-		int o = open("/dev/null", O_WRONLY);
-
-		dup2(o, 1);
-		execv(target[0], target);
-		_exit(127);
-	}
+	h_spawn(&s, target, NULL, NULL);
 	/* strace's child: the traced program */
 	for (i = 0; i < 200 && t <= 0; i++) {
 		usleep(10000);
-		t = h_child_of(s);
+		t = h_child_of(s.pid);
 	}
 	usleep(200000); /* strace has seized it */
 	ck_assert_int_gt(t, 0);
@@ -465,7 +352,7 @@ START_TEST(already_traced_falls_back)
 	 * it, however slow the machine. */
 	ck_assert_msg(!h_is_zombie(t), "the target ended while traced");
 	kill(t, SIGTERM);
-	waitpid(s, &st, 0);
+	waitpid(s.pid, &st, 0);
 	/* strace ends as its tracee did */
 	ck_assert_str_eq(h_describe(st, ex, sizeof(ex)), "killed by signal 15 (Terminated)");
 	h_free(&r);
@@ -480,7 +367,7 @@ START_TEST(killed_mid_trace_still_reports)
 	/* -d: however this test ends, cabbpf ends the target in time */
 	char *args[] = {"-q",	     "-d",	  "20",
 			"-f",	     "catcher",	  "-f",
-			"thrower_*", "--",	  (char *)cxx_target("exc", 1),
+			"thrower_*", "--",	  (char *)h_cxx_target("exc", 1),
 			"mixed",     "100000000", NULL};
 	struct h_run r;
 	pid_t t = 0;
@@ -496,11 +383,10 @@ START_TEST(killed_mid_trace_still_reports)
 	usleep(300000);
 	kill(t, SIGSEGV);
 	h_finish(&r);
-	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
-	ck_assert_msg(r.json != NULL, "no JSON report; stderr:\n%s", r.err);
+	h_assert_ok(&r);
 	ck_assert_str_eq(h_exit(r.json), "killed by signal 11 (Segmentation fault)");
 	ck_assert_int_gt(h_calls(r.json, "catcher"), 0);
-	ck_assert_int_eq(guard_field(r.json, "unguarded"), 0);
+	ck_assert_int_eq(h_guard(r.json, "unguarded"), 0);
 	h_free(&r);
 }
 END_TEST
@@ -509,20 +395,9 @@ int main(void)
 {
 	Suite *s = suite_create("guard-integration");
 	TCase *exc = tcase_create("exceptions"), *other = tcase_create("other");
-	SRunner *sr;
-	int failed;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "guard-integration: needs root (BPF, uprobes, ptrace)\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+	if (h_integration_setup("guard-integration", NULL))
 		return 1;
-	}
-	if (h_setup()) {
-		fprintf(stderr,
-			"guard-integration: could not build tests/targets or find ./cabbpf\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
-		return 1;
-	}
 	tcase_set_timeout(exc, 180);
 	tcase_set_timeout(other, 120);
 	/* 4 flavours: g++ -O0, g++ -O2, clang++ -O0, clang++ -O2 */
@@ -543,9 +418,5 @@ int main(void)
 	tcase_add_test(other, killed_mid_trace_still_reports);
 	suite_add_tcase(s, exc);
 	suite_add_tcase(s, other);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return h_run_suite(s);
 }

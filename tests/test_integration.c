@@ -3,8 +3,9 @@
  * Integration suite: the real kernel, real BPF programs, real processes.
  * Each target of tests/targets/ is built at -O0 and -O2 (loop index 0/1) and
  * traced by ./cabbpf exactly as a user runs it; counts and call-graph edges
- * from the JSON report are asserted EXACTLY (tests/targets/README.md gives
- * the expected figures). Needs root and BPF: CI has both, so nothing here
+ * from the JSON report are asserted EXACTLY against tests/expected/targets.txt
+ * (the figures of tests/targets/README.md, written once for every suite).
+ * Needs root and BPF: CI has both, so nothing here
  * skips; without root the suite fails loudly instead of passing silently.
  */
 #include <check.h>
@@ -15,14 +16,6 @@
 
 #define OPT(i) ((i) ? 2 : 0)
 
-static void assert_clean_run(const struct h_run *r)
-{
-	ck_assert_msg(r->status == 0, "cabbpf exit %d, stderr:\n%s", r->status, r->err);
-	ck_assert_msg(r->json != NULL, "no JSON report; stderr:\n%s", r->err);
-	ck_assert_int_eq(h_num(r->json, "lost"), 0);
-	ck_assert_int_eq(h_num(r->json, "order_gaps"), 0);
-}
-
 /* fib recursion: exact call count and edges, every return matched. */
 START_TEST(recursion_exact)
 {
@@ -30,15 +23,11 @@ START_TEST(recursion_exact)
 	struct h_run r;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
-	ck_assert_int_eq(h_calls(r.json, "fib"), 21891); /* 2*F(21)-1 */
-	ck_assert_int_eq(h_calls(r.json, "main"), 1);
-	ck_assert_int_eq(h_edge(r.json, "main", "fib"), 1);
-	ck_assert_int_eq(h_edge(r.json, "fib", "fib"), 21890);
-	ck_assert_int_eq(h_edge(r.json, "<root>", "main"), 1);
-	ck_assert_int_eq(h_nedges(r.json), 3);
-	ck_assert_int_eq(h_num(r.json, "events"), 2 * 21892);
-	ck_assert_int_eq(h_returns(r.json, "matched"), 21892);
+	h_assert_clean(&r);
+	H_CHECK(r.json, "recurse 20", "calls fib", "calls main", "edge main -> fib",
+		"edge fib -> fib", "edge <root> -> main", "edges");
+	ck_assert_int_eq(h_num(r.json, "events"), 2 * h_expected("recurse 20", "entries"));
+	ck_assert_int_eq(h_returns(r.json, "matched"), h_expected("recurse 20", "entries"));
 	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
 	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
 	ck_assert_int_eq(h_returns(r.json, "open"), 0);
@@ -55,11 +44,9 @@ START_TEST(no_times_exact)
 	size_t i;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
-	ck_assert_int_eq(h_calls(r.json, "fib"), 21891);
-	ck_assert_int_eq(h_edge(r.json, "fib", "fib"), 21890);
-	ck_assert_int_eq(h_edge(r.json, "main", "fib"), 1);
-	ck_assert_int_eq(h_returns(r.json, "matched"), 21892);
+	h_assert_clean(&r);
+	H_CHECK(r.json, "recurse 20", "calls fib", "edge fib -> fib", "edge main -> fib");
+	ck_assert_int_eq(h_returns(r.json, "matched"), h_expected("recurse 20", "entries"));
 	fs = h_get(r.json, "functions");
 	ck_assert_ptr_nonnull(fs);
 	for (i = 0; i < json_object_array_length(fs); i++) {
@@ -76,25 +63,19 @@ END_TEST
 START_TEST(threads_exact_per_thread)
 {
 	char *args[] = {"--", (char *)h_target("threads", OPT(_i)), "4", "1000", NULL};
+	long tid[4], calls[4];
 	struct h_run r;
-	const char *p;
-	int seen = 0;
+	int i;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
-	ck_assert_int_eq(h_calls(r.json, "work"), 10000);
-	ck_assert_int_eq(h_calls(r.json, "worker"), 4);
-	ck_assert_int_eq(h_edge(r.json, "worker", "work"), 10000);
-	ck_assert_int_eq(h_edge(r.json, "<root>", "worker"), 4);
-	for (p = strstr(r.err, "tid="); p; p = strstr(p + 1, "tid=")) {
-		long tid, calls;
-
-		ck_assert_int_eq(sscanf(p, "tid=%ld calls=%ld", &tid, &calls), 2);
-		ck_assert_int_eq(h_thread_calls(r.json, "work", tid), calls);
-		ck_assert_int_eq(h_thread_calls(r.json, "worker", tid), 1);
-		seen++;
+	h_assert_clean(&r);
+	H_CHECK(r.json, "threads 4 1000", "calls work", "calls worker", "edge worker -> work",
+		"edge <root> -> worker");
+	ck_assert_int_eq(h_thread_lines(r.err, tid, calls, 4), 4);
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(h_thread_calls(r.json, "work", tid[i]), calls[i]);
+		ck_assert_int_eq(h_thread_calls(r.json, "worker", tid[i]), 1);
 	}
-	ck_assert_int_eq(seen, 4);
 	h_free(&r);
 }
 END_TEST
@@ -109,15 +90,14 @@ START_TEST(cpu_hopping_keeps_order)
 	long migrations = 0;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
+	h_assert_clean(&r);
 	m = strstr(r.err, "migrations=");
 	ck_assert_ptr_nonnull(m);
 	sscanf(m, "migrations=%ld", &migrations);
 	ck_assert_int_gt(migrations, 1000); /* it really hopped */
-	ck_assert_int_eq(h_calls(r.json, "hop_step"), 2000);
-	ck_assert_int_eq(h_edge(r.json, "main", "hop_step"), 2000);
+	H_CHECK(r.json, "hop 2000", "calls hop_step", "edge main -> hop_step");
 	/* Out-of-order delivery would break frame matching. */
-	ck_assert_int_eq(h_returns(r.json, "matched"), 2001);
+	ck_assert_int_eq(h_returns(r.json, "matched"), h_expected("hop 2000", "entries"));
 	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
 	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
 	h_free(&r);
@@ -132,20 +112,15 @@ START_TEST(deep_recursion_past_uretprobe_limit)
 	struct h_run r;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
-	ck_assert_int_eq(h_calls(r.json, "down"), 200);
-	ck_assert_int_eq(h_calls(r.json, "leaf"), 1);
-	ck_assert_int_eq(h_calls(r.json, "after"), 1);
-	ck_assert_int_eq(h_edge(r.json, "main", "down"), 1);
-	ck_assert_int_eq(h_edge(r.json, "down", "down"), 199);
-	ck_assert_int_eq(h_edge(r.json, "down", "leaf"), 1);
-	ck_assert_int_eq(h_edge(r.json, "main", "after"), 1);
-	ck_assert_int_eq(h_nedges(r.json), 5);
+	h_assert_clean(&r);
+	H_CHECK(r.json, "deep 200", "calls down", "calls leaf", "calls after", "edge main -> down",
+		"edge down -> down", "edge down -> leaf", "edge main -> after", "edges");
 	ck_assert_int_gt(h_returns(r.json, "missing"), 0);
 	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
 	ck_assert_int_eq(h_returns(r.json, "open"), 0);
-	/* 203 frames: main, 200 down, leaf, after. */
-	ck_assert_int_eq(h_returns(r.json, "matched") + h_returns(r.json, "missing"), 203);
+	/* Every frame (main, 200 down, leaf, after) matched or missing. */
+	ck_assert_int_eq(h_returns(r.json, "matched") + h_returns(r.json, "missing"),
+			 h_expected("deep 200", "entries"));
 	h_free(&r);
 }
 END_TEST
@@ -157,17 +132,10 @@ START_TEST(longjmp_recovers)
 	struct h_run r;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
-	ck_assert_int_eq(h_calls(r.json, "outer"), 100);
-	ck_assert_int_eq(h_calls(r.json, "middle"), 100);
-	ck_assert_int_eq(h_calls(r.json, "inner"), 100);
-	ck_assert_int_eq(h_calls(r.json, "normal"), 1);
-	ck_assert_int_eq(h_edge(r.json, "main", "outer"), 100);
-	ck_assert_int_eq(h_edge(r.json, "outer", "middle"), 100);
-	ck_assert_int_eq(h_edge(r.json, "middle", "inner"), 100);
-	ck_assert_int_eq(h_edge(r.json, "main", "normal"), 1);
-	ck_assert_int_eq(h_nedges(r.json), 5);
-	ck_assert_int_eq(h_returns(r.json, "missing"), 200); /* middle, inner */
+	h_assert_clean(&r);
+	H_CHECK(r.json, "jump 100", "calls outer", "calls middle", "calls inner", "calls normal",
+		"edge main -> outer", "edge outer -> middle", "edge middle -> inner",
+		"edge main -> normal", "edges", "returns.missing" /* middle, inner */);
 	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
 	h_free(&r);
 }
@@ -181,10 +149,9 @@ START_TEST(target_exits_mid_trace)
 	struct h_run r;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
-	ck_assert_int_eq(h_calls(r.json, "unit"), 50);
-	ck_assert_int_eq(h_edge(r.json, "leave_outer", "leave_inner"), 1);
-	ck_assert_int_eq(h_returns(r.json, "open"), 3);
+	h_assert_clean(&r);
+	H_CHECK(r.json, "exits 50", "calls unit", "edge leave_outer -> leave_inner",
+		"returns.open");
 	ex = h_get(h_get(r.json, "target"), "exit");
 	ck_assert_str_eq(json_object_get_string(ex), "exited with status 3");
 	h_free(&r);
@@ -198,17 +165,12 @@ START_TEST(demo_exact)
 	struct h_run r;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
-	ck_assert_int_eq(h_calls(r.json, "next_random"), 30000);
-	ck_assert_int_eq(h_calls(r.json, "parse_token"), 30002);
-	ck_assert_int_eq(h_calls(r.json, "lookup"), 30384);
-	ck_assert_int_eq(h_calls(r.json, "insert"), 768);
-	ck_assert_int_eq(h_calls(r.json, "count_words"), 2);
-	ck_assert_int_eq(h_edge(r.json, "count_words", "lookup"), 30000);
-	ck_assert_int_eq(h_edge(r.json, "merge_tables", "lookup"), 384);
-	ck_assert_int_eq(h_edge(r.json, "merge_tables", "insert"), 0);
-	ck_assert_int_eq(h_edge(r.json, "count_words", "insert"), 768);
-	ck_assert_int_eq(h_num(r.json, "events"), 2 * 151160);
+	h_assert_clean(&r);
+	H_CHECK(r.json, "demo", "calls next_random", "calls parse_token", "calls lookup",
+		"calls insert", "calls count_words", "edge count_words -> lookup",
+		"edge merge_tables -> lookup", "edge merge_tables -> insert",
+		"edge count_words -> insert");
+	ck_assert_int_eq(h_num(r.json, "events"), 2 * h_expected("demo", "entries"));
 	h_free(&r);
 }
 END_TEST
@@ -221,8 +183,8 @@ START_TEST(select_functions_and_analyzers)
 	struct h_run r;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
-	ck_assert_int_eq(h_calls(r.json, "fib"), 177);
+	h_assert_clean(&r);
+	h_check(r.json, "recurse 10", "calls fib");
 	ck_assert_int_eq(h_calls(r.json, "main"), 0);
 	ck_assert_int_eq(h_num(r.json, "functions_traced"), 1);
 	ck_assert_ptr_null(h_get(r.json, "callgraph"));
@@ -230,68 +192,25 @@ START_TEST(select_functions_and_analyzers)
 }
 END_TEST
 
-/* Byte at file offset off of the target's text, as mapped in pid. */
-static int mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out)
-{
-	char path[64], line[PATH_MAX + 128];
-	unsigned long start, end, moff;
-	int found = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char file[PATH_MAX] = "";
-
-		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %s", &start, &end, &moff, file) < 3)
-			continue;
-		if (strcmp(file, exe) || off < moff || off >= moff + (end - start))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-		int fd = open(path, O_RDONLY);
-
-		if (fd >= 0 && pread(fd, out, 1, (off_t)(start + off - moff)) == 1)
-			found = 0;
-		if (fd >= 0)
-			close(fd);
-		break;
-	}
-	fclose(f);
-	return found;
-}
-
 /* -p on a process that started before cabbpf: trace, trigger known work,
  * Ctrl-C; exact count, a report, the target unharmed and free of
  * breakpoints afterwards. */
 START_TEST(attach_pid_then_sigint)
 {
 	const char *exe = h_target("longrun", OPT(_i));
-	char out_path[PATH_MAX], err_path[PATH_MAX], pidbuf[16], real[PATH_MAX];
-	char *args[] = {"-p", pidbuf, "-f", "burst", "-f", "tick", NULL};
+	char real[PATH_MAX];
+	char *opts[] = {"-f", "burst", "-f", "tick", NULL};
+	char *target[] = {(char *)exe, NULL};
 	struct symtab *st = NULL;
 	const struct sym *burst;
 	unsigned char before, after, file_byte;
+	struct h_proc t;
 	struct h_run r;
 	pid_t pid;
-	int status, fd;
+	int fd;
 
-	snprintf(out_path, sizeof(out_path), "%s/longrun%d-%d.out", h_tmp, _i, (int)getpid());
-	snprintf(err_path, sizeof(err_path), "%s/longrun%d-%d.err", h_tmp, _i, (int)getpid());
-	close(open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		execl(exe, exe, (char *)NULL);
-		_exit(127);
-	}
-	ck_assert(h_wait_for(out_path, "ready", 5000));
+	h_spawn(&t, target, NULL, "ready");
+	pid = t.pid;
 	ck_assert_ptr_nonnull(realpath(exe, real));
 	ck_assert_int_eq(syms__load(real, &st), 0);
 	burst = syms__find(st, "burst");
@@ -299,17 +218,14 @@ START_TEST(attach_pid_then_sigint)
 	fd = open(real, O_RDONLY);
 	ck_assert_int_eq(pread(fd, &file_byte, 1, (off_t)burst->offset), 1);
 	close(fd);
-	ck_assert_int_eq(mapped_byte(pid, real, burst->offset, &before), 0);
+	ck_assert_int_eq(h_mapped_byte(pid, real, burst->offset, &before), 0);
 	ck_assert_int_eq(before, file_byte);
 
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "tracing", 10000), "cabbpf did not start");
+	h_start_pid(&r, pid, opts, "tracing");
 	kill(pid, SIGUSR1);
-	ck_assert(h_wait_for(out_path, "burst done", 5000));
-	kill(r.pid, SIGINT);
-	h_finish(&r);
-	assert_clean_run(&r);
+	ck_assert(h_wait_for(t.out_path, "burst done", 5000));
+	h_interrupt(&r);
+	h_assert_clean(&r);
 	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "interrupted");
 	ck_assert_msg(h_calls(r.json, "burst") == 1000, "burst %lld; report:\n%s\n%s",
 		      h_calls(r.json, "burst"), r.out, r.err);
@@ -319,12 +235,11 @@ START_TEST(attach_pid_then_sigint)
 	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
 
 	/* No breakpoint left; the target still runs and exits normally. */
-	ck_assert_int_eq(mapped_byte(pid, real, burst->offset, &after), 0);
+	ck_assert_int_eq(h_mapped_byte(pid, real, burst->offset, &after), 0);
 	ck_assert_int_eq(after, file_byte);
 	ck_assert_int_eq(kill(pid, 0), 0);
 	kill(pid, SIGTERM);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	h_reap_ok(pid);
 	syms__free(st);
 	h_free(&r);
 }
@@ -333,53 +248,28 @@ END_TEST
 /* -p follows threads created after the attach: exact per-thread counts. */
 START_TEST(attach_pid_follows_new_threads)
 {
-	const char *exe = h_target("spawner", OPT(_i));
-	char out_path[PATH_MAX], err_path[PATH_MAX], pidbuf[16];
-	char *args[] = {"-p", pidbuf, "-f", "work", "-f", "worker", NULL};
+	char *target[] = {(char *)h_target("spawner", OPT(_i)), "3", "2000", NULL};
+	char *opts[] = {"-f", "work", "-f", "worker", NULL};
+	long tid[3], calls[3];
+	struct h_proc t;
 	struct h_run r;
-	char *err, *p;
-	pid_t pid;
-	int status, seen = 0;
+	char *err;
+	int i;
 
-	snprintf(out_path, sizeof(out_path), "%s/spawner%d-%d.out", h_tmp, _i, (int)getpid());
-	snprintf(err_path, sizeof(err_path), "%s/spawner%d-%d.err", h_tmp, _i, (int)getpid());
-	close(open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		execl(exe, exe, "3", "2000", (char *)NULL);
-		_exit(127);
-	}
-	ck_assert(h_wait_for(out_path, "ready", 5000));
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "tracing", 10000), "cabbpf did not start");
-	kill(pid, SIGUSR1);
-	ck_assert(h_wait_for(out_path, "done", 10000));
-	kill(r.pid, SIGINT);
-	h_finish(&r);
-	assert_clean_run(&r);
-	ck_assert_int_eq(h_calls(r.json, "work"), 6000);
-	ck_assert_int_eq(h_calls(r.json, "worker"), 3);
-	ck_assert_int_eq(h_edge(r.json, "worker", "work"), 6000);
-	err = h_slurp(err_path);
-	for (p = strstr(err, "tid="); p; p = strstr(p + 1, "tid=")) {
-		long tid, calls;
-
-		ck_assert_int_eq(sscanf(p, "tid=%ld calls=%ld", &tid, &calls), 2);
-		ck_assert_int_eq(h_thread_calls(r.json, "work", tid), calls);
-		seen++;
-	}
-	ck_assert_int_eq(seen, 3);
+	h_spawn(&t, target, NULL, "ready");
+	h_start_pid(&r, t.pid, opts, "tracing");
+	kill(t.pid, SIGUSR1);
+	ck_assert(h_wait_for(t.out_path, "done", 10000));
+	h_interrupt(&r);
+	h_assert_clean(&r);
+	H_CHECK(r.json, "spawner 3 2000", "calls work", "calls worker", "edge worker -> work");
+	err = h_slurp(t.err_path);
+	ck_assert_int_eq(h_thread_lines(err, tid, calls, 3), 3);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(h_thread_calls(r.json, "work", tid[i]), calls[i]);
 	free(err);
-	kill(pid, SIGTERM);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	kill(t.pid, SIGTERM);
+	h_reap_ok(t.pid);
 	h_free(&r);
 }
 END_TEST
@@ -405,16 +295,13 @@ START_TEST(ring_overflow_counts_every_drop)
 	const long long calls = 1 + 4 + 200000LL * 4 * 5 / 2; /* main, workers, work */
 	json_object *per_cpu;
 	long long lost, sum = 0;
+	long tid[4], n[4];
 	struct h_run r;
-	const char *p;
 	size_t i;
-	int seen = 0;
-
 	pid_t t;
 	int k;
 
-	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "tracing", 10000), "cabbpf did not start");
+	h_start_until(&r, args, "tracing");
 	/* cabbpf stopped while the whole program runs (millions of events
 	 * into 16384-slot rings): the rings must overflow, whatever the
 	 * timing. The program ends as a zombie cabbpf has not reaped. */
@@ -426,18 +313,14 @@ START_TEST(ring_overflow_counts_every_drop)
 	ck_assert_msg(h_is_zombie(t), "the target did not finish in 60 s");
 	kill(r.pid, SIGCONT);
 	h_finish(&r);
-	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
-	ck_assert_msg(r.json != NULL, "no JSON report; stderr:\n%s", r.err);
+	h_assert_ok(&r);
 	lost = h_num(r.json, "lost");
 	ck_assert_int_gt(lost, 0); /* it really overflowed */
 	/* Every call event is either delivered or counted lost as a call
 	 * event; lost I/O events (the target's own writes) are apart. */
-	ck_assert_int_eq(h_num(r.json, "events") +
-				 h_num(h_get(h_get(r.json, "lost_by_kind"), "calls"), "lost"),
-			 2 * calls);
-	ck_assert_int_eq(h_num(h_get(h_get(r.json, "lost_by_kind"), "calls"), "lost") +
-				 h_num(h_get(h_get(r.json, "lost_by_kind"), "io"), "lost") +
-				 h_num(h_get(h_get(r.json, "lost_by_kind"), "guard"), "lost"),
+	ck_assert_int_eq(h_num(r.json, "events") + h_lost_by_kind(r.json, "calls"), 2 * calls);
+	ck_assert_int_eq(h_lost_by_kind(r.json, "calls") + h_lost_by_kind(r.json, "io") +
+				 h_lost_by_kind(r.json, "guard"),
 			 lost);
 	per_cpu = h_get(r.json, "lost_per_cpu");
 	ck_assert_ptr_nonnull(per_cpu);
@@ -445,20 +328,16 @@ START_TEST(ring_overflow_counts_every_drop)
 		sum += json_object_get_int64(json_object_array_get_idx(per_cpu, i));
 	ck_assert_int_eq(sum, lost);
 	ck_assert_int_eq(h_num(r.json, "order_gaps"), 0);
-	for (p = strstr(r.err, "tid="); p; p = strstr(p + 1, "tid=")) {
-		long tid, n;
-		long long got;
+	ck_assert_int_eq(h_thread_lines(r.err, tid, n, 4), 4);
+	for (k = 0; k < 4; k++) {
+		long long got = h_thread_calls(r.json, "work", tid[k]);
 
-		ck_assert_int_eq(sscanf(p, "tid=%ld calls=%ld", &tid, &n), 2);
-		got = h_thread_calls(r.json, "work", tid);
 		/* With the loader stopped all along, a thread that starts late
 		 * may find the rings full and lose every event: 0 is possible
 		 * (the exact check is events + lost above). */
-		ck_assert_int_le(got, n);
+		ck_assert_int_le(got, n[k]);
 		ck_assert_int_ge(got, 0);
-		seen++;
 	}
-	ck_assert_int_eq(seen, 4);
 	h_free(&r);
 }
 END_TEST
@@ -473,9 +352,8 @@ START_TEST(sigint_launched_command)
 	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
 	ck_assert(h_wait_for(r.out_path, "ready", 10000));
 	usleep(200 * 1000);
-	kill(r.pid, SIGINT);
-	h_finish(&r);
-	assert_clean_run(&r);
+	h_interrupt(&r);
+	h_assert_clean(&r);
 	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "interrupted");
 	ck_assert_int_gt(h_calls(r.json, "tick"), 10);
 	tpid = (pid_t)json_object_get_int(h_get(h_get(r.json, "target"), "pid"));
@@ -485,19 +363,7 @@ START_TEST(sigint_launched_command)
 }
 END_TEST
 
-/* Bad input: a clear message and a non-zero exit each. */
-static void expect_failure(char **args, int setuid_nobody, const char *needle)
-{
-	struct h_run r;
-
-	ck_assert_int_eq(h_start(&r, args, 1, setuid_nobody), 0);
-	h_finish(&r);
-	ck_assert_msg(r.status != 0, "exit 0 for bad input; stderr:\n%s", r.err);
-	ck_assert_msg(strstr(r.err, needle), "stderr lacks '%s':\n%s", needle, r.err);
-	ck_assert_msg(!strstr(r.err, "Segmentation"), "crash:\n%s", r.err);
-	h_free(&r);
-}
-
+/* Bad input: a clear message and a non-zero exit each (h_expect_failure). */
 START_TEST(bad_no_such_pid)
 {
 	char pidbuf[16];
@@ -507,7 +373,7 @@ START_TEST(bad_no_such_pid)
 	while (kill(p, 0) == 0 || errno != ESRCH)
 		p++;
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)p);
-	expect_failure(args, 0, "no such process");
+	h_expect_failure(args, 0, "no such process");
 }
 END_TEST
 
@@ -515,7 +381,7 @@ START_TEST(bad_not_root)
 {
 	char *args[] = {"--", (char *)h_target("recurse", 0), "5", NULL};
 
-	expect_failure(args, 1, "must run as root");
+	h_expect_failure(args, 1, "must run as root");
 }
 END_TEST
 
@@ -523,15 +389,11 @@ START_TEST(bad_not_elf)
 {
 	char script[PATH_MAX];
 	char *args[] = {"--", script, NULL};
-	FILE *f;
 
 	snprintf(script, sizeof(script), "%s/script.sh", h_tmp);
-	f = fopen(script, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("#!/bin/sh\necho hi\n", f);
-	fclose(f);
+	h_write(script, "#!/bin/sh\necho hi\n");
 	chmod(script, 0755);
-	expect_failure(args, 0, "not an ELF");
+	h_expect_failure(args, 0, "not an ELF");
 }
 END_TEST
 
@@ -539,7 +401,7 @@ START_TEST(bad_no_matching_function)
 {
 	char *args[] = {"-f", "zzz_no_such_*", "--", (char *)h_target("recurse", 0), "5", NULL};
 
-	expect_failure(args, 0, "no function");
+	h_expect_failure(args, 0, "no function");
 }
 END_TEST
 
@@ -547,7 +409,7 @@ START_TEST(bad_unknown_option)
 {
 	char *args[] = {"--bogus-option", "-p", "1", NULL};
 
-	expect_failure(args, 0, "unknown option");
+	h_expect_failure(args, 0, "unknown option");
 }
 END_TEST
 
@@ -555,7 +417,7 @@ START_TEST(bad_missing_command)
 {
 	char *args[] = {"--", "/nonexistent/program", NULL};
 
-	expect_failure(args, 0, "no such file");
+	h_expect_failure(args, 0, "no such file");
 }
 END_TEST
 
@@ -563,7 +425,7 @@ START_TEST(bad_unknown_analyzer)
 {
 	char *args[] = {"-a", "nosuch", "--", (char *)h_target("recurse", 0), "5", NULL};
 
-	expect_failure(args, 0, "nosuch");
+	h_expect_failure(args, 0, "nosuch");
 }
 END_TEST
 
@@ -577,16 +439,12 @@ START_TEST(json_never_follows_symlinks)
 	struct stat sb;
 	struct h_run r;
 	char *bytes;
-	FILE *f;
 
 	snprintf(victim, sizeof(victim), "%s/victim", h_tmp);
 	snprintf(link, sizeof(link), "%s/out.json", h_tmp);
 	snprintf(dangling, sizeof(dangling), "%s/dangling.json", h_tmp);
 	snprintf(absent, sizeof(absent), "%s/absent", h_tmp);
-	f = fopen(victim, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("root-only secret\n", f);
-	fclose(f);
+	h_write(victim, "root-only secret\n");
 	ck_assert_int_eq(chmod(victim, 0600), 0);
 	ck_assert_int_eq(symlink(victim, link), 0);
 	ck_assert_int_eq(symlink(absent, dangling), 0);
@@ -603,7 +461,7 @@ START_TEST(json_never_follows_symlinks)
 	ck_assert(S_ISREG(sb.st_mode)); /* the link was replaced by the report */
 	h_free(&r);
 	r.json = h_parse_json(link);
-	ck_assert_int_eq(h_calls(r.json, "fib"), 15);
+	h_check(r.json, "recurse 5", "calls fib");
 	json_object_put(r.json);
 
 	ck_assert_int_eq(h_start(&r, args2, 1, 0), 0);
@@ -625,7 +483,6 @@ START_TEST(json_path_checked_before_tracing)
 	char *args2[] = {"-q", "--json", theirs, "--", (char *)h_target("recurse", 0), "5", NULL};
 	struct h_run r;
 	char *bytes;
-	FILE *f;
 
 	snprintf(nodir, sizeof(nodir), "%s/no/such/dir/out.json", h_tmp);
 	ck_assert_int_eq(h_start(&r, args, 1, 0), 0);
@@ -636,10 +493,7 @@ START_TEST(json_path_checked_before_tracing)
 	h_free(&r);
 
 	snprintf(theirs, sizeof(theirs), "%s/theirs.json", h_tmp);
-	f = fopen(theirs, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("not yours\n", f);
-	fclose(f);
+	h_write(theirs, "not yours\n");
 	ck_assert_int_eq(chown(theirs, 65534, 65534), 0);
 	ck_assert_int_eq(h_start(&r, args2, 1, 0), 0);
 	h_finish(&r);
@@ -679,15 +533,14 @@ END_TEST
 /* An executable of another architecture is rejected before planning. */
 START_TEST(bad_other_arch)
 {
-	char path[PATH_MAX], cmd[2 * PATH_MAX];
+	char path[PATH_MAX];
 	char *args[] = {"--", path, NULL};
 	unsigned char em[2] = {183, 0}; /* EM_AARCH64, little-endian */
 	struct h_run r;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/aarch64-prog", h_tmp);
-	snprintf(cmd, sizeof(cmd), "cp %s %s", h_target("recurse", 0), path);
-	ck_assert_int_eq(system(cmd), 0);
+	h_shell("cp %s %s", h_target("recurse", 0), path);
 	f = fopen(path, "r+");
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(fseek(f, 18, SEEK_SET), 0); /* e_machine */
@@ -710,13 +563,13 @@ START_TEST(bad_kernel_thread_and_zombie)
 	pid_t z;
 
 	snprintf(pid, sizeof(pid), "2"); /* kthreadd */
-	expect_failure(args, 0, "a kernel thread");
+	h_expect_failure(args, 0, "a kernel thread");
 	z = fork();
 	if (z == 0)
 		_exit(0);
 	usleep(100000); /* exited, not reaped: a zombie */
 	snprintf(pid, sizeof(pid), "%d", (int)z);
-	expect_failure(args, 0, "a zombie");
+	h_expect_failure(args, 0, "a zombie");
 	waitpid(z, NULL, 0);
 }
 END_TEST
@@ -731,16 +584,10 @@ START_TEST(exec_same_and_other)
 	struct h_run r;
 
 	h_run(&r, same);
-	assert_clean_run(&r);
-	ck_assert_int_eq(h_calls(r.json, "work"), 100);
-	ck_assert_int_eq(h_calls(r.json, "main"), 2);
-	ck_assert_int_eq(h_calls(r.json, "hop"), 1);
-	ck_assert_int_eq(h_edge(r.json, "<root>", "main"), 2);
-	ck_assert_int_eq(h_edge(r.json, "main", "work"), 100);
-	ck_assert_int_eq(h_edge(r.json, "main", "hop"), 1);
-	ck_assert_int_eq(h_edge(r.json, "main", "main"), 0);
-	ck_assert_int_eq(h_nedges(r.json), 3);
-	ck_assert_int_eq(h_returns(r.json, "exec"), 2); /* main and hop */
+	h_assert_clean(&r);
+	H_CHECK(r.json, "reexec 50", "calls work", "calls main", "calls hop", "edge <root> -> main",
+		"edge main -> work", "edge main -> hop", "edge main -> main", "edges",
+		"returns.exec" /* main and hop */);
 	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
 	ck_assert_int_eq(h_returns(r.json, "open"), 0);
 	ck_assert_int_eq(h_num(h_get(r.json, "target"), "execs"), 1);
@@ -748,9 +595,8 @@ START_TEST(exec_same_and_other)
 	h_free(&r);
 
 	h_run(&r, other);
-	assert_clean_run(&r);
-	ck_assert_int_eq(h_calls(r.json, "work"), 50);
-	ck_assert_int_eq(h_returns(r.json, "exec"), 2);
+	h_assert_clean(&r);
+	H_CHECK(r.json, "reexec 50 other", "calls work", "returns.exec");
 	ck_assert(json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_other_program")));
 	ck_assert_ptr_nonnull(strstr(r.err, "exec'd another program"));
 	ck_assert_ptr_nonnull(strstr(r.out, "ANOTHER program"));
@@ -762,20 +608,9 @@ int main(void)
 {
 	Suite *s = suite_create("integration");
 	TCase *exact = tcase_create("exact"), *bad = tcase_create("bad-input");
-	SRunner *sr;
-	int failed;
 
-	if (geteuid() != 0) {
-		fprintf(stderr,
-			"integration: needs root (BPF, uprobes); run the tests with sudo\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+	if (h_integration_setup("integration", NULL))
 		return 1;
-	}
-	if (h_setup()) {
-		fprintf(stderr, "integration: could not build tests/targets or find ./cabbpf\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
-		return 1;
-	}
 	tcase_set_timeout(exact, 120);
 	tcase_set_timeout(bad, 60);
 	tcase_add_loop_test(exact, recursion_exact, 0, 2);
@@ -806,9 +641,5 @@ int main(void)
 	tcase_add_test(bad, bad_kernel_thread_and_zombie);
 	suite_add_tcase(s, exact);
 	suite_add_tcase(s, bad);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return h_run_suite(s);
 }

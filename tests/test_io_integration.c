@@ -3,7 +3,8 @@
  * I/O integration suite (issue 4): the real kernel, the sys_exit tracepoint
  * program (bpf/iotrace.bpf.c), real processes. tests/targets/iotarget.c does a
  * known set of I/O calls in known functions (its top comment has every
- * figure); each test asserts them EXACTLY:
+ * figure; tests/expected/targets.txt those of the report's functions and
+ * totals); each test asserts them EXACTLY:
  *   - function tracing: per function activation (inclusive and self), per
  *     syscall and fd kind, through the same rings as the call events;
  *   - --io -p PID: the in-kernel aggregates per syscall, fd kind, size
@@ -29,32 +30,18 @@
  * waits); returns its pid once it printed "ready". */
 static pid_t start_waiting_target(int opt, const char *cgdir)
 {
-	char out[PATH_MAX];
-	static int seq;
+	char *argv[] = {(char *)h_target("iotarget", opt), "-w", NULL};
+	struct h_proc t;
 	pid_t pid;
 
-	snprintf(out, sizeof(out), "%s/iotarget-%d-%d.out", h_tmp, (int)getpid(), ++seq);
-	close(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		const char *exe = h_target("iotarget", opt);
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		execl(exe, exe, "-w", (char *)NULL);
-		_exit(127);
-	}
-	ck_assert_msg(h_wait_for(out, "ready", 10000), "iotarget did not start");
+	h_spawn(&t, argv, NULL, "ready");
+	pid = t.pid;
 	if (cgdir) {
-		char procs[PATH_MAX];
-		FILE *f;
+		char procs[PATH_MAX], line[32];
 
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgdir);
-		f = fopen(procs, "w");
-		ck_assert_ptr_nonnull(f);
-		fprintf(f, "%d\n", (int)pid);
-		ck_assert_int_eq(fclose(f), 0);
+		snprintf(line, sizeof(line), "%d\n", (int)pid);
+		h_write(procs, line);
 	}
 	return pid;
 }
@@ -62,53 +49,8 @@ static pid_t start_waiting_target(int opt, const char *cgdir)
 /* Let a waiting target do its work, and reap it (exit 0). */
 static void run_target(pid_t pid)
 {
-	int st;
-
 	ck_assert_int_eq(kill(pid, SIGUSR1), 0);
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "iotarget status %d", st);
-}
-
-static json_object *arr_find(json_object *arr, const char *k1, const char *v1, const char *k2,
-			     const char *v2)
-{
-	size_t i, n;
-
-	if (!arr)
-		return NULL;
-	n = json_object_array_length(arr);
-	for (i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(arr, i);
-		const char *a = json_object_get_string(h_get(e, k1));
-		const char *b = k2 ? json_object_get_string(h_get(e, k2)) : NULL;
-
-		if (a && !strcmp(a, v1) && (!k2 || (b && !strcmp(b, v2))))
-			return e;
-	}
-	return NULL;
-}
-
-static long long num(json_object *o, const char *key)
-{
-	json_object *v = h_get(o, key);
-
-	return v ? (long long)json_object_get_int64(v) : -1;
-}
-
-/* io.functions[name].key, 0 if the function had no I/O. */
-static long long fn_io(json_object *root, const char *name, const char *key)
-{
-	json_object *f = arr_find(h_get(h_get(root, "io"), "functions"), "name", name, NULL, NULL);
-
-	return f ? num(f, key) : 0;
-}
-
-/* A syscalls row (any report): field key of (syscall, fd kind), 0 if absent. */
-static long long sc_row(json_object *syscalls, const char *sc, const char *kind, const char *key)
-{
-	json_object *r = arr_find(syscalls, "syscall", sc, "fd_kind", kind);
-
-	return r ? num(r, key) : 0;
+	h_reap_ok(pid);
 }
 
 struct sc_expect {
@@ -118,14 +60,14 @@ struct sc_expect {
 
 /* Every row of iotarget's work (its top comment). */
 static const struct sc_expect work_rows[] = {
-	{"write", "file", 25, 100000, 0},   {"read", "file", 26, 100000, 2},
-	{"preadv", "file", 1, 2000, 0},	    {"pread64", "file", 1, 200, 1},
-	{"pwrite64", "file", 1, 10, 0},	    {"write", "pipe", 100, 6400, 0},
-	{"read", "pipe", 100, 6400, 0},	    {"sendto", "socket", 100, 6400, 0},
+	{"write", "file", 25, 100000, 0},     {"read", "file", 26, 100000, 2},
+	{"preadv", "file", 1, 2000, 0},	      {"pread64", "file", 1, 200, 1},
+	{"pwrite64", "file", 1, 10, 0},	      {"write", "pipe", 100, 6400, 0},
+	{"read", "pipe", 100, 6400, 0},	      {"sendto", "socket", 100, 6400, 0},
 	{"recvfrom", "socket", 100, 6400, 0}, {"writev", "socket", 1, 128, 0},
-	{"readv", "socket", 1, 128, 0},	    {"sendmsg", "socket", 1, 64, 0},
-	{"recvmsg", "socket", 1, 64, 0},    {"sendmmsg", "socket", 1, 192, 0},
-	{"recvmmsg", "socket", 1, 192, 0},  {"msgsnd", "msgqueue", 1, 100, 0},
+	{"readv", "socket", 1, 128, 0},	      {"sendmsg", "socket", 1, 64, 0},
+	{"recvmsg", "socket", 1, 64, 0},      {"sendmmsg", "socket", 1, 192, 0},
+	{"recvmmsg", "socket", 1, 192, 0},    {"msgsnd", "msgqueue", 1, 100, 0},
 	{"msgrcv", "msgqueue", 1, 100, 0},
 };
 #define NROWS (sizeof(work_rows) / sizeof(work_rows[0]))
@@ -140,53 +82,42 @@ static void assert_work_rows(json_object *syscalls)
 	for (i = 0; i < NROWS; i++) {
 		const struct sc_expect *x = &work_rows[i];
 
-		ck_assert_msg(sc_row(syscalls, x->sc, x->kind, "calls") == x->calls,
+		ck_assert_msg(h_syscall_row(syscalls, x->sc, x->kind, "calls") == x->calls,
 			      "%s/%s calls %lld, want %lld", x->sc, x->kind,
-			      sc_row(syscalls, x->sc, x->kind, "calls"), x->calls);
-		ck_assert_msg(sc_row(syscalls, x->sc, x->kind, "bytes") == x->bytes,
+			      h_syscall_row(syscalls, x->sc, x->kind, "calls"), x->calls);
+		ck_assert_msg(h_syscall_row(syscalls, x->sc, x->kind, "bytes") == x->bytes,
 			      "%s/%s bytes %lld, want %lld", x->sc, x->kind,
-			      sc_row(syscalls, x->sc, x->kind, "bytes"), x->bytes);
-		ck_assert_msg(sc_row(syscalls, x->sc, x->kind, "short") == x->shorts,
+			      h_syscall_row(syscalls, x->sc, x->kind, "bytes"), x->bytes);
+		ck_assert_msg(h_syscall_row(syscalls, x->sc, x->kind, "short") == x->shorts,
 			      "%s/%s short %lld, want %lld", x->sc, x->kind,
-			      sc_row(syscalls, x->sc, x->kind, "short"), x->shorts);
-		ck_assert_int_eq(sc_row(syscalls, x->sc, x->kind, "errors"), 0);
+			      h_syscall_row(syscalls, x->sc, x->kind, "short"), x->shorts);
+		ck_assert_int_eq(h_syscall_row(syscalls, x->sc, x->kind, "errors"), 0);
 	}
 }
+
+/* The work's expected figures: tests/expected/targets.txt, run "iotarget". */
+#define IO "iotarget"
+
+/* iotarget's own I/O totals as one process: main's inclusive figures. */
+#define MAIN_IN_BYTES h_expected(IO, "io main in_bytes")
+#define MAIN_IN_CALLS h_expected(IO, "io main in_calls")
+#define MAIN_OUT_BYTES h_expected(IO, "io main out_bytes")
+#define MAIN_OUT_CALLS h_expected(IO, "io main out_calls")
 
 /* Per-function figures of the work (main excluded: see the callers). */
 static void assert_work_functions(json_object *j)
 {
-	ck_assert_int_eq(fn_io(j, "write_file", "out_bytes"), 100000);
-	ck_assert_int_eq(fn_io(j, "write_file", "out_calls"), 25);
-	ck_assert_int_eq(fn_io(j, "write_file", "in_calls"), 0);
-	ck_assert_int_eq(fn_io(j, "read_file", "in_bytes"), 100000);
-	ck_assert_int_eq(fn_io(j, "read_file", "in_calls"), 26);
-	ck_assert_int_eq(fn_io(j, "vector_io", "in_bytes"), 2200);
-	ck_assert_int_eq(fn_io(j, "vector_io", "in_calls"), 2);
-	ck_assert_int_eq(fn_io(j, "vector_io", "out_bytes"), 10);
-	ck_assert_int_eq(fn_io(j, "pipe_io", "in_bytes"), 6400);
-	ck_assert_int_eq(fn_io(j, "pipe_io", "out_calls"), 100);
-	ck_assert_int_eq(fn_io(j, "sock_io", "in_bytes"), 6592);
-	ck_assert_int_eq(fn_io(j, "sock_io", "in_calls"), 102);
-	ck_assert_int_eq(fn_io(j, "sock_io", "out_bytes"), 6592);
-	ck_assert_int_eq(fn_io(j, "sock_io", "self_in_bytes"), 6592);
-	ck_assert_int_eq(fn_io(j, "dgram_io", "in_bytes"), 192);
-	ck_assert_int_eq(fn_io(j, "dgram_io", "out_calls"), 1);
-	ck_assert_int_eq(fn_io(j, "msg_io", "in_bytes"), 100);
-	ck_assert_int_eq(fn_io(j, "msg_io", "out_bytes"), 100);
+	H_CHECK(j, IO, "io write_file out_bytes", "io write_file out_calls",
+		"io write_file in_calls", "io read_file in_bytes", "io read_file in_calls",
+		"io vector_io in_bytes", "io vector_io in_calls", "io vector_io out_bytes",
+		"io pipe_io in_bytes", "io pipe_io out_calls", "io sock_io in_bytes",
+		"io sock_io in_calls", "io sock_io out_bytes", "io sock_io self_in_bytes",
+		"io dgram_io in_bytes", "io dgram_io out_calls", "io msg_io in_bytes",
+		"io msg_io out_bytes");
 	/* roundtrip does no I/O itself: all of it is its callees'. */
-	ck_assert_int_eq(fn_io(j, "roundtrip", "in_bytes"), 13284);
-	ck_assert_int_eq(fn_io(j, "roundtrip", "in_calls"), 204);
-	ck_assert_int_eq(fn_io(j, "roundtrip", "out_bytes"), 13284);
-	ck_assert_int_eq(fn_io(j, "roundtrip", "out_calls"), 204);
-	ck_assert_int_eq(fn_io(j, "roundtrip", "self_in_bytes"), 0);
-	ck_assert_int_eq(fn_io(j, "roundtrip", "self_out_bytes"), 0);
-}
-
-static void assert_clean(const struct h_run *r)
-{
-	ck_assert_msg(r->status == 0, "cabbpf exit %d, stderr:\n%s", r->status, r->err);
-	ck_assert_msg(r->json != NULL, "no JSON report; stderr:\n%s", r->err);
+	H_CHECK(j, IO, "io roundtrip in_bytes", "io roundtrip in_calls", "io roundtrip out_bytes",
+		"io roundtrip out_calls", "io roundtrip self_in_bytes",
+		"io roundtrip self_out_bytes");
 }
 
 /* Make an empty cgroup v2 child (removed by rm_cgroup). */
@@ -217,29 +148,26 @@ START_TEST(io_per_function_exact)
 	struct h_run r;
 
 	h_run(&r, args);
-	assert_clean(&r);
-	ck_assert_int_eq(h_num(r.json, "lost"), 0);
-	ck_assert_int_eq(h_num(r.json, "order_gaps"), 0);
-	ck_assert_int_eq(h_num(r.json, "events"), 2 * 9); /* call events only */
+	h_assert_clean(&r);
+	/* call events only */
+	ck_assert_int_eq(h_num(r.json, "events"), 2 * h_expected(IO, "entries"));
 	ck_assert_int_eq(h_calls(r.json, "main"), 1);
 	assert_work_functions(r.json);
-	ck_assert_int_eq(fn_io(r.json, "main", "in_bytes"), 115484);
-	ck_assert_int_eq(fn_io(r.json, "main", "in_calls"), 232);
-	ck_assert_int_eq(fn_io(r.json, "main", "out_bytes"), 113294);
-	ck_assert_int_eq(fn_io(r.json, "main", "out_calls"), 230);
-	ck_assert_int_eq(fn_io(r.json, "main", "self_in_bytes"), 0);
+	H_CHECK(r.json, IO, "io main in_bytes", "io main in_calls", "io main out_bytes",
+		"io main out_calls", "io main self_in_bytes");
 	io = h_get(r.json, "io");
 	sys = h_get(io, "syscalls");
 	/* Rows nothing but the work touches (the dynamic loader reads files
 	 * and cabbpf's start-up pipe before main). */
-	ck_assert_int_eq(sc_row(sys, "sendto", "socket", "calls"), 100);
-	ck_assert_int_eq(sc_row(sys, "recvfrom", "socket", "bytes"), 6400);
-	ck_assert_int_eq(sc_row(sys, "recvmmsg", "socket", "bytes"), 192);
-	ck_assert_int_eq(sc_row(sys, "msgrcv", "msgqueue", "bytes"), 100);
-	ck_assert_int_eq(sc_row(sys, "preadv", "file", "bytes"), 2000);
-	ck_assert_int_eq(sc_row(sys, "write", "file", "calls"), 25);
-	ck_assert_int_eq(num(io, "events"), num(h_get(io, "outside"), "in_calls") +
-						    num(h_get(io, "outside"), "out_calls") + 232 + 230);
+	ck_assert_int_eq(h_syscall_row(sys, "sendto", "socket", "calls"), 100);
+	ck_assert_int_eq(h_syscall_row(sys, "recvfrom", "socket", "bytes"), 6400);
+	ck_assert_int_eq(h_syscall_row(sys, "recvmmsg", "socket", "bytes"), 192);
+	ck_assert_int_eq(h_syscall_row(sys, "msgrcv", "msgqueue", "bytes"), 100);
+	ck_assert_int_eq(h_syscall_row(sys, "preadv", "file", "bytes"), 2000);
+	ck_assert_int_eq(h_syscall_row(sys, "write", "file", "calls"), 25);
+	ck_assert_int_eq(h_num(io, "events"), h_num(h_get(io, "outside"), "in_calls") +
+						      h_num(h_get(io, "outside"), "out_calls") +
+						      MAIN_IN_CALLS + MAIN_OUT_CALLS);
 	h_free(&r);
 }
 END_TEST
@@ -248,28 +176,25 @@ END_TEST
  * process made is the work, so each (syscall, fd kind) row is exact. */
 START_TEST(io_attach_pid_exact_rows)
 {
-	char pidbuf[16];
-	char *args[] = {"-a", "io", "-p", pidbuf, NULL};
+	char *opts[] = {"-a", "io", NULL};
 	json_object *io;
 	struct h_run r;
 	pid_t pid = start_waiting_target(OPT(_i), NULL);
 
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "tracing", 10000), "cabbpf did not start");
+	h_start_pid(&r, pid, opts, "tracing");
 	run_target(pid);
 	h_finish(&r);
-	assert_clean(&r);
+	h_assert_ok(&r);
 	ck_assert_int_eq(h_num(r.json, "lost"), 0);
 	io = h_get(r.json, "io");
 	assert_work_rows(h_get(io, "syscalls"));
 	assert_work_functions(r.json);
 	/* main was entered before the attach: nothing is charged to it, and
 	 * every I/O happened inside a traced callee. */
-	ck_assert_int_eq(fn_io(r.json, "main", "in_calls"), 0);
-	ck_assert_int_eq(num(h_get(io, "outside"), "in_calls"), 0);
-	ck_assert_int_eq(num(h_get(io, "outside"), "out_calls"), 0);
-	ck_assert_int_eq(num(io, "events"), 462);
+	ck_assert_int_eq(h_io_fn(r.json, "main", "in_calls"), 0);
+	ck_assert_int_eq(h_num(h_get(io, "outside"), "in_calls"), 0);
+	ck_assert_int_eq(h_num(h_get(io, "outside"), "out_calls"), 0);
+	ck_assert_int_eq(h_num(io, "events"), h_expected(IO, "io calls"));
 	h_free(&r);
 }
 END_TEST
@@ -277,39 +202,36 @@ END_TEST
 /* --io -p PID: the in-kernel aggregates, exact. */
 START_TEST(iomode_pid_exact)
 {
-	char pidbuf[16];
-	char *args[] = {"--io", "-q", "-p", pidbuf, NULL};
+	char *opts[] = {"--io", "-q", NULL};
 	json_object *procs, *p, *files, *rf = NULL, *hr, *hq;
 	struct h_run r;
 	pid_t pid = start_waiting_target(OPT(_i), NULL);
 	size_t i, n;
 	int pipes_in = 0, socks_in = 0;
 
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "watching", 10000), "cabbpf did not start");
+	h_start_pid(&r, pid, opts, "watching");
 	run_target(pid);
 	h_finish(&r); /* stops by itself: the process exited */
-	assert_clean(&r);
+	h_assert_ok(&r);
 	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "target exited");
-	ck_assert_int_eq(num(h_get(r.json, "lost"), "process_map_full"), 0);
-	ck_assert_int_eq(num(h_get(r.json, "lost"), "file_map_full"), 0);
-	ck_assert_int_eq(h_num(r.json, "calls"), 462);
+	ck_assert_int_eq(h_num(h_get(r.json, "lost"), "process_map_full"), 0);
+	ck_assert_int_eq(h_num(h_get(r.json, "lost"), "file_map_full"), 0);
+	ck_assert_int_eq(h_num(r.json, "calls"), h_expected(IO, "io calls"));
 	procs = h_get(r.json, "processes");
 	ck_assert_int_eq(json_object_array_length(procs), 1);
 	p = json_object_array_get_idx(procs, 0);
-	ck_assert_int_eq(num(p, "pid"), pid);
-	ck_assert_int_eq(num(p, "in_bytes"), 115484);
-	ck_assert_int_eq(num(p, "in_calls"), 232);
-	ck_assert_int_eq(num(p, "out_bytes"), 113294);
-	ck_assert_int_eq(num(p, "out_calls"), 230);
-	ck_assert_int_eq(num(p, "short_reads"), 3);
+	ck_assert_int_eq(h_num(p, "pid"), pid);
+	ck_assert_int_eq(h_num(p, "in_bytes"), MAIN_IN_BYTES);
+	ck_assert_int_eq(h_num(p, "in_calls"), MAIN_IN_CALLS);
+	ck_assert_int_eq(h_num(p, "out_bytes"), MAIN_OUT_BYTES);
+	ck_assert_int_eq(h_num(p, "out_calls"), MAIN_OUT_CALLS);
+	ck_assert_int_eq(h_num(p, "short_reads"), 3);
 	assert_work_rows(h_get(p, "syscalls"));
 	/* Histograms of read/file: 26 requests of 4096 (bucket 13 =
 	 * [4096, 8192)); returned 24 x 4096, 1696 (bucket 11), 0 (bucket 0). */
-	hq = h_get(arr_find(h_get(p, "syscalls"), "syscall", "read", "fd_kind", "file"),
+	hq = h_get(h_find(h_get(p, "syscalls"), "syscall", "read", "fd_kind", "file"),
 		   "hist_requested");
-	hr = h_get(arr_find(h_get(p, "syscalls"), "syscall", "read", "fd_kind", "file"),
+	hr = h_get(h_find(h_get(p, "syscalls"), "syscall", "read", "fd_kind", "file"),
 		   "hist_returned");
 	ck_assert_int_eq(json_object_get_int64(json_object_array_get_idx(hq, 13)), 26);
 	ck_assert_int_eq(json_object_get_int64(json_object_array_get_idx(hr, 13)), 24);
@@ -322,19 +244,19 @@ START_TEST(iomode_pid_exact)
 		json_object *f = json_object_array_get_idx(files, i);
 		const char *k = json_object_get_string(h_get(f, "fd_kind"));
 
-		ck_assert_int_eq(num(f, "pid"), pid);
+		ck_assert_int_eq(h_num(f, "pid"), pid);
 		if (!strcmp(k, "file"))
 			rf = f;
-		if (!strcmp(k, "pipe") && num(f, "in_calls"))
-			pipes_in += (int)num(f, "in_bytes");
+		if (!strcmp(k, "pipe") && h_num(f, "in_calls"))
+			pipes_in += (int)h_num(f, "in_bytes");
 		if (!strcmp(k, "socket"))
-			socks_in += (int)num(f, "in_bytes");
+			socks_in += (int)h_num(f, "in_bytes");
 	}
 	ck_assert_ptr_nonnull(rf);
-	ck_assert_int_eq(num(rf, "in_bytes"), 102200);
-	ck_assert_int_eq(num(rf, "in_calls"), 28);
-	ck_assert_int_eq(num(rf, "out_bytes"), 100010);
-	ck_assert_int_eq(num(rf, "out_calls"), 26);
+	ck_assert_int_eq(h_num(rf, "in_bytes"), 102200);
+	ck_assert_int_eq(h_num(rf, "in_calls"), 28);
+	ck_assert_int_eq(h_num(rf, "out_bytes"), 100010);
+	ck_assert_int_eq(h_num(rf, "out_calls"), 26);
 	/* mkstemp's name, unlinked at once: the kernel still knows it. */
 	ck_assert_ptr_nonnull(json_object_get_string(h_get(rf, "dentry")));
 	ck_assert_int_eq(strncmp(json_object_get_string(h_get(rf, "dentry")), "iotarget.", 9), 0);
@@ -358,29 +280,27 @@ START_TEST(cgroup_only_inside)
 	mk_cgroup(dir, sizeof(dir), name);
 	in = start_waiting_target(2, dir);
 	out = start_waiting_target(2, NULL);
-	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "watching", 10000), "cabbpf did not start");
+	h_start_until(&r, args, "watching");
 	run_target(out);
 	run_target(in);
-	kill(r.pid, SIGINT);
-	h_finish(&r);
+	h_interrupt(&r);
 	rm_cgroup(dir);
-	assert_clean(&r);
+	h_assert_ok(&r);
 	procs = h_get(r.json, "processes");
 	ck_assert_msg(json_object_array_length(procs) == 1, "%zu processes counted:\n%s",
 		      json_object_array_length(procs), r.out);
 	p = json_object_array_get_idx(procs, 0);
-	ck_assert_int_eq(num(p, "pid"), in);
-	ck_assert_int_eq(num(p, "in_bytes"), 115484);
-	ck_assert_int_eq(num(p, "in_calls"), 232);
-	ck_assert_int_eq(num(p, "out_bytes"), 113294);
-	ck_assert_int_eq(num(p, "out_calls"), 230);
+	ck_assert_int_eq(h_num(p, "pid"), in);
+	ck_assert_int_eq(h_num(p, "in_bytes"), MAIN_IN_BYTES);
+	ck_assert_int_eq(h_num(p, "in_calls"), MAIN_IN_CALLS);
+	ck_assert_int_eq(h_num(p, "out_bytes"), MAIN_OUT_BYTES);
+	ck_assert_int_eq(h_num(p, "out_calls"), MAIN_OUT_CALLS);
 	assert_work_rows(h_get(p, "syscalls"));
 	cgs = h_get(r.json, "cgroups");
 	ck_assert_int_eq(json_object_array_length(cgs), 1);
 	ck_assert_str_eq(json_object_get_string(h_get(json_object_array_get_idx(cgs, 0), "cgroup")),
 			 dir);
-	ck_assert_int_eq(h_num(r.json, "calls"), 462);
+	ck_assert_int_eq(h_num(r.json, "calls"), h_expected(IO, "io calls"));
 	h_free(&r);
 }
 END_TEST
@@ -389,33 +309,31 @@ END_TEST
  * traces it exactly; -p of a process outside sees nothing. */
 START_TEST(cgroup_function_tracing)
 {
-	char dir[PATH_MAX], name[64], pidbuf[16];
+	char dir[PATH_MAX], name[64];
 	char *a1[] = {"--cgroup", dir, "--", (char *)h_target("iotarget", 2), NULL};
-	char *a2[] = {"--cgroup", dir, "-f", "*_io", "-f", "*_file", "-p", pidbuf, NULL};
+	char *a2[] = {"--cgroup", dir, "-f", "*_io", "-f", "*_file", NULL};
 	struct h_run r;
 	pid_t out;
 
 	snprintf(name, sizeof(name), "cabbpf-test-f%d", (int)getpid());
 	mk_cgroup(dir, sizeof(dir), name);
 	h_run(&r, a1);
-	assert_clean(&r);
+	h_assert_ok(&r);
 	ck_assert_int_eq(h_calls(r.json, "main"), 1);
 	ck_assert_int_eq(h_calls(r.json, "sock_io"), 1);
 	assert_work_functions(r.json);
-	ck_assert_int_eq(fn_io(r.json, "main", "in_bytes"), 115484);
+	h_check(r.json, IO, "io main in_bytes");
 	h_free(&r);
 
 	out = start_waiting_target(2, NULL);
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)out);
-	ck_assert_int_eq(h_start(&r, a2, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "tracing", 10000), "cabbpf did not start");
+	h_start_pid(&r, out, a2, "tracing");
 	run_target(out);
 	h_finish(&r);
 	rm_cgroup(dir);
-	assert_clean(&r);
+	h_assert_ok(&r);
 	ck_assert_int_eq(h_num(r.json, "events"), 0);
 	ck_assert_int_eq(h_calls(r.json, "sock_io"), 0);
-	ck_assert_int_eq(num(h_get(r.json, "io"), "events"), 0);
+	ck_assert_int_eq(h_num(h_get(r.json, "io"), "events"), 0);
 	h_free(&r);
 }
 END_TEST
@@ -437,29 +355,26 @@ START_TEST(container_by_id)
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	in = start_waiting_target(0, dir);
 	out = start_waiting_target(0, NULL);
-	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "watching", 10000), "cabbpf did not start:\n%s",
-		      h_slurp(r.err_path));
+	h_start_until(&r, args, "watching");
 	run_target(in);
 	run_target(out);
-	kill(r.pid, SIGINT);
-	h_finish(&r);
+	h_interrupt(&r);
 	rm_cgroup(dir);
 	rm_cgroup(parent);
-	assert_clean(&r);
+	h_assert_ok(&r);
 	procs = h_get(r.json, "processes");
 	ck_assert_int_eq(json_object_array_length(procs), 1);
-	ck_assert_int_eq(num(json_object_array_get_idx(procs, 0), "pid"), in);
-	ck_assert_str_eq(json_object_get_string(h_get(json_object_array_get_idx(procs, 0),
-							  "container")),
-			 id);
+	ck_assert_int_eq(h_num(json_object_array_get_idx(procs, 0), "pid"), in);
+	ck_assert_str_eq(
+		json_object_get_string(h_get(json_object_array_get_idx(procs, 0), "container")),
+		id);
 	cs = h_get(r.json, "containers");
 	ck_assert_int_eq(json_object_array_length(cs), 1);
 	c = json_object_array_get_idx(cs, 0);
 	ck_assert_str_eq(json_object_get_string(h_get(c, "id")), id);
 	ck_assert_str_eq(json_object_get_string(h_get(c, "runtime")), "docker");
-	ck_assert_int_eq(num(c, "in_bytes"), 115484);
-	ck_assert_int_eq(num(c, "out_calls"), 230);
+	ck_assert_int_eq(h_num(c, "in_bytes"), MAIN_IN_BYTES);
+	ck_assert_int_eq(h_num(c, "out_calls"), MAIN_OUT_CALLS);
 	h_free(&r);
 }
 END_TEST
@@ -469,69 +384,46 @@ END_TEST
  * /proc/PID/root and traces it exactly. */
 START_TEST(mount_namespace_pid)
 {
-	char out[PATH_MAX], sh[PATH_MAX * 3], pidbuf[16], real[PATH_MAX];
-	char *args[] = {"-p", pidbuf, NULL};
+	char sh[PATH_MAX * 3], real[PATH_MAX];
+	char *none[] = {NULL};
+	char *unshare[] = {"unshare", "--mount", "--propagation", "private", "sh", "-c", sh, NULL};
 	const char *mnt = "/tmp/cabbpf-mntns-test";
+	struct h_proc t;
 	struct h_run r;
-	pid_t pid;
 	int st;
 
 	ck_assert_ptr_nonnull(realpath(h_target("iotarget", 2), real));
 	mkdir(mnt, 0755);
-	snprintf(out, sizeof(out), "%s/mntns-%d.out", h_tmp, (int)getpid());
-	close(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644));
 	/* The binary exists only inside the namespace's private tmpfs. */
-	snprintf(sh, sizeof(sh),
-		 "mount -t tmpfs none %s && cp %s %s/app && exec %s/app -w >%s", mnt, real, mnt,
-		 mnt, out);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		execlp("unshare", "unshare", "--mount", "--propagation", "private", "sh", "-c", sh,
-		       (char *)NULL);
-		_exit(127);
-	}
-	ck_assert_msg(h_wait_for(out, "ready", 10000), "target did not start");
+	snprintf(sh, sizeof(sh), "mount -t tmpfs none %s && cp %s %s/app && exec %s/app -w", mnt,
+		 real, mnt, mnt);
+	h_spawn(&t, unshare, NULL, "ready");
 	snprintf(sh, sizeof(sh), "%s/app", mnt);
 	ck_assert_int_ne(access(sh, F_OK), 0); /* not visible from here */
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "tracing", 10000), "cabbpf did not start:\n%s",
-		      h_slurp(r.err_path));
-	ck_assert_int_eq(kill(pid, SIGUSR1), 0);
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	h_start_pid(&r, t.pid, none, "tracing");
+	ck_assert_int_eq(kill(t.pid, SIGUSR1), 0);
+	ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
 	h_finish(&r);
 	rmdir(mnt);
-	assert_clean(&r);
-	ck_assert_ptr_nonnull(strstr(json_object_get_string(h_get(h_get(r.json, "target"),
-								   "binary")),
-				     "/root/tmp/cabbpf-mntns-test/app"));
+	h_assert_ok(&r);
+	ck_assert_ptr_nonnull(
+		strstr(json_object_get_string(h_get(h_get(r.json, "target"), "binary")),
+		       "/root/tmp/cabbpf-mntns-test/app"));
 	ck_assert_int_eq(h_calls(r.json, "sock_io"), 1);
 	assert_work_functions(r.json);
 	h_free(&r);
 }
 END_TEST
 
-/* Bad input: a clear message and a non-zero exit each. */
-static void expect_failure(char **args, const char *needle)
-{
-	struct h_run r;
-
-	ck_assert_int_eq(h_start(&r, args, 1, 0), 0);
-	h_finish(&r);
-	ck_assert_msg(r.status != 0, "exit 0 for bad input; stderr:\n%s", r.err);
-	ck_assert_msg(strstr(r.err, needle), "stderr lacks '%s':\n%s", needle, r.err);
-	ck_assert_msg(!strstr(r.err, "Segmentation"), "crash:\n%s", r.err);
-	h_free(&r);
-}
+/* Bad input: a clear message and a non-zero exit each (h_expect_failure). */
 
 START_TEST(bad_cgroup_missing)
 {
 	char *a[] = {"--io", "--cgroup", CGROOT "/no-such-cgroup-cabbpf", NULL};
 	char *b[] = {"--cgroup", "/nonexistent/cg", "--", (char *)h_target("iotarget", 0), NULL};
 
-	expect_failure(a, "no such cgroup");
-	expect_failure(b, "no such cgroup");
+	h_expect_failure(a, 0, "no such cgroup");
+	h_expect_failure(b, 0, "no such cgroup");
 }
 END_TEST
 
@@ -540,8 +432,8 @@ START_TEST(bad_cgroup_not_v2)
 	char *a[] = {"--io", "--cgroup", "/tmp", NULL};
 	char *b[] = {"--io", "--cgroup", "/etc/passwd", NULL};
 
-	expect_failure(a, "not a cgroup v2");
-	expect_failure(b, "not a directory");
+	h_expect_failure(a, 0, "not a cgroup v2");
+	h_expect_failure(b, 0, "not a directory");
 }
 END_TEST
 
@@ -551,9 +443,9 @@ START_TEST(bad_container)
 	char *b[] = {"--io", "--container", "not-an-id", NULL};
 	char *c[] = {"--io", "--container", "abc", "--cgroup", CGROOT, NULL};
 
-	expect_failure(a, "no such container");
-	expect_failure(b, "not a container id");
-	expect_failure(c, "not both");
+	h_expect_failure(a, 0, "no such container");
+	h_expect_failure(b, 0, "not a container id");
+	h_expect_failure(c, 0, "not both");
 }
 END_TEST
 
@@ -564,10 +456,10 @@ START_TEST(bad_io_options)
 	char *c[] = {"--io", "-i", "0", NULL};
 	char *d[] = {"--io", "-p", "4000000", NULL};
 
-	expect_failure(a, "-i works with --io only");
-	expect_failure(b, "--io watches running processes");
-	expect_failure(c, "-i wants");
-	expect_failure(d, "no such process");
+	h_expect_failure(a, 0, "-i works with --io only");
+	h_expect_failure(b, 0, "--io watches running processes");
+	h_expect_failure(c, 0, "-i wants");
+	h_expect_failure(d, 0, "no such process");
 }
 END_TEST
 
@@ -576,19 +468,9 @@ int main(void)
 	Suite *s = suite_create("io-integration");
 	TCase *exact = tcase_create("exact"), *cg = tcase_create("cgroup"),
 	      *bad = tcase_create("bad-input");
-	SRunner *sr;
-	int failed;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "io-integration: needs root (BPF); run the tests with sudo\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+	if (h_integration_setup("io-integration", NULL))
 		return 1;
-	}
-	if (h_setup()) {
-		fprintf(stderr, "io-integration: could not build tests/targets or find ./cabbpf\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
-		return 1;
-	}
 	tcase_set_timeout(exact, 120);
 	tcase_set_timeout(cg, 120);
 	tcase_set_timeout(bad, 60);
@@ -606,9 +488,5 @@ int main(void)
 	suite_add_tcase(s, exact);
 	suite_add_tcase(s, cg);
 	suite_add_tcase(s, bad);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return h_run_suite(s);
 }

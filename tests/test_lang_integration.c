@@ -5,12 +5,11 @@
  * ("unknown caller pc"); cabbpf must recognise the Go binary (user/elf/lang.h),
  * trace function entries only, say so in one line, and leave the program
  * unharmed: the same stdout, stderr and exit status as untraced, and call
- * counts equal to the program's own (tests/targets/gohello.go counts its
- * calls and prints them; main.grow recurses 200 levels deep with 1 KiB
- * frames, so goroutine stacks grow and are copied while probed, and an
- * entry probe on Go's stack check would count those calls twice).
- * Loop index: 0 = gohello (optimised), 1 = gohello-noopt (-N -l).
- * Needs root and BPF, like every integration suite.
+ * counts equal to the program's own and to tests/expected/targets.txt
+ * (tests/targets/gohello.go counts its calls and prints them; main.grow recurses 200 levels deep
+ * with 1 KiB frames, so goroutine stacks grow and are copied while probed, and an entry probe on
+ * Go's stack check would count those calls twice). Loop index: 0 = gohello (optimised), 1 =
+ * gohello-noopt (-N -l). Needs root and BPF, like every integration suite.
  */
 #include <check.h>
 
@@ -33,33 +32,12 @@ static const char *go_bin(int i)
  * The caller frees *r. */
 static void same_as_untraced(struct h_run *r, const char *bin, char **args, int go_line)
 {
-	char *argv[H_MAX_ARGS];
-	char *plain_argv[] = {(char *)bin, N_ITEMS, NULL};
+	char *target[] = {(char *)bin, N_ITEMS, NULL};
 	struct h_plain p;
-	char want[128];
-	char *err;
-	int n = 0, i;
 
-	for (i = 0; args[i]; i++)
-		argv[n++] = args[i];
-	argv[n++] = "-q";
-	argv[n++] = "--";
-	argv[n++] = (char *)bin;
-	argv[n++] = N_ITEMS;
-	argv[n] = NULL;
-	h_plain_run(&p, plain_argv);
+	h_traced_same(&p, r, args, target);
 	ck_assert_msg(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0, "untraced: status %d",
 		      p.status);
-	h_run(r, argv);
-	ck_assert_msg(r->status == 0, "cabbpf exit %d, stderr:\n%s", r->status, r->err);
-	ck_assert_msg(r->json != NULL, "no JSON report; stderr:\n%s", r->err);
-	/* -q: stdout is the program's alone. */
-	ck_assert_str_eq(r->out, p.out);
-	err = h_drop_lines(r->err, "cabbpf: ");
-	ck_assert_str_eq(err, p.err);
-	free(err);
-	ck_assert_ptr_nonnull(h_exit(r->json));
-	ck_assert_str_eq(h_exit(r->json), h_describe(p.status, want, sizeof(want)));
 	if (go_line) {
 		const char *l = strstr(r->err, GO_LINE);
 
@@ -75,18 +53,20 @@ static void same_as_untraced(struct h_run *r, const char *bin, char **args, int 
 	h_plain_free(&p);
 }
 
-/* cabbpf's counts equal the program's own, and the expected figures. */
+/* cabbpf's counts equal the program's own, and the expected figures
+ * (tests/expected/targets.txt). */
 static void exact_counts(const struct h_run *r)
 {
-	static const char *const fns[] = {"main.worker", "main.mix", "main.grow", "main.leaf"};
-	static const long long want[] = {4, 300, 300 * 201, 300};
+	static const char *const fns[] = {"main.worker", "main.mix", "main.grow", "main.leaf",
+					  NULL};
+	char fact[64];
 	size_t i;
 
-	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-		ck_assert_int_eq(h_own_calls(r->out, fns[i]), want[i]);
-		ck_assert_msg(h_calls(r->json, fns[i]) == want[i], "%s: traced %lld, program %lld",
-			      fns[i], h_calls(r->json, fns[i]), want[i]);
+	for (i = 0; fns[i]; i++) {
+		snprintf(fact, sizeof(fact), "calls %s", fns[i]);
+		ck_assert_int_eq(h_own_calls(r->out, fns[i]), h_expected("gohello " N_ITEMS, fact));
 	}
+	h_assert_own_counts(r->out, r->json, fns);
 	/* entry probes only: no return was expected, none was seen */
 	ck_assert_int_le(h_returns(r->json, "matched"), 0);
 }
@@ -149,8 +129,8 @@ START_TEST(c_program_keeps_returns)
 	h_run(&r, args);
 	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
 	ck_assert_ptr_null(strstr(r.err, GO_LINE));
-	ck_assert_int_eq(h_calls(r.json, "fib"), 177);
-	ck_assert_int_eq(h_returns(r.json, "matched"), 178);
+	h_check(r.json, "recurse 10", "calls fib");
+	ck_assert_int_eq(h_returns(r.json, "matched"), h_expected("recurse 10", "entries"));
 	h_free(&r);
 }
 END_TEST
@@ -174,13 +154,9 @@ int main(void)
 {
 	Suite *s = suite_create("lang_integration");
 	TCase *tc = tcase_create("go");
-	SRunner *sr;
-	int failed;
 
-	if (h_setup()) {
-		fprintf(stderr, "test_lang_integration: setup failed (targets or ./cabbpf)\n");
+	if (h_integration_setup("lang-integration", NULL))
 		return 1;
-	}
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, go_default_unharmed, 0, 2);
 	tcase_add_loop_test(tc, go_main_functions_unharmed, 0, 2);
@@ -189,9 +165,5 @@ int main(void)
 	tcase_add_test(tc, c_program_keeps_returns);
 	tcase_add_test(tc, go_list_says_nothing);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return h_run_suite(s);
 }

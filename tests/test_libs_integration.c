@@ -57,7 +57,7 @@ static int copy_plugins(void)
 
 static void assert_plugin_counts(const struct h_run *r, long n)
 {
-	ck_assert_msg(r->status == 0 && r->json, "exit %d: %s", r->status, r->err);
+	h_assert_ok(r);
 	ck_assert_int_eq(h_num(r->json, "lost"), 0);
 	ck_assert_msg(h_calls(r->json, "libcabplug:plug_work") == n, "%s\n%s",
 		      json_object_to_json_string(h_get(r->json, "functions")), r->err);
@@ -68,31 +68,20 @@ static void assert_plugin_counts(const struct h_run *r, long n)
 	ck_assert_int_eq(h_returns(r->json, "orphan"), 0);
 }
 
-/* Starts dlopener-OX -w n (with LD_LIBRARY_PATH=ldlp unless NULL), its
- * stdout into out; returns its pid once it printed "ready". */
-static pid_t start_dlopener(int opt, const char *ldlp, const char *out, long n)
+/* Starts dlopener-OX -w n into *t (with LD_LIBRARY_PATH=ldlp unless
+ * NULL), once it printed "ready". */
+static void start_dlopener(struct h_proc *t, int opt, const char *ldlp, long n)
 {
+	static char env[PATH_MAX + 32];
 	char nb[32];
-	pid_t pid;
+	char *argv[] = {(char *)h_target("dlopener", opt), "-w", nb, NULL};
 
 	snprintf(nb, sizeof(nb), "%ld", n);
-	close(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int o = open(out, O_WRONLY | O_TRUNC);
-
-		if (o < 0 || dup2(o, 1) < 0)
-			_exit(126);
-		if (ldlp)
-			setenv("LD_LIBRARY_PATH", ldlp, 1);
-		else
-			unsetenv("LD_LIBRARY_PATH");
-		execl(h_target("dlopener", opt), "dlopener", "-w", nb, (char *)NULL);
-		_exit(127);
-	}
-	ck_assert_msg(h_wait_for(out, "ready", 5000), "dlopener did not start");
-	return pid;
+	if (ldlp)
+		snprintf(env, sizeof(env), "LD_LIBRARY_PATH=%s", ldlp);
+	else
+		snprintf(env, sizeof(env), "LD_LIBRARY_PATH");
+	h_spawn(t, argv, env, "ready");
 }
 
 /* `-- cmd` with LD_LIBRARY_PATH in the environment cabbpf passes on: the
@@ -101,8 +90,11 @@ static pid_t start_dlopener(int opt, const char *ldlp, const char *out, long n)
 START_TEST(launch_finds_plugin_in_ld_library_path)
 {
 	int opt = _i ? 2 : 0;
-	char *args[] = {"-f",		"libcabplug:plug_*", "-f",  "run_plugin", "-f", "load_plugin",
-			"--",		(char *)h_target("dlopener", opt),  "1000",	  NULL};
+	char *args[] = {"-f",	"libcabplug:plug_*",
+			"-f",	"run_plugin",
+			"-f",	"load_plugin",
+			"--",	(char *)h_target("dlopener", opt),
+			"1000", NULL};
 	struct h_run r;
 
 	ck_assert_int_eq(setenv("LD_LIBRARY_PATH", ldlp_dir(opt), 1), 0);
@@ -139,20 +131,16 @@ END_TEST
 START_TEST(pid_finds_plugin_before_dlopen)
 {
 	int opt = (_i & 1) ? 2 : 0, env = _i & 2;
-	char pidbuf[16], out[PATH_MAX];
-	char *args[] = {"-p", pidbuf, "-f", "libcabplug:plug_*", NULL};
+	char *opts[] = {"-f", "libcabplug:plug_*", NULL};
+	struct h_proc t;
 	struct h_run r;
-	pid_t pid;
 	int st;
 
-	snprintf(out, sizeof(out), "%s/dl-%d-%d.out", h_tmp, (int)getpid(), _i);
-	pid = start_dlopener(opt, env ? ldlp_dir(opt) : NULL, out, 700);
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "tracing", 10000), "cabbpf did not start");
-	kill(pid, SIGUSR1);
-	ck_assert(h_wait_for(out, "done", 10000));
-	waitpid(pid, &st, 0);
+	start_dlopener(&t, opt, env ? ldlp_dir(opt) : NULL, 700);
+	h_start_pid(&r, t.pid, opts, "tracing");
+	kill(t.pid, SIGUSR1);
+	ck_assert(h_wait_for(t.out_path, "done", 10000));
+	waitpid(t.pid, &st, 0);
 	h_finish(&r);
 	assert_plugin_counts(&r, 700);
 	h_free(&r);
@@ -165,10 +153,10 @@ START_TEST(not_found_says_where_it_looked)
 {
 	char *launch[] = {"-f", "libnosuchplug:*", "--", (char *)h_target("dlopener", 2), "10",
 			  NULL};
-	char pidbuf[16], out[PATH_MAX], rp[PATH_MAX], want[PATH_MAX * 3];
+	char pidbuf[16], rp[PATH_MAX], want[PATH_MAX * 3];
 	char *attach[] = {"-p", pidbuf, "-f", "libnosuchplug:*", NULL};
+	struct h_proc t;
 	struct h_run r;
-	pid_t pid;
 	int st;
 
 	h_run(&r, launch);
@@ -180,12 +168,11 @@ START_TEST(not_found_says_where_it_looked)
 	ck_assert_ptr_null(r.json);
 	h_free(&r);
 
-	snprintf(out, sizeof(out), "%s/nf-%d.out", h_tmp, (int)getpid());
-	pid = start_dlopener(2, ldlp_dir(0), out, 1);
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	start_dlopener(&t, 2, ldlp_dir(0), 1);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)t.pid);
 	h_run(&r, attach);
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
+	kill(t.pid, SIGKILL);
+	waitpid(t.pid, &st, 0);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "library 'libnosuchplug' not found"), "%s", r.err);
 	snprintf(want, sizeof(want), "LD_LIBRARY_PATH %s", ldlp_dir(0));
@@ -242,15 +229,13 @@ END_TEST
  * found through /proc/PID/root, and not for this process. */
 START_TEST(ld_so_conf_inside_the_target_root)
 {
-	char dir[512], buf[PATH_MAX], want[PATH_MAX], cmd[PATH_MAX * 3];
+	char dir[512], buf[PATH_MAX], want[PATH_MAX];
 	int ready[2], st;
 	pid_t pid;
 	char c;
 
 	snprintf(dir, sizeof(dir), "%s/confdir", h_tmp);
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s && cp %s/libcabplug.so %s/libcabconf.so", dir,
-		 ldlp_dir(2), dir);
-	ck_assert_int_eq(system(cmd), 0);
+	h_shell("mkdir -p %s && cp %s/libcabplug.so %s/libcabconf.so", dir, ldlp_dir(2), dir);
 	ck_assert_int_eq(pipe(ready), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -290,20 +275,10 @@ int main(void)
 {
 	Suite *s = suite_create("libs-integration");
 	TCase *tc = tcase_create("dlopen");
-	SRunner *sr;
-	int failed;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "libs-integration: needs root (BPF, uprobes)\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
-		return 1;
-	}
 	unsetenv("LD_LIBRARY_PATH");
-	if (h_setup() || copy_plugins()) {
-		fprintf(stderr, "libs-integration: could not build the targets or find ./cabbpf\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+	if (h_integration_setup("libs-integration", copy_plugins))
 		return 1;
-	}
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, launch_finds_plugin_in_ld_library_path, 0, 2);
 	tcase_add_loop_test(tc, launch_finds_plugin_through_runpath, 0, 2);
@@ -312,9 +287,5 @@ int main(void)
 	tcase_add_loop_test(tc, held_child_uses_the_given_executable, 0, 2);
 	tcase_add_test(tc, ld_so_conf_inside_the_target_root);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return h_run_suite(s);
 }

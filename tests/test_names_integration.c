@@ -32,44 +32,22 @@
  * _i / 2 (g++, clang++) at -O0 or -O2 (_i % 2). Static buffer. */
 static char *names_bin(int i)
 {
-	static char buf[4][PATH_MAX];
-
-	snprintf(buf[i & 3], PATH_MAX, "%s/names-%s-O%d", h_targets, i / 2 ? "clangxx" : "gxx",
-		 i % 2 ? 2 : 0);
-	return buf[i & 3];
+	return (char *)h_cxx_target("names", i);
 }
 
+/* A clean run: h_assert_clean, and every frame returned. */
 static void assert_clean_run(const struct h_run *r)
 {
-	ck_assert_msg(r->status == 0, "cabbpf exit %d, stderr:\n%s", r->status, r->err);
-	ck_assert_msg(r->json != NULL, "no JSON report; stderr:\n%s", r->err);
-	ck_assert_int_eq(h_num(r->json, "lost"), 0);
-	ck_assert_int_eq(h_num(r->json, "order_gaps"), 0);
+	h_assert_clean(r);
 	ck_assert_int_eq(h_returns(r->json, "missing"), 0);
 	ck_assert_int_eq(h_returns(r->json, "orphan"), 0);
-}
-
-/* functions[] element named name, or NULL. */
-static json_object *fn_of(json_object *root, const char *name)
-{
-	json_object *fs = h_get(root, "functions");
-	size_t i;
-
-	for (i = 0; fs && i < json_object_array_length(fs); i++) {
-		json_object *f = json_object_array_get_idx(fs, i);
-		const char *nm = json_object_get_string(h_get(f, "name"));
-
-		if (nm && !strcmp(nm, name))
-			return f;
-	}
-	return NULL;
 }
 
 /* Asserts functions[name] exists, was called want times, and has
  * linkage_name linkage (NULL: none, as for a C name). */
 static void assert_fn(json_object *root, const char *name, long long want, const char *linkage)
 {
-	json_object *f = fn_of(root, name);
+	json_object *f = h_fn(root, name);
 	const char *l;
 
 	ck_assert_msg(f, "no function \"%s\" in the report", name);
@@ -81,23 +59,6 @@ static void assert_fn(json_object *root, const char *name, long long want, const
 			      l ? l : "(none)", linkage);
 	else
 		ck_assert_msg(!l, "%s: linkage_name %s, want none", name, l);
-}
-
-/* Number of functions in the report whose name contains needle. */
-static int count_named(json_object *root, const char *needle)
-{
-	json_object *fs = h_get(root, "functions");
-	size_t i;
-	int k = 0;
-
-	for (i = 0; fs && i < json_object_array_length(fs); i++) {
-		const char *nm =
-			json_object_get_string(h_get(json_object_array_get_idx(fs, i), "name"));
-
-		if (nm && strstr(nm, needle))
-			k++;
-	}
-	return k;
 }
 
 /* -f 'ns::Foo::*': the two overloads of the method, exact, demangled in
@@ -114,7 +75,7 @@ START_TEST(select_by_demangled_glob)
 	assert_clean_run(&r);
 	/* clang++ -O0 keeps Foo's constructor (a default member initializer)
 	 * out of line: "ns::Foo::Foo()", the mangled C2 (base object) one */
-	if (fn_of(r.json, "ns::Foo::Foo()")) {
+	if (h_fn(r.json, "ns::Foo::Foo()")) {
 		assert_fn(r.json, "ns::Foo::Foo()", 1, "_ZN2ns3FooC2Ev");
 		ck_assert_int_eq(h_num(r.json, "functions_traced"), 3);
 	} else {
@@ -146,7 +107,7 @@ START_TEST(select_by_mangled_name)
 	assert_clean_run(&r);
 	ck_assert_int_eq(h_num(r.json, "functions_traced"), 1);
 	assert_fn(r.json, "ns::Foo::bar(int)", N, "_ZN2ns3Foo3barEi");
-	ck_assert_ptr_null(fn_of(r.json, "ns::Foo::bar(double)"));
+	ck_assert_ptr_null(h_fn(r.json, "ns::Foo::bar(double)"));
 	h_free(&r);
 }
 END_TEST
@@ -169,7 +130,7 @@ START_TEST(select_without_parameters)
 	assert_fn(r.json, "ns::over(char const*)", N, "_ZN2ns4overEPKc");
 	assert_fn(r.json, "long ns::twice<long>(long)", N, "_ZN2ns5twiceIlEET_S1_");
 	assert_fn(r.json, "main", 1, NULL);
-	ck_assert_ptr_null(fn_of(r.json, "int ns::twice<int>(int)"));
+	ck_assert_ptr_null(h_fn(r.json, "int ns::twice<int>(int)"));
 	ck_assert_int_eq(h_edge(r.json, "main", "ns::Foo::bar(int)"), N);
 	ck_assert_int_eq(h_edge(r.json, "main", "ns::over(char const*)"), N);
 	ck_assert_int_eq(h_edge(r.json, "main", "long ns::twice<long>(long)"), N);
@@ -194,7 +155,7 @@ START_TEST(select_std_vector)
 	if (_i % 2 == 0)
 		assert_fn(r.json, "std::vector<int, std::allocator<int> >::push_back(int&&)", N,
 			  "_ZNSt6vectorIiSaIiEE9push_backEOi");
-	ck_assert_int_eq(count_named(r.json, "std::vector<int"),
+	ck_assert_int_eq(h_count_named(r.json, "std::vector<int"),
 			 (int)h_num(r.json, "functions_traced") - 1);
 	if (h_num(r.json, "functions_traced") == 1)
 		ck_assert_ptr_nonnull(strstr(r.err, "-f 'std::vector*' matches no function"));
@@ -216,8 +177,8 @@ START_TEST(default_never_probes_fragments)
 	assert_clean_run(&r);
 	complained = h_own_calls(r.out, "complain");
 	ck_assert_int_eq(complained, N / 8);
-	ck_assert_int_eq(count_named(r.json, ".cold"), 0);
-	ck_assert_int_eq(count_named(r.json, "[clone .cold"), 0);
+	ck_assert_int_eq(h_count_named(r.json, ".cold"), 0);
+	ck_assert_int_eq(h_count_named(r.json, "[clone .cold"), 0);
 	assert_fn(r.json, "ns::work(long)", N, "_ZN2ns4workEl");
 	assert_fn(r.json, "ns::complain(long)", complained, "_ZN2ns8complainEl");
 	ck_assert_int_eq(h_edge(r.json, "ns::work(long)", "ns::complain(long)"), complained);
@@ -326,20 +287,9 @@ int main(void)
 {
 	Suite *s = suite_create("names_integration");
 	TCase *tc = tcase_create("names");
-	SRunner *sr;
-	int failed;
 
-	(void)h_target; /* C++ targets are named by compiler: names_bin */
-	if (geteuid() != 0) {
-		fprintf(stderr, "names: needs root (BPF, uprobes); run the tests with sudo\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+	if (h_integration_setup("names", NULL))
 		return 1;
-	}
-	if (h_setup()) {
-		fprintf(stderr, "names: could not build the targets or find ./cabbpf\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
-		return 1;
-	}
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, select_by_demangled_glob, 0, 4);
 	tcase_add_loop_test(tc, select_by_mangled_name, 0, 4);
@@ -351,9 +301,5 @@ int main(void)
 	tcase_add_test(tc, unmatched_in_executable_library_matches);
 	tcase_add_test(tc, no_pattern_matches);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return h_run_suite(s);
 }

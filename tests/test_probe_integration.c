@@ -7,7 +7,8 @@
  * tests/targets/ are built in four flavours (gcc, gcc -fcf-protection,
  * clang, clang -fcf-protection) at -O0 and -O2; with -fcf-protection every
  * function starts with endbr64 (single-stepped) and the plan moves nearly
- * every probe past it. Each run asserts the README's exact counts and edges;
+ * every probe past it. Each run asserts the exact counts and edges of
+ * tests/expected/targets.txt;
  * and each traced run is compared with --no-shift (every probe on the
  * first instruction): counts, edges and return matching must be identical.
  */
@@ -77,34 +78,6 @@ static long plan_moved(const char *bin)
 	return moved;
 }
 
-/* out = the options pre (NULL-terminated), "--", then target (NULL-
- * terminated); out has room for 16. */
-static void with_opts(char **out, char *const *pre, char *const *target)
-{
-	size_t n = 0, i;
-
-	for (i = 0; pre[i]; i++)
-		out[n++] = pre[i];
-	out[n++] = "--";
-	for (i = 0; target[i] && n < 15; i++)
-		out[n++] = target[i];
-	out[n] = NULL;
-}
-
-/* Every function of run b has as many calls in run a (what: the target). */
-static void same_counts(json_object *a, json_object *b, const char *what)
-{
-	json_object *fs = h_get(b, "functions");
-	size_t i, n = json_object_array_length(fs);
-
-	for (i = 0; i < n; i++) {
-		const char *nm = json_object_get_string(h_get(json_object_array_get_idx(fs, i), "name"));
-
-		ck_assert_msg(h_calls(a, nm) == h_calls(b, nm), "%s %s: %lld vs %lld", what, nm,
-			      h_calls(a, nm), h_calls(b, nm));
-	}
-}
-
 /* Runs cabbpf on argv (target and its arguments) with and without
  * --no-shift, asserts a clean run, and that both agree on every count. */
 static void run_both(struct h_run *r, char *const *target)
@@ -112,28 +85,15 @@ static void run_both(struct h_run *r, char *const *target)
 	char *none[] = {NULL}, *noshift[] = {"--no-shift", NULL};
 	char *a1[16], *a2[16];
 	struct h_run r0;
-	json_object *cg;
-	size_t i, n;
 
-	with_opts(a1, none, target);
-	with_opts(a2, noshift, target);
+	h_join_args(a1, 16, none, target);
+	h_join_args(a2, 16, noshift, target);
 	h_run(r, a1);
-	ck_assert_msg(r->status == 0 && r->json, "exit %d: %s", r->status, r->err);
-	ck_assert_int_eq(h_num(r->json, "lost"), 0);
-	ck_assert_int_eq(h_num(r->json, "order_gaps"), 0);
+	h_assert_clean(r);
 	h_run(&r0, a2);
-	ck_assert_msg(r0.status == 0 && r0.json, "exit %d: %s", r0.status, r0.err);
-	same_counts(r->json, r0.json, target[0]);
-	cg = h_get(r0.json, "callgraph");
-	n = json_object_array_length(cg);
-	ck_assert_int_eq(h_nedges(r->json), (long long)n);
-	for (i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(cg, i);
-		const char *a = json_object_get_string(h_get(e, "caller"));
-		const char *b = json_object_get_string(h_get(e, "callee"));
-
-		ck_assert_int_eq(h_edge(r->json, a, b), json_object_get_int64(h_get(e, "calls")));
-	}
+	h_assert_ok(&r0);
+	h_assert_same_counts(r->json, r0.json, target[0]);
+	h_assert_same_edges(r->json, r0.json);
 	ck_assert_int_eq(h_returns(r->json, "matched"), h_returns(r0.json, "matched"));
 	ck_assert_int_eq(h_returns(r->json, "missing"), h_returns(r0.json, "missing"));
 	ck_assert_int_eq(h_returns(r->json, "orphan"), 0);
@@ -157,40 +117,27 @@ START_TEST(exact_counts_every_flavour)
 		ck_assert_int_ge(moved, 5);
 
 	run_both(&r, rec);
-	ck_assert_int_eq(h_calls(r.json, "fib"), 21891);
-	ck_assert_int_eq(h_edge(r.json, "fib", "fib"), 21890);
-	ck_assert_int_eq(h_edge(r.json, "main", "fib"), 1);
-	ck_assert_int_eq(h_returns(r.json, "matched"), 21892);
+	H_CHECK(r.json, "recurse 20", "calls fib", "edge fib -> fib", "edge main -> fib");
+	ck_assert_int_eq(h_returns(r.json, "matched"), h_expected("recurse 20", "entries"));
 	h_free(&r);
 
 	run_both(&r, thr);
-	ck_assert_int_eq(h_calls(r.json, "work"), 10000);
-	ck_assert_int_eq(h_calls(r.json, "worker"), 4);
-	ck_assert_int_eq(h_edge(r.json, "worker", "work"), 10000);
+	H_CHECK(r.json, "threads 4 1000", "calls work", "calls worker", "edge worker -> work");
 	h_free(&r);
 
 	run_both(&r, jmp);
-	ck_assert_int_eq(h_calls(r.json, "outer"), 100);
-	ck_assert_int_eq(h_calls(r.json, "inner"), 100);
-	ck_assert_int_eq(h_edge(r.json, "middle", "inner"), 100);
-	ck_assert_int_eq(h_edge(r.json, "main", "normal"), 1);
-	ck_assert_int_eq(h_returns(r.json, "missing"), 200);
+	H_CHECK(r.json, "jump 100", "calls outer", "calls inner", "edge middle -> inner",
+		"edge main -> normal", "returns.missing");
 	h_free(&r);
 
 	run_both(&r, dem);
-	ck_assert_int_eq(h_calls(r.json, "next_random"), 30000);
-	ck_assert_int_eq(h_calls(r.json, "parse_token"), 30002);
-	ck_assert_int_eq(h_calls(r.json, "lookup"), 30384);
-	ck_assert_int_eq(h_calls(r.json, "insert"), 768);
-	ck_assert_int_eq(h_edge(r.json, "count_words", "lookup"), 30000);
-	ck_assert_int_eq(h_edge(r.json, "merge_tables", "lookup"), 384);
-	ck_assert_int_eq(h_num(r.json, "events"), 2 * 151160);
+	H_CHECK(r.json, "demo", "calls next_random", "calls parse_token", "calls lookup",
+		"calls insert", "edge count_words -> lookup", "edge merge_tables -> lookup");
+	ck_assert_int_eq(h_num(r.json, "events"), 2 * h_expected("demo", "entries"));
 	h_free(&r);
 
 	run_both(&r, dp);
-	ck_assert_int_eq(h_calls(r.json, "down"), 200);
-	ck_assert_int_eq(h_edge(r.json, "down", "down"), 199);
-	ck_assert_int_eq(h_edge(r.json, "main", "after"), 1);
+	H_CHECK(r.json, "deep 200", "calls down", "edge down -> down", "edge main -> after");
 	h_free(&r);
 }
 END_TEST
@@ -219,20 +166,20 @@ static long run_eo(struct h_run *r, char *const *target)
 	struct h_run r0;
 	long ncs;
 
-	with_opts(a1, eo, target);
-	with_opts(a2, eo0, target);
+	h_join_args(a1, 16, eo, target);
+	h_join_args(a2, 16, eo0, target);
 	h_run(r, a1);
-	ck_assert_msg(r->status == 0 && r->json, "exit %d: %s", r->status, r->err);
+	h_assert_ok(r);
 	ck_assert_int_eq(h_num(r->json, "lost"), 0);
 	ck_assert_int_eq(h_returns(r->json, "matched"), 0);
 	ck_assert_ptr_null(h_get(r->json, "callgraph"));
 	ncs = callsite_fns(r->err);
 	ck_assert_msg(ncs >= 0, "no plan line: %s", r->err);
 	h_run(&r0, a2);
-	ck_assert_msg(r0.status == 0 && r0.json, "exit %d: %s", r0.status, r0.err);
+	h_assert_ok(&r0);
 	ck_assert_int_eq(callsite_fns(r0.err), 0);
 	ck_assert_int_eq(h_num(r->json, "events"), h_num(r0.json, "events"));
-	same_counts(r->json, r0.json, target[0]);
+	h_assert_same_counts(r->json, r0.json, target[0]);
 	h_free(&r0);
 	return ncs;
 }
@@ -253,33 +200,27 @@ START_TEST(entry_only_exact_counts)
 	long ncs = 0;
 
 	ncs += run_eo(&r, rec);
-	ck_assert_int_eq(h_calls(r.json, "fib"), 21891);
-	ck_assert_int_eq(h_calls(r.json, "main"), 1);
-	ck_assert_int_eq(h_num(r.json, "events"), 21892); /* entries only */
+	H_CHECK(r.json, "recurse 20", "calls fib", "calls main");
+	/* entries only */
+	ck_assert_int_eq(h_num(r.json, "events"), h_expected("recurse 20", "entries"));
 	h_free(&r);
 
 	ncs += run_eo(&r, dp);
-	ck_assert_int_eq(h_calls(r.json, "down"), 200);
-	ck_assert_int_eq(h_calls(r.json, "leaf"), 1);
-	ck_assert_int_eq(h_calls(r.json, "after"), 1);
+	H_CHECK(r.json, "deep 200", "calls down", "calls leaf", "calls after");
 	h_free(&r);
 
 	ncs += run_eo(&r, jmp);
-	ck_assert_int_eq(h_calls(r.json, "outer"), 100);
-	ck_assert_int_eq(h_calls(r.json, "inner"), 100);
+	H_CHECK(r.json, "jump 100", "calls outer", "calls inner");
 	h_free(&r);
 
 	ncs += run_eo(&r, thr);
-	ck_assert_int_eq(h_calls(r.json, "work"), 10000);
-	ck_assert_int_eq(h_calls(r.json, "worker"), 4);
+	H_CHECK(r.json, "threads 4 1000", "calls work", "calls worker");
 	h_free(&r);
 
 	ncs += run_eo(&r, demo);
-	ck_assert_int_eq(h_calls(r.json, "next_random"), 30000);
-	ck_assert_int_eq(h_calls(r.json, "parse_token"), 30002);
-	ck_assert_int_eq(h_calls(r.json, "lookup"), 30384);
-	ck_assert_int_eq(h_calls(r.json, "insert"), 768);
-	ck_assert_int_eq(h_num(r.json, "events"), 151160);
+	H_CHECK(r.json, "demo", "calls next_random", "calls parse_token", "calls lookup",
+		"calls insert");
+	ck_assert_int_eq(h_num(r.json, "events"), h_expected("demo", "entries"));
 	/* gcc -O2 leaves next_random and pick_word single-stepped at the
 	 * entry and reached only by direct calls. */
 	if (flav == 0 && opt == 2)
@@ -304,22 +245,20 @@ START_TEST(per_site_link_fallback)
 
 	ck_assert_int_eq(setenv("CABBPF_TEST_NO_MULTI", "1", 1), 0);
 	h_run(&r, full);
-	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	h_assert_ok(&r);
 	ck_assert_msg(strstr(r.err, "one link per site"), "%s", r.err);
 	ck_assert_int_eq(h_num(r.json, "lost"), 0);
-	ck_assert_int_eq(h_num(r.json, "events"), 2 * 151160);
-	ck_assert_int_eq(h_calls(r.json, "lookup"), 30384);
-	ck_assert_int_eq(h_edge(r.json, "count_words", "lookup"), 30000);
-	ck_assert_int_eq(h_returns(r.json, "matched"), 151160);
+	ck_assert_int_eq(h_num(r.json, "events"), 2 * h_expected("demo", "entries"));
+	H_CHECK(r.json, "demo", "calls lookup", "edge count_words -> lookup");
+	ck_assert_int_eq(h_returns(r.json, "matched"), h_expected("demo", "entries"));
 	h_free(&r);
 	h_run(&r, eo);
 	unsetenv("CABBPF_TEST_NO_MULTI");
-	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	h_assert_ok(&r);
 	ck_assert_msg(strstr(r.err, "one link per site"), "%s", r.err);
 	ck_assert_int_ge(callsite_fns(r.err), 2);
-	ck_assert_int_eq(h_num(r.json, "events"), 151160);
-	ck_assert_int_eq(h_calls(r.json, "next_random"), 30000);
-	ck_assert_int_eq(h_calls(r.json, "pick_word"), 30000);
+	ck_assert_int_eq(h_num(r.json, "events"), h_expected("demo", "entries"));
+	H_CHECK(r.json, "demo", "calls next_random", "calls pick_word");
 	h_free(&r);
 }
 END_TEST
@@ -327,8 +266,13 @@ END_TEST
 /* --entry-only and the call graph exclude each other. */
 START_TEST(entry_only_refuses_callgraph)
 {
-	char *args[] = {"--entry-only", "-a", "callgraph", "--", (char *)ftarget(0, "recurse", 0),
-			"5", NULL};
+	char *args[] = {"--entry-only",
+			"-a",
+			"callgraph",
+			"--",
+			(char *)ftarget(0, "recurse", 0),
+			"5",
+			NULL};
 	struct h_run r;
 
 	h_start(&r, args, 1, 0);
@@ -345,29 +289,24 @@ static char asm_bin[PATH_MAX];
  * next to normal ones. */
 static void build_refused_target(void)
 {
-	char src[PATH_MAX], cmd[PATH_MAX * 3];
-	FILE *f;
+	char src[PATH_MAX];
 
 	snprintf(src, sizeof(src), "%s/refused.c", h_tmp);
 	snprintf(asm_bin, sizeof(asm_bin), "%s/refused", h_tmp);
-	f = fopen(src, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("#include <signal.h>\n#include <stdlib.h>\n"
-	      "int counter;\n"
-	      "void locked(int *p);\n"
-	      "__asm__(\".text\\n.globl locked\\n.type locked,@function\\nlocked:\\n"
-	      "lock incl (%rdi)\\nret\\n.size locked,.-locked\\n\");\n"
-	      "__attribute__((noinline)) void normal(int *p) { __asm__ volatile(\"\"); *p += 1; }\n"
-	      "int main(int argc, char **argv) {\n"
-	      "  int n = argc > 1 ? atoi(argv[1]) : 10;\n"
-	      "  if (argc > 2) raise(SIGSTOP); /* mapped, not yet running */\n"
-	      "  for (int i = 0; i < n; i++) { locked(&counter); normal(&counter);\n"
-	      "    __asm__ volatile(\"\"); }\n"
-	      "  return counter == 2 * n ? 0 : 1; }\n",
-	      f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "gcc -O2 -g -o '%s' '%s'", asm_bin, src);
-	ck_assert_int_eq(system(cmd), 0);
+	h_write(src, "#include <signal.h>\n#include <stdlib.h>\n"
+		     "int counter;\n"
+		     "void locked(int *p);\n"
+		     "__asm__(\".text\\n.globl locked\\n.type locked,@function\\nlocked:\\n"
+		     "lock incl (%rdi)\\nret\\n.size locked,.-locked\\n\");\n"
+		     "__attribute__((noinline)) void normal(int *p) { __asm__ volatile(\"\");"
+		     " *p += 1; }\n"
+		     "int main(int argc, char **argv) {\n"
+		     "  int n = argc > 1 ? atoi(argv[1]) : 10;\n"
+		     "  if (argc > 2) raise(SIGSTOP); /* mapped, not yet running */\n"
+		     "  for (int i = 0; i < n; i++) { locked(&counter); normal(&counter);\n"
+		     "    __asm__ volatile(\"\"); }\n"
+		     "  return counter == 2 * n ? 0 : 1; }\n");
+	h_shell("gcc -O2 -g -o '%s' '%s'", asm_bin, src);
 }
 
 /* The plan skips the refused site and the run goes on: exact counts for
@@ -385,7 +324,7 @@ START_TEST(refused_site_is_skipped_not_fatal)
 	ck_assert_msg(strstr(r.out, "skipped: 1 refused"), "%s", r.out);
 	h_free(&r);
 	h_run(&r, args);
-	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	h_assert_ok(&r);
 	ck_assert_msg(strstr(r.err, "1 refused"), "%s", r.err);
 	ck_assert_int_eq(h_calls(r.json, "normal"), 1000);
 	ck_assert_int_eq(h_calls(r.json, "main"), 1);
@@ -457,7 +396,7 @@ END_TEST
 /* Built for the kernel's cheapest path: a 5-byte nop at every entry. */
 START_TEST(nop5_entries_hit_the_optimized_path)
 {
-	char bin[PATH_MAX], cmd[PATH_MAX * 4];
+	char bin[PATH_MAX];
 	char *args[] = {"--", bin, "20", NULL};
 	char *plan[] = {"--plan", "--", bin, NULL};
 	struct h_run r;
@@ -465,25 +404,22 @@ START_TEST(nop5_entries_hit_the_optimized_path)
 	snprintf(bin, sizeof(bin), "%s/recurse-nop5%d", h_tmp, _i);
 	/* -pg only when compiling: linked with -pg the program would write
 	 * gmon.out; with -mnop-mcount no code refers to mcount anyway. */
-	snprintf(cmd, sizeof(cmd),
-		 "gcc -O2 -g -pg -mfentry -mnop-mcount -fno-pie %s -c -o '%s.o' "
-		 "tests/targets/recurse.c && gcc -no-pie -o '%s' '%s.o'",
-		 _i ? "-fcf-protection" : "-fcf-protection=none", bin, bin, bin);
-	ck_assert_int_eq(system(cmd), 0);
+	h_shell("gcc -O2 -g -pg -mfentry -mnop-mcount -fno-pie %s -c -o '%s.o' "
+		"tests/targets/recurse.c && gcc -no-pie -o '%s' '%s.o'",
+		_i ? "-fcf-protection" : "-fcf-protection=none", bin, bin, bin);
 	h_start(&r, plan, 1, 0);
 	h_finish(&r);
 	ck_assert_int_eq(r.status, 0);
 	/* fib and main: on the nop5 (past endbr64 with -fcf-protection). */
 	ck_assert_msg(strstr(r.out, "  nop5     "), "%s", r.out);
-	ck_assert_msg(strstr(r.out, _i ? "nop5                0        2" :
-					 "nop5                2        2"),
+	ck_assert_msg(strstr(r.out, _i ? "nop5                0        2"
+				       : "nop5                2        2"),
 		      "%s", r.out);
 	h_free(&r);
 	h_run(&r, args);
-	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
-	ck_assert_int_eq(h_calls(r.json, "fib"), 21891);
-	ck_assert_int_eq(h_edge(r.json, "fib", "fib"), 21890);
-	ck_assert_int_eq(h_returns(r.json, "matched"), 21892);
+	h_assert_ok(&r);
+	H_CHECK(r.json, "recurse 20", "calls fib", "edge fib -> fib");
+	ck_assert_int_eq(h_returns(r.json, "matched"), h_expected("recurse 20", "entries"));
 	h_free(&r);
 }
 END_TEST
@@ -495,53 +431,42 @@ static char lib_dir[300];
  * calls of lib_work and print "done". */
 static void build_lib_targets(void)
 {
-	char cmd[PATH_MAX * 4];
-	FILE *f;
+	char path[PATH_MAX];
 
 	snprintf(lib_dir, sizeof(lib_dir), "%s/lib", h_tmp);
 	mkdir(lib_dir, 0755);
-	snprintf(cmd, sizeof(cmd), "%s/cabtest.c", lib_dir);
-	f = fopen(cmd, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("volatile long sink;\n"
-	      "__attribute__((noinline)) long lib_inner(long x) { __asm__ volatile(\"\");"
-	      " return x * 3; }\n"
-	      "void lib_work(long x) { sink += lib_inner(x); __asm__ volatile(\"\"); }\n",
-	      f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "%s/user.c", lib_dir);
-	f = fopen(cmd, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("#include <dlfcn.h>\n#include <signal.h>\n#include <stdio.h>\n"
-	      "#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n"
-	      "void lib_work(long x);\n"
-	      "static volatile sig_atomic_t go;\n"
-	      "static void on(int s) { (void)s; go = 1; }\n"
-	      "int main(int argc, char **argv) {\n"
-	      "  long n = atol(argv[1]), i; void (*f)(long) = 0;\n"
-	      "  signal(SIGUSR1, on); printf(\"ready\\n\"); fflush(stdout);\n"
-	      "  if (argc > 2 && !strcmp(argv[2], \"wait\")) while (!go) usleep(1000);\n"
-	      "#ifdef DL\n"
-	      "  void *h = dlopen(DL, RTLD_NOW); if (!h) return 3;\n"
-	      "  f = (void (*)(long))dlsym(h, \"lib_work\");\n"
-	      "#else\n"
-	      "  f = lib_work;\n"
-	      "#endif\n"
-	      "  for (i = 0; i < n; i++) { f(i); __asm__ volatile(\"\"); }\n"
-	      "  printf(\"done\\n\"); fflush(stdout); return 0; }\n",
-	      f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && gcc -O2 -g -fPIC -shared -o libcabtest.so cabtest.c && "
-		 "gcc -O2 -g -o linked user.c -L. -lcabtest -Wl,-rpath,'%s' && "
-		 "gcc -O2 -g -DDL='\"%s/libcabtest.so\"' -o dl user.c -ldl",
-		 lib_dir, lib_dir, lib_dir);
-	ck_assert_int_eq(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/cabtest.c", lib_dir);
+	h_write(path, "volatile long sink;\n"
+		      "__attribute__((noinline)) long lib_inner(long x) { __asm__ volatile(\"\");"
+		      " return x * 3; }\n"
+		      "void lib_work(long x) { sink += lib_inner(x); __asm__ volatile(\"\"); }\n");
+	snprintf(path, sizeof(path), "%s/user.c", lib_dir);
+	h_write(path, "#include <dlfcn.h>\n#include <signal.h>\n#include <stdio.h>\n"
+		      "#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n"
+		      "void lib_work(long x);\n"
+		      "static volatile sig_atomic_t go;\n"
+		      "static void on(int s) { (void)s; go = 1; }\n"
+		      "int main(int argc, char **argv) {\n"
+		      "  long n = atol(argv[1]), i; void (*f)(long) = 0;\n"
+		      "  signal(SIGUSR1, on); printf(\"ready\\n\"); fflush(stdout);\n"
+		      "  if (argc > 2 && !strcmp(argv[2], \"wait\")) while (!go) usleep(1000);\n"
+		      "#ifdef DL\n"
+		      "  void *h = dlopen(DL, RTLD_NOW); if (!h) return 3;\n"
+		      "  f = (void (*)(long))dlsym(h, \"lib_work\");\n"
+		      "#else\n"
+		      "  f = lib_work;\n"
+		      "#endif\n"
+		      "  for (i = 0; i < n; i++) { f(i); __asm__ volatile(\"\"); }\n"
+		      "  printf(\"done\\n\"); fflush(stdout); return 0; }\n");
+	h_shell("cd '%s' && gcc -O2 -g -fPIC -shared -o libcabtest.so cabtest.c && "
+		"gcc -O2 -g -o linked user.c -L. -lcabtest -Wl,-rpath,'%s' && "
+		"gcc -O2 -g -DDL='\"%s/libcabtest.so\"' -o dl user.c -ldl",
+		lib_dir, lib_dir, lib_dir);
 }
 
 static void assert_lib_counts(const struct h_run *r, long n)
 {
-	ck_assert_msg(r->status == 0 && r->json, "exit %d: %s", r->status, r->err);
+	h_assert_ok(r);
 	ck_assert_int_eq(h_num(r->json, "lost"), 0);
 	ck_assert_msg(h_calls(r->json, "libcabtest.so:lib_work") == n, "%s",
 		      json_object_to_json_string(h_get(r->json, "functions")));
@@ -570,37 +495,26 @@ END_TEST
 /* A running process: the library by name, found in /proc/PID/maps. */
 START_TEST(shared_library_by_name_in_maps)
 {
-	char pidbuf[16], prog[PATH_MAX], out[PATH_MAX];
-	char *args[] = {"-p", pidbuf, "-f", "libcabtest:lib_*", NULL};
+	char prog[PATH_MAX];
+	char *opts[] = {"-f", "libcabtest:lib_*", NULL};
+	char *target[] = {prog, "500", "wait", NULL};
+	struct h_proc t;
 	struct h_run r;
-	pid_t pid;
 	int st;
 
 	build_lib_targets();
 	snprintf(prog, sizeof(prog), "%s/linked", lib_dir);
-	snprintf(out, sizeof(out), "%s/linked.out", lib_dir);
-	close(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-	pid = fork();
-	if (pid == 0) {
-		int o = open(out, O_WRONLY | O_TRUNC);
-
-		dup2(o, 1);
-		execl(prog, prog, "500", "wait", (char *)NULL);
-		_exit(127);
-	}
-	ck_assert(h_wait_for(out, "ready", 5000));
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "tracing", 10000), "cabbpf did not start");
-	kill(pid, SIGUSR1);
-	ck_assert(h_wait_for(out, "done", 5000));
+	h_spawn(&t, target, NULL, "ready");
+	h_start_pid(&r, t.pid, opts, "tracing");
+	kill(t.pid, SIGUSR1);
+	ck_assert(h_wait_for(t.out_path, "done", 5000));
 	h_finish(&r);
 	/* "libcabtest" resolves to libcabtest.so: reported under the name
 	 * given. */
-	ck_assert_msg(r.status == 0 && r.json, "exit %d: %s", r.status, r.err);
+	h_assert_ok(&r);
 	ck_assert_int_eq(h_calls(r.json, "libcabtest:lib_work"), 500);
 	ck_assert_int_eq(h_calls(r.json, "libcabtest:lib_inner"), 500);
-	waitpid(pid, &st, 0);
+	waitpid(t.pid, &st, 0);
 	h_free(&r);
 }
 END_TEST
@@ -640,20 +554,9 @@ int main(void)
 {
 	Suite *s = suite_create("probe-integration");
 	TCase *tc = tcase_create("placement"), *libs = tcase_create("libs");
-	SRunner *sr;
-	int failed;
 
-	(void)h_target; /* the flavours have their own directories */
-	if (geteuid() != 0) {
-		fprintf(stderr, "probe-integration: needs root (BPF, uprobes)\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+	if (h_integration_setup("probe-integration", build_flavours))
 		return 1;
-	}
-	if (h_setup() || build_flavours()) {
-		fprintf(stderr, "probe-integration: could not build the targets or find ./cabbpf\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
-		return 1;
-	}
 	tcase_set_timeout(tc, 240);
 	tcase_add_loop_test(tc, exact_counts_every_flavour, 0, 8);
 	tcase_add_loop_test(tc, entry_only_exact_counts, 0, 8);
@@ -668,9 +571,5 @@ int main(void)
 	tcase_add_test(libs, dlopen_picked_up_while_tracing);
 	suite_add_tcase(s, libs);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return h_run_suite(s);
 }

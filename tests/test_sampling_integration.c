@@ -28,39 +28,6 @@
 
 #define OPT(i) ((i) ? 2 : 0)
 
-/* The byte at file offset off of exe as mapped in process pid. Returns 0
- * or -1 (no such mapping). */
-static int mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out)
-{
-	char path[64], line[PATH_MAX + 128];
-	unsigned long start, end, moff;
-	int found = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char file[PATH_MAX] = "";
-		int fd;
-
-		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %s", &start, &end, &moff, file) < 3)
-			continue;
-		if (strcmp(file, exe) || off < moff || off >= moff + (end - start))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-		fd = open(path, O_RDONLY);
-		if (fd >= 0 && pread(fd, out, 1, (off_t)(start + off - moff)) == 1)
-			found = 0;
-		if (fd >= 0)
-			close(fd);
-		break;
-	}
-	fclose(f);
-	return found;
-}
-
 /* Occurrences of needle in the file at path. */
 static int count_in(const char *path, const char *needle)
 {
@@ -91,7 +58,7 @@ static bool wait_byte(pid_t pid, const char *exe, uint64_t off, unsigned char wa
 	unsigned char b = (unsigned char)~want;
 
 	for (; ms > 0; ms -= 5) {
-		if (!mapped_byte(pid, exe, off, &b) && b == want)
+		if (!h_mapped_byte(pid, exe, off, &b) && b == want)
 			return true;
 		usleep(5000);
 	}
@@ -101,7 +68,10 @@ static bool wait_byte(pid_t pid, const char *exe, uint64_t off, unsigned char wa
 START_TEST(start_disabled_toggles)
 {
 	const char *exe = h_target("longrun", OPT(_i));
-	char out_path[PATH_MAX], err_path[PATH_MAX], pidbuf[16], real[PATH_MAX];
+	char pidbuf[16], real[PATH_MAX];
+	char *target[] = {(char *)exe, NULL};
+	const char *out_path;
+	struct h_proc t;
 	char *args[] = {"-v", "--start-disabled", "--no-shift", "-p", pidbuf, "-f", "burst",
 			"-f", "tick", NULL};
 	struct symtab *st = NULL;
@@ -112,21 +82,9 @@ START_TEST(start_disabled_toggles)
 	pid_t pid;
 	int status, fd;
 
-	snprintf(out_path, sizeof(out_path), "%s/sl%d-%d.out", h_tmp, _i, (int)getpid());
-	snprintf(err_path, sizeof(err_path), "%s/sl%d-%d.err", h_tmp, _i, (int)getpid());
-	close(open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		execl(exe, exe, (char *)NULL);
-		_exit(127);
-	}
-	ck_assert(h_wait_for(out_path, "ready", 5000));
+	h_spawn(&t, target, NULL, "ready");
+	pid = t.pid;
+	out_path = t.out_path;
 	ck_assert_ptr_nonnull(realpath(exe, real));
 	ck_assert_int_eq(syms__load(real, &st), 0);
 	burst = syms__find(st, "burst");
@@ -140,13 +98,13 @@ START_TEST(start_disabled_toggles)
 	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
 	ck_assert_msg(h_wait_for(r.err_path, "tracing is off", 10000), "cabbpf did not start");
 	/* Off: not a breakpoint in the target. */
-	ck_assert_int_eq(mapped_byte(pid, real, burst->offset, &b), 0);
+	ck_assert_int_eq(h_mapped_byte(pid, real, burst->offset, &b), 0);
 	ck_assert_int_eq(b, file_byte);
 
 	/* Window 1: the probes go in; a burst is seen whole. */
 	kill(r.pid, SIGUSR1);
 	ck_assert_msg(wait_count(r.err_path, "window 1 on", 1, 10000), "no window 1");
-	ck_assert_int_eq(mapped_byte(pid, real, burst->offset, &b), 0);
+	ck_assert_int_eq(h_mapped_byte(pid, real, burst->offset, &b), 0);
 	ck_assert_int_eq(b, 0xcc);
 	kill(pid, SIGUSR1);
 	ck_assert(wait_count(out_path, "burst done", 1, 5000));

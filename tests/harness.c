@@ -1,0 +1,881 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The integration suites' harness: see tests/harness.h. Single-threaded
+ * test code; the assertions use libcheck and end the calling test.
+ */
+#include "tests/harness.h"
+
+char h_targets[256];
+char h_cabbpf[PATH_MAX];
+char h_tmp[256];
+
+#define EXPECTED_FILE "tests/expected/targets.txt"
+
+/* ------------------------------------------------------------- setup -- */
+
+int h_setup_bin(const char *bin)
+{
+	char cmd[PATH_MAX * 2];
+
+	/* The targets are the same for every build flavour ($OUT). */
+	snprintf(h_targets, sizeof(h_targets), ".output/targets");
+	if (!realpath(bin, h_cabbpf))
+		return -1;
+	snprintf(h_tmp, sizeof(h_tmp), "/tmp/cabbpf-test.XXXXXX");
+	if (!mkdtemp(h_tmp))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "tests/targets/build.sh %s >/dev/null", h_targets);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int h_setup(void)
+{
+	return h_setup_bin("cabbpf");
+}
+
+int h_integration_setup(const char *suite, int (*extra)(void))
+{
+	const char *why = NULL;
+
+	if (geteuid() != 0)
+		why = "needs root (BPF, uprobes, ptrace); run the tests with sudo";
+	else if (h_setup())
+		why = "could not build tests/targets or find ./cabbpf";
+	else if (extra && extra())
+		why = "could not prepare its targets";
+	if (!why)
+		return 0;
+	/* A failed check, not silence: tests/run.sh counts it. */
+	fprintf(stderr, "%s: %s\n", suite, why);
+	printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+	return -1;
+}
+
+int h_run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
+
+void h_write(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_msg(f, "cannot create %s: %s", path, strerror(errno));
+	ck_assert_int_ge(fputs(text, f), 0);
+	ck_assert_msg(fclose(f) == 0, "cannot write %s: %s", path, strerror(errno));
+}
+
+void h_shell(const char *fmt, ...)
+{
+	char cmd[PATH_MAX * 4];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	ck_assert_msg(n >= 0 && (size_t)n < sizeof(cmd), "command too long: %s", fmt);
+	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+}
+
+const char *h_target(const char *name, int opt)
+{
+	static char buf[4][PATH_MAX];
+	static int k;
+	char *b = buf[k++ & 3];
+
+	snprintf(b, PATH_MAX, "%s/%s-O%d", h_targets, name, opt);
+	return b;
+}
+
+const char *h_cxx_target(const char *name, int i)
+{
+	static char buf[4][64];
+	static int k;
+	char *b = buf[k++ & 3];
+
+	snprintf(b, 64, "%s-%s", name, i & 2 ? "clangxx" : "gxx");
+	return h_target(b, i & 1 ? 2 : 0);
+}
+
+/* ------------------------------------------------------ running cabbpf -- */
+
+char *h_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return strdup("");
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n)
+		buf[0] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* The calling-context tree ("cct") nests two JSON levels per call level,
+ * beyond json-c's default limit of 32: parse with room for 65536. */
+json_object *h_parse_json(const char *path)
+{
+	struct json_tokener *tok = json_tokener_new_ex(1 << 16);
+	char *text = h_slurp(path);
+	json_object *o = NULL;
+
+	if (tok && text && *text)
+		o = json_tokener_parse_ex(tok, text, (int)strlen(text));
+	if (tok)
+		json_tokener_free(tok);
+	free(text);
+	return o;
+}
+
+int h_nobody_copy(const char *path, char **out, char dir[64])
+{
+	static char copy[128];
+	char cmd[PATH_MAX + 512];
+
+	snprintf(dir, 64, "/tmp/cabbpf-nobody.XXXXXX");
+	if (!mkdtemp(dir) || chmod(dir, 0755))
+		return -1;
+	snprintf(copy, sizeof(copy), "%s/cabbpf", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod 0755 '%s'", path, copy, copy);
+	if (system(cmd) != 0)
+		return -1;
+	*out = copy;
+	return 0;
+}
+
+/* Fresh empty output files for a child: "<h_tmp>/<tag><pid>-<seq>.out"
+ * and ".err", unique per forked test process, created before the fork so
+ * that a waiter never sees an earlier run's output. */
+static void fresh_outputs(const char *tag, char *out, char *err)
+{
+	static int seq;
+
+	seq++;
+	snprintf(out, PATH_MAX, "%s/%s%d-%d.out", h_tmp, tag, (int)getpid(), seq);
+	snprintf(err, PATH_MAX, "%s/%s%d-%d.err", h_tmp, tag, (int)getpid(), seq);
+	close(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+	close(open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+}
+
+/* In a forked child: stdout and stderr into the files out and err.
+ * Returns 0 or -1. */
+static int redirect(const char *out, const char *err)
+{
+	int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+		return -1;
+	return 0;
+}
+
+int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody)
+{
+	char *argv[H_MAX_ARGS];
+	int n = 0, i;
+
+	memset(r, 0, sizeof(*r));
+	fresh_outputs("r", r->out_path, r->err_path);
+	snprintf(r->json_path, sizeof(r->json_path), "%.*s.json",
+		 (int)(strlen(r->out_path) - strlen(".out")), r->out_path);
+	unlink(r->json_path);
+	argv[n++] = h_cabbpf;
+	if (!no_json) {
+		argv[n++] = "--json";
+		argv[n++] = r->json_path;
+	}
+	for (i = 0; args[i] && n < H_MAX_ARGS - 1; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	/* An unprivileged user may not reach the binary at all (a clone in a
+	 * 0700 directory, as mktemp -d and most home directories are): run
+	 * a copy placed where it can, so the test is about cabbpf. */
+	if (setuid_nobody && h_nobody_copy(argv[0], &argv[0], r->copy_dir))
+		return -1;
+	r->pid = fork();
+	if (r->pid < 0)
+		return -1;
+	if (r->pid == 0) {
+		if (redirect(r->out_path, r->err_path))
+			_exit(126);
+		/* A new process group: a test's SIGINT reaches cabbpf only. */
+		setpgid(0, 0);
+		if (setuid_nobody && (setgid(65534) || setuid(65534)))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return 0;
+}
+
+void h_finish(struct h_run *r)
+{
+	int st = 0;
+
+	waitpid(r->pid, &st, 0);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (r->copy_dir[0]) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r->copy_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", r->copy_dir);
+	}
+	r->err = h_slurp(r->err_path);
+	r->out = h_slurp(r->out_path);
+	r->json = h_parse_json(r->json_path);
+}
+
+void h_interrupt(struct h_run *r)
+{
+	kill(r->pid, SIGINT);
+	h_finish(r);
+}
+
+void h_run(struct h_run *r, char *const *args)
+{
+	if (h_start(r, args, 0, 0) == 0)
+		h_finish(r);
+}
+
+void h_free(struct h_run *r)
+{
+	free(r->err);
+	free(r->out);
+	if (r->json)
+		json_object_put(r->json);
+	memset(r, 0, sizeof(*r));
+}
+
+int h_wait_for(const char *path, const char *needle, int ms)
+{
+	struct timespec ts = {0, 10 * 1000000};
+	int i;
+
+	for (i = 0; i < ms / 10; i++) {
+		char *s = h_slurp(path);
+		int found = s && strstr(s, needle);
+
+		free(s);
+		if (found)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+void h_start_until(struct h_run *r, char *const *args, const char *needle)
+{
+	char *err;
+	int up;
+
+	ck_assert_int_eq(h_start(r, args, 0, 0), 0);
+	up = h_wait_for(r->err_path, needle, 10000);
+	err = up ? NULL : h_slurp(r->err_path);
+	ck_assert_msg(up, "cabbpf did not start (no '%s'); stderr:\n%s", needle, err);
+}
+
+void h_start_pid(struct h_run *r, pid_t pid, char *const *opts, const char *needle)
+{
+	char pidbuf[16], *args[H_MAX_ARGS];
+	int n = 0, i;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	for (i = 0; opts[i] && n < H_MAX_ARGS - 3; i++)
+		args[n++] = opts[i];
+	args[n++] = "-p";
+	args[n++] = pidbuf; /* copied by h_start's fork before we return */
+	args[n] = NULL;
+	h_start_until(r, args, needle);
+}
+
+void h_expect_failure(char *const *args, int setuid_nobody, const char *needle)
+{
+	struct h_run r;
+
+	ck_assert_int_eq(h_start(&r, args, 1, setuid_nobody), 0);
+	h_finish(&r);
+	ck_assert_msg(r.status != 0, "exit 0 for bad input; stderr:\n%s", r.err);
+	ck_assert_msg(strstr(r.err, needle), "stderr lacks '%s':\n%s", needle, r.err);
+	ck_assert_msg(!strstr(r.err, "Segmentation"), "crash:\n%s", r.err);
+	h_free(&r);
+}
+
+size_t h_join_args(char **out, size_t max, char *const *pre, char *const *target)
+{
+	size_t n = 0, i;
+
+	for (i = 0; pre[i] && n < max - 2; i++)
+		out[n++] = pre[i];
+	out[n++] = "--";
+	for (i = 0; target[i] && n < max - 1; i++)
+		out[n++] = target[i];
+	out[n] = NULL;
+	return n;
+}
+
+/* ------------------------------------------------------- the JSON report -- */
+
+json_object *h_get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return NULL;
+	return v;
+}
+
+long long h_num(json_object *root, const char *key)
+{
+	json_object *v = h_get(root, key);
+
+	return v ? (long long)json_object_get_int64(v) : -1;
+}
+
+json_object *h_find(json_object *arr, const char *k1, const char *v1, const char *k2,
+		    const char *v2)
+{
+	size_t i, n;
+
+	if (!arr)
+		return NULL;
+	n = json_object_array_length(arr);
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+		const char *a = json_object_get_string(h_get(e, k1));
+		const char *b = k2 ? json_object_get_string(h_get(e, k2)) : NULL;
+
+		if (a && !strcmp(a, v1) && (!k2 || (b && !strcmp(b, v2))))
+			return e;
+	}
+	return NULL;
+}
+
+json_object *h_fn(json_object *root, const char *name)
+{
+	return h_find(h_get(root, "functions"), "name", name, NULL, NULL);
+}
+
+long long h_fn_field(json_object *root, const char *name, const char *key)
+{
+	json_object *f;
+
+	if (!h_get(root, "functions"))
+		return -1;
+	f = h_fn(root, name);
+	return f ? json_object_get_int64(h_get(f, key)) : 0;
+}
+
+long long h_calls(json_object *root, const char *name)
+{
+	return h_fn_field(root, name, "calls");
+}
+
+/* The first functions[] element whose name contains part, or NULL. */
+static json_object *fn_like(json_object *root, const char *part)
+{
+	json_object *fs = h_get(root, "functions");
+	size_t i;
+
+	for (i = 0; fs && i < json_object_array_length(fs); i++) {
+		json_object *f = json_object_array_get_idx(fs, i);
+		const char *nm = json_object_get_string(h_get(f, "name"));
+
+		if (nm && strstr(nm, part))
+			return f;
+	}
+	return NULL;
+}
+
+long long h_calls_like(json_object *root, const char *part)
+{
+	json_object *f;
+
+	if (!h_get(root, "functions"))
+		return -1;
+	f = fn_like(root, part);
+	return f ? json_object_get_int64(h_get(f, "calls")) : 0;
+}
+
+int h_count_named(json_object *root, const char *needle)
+{
+	json_object *fs = h_get(root, "functions");
+	size_t i;
+	int k = 0;
+
+	for (i = 0; fs && i < json_object_array_length(fs); i++) {
+		const char *nm =
+			json_object_get_string(h_get(json_object_array_get_idx(fs, i), "name"));
+
+		if (nm && strstr(nm, needle))
+			k++;
+	}
+	return k;
+}
+
+long long h_thread_calls(json_object *root, const char *name, long tid)
+{
+	json_object *th = h_get(root, "threads"), *t, *fs, *v;
+	char key[32];
+
+	if (!th)
+		return -1;
+	snprintf(key, sizeof(key), "%ld", tid);
+	t = h_get(th, key);
+	fs = h_get(t, "functions");
+	v = h_get(fs, name);
+	return v ? json_object_get_int64(v) : 0;
+}
+
+long long h_edge(json_object *root, const char *caller, const char *callee)
+{
+	json_object *cg = h_get(root, "callgraph"), *e;
+
+	if (!cg)
+		return -1;
+	e = h_find(cg, "caller", caller, "callee", callee);
+	return e ? json_object_get_int64(h_get(e, "calls")) : 0;
+}
+
+long long h_nedges(json_object *root)
+{
+	json_object *cg = h_get(root, "callgraph");
+
+	return cg ? (long long)json_object_array_length(cg) : -1;
+}
+
+long long h_returns(json_object *root, const char *key)
+{
+	return h_num(h_get(root, "returns"), key);
+}
+
+long long h_guard(json_object *root, const char *key)
+{
+	return h_num(h_get(root, "guard"), key);
+}
+
+long long h_lost_by_kind(json_object *root, const char *kind)
+{
+	return h_num(h_get(h_get(root, "lost_by_kind"), kind), "lost");
+}
+
+long long h_io_fn(json_object *root, const char *name, const char *key)
+{
+	json_object *f = h_find(h_get(h_get(root, "io"), "functions"), "name", name, NULL, NULL);
+
+	return f ? h_num(f, key) : 0;
+}
+
+long long h_syscall_row(json_object *syscalls, const char *sc, const char *kind, const char *key)
+{
+	json_object *r = h_find(syscalls, "syscall", sc, "fd_kind", kind);
+
+	return r ? h_num(r, key) : 0;
+}
+
+const char *h_exit(json_object *root)
+{
+	return json_object_get_string(h_get(h_get(root, "target"), "exit"));
+}
+
+const char *h_describe(int st, char *buf, size_t len)
+{
+	if (WIFEXITED(st))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st),
+			 strsignal(WTERMSIG(st)));
+	else
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* --------------------------------------------------------- assertions -- */
+
+void h_assert_ok(const struct h_run *r)
+{
+	ck_assert_msg(r->status == 0, "cabbpf exit %d, stderr:\n%s", r->status, r->err);
+	ck_assert_msg(r->json != NULL, "no JSON report; stderr:\n%s", r->err);
+}
+
+void h_assert_no_loss(json_object *json)
+{
+	ck_assert_int_eq(h_num(json, "lost"), 0);
+	ck_assert_int_eq(h_num(json, "order_gaps"), 0);
+}
+
+void h_assert_clean(const struct h_run *r)
+{
+	h_assert_ok(r);
+	h_assert_no_loss(r->json);
+}
+
+void h_assert_same_counts(json_object *a, json_object *b, const char *what)
+{
+	json_object *fs = h_get(b, "functions");
+	size_t i, n = json_object_array_length(fs);
+
+	for (i = 0; i < n; i++) {
+		const char *nm =
+			json_object_get_string(h_get(json_object_array_get_idx(fs, i), "name"));
+
+		ck_assert_msg(h_calls(a, nm) == h_calls(b, nm), "%s %s: %lld vs %lld", what, nm,
+			      h_calls(a, nm), h_calls(b, nm));
+	}
+}
+
+void h_assert_same_edges(json_object *a, json_object *b)
+{
+	json_object *cg = h_get(b, "callgraph");
+	size_t i, n = json_object_array_length(cg);
+
+	ck_assert_int_eq(h_nedges(a), (long long)n);
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(cg, i);
+		const char *x = json_object_get_string(h_get(e, "caller"));
+		const char *y = json_object_get_string(h_get(e, "callee"));
+
+		ck_assert_int_eq(h_edge(a, x, y), json_object_get_int64(h_get(e, "calls")));
+	}
+}
+
+/* -------------------------------------------------- expected results -- */
+
+/* s without blanks at both ends, in place. */
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'))
+		*--e = 0;
+	return s;
+}
+
+/* Runs compare with their blanks folded: "recurse  20" is "recurse 20". */
+static int same_words(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a == ' ' && a[1] == ' ')
+			a++;
+		while (*b == ' ' && b[1] == ' ')
+			b++;
+		if (*a != *b)
+			return 0;
+		if (!*a)
+			return 1;
+		a++;
+		b++;
+	}
+}
+
+long long h_expected(const char *run, const char *fact)
+{
+	FILE *f = fopen(EXPECTED_FILE, "r");
+	char line[512];
+	long long v = 0;
+	int found = 0;
+
+	ck_assert_msg(f, "cannot read %s: %s", EXPECTED_FILE, strerror(errno));
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *r = trim(line), *fa, *val, *end;
+
+		if (!*r || *r == '#')
+			continue;
+		fa = strchr(r, '|');
+		val = fa ? strchr(fa + 1, '|') : NULL;
+		ck_assert_msg(val, "%s: not RUN | FACT | VALUE: %s", EXPECTED_FILE, r);
+		*fa++ = 0;
+		*val++ = 0;
+		if (!same_words(trim(r), run) || !same_words(trim(fa), fact))
+			continue;
+		v = strtoll(trim(val), &end, 10);
+		ck_assert_msg(!*end, "%s: %s | %s: not a number", EXPECTED_FILE, run, fact);
+		found = 1;
+	}
+	fclose(f);
+	ck_assert_msg(found, "%s has no '%s | %s'", EXPECTED_FILE, run, fact);
+	return v;
+}
+
+/* The report's value of a JSON fact (tests/expected/targets.txt). */
+static long long fact_value(json_object *json, const char *fact)
+{
+	char buf[512], *a, *b;
+
+	snprintf(buf, sizeof(buf), "%s", fact);
+	if (!strncmp(buf, "calls ", 6))
+		return h_calls(json, trim(buf + 6));
+	if (!strncmp(buf, "edge ", 5) && (b = strstr(buf, " -> "))) {
+		*b = 0;
+		return h_edge(json, trim(buf + 5), trim(b + 4));
+	}
+	if (!strcmp(buf, "edges"))
+		return h_nedges(json);
+	if (!strncmp(buf, "returns.", 8))
+		return h_returns(json, buf + 8);
+	if (!strncmp(buf, "io ", 3) && (a = strrchr(buf, ' ')) > buf + 3) {
+		*a = 0;
+		return h_io_fn(json, trim(buf + 3), a + 1);
+	}
+	ck_abort_msg("'%s' is not a fact of the JSON report", fact);
+	return -1;
+}
+
+void h_check(json_object *json, const char *run, const char *fact)
+{
+	long long want = h_expected(run, fact), got = fact_value(json, fact);
+
+	ck_assert_msg(got == want, "%s: %s is %lld, want %lld", run, fact, got, want);
+}
+
+void h_check_all(json_object *json, const char *run, const char *const *facts)
+{
+	size_t i;
+
+	for (i = 0; facts[i]; i++)
+		h_check(json, run, facts[i]);
+}
+
+/* --------------------------------------------- a target's own processes -- */
+
+void h_plain_run(struct h_plain *p, char *const *argv)
+{
+	char out[PATH_MAX], err[PATH_MAX];
+	pid_t pid;
+
+	memset(p, 0, sizeof(*p));
+	fresh_outputs("p", out, err);
+	pid = fork();
+	if (pid == 0) {
+		if (redirect(out, err))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	waitpid(pid, &p->status, 0);
+	p->out = h_slurp(out);
+	p->err = h_slurp(err);
+}
+
+void h_plain_free(struct h_plain *p)
+{
+	free(p->out);
+	free(p->err);
+	memset(p, 0, sizeof(*p));
+}
+
+char *h_drop_lines(const char *s, const char *prefix)
+{
+	char *r = calloc(1, strlen(s) + 1), *w = r;
+	size_t np = strlen(prefix);
+
+	while (r && *s) {
+		const char *nl = strchr(s, '\n');
+		size_t len = nl ? (size_t)(nl - s) + 1 : strlen(s);
+
+		if (strncmp(s, prefix, np)) {
+			memcpy(w, s, len);
+			w += len;
+		}
+		s += len;
+	}
+	return r;
+}
+
+void h_traced_same(struct h_plain *p, struct h_run *r, char *const *opts, char *const *target)
+{
+	char *pre[H_MAX_ARGS], *args[H_MAX_ARGS], *terr, ex[96];
+	int n = 0, i;
+
+	h_plain_run(p, target);
+	pre[n++] = "-q"; /* stdout: the target's only */
+	for (i = 0; opts[i] && n < H_MAX_ARGS - 1; i++)
+		pre[n++] = opts[i];
+	pre[n] = NULL;
+	h_join_args(args, H_MAX_ARGS, pre, target);
+	h_run(r, args);
+	h_assert_ok(r);
+	ck_assert_str_eq(r->out, p->out);
+	terr = h_drop_lines(r->err, "cabbpf: ");
+	ck_assert_str_eq(terr, p->err);
+	free(terr);
+	ck_assert_ptr_nonnull(h_exit(r->json));
+	ck_assert_str_eq(h_exit(r->json), h_describe(p->status, ex, sizeof(ex)));
+}
+
+long long h_own_calls(const char *out, const char *name)
+{
+	const char *line = NULL, *p = out, *q;
+	char key[256];
+
+	while ((q = strstr(p, "calls:")) != NULL) {
+		if (q == out || q[-1] == '\n')
+			line = q;
+		p = q + 1;
+	}
+	if (!line)
+		return -1;
+	snprintf(key, sizeof(key), " %s=", name);
+	q = strstr(line, key);
+	if (!q || (strchr(line, '\n') && q > strchr(line, '\n')))
+		return -1;
+	return atoll(q + strlen(key));
+}
+
+void h_assert_own_counts(const char *out, json_object *json, const char *const *names)
+{
+	size_t i;
+
+	for (i = 0; names[i]; i++) {
+		long long own = h_own_calls(out, names[i]);
+
+		ck_assert_msg(own >= 0, "%s not in the target's calls line:\n%s", names[i], out);
+		ck_assert_msg(h_calls(json, names[i]) == own,
+			      "%s: cabbpf counted %lld, the program %lld", names[i],
+			      h_calls(json, names[i]), own);
+	}
+}
+
+int h_thread_lines(const char *s, long *tid, long *calls, int max)
+{
+	const char *p;
+	int n = 0;
+
+	for (p = strstr(s, "tid="); p; p = strstr(p + 1, "tid=")) {
+		long t, c;
+
+		ck_assert_int_eq(sscanf(p, "tid=%ld calls=%ld", &t, &c), 2);
+		if (n < max) {
+			tid[n] = t;
+			calls[n] = c;
+		}
+		n++;
+	}
+	return n;
+}
+
+void h_spawn(struct h_proc *p, char *const *argv, const char *env, const char *ready)
+{
+	memset(p, 0, sizeof(*p));
+	fresh_outputs("t", p->out_path, p->err_path);
+	p->pid = fork();
+	ck_assert_int_ge(p->pid, 0);
+	if (p->pid == 0) {
+		if (redirect(p->out_path, p->err_path))
+			_exit(126);
+		if (env && strchr(env, '='))
+			putenv((char *)env);
+		else if (env)
+			unsetenv(env);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (ready)
+		ck_assert_msg(h_wait_for(p->out_path, ready, 10000), "%s did not start (no '%s')",
+			      argv[0], ready);
+}
+
+void h_reap_ok(pid_t pid)
+{
+	int st;
+
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "pid %d: wait status %d", (int)pid,
+		      st);
+}
+
+pid_t h_child_of(pid_t ppid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	while (d && !found && (de = readdir(d))) {
+		char path[300], st[512], *p;
+		pid_t pid = (pid_t)atoi(de->d_name);
+		FILE *f;
+		size_t n;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r"); /* size 0 in /proc: no h_slurp */
+		if (!f)
+			continue;
+		n = fread(st, 1, sizeof(st) - 1, f);
+		fclose(f);
+		st[n] = 0;
+		/* "pid (comm) state ppid ...": comm may hold spaces and ')'. */
+		p = strrchr(st, ')');
+		if (p && strlen(p) > 4 && atoi(p + 4) == (int)ppid)
+			found = pid;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+int h_is_zombie(pid_t pid)
+{
+	char path[64], st[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	n = fread(st, 1, sizeof(st) - 1, f);
+	fclose(f);
+	st[n] = 0;
+	p = strrchr(st, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* Byte at file offset off of the target's text, as mapped in pid. */
+int h_mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out)
+{
+	char path[64], line[PATH_MAX + 128];
+	unsigned long start, end, moff;
+	int found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char file[PATH_MAX] = "";
+
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %s", &start, &end, &moff, file) < 3)
+			continue;
+		if (strcmp(file, exe) || off < moff || off >= moff + (end - start))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+		int fd = open(path, O_RDONLY);
+
+		if (fd >= 0 && pread(fd, out, 1, (off_t)(start + off - moff)) == 1)
+			found = 0;
+		if (fd >= 0)
+			close(fd);
+		break;
+	}
+	fclose(f);
+	return found;
+}
