@@ -16,14 +16,6 @@
 
 #define OPT(i) ((i) ? 2 : 0)
 
-static void assert_clean_run(const struct h_run *r)
-{
-	ck_assert_msg(r->status == 0, "cabbpf exit %d, stderr:\n%s", r->status, r->err);
-	ck_assert_msg(r->json != NULL, "no JSON report; stderr:\n%s", r->err);
-	ck_assert_int_eq(h_num(r->json, "lost"), 0);
-	ck_assert_int_eq(h_num(r->json, "order_gaps"), 0);
-}
-
 /* The child of node named name, or NULL. */
 static json_object *child(json_object *n, const char *name)
 {
@@ -135,7 +127,7 @@ START_TEST(contexts_and_sleep)
 	int i = 0;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
+	h_assert_clean(&r);
 	tree = h_get(r.json, "cct");
 	ck_assert_ptr_nonnull(tree);
 	ck_assert_str_eq(json_object_get_string(h_get(tree, "name")), "<root>");
@@ -197,7 +189,7 @@ START_TEST(exclude_function)
 	struct h_run r;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
+	h_assert_clean(&r);
 	tree = h_get(r.json, "cct");
 	ck_assert_int_eq(h_num(r.json, "functions_traced"), 5);
 	ck_assert_int_eq(calls_at(tree, "main;a;d"), 100);
@@ -219,7 +211,7 @@ START_TEST(four_threads)
 	int seen = 0;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
+	h_assert_clean(&r);
 	tree = h_get(r.json, "cct");
 	ck_assert_int_eq(nkids(tree), 2);
 	ck_assert_int_eq(calls_at(tree, "main"), 1);
@@ -268,7 +260,7 @@ START_TEST(deep_recursion)
 	size_t len;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
+	h_assert_clean(&r);
 	tree = h_get(r.json, "cct");
 	len = (size_t)snprintf(path, sizeof(path), "main");
 	for (i = 0; i < 200; i++) {
@@ -286,7 +278,7 @@ START_TEST(deep_recursion)
 	h_free(&r);
 
 	h_run(&r, args2);
-	assert_clean_run(&r);
+	h_assert_clean(&r);
 	tree = h_get(r.json, "cct");
 	ck_assert_int_eq(calls_at(tree, "main;down"), 200);
 	ck_assert_int_eq(calls_at(tree, "main;down;leaf"), 1);
@@ -306,7 +298,7 @@ START_TEST(longjmp_tree)
 	struct h_run r;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
+	h_assert_clean(&r);
 	tree = h_get(r.json, "cct");
 	ck_assert_int_eq(calls_at(tree, "main;outer"), 50);
 	ck_assert_int_eq(calls_at(tree, "main;outer;middle"), 50);
@@ -332,7 +324,7 @@ START_TEST(migration_tree)
 	const char *m;
 
 	h_run(&r, args);
-	assert_clean_run(&r);
+	h_assert_clean(&r);
 	m = strstr(r.err, "migrations=");
 	ck_assert_ptr_nonnull(m);
 	ck_assert_int_gt(atoi(m + 11), 1000);
@@ -359,7 +351,7 @@ START_TEST(exception_tree)
 
 	snprintf(bin, sizeof(bin), "%s/exc-gxx-O%d", h_targets, OPT(_i));
 	h_run(&r, args);
-	assert_clean_run(&r);
+	h_assert_clean(&r);
 	ck_assert_ptr_nonnull(strstr(r.out, "mode=mixed n=9 caught=3"));
 	tree = h_get(r.json, "cct");
 	ck_assert_int_eq(nkids(tree), 1);
@@ -543,24 +535,7 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (geteuid() != 0) {
-		fprintf(stderr,
-			"cct_integration: needs root (BPF, uprobes); run the tests with sudo\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+	if (h_integration_setup("cct_integration", NULL))
 		return 1;
-	}
-	if (h_setup()) {
-		fprintf(stderr,
-			"cct_integration: could not build tests/targets or find ./cabbpf\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
-		return 1;
-	}
-	sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return h_run_suite(suite());
 }

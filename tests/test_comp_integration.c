@@ -64,8 +64,7 @@ START_TEST(compensated_close_to_untraced)
 		h_plain_free(&p);
 	}
 	h_run(&r, args);
-	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
-	ck_assert_ptr_nonnull(r.json);
+	h_assert_ok(&r);
 	s = strstr(r.err, "(emulated)");
 	ck_assert_msg(s, "no measured probe cost on stderr:\n%s", r.err);
 	s = strstr(r.err, "measured: ");
@@ -98,25 +97,11 @@ int main(void)
 {
 	Suite *s = suite_create("comp_integration");
 	TCase *tc = tcase_create("comp");
-	SRunner *sr;
-	int failed;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "comp: needs root (BPF, uprobes); run the tests with sudo\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+	if (h_integration_setup("comp", NULL))
 		return 1;
-	}
-	if (h_setup()) {
-		fprintf(stderr, "comp: could not build the targets or find ./cabbpf\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
-		return 1;
-	}
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, compensated_close_to_untraced);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return h_run_suite(s);
 }

@@ -128,10 +128,7 @@ START_TEST(start_disabled_toggles)
 	kill(r.pid, SIGINT);
 	h_finish(&r);
 
-	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
-	ck_assert_ptr_nonnull(r.json);
-	ck_assert_int_eq(h_num(r.json, "lost"), 0);
-	ck_assert_int_eq(h_num(r.json, "order_gaps"), 0);
+	h_assert_clean(&r);
 	ck_assert_msg(h_calls(r.json, "burst") == 2000, "burst %lld; report:\n%s\n%s",
 		      h_calls(r.json, "burst"), r.out, r.err);
 	/* main was entered before the attach: burst's caller is <root> (no
@@ -206,13 +203,11 @@ START_TEST(duty_cycle_estimate)
 	struct h_run r;
 
 	h_run(&r, args);
-	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
-	ck_assert_ptr_nonnull(r.json);
+	h_assert_clean(&r);
 	t = strstr(r.err, "ticks=");
 	ck_assert_msg(t, "the target did not report its ticks:\n%s", r.err);
 	ticks = atoll(t + 6);
 	ck_assert_int_gt(ticks, 500);
-	ck_assert_int_eq(h_num(r.json, "lost"), 0);
 	/* What the windows saw is exact. */
 	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
 	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
@@ -253,26 +248,12 @@ int main(void)
 {
 	Suite *s = suite_create("sampling_integration");
 	TCase *tc = tcase_create("sampling");
-	SRunner *sr;
-	int failed;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "sampling: needs root (BPF, uprobes); run the tests with sudo\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
+	if (h_integration_setup("sampling", NULL))
 		return 1;
-	}
-	if (h_setup()) {
-		fprintf(stderr, "sampling: could not build the targets or find ./cabbpf\n");
-		printf("0%%: Checks: 1, Failures: 1, Errors: 0\n");
-		return 1;
-	}
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, start_disabled_toggles, 0, 2);
 	tcase_add_loop_test(tc, duty_cycle_estimate, 0, 2);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return h_run_suite(s);
 }
