@@ -25,10 +25,17 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check json-c libpng 2>/dev/null)
 
 WARN      := -Wall -Wextra -Werror
-CFLAGS    := $(OPT) -g -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -Iinclude -I$(OUT) \
+CFLAGS    := $(OPT) -g -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -Iinclude -I$(OUT) -I$(OUT)/proto \
              $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS   := $(SANFLAGS) $(EXTRA_LDFLAGS)
-LDLIBS    := $(PKG_LIBS) $(CAPSTONE_LIBS) -liberty -lpthread -lm
+LDLIBS    := $(PKG_LIBS) $(CAPSTONE_LIBS) -lprotobuf-c -liberty -lpthread -lm
+
+# pprof's schema, from Debian's golang-github-google-pprof-dev, compiled with
+# protoc-c (protobuf-c-compiler) at build time: --pprof (user/cli/pprof.c).
+PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+PROTO_C   := $(OUT)/proto/profile.pb-c.c
+PROTO_H   := $(OUT)/proto/profile.pb-c.h
+PROTO_OBJ := $(OUT)/obj/proto/profile.pb-c.o
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
               -Ivmlinux -Iinclude
@@ -51,7 +58,7 @@ CAB_SRCS  := $(wildcard cab/*.c)
 LIB_DIRS  := common cab pipeline analyzers user
 LIB_SRCS  := $(filter-out user/main.c,$(shell find $(LIB_DIRS) -name '*.c' | sort))
 HDRS      := $(shell find include $(LIB_DIRS) -name '*.h')
-LIB_OBJS  := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
+LIB_OBJS  := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS)) $(PROTO_OBJ)
 CAB_OBJS  := $(patsubst %.c,$(OUT)/obj/%.o,$(CAB_SRCS))
 LIB       := $(OUT)/libcabbpf.a
 
@@ -79,7 +86,18 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUT)/obj/%.o: %.c $(SKELS) $(HDRS)
+$(PROTO_C) $(PROTO_H) &: $(PPROF_PROTO)
+	$(call msg,PROTOC-C,$(PROTO_C))
+	$(Q)mkdir -p $(OUT)/proto
+	$(Q)protoc-c --proto_path=$(dir $(PPROF_PROTO)) --c_out=$(OUT)/proto $(PPROF_PROTO)
+
+# Generated code: the project's warnings are not its author's.
+$(PROTO_OBJ): $(PROTO_C) $(PROTO_H)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(OPT) -g $(SANFLAGS) $(EXTRA_CFLAGS) -I$(OUT)/proto -c $< -o $@
+
+$(OUT)/obj/%.o: %.c $(SKELS) $(PROTO_H) $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@

@@ -312,6 +312,48 @@ START_TEST(longjmp_tree)
 }
 END_TEST
 
+/* --pprof: a gzipped profile.proto that Go's own pprof reads: per
+ * function, the calls summed over its contexts are exact (c and d are
+ * reached through a and b; <root> is no frame of any stack). */
+START_TEST(pprof_read_by_go)
+{
+	char *path = tmp_path("ctx.pb.gz");
+	char *args[] = {"-a", "cct", "--pprof", path, "--",
+			(char *)h_target("ctx", OPT(_i)), "20", "1", NULL};
+	static const struct {
+		const char *fn;
+		long flat;
+	} want[] = {{"main", 1}, {"a", 20}, {"b", 20}, {"c", 60}, {"d", 60}, {"nap", 1}};
+	char cmd[PATH_MAX + 256], line[512], name[128];
+	long flat, seen[6] = {0};
+	struct h_run r;
+	size_t i;
+	FILE *p;
+
+	h_run(&r, args);
+	h_assert_clean(&r);
+	/* go keeps caches under HOME: one of the test's own */
+	snprintf(cmd, sizeof(cmd),
+		 "HOME=%s GOCACHE=%s/gocache go tool pprof -top -sample_index=calls %s 2>&1", h_tmp,
+		 h_tmp, path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		/* "      60 37.04% 37.04%        120 74.07%  c" */
+		if (sscanf(line, " %ld %*s %*s %*s %*s %127s", &flat, name) != 2)
+			continue;
+		for (i = 0; i < 6; i++)
+			if (!strcmp(name, want[i].fn))
+				seen[i] = flat;
+	}
+	ck_assert_int_eq(pclose(p), 0);
+	for (i = 0; i < 6; i++)
+		ck_assert_msg(seen[i] == want[i].flat, "pprof: %s %ld calls, want %ld", want[i].fn,
+			      seen[i], want[i].flat);
+	h_free(&r);
+}
+END_TEST
+
 /* hop 2000: main's one thread migrates between two CPUs before every
  * call, so its events arrive through both CPUs' rings: the tree is still
  * exact (main 1, main;hop_step 2000, nothing else) and holds the
@@ -526,6 +568,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, deep_recursion, 0, 2);
 	tcase_add_loop_test(tc, longjmp_tree, 0, 2);
 	tcase_add_loop_test(tc, migration_tree, 0, 2);
+	tcase_add_loop_test(tc, pprof_read_by_go, 0, 2);
 	tcase_add_loop_test(tc, exception_tree, 0, 2);
 	tcase_add_loop_test(tc, flamegraph_svg_renders, 0, 2);
 	tcase_add_test(tc, view_paths_safe);

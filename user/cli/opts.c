@@ -140,6 +140,11 @@ const struct opt_def opts__table[] = {
 	 .wants = "a file name",
 	 .help = "an SVG flame graph (self-contained; hover a frame\n"
 		 "for its calls and times)"},
+	{"pprof", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY, OFF(view.pprof_path), .group = G_VIEW,
+	 .wants = "a file name",
+	 .help = "the tree as a gzipped pprof profile (go tool pprof,\n"
+		 "Pyroscope, Parca, Grafana): calls, wall and on-CPU\n"
+		 "self time per calling context"},
 	{"collapse-recursion", 0, OPT_FLAG, OFF(view.cct.collapse_recursion), .group = G_VIEW,
 	 .help = "direct recursion (f called by f) in one node"},
 	{"cct-max-nodes", 0, OPT_UINT, "N", 1, 4294967293.0, OFF(view.cct.max_nodes),

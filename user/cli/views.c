@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/outfile.h"
 #include "pipeline/runner.h"
+#include "user/cli/pprof.h"
 #include "user/cli/views.h"
 #include "user/elf/syms.h"
 
@@ -129,11 +130,11 @@ static bool has_cct(const char *list)
 
 int views__check(const struct view_opts *v, const char *analyzers, bool entry_only)
 {
-	const char *paths[2] = {v->folded_path, v->svg_path};
-	static const char *const opt[2] = {"--folded", "--flamegraph"};
-	int i, err;
+	const char *paths[3] = {v->folded_path, v->svg_path, v->pprof_path};
+	static const char *const opt[3] = {"--folded", "--flamegraph", "--pprof"};
+	int i, j, err;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		if (!paths[i])
 			continue;
 		if (entry_only || !has_cct(analyzers)) {
@@ -148,10 +149,12 @@ int views__check(const struct view_opts *v, const char *analyzers, bool entry_on
 			return -EINVAL;
 		}
 	}
-	if (v->folded_path && v->svg_path && !strcmp(v->folded_path, v->svg_path)) {
-		log_err("--folded and --flamegraph name the same file");
-		return -EINVAL;
-	}
+	for (i = 0; i < 3; i++)
+		for (j = i + 1; j < 3; j++)
+			if (paths[i] && paths[j] && !strcmp(paths[i], paths[j])) {
+				log_err("%s and %s name the same file", opt[i], opt[j]);
+				return -EINVAL;
+			}
 	return 0;
 }
 
@@ -164,7 +167,8 @@ size_t views__exclude(const struct view_opts *v, const struct symtab *st, size_t
 
 /* Write one view into path through a temporary file renamed over it. */
 static int write_view(const char *path, const char *what, void *state, const struct cct_tree *t,
-		      const struct view_opts *v, const char *title)
+		      const struct view_opts *v, const char *title, const char *binary,
+		      uint64_t duration_ns)
 {
 	struct outfile of;
 	int err;
@@ -176,6 +180,9 @@ static int write_view(const char *path, const char *what, void *state, const str
 	}
 	if (!strcmp(what, "--folded"))
 		err = cct__write_folded(of.f, t, cct__ctx(state), v->metric);
+	else if (!strcmp(what, "--pprof"))
+		err = pprof__write(of.f, t, cct__ctx(state), cct__opts(state)->cpu_time, binary,
+				   duration_ns);
 	else
 		err = cct__write_svg(of.f, t, cct__ctx(state), v->metric,
 				     cct__opts(state)->cpu_time, title);
@@ -190,25 +197,31 @@ static int write_view(const char *path, const char *what, void *state, const str
 	return err;
 }
 
-int views__write(const struct view_opts *v, struct runner *r, const char *title)
+int views__write(const struct view_opts *v, struct runner *r, const char *title,
+		 const char *binary, uint64_t duration_ns)
 {
 	void *state;
 	const struct cct_tree *t;
 	int err = 0, e;
 
-	if (!v->folded_path && !v->svg_path)
+	if (!v->folded_path && !v->svg_path && !v->pprof_path)
 		return 0;
 	state = (void *)runner__analyzer(r, "cct");
 	if (!state) {
-		log_err("--folded/--flamegraph: the cct analyzer did not run");
+		log_err("--folded/--flamegraph/--pprof: the cct analyzer did not run");
 		return -EINVAL;
 	}
 	t = cct__merged(state);
 	if (!t)
 		return -ENOMEM; /* cct__merged logged it */
-	if (v->folded_path && (e = write_view(v->folded_path, "--folded", state, t, v, title)))
+	if (v->folded_path &&
+	    (e = write_view(v->folded_path, "--folded", state, t, v, title, binary, duration_ns)))
 		err = e;
-	if (v->svg_path && (e = write_view(v->svg_path, "--flamegraph", state, t, v, title)))
+	if (v->svg_path &&
+	    (e = write_view(v->svg_path, "--flamegraph", state, t, v, title, binary, duration_ns)))
+		err = e;
+	if (v->pprof_path &&
+	    (e = write_view(v->pprof_path, "--pprof", state, t, v, title, binary, duration_ns)))
 		err = e;
 	return err;
 }

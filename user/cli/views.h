@@ -25,6 +25,7 @@ struct view_opts {
 	struct cct_opts cct;			  /* handed to the analyzer (runner_opts.cct) */
 	const char *folded_path;		  /* --folded FILE */
 	const char *svg_path;			  /* --flamegraph FILE */
+	const char *pprof_path;			  /* --pprof FILE (user/cli/pprof.h) */
 	enum cct_metric metric;			  /* --folded-metric */
 	const char *excludes[VIEWS_MAX_EXCLUDES]; /* -N globs */
 	size_t nexcludes;
@@ -102,9 +103,11 @@ int views__check(const struct view_opts *v, const char *analyzers, bool entry_on
 size_t views__exclude(const struct view_opts *v, const struct symtab *st, size_t *idx, size_t *n);
 
 /*
- * After the run: write --folded and --flamegraph from the runner's cct
- * analyzer (title: shown in the flame graph). Returns 0 or -errno (logged).
+ * After the run: write --folded, --flamegraph and --pprof from the runner's
+ * cct analyzer (title: shown in the flame graph; binary and duration_ns:
+ * the pprof profile's mapping and duration). Returns 0 or -errno (logged).
  */
-int views__write(const struct view_opts *v, struct runner *r, const char *title);
+int views__write(const struct view_opts *v, struct runner *r, const char *title,
+		 const char *binary, uint64_t duration_ns);
 
 #endif /* USER_VIEWS_H */

@@ -848,7 +848,10 @@ static int report(struct ftrace *ft)
 			log_err("writing %s: %s", ft->o.json_path, strerror(-err));
 	}
 	/* --folded, --flamegraph (user/cli/views.h) */
-	if (!ft->o.floor && views__write(&ft->o.view, ft->rn, ft->tg.comm) && !err)
+	if (!ft->o.floor &&
+	    views__write(&ft->o.view, ft->rn, ft->tg.comm, ft->tg.exe,
+			 (uint64_t)((ft->t1 - ft->t0) * 1e9)) &&
+	    !err)
 		err = -EIO;
 	report__summary_line(&sm);
 	free(lost_cpu);

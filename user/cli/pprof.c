@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "analyzers/analyzer.h"
+#include "profile.pb-c.h"
+#include "user/cli/pprof.h"
+
+/* The profile's string table: index 0 is "", as the format requires. */
+struct strtab {
+	char **v;
+	size_t n, cap;
+};
+
+static int64_t str_add(struct strtab *s, const char *str)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		char **v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n] = strdup(str);
+	if (!s->v[s->n])
+		return -1;
+	return (int64_t)s->n++;
+}
+
+/* gzip buf into f (pprof files are gzipped protobuf). */
+static int gzip_to(FILE *f, const uint8_t *buf, size_t len)
+{
+	uint8_t out[65536];
+	z_stream z;
+	int r, err = 0;
+
+	memset(&z, 0, sizeof(z));
+	/* 15 + 16: a gzip header, not zlib's */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY))
+		return -ENOMEM;
+	z.next_in = (uint8_t *)buf;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		r = deflate(&z, Z_FINISH);
+		if (r == Z_STREAM_ERROR) {
+			err = -EIO;
+			break;
+		}
+		if (fwrite(out, 1, sizeof(out) - z.avail_out, f) != sizeof(out) - z.avail_out) {
+			err = -EIO;
+			break;
+		}
+	} while (r != Z_STREAM_END);
+	deflateEnd(&z);
+	return err;
+}
+
+int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bool cpu,
+		 const char *binary, uint64_t duration_ns)
+{
+	Perftools__Profiles__Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Perftools__Profiles__ValueType vt[3], *vtp[3];
+	Perftools__Profiles__Mapping map = PERFTOOLS__PROFILES__MAPPING__INIT, *mapp = &map;
+	Perftools__Profiles__Function *fn = NULL, **fnp = NULL;
+	Perftools__Profiles__Location *loc = NULL, **locp = NULL;
+	Perftools__Profiles__Line *line = NULL, **linep = NULL;
+	Perftools__Profiles__Sample *smp = NULL, **smpp = NULL;
+	uint64_t *locids = NULL, *fid_loc = NULL;
+	int64_t *vals = NULL;
+	struct strtab st = {0};
+	uint32_t nf = ctx->nfuncs + 2, id, k, nv = cpu ? 3 : 2, nloc = 0, nsmp = 0;
+	size_t i, depth_total = 0;
+	uint8_t *buf = NULL;
+	size_t len;
+	int err = -ENOMEM;
+	char b[24];
+
+	/* Locations: one per function met in the tree (fid, or the <root>
+	 * and <resumed> pseudo-callers, which never appear in a stack). */
+	fid_loc = calloc(nf, sizeof(*fid_loc));
+	fn = calloc(nf, sizeof(*fn));
+	fnp = calloc(nf, sizeof(*fnp));
+	loc = calloc(nf, sizeof(*loc));
+	locp = calloc(nf, sizeof(*locp));
+	line = calloc(nf, sizeof(*line));
+	linep = calloc(nf, sizeof(*linep));
+	smp = calloc(t->n, sizeof(*smp));
+	smpp = calloc(t->n, sizeof(*smpp));
+	vals = calloc((size_t)t->n * nv, sizeof(*vals));
+	if (!fid_loc || !fn || !fnp || !loc || !locp || !line || !linep || !smp || !smpp || !vals)
+		goto cleanup;
+	if (str_add(&st, "") < 0)
+		goto cleanup;
+	{
+		static const char *const names[3][2] = {
+			{"calls", "count"}, {"wall", "nanoseconds"}, {"cpu", "nanoseconds"}};
+
+		for (k = 0; k < nv; k++) {
+			perftools__profiles__value_type__init(&vt[k]);
+			vt[k].type = str_add(&st, names[k][0]);
+			vt[k].unit = str_add(&st, names[k][1]);
+			if (vt[k].type < 0 || vt[k].unit < 0)
+				goto cleanup;
+			vtp[k] = &vt[k];
+		}
+	}
+	/* The stack of each node, leaf first: its depth bounds the ids. */
+	for (id = 1; id < t->n; id++) {
+		for (k = id; k; k = cct__node(t, k)->parent)
+			depth_total++;
+	}
+	locids = calloc(depth_total + 1, sizeof(*locids));
+	if (!locids)
+		goto cleanup;
+	map.id = 1;
+	map.filename = str_add(&st, binary ? binary : "");
+	map.has_functions = 1;
+	if (map.filename < 0)
+		goto cleanup;
+	depth_total = 0;
+	for (id = 1; id < t->n; id++) {
+		const struct cct_node *n = cct__node(t, id);
+		Perftools__Profiles__Sample *s = &smp[nsmp];
+
+		perftools__profiles__sample__init(s);
+		s->location_id = &locids[depth_total];
+		for (k = id; k; k = cct__node(t, k)->parent) {
+			uint32_t fid = cct__node(t, k)->fid, slot;
+
+			if (fid == AN_ROOT)
+				break;
+			slot = fid < ctx->nfuncs ? fid : fid == AN_RESUMED ? ctx->nfuncs : ctx->nfuncs + 1;
+			if (!fid_loc[slot]) {
+				Perftools__Profiles__Function *F = &fn[nloc];
+
+				perftools__profiles__function__init(F);
+				F->id = nloc + 1;
+				F->name = str_add(&st, an_ctx__name(ctx, fid, b));
+				F->system_name =
+					an_ctx__linkage(ctx, fid) ? str_add(&st, an_ctx__linkage(ctx, fid))
+								  : F->name;
+				if (F->name < 0 || F->system_name < 0)
+					goto cleanup;
+				fnp[nloc] = F;
+				perftools__profiles__line__init(&line[nloc]);
+				line[nloc].function_id = F->id;
+				linep[nloc] = &line[nloc];
+				perftools__profiles__location__init(&loc[nloc]);
+				loc[nloc].id = nloc + 1;
+				loc[nloc].mapping_id = 1;
+				loc[nloc].n_line = 1;
+				loc[nloc].line = &linep[nloc];
+				locp[nloc] = &loc[nloc];
+				fid_loc[slot] = ++nloc;
+			}
+			locids[depth_total++] = fid_loc[slot];
+			s->n_location_id++;
+		}
+		s->value = &vals[(size_t)nsmp * nv];
+		s->n_value = nv;
+		s->value[0] = (int64_t)n->calls;
+		s->value[1] = (int64_t)n->self_ns;
+		if (cpu)
+			s->value[2] = (int64_t)n->cpu_self_ns;
+		smpp[nsmp++] = s;
+	}
+	p.n_sample_type = nv;
+	p.sample_type = vtp;
+	p.n_sample = nsmp;
+	p.sample = smpp;
+	p.n_mapping = 1;
+	p.mapping = &mapp;
+	p.n_location = nloc;
+	p.location = locp;
+	p.n_function = nloc;
+	p.function = fnp;
+	p.duration_nanos = (int64_t)duration_ns;
+	p.default_sample_type = vt[1].type; /* wall */
+	p.n_string_table = st.n;
+	p.string_table = st.v;
+	len = perftools__profiles__profile__get_packed_size(&p);
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		goto cleanup;
+	perftools__profiles__profile__pack(&p, buf);
+	err = gzip_to(f, buf, len);
+cleanup:
+	for (i = 0; i < st.n; i++)
+		free(st.v[i]);
+	free(st.v);
+	free(buf);
+	free(locids);
+	free(fid_loc);
+	free(fn);
+	free(fnp);
+	free(loc);
+	free(locp);
+	free(line);
+	free(linep);
+	free(smp);
+	free(smpp);
+	free(vals);
+	return err;
+}
