@@ -474,6 +474,51 @@ START_TEST(json_never_follows_symlinks)
 }
 END_TEST
 
+/* -o FILE: the text report goes to FILE (through a symlink planted there:
+ * never; the link is replaced), stdout keeps the target's own output only,
+ * exactly as untraced; a path in no directory fails before tracing. */
+START_TEST(report_to_file)
+{
+	char out[PATH_MAX], victim[PATH_MAX], nodir[PATH_MAX];
+	char *target[] = {(char *)h_target("recurse", 0), "5", NULL};
+	char *args[] = {"-o", out, "--", (char *)h_target("recurse", 0), "5", NULL};
+	char *bad[] = {"-o", nodir, "--", (char *)h_target("recurse", 0), "5", NULL};
+	struct h_plain p;
+	struct stat sb;
+	struct h_run r;
+	char *bytes;
+
+	snprintf(out, sizeof(out), "%s/report.txt", h_tmp);
+	snprintf(victim, sizeof(victim), "%s/victim-o", h_tmp);
+	snprintf(nodir, sizeof(nodir), "%s/no/such/dir/report.txt", h_tmp);
+	h_write(victim, "root-only secret\n");
+	ck_assert_int_eq(chmod(victim, 0600), 0);
+	ck_assert_int_eq(symlink(victim, out), 0);
+	h_plain_run(&p, target);
+	ck_assert_int_eq(h_start(&r, args, 1, 0), 0);
+	h_finish(&r);
+	ck_assert_msg(r.status == 0, "exit %d:\n%s", r.status, r.err);
+	ck_assert_str_eq(r.out, p.out); /* the target's stdout, nothing else */
+	bytes = h_slurp(victim);
+	ck_assert_str_eq(bytes, "root-only secret\n");
+	free(bytes);
+	ck_assert_int_eq(lstat(out, &sb), 0);
+	ck_assert(S_ISREG(sb.st_mode));
+	bytes = h_slurp(out);
+	ck_assert_ptr_nonnull(strstr(bytes, "cabbpf report: pid"));
+	ck_assert_ptr_nonnull(strstr(bytes, "calls per function"));
+	free(bytes);
+	h_free(&r);
+	h_plain_free(&p);
+	ck_assert_int_eq(h_start(&r, bad, 1, 0), 0);
+	h_finish(&r);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "cannot write -o"));
+	ck_assert_ptr_null(strstr(r.err, "tracing")); /* failed before it */
+	h_free(&r);
+}
+END_TEST
+
 /* Output paths are checked before tracing: a bad one costs no trace, and
  * another user's file is not overwritten. */
 START_TEST(json_path_checked_before_tracing)
@@ -635,6 +680,7 @@ int main(void)
 	tcase_add_test(bad, bad_missing_command);
 	tcase_add_test(bad, bad_unknown_analyzer);
 	tcase_add_test(bad, json_never_follows_symlinks);
+	tcase_add_test(bad, report_to_file);
 	tcase_add_test(bad, json_path_checked_before_tracing);
 	tcase_add_test(bad, run_error_exits_1);
 	tcase_add_test(bad, bad_other_arch);

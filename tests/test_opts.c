@@ -460,6 +460,11 @@ START_TEST(sampling_options)
 	parse(&p, "--start-disabled", "--sample", "5", "-p", "1", NULL);
 	ASSERT_OK(&p);
 	ck_assert(p.o.start_disabled);
+	/* -o: not with -q, not the --json file */
+	parse(&p, "-q", "-o", "r.txt", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-q writes no text report: not with -o FILE");
+	parse(&p, "-o", "r.json", "--json", "r.json", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-o and --json name the same file");
 	/* the CAB hop's mode: one of two words */
 	parse(&p, "--cab-mode", "sampling", "-p", "1", NULL);
 	ASSERT_OK(&p);

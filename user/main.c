@@ -71,6 +71,10 @@ static int preflight(const struct opts *o)
 		log_err("cannot write --json %s: %s", o->json_path, outfile__strerror(err));
 		return err;
 	}
+	if (o->output_path && (err = outfile__check(o->output_path))) {
+		log_err("cannot write -o %s: %s", o->output_path, outfile__strerror(err));
+		return err;
+	}
 	/* --folded, --flamegraph: writable, and the cct analyzer selected */
 	if (!o->io && (err = views__check(&o->view, o->analyzers, o->entry_only)))
 		return err;

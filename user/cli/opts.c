@@ -106,6 +106,10 @@ const struct opt_def opts__table[] = {
 	{"duration", 'd', OPT_DOUBLE, "SECONDS", 0, 365 * 86400.0, OPTF_LO_OPEN, OFF(duration),
 	 .group = G_OUT, .wants = "a positive number of seconds",
 	 .help = "stop after SECONDS (decimals allowed)"},
+	{"output", 'o', OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY, OFF(output_path), .group = G_OUT,
+	 .wants = "a file name",
+	 .help = "the text report into FILE, not stdout (where a\n"
+		 "launched command's own output goes)"},
 	{"quiet", 'q', OPT_FLAG, OFF(quiet), .group = G_OUT,
 	 .help = "no text report on stdout (use with --json)"},
 	{"verbose", 'v', OPT_FLAG, OFF(verbose), .group = G_OUT,
@@ -241,6 +245,9 @@ static int check_combination(struct opts *o)
 		{o->cgroup && o->container, "give either --cgroup or --container, not both"},
 		{o->interval && !o->io, "-i works with --io only"},
 		{o->sample_period_ms && !o->sample_pct, "--sample-period goes with --sample P"},
+		{o->quiet && o->output_path, "-q writes no text report: not with -o FILE"},
+		{o->output_path && o->json_path && !strcmp(o->output_path, o->json_path),
+		 "-o and --json name the same file"},
 		{(o->sample_pct || o->start_disabled) && (o->io || o->floor || o->list || o->plan),
 		 "--sample and --start-disabled toggle function tracing: not with --io, --floor, "
 		 "--list or --plan"},

@@ -27,6 +27,7 @@ struct opts {
 	size_t nfuncs;
 	const char *analyzers;	   /* -a, NULL = all */
 	const char *json_path;	   /* --json */
+	const char *output_path;   /* -o: the text report into a file */
 	double duration;	   /* -d seconds; 0 = until exit or Ctrl-C */
 	size_t ring_bytes;	   /* --ring-size, per CPU */
 	unsigned analyzer_threads; /* --analyzer-threads */

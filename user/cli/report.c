@@ -197,6 +197,22 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	return err ? -EIO : 0;
 }
 
+int report__text_to(const char *path, const struct summary *s, struct runner *r)
+{
+	struct outfile of;
+	int err;
+
+	err = outfile__open(&of, path ? path : "-");
+	if (err)
+		return err;
+	report__text(of.f, s, r);
+	if (ferror(of.f)) {
+		outfile__abort(&of);
+		return -EIO;
+	}
+	return outfile__commit(&of);
+}
+
 int report__json(const char *path, const struct summary *s, struct runner *r)
 {
 	struct json *w = NULL;

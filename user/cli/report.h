@@ -56,6 +56,10 @@ struct summary {
 /* Human report on out. */
 void report__text(FILE *out, const struct summary *s, struct runner *r);
 
+/* The human report into path (-o; NULL = stdout), written as --json is
+ * (never through a symlink). Returns 0 or -errno. */
+int report__text_to(const char *path, const struct summary *s, struct runner *r);
+
 /* JSON report into path ("-" = stdout). Returns 0 or -errno. */
 int report__json(const char *path, const struct summary *s, struct runner *r);
 

@@ -14,6 +14,7 @@
 #include "user/proc/cgroup.h"
 #include "user/iomode/iostat.h"
 #include "common/log.h"
+#include "common/outfile.h"
 
 /* Kernel maps are read (and exited processes retired) at least this often,
  * so the maps cannot fill with the dead on a busy machine. */
@@ -150,8 +151,18 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	run.container = o->container;
 	run.stop_reason = why;
 	run.cpu_s = cpu_s() - cpu0;
-	if (!o->quiet && !o->floor && (err = iostat__report_text(st, stdout, &run)))
-		log_err("--io: writing the report: %s", strerror(-err));
+	if (!o->quiet && !o->floor) {
+		struct outfile of;
+
+		/* -o: into a file, as --json (never through a symlink) */
+		err = outfile__open(&of, o->output_path ? o->output_path : "-");
+		if (!err && (err = iostat__report_text(st, of.f, &run)))
+			outfile__abort(&of);
+		else if (!err)
+			err = outfile__commit(&of);
+		if (err)
+			log_err("--io: writing the report: %s", strerror(-err));
+	}
 	fflush(stdout);
 	if (o->json_path && (report_err = iostat__report_json(st, o->json_path, &run))) {
 		log_err("writing %s: %s", o->json_path, strerror(-report_err));

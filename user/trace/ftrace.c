@@ -839,8 +839,9 @@ static int report(struct ftrace *ft)
 		sm.exit_status = tg->spawned ? tg->status : -1;
 	}
 
-	if (!ft->o.floor && !ft->o.quiet)
-		report__text(stdout, &sm, ft->rn);
+	if (!ft->o.floor && !ft->o.quiet && (err = report__text_to(ft->o.output_path, &sm, ft->rn)))
+		log_err("writing the report%s%s: %s", ft->o.output_path ? " to " : "",
+			ft->o.output_path ? ft->o.output_path : "", strerror(-err));
 	fflush(stdout);
 	if (ft->o.json_path) {
 		err = report__json(ft->o.json_path, &sm, ft->rn);
