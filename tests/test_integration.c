@@ -390,8 +390,9 @@ START_TEST(bad_not_elf)
 	char script[PATH_MAX];
 	char *args[] = {"--", script, NULL};
 
-	snprintf(script, sizeof(script), "%s/script.sh", h_tmp);
-	h_write(script, "#!/bin/sh\necho hi\n");
+	/* executable, but neither ELF nor a #! script */
+	snprintf(script, sizeof(script), "%s/data.bin", h_tmp);
+	h_write(script, "hello, not a program\n");
 	chmod(script, 0755);
 	h_expect_failure(args, 0, "not an ELF");
 }
@@ -515,6 +516,45 @@ START_TEST(report_to_file)
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "cannot write -o"));
 	ck_assert_ptr_null(strstr(r.err, "tracing")); /* failed before it */
+	h_free(&r);
+}
+END_TEST
+
+/* -- SCRIPT for a #! script: the script runs as given, and its
+ * interpreter's functions are traced (here tests/targets/interp, named
+ * directly and through /usr/bin/env); the output is as untraced. */
+START_TEST(script_traces_its_interpreter)
+{
+	char script[PATH_MAX], envscript[PATH_MAX], text[PATH_MAX + 64], real[PATH_MAX];
+	char *direct[] = {"-q", "-f", "run_line", "--", script, NULL};
+	char *viaenv[] = {"-q", "-f", "run_line", "--", envscript, NULL};
+	char *plain[] = {script, NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	ck_assert_ptr_nonnull(realpath(h_target("interp", 0), real));
+	snprintf(script, sizeof(script), "%s/lines.script", h_tmp);
+	snprintf(envscript, sizeof(envscript), "%s/lines-env.script", h_tmp);
+	snprintf(text, sizeof(text), "#!%s\none\ntwo\nthree\n", real);
+	h_write(script, text);
+	ck_assert_int_eq(chmod(script, 0755), 0);
+	snprintf(text, sizeof(text), "#!/usr/bin/env %s\none\ntwo\n", real);
+	h_write(envscript, text);
+	ck_assert_int_eq(chmod(envscript, 0755), 0);
+	h_plain_run(&p, plain);
+	ck_assert(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0);
+	h_run(&r, direct);
+	h_assert_clean(&r);
+	ck_assert_str_eq(r.out, p.out);
+	ck_assert_int_eq(h_calls(r.json, "run_line"), 3);
+	ck_assert_ptr_nonnull(strstr(r.err, "is a script: tracing its interpreter"));
+	ck_assert_str_eq(json_object_get_string(h_get(h_get(r.json, "target"), "binary")), real);
+	ck_assert(!json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_other_program")));
+	h_free(&r);
+	h_plain_free(&p);
+	h_run(&r, viaenv);
+	h_assert_clean(&r);
+	ck_assert_int_eq(h_calls(r.json, "run_line"), 2);
 	h_free(&r);
 }
 END_TEST
@@ -681,6 +721,7 @@ int main(void)
 	tcase_add_test(bad, bad_unknown_analyzer);
 	tcase_add_test(bad, json_never_follows_symlinks);
 	tcase_add_test(bad, report_to_file);
+	tcase_add_test(bad, script_traces_its_interpreter);
 	tcase_add_test(bad, json_path_checked_before_tracing);
 	tcase_add_test(bad, run_error_exits_1);
 	tcase_add_test(bad, bad_other_arch);

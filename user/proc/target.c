@@ -121,6 +121,59 @@ static int find_in_path(const char *cmd, char *out, size_t len)
 	return err;
 }
 
+/*
+ * If path is a #! script, write its interpreter's real path into out (the
+ * kernel's rules: the first word after #!, up to 4 levels of scripts; for
+ * "/usr/bin/env NAME" the NAME found in PATH, as env does). Returns 1 when
+ * path is a script, 0 when it is not, or -errno (an interpreter that
+ * cannot be found).
+ */
+static int interpreter_of(const char *path, char *out, size_t len)
+{
+	char cur[PATH_MAX], line[PATH_MAX], *p, *word, *rest;
+	int depth, script = 0, err;
+	FILE *f;
+
+	snprintf(cur, sizeof(cur), "%s", path);
+	for (depth = 0; depth < 5; depth++) {
+		f = fopen(cur, "re");
+		if (!f)
+			return script ? -errno : 0;
+		p = fgets(line, sizeof(line), f);
+		fclose(f);
+		if (!p || line[0] != '#' || line[1] != '!')
+			break;
+		script = 1;
+		p = line + 2;
+		p += strspn(p, " \t");
+		word = p;
+		p += strcspn(p, " \t\n");
+		rest = *p ? p + 1 : p;
+		*p = 0;
+		if (!*word)
+			return -ENOEXEC;
+		if (!strcmp(word, "/usr/bin/env") || !strcmp(word, "/bin/env")) {
+			/* env [-S] NAME ...: the program env would run */
+			rest += strspn(rest, " \t");
+			if (!strncmp(rest, "-S", 2))
+				rest += 2 + strspn(rest + 2, " \t");
+			rest[strcspn(rest, " \t\n")] = 0;
+			if (!*rest)
+				return -ENOEXEC;
+			err = find_in_path(rest, cur, sizeof(cur));
+		} else {
+			err = realpath(word, cur) ? 0 : -errno;
+		}
+		if (err)
+			return err;
+	}
+	if (depth == 5)
+		return -ELOOP;
+	if (script && (size_t)snprintf(out, len, "%s", cur) >= len)
+		return -ENAMETOOLONG;
+	return script;
+}
+
 static int spawn(struct target *t, char *const argv[])
 {
 	int ep[2] = {-1, -1};
@@ -132,6 +185,23 @@ static int spawn(struct target *t, char *const argv[])
 	err = find_in_path(argv[0], t->exe, sizeof(t->exe));
 	if (err)
 		return err;
+	err = interpreter_of(t->exe, t->script, sizeof(t->script));
+	if (err < 0)
+		return err;
+	if (err > 0) {
+		/* run the script, trace the program that runs it */
+		char interp[PATH_MAX];
+
+		snprintf(interp, sizeof(interp), "%s", t->script);
+		snprintf(t->script, sizeof(t->script), "%s", t->exe);
+		snprintf(t->exe, sizeof(t->exe), "%s", interp);
+		base = strrchr(t->exe, '/');
+		base = base ? base + 1 : t->exe;
+		log_info("%s is a script: tracing its interpreter, %s%s", t->script, t->exe,
+			 strstr(base, "sh") ? " (a shell: if the script only starts another "
+					      "program, trace that program instead)"
+					    : "");
+	}
 	base = strrchr(argv[0], '/');
 	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : argv[0]);
 	if (pipe2(ep, O_CLOEXEC))
@@ -149,7 +219,7 @@ static int spawn(struct target *t, char *const argv[])
 
 		close(ep[0]);
 		raise(SIGSTOP);
-		execv(t->exe, argv);
+		execv(t->script[0] ? t->script : t->exe, argv);
 		e = errno;
 		if (write(ep[1], &e, sizeof(e)) < 0)
 			_exit(127);

@@ -21,6 +21,10 @@ struct target {
 	bool held;	    /* spawned and stopped before exec (SIGSTOP) */
 	int err_fd;	    /* spawned: read end of the exec-error pipe */
 	char exe[PATH_MAX]; /* the main executable, as the loader must open it */
+	/* spawned a #! script: the script, which is what runs (exe is then
+	 * its interpreter, the program whose functions are traced); "" when
+	 * the command is itself a program */
+	char script[PATH_MAX];
 	char comm[64];	    /* command name for reports */
 	/*
 	 * Set while another thread is the process's ptrace tracer (the guard,
@@ -32,7 +36,10 @@ struct target {
 	void *reaped_ctx;
 };
 
-/* Fork argv (PATH searched as execvp does) and hold it before exec. Returns
+/* Fork argv (PATH searched as execvp does) and hold it before exec. A #!
+ * script is run as given and its interpreter (followed through
+ * "/usr/bin/env NAME" and nested scripts, as the kernel does) becomes t->exe,
+ * the program traced; said on stderr. Returns
  * 0, or (logged: "cannot run ...") -ENOENT (no such command), -EACCES (not
  * executable), or -errno. */
 int target__spawn(struct target *t, char *const argv[]);

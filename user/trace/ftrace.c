@@ -183,8 +183,8 @@ static int load_symbols(struct ftrace *ft)
 		return 0;
 	err = syms__load(exe, &ft->st);
 	if (err == -ENOEXEC)
-		log_err("%s is not an ELF executable (for a script, trace its interpreter's "
-			"process with -p)",
+		log_err("%s is not an ELF executable (nor a #! script, whose interpreter "
+			"would be traced)",
 			exe);
 	else if (err == -ENODATA)
 		log_err("%s has no function symbols to trace", exe);
