@@ -559,6 +559,47 @@ START_TEST(script_traces_its_interpreter)
 }
 END_TEST
 
+/* A stripped binary with its symbols in a separate debug file, found as
+ * gdb finds it: through .gnu_debuglink beside the binary, and by build id
+ * under --debug-dir DIR/.build-id/xx/yyyy.debug; the counts are exact.
+ * Without either: the error says how to get symbols. */
+START_TEST(separate_debug_symbols)
+{
+	char link[PATH_MAX], byid[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
+	char *a1[] = {"-q", "-f", "fib", "--", link, "5", NULL};
+	char *a2[] = {"-q", "--debug-dir", dir, "-f", "fib", "--", byid, "5", NULL};
+	char *a3[] = {"-q", "-f", "fib", "--", byid, "5", NULL};
+	struct h_run r;
+
+	ck_assert_ptr_nonnull(realpath(h_target("recurse", 2), real));
+	snprintf(link, sizeof(link), "%s/stripped-link", h_tmp);
+	snprintf(byid, sizeof(byid), "%s/stripped-id", h_tmp);
+	snprintf(dir, sizeof(dir), "%s/debugdir", h_tmp);
+	h_shell("set -e; cp '%s' '%s'; objcopy --only-keep-debug '%s' '%s.debug'; "
+		"strip --strip-all '%s'; objcopy --add-gnu-debuglink='%s.debug' '%s'; "
+		"cp '%s' '%s'; strip --strip-all '%s'; "
+		"id=$(readelf -n '%s' | sed -n 's/.*Build ID: //p'); "
+		"mkdir -p '%s/.build-id/'$(echo $id | cut -c1-2); "
+		"objcopy --only-keep-debug '%s' '%s/.build-id/'$(echo $id | cut -c1-2)/$(echo $id "
+		"| "
+		"cut -c3-).debug",
+		real, link, real, link, link, link, link, real, byid, byid, real, dir, real, dir);
+	h_run(&r, a1);
+	h_assert_clean(&r);
+	h_check(r.json, "recurse 5", "calls fib");
+	h_free(&r);
+	h_run(&r, a2);
+	h_assert_clean(&r);
+	h_check(r.json, "recurse 5", "calls fib");
+	ck_assert_ptr_nonnull(strstr(r.err, "from its debug file"));
+	h_free(&r);
+	h_run(&r, a3); /* the build-id file is not under /usr/lib/debug */
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "no function symbols to trace (stripped"));
+	h_free(&r);
+}
+END_TEST
+
 /* Output paths are checked before tracing: a bad one costs no trace, and
  * another user's file is not overwritten. */
 START_TEST(json_path_checked_before_tracing)
@@ -722,6 +763,7 @@ int main(void)
 	tcase_add_test(bad, json_never_follows_symlinks);
 	tcase_add_test(bad, report_to_file);
 	tcase_add_test(bad, script_traces_its_interpreter);
+	tcase_add_test(bad, separate_debug_symbols);
 	tcase_add_test(bad, json_path_checked_before_tracing);
 	tcase_add_test(bad, run_error_exits_1);
 	tcase_add_test(bad, bad_other_arch);

@@ -76,6 +76,11 @@ const struct opt_def opts__table[] = {
 	 .help = "functions of a shared library: 'libc.so.6:malloc',\n"
 		 "'libc:*' (all of it), '/path/libfoo.so:foo_*';\n"
 		 "found in /proc/PID/maps or the library directories"},
+	{"debug-dir", 0, OPT_STR, "DIR", 0, 0, OPTF_NONEMPTY, OFF(debug_dir), .group = G_WHAT,
+	 .wants = "a directory",
+	 .help = "separate debug files of stripped binaries (by build\n"
+		 "id, or .gnu_debuglink) under DIR (default\n"
+		 "/usr/lib/debug, where Debian's -dbgsym packages go)"},
 	{"list", 'l', OPT_FLAG, OFF(list), .group = G_WHAT,
 	 .help = "print the functions that would be traced, and exit"},
 	{"plan", 0, OPT_FLAG, OFF(plan), .group = G_WHAT,

@@ -28,6 +28,7 @@ struct opts {
 	const char *analyzers;	   /* -a, NULL = all */
 	const char *json_path;	   /* --json */
 	const char *output_path;   /* -o: the text report into a file */
+	const char *debug_dir;	   /* --debug-dir: separate debug files */
 	double duration;	   /* -d seconds; 0 = until exit or Ctrl-C */
 	size_t ring_bytes;	   /* --ring-size, per CPU */
 	unsigned analyzer_threads; /* --analyzer-threads */

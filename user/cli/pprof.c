@@ -135,16 +135,18 @@ int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bo
 
 			if (fid == AN_ROOT)
 				break;
-			slot = fid < ctx->nfuncs ? fid : fid == AN_RESUMED ? ctx->nfuncs : ctx->nfuncs + 1;
+			slot = fid < ctx->nfuncs   ? fid
+			       : fid == AN_RESUMED ? ctx->nfuncs
+						   : ctx->nfuncs + 1;
 			if (!fid_loc[slot]) {
 				Perftools__Profiles__Function *F = &fn[nloc];
 
 				perftools__profiles__function__init(F);
 				F->id = nloc + 1;
 				F->name = str_add(&st, an_ctx__name(ctx, fid, b));
-				F->system_name =
-					an_ctx__linkage(ctx, fid) ? str_add(&st, an_ctx__linkage(ctx, fid))
-								  : F->name;
+				F->system_name = an_ctx__linkage(ctx, fid)
+							 ? str_add(&st, an_ctx__linkage(ctx, fid))
+							 : F->name;
 				if (F->name < 0 || F->system_name < 0)
 					goto cleanup;
 				fnp[nloc] = F;

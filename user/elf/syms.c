@@ -12,6 +12,7 @@
 #include "user/elf/syms.h"
 
 #include <errno.h>
+#include <zlib.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
@@ -299,6 +300,113 @@ cleanup:
 	return err;
 }
 
+/* Where separate debug files are looked for (syms__set_debug_dir). */
+static char debug_dir[PATH_MAX] = "/usr/lib/debug";
+
+void syms__set_debug_dir(const char *dir)
+{
+	snprintf(debug_dir, sizeof(debug_dir), "%s", dir);
+}
+
+/* The section named name of elf, or NULL. */
+static Elf_Scn *section_named(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* The standard CRC-32 of the file at path (.gnu_debuglink's check), or
+ * -1 when it cannot be read. */
+static int64_t file_crc32(const char *path)
+{
+	unsigned char buf[65536];
+	uLong crc = crc32(0, NULL, 0);
+	size_t n;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		crc = crc32(crc, buf, (uInt)n);
+	n = (size_t)ferror(f);
+	fclose(f);
+	return n ? -1 : (int64_t)crc;
+}
+
+/*
+ * The separate debug file of the binary at path (elf open on it), as gdb
+ * finds it: by build id, DEBUG_DIR/.build-id/xx/yyyy.debug; else by
+ * .gnu_debuglink (its name, CRC-checked) beside the binary, in its .debug/
+ * subdirectory, and under DEBUG_DIR + the binary's directory. Writes the
+ * path into out; returns true when one exists.
+ */
+static bool find_debug_file(Elf *elf, const char *path, char *out, size_t len)
+{
+	Elf_Scn *scn = section_named(elf, ".note.gnu.build-id");
+	char dir[PATH_MAX], *slash;
+	Elf_Data *d;
+
+	if (scn && (d = elf_getdata(scn, NULL)) && d->d_buf) {
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff, k;
+
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			const unsigned char *id = (const unsigned char *)d->d_buf + doff;
+			char hex[256] = "";
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2 || nh.n_descsz > 64)
+				continue;
+			for (k = 0; k < nh.n_descsz; k++)
+				snprintf(hex + 2 * k, sizeof(hex) - 2 * k, "%02x", id[k]);
+			if ((size_t)snprintf(out, len, "%s/.build-id/%.2s/%s.debug", debug_dir, hex,
+					     hex + 2) < len &&
+			    !access(out, R_OK))
+				return true;
+		}
+	}
+	scn = section_named(elf, ".gnu_debuglink");
+	if (!scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf || !d->d_size)
+		return false;
+	{
+		const char *name = d->d_buf;
+		size_t nlen = strnlen(name, d->d_size), coff = (nlen + 4) & ~(size_t)3;
+		uint32_t want;
+		int i;
+
+		if (nlen == d->d_size || coff + 4 > d->d_size || strchr(name, '/'))
+			return false;
+		memcpy(&want, (const char *)d->d_buf + coff, 4);
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*slash = 0;
+		else
+			snprintf(dir, sizeof(dir), ".");
+		for (i = 0; i < 3; i++) {
+			int r = i == 0	 ? snprintf(out, len, "%s/%s", dir, name)
+				: i == 1 ? snprintf(out, len, "%s/.debug/%s", dir, name)
+					 : snprintf(out, len, "%s%s/%s", debug_dir, dir, name);
+
+			if (r > 0 && (size_t)r < len && strcmp(out, path) &&
+			    file_crc32(out) == (int64_t)want)
+				return true;
+		}
+	}
+	return false;
+}
+
 int syms__load(const char *path, struct symtab **out)
 {
 	struct symtab *st = NULL;
@@ -306,10 +414,11 @@ int syms__load(const char *path, struct symtab **out)
 	struct seg *segs = NULL;
 	size_t nsegs = 0;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	char dbg[PATH_MAX];
 	GElf_Shdr sh;
 	GElf_Ehdr eh;
-	Elf *elf = NULL;
-	int fd = -1, err = 0;
+	Elf *elf = NULL, *delf = NULL;
+	int fd = -1, dfd = -1, err = 0;
 
 	if (!path || !out)
 		return -EINVAL;
@@ -347,10 +456,32 @@ int syms__load(const char *path, struct symtab **out)
 			dynsym = scn;
 	}
 	/*
+	 * A stripped binary (no .symtab): its separate debug file has the
+	 * full symbol table, at the same addresses (objcopy --only-keep-debug,
+	 * Debian's -dbgsym packages). Offsets still come from the binary's own
+	 * segments below.
+	 */
+	if (!symtab && find_debug_file(elf, path, dbg, sizeof(dbg)) &&
+	    !image__open_elf(dbg, &dfd, &delf)) {
+		Elf_Scn *ds = NULL;
+
+		while ((ds = elf_nextscn(delf, ds)))
+			if (gelf_getshdr(ds, &sh) && sh.sh_type == SHT_SYMTAB) {
+				err = syms__collect(delf, ds, &c);
+				if (err)
+					goto cleanup;
+				break;
+			}
+		if (c.n) {
+			st->debug_path = strdup(dbg);
+			log_debug("symbols of %s from its debug file %s", path, dbg);
+		}
+	}
+	/*
 	 * .symtab is a superset of .dynsym (it also has static functions), so
 	 * .dynsym is read only when .symtab is gone or holds no function.
 	 */
-	if (symtab) {
+	if (!c.n && symtab) {
 		err = syms__collect(elf, symtab, &c);
 		if (err)
 			goto cleanup;
@@ -394,6 +525,10 @@ cleanup:
 		elf_end(elf);
 	if (fd >= 0)
 		close(fd);
+	if (delf)
+		elf_end(delf);
+	if (dfd >= 0)
+		close(dfd);
 	syms__free(st);
 	return err;
 }
@@ -686,6 +821,7 @@ void syms__free(struct symtab *st)
 	if (!st)
 		return;
 	free(st->path);
+	free(st->debug_path);
 	free(st->syms);
 	free(st->zero);
 	free(st->strings_);

@@ -58,6 +58,7 @@ struct sym {
 
 struct symtab {
 	char *path;	  /* the path given to syms__load() */
+	char *debug_path; /* the separate debug file its symbols came from, or NULL */
 	bool pie;	  /* ET_DYN (PIE or shared object): loaded at a runtime bias */
 	bool from_dynsym; /* no .symtab (stripped): only exported functions are known */
 	struct sym *syms; /* functions with size > 0, sorted by vaddr, one per address */
@@ -77,6 +78,13 @@ struct symtab {
 	const char **aliasv_;
 	char **pretty_; /* nsyms entries, NULL or malloc'd */
 };
+
+/*
+ * Where syms__load looks for separate debug files (build-id and
+ * .gnu_debuglink, as gdb's debug-file-directory): dir instead of
+ * /usr/lib/debug (--debug-dir). Call before loading; the main thread.
+ */
+void syms__set_debug_dir(const char *dir);
 
 /*
  * Loads the function table of the ELF file at @path into *@out.

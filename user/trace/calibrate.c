@@ -154,9 +154,8 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS])
 		goto cleanup;
 	}
 	for (k = 0; k < NCALIB; k++)
-		cost_ns[calib[k].cls] = traced[k] > base[k]
-						? (double)(traced[k] - base[k]) / CALIB_CALLS
-						: 0;
+		cost_ns[calib[k].cls] =
+			traced[k] > base[k] ? (double)(traced[k] - base[k]) / CALIB_CALLS : 0;
 	log_info("probe cost per traced call, measured: %.0f ns (nop5), %.0f ns (emulated), "
 		 "%.0f ns (single-stepped) entry and return",
 		 cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED], cost_ns[INSN_SSTEP]);

@@ -187,7 +187,11 @@ static int load_symbols(struct ftrace *ft)
 			"would be traced)",
 			exe);
 	else if (err == -ENODATA)
-		log_err("%s has no function symbols to trace", exe);
+		log_err("%s has no function symbols to trace (stripped: install its separate debug "
+			"symbols, e.g. Debian's -dbgsym package, or point --debug-dir at them)",
+			exe);
+	else if (!err && ft->st->debug_path)
+		log_info("symbols of %s from its debug file %s", exe, ft->st->debug_path);
 	else if (err)
 		log_err("reading symbols of %s: %s", exe, strerror(-err));
 	return err;
@@ -917,6 +921,8 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	ft->stop = stop;
 	ft->tg.pidfd = ft->tg.err_fd = -1;
 	ft->cgfd = -1;
+	if (o->debug_dir)
+		syms__set_debug_dir(o->debug_dir);
 
 	/* Before any other child exists (the guard's tracer reaps every
 	 * child): what a probed call costs, for the cct's compensated times. */

@@ -17,30 +17,30 @@
 #define PROGRESS_MIN_TICKS 1000
 
 struct window {
-	uint64_t start, end;	     /* ns since the run's start: the epoch stores */
-	uint64_t pstart, pend;	     /* the target's progress then (progress ticks) */
+	uint64_t start, end;	       /* ns since the run's start: the epoch stores */
+	uint64_t pstart, pend;	       /* the target's progress then (progress ticks) */
 	uint64_t attach_ns, detach_ns; /* putting the probes in, taking them out */
 };
 
 struct sampler {
 	struct sampler_opts o;
 	struct trace *tr;
-	uint64_t t0;		/* the run's start, CLOCK_MONOTONIC ns */
-	struct window *w;	/* w[epoch - 1] */
-	uint64_t *won;		/* [n], for struct an_windows: each window's on-time */
-	struct progress *prog;	/* the target's user-mode time; NULL: wall time */
-	uint64_t p0;		/* progress ticks at the start */
-	bool by_progress;	/* the estimates are by progress (else wall time) */
+	uint64_t t0;	       /* the run's start, CLOCK_MONOTONIC ns */
+	struct window *w;      /* w[epoch - 1] */
+	uint64_t *won;	       /* [n], for struct an_windows: each window's on-time */
+	struct progress *prog; /* the target's user-mode time; NULL: wall time */
+	uint64_t p0;	       /* progress ticks at the start */
+	bool by_progress;      /* the estimates are by progress (else wall time) */
 	uint32_t n, cap;
-	bool on;		/* a window is open */
-	bool duty;		/* the duty cycle drives the toggles */
-	int req;		/* -1 none, 0 off, 1 on (sampler__request) */
+	bool on;   /* a window is open */
+	bool duty; /* the duty cycle drives the toggles */
+	int req;   /* -1 none, 0 off, 1 on (sampler__request) */
 	uint64_t period_ns, on_len_ns;
-	uint64_t next_ns;	/* the duty cycle's next toggle, since t0 */
+	uint64_t next_ns; /* the duty cycle's next toggle, since t0 */
 	struct an_windows aw;
-	uint64_t wall_ns;	/* the run */
-	uint64_t p_total;	/* the target's progress ticks over the run */
-	bool failed;		/* an attach failed: no more windows */
+	uint64_t wall_ns; /* the run */
+	uint64_t p_total; /* the target's progress ticks over the run */
+	bool failed;	  /* an attach failed: no more windows */
 };
 
 static uint64_t mono_ns(void)
@@ -161,8 +161,8 @@ static void close_window(struct sampler *s, bool detach)
 	d0 = mono_ns();
 	(void)trace__pause(s->tr); /* cannot fail once sampling is on */
 	w->detach_ns = mono_ns() - d0;
-	log_debug("sampling: window %" PRIu32 " off at %.3f s (detach %.3f ms)", s->n,
-		  w->end / 1e9, w->detach_ns / 1e6);
+	log_debug("sampling: window %" PRIu32 " off at %.3f s (detach %.3f ms)", s->n, w->end / 1e9,
+		  w->detach_ns / 1e6);
 }
 
 int sampler__tick(struct sampler *s, uint64_t now_ns)
@@ -306,8 +306,8 @@ void sampler__text(const struct sampler *s, FILE *f)
 		"sampling: on %.1f%% of %.3f s in %" PRIu32 " window%s; off between them, "
 		"probes out of the target (putting them back in took %.3f s in all, with the "
 		"kernel's release of the previous ones; taking them out %.3f s)\n",
-		s->wall_ns ? 100.0 * (double)on / (double)s->wall_ns : 0.0, (double)s->wall_ns / 1e9,
-		s->n, s->n == 1 ? "" : "s", att / 1e9, det / 1e9);
+		s->wall_ns ? 100.0 * (double)on / (double)s->wall_ns : 0.0,
+		(double)s->wall_ns / 1e9, s->n, s->n == 1 ? "" : "s", att / 1e9, det / 1e9);
 }
 
 void sampler__free(struct sampler *s)
