@@ -20,14 +20,14 @@ P=${3:-200}
 make -s cabbpf
 tests/targets/build.sh .output/targets >/dev/null
 bin=.output/targets/costly-O0
-base=$("$bin" "$N" "$K" | sed -n 's/outer_ns=//p')
+base=$("$bin" "$N" "$K" | sed -n 's/^outer_ns=\([0-9]*\).*/\1/p')
 exact=$((N * K))
 printf 'untraced: outer %s ns a call; exact inner calls %d\n' "$base" "$exact"
 printf '%6s %9s %9s %10s %12s %10s %9s %12s %9s\n' pct slowdown traced measure inner_est err95 error edge_error cg_error
 for pct in 100 1 5 10 25 50; do
 	opts=(-q --json /tmp/cabbpf-frac.json -a count,callgraph -f outer -f inner)
 	[ "$pct" != 100 ] && opts+=(--sample "$pct" --sample-period "$P")
-	own=$(./cabbpf "${opts[@]}" -- "$bin" "$N" "$K" 2>/dev/null | sed -n 's/outer_ns=//p')
+	own=$(./cabbpf "${opts[@]}" -- "$bin" "$N" "$K" 2>/dev/null | sed -n 's/^outer_ns=\([0-9]*\).*/\1/p')
 	[ "$pct" = 100 ] && cp /tmp/cabbpf-frac.json /tmp/cabbpf-frac-exact.json
 	python3 - "$pct" "$(echo "$own / $base" | bc -l)" "$exact" <<'PY'
 import json, sys

@@ -5,7 +5,8 @@
  * class the plan uses (a 5-byte nop, an emulated push, a single-stepped
  * mov: user/elf/insn.h), 2,000 times each untraced, then with the real
  * probe programs on them (entry and return, timestamps as the run has
- * them), and the difference per call is the class's cost. The calling-
+ * them), and the difference per call (in the child's CPU time, which
+ * holds the traps but not time lost to other work) is the class's cost. The calling-
  * context tree subtracts it from its times (compensated times), so a
  * parent's time no longer includes the probes of the calls below it.
  * ~50-150 ms. Main thread only.
