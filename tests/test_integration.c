@@ -345,19 +345,25 @@ END_TEST
 /* Ctrl-C during `cabbpf -- cmd`: the report is written and cmd ends too. */
 START_TEST(sigint_launched_command)
 {
-	char *args[] = {"-f", "tick", "--", (char *)h_target("longrun", OPT(_i)), NULL};
+	char *args[] = {"-f", "tick", "-f", "burst", "--", (char *)h_target("longrun", OPT(_i)),
+			NULL};
 	struct h_run r;
 	pid_t tpid;
 
 	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
 	ck_assert(h_wait_for(r.out_path, "ready", 10000));
-	usleep(200 * 1000);
+	/* Work of a known amount while traced, whatever the machine's load
+	 * (a fixed sleep here once asserted a tick rate). */
+	tpid = h_child_of(r.pid);
+	ck_assert_int_gt(tpid, 0);
+	kill(tpid, SIGUSR1);
+	ck_assert(h_wait_for(r.out_path, "burst done", 30000));
 	h_interrupt(&r);
 	h_assert_clean(&r);
 	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "interrupted");
-	ck_assert_int_gt(h_calls(r.json, "tick"), 10);
-	tpid = (pid_t)json_object_get_int(h_get(h_get(r.json, "target"), "pid"));
-	ck_assert_int_gt(tpid, 0);
+	ck_assert_int_eq(h_calls(r.json, "burst"), 1000);
+	ck_assert_int_gt(h_calls(r.json, "tick"), 0); /* one before each burst check */
+	ck_assert_int_eq((pid_t)json_object_get_int(h_get(h_get(r.json, "target"), "pid")), tpid);
 	ck_assert_int_eq(kill(tpid, 0), -1); /* gone, and reaped */
 	h_free(&r);
 }
@@ -693,7 +699,9 @@ START_TEST(bad_kernel_thread_and_zombie)
 	z = fork();
 	if (z == 0)
 		_exit(0);
-	usleep(100000); /* exited, not reaped: a zombie */
+	/* Exited, not reaped: a zombie. WNOWAIT waits for the exit without
+	 * reaping, however long the loaded machine takes to run the child. */
+	ck_assert_int_eq(waitid(P_PID, (id_t)z, &(siginfo_t){0}, WEXITED | WNOWAIT), 0);
 	snprintf(pid, sizeof(pid), "%d", (int)z);
 	h_expect_failure(args, 0, "a zombie");
 	waitpid(z, NULL, 0);
