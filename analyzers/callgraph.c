@@ -93,21 +93,16 @@ static void cg_free(void *state)
 static struct cg_thread *thread_get(struct callgraph *g, uint32_t tid)
 {
 	struct cg_thread *t;
-	uint64_t *v;
+	bool created;
 
 	if (g->last && g->last->tid == tid)
 		return g->last;
-	if (hmap__upsert(&g->threads, tid, &v))
+	t = hmap__obj(&g->threads, tid, sizeof(*t), &created);
+	if (!t)
 		return NULL;
-	if (!*v) {
-		t = calloc(1, sizeof(*t));
-		if (!t)
-			return NULL; /* an empty slot reads as absent */
+	if (created)
 		t->tid = tid;
-		*v = (uint64_t)(uintptr_t)t;
-	}
-	g->last = (struct cg_thread *)(uintptr_t)*v;
-	return g->last;
+	return g->last = t;
 }
 
 static const struct cg_thread *thread_find(const struct callgraph *g, uint32_t tid)

@@ -81,21 +81,16 @@ static void count_free(void *state)
 static struct count_thread *thread_get(struct count *c, uint32_t tid)
 {
 	struct count_thread *t;
-	uint64_t *v;
+	bool created;
 
 	if (c->last && c->last->tid == tid)
 		return c->last;
-	if (hmap__upsert(&c->threads, tid, &v))
+	t = hmap__obj(&c->threads, tid, sizeof(*t), &created);
+	if (!t)
 		return NULL;
-	if (!*v) {
-		t = calloc(1, sizeof(*t));
-		if (!t)
-			return NULL; /* the empty slot is harmless: it reads as absent */
+	if (created)
 		t->tid = tid;
-		*v = (uint64_t)(uintptr_t)t;
-	}
-	c->last = (struct count_thread *)(uintptr_t)*v;
-	return c->last;
+	return c->last = t;
 }
 
 static struct count_thread *thread_find(const struct count *c, uint32_t tid)

@@ -114,3 +114,23 @@ bool hmap__next(const struct hmap *m, size_t *it, struct hmap_ent **e)
 	}
 	return false;
 }
+
+void *hmap__obj(struct hmap *m, uint64_t key, size_t size, bool *created)
+{
+	uint64_t *v;
+	void *o;
+
+	if (created)
+		*created = false;
+	if (hmap__upsert(m, key, &v))
+		return NULL;
+	if (*v)
+		return (void *)(uintptr_t)*v;
+	o = calloc(1, size);
+	if (!o)
+		return NULL;
+	*v = (uint64_t)(uintptr_t)o;
+	if (created)
+		*created = true;
+	return o;
+}

@@ -42,6 +42,16 @@ uint64_t *hmap__find(const struct hmap *m, uint64_t key);
  */
 int hmap__upsert(struct hmap *m, uint64_t key, uint64_t **val);
 
+/*
+ * The object stored (as a pointer value) under key, created zeroed with
+ * calloc(1, size) when absent; *created (may be NULL) says whether this
+ * call made it. Returns NULL when memory ran out (the key then reads as
+ * absent: its value stays 0). The objects are the caller's: free them
+ * while iterating, before hmap__fini(). The per-thread tables of the
+ * analyzers and the runner are built with it.
+ */
+void *hmap__obj(struct hmap *m, uint64_t key, size_t size, bool *created);
+
 /* Number of keys. */
 static inline size_t hmap__len(const struct hmap *m)
 {

@@ -184,23 +184,19 @@ static struct pchunk *heap_pop(struct tstate *t)
 static struct tstate *tstate_get(struct worker *w, uint32_t tid)
 {
 	struct tstate *t;
-	uint64_t *v;
+	bool created;
 
 	if (w->last && w->last->tid == tid)
 		return w->last;
-	if (hmap__upsert(&w->tids, tid, &v))
+	t = hmap__obj(&w->tids, tid, sizeof(*t), &created);
+	if (!t)
 		return NULL;
-	if (!*v) {
-		t = calloc(1, sizeof(*t));
-		if (!t)
-			return NULL; /* an empty slot reads as absent */
+	if (created) {
 		t->tid = tid;
 		shadow__init(&t->sh, tid);
-		*v = (uint64_t)(uintptr_t)t;
 		w->st.threads++;
 	}
-	w->last = (struct tstate *)(uintptr_t)*v;
-	return w->last;
+	return w->last = t;
 }
 
 static void tstate_free(struct tstate *t)

@@ -1766,6 +1766,39 @@ START_TEST(test_hmap)
 }
 END_TEST
 
+/* hmap__obj: one zeroed object per key, made once, found again. */
+START_TEST(test_hmap_obj)
+{
+	struct hmap m;
+	struct hmap_ent *e;
+	uint64_t *o[100], *p;
+	bool created;
+	size_t it = 0, n = 0;
+
+	hmap__init(&m);
+	for (int k = 0; k < 100; k++) {
+		o[k] = hmap__obj(&m, (uint64_t)k, 4 * sizeof(uint64_t), &created);
+		ck_assert_ptr_nonnull(o[k]);
+		ck_assert(created);
+		ck_assert_uint_eq(o[k][0] | o[k][3], 0);
+		o[k][3] = (uint64_t)k;
+	}
+	for (int k = 0; k < 100; k++) {
+		p = hmap__obj(&m, (uint64_t)k, 4 * sizeof(uint64_t), &created);
+		ck_assert_ptr_eq(p, o[k]);
+		ck_assert(!created);
+		ck_assert_uint_eq(p[3], (uint64_t)k);
+	}
+	ck_assert_ptr_eq(hmap__obj(&m, 7, 8, NULL), o[7]);
+	while (hmap__next(&m, &it, &e)) {
+		free((void *)(uintptr_t)e->val);
+		n++;
+	}
+	ck_assert_uint_eq(n, 100);
+	hmap__fini(&m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("analyzers");
@@ -1799,6 +1832,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_json);
 	tcase_add_test(tc, test_json_write_error);
 	tcase_add_test(tc, test_hmap);
+	tcase_add_test(tc, test_hmap_obj);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(tcc, test_merge_two_buffers);
