@@ -374,12 +374,9 @@ static int cg_report_json(void *state, struct json *w)
 	json__begin_array(w);
 	for (i = 0; i < n; i++) {
 		json__begin_object(w);
-		json__key(w, "caller");
-		json__string(w, an_ctx__name(g->ctx, EDGE_CALLER(rows[i].key), b1));
-		json__key(w, "callee");
-		json__string(w, an_ctx__name(g->ctx, EDGE_CALLEE(rows[i].key), b1));
-		json__key(w, "calls");
-		json__u64(w, rows[i].calls);
+		json__kv_string(w, "caller", an_ctx__name(g->ctx, EDGE_CALLER(rows[i].key), b1));
+		json__kv_string(w, "callee", an_ctx__name(g->ctx, EDGE_CALLEE(rows[i].key), b1));
+		json__kv_u64(w, "calls", rows[i].calls);
 		if (g->ctx->windows) {
 			/* Sampling: the whole run's calls of the edge, estimated
 			 * as count's are (analyzers/sampling.h). */
@@ -390,8 +387,7 @@ static int cg_report_json(void *state, struct json *w)
 
 			if (sampling__estimate(c ? c->w : NULL, c ? c->n : 0, g->ctx->windows, &est,
 					       &err95)) {
-				json__key(w, "calls_est");
-				json__u64(w, (uint64_t)llround(est));
+				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
 				json__key(w, "calls_est_err95");
 				if (err95 < 0)
 					json__null(w);

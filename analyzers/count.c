@@ -525,24 +525,19 @@ static int count_report_json(void *state, struct json *w)
 		const struct count_fn *fn = &c->fn[rows[i].fid];
 
 		json__begin_object(w);
-		json__key(w, "name");
-		json__string(w, an_ctx__name(c->ctx, rows[i].fid, buf));
+		json__kv_string(w, "name", an_ctx__name(c->ctx, rows[i].fid, buf));
 		if (an_ctx__linkage(c->ctx, rows[i].fid)) {
-			json__key(w, "linkage_name");
-			json__string(w, an_ctx__linkage(c->ctx, rows[i].fid));
+			json__kv_string(w, "linkage_name", an_ctx__linkage(c->ctx, rows[i].fid));
 		}
-		json__key(w, "fid");
-		json__u64(w, rows[i].fid);
-		json__key(w, "calls");
-		json__u64(w, fn->calls);
+		json__kv_u64(w, "fid", rows[i].fid);
+		json__kv_u64(w, "calls", fn->calls);
 		if (c->ctx->windows) {
 			double est, err95;
 
 			/* Sampling: the whole run's calls, estimated from
 			 * the windows (analyzers/sampling.h). */
 			if (sampling__estimate(fn->wc.w, fn->wc.n, c->ctx->windows, &est, &err95)) {
-				json__key(w, "calls_est");
-				json__u64(w, (uint64_t)llround(est));
+				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
 				json__key(w, "calls_est_err95");
 				if (err95 < 0)
 					json__null(w);
@@ -550,22 +545,17 @@ static int count_report_json(void *state, struct json *w)
 					json__u64(w, (uint64_t)llround(err95));
 			}
 		}
-		json__key(w, "matched");
-		json__u64(w, fn->t.matched);
+		json__kv_u64(w, "matched", fn->t.matched);
 		/* Only when some: activations closed without a return event
 		 * for a known reason (GUARD events; docs/json-schema.md). */
 		if (fn->t.unwound) {
-			json__key(w, "unwound");
-			json__u64(w, fn->t.unwound);
+			json__kv_u64(w, "unwound", fn->t.unwound);
 		}
 		if (fn->t.switched) {
-			json__key(w, "switched");
-			json__u64(w, fn->t.switched);
+			json__kv_u64(w, "switched", fn->t.switched);
 		}
-		json__key(w, "incl_ns");
-		json__u64(w, fn->t.incl_ns);
-		json__key(w, "self_ns");
-		json__u64(w, fn->t.self_ns);
+		json__kv_u64(w, "incl_ns", fn->t.incl_ns);
+		json__kv_u64(w, "self_ns", fn->t.self_ns);
 		json__key(w, "threads");
 		json__begin_object(w);
 		for (j = b.start[rows[i].fid]; j < b.start[rows[i].fid + 1]; j++) {
@@ -582,8 +572,7 @@ static int count_report_json(void *state, struct json *w)
 	for (i = 0; i < nth; i++) {
 		json__key_u64(w, th[i]->tid);
 		json__begin_object(w);
-		json__key(w, "calls");
-		json__u64(w, th[i]->calls);
+		json__kv_u64(w, "calls", th[i]->calls);
 		json__key(w, "functions");
 		err = thread_functions_json(c, th[i], w);
 		if (err)

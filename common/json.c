@@ -376,3 +376,27 @@ int json__finish(struct json *w)
 		fail(w, -EIO);
 	return w->err;
 }
+
+int json__kv_u64(struct json *w, const char *k, uint64_t v)
+{
+	json__key(w, k);
+	return json__u64(w, v);
+}
+
+int json__kv_double(struct json *w, const char *k, double v)
+{
+	json__key(w, k);
+	return json__double(w, v);
+}
+
+int json__kv_string(struct json *w, const char *k, const char *s)
+{
+	json__key(w, k);
+	return json__string(w, s);
+}
+
+int json__kv_bool(struct json *w, const char *k, bool v)
+{
+	json__key(w, k);
+	return json__bool(w, v);
+}

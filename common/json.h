@@ -59,6 +59,12 @@ int json__i64(struct json *w, int64_t v);
 int json__double(struct json *w, double v);
 int json__bool(struct json *w, bool v);
 int json__null(struct json *w);
+/* A key and its value in one call: the counters objects of the reports
+ * are long lists of these. Same returns as the calls they stand for. */
+int json__kv_u64(struct json *w, const char *k, uint64_t v);
+int json__kv_double(struct json *w, const char *k, double v);
+int json__kv_string(struct json *w, const char *k, const char *s);
+int json__kv_bool(struct json *w, const char *k, bool v);
 
 /*
  * Check that every object and array was closed, end the output with a

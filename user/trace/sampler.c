@@ -251,42 +251,29 @@ int sampler__json(const struct sampler *s, struct json *w)
 
 	json__key(w, "sampling");
 	json__begin_object(w);
-	json__key(w, "percent");
-	json__double(w, s->o.pct);
-	json__key(w, "period_ms");
-	json__u64(w, s->o.period_ms);
-	json__key(w, "start_disabled");
-	json__bool(w, s->o.start_disabled);
-	json__key(w, "run_ns");
-	json__u64(w, s->wall_ns);
-	json__key(w, "on_ns");
-	json__u64(w, on_wall(s));
-	json__key(w, "measure");
-	json__string(w, s->by_progress ? "user_cpu" : "wall");
-	json__key(w, "user_cpu_ns");
-	json__u64(w, s->p_total * PROGRESS_TICK_NS);
-	json__key(w, "fraction");
-	json__double(w, s->aw.total ? (double)sampling__on(&s->aw) / (double)s->aw.total : 0.0);
+	json__kv_double(w, "percent", s->o.pct);
+	json__kv_u64(w, "period_ms", s->o.period_ms);
+	json__kv_bool(w, "start_disabled", s->o.start_disabled);
+	json__kv_u64(w, "run_ns", s->wall_ns);
+	json__kv_u64(w, "on_ns", on_wall(s));
+	json__kv_string(w, "measure", s->by_progress ? "user_cpu" : "wall");
+	json__kv_u64(w, "user_cpu_ns", s->p_total * PROGRESS_TICK_NS);
+	json__kv_double(w, "fraction",
+			s->aw.total ? (double)sampling__on(&s->aw) / (double)s->aw.total : 0.0);
 	json__key(w, "windows");
 	json__begin_array(w);
 	for (i = 0; i < s->n; i++) {
 		const struct window *x = &s->w[i];
 
 		json__begin_object(w);
-		json__key(w, "epoch");
-		json__u64(w, i + 1);
-		json__key(w, "start_ns");
-		json__u64(w, x->start);
-		json__key(w, "end_ns");
-		json__u64(w, x->end);
-		json__key(w, "on_ns");
-		json__u64(w, x->end > x->start ? x->end - x->start : 0);
-		json__key(w, "user_cpu_ns");
-		json__u64(w, (x->pend > x->pstart ? x->pend - x->pstart : 0) * PROGRESS_TICK_NS);
-		json__key(w, "attach_ns");
-		json__u64(w, x->attach_ns);
-		json__key(w, "detach_ns");
-		json__u64(w, x->detach_ns);
+		json__kv_u64(w, "epoch", i + 1);
+		json__kv_u64(w, "start_ns", x->start);
+		json__kv_u64(w, "end_ns", x->end);
+		json__kv_u64(w, "on_ns", x->end > x->start ? x->end - x->start : 0);
+		json__kv_u64(w, "user_cpu_ns",
+			     (x->pend > x->pstart ? x->pend - x->pstart : 0) * PROGRESS_TICK_NS);
+		json__kv_u64(w, "attach_ns", x->attach_ns);
+		json__kv_u64(w, "detach_ns", x->detach_ns);
 		json__end_object(w);
 	}
 	json__end_array(w);
