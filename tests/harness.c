@@ -265,7 +265,10 @@ int h_wait_for(const char *path, const char *needle, int ms)
 	struct timespec ts = {0, 10 * 1000000};
 	int i;
 
-	for (i = 0; i < ms / 10; i++) {
+	/* ms is what a quiet machine needs; a loaded one (make stress, CI
+	 * beside other work) may need far more. Waiting longer costs nothing
+	 * when the text comes, so wait H_PATIENCE times as long. */
+	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
 		char *s = h_slurp(path);
 		int found = s && strstr(s, needle);
 
@@ -800,6 +803,34 @@ void h_reap_ok(pid_t pid)
 		      st);
 }
 
+/* A /proc file into buf (its size reads as 0: no h_slurp). Returns the
+ * bytes read, or -1 if it cannot be opened (the process is gone). */
+static ssize_t proc_read(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return (ssize_t)n;
+}
+
+/* The fields of /proc/PID/stat after "pid (comm) ": comm may hold spaces
+ * and ')', so they start after the last ')'. NULL if pid is gone. */
+static const char *stat_fields(pid_t pid, char *buf, size_t size)
+{
+	char path[64], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (proc_read(path, buf, size) < 0)
+		return NULL;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p + 2 : NULL;
+}
+
 pid_t h_child_of(pid_t ppid)
 {
 	DIR *d = opendir("/proc");
@@ -807,23 +838,14 @@ pid_t h_child_of(pid_t ppid)
 	pid_t found = 0;
 
 	while (d && !found && (de = readdir(d))) {
-		char path[300], st[512], *p;
 		pid_t pid = (pid_t)atoi(de->d_name);
-		FILE *f;
-		size_t n;
+		char st[512];
+		const char *p;
 
 		if (pid <= 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		f = fopen(path, "r"); /* size 0 in /proc: no h_slurp */
-		if (!f)
-			continue;
-		n = fread(st, 1, sizeof(st) - 1, f);
-		fclose(f);
-		st[n] = 0;
-		/* "pid (comm) state ppid ...": comm may hold spaces and ')'. */
-		p = strrchr(st, ')');
-		if (p && strlen(p) > 4 && atoi(p + 4) == (int)ppid)
+		p = stat_fields(pid, st, sizeof(st)); /* "state ppid ..." */
+		if (p && strlen(p) > 2 && atoi(p + 2) == (int)ppid)
 			found = pid;
 	}
 	if (d)
@@ -833,19 +855,50 @@ pid_t h_child_of(pid_t ppid)
 
 int h_is_zombie(pid_t pid)
 {
-	char path[64], st[512], *p;
-	FILE *f;
-	size_t n;
+	char st[512];
+	const char *p = stat_fields(pid, st, sizeof(st));
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 1;
-	n = fread(st, 1, sizeof(st) - 1, f);
-	fclose(f);
-	st[n] = 0;
-	p = strrchr(st, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return !p || *p == 'Z' || *p == 'X';
+}
+
+long long h_cpu_ms(pid_t pid)
+{
+	unsigned long long ut, stime;
+	char st[1024];
+	const char *p = stat_fields(pid, st, sizeof(st));
+
+	/* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+	 * cmajflt utime stime: fields 3-15 of stat(5) */
+	if (!p || sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &stime) != 2)
+		return -1;
+	return (long long)((ut + stime) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+int h_wait_cpu(pid_t pid, long long ms)
+{
+	long long used;
+
+	while ((used = h_cpu_ms(pid)) >= 0 && used < ms && !h_is_zombie(pid))
+		usleep(10000);
+	return used >= ms;
+}
+
+int h_wait_traced(pid_t pid, int ms)
+{
+	char path[64], buf[4096];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
+		const char *t = proc_read(path, buf, sizeof(buf)) > 0 ? strstr(buf, "TracerPid:")
+								      : NULL;
+
+		if (t && atoi(t + 10) != 0)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
 }
 
 /* Byte at file offset off of the target's text, as mapped in pid. */
@@ -861,10 +914,15 @@ int h_mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		char file[PATH_MAX] = "";
+		char *file;
+		int at = -1;
 
-		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %s", &start, &end, &moff, file) < 3)
+		/* The path is the rest of the line: it may hold spaces. */
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &start, &end, &moff, &at) < 3 ||
+		    at < 0)
 			continue;
+		file = line + at;
+		file[strcspn(file, "\n")] = 0;
 		if (strcmp(file, exe) || off < moff || off >= moff + (end - start))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);

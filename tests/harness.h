@@ -119,7 +119,13 @@ void h_run(struct h_run *r, char *const *args);
 /* Free what h_finish collected; r may be zeroed or already freed. */
 void h_free(struct h_run *r);
 
-/* Wait until file path contains needle, up to ms. Returns 1 if found. */
+/* How many times longer than on a quiet machine the harness waits for
+ * what must come (a line on stderr, a process's exit): a test never fails
+ * because the machine is busy, only when the thing does not come. */
+#define H_PATIENCE 6
+
+/* Wait until file path contains needle, up to H_PATIENCE * ms. Returns 1
+ * if found. */
 int h_wait_for(const char *path, const char *needle, int ms);
 
 /* h_start, then assert cabbpf printed needle on stderr ("tracing",
@@ -298,5 +304,14 @@ pid_t h_child_of(pid_t ppid);
 
 /* Whether pid is a zombie (exited, not reaped), or gone. */
 int h_is_zombie(pid_t pid);
+/* CPU time (user + system) pid has used, in ms; -1 if it is gone. */
+long long h_cpu_ms(pid_t pid);
+/* Wait until pid has run ms of CPU time: progress that no load can fake
+ * (a fixed sleep can pass with the target never scheduled). Returns 1 when
+ * reached, 0 if pid ended first. */
+int h_wait_cpu(pid_t pid, long long ms);
+/* Wait (up to H_PATIENCE * ms) until pid has a ptrace tracer. Returns 1 if
+ * it has. */
+int h_wait_traced(pid_t pid, int ms);
 
 #endif /* TESTS_HARNESS_H */

@@ -295,7 +295,7 @@ START_TEST(attach_detach_while_throwing)
 
 	h_plain_run(&p, target);
 	h_spawn(&t, target, NULL, NULL);
-	usleep(100000);
+	ck_assert(h_wait_cpu(t.pid, 100)); /* attached while it throws */
 	snprintf(pid, sizeof(pid), "%d", (int)t.pid);
 	h_run(&r, args);
 	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
@@ -329,7 +329,7 @@ START_TEST(already_traced_falls_back)
 	/* strace's child: the traced program, once it runs exc (strace first
 	 * forks short-lived children of its own to probe ptrace's features:
 	 * make stress caught one, gone by the time cabbpf looked). */
-	for (i = 0; i < 500 && t <= 0; i++) {
+	for (i = 0; i < 500 * H_PATIENCE && t <= 0; i++) {
 		char link[64], exe[PATH_MAX];
 		ssize_t n;
 
@@ -340,8 +340,9 @@ START_TEST(already_traced_falls_back)
 		if (n <= 0 || (exe[n] = 0, !strstr(exe, "exc-")))
 			t = 0;
 	}
-	usleep(200000); /* strace has seized it */
 	ck_assert_int_gt(t, 0);
+	/* strace has seized it: cabbpf must find the tracer already there */
+	ck_assert(h_wait_traced(t, 10000));
 	snprintf(pid, sizeof(pid), "%d", (int)t);
 	h_run(&r, args);
 	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
@@ -386,13 +387,15 @@ START_TEST(killed_mid_trace_still_reports)
 	/* After "tracing": before it, cabbpf's child may be the one that
 	 * measures the probes' cost (user/trace/calibrate.h). */
 	ck_assert(h_wait_for(r.err_path, "tracing", 10000));
-	for (i = 0; i < 300 && t <= 0; i++) {
+	for (i = 0; i < 300 * H_PATIENCE && t <= 0; i++) {
 		t = h_child_of(r.pid);
 		if (t <= 0)
 			usleep(10000);
 	}
 	ck_assert_int_gt(t, 0);
-	usleep(300000);
+	/* The target has run (traced) for a while, however loaded the
+	 * machine: catcher has been called. */
+	ck_assert(h_wait_cpu(t, 300));
 	kill(t, SIGSEGV);
 	h_finish(&r);
 	h_assert_ok(&r);

@@ -308,9 +308,9 @@ START_TEST(ring_overflow_counts_every_drop)
 	kill(r.pid, SIGSTOP);
 	t = h_child_of(r.pid);
 	ck_assert_int_gt(t, 0);
-	for (k = 0; k < 6000 && !h_is_zombie(t); k++)
+	for (k = 0; k < 6000 * H_PATIENCE && !h_is_zombie(t); k++)
 		usleep(10000);
-	ck_assert_msg(h_is_zombie(t), "the target did not finish in 60 s");
+	ck_assert_msg(h_is_zombie(t), "the target did not finish in %d s", 60 * H_PATIENCE);
 	kill(r.pid, SIGCONT);
 	h_finish(&r);
 	h_assert_ok(&r);
@@ -538,7 +538,11 @@ START_TEST(script_traces_its_interpreter)
 	struct h_plain p;
 	struct h_run r;
 
-	ck_assert_ptr_nonnull(realpath(h_target("interp", 0), real));
+	/* A #! line ends its interpreter's path at the first blank: the
+	 * interpreter is copied where the path has none, wherever the suite
+	 * was cloned. */
+	snprintf(real, sizeof(real), "%s/interp", h_tmp);
+	h_shell("cp '%s' '%s'", h_target("interp", 0), real);
 	snprintf(script, sizeof(script), "%s/lines.script", h_tmp);
 	snprintf(envscript, sizeof(envscript), "%s/lines-env.script", h_tmp);
 	snprintf(text, sizeof(text), "#!%s\none\ntwo\nthree\n", real);
