@@ -286,18 +286,23 @@ END_TEST
 START_TEST(attach_detach_while_throwing)
 {
 	char *target[] = {(char *)h_cxx_target("exc", _i), "mixed", "3000000", NULL};
-	char pid[16], *out, ex[96];
-	char *args[] = {"-q", "-d", "0.5", "-p", pid, NULL};
+	char *out, ex[96];
+	char *opts[] = {"-q", NULL};
 	struct h_plain p;
 	struct h_proc t;
 	struct h_run r;
+	long long cpu;
 	int st;
 
 	h_plain_run(&p, target);
 	h_spawn(&t, target, NULL, NULL);
 	ck_assert(h_wait_cpu(t.pid, 100)); /* attached while it throws */
-	snprintf(pid, sizeof(pid), "%d", (int)t.pid);
-	h_run(&r, args);
+	h_start_pid(&r, t.pid, opts, "tracing");
+	/* Detached once the target has run traced for a while, however
+	 * loaded the machine (a fixed -d once saw no event at all). */
+	cpu = h_cpu_ms(t.pid);
+	ck_assert(h_wait_cpu(t.pid, cpu + 200));
+	h_interrupt(&r);
 	ck_assert_msg(r.status == 0, "cabbpf exit %d, stderr:\n%s", r.status, r.err);
 	ck_assert_msg(h_num(r.json, "events") > 0, "no events; stderr:\n%s", r.err);
 	ck_assert_int_eq(h_guard(r.json, "unguarded"), 0);
