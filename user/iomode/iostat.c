@@ -808,7 +808,7 @@ int iostat__report_text(struct iostat *s, FILE *f, const struct iostat_run *r)
 	text_groups(s, f, BY_CONTAINER);
 
 	fprintf(f, "by system call and fd kind:\n");
-	fprintf(f, "%10s %-9s %10s %12s %12s %8s %8s\n", "SYSCALL", "FD_KIND", "CALLS", "BYTES",
+	fprintf(f, "%16s %-9s %10s %12s %12s %8s %8s\n", "SYSCALL", "FD_KIND", "CALLS", "BYTES",
 		"REQUESTED", "SHORT", "ERRORS");
 	memset(&in, 0, sizeof(in));
 	for (sc = 0; sc < CABBPF_SC__MAX; sc++)
@@ -817,9 +817,9 @@ int iostat__report_text(struct iostat *s, FILE *f, const struct iostat_run *r)
 
 			if (!v->calls)
 				continue;
-			fprintf(f, "%10s %-9s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %8" PRIu64
+			fprintf(f, "%16s %-9s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %8" PRIu64
 				   " %8" PRIu64 "\n",
-				syscalls__name(sc), syscalls__fdkind_name(k), U(v->calls), U(v->bytes),
+				syscalls__label(sc), syscalls__fdkind_name(k), U(v->calls), U(v->bytes),
 				U(v->req), U(v->short_calls), U(v->errors));
 			if (!CABBPF_SC_IS_OUTPUT(sc))
 				for (b = 0; b < CABBPF_HIST_BUCKETS; b++) {
@@ -964,6 +964,11 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 	json__string(w, r->stop_reason);
 	json__key(w, "duration_s");
 	json__double(w, r->duration_s);
+	json__key(w, "startup_s");
+	if (r->startup_s >= 0)
+		json__double(w, r->startup_s);
+	else
+		json__null(w);
 	json__key(w, "calls");
 	json__u64(w, all->in_calls + all->out_calls);
 	json__key(w, "calls_per_s");

@@ -49,6 +49,7 @@ void iostat__print_interval(struct iostat *s, FILE *f, double secs);
 /* Run summary handed to the reports. */
 struct iostat_run {
 	double duration_s;
+	double startup_s;	  /* from cabbpf's exec to watching; < 0 when unknown */
 	uint64_t counts[CABBPF_IOSTAT__MAX]; /* the BPF counters */
 	pid_t pid;                /* -p, or 0 */
 	const char *cgroup;       /* --cgroup / resolved --container path, or NULL */
