@@ -79,6 +79,25 @@ struct {
 	__type(value, struct cabbpf_iofile_val);
 } iofiles SEC(".maps");
 
+/* Cgroup id -> its names (include/cabbpf_event.h), written when a
+ * process key is created: off the per-call path. Full: the cgroup is named
+ * by its path only while it exists (user space says so). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct cabbpf_cgname);
+} cgnames SEC(".maps");
+
+/* Scratch for a struct cabbpf_cgname: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cabbpf_cgname);
+} cgname_buf SEC(".maps");
+
 /* A zeroed value to create keys with: too big for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -488,6 +507,30 @@ out:
 	pipeline_end(st);
 }
 
+/* Record the names of task's cgroup cgid once (see cgnames). */
+static __always_inline void note_cgroup(struct task_struct *task, __u64 cgid)
+{
+	struct kernfs_node *kn, *up;
+	struct cabbpf_cgname *n;
+	__u32 zk = 0;
+
+	if (bpf_map_lookup_elem(&cgnames, &cgid))
+		return;
+	n = bpf_map_lookup_elem(&cgname_buf, &zk);
+	if (!n)
+		return;
+	kn = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
+	if (!kn)
+		return;
+	n->leaf[0] = 0;
+	n->parent[0] = 0;
+	bpf_probe_read_kernel_str(n->leaf, sizeof(n->leaf), BPF_CORE_READ(kn, name));
+	up = BPF_CORE_READ(kn, __parent);
+	if (up)
+		bpf_probe_read_kernel_str(n->parent, sizeof(n->parent), BPF_CORE_READ(up, name));
+	bpf_map_update_elem(&cgnames, &cgid, n, BPF_NOEXIST);
+}
+
 static __always_inline void aggregate(struct iocall *c, const struct fdinfo *fi, __u32 tgid)
 {
 	struct cabbpf_iostat_key k = {};
@@ -519,6 +562,7 @@ static __always_inline void aggregate(struct iocall *c, const struct fdinfo *fi,
 			count(CABBPF_IOSTAT_STATS_FULL);
 			return;
 		}
+		note_cgroup(bpf_get_current_task_btf(), cgid);
 	}
 	/* Per-CPU values: plain adds, no atomics. The name is taken once
 	 * per key and CPU, while the process is surely alive. */
@@ -602,6 +646,7 @@ static __noinline void flush_slot(struct task_struct *task, __u32 tgid, struct s
 		if (zero)
 			bpf_map_update_elem(&iostats, &k, zero, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&iostats, &k);
+		note_cgroup(task, sl->cgid);
 	}
 	if (v) {
 		if (!v->calls)

@@ -261,6 +261,17 @@ struct cabbpf_iofile_key {
 	__u64 ino; /* inode number: an fd reused for another file is another key */
 };
 
+/* --io: the names of a cgroup, taken by the kernel when its first key is
+ * created (map "cgnames", keyed by cgroup id), so a container that ended
+ * before user space could walk the cgroup tree is still named: its leaf
+ * directory (e.g. "libpod-<id>", "docker-<id>.scope") and the parent's
+ * (e.g. "docker" for the cgroupfs layout "docker/<id>"). */
+#define CABBPF_CGNAME_LEN 96
+struct cabbpf_cgname {
+	char leaf[CABBPF_CGNAME_LEN];
+	char parent[CABBPF_CGNAME_LEN];
+};
+
 struct cabbpf_iofile_val {
 	__u64 in_bytes;
 	__u64 out_bytes;

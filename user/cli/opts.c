@@ -223,10 +223,12 @@ const struct opt_def opts__table[] = {
 	 .help = "only tasks in cgroup v2 directory PATH and its\n"
 		 "descendants (filtered in the kernel); any mode.\n"
 		 "With -- COMMAND, COMMAND is started inside PATH"},
-	{"container", 0, OPT_STR, "ID", 0, 0, OPTF_NONEMPTY, OFF(container), .group = G_IO,
-	 .wants = "a container id",
+	{"container", 0, OPT_STR, "ID|NAME", 0, 0, OPTF_NONEMPTY, OFF(container), .group = G_IO,
+	 .wants = "a container id or name",
 	 .help = "only the container ID (docker, containerd/CRI,\n"
-		 "podman; a unique prefix of the id is enough)"},
+		 "podman; a unique prefix of the id is enough) or\n"
+		 "NAME (podman, docker: read from their state\n"
+		 "files); with -p, PID must be in it"},
 };
 const size_t opts__ntable = sizeof(opts__table) / sizeof(opts__table[0]);
 

@@ -107,6 +107,8 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	err = cgroup__select(o->cgroup, o->container, &cgfd, cgpath, sizeof(cgpath));
 	if (err)
 		return err;
+	if (o->pid && cgfd >= 0 && (err = cgroup__check_pid(cgpath, o->pid, o->container)))
+		goto cleanup;
 	memset(&io_o, 0, sizeof(io_o));
 	io_o.pid = o->pid;
 	io_o.aggregate = true;
@@ -121,6 +123,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	memset(&so, 0, sizeof(so));
 	so.stats_fd = iotrace__stats_fd(io);
 	so.files_fd = iotrace__files_fd(io);
+	so.cgnames_fd = iotrace__cgnames_fd(io);
 	so.ncpus = iotrace__ncpus(io);
 	so.cgroot = cgroup__v2_root(cgroot, sizeof(cgroot)) ? NULL : cgroot;
 	err = iostat__new(&so, &st);

@@ -31,6 +31,7 @@ struct iostat;
 struct iostat_opts {
 	int stats_fd;       /* "iostats" map */
 	int files_fd;       /* "iofiles" map */
+	int cgnames_fd;     /* "cgnames" map, or -1 */
 	unsigned ncpus;     /* values per key */
 	const char *cgroot; /* cgroup v2 mount point, for cgroup paths; may be NULL */
 	unsigned top;       /* rows per text table; 0 = 20 */
