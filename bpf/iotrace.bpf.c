@@ -520,7 +520,9 @@ static __always_inline void note_cgroup(struct task_struct *task, __u64 cgid)
 	if (!n)
 		return;
 	kn = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
-	if (!kn)
+	/* A task moved since its slot was filled is in another cgroup now:
+	 * its names would be another's. */
+	if (!kn || BPF_CORE_READ(kn, id) != cgid)
 		return;
 	n->leaf[0] = 0;
 	n->parent[0] = 0;
