@@ -287,7 +287,7 @@ static int ioan_report_text(void *state, FILE *f)
 			a->outside.out_calls, "", "", "<outside traced functions>");
 	if (a->events) {
 		fprintf(f, "I/O per system call and fd kind:\n");
-		fprintf(f, "%10s %-9s %10s %12s %12s %8s %8s\n", "SYSCALL", "FD_KIND", "CALLS",
+		fprintf(f, "%16s %-9s %10s %12s %12s %8s %8s\n", "SYSCALL", "FD_KIND", "CALLS",
 			"BYTES", "REQUESTED", "SHORT", "ERRORS");
 		for (s = 0; s < CABBPF_SC__MAX; s++)
 			for (k = 0; k < CABBPF_FD__MAX; k++) {
@@ -295,9 +295,9 @@ static int ioan_report_text(void *state, FILE *f)
 
 				if (!t->calls)
 					continue;
-				fprintf(f, "%10s %-9s %10" PRIu64 " %12" PRIu64 " %12" PRIu64
+				fprintf(f, "%16s %-9s %10" PRIu64 " %12" PRIu64 " %12" PRIu64
 					   " %8" PRIu64 " %8" PRIu64 "\n",
-					syscalls__name(s), syscalls__fdkind_name(k), t->calls, t->bytes, t->req,
+					syscalls__label(s), syscalls__fdkind_name(k), t->calls, t->bytes, t->req,
 					t->short_calls, t->errors);
 			}
 	}

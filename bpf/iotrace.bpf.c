@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * I/O buffer events: one tp_btf program on the raw sys_exit tracepoint (no
- * tracefs needed) sees every completed system call, keeps the 18 that move a
- * user buffer in or out (seed 002: read/recv families deliver external
- * input, write/send families send memory out), and either
+ * tracefs needed) sees every completed system call, keeps the 22 that move
+ * data in or out (seed 002: read/recv families deliver external input,
+ * write/send families send memory out; sendfile, splice and
+ * copy_file_range move data between two fds and count on both sides,
+ * vmsplice on one; include/cabbpf_event.h says which), and either
  *   - function-tracing mode (agg_mode == 0): writes a struct cabbpf_io_event
  *     into the SAME per-CPU rings, with the SAME per-thread sequence numbers
  *     as bpf/trace.bpf.c (the loader hands this object trace.bpf.c's "rings",
@@ -57,9 +59,13 @@ struct {
 	__type(value, __u64);
 } iocounts SEC(".maps");
 
-/* Sizes are set by the loader (1 entry in function-tracing mode). */
+/* Sizes are set by the loader (1 entry in function-tracing mode). Not
+ * preallocated: preallocating 16384 + 32768 per-CPU values (~25 MB on two
+ * CPUs) cost ~50-250 ms of start-up; keys are created only when a
+ * thread's slot is flushed, not per call, so allocating then is cheap. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, struct cabbpf_iostat_key);
 	__type(value, struct cabbpf_iostat_val);
@@ -67,10 +73,30 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 32768);
 	__type(key, struct cabbpf_iofile_key);
 	__type(value, struct cabbpf_iofile_val);
 } iofiles SEC(".maps");
+
+/* Cgroup id -> its names (include/cabbpf_event.h), written when a
+ * process key is created: off the per-call path. Full: the cgroup is named
+ * by its path only while it exists (user space says so). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct cabbpf_cgname);
+} cgnames SEC(".maps");
+
+/* Scratch for a struct cabbpf_cgname: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cabbpf_cgname);
+} cgname_buf SEC(".maps");
 
 /* A zeroed value to create keys with: too big for the BPF stack. */
 struct {
@@ -154,6 +180,11 @@ static __always_inline int sc_of(long nr)
 	case 46: return CABBPF_SC_SENDMSG;
 	case 307: return CABBPF_SC_SENDMMSG;
 	case 69: return CABBPF_SC_MSGSND;
+	/* Two-sided (or, vmsplice, either-sided): decode() sorts them out. */
+	case 40: return CABBPF_SC_SENDFILE_IN;
+	case 275: return CABBPF_SC_SPLICE_IN;
+	case 326: return CABBPF_SC_COPY_FILE_RANGE_IN;
+	case 278: return CABBPF_SC_VMSPLICE_IN;
 	default: return -1;
 	}
 }
@@ -174,8 +205,12 @@ static __always_inline void count_n(__u32 idx, __u64 n)
 		*v += n;
 }
 
-/* Bucket of a byte count: 0 for 0, else 1 + floor(log2(v)), at most 31. */
-static __always_inline __u32 log2_bucket(__u64 v)
+/* Bucket of a byte count: 0 for 0, else 1 + floor(log2(v)), at most 31.
+ * A global function, verified once on its own: inlined, its six
+ * data-dependent branches multiplied the verifier's states by up to 64 at
+ * each of its call sites (the result indexes the histograms, so states
+ * with different buckets cannot be pruned) and the load took ~3 s. */
+__noinline __u32 log2_bucket(__u64 v)
 {
 	__u32 r = 0;
 
@@ -335,8 +370,13 @@ struct iocall {
 	__u8 flags;
 };
 
-/* Decode the call from the saved user registers and its result. */
-static __always_inline void decode(struct pt_regs *regs, long ret, int sc, struct iocall *c)
+#define FMODE_WRITE 0x2 /* include/linux/fs.h: the file is open for writing */
+
+/* Decode the call from the saved user registers and its result. For a
+ * two-sided call (sendfile, splice, copy_file_range) this is its input
+ * side, the source fd; other_side() gives the output side. */
+static __always_inline void decode(struct task_struct *task, struct pt_regs *regs, long ret,
+				   int sc, struct iocall *c)
 {
 	__u64 a0 = regs->di, a1 = regs->si, a2 = regs->dx;
 
@@ -384,10 +424,59 @@ static __always_inline void decode(struct pt_regs *regs, long ret, int sc, struc
 		if (ret == 0)
 			c->ret = (__s64)a2;
 		break;
+	case CABBPF_SC_SENDFILE_IN:
+		/* sendfile(out_fd, in_fd, offset, count): no user buffer */
+		c->fd = (__s32)a1;
+		c->buf = 0;
+		c->req = regs->r10;
+		break;
+	case CABBPF_SC_SPLICE_IN:
+	case CABBPF_SC_COPY_FILE_RANGE_IN:
+		/* (fd_in, off_in, fd_out, off_out, len, flags) */
+		c->buf = 0;
+		c->req = regs->r8;
+		break;
+	case CABBPF_SC_VMSPLICE_IN: {
+		/* vmsplice(fd, iov, nr_segs, flags): a pipe's write end takes
+		 * the thread's memory out, its read end brings input in. */
+		__u64 fp = fd_file(task, c->fd);
+
+		c->req = iov_bytes((const struct iovec *)a1, a2);
+		if (fp) {
+			struct file *f =
+				bpf_rdonly_cast((void *)fp, bpf_core_type_id_kernel(struct file));
+
+			if (f->f_mode & FMODE_WRITE)
+				c->sc = CABBPF_SC_VMSPLICE_OUT;
+		}
+		break;
+	}
 	default:
 		c->req = a2;
 		break;
 	}
+}
+
+/* The output side of a two-sided call whose input side is *c: the
+ * destination fd, the same bytes. Returns false for a one-sided call. */
+static __always_inline bool other_side(struct pt_regs *regs, const struct iocall *c,
+				       struct iocall *o)
+{
+	switch (c->sc) {
+	case CABBPF_SC_SENDFILE_IN:
+		*o = *c;
+		o->fd = (__s32)regs->di;
+		break;
+	case CABBPF_SC_SPLICE_IN:
+	case CABBPF_SC_COPY_FILE_RANGE_IN:
+		*o = *c;
+		o->fd = (__s32)regs->dx;
+		break;
+	default:
+		return false;
+	}
+	o->sc = CABBPF_SC_OUT_SIDE(c->sc);
+	return true;
 }
 
 static __always_inline void emit_event(struct iocall *c, const struct fdinfo *fi, __u64 id)
@@ -416,6 +505,32 @@ static __always_inline void emit_event(struct iocall *c, const struct fdinfo *fi
 	count(CABBPF_IOSTAT_EVENTS);
 out:
 	pipeline_end(st);
+}
+
+/* Record the names of task's cgroup cgid once (see cgnames). */
+static __always_inline void note_cgroup(struct task_struct *task, __u64 cgid)
+{
+	struct kernfs_node *kn, *up;
+	struct cabbpf_cgname *n;
+	__u32 zk = 0;
+
+	if (bpf_map_lookup_elem(&cgnames, &cgid))
+		return;
+	n = bpf_map_lookup_elem(&cgname_buf, &zk);
+	if (!n)
+		return;
+	kn = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
+	/* A task moved since its slot was filled is in another cgroup now:
+	 * its names would be another's. */
+	if (!kn || BPF_CORE_READ(kn, id) != cgid)
+		return;
+	n->leaf[0] = 0;
+	n->parent[0] = 0;
+	bpf_probe_read_kernel_str(n->leaf, sizeof(n->leaf), BPF_CORE_READ(kn, name));
+	up = BPF_CORE_READ(kn, __parent);
+	if (up)
+		bpf_probe_read_kernel_str(n->parent, sizeof(n->parent), BPF_CORE_READ(up, name));
+	bpf_map_update_elem(&cgnames, &cgid, n, BPF_NOEXIST);
 }
 
 static __always_inline void aggregate(struct iocall *c, const struct fdinfo *fi, __u32 tgid)
@@ -449,6 +564,7 @@ static __always_inline void aggregate(struct iocall *c, const struct fdinfo *fi,
 			count(CABBPF_IOSTAT_STATS_FULL);
 			return;
 		}
+		note_cgroup(bpf_get_current_task_btf(), cgid);
 	}
 	/* Per-CPU values: plain adds, no atomics. The name is taken once
 	 * per key and CPU, while the process is surely alive. */
@@ -532,6 +648,7 @@ static __noinline void flush_slot(struct task_struct *task, __u32 tgid, struct s
 		if (zero)
 			bpf_map_update_elem(&iostats, &k, zero, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&iostats, &k);
+		note_cgroup(task, sl->cgid);
 	}
 	if (v) {
 		if (!v->calls)
@@ -749,12 +866,42 @@ int flush_tasks(struct bpf_iter__task *ctx)
 	return 0;
 }
 
+/* One side of a call (the current task's): into the aggregates or the
+ * rings. A global function, verified once on its own: inlined twice (the
+ * two sides of sendfile, splice, copy_file_range) the second copy was
+ * verified once per state the first left, and the load took > 1 s. The
+ * task is fetched again here (a global function cannot take a trusted
+ * task pointer without argument tags that Debian's libbpf predates). */
+__noinline int account(struct iocall *c, __u32 tgid, __u64 id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdinfo fi;
+
+	if (!c)
+		return 0;
+	if (agg_mode) {
+		/* CABBPF_IOSTAT_CALLS is counted when a slot is flushed. */
+		aggregate_fast(task, c, tgid);
+		return 0;
+	}
+	count(CABBPF_IOSTAT_CALLS);
+	if (c->fd >= 0)
+		fd_info(task, c->fd, &fi);
+	else {
+		fi.kind = CABBPF_FD_NONE;
+		fi.ino = 0;
+		fi.dev = 0;
+		fi.file = NULL;
+	}
+	emit_event(c, &fi, id);
+	return 0;
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task;
-	struct fdinfo fi;
-	struct iocall c;
+	struct iocall c, o;
 	__u64 id;
 	__u32 tgid;
 	int sc;
@@ -778,22 +925,12 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		count(CABBPF_IOSTAT_COMPAT);
 		return 0;
 	}
-	decode(regs, ret, sc, &c);
-	if (agg_mode) {
-		/* CABBPF_IOSTAT_CALLS is counted when a slot is flushed. */
-		aggregate_fast(task, &c, tgid);
-		return 0;
-	}
-	count(CABBPF_IOSTAT_CALLS);
-	if (c.fd >= 0)
-		fd_info(task, c.fd, &fi);
-	else {
-		fi.kind = CABBPF_FD_NONE;
-		fi.ino = 0;
-		fi.dev = 0;
-		fi.file = NULL;
-	}
-	emit_event(&c, &fi, id);
+	decode(task, regs, ret, sc, &c);
+	account(&c, tgid, id);
+	/* A two-sided call: its output side, after its input side (the
+	 * order a reader of the event stream sees them in). */
+	if (other_side(regs, &c, &o))
+		account(&o, tgid, id);
 	return 0;
 }
 

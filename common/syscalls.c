@@ -12,6 +12,25 @@ static const char *const sc_names[CABBPF_SC__MAX] = {
 	[CABBPF_SC_PWRITEV] = "pwritev",     [CABBPF_SC_PWRITEV2] = "pwritev2",
 	[CABBPF_SC_SENDTO] = "sendto",	     [CABBPF_SC_SENDMSG] = "sendmsg",
 	[CABBPF_SC_SENDMMSG] = "sendmmsg",   [CABBPF_SC_MSGSND] = "msgsnd",
+	/* Two-sided calls: the same name on both sides; "direction" (JSON)
+	 * or the label (text) tells them apart. */
+	[CABBPF_SC_SENDFILE_IN] = "sendfile", [CABBPF_SC_SENDFILE_OUT] = "sendfile",
+	[CABBPF_SC_SPLICE_IN] = "splice",     [CABBPF_SC_SPLICE_OUT] = "splice",
+	[CABBPF_SC_COPY_FILE_RANGE_IN] = "copy_file_range",
+	[CABBPF_SC_COPY_FILE_RANGE_OUT] = "copy_file_range",
+	[CABBPF_SC_VMSPLICE_IN] = "vmsplice", [CABBPF_SC_VMSPLICE_OUT] = "vmsplice",
+};
+
+/* Text tables' names: a call that can be either side says which. */
+static const char *const sc_labels[CABBPF_SC__MAX] = {
+	[CABBPF_SC_SENDFILE_IN] = "sendfile<",
+	[CABBPF_SC_SENDFILE_OUT] = "sendfile>",
+	[CABBPF_SC_SPLICE_IN] = "splice<",
+	[CABBPF_SC_SPLICE_OUT] = "splice>",
+	[CABBPF_SC_COPY_FILE_RANGE_IN] = "copy_file_range<",
+	[CABBPF_SC_COPY_FILE_RANGE_OUT] = "copy_file_range>",
+	[CABBPF_SC_VMSPLICE_IN] = "vmsplice<",
+	[CABBPF_SC_VMSPLICE_OUT] = "vmsplice>",
 };
 
 static const char *const kind_names[CABBPF_FD__MAX] = {
@@ -22,6 +41,13 @@ static const char *const kind_names[CABBPF_FD__MAX] = {
 const char *syscalls__name(unsigned sc)
 {
 	return sc < CABBPF_SC__MAX ? sc_names[sc] : "?";
+}
+
+const char *syscalls__label(unsigned sc)
+{
+	if (sc < CABBPF_SC__MAX && sc_labels[sc])
+		return sc_labels[sc];
+	return syscalls__name(sc);
 }
 
 const char *syscalls__fdkind_name(unsigned kind)

@@ -17,6 +17,10 @@ struct json;
  * cabbpf_fdkind): static strings, "?" when out of range; never NULL. */
 const char *syscalls__name(unsigned sc);
 const char *syscalls__fdkind_name(unsigned kind);
+/* The text tables' name: syscalls__name, with "<" (input side) or ">"
+ * (output side) after a call that can be either (sendfile, splice,
+ * copy_file_range, vmsplice). Static string, never NULL. */
+const char *syscalls__label(unsigned sc);
 
 /* One cell of the syscall x fd-kind table: the counts the I/O analyzer and
  * the --io mode both keep. hist_req/hist_ret are CABBPF_HIST_BUCKETS

@@ -96,6 +96,17 @@ enum cabbpf_stat {
  * I/O system calls that move a buffer between the thread's memory and the
  * outside (seed 002, section 4.3/5): the input family delivers external
  * input, the output family sends the thread's memory out.
+ *
+ * The calls that move data between two fds inside the kernel (sendfile,
+ * splice, copy_file_range) have two sides, each its own value: the _IN side
+ * is charged to the source fd (fd_in; for sendfile in_fd) and counts as
+ * input, the _OUT side to the destination fd and counts as output; both
+ * carry the bytes the call moved, so one such call is one input call plus
+ * one output call. The bytes never enter the thread's memory, but the work
+ * is done on its behalf and grows with them: a function's external input
+ * includes them. vmsplice has one side, given by the pipe end: into a write
+ * end (user memory -> pipe) it is output, from a read end (pipe -> user
+ * memory) input.
  */
 enum cabbpf_sc {
 	CABBPF_SC_READ = 0,
@@ -107,6 +118,10 @@ enum cabbpf_sc {
 	CABBPF_SC_RECVMSG,
 	CABBPF_SC_RECVMMSG,
 	CABBPF_SC_MSGRCV,
+	CABBPF_SC_SENDFILE_IN,
+	CABBPF_SC_SPLICE_IN,
+	CABBPF_SC_COPY_FILE_RANGE_IN,
+	CABBPF_SC_VMSPLICE_IN,
 	CABBPF_SC_WRITE, /* first of the output family */
 	CABBPF_SC_WRITEV,
 	CABBPF_SC_PWRITE64,
@@ -116,10 +131,17 @@ enum cabbpf_sc {
 	CABBPF_SC_SENDMSG,
 	CABBPF_SC_SENDMMSG,
 	CABBPF_SC_MSGSND,
-	CABBPF_SC__MAX = 18,
+	CABBPF_SC_SENDFILE_OUT,
+	CABBPF_SC_SPLICE_OUT,
+	CABBPF_SC_COPY_FILE_RANGE_OUT,
+	CABBPF_SC_VMSPLICE_OUT,
+	CABBPF_SC__MAX = 26,
 };
 
 #define CABBPF_SC_IS_OUTPUT(sc) ((sc) >= CABBPF_SC_WRITE)
+/* The other side of a two-sided call's input side (sendfile, splice,
+ * copy_file_range; not vmsplice, which has one). */
+#define CABBPF_SC_OUT_SIDE(sc) ((sc) + (CABBPF_SC_SENDFILE_OUT - CABBPF_SC_SENDFILE_IN))
 
 /* What the fd refers to, as far as the kernel can tell cheaply (inode mode
  * and, for character devices, the tty major numbers). */
@@ -237,6 +259,17 @@ struct cabbpf_iofile_key {
 	__u32 pid;
 	__s32 fd;
 	__u64 ino; /* inode number: an fd reused for another file is another key */
+};
+
+/* --io: the names of a cgroup, taken by the kernel when its first key is
+ * created (map "cgnames", keyed by cgroup id), so a container that ended
+ * before user space could walk the cgroup tree is still named: its leaf
+ * directory (e.g. "libpod-<id>", "docker-<id>.scope") and the parent's
+ * (e.g. "docker" for the cgroupfs layout "docker/<id>"). */
+#define CABBPF_CGNAME_LEN 96
+struct cabbpf_cgname {
+	char leaf[CABBPF_CGNAME_LEN];
+	char parent[CABBPF_CGNAME_LEN];
 };
 
 struct cabbpf_iofile_val {

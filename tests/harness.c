@@ -489,6 +489,23 @@ long long h_syscall_row(json_object *syscalls, const char *sc, const char *kind,
 	return r ? h_num(r, key) : 0;
 }
 
+long long h_syscall_side(json_object *syscalls, const char *sc, const char *dir, const char *kind,
+			 const char *key)
+{
+	size_t i, n = syscalls ? json_object_array_length(syscalls) : 0;
+
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(syscalls, i);
+		const char *a = json_object_get_string(h_get(e, "syscall"));
+		const char *d = json_object_get_string(h_get(e, "direction"));
+		const char *k = json_object_get_string(h_get(e, "fd_kind"));
+
+		if (a && d && k && !strcmp(a, sc) && !strcmp(d, dir) && !strcmp(k, kind))
+			return h_num(e, key);
+	}
+	return 0;
+}
+
 const char *h_exit(json_object *root)
 {
 	return json_object_get_string(h_get(h_get(root, "target"), "exit"));

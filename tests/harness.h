@@ -200,6 +200,11 @@ long long h_io_fn(json_object *root, const char *name, const char *key);
  * (syscall sc, fd kind), 0 if absent. */
 long long h_syscall_row(json_object *syscalls, const char *sc, const char *kind, const char *key);
 
+/* The same for a call that has two sides (sendfile, splice, ...): the row
+ * of (syscall sc, direction dir: "in" or "out", fd kind), 0 if absent. */
+long long h_syscall_side(json_object *syscalls, const char *sc, const char *dir, const char *kind,
+			 const char *key);
+
 /* The JSON report's target.exit as a wait status would describe it
  * ("exited with status N" / "killed by signal N (...)"), NULL if none. */
 const char *h_exit(json_object *root);

@@ -19,6 +19,7 @@
 #include "pipeline/runner.h"
 #include "cabbpf_event.h"
 #include "user/proc/container.h"
+#include "user/proc/ctnames.h"
 #include "common/syscalls.h"
 #include "user/iomode/iotrace.h"
 #include "user/proc/cgroup.h"
@@ -131,6 +132,73 @@ START_TEST(test_container_resolve)
 			 -ENOENT);
 	ck_assert_int_eq(container__resolve(tree, ID_A, out, 10), -ENAMETOOLONG);
 	rm_tree();
+}
+END_TEST
+
+/* Container names from podman's and docker's state files (fake ones). */
+START_TEST(test_ctnames_lookup)
+{
+	char dir[256], path[512], id[CONTAINER_ID_LEN + 1];
+	struct ctnames_dirs d;
+	const char *rt = NULL;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "/tmp/cabbpf-ctnames.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* podman (containers-storage): compact, as written, and two names. */
+	snprintf(path, sizeof(path), "%s/containers.json", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "[{\"id\":\"" ID_A "\",\"names\":[\"web\"],\"metadata\":"
+		   "\"{\\\"name\\\":\\\"decoy\\\"}\"},\n"
+		   " {\"id\": \"" ID_E "\", \"names\": [\"db-1\", \"db.alias\"]}]");
+	fclose(f);
+	/* docker: <id>/config.v2.json */
+	snprintf(path, sizeof(path), "%s/docker", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/docker/" ID_D, dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/docker/" ID_D "/config.v2.json", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "{\"ID\":\"" ID_D "\",\"Name\":\"/cache\",\"State\":{}}");
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/containers.json", dir);
+	d.podman_json = path;
+	{
+		char ddir[300];
+
+		snprintf(ddir, sizeof(ddir), "%s/docker", dir);
+		d.docker_dir = ddir;
+		ck_assert_int_eq(ctnames__lookup(&d, "web", id, &rt), 0);
+		ck_assert_str_eq(id, ID_A);
+		ck_assert_str_eq(rt, "podman");
+		ck_assert_int_eq(ctnames__lookup(&d, "db.alias", id, &rt), 0);
+		ck_assert_str_eq(id, ID_E);
+		ck_assert_int_eq(ctnames__lookup(&d, "db-1", id, &rt), 0);
+		ck_assert_str_eq(id, ID_E);
+		ck_assert_int_eq(ctnames__lookup(&d, "cache", id, &rt), 0);
+		ck_assert_str_eq(id, ID_D);
+		ck_assert_str_eq(rt, "docker");
+		/* Not names: a value that is no container's name, a prefix of
+		 * one, and what no runtime accepts as a name. */
+		ck_assert_int_eq(ctnames__lookup(&d, "decoy", id, &rt), -ENOENT);
+		ck_assert_int_eq(ctnames__lookup(&d, "db", id, &rt), -ENOENT);
+		ck_assert_int_eq(ctnames__lookup(&d, "a/b", id, &rt), -EINVAL);
+		ck_assert_int_eq(ctnames__lookup(&d, "", id, &rt), -EINVAL);
+		/* The same name in both runtimes. */
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fprintf(f, "[{\"id\":\"" ID_A "\",\"names\":[\"cache\"]}]");
+		fclose(f);
+		ck_assert_int_eq(ctnames__lookup(&d, "cache", id, &rt), -ENOTUNIQ);
+	}
+	/* Missing state files: no container by any name. */
+	d.podman_json = "/nonexistent-cabbpf/containers.json";
+	d.docker_dir = "/nonexistent-cabbpf";
+	ck_assert_int_eq(ctnames__lookup(&d, "web", id, &rt), -ENOENT);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(path), 0);
 }
 END_TEST
 
@@ -351,6 +419,7 @@ int main(void)
 	tcase_add_test(tc, test_container_id_from_path);
 	tcase_add_test(tc, test_container_resolve);
 	tcase_add_test(tc, test_cgroup_path_of);
+	tcase_add_test(tc, test_ctnames_lookup);
 	tcase_add_test(tc, test_rec_io_roundtrip);
 	tcase_add_test(tc, test_io_analyzer_charging);
 	tcase_add_test(tc, test_io_analyzer_merge);

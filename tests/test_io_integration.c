@@ -17,6 +17,7 @@
  * Needs root and BPF (CI has both): nothing here skips.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "tests/harness.h"
@@ -118,6 +119,46 @@ static void assert_work_functions(json_object *j)
 	H_CHECK(j, IO, "io roundtrip in_bytes", "io roundtrip in_calls", "io roundtrip out_bytes",
 		"io roundtrip out_calls", "io roundtrip self_in_bytes",
 		"io roundtrip self_out_bytes");
+}
+
+/* tests/targets/zerocopy.c's work: the two-sided calls on both sides. */
+#define ZC "zerocopy"
+
+struct side_expect {
+	const char *sc, *dir, *kind;
+	long long calls, bytes;
+};
+
+static const struct side_expect zc_rows[] = {
+	{"write", "out", "file", 25, 100000},	     {"sendfile", "in", "file", 1, 10000},
+	{"sendfile", "out", "file", 1, 10000},	     {"copy_file_range", "in", "file", 1, 20000},
+	{"copy_file_range", "out", "file", 1, 20000}, {"splice", "in", "file", 1, 3000},
+	{"splice", "out", "pipe", 1, 3000},	     {"splice", "in", "pipe", 1, 3000},
+	{"splice", "out", "file", 1, 3000},	     {"vmsplice", "out", "pipe", 1, 1000},
+	{"read", "in", "pipe", 1, 1000},	     {"write", "out", "pipe", 1, 500},
+	{"vmsplice", "in", "pipe", 1, 500},
+};
+#define NZC (sizeof(zc_rows) / sizeof(zc_rows[0]))
+
+/* Each row of zerocopy's work, exact; with only, no other row. */
+static void assert_zc_rows(json_object *syscalls, bool only)
+{
+	size_t i;
+
+	ck_assert_ptr_nonnull(syscalls);
+	if (only)
+		ck_assert_int_eq(json_object_array_length(syscalls), NZC);
+	for (i = 0; i < NZC; i++) {
+		const struct side_expect *x = &zc_rows[i];
+		long long c = h_syscall_side(syscalls, x->sc, x->dir, x->kind, "calls");
+		long long b = h_syscall_side(syscalls, x->sc, x->dir, x->kind, "bytes");
+
+		ck_assert_msg(c == x->calls && b == x->bytes, "%s %s %s: %lld calls %lld bytes, "
+			      "want %lld %lld", x->sc, x->dir, x->kind, c, b, x->calls, x->bytes);
+		ck_assert_int_eq(h_syscall_side(syscalls, x->sc, x->dir, x->kind, "requested"),
+				 x->bytes);
+		ck_assert_int_eq(h_syscall_side(syscalls, x->sc, x->dir, x->kind, "errors"), 0);
+	}
 }
 
 /* Make an empty cgroup v2 child (removed by rm_cgroup). */
@@ -306,12 +347,14 @@ START_TEST(cgroup_only_inside)
 END_TEST
 
 /* --cgroup with function tracing: `-- CMD` runs CMD inside the cgroup and
- * traces it exactly; -p of a process outside sees nothing. */
+ * traces it exactly; -p of a process outside is refused (an empty trace
+ * would say nothing), naming where the process is. */
 START_TEST(cgroup_function_tracing)
 {
 	char dir[PATH_MAX], name[64];
 	char *a1[] = {"--cgroup", dir, "--", (char *)h_target("iotarget", 2), NULL};
-	char *a2[] = {"--cgroup", dir, "-f", "*_io", "-f", "*_file", NULL};
+	char pid[32], want[PATH_MAX + 64];
+	char *a2[] = {"--cgroup", dir, "-f", "*_io", "-f", "*_file", "-p", pid, NULL};
 	struct h_run r;
 	pid_t out;
 
@@ -326,15 +369,11 @@ START_TEST(cgroup_function_tracing)
 	h_free(&r);
 
 	out = start_waiting_target(2, NULL);
-	h_start_pid(&r, out, a2, "tracing");
+	snprintf(pid, sizeof(pid), "%d", (int)out);
+	snprintf(want, sizeof(want), "-p %d is not in cgroup %s", (int)out, dir);
+	h_expect_failure(a2, 0, want);
 	run_target(out);
-	h_finish(&r);
 	rm_cgroup(dir);
-	h_assert_ok(&r);
-	ck_assert_int_eq(h_num(r.json, "events"), 0);
-	ck_assert_int_eq(h_calls(r.json, "sock_io"), 0);
-	ck_assert_int_eq(h_num(h_get(r.json, "io"), "events"), 0);
-	h_free(&r);
 }
 END_TEST
 
@@ -415,6 +454,89 @@ START_TEST(mount_namespace_pid)
 }
 END_TEST
 
+/* sendfile, splice, copy_file_range on both sides and vmsplice on either,
+ * charged to the functions that made them (function tracing). */
+START_TEST(zerocopy_per_function_exact)
+{
+	char *args[] = {"--", (char *)h_target("zerocopy", OPT(_i)), NULL};
+	struct h_run r;
+
+	h_run(&r, args);
+	h_assert_clean(&r);
+	ck_assert_int_eq(h_num(r.json, "events"), 2 * h_expected(ZC, "entries"));
+	H_CHECK(r.json, ZC, "io main in_bytes", "io main in_calls", "io main out_bytes",
+		"io main out_calls", "io fill out_bytes", "io fill out_calls",
+		"io send_file in_bytes", "io send_file out_bytes", "io copy_range in_bytes",
+		"io copy_range out_bytes", "io splice_io in_bytes", "io splice_io in_calls",
+		"io splice_io out_bytes", "io splice_io out_calls", "io vmsplice_io in_bytes",
+		"io vmsplice_io in_calls", "io vmsplice_io out_bytes", "io vmsplice_io out_calls");
+	/* The loader's reads come before main: the other rows are exact. */
+	assert_zc_rows(h_get(h_get(r.json, "io"), "syscalls"), false);
+	h_free(&r);
+}
+END_TEST
+
+/* --io -p: the same calls in the kernel's aggregates, per side, per file;
+ * and the start-up time is reported (bound loosely: bench/io_overhead.sh
+ * measures it). */
+START_TEST(iomode_zerocopy_exact)
+{
+	char *argv[] = {(char *)h_target("zerocopy", OPT(_i)), "-w", NULL};
+	char *opts[] = {"--io", "-q", "-v", NULL};
+	json_object *procs, *p, *files;
+	struct h_proc t;
+	struct h_run r;
+	long long in_file = 0, out_file = 0;
+	double startup;
+	size_t i, n;
+
+	h_spawn(&t, argv, NULL, "ready");
+	h_start_pid(&r, t.pid, opts, "watching");
+	run_target(t.pid);
+	h_finish(&r);
+	h_assert_ok(&r);
+	ck_assert_int_eq(h_num(r.json, "calls"), h_expected(ZC, "io calls"));
+	procs = h_get(r.json, "processes");
+	ck_assert_int_eq(json_object_array_length(procs), 1);
+	p = json_object_array_get_idx(procs, 0);
+	ck_assert_int_eq(h_num(p, "in_bytes"), h_expected(ZC, "io main in_bytes"));
+	ck_assert_int_eq(h_num(p, "in_calls"), h_expected(ZC, "io main in_calls"));
+	ck_assert_int_eq(h_num(p, "out_bytes"), h_expected(ZC, "io main out_bytes"));
+	ck_assert_int_eq(h_num(p, "out_calls"), h_expected(ZC, "io main out_calls"));
+	assert_zc_rows(h_get(p, "syscalls"), true);
+	/* Files: the source file gave sendfile 10000 + copy_file_range 20000
+	 * + splice 3000 and took the 100000 written; the destination took
+	 * the same 33000. */
+	files = h_get(r.json, "files");
+	n = json_object_array_length(files);
+	for (i = 0; i < n; i++) {
+		json_object *f = json_object_array_get_idx(files, i);
+
+		if (strcmp(json_object_get_string(h_get(f, "fd_kind")), "file"))
+			continue;
+		if (h_num(f, "in_calls")) {
+			ck_assert_int_eq(h_num(f, "in_bytes"), 33000);
+			ck_assert_int_eq(h_num(f, "in_calls"), 3);
+			ck_assert_int_eq(h_num(f, "out_bytes"), 100000);
+			in_file++;
+		} else {
+			ck_assert_int_eq(h_num(f, "out_bytes"), 33000);
+			ck_assert_int_eq(h_num(f, "out_calls"), 3);
+			out_file++;
+		}
+	}
+	ck_assert_int_eq(in_file, 1);
+	ck_assert_int_eq(out_file, 1);
+	/* Start-up: measured and said (-v); a loose bound (the machine is
+	 * shared; the issue's figure before the fix was 2.5-3.3 s). */
+	ck_assert_ptr_nonnull(strstr(r.err, "watching "));
+	ck_assert_ptr_nonnull(strstr(r.err, "s after cabbpf started"));
+	startup = json_object_get_double(h_get(r.json, "startup_s"));
+	ck_assert_msg(startup > 0 && startup < 2.0, "startup_s %f", startup);
+	h_free(&r);
+}
+END_TEST
+
 /* Bad input: a clear message and a non-zero exit each (h_expect_failure). */
 
 START_TEST(bad_cgroup_missing)
@@ -477,6 +599,8 @@ int main(void)
 	tcase_add_loop_test(exact, io_per_function_exact, 0, 2);
 	tcase_add_loop_test(exact, io_attach_pid_exact_rows, 0, 2);
 	tcase_add_loop_test(exact, iomode_pid_exact, 0, 2);
+	tcase_add_loop_test(exact, zerocopy_per_function_exact, 0, 2);
+	tcase_add_loop_test(exact, iomode_zerocopy_exact, 0, 2);
 	tcase_add_test(cg, cgroup_only_inside);
 	tcase_add_test(cg, cgroup_function_tracing);
 	tcase_add_test(cg, container_by_id);

@@ -333,7 +333,7 @@ START_TEST(range_errors)
 	parse(&p, "--cgroup", "", "-p", "1", NULL);
 	ASSERT_USAGE(&p, "--cgroup wants a cgroup v2 directory");
 	parse(&p, "--container", "", "-p", "1", NULL);
-	ASSERT_USAGE(&p, "--container wants a container id");
+	ASSERT_USAGE(&p, "--container wants a container id or name");
 }
 END_TEST
 

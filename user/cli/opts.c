@@ -207,10 +207,14 @@ const struct opt_def opts__table[] = {
 	{"io", 0, OPT_FLAG, OFF(io), .group = G_IO,
 	 .help = "no function tracing: per process, per cgroup and\n"
 		 "per container, the input and output system calls\n"
-		 "(read/recv.../write/send... families) by syscall\n"
-		 "and fd kind, size histograms, short reads, top\n"
-		 "files and sockets; every process unless -p PID.\n"
-		 "Runs until Ctrl-C or -d"},
+		 "(read/recv.../write/send... families; sendfile,\n"
+		 "splice, copy_file_range on both sides: '<' input\n"
+		 "from the source fd, '>' output to the destination;\n"
+		 "vmsplice) by syscall and fd kind, size histograms,\n"
+		 "short reads, top files and sockets; every process\n"
+		 "unless -p PID. Runs until Ctrl-C or -d; watching\n"
+		 "~0.2 s after start (-v says when). Not seen:\n"
+		 "io_uring, mmap'd files, 32-bit processes"},
 	{"interval", 'i', OPT_DOUBLE, "SECONDS", 0.1, 86400.0, OFF(interval), .group = G_IO,
 	 .wants = "a number of seconds from 0.1 to 86400",
 	 .help = "with --io: print the figures every SECONDS"},
@@ -219,10 +223,12 @@ const struct opt_def opts__table[] = {
 	 .help = "only tasks in cgroup v2 directory PATH and its\n"
 		 "descendants (filtered in the kernel); any mode.\n"
 		 "With -- COMMAND, COMMAND is started inside PATH"},
-	{"container", 0, OPT_STR, "ID", 0, 0, OPTF_NONEMPTY, OFF(container), .group = G_IO,
-	 .wants = "a container id",
+	{"container", 0, OPT_STR, "ID|NAME", 0, 0, OPTF_NONEMPTY, OFF(container), .group = G_IO,
+	 .wants = "a container id or name",
 	 .help = "only the container ID (docker, containerd/CRI,\n"
-		 "podman; a unique prefix of the id is enough)"},
+		 "podman; a unique prefix of the id is enough) or\n"
+		 "NAME (podman, docker: read from their state\n"
+		 "files); with -p, PID must be in it"},
 };
 const size_t opts__ntable = sizeof(opts__table) / sizeof(opts__table[0]);
 

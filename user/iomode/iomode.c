@@ -39,6 +39,35 @@ static double cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+/* Seconds since this process was started (exec'd), from the kernel's start
+ * time in /proc/self/stat (clock ticks since boot, 10 ms on Linux) against
+ * CLOCK_BOOTTIME; -1 when unknown. What a user waits before cabbpf watches
+ * includes the loader and libraries, not only main(). */
+static double since_exec_s(void)
+{
+	char buf[1024], *p;
+	unsigned long long start = 0;
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n;
+	int field;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* Field 22 (starttime), counted from after "(comm)": field 3 first. */
+	p = strrchr(buf, ')');
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1 || hz <= 0 ||
+	    clock_gettime(CLOCK_BOOTTIME, &ts))
+		return -1;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - (double)start / (double)hz;
+}
+
 /* Gone, or a zombie nobody has reaped yet: either way it does no more I/O. */
 static bool pid_gone(pid_t pid)
 {
@@ -67,7 +96,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	struct iotrace *io = NULL;
 	struct timespec tick = {0, TICK_NS};
 	char cgpath[4096] = "", cgroot[4096];
-	double t0, t, next_collect, next_print, last_print, cpu0;
+	double startup, t0, t, next_collect, next_print, last_print, cpu0, t_load, t_loaded;
 	const char *why = NULL;
 	int cgfd = -1, err, report_err;
 
@@ -78,18 +107,23 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	err = cgroup__select(o->cgroup, o->container, &cgfd, cgpath, sizeof(cgpath));
 	if (err)
 		return err;
+	if (o->pid && cgfd >= 0 && (err = cgroup__check_pid(cgpath, o->pid, o->container)))
+		goto cleanup;
 	memset(&io_o, 0, sizeof(io_o));
 	io_o.pid = o->pid;
 	io_o.aggregate = true;
 	io_o.floor = o->floor;
 	io_o.cgroup_fd = cgfd;
 	io_o.slots_fd = io_o.heads_fd = io_o.tstates_fd = io_o.stats_fd = -1;
+	t_load = now_s();
 	err = iotrace__open(&io_o, &io);
 	if (err)
 		goto cleanup;
+	t_loaded = now_s();
 	memset(&so, 0, sizeof(so));
 	so.stats_fd = iotrace__stats_fd(io);
 	so.files_fd = iotrace__files_fd(io);
+	so.cgnames_fd = iotrace__cgnames_fd(io);
 	so.ncpus = iotrace__ncpus(io);
 	so.cgroot = cgroup__v2_root(cgroot, sizeof(cgroot)) ? NULL : cgroot;
 	err = iostat__new(&so, &st);
@@ -102,6 +136,12 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 		goto cleanup;
 	cpu0 = cpu_s();
 	t0 = last_print = now_s();
+	/* The start-up time: I/O before this instant is not counted. */
+	startup = since_exec_s();
+	if (startup >= 0)
+		log_debug("--io: watching %.3f s after cabbpf started (BPF maps, load and "
+			  "verification %.3f s, attach %.3f s)",
+			  startup, t_loaded - t_load, t0 - t_loaded);
 	next_collect = t0 + COLLECT_S;
 	next_print = o->interval ? t0 + o->interval : 0;
 	if (o->pid)
@@ -146,6 +186,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	if (iotrace__counts(io, run.counts))
 		log_warn("could not read the BPF counters");
 	run.duration_s = t - t0;
+	run.startup_s = startup;
 	run.pid = o->pid;
 	run.cgroup = cgfd >= 0 ? cgpath : NULL;
 	run.container = o->container;

@@ -372,6 +372,8 @@ static int walk_map(struct iostat *s, int fd, size_t ksize, size_t vsize,
 	return err;
 }
 
+static const char *cg_path(struct iostat *s, uint64_t cgid);
+
 static bool on_stat(struct iostat *s, const void *key, const void *vals, size_t vsize)
 {
 	const struct cabbpf_iostat_key *k = key;
@@ -390,6 +392,8 @@ static bool on_stat(struct iostat *s, const void *key, const void *vals, size_t 
 	e->cur = sum;
 	if (!e->base.comm[0])
 		memcpy(e->base.comm, sum.comm, sizeof(sum.comm));
+	/* Name its cgroup now, while it may still exist (cached). */
+	cg_path(s, k->cgid);
 	if (pid_alive(s, k->pid))
 		return false;
 	/* Exited: keep its figures here, free its kernel key. */
@@ -508,6 +512,25 @@ static const char *cg_path(struct iostat *s, uint64_t cgid)
 	return *v > 1 ? (const char *)(uintptr_t)*v : NULL;
 }
 
+/* The container of cgroup cgid: from its path (NULL once the cgroup is
+ * gone), else from the names the kernel noted when its first key was made
+ * (a container that ended before the tree could be walked). */
+static bool cg_container(struct iostat *s, uint64_t cgid, const char *path,
+			 char cid[CONTAINER_ID_LEN + 1], const char **rt)
+{
+	struct cabbpf_cgname n;
+	char p[2 * CABBPF_CGNAME_LEN + 4];
+
+	if (path)
+		return container__id_from_path(path, cid, rt);
+	if (s->o.cgnames_fd < 0 || bpf_map_lookup_elem(s->o.cgnames_fd, &cgid, &n))
+		return false;
+	n.leaf[sizeof(n.leaf) - 1] = 0;
+	n.parent[sizeof(n.parent) - 1] = 0;
+	snprintf(p, sizeof(p), "/%s/%s", n.parent, n.leaf);
+	return container__id_from_path(p, cid, rt);
+}
+
 enum gby { BY_PROC, BY_CGROUP, BY_CONTAINER };
 
 struct gkey {
@@ -537,7 +560,7 @@ static struct group **groups(struct iostat *s, enum gby by, size_t *n)
 
 		memset(&gk, 0, sizeof(gk));
 		path = cg_path(s, e->k.cgid);
-		if (!path || !container__id_from_path(path, cid, &rt))
+		if (!cg_container(s, e->k.cgid, path, cid, &rt))
 			cid[0] = 0;
 		if (by == BY_PROC) {
 			gk.pid = e->k.pid;
@@ -808,7 +831,7 @@ int iostat__report_text(struct iostat *s, FILE *f, const struct iostat_run *r)
 	text_groups(s, f, BY_CONTAINER);
 
 	fprintf(f, "by system call and fd kind:\n");
-	fprintf(f, "%10s %-9s %10s %12s %12s %8s %8s\n", "SYSCALL", "FD_KIND", "CALLS", "BYTES",
+	fprintf(f, "%16s %-9s %10s %12s %12s %8s %8s\n", "SYSCALL", "FD_KIND", "CALLS", "BYTES",
 		"REQUESTED", "SHORT", "ERRORS");
 	memset(&in, 0, sizeof(in));
 	for (sc = 0; sc < CABBPF_SC__MAX; sc++)
@@ -817,9 +840,9 @@ int iostat__report_text(struct iostat *s, FILE *f, const struct iostat_run *r)
 
 			if (!v->calls)
 				continue;
-			fprintf(f, "%10s %-9s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %8" PRIu64
+			fprintf(f, "%16s %-9s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %8" PRIu64
 				   " %8" PRIu64 "\n",
-				syscalls__name(sc), syscalls__fdkind_name(k), U(v->calls), U(v->bytes),
+				syscalls__label(sc), syscalls__fdkind_name(k), U(v->calls), U(v->bytes),
 				U(v->req), U(v->short_calls), U(v->errors));
 			if (!CABBPF_SC_IS_OUTPUT(sc))
 				for (b = 0; b < CABBPF_HIST_BUCKETS; b++) {
@@ -964,6 +987,11 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 	json__string(w, r->stop_reason);
 	json__key(w, "duration_s");
 	json__double(w, r->duration_s);
+	json__key(w, "startup_s");
+	if (r->startup_s >= 0)
+		json__double(w, r->startup_s);
+	else
+		json__null(w);
 	json__key(w, "calls");
 	json__u64(w, all->in_calls + all->out_calls);
 	json__key(w, "calls_per_s");

@@ -31,6 +31,7 @@ struct iostat;
 struct iostat_opts {
 	int stats_fd;       /* "iostats" map */
 	int files_fd;       /* "iofiles" map */
+	int cgnames_fd;     /* "cgnames" map, or -1 */
 	unsigned ncpus;     /* values per key */
 	const char *cgroot; /* cgroup v2 mount point, for cgroup paths; may be NULL */
 	unsigned top;       /* rows per text table; 0 = 20 */
@@ -49,6 +50,7 @@ void iostat__print_interval(struct iostat *s, FILE *f, double secs);
 /* Run summary handed to the reports. */
 struct iostat_run {
 	double duration_s;
+	double startup_s;	  /* from cabbpf's exec to watching; < 0 when unknown */
 	uint64_t counts[CABBPF_IOSTAT__MAX]; /* the BPF counters */
 	pid_t pid;                /* -p, or 0 */
 	const char *cgroup;       /* --cgroup / resolved --container path, or NULL */

@@ -212,6 +212,11 @@ int iotrace__stats_fd(const struct iotrace *io)
 	return bpf_map__fd(io->skel->maps.iostats);
 }
 
+int iotrace__cgnames_fd(const struct iotrace *io)
+{
+	return bpf_map__fd(io->skel->maps.cgnames);
+}
+
 int iotrace__files_fd(const struct iotrace *io)
 {
 	return bpf_map__fd(io->skel->maps.iofiles);

@@ -62,6 +62,8 @@ int iotrace__counts(struct iotrace *io, uint64_t out[CABBPF_IOSTAT__MAX]);
 /* Aggregate mode: fds of the "iostats" and "iofiles" per-CPU hash maps
  * (owned by io). */
 int iotrace__stats_fd(const struct iotrace *io);
+/* The "cgnames" map (cgroup id -> struct cabbpf_cgname). */
+int iotrace__cgnames_fd(const struct iotrace *io);
 int iotrace__files_fd(const struct iotrace *io);
 
 /* Number of possible CPUs (values per key of the per-CPU maps). */

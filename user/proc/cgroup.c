@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +14,7 @@
 #include "common/log.h"
 #include "user/proc/cgroup.h"
 #include "user/proc/container.h"
+#include "user/proc/ctnames.h"
 
 int cgroup__open(const char *path)
 {
@@ -48,6 +51,64 @@ int cgroup__open(const char *path)
 	return fd;
 }
 
+/* --container ARG: an id (or unique prefix) first, then a podman or docker
+ * container name; its cgroup's path into path. Logs every failure. */
+static int resolve_container(const char *root, const char *arg, char *path, size_t len)
+{
+	char id[CONTAINER_ID_LEN + 1];
+	const char *rt = NULL;
+	int err, nerr;
+
+	err = container__resolve(root, arg, path, len);
+	if (err == -EINVAL || err == -ENOENT) {
+		/* Not an id we know: maybe a name (which may look like hex). */
+		nerr = ctnames__lookup(ctnames__default(), arg, id, &rt);
+		if (!nerr) {
+			err = container__resolve(root, id, path, len);
+			if (!err) {
+				log_info("container %s (%s %.12s) is cgroup %s", arg, rt, id, path);
+				return 0;
+			}
+			if (err == -ENOENT) {
+				log_err("--container %s: %s container %.12s has no cgroup under %s: "
+					"is it running?",
+					arg, rt, id, root);
+				return err;
+			}
+		} else if (nerr == -ENOTUNIQ) {
+			log_err("--container %s: both podman and docker have a container by that "
+				"name; give its id",
+				arg);
+			return nerr;
+		}
+	}
+	switch (err) {
+	case 0:
+		log_info("container %s is cgroup %s", arg, path);
+		return 0;
+	case -EINVAL:
+		log_err("--container %s: no such container: not a container id (4 to 64 hex "
+			"digits) nor the name of a podman or docker container",
+			arg);
+		return err;
+	case -ENOENT:
+		log_err("--container %s: no such container: no podman or docker container has "
+			"that name, and no cgroup under %s is named after it as an id "
+			"(docker-ID.scope, cri-containerd-ID.scope, crio-ID.scope, "
+			"libpod-ID.scope, docker/ID, kubepods/.../ID)",
+			arg, root);
+		return err;
+	case -ENOTUNIQ:
+		log_err("--container %s: the prefix matches several containers; give more "
+			"of the id",
+			arg);
+		return err;
+	default:
+		log_err("--container %s: %s", arg, strerror(-err));
+		return err;
+	}
+}
+
 int cgroup__select(const char *cgroup, const char *container, int *fd, char *path, size_t len)
 {
 	char root[4096];
@@ -64,31 +125,9 @@ int cgroup__select(const char *cgroup, const char *container, int *fd, char *pat
 				container);
 			return err;
 		}
-		err = container__resolve(root, container, path, len);
-		switch (err) {
-		case 0:
-			break;
-		case -EINVAL:
-			log_err("--container %s: not a container id (4 to 64 hex digits)",
-				container);
+		err = resolve_container(root, container, path, len);
+		if (err)
 			return err;
-		case -ENOENT:
-			log_err("--container %s: no such container: no cgroup under %s is named "
-				"after it (docker-ID.scope, cri-containerd-ID.scope, "
-				"crio-ID.scope, "
-				"libpod-ID.scope, docker/ID, kubepods/.../ID)",
-				container, root);
-			return err;
-		case -ENOTUNIQ:
-			log_err("--container %s: the prefix matches several containers; give more "
-				"of the id",
-				container);
-			return err;
-		default:
-			log_err("--container %s: %s", container, strerror(-err));
-			return err;
-		}
-		log_info("container %s is cgroup %s", container, path);
 	} else {
 		if (strlen(cgroup) >= len) {
 			log_err("--cgroup %s: %s", cgroup, strerror(ENAMETOOLONG));
@@ -131,4 +170,45 @@ int cgroup__enter(const char *path, pid_t pid)
 	if (err)
 		log_err("moving pid %d into cgroup %s: %s", (int)pid, path, strerror(-err));
 	return err;
+}
+
+int cgroup__check_pid(const char *cgpath, pid_t pid, const char *container)
+{
+	char root[4096], file[64], line[4096], want[PATH_MAX], have[PATH_MAX * 2];
+	char id[CONTAINER_ID_LEN + 1];
+	const char *rt = NULL;
+	size_t n;
+	FILE *f;
+	bool found = false;
+
+	if (cgroup__v2_root(root, sizeof(root)) || !realpath(cgpath, want))
+		return 0; /* cgroup__select checked both: nothing to compare */
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	f = fopen(file, "r");
+	if (!f)
+		return 0; /* gone: the target's own check reports it */
+	/* The v2 line: "0::/PATH". */
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(have, sizeof(have), "%s%s", root,
+				 strcmp(line + 3, "/") ? line + 3 : "");
+			found = true;
+			break;
+		}
+	fclose(f);
+	if (!found)
+		return 0;
+	n = strlen(want);
+	if (!strncmp(have, want, n) && (have[n] == 0 || have[n] == '/'))
+		return 0;
+	if (container__id_from_path(line + 3, id, &rt))
+		log_err("-p %d is not in %s %s (cgroup %s): it is in %s container %.12s (cgroup %s)",
+			(int)pid, container ? "container" : "cgroup", container ? container : cgpath,
+			want, rt, id, have);
+	else
+		log_err("-p %d is not in %s %s (cgroup %s): it is in cgroup %s%s", (int)pid,
+			container ? "container" : "cgroup", container ? container : cgpath, want,
+			have, container ? ", in no container" : "");
+	return -ESRCH;
 }

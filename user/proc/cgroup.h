@@ -42,4 +42,13 @@ int cgroup__set_filter(int cgfilter_fd, int cgfd);
  */
 int cgroup__enter(const char *path, pid_t pid);
 
+/*
+ * -p PID with --cgroup / --container: is pid inside cgroup directory cgpath
+ * (or a descendant)? Returns 0 if so (or if it cannot tell: the process is
+ * gone, no cgroup v2 line), -ESRCH after logging where pid really is (its
+ * cgroup, and its container if it is in one). container: --container as
+ * given, for the message, or NULL for --cgroup.
+ */
+int cgroup__check_pid(const char *cgpath, pid_t pid, const char *container);
+
 #endif /* USER_PROC_CGROUP_H */

@@ -155,6 +155,10 @@ static int resolve_target(struct ftrace *ft)
 	err = cgroup__select(o->cgroup, o->container, &ft->cgfd, ft->cgpath, sizeof(ft->cgpath));
 	if (err)
 		return err;
+	/* -p outside the cgroup asked for: an empty trace would say nothing. */
+	if (!o->cmd && ft->cgfd >= 0 &&
+	    (err = cgroup__check_pid(ft->cgpath, o->pid, o->container)))
+		return err;
 	err = o->cmd ? target__spawn(&ft->tg, o->cmd) : target__attach(&ft->tg, o->pid);
 	if (err)
 		return err;
