@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config
       check libcapstone-dev libck-dev libjson-c-dev binutils g++ golang-go rustc
       strace libiberty-dev libpng-dev libxml2-utils chromium
-      protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev)
+      protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
+      libzstd-dev)
 # Benchmarks compare against peers; they are optional for building and testing.
 [ "${CABBPF_BENCH_DEPS:-0}" = 1 ] && pkgs+=(bpftrace strace linux-perf)
 missing=()
