@@ -462,6 +462,11 @@ int opts__parse_mode(enum opts_mode mode, int argc, char **argv, struct opts *o)
 	size_t i, nl = 0, ns = 1;
 	int c;
 
+	/* report FILE -a count: options may follow the file (getopt permutes
+	 * argv); there is no command whose options must be kept. */
+	if (mode >= OPTS_REPORT)
+		ns = 0; /* no leading '+' */
+
 	set_defaults(o);
 	o->mode = mode;
 	for (i = 0; i < opts__ntable; i++) {

@@ -369,7 +369,7 @@ int recfmt__reader_new(FILE *f, const char *name, struct recfmt_reader **out)
 {
 	struct recfmt_reader *r;
 	uint8_t hdr[RECFMT_HEADER_BYTES];
-	uint32_t ver;
+	uint32_t ver, flags;
 	size_t got;
 
 	*out = NULL;
@@ -389,6 +389,12 @@ int recfmt__reader_new(FILE *f, const char *name, struct recfmt_reader **out)
 	if (ver != RECFMT_VERSION) {
 		log_err("%s: recording format version %u (byte 8); this cabbpf reads version %u",
 			name, ver, RECFMT_VERSION);
+		return -EINVAL;
+	}
+	memcpy(&flags, hdr + 12, 4);
+	if (flags) { /* reserved: a later version's flags would bump the version */
+		log_err("%s: corrupt recording header: flags 0x%x at byte 12 (0 expected)", name,
+			flags);
 		return -EINVAL;
 	}
 	r = calloc(1, sizeof(*r));
