@@ -507,8 +507,10 @@ int opts__parse_mode(enum opts_mode mode, int argc, char **argv, struct opts *o)
 		 * sense there. */
 		if ((mode == OPTS_REPORT && !(d->flags & OPTF_OFFLINE)) ||
 		    (mode == OPTS_DUMP && d->type != OPT_HELP)) {
+			char name[64];
+
 			log_err("%s is not an option of cabbpf %s (see cabbpf %s --help)",
-				argv[optind - 1], argv[0], argv[0]);
+				flag_name(d, name, sizeof(name)), argv[0], argv[0]);
 			return -EINVAL;
 		}
 		if (d->type == OPT_HELP) {

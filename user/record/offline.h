@@ -23,6 +23,14 @@ int offline__report(const struct opts *o);
 int offline__dump(const struct opts *o, FILE *out);
 
 struct recfmt_reader;
+struct recfmt_meta;
+struct recfmt_summary;
+struct summary;
+
+/* The report's summary (user/cli/report.h) from a recording's META and
+ * SUMMARY blocks; sm points into them. */
+void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *s,
+		      struct summary *sm);
 
 /* Open path and read its META and FUNCS blocks (user/record/format.h).
  * Returns 0 or -errno (said); *f and *r are the caller's to fclose and

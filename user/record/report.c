@@ -39,9 +39,8 @@ int offline__open(const char *path, FILE **f, struct recfmt_reader **r)
 	return ret;
 }
 
-/* The report's summary from the recording's blocks. */
-static void fill_summary(const struct recfmt_meta *m, const struct recfmt_summary *s,
-			 struct summary *sm)
+void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *s,
+		      struct summary *sm)
 {
 	memset(sm, 0, sizeof(*sm));
 	sm->pid = m->pid;
@@ -130,7 +129,7 @@ int offline__report(const struct opts *o)
 		log_err("merging the analyzers' results: %s", strerror(-err));
 		goto cleanup;
 	}
-	fill_summary(m, recfmt__summary(r), &sm);
+	offline__summary(m, recfmt__summary(r), &sm);
 	if (!o->quiet && (err = report__text_to(o->output_path, &sm, rn))) {
 		log_err("writing the report%s%s: %s", o->output_path ? " to " : "",
 			o->output_path ? o->output_path : "", strerror(-err));
