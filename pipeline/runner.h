@@ -71,6 +71,7 @@ struct runner_opts {
 	unsigned top;		   /* rows per text table; 0 = 50 */
 	bool no_returns;	   /* --entry-only: no return probes (report wording) */
 	const struct cct_opts *cct; /* the cct analyzer's options (borrowed), or NULL */
+	uint64_t timeline_limit;    /* the timeline analyzer's bound; 0: default */
 	size_t max_pending;	   /* out-of-order records held per analyzer
 				      thread before a hole is given up on;
 				      0 = 4M records (about 96 MiB) */

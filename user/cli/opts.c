@@ -188,6 +188,17 @@ const struct opt_def opts__table[] = {
 	 .help = "the tree as a gzipped pprof profile (go tool pprof,\n"
 		 "Pyroscope, Parca, Grafana): calls, wall and on-CPU\n"
 		 "self time per calling context"},
+	{"timeline", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.timeline_path),
+	 .group = G_VIEW, .wants = "a file name",
+	 .help = "the call timeline as Chrome Trace Event JSON\n"
+		 "(ui.perfetto.dev, chrome://tracing): every\n"
+		 "activation a complete event, I/O calls as instant\n"
+		 "events with their bytes, per thread"},
+	{"timeline-limit", 0, OPT_UINT, "N", 1, 4294967295.0, OFF(view.timeline_limit),
+	 .flags = OPTF_OFFLINE, .group = G_VIEW, .wants = "a positive integer",
+	 .help = "at most N timeline events (default 1000000, ~32\n"
+		 "MiB); the first N to complete are kept, the cut is\n"
+		 "said in the file and on stderr"},
 	{"collapse-recursion", 0, OPT_FLAG, OFF(view.cct.collapse_recursion), .flags = OPTF_OFFLINE, .group = G_VIEW,
 	 .help = "direct recursion (f called by f) in one node"},
 	{"cct-max-nodes", 0, OPT_UINT, "N", 1, 4294967293.0, OFF(view.cct.max_nodes),

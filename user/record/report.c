@@ -78,6 +78,7 @@ int offline__report(const struct opts *o)
 	struct recfmt_reader *r = NULL;
 	struct runner *rn = NULL;
 	struct view_opts view = o->view;
+	char list[256];
 	struct recfmt_item it;
 	struct runner_opts ro;
 	struct summary sm;
@@ -112,6 +113,8 @@ int offline__report(const struct opts *o)
 	err = views__check(&view, ro.analyzers, ro.no_returns);
 	if (err)
 		goto cleanup;
+	ro.analyzers = views__analyzers(&view, ro.analyzers, list, sizeof(list));
+	ro.timeline_limit = view.timeline_limit;
 	err = runner__new(&ro, NULL, 0, &rn);
 	if (err)
 		goto cleanup; /* a wrong -a is said by runner__new */
@@ -140,7 +143,7 @@ int offline__report(const struct opts *o)
 		log_err("writing %s: %s", o->json_path, strerror(-err));
 		goto cleanup;
 	}
-	if (views__write(&view, rn, m->comm, m->binary, (uint64_t)(sm.duration_s * 1e9)))
+	if (views__write(&view, rn, m->pid, m->comm, m->binary, (uint64_t)(sm.duration_s * 1e9)))
 		err = -EIO;
 cleanup:
 	runner__free(rn);

@@ -526,6 +526,7 @@ static int open_trace(struct ftrace *ft)
  * (logged). */
 static int open_pipeline(struct ftrace *ft)
 {
+	char list[256];
 	struct runner_opts ro;
 	struct cab_pp_opts po;
 	int err;
@@ -552,7 +553,9 @@ static int open_pipeline(struct ftrace *ft)
 	ro.fnames = ft->names;
 	ro.lnames = ft->lnames;
 	ro.nfuncs = (uint32_t)ft->nfuncs;
-	ro.analyzers = ft->o.analyzers;
+	/* --timeline adds its analyzer (opt-in) */
+	ro.analyzers = views__analyzers(&ft->o.view, ft->o.analyzers, list, sizeof(list));
+	ro.timeline_limit = ft->o.view.timeline_limit;
 	ro.nthreads = ft->o.analyzer_threads;
 	ro.no_returns = ft->o.entry_only;
 	ro.cct = &ft->o.view.cct;
@@ -903,7 +906,7 @@ static int report(struct ftrace *ft)
 	}
 	/* --folded, --flamegraph (user/cli/views.h) */
 	if (!ft->o.floor &&
-	    views__write(&ft->o.view, ft->rn, ft->tg.comm, ft->tg.exe,
+	    views__write(&ft->o.view, ft->rn, ft->tg.pid, ft->tg.comm, ft->tg.exe,
 			 (uint64_t)((ft->t1 - ft->t0) * 1e9)) &&
 	    !err)
 		err = -EIO;
@@ -971,7 +974,7 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	ft->stop = stop;
 	/* cabbpf record analyzes live only when a live result is asked for. */
 	ft->live = !o->record_path || o->analyzers || o->json_path || o->view.folded_path ||
-		   o->view.svg_path || o->view.pprof_path;
+		   o->view.svg_path || o->view.pprof_path || o->view.timeline_path;
 	ft->tg.pidfd = ft->tg.err_fd = -1;
 	ft->cgfd = -1;
 	if (o->debug_dir)
