@@ -299,4 +299,19 @@ pid_t h_child_of(pid_t ppid);
 /* Whether pid is a zombie (exited, not reaped), or gone. */
 int h_is_zombie(pid_t pid);
 
+/* ------------------------------------------------------ --timeline -- */
+
+/* A --timeline file (Chrome Trace Event JSON) checked structurally:
+ * a traceEvents array and otherData; every event with ph, pid and name;
+ * "X" (an activation) with tid, ts >= 0 and dur >= 0; "i" (I/O) with
+ * args.bytes or args.errno; no other phase but "M" (metadata); per
+ * thread, activations nest (each inside its enclosing one; those with
+ * args.ended are upper bounds and left out of that check). Returns the
+ * parsed file (the caller puts it). */
+json_object *h_timeline(const char *path);
+
+/* Events of phase ph (and name, unless NULL; and thread tid, unless < 0)
+ * in a timeline from h_timeline. */
+long long h_tl_count(json_object *tl, const char *ph, const char *name, long long tid);
+
 #endif /* TESTS_HARNESS_H */

@@ -304,6 +304,94 @@ START_TEST(pprof_traces_from_recording)
 }
 END_TEST
 
+/* ---------------------------------------------------------- timeline -- */
+
+/* --timeline, live during a recording and from the recording: the same
+ * file byte for byte; structurally valid (h_timeline: complete events,
+ * per-thread nesting); every activation there (threads 4 1000: work
+ * 1000 * (i + 1) per thread i, worker 4, main 1; recurse 20: fib 21891
+ * nested 20 deep); I/O calls as many as the io analyzer saw; and
+ * --timeline-limit cuts exactly, saying so. */
+START_TEST(timeline_exact)
+{
+	char *rec = tmp_path("tl.cbr"), *live = tmp_path("tl-live.json"), *off = tmp_path("tl-off.json"),
+	     *js = tmp_path("tl-report.json"), *lim = tmp_path("tl-lim.json");
+	char *t1[] = {(char *)h_target("threads", OPT(_i)), "4", "1000", NULL};
+	char *t2[] = {(char *)h_target("recurse", OPT(_i)), "20", NULL};
+	char *pre[] = {"-q", "--timeline", live, NULL};
+	char *rep[] = {"report", rec, "-q", "--timeline", off, "--json", js, NULL};
+	char *replim[] = {"report", rec, "-q", "--timeline", lim, "--timeline-limit", "100", NULL};
+	long long counts[4], tids[4], io, total, k, i, sorted[4] = {0};
+	json_object *tl, *j, *ev;
+	struct h_run r, o;
+	char *a, *b, want[128];
+
+	record(&r, rec, pre, t1);
+	run(&o, rep);
+	assert_status(&o, 0);
+	a = h_slurp(live);
+	b = h_slurp(off);
+	ck_assert_msg(strlen(a) > 1000 && !strcmp(a, b), "live and recorded timelines differ");
+	free(a);
+	free(b);
+	tl = h_timeline(off);
+	j = h_parse_json(js);
+	ck_assert_int_eq(h_tl_count(tl, "X", "work", -1), h_expected("threads 4 1000", "calls work"));
+	ck_assert_int_eq(h_tl_count(tl, "X", "worker", -1), 4);
+	ck_assert_int_eq(h_tl_count(tl, "X", "main", -1), 1);
+	ck_assert_int_eq(h_tl_count(tl, "M", "thread_name", -1), 5);
+	io = h_tl_count(tl, "i", NULL, -1);
+	ck_assert_int_eq(io, h_num(h_get(j, "io"), "events"));
+	/* per worker thread: its calls of work */
+	ev = h_get(tl, "traceEvents");
+	for (i = 0, k = 0; i < (long long)json_object_array_length(ev) && k < 4; i++) {
+		json_object *e = json_object_array_get_idx(ev, (size_t)i);
+
+		if (!strcmp(json_object_get_string(h_get(e, "ph")), "X") &&
+		    !strcmp(json_object_get_string(h_get(e, "name")), "worker"))
+			tids[k++] = json_object_get_int64(h_get(e, "tid"));
+	}
+	ck_assert_int_eq(k, 4);
+	for (i = 0; i < 4; i++)
+		counts[i] = h_tl_count(tl, "X", "work", tids[i]);
+	for (i = 0; i < 4; i++) {
+		for (k = i; k > 0 && sorted[k - 1] > counts[i]; k--)
+			sorted[k] = sorted[k - 1];
+		sorted[k] = counts[i];
+	}
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(sorted[i], 1000 * (i + 1));
+	total = 10005 + io;
+	ck_assert_int_eq(h_num(h_get(tl, "otherData"), "events"), total);
+	ck_assert_int_eq(h_num(h_get(tl, "otherData"), "cut"), 0);
+	json_object_put(tl);
+	json_object_put(j);
+	h_free(&o);
+
+	/* the limit: exactly 100 kept, the rest counted, said on stderr */
+	run(&o, replim);
+	assert_status(&o, 0);
+	snprintf(want, sizeof(want), "100 events written, %lld more cut by --timeline-limit 100",
+		 total - 100);
+	ck_assert_msg(strstr(o.err, want), "stderr lacks '%s':\n%s", want, o.err);
+	tl = h_timeline(lim);
+	ck_assert_int_eq(h_tl_count(tl, "X", NULL, -1) + h_tl_count(tl, "i", NULL, -1), 100);
+	ck_assert_int_eq(h_num(h_get(tl, "otherData"), "events"), 100);
+	ck_assert_int_eq(h_num(h_get(tl, "otherData"), "cut"), total - 100);
+	json_object_put(tl);
+	h_free(&o);
+	h_free(&r);
+
+	/* deep recursion: 21891 fib frames, nested */
+	record(&r, rec, pre, t2);
+	tl = h_timeline(live);
+	ck_assert_int_eq(h_tl_count(tl, "X", "fib", -1), h_expected("recurse 20", "calls fib"));
+	ck_assert_int_eq(h_tl_count(tl, "X", "main", -1), 1);
+	json_object_put(tl);
+	h_free(&r);
+}
+END_TEST
+
 /* ------------------------------------------------ the target unharmed -- */
 
 START_TEST(target_unharmed)
@@ -452,6 +540,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, dump_exact, 0, 2);
 	tcase_add_loop_test(tc, pprof_traces_from_recording, 0, 2);
 	tcase_add_loop_test(tc, target_unharmed, 0, 2);
+	tcase_add_loop_test(tc, timeline_exact, 0, 2);
 	tcase_add_test(tc, storm_no_loss);
 	tcase_add_test(tc, bad_recordings_refused);
 	tcase_add_test(tc, record_path_safe);
