@@ -14,8 +14,10 @@
  * A crash, a sanitizer report (build with `make fuzz`: ASan + UBSan) or a
  * hang is the failure; every mutant must end in a report or a clean
  * error. Usage:
- *   fuzz_record SEED.cbr SECONDS [RANDOM_SEED]
- * Prints the mutants tried, how many were refused and how many reported.
+ *   fuzz_record SEED.cbr CPU_SECONDS [RANDOM_SEED]
+ * Runs until it has used CPU_SECONDS of CPU time (not wall time: the
+ * machine may be shared). Prints the mutants tried, how many were refused
+ * and how many reported.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -26,6 +28,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "analyzers/timeline.h"
 #include "common/json.h"
 #include "pipeline/runner.h"
 #include "user/cli/report.h"
@@ -69,7 +72,8 @@ static char *slurp(const char *path, size_t *len)
  * Returns 0 (reported) or the first error. */
 static int report_of(const char *buf, size_t len, FILE *devnull)
 {
-	static const char *const sets[] = {NULL, "count", "callgraph", "io", "cct"};
+	static const char *const sets[] = {"all,timeline", "count", "callgraph", "io", "cct",
+					   "timeline"};
 	struct recfmt_reader *r = NULL;
 	struct runner *rn = NULL;
 	struct json *jw = NULL;
@@ -106,11 +110,12 @@ static int report_of(const char *buf, size_t len, FILE *devnull)
 	ro.fnames = fn->names;
 	ro.lnames = fn->lnames;
 	ro.nfuncs = fn->n;
-	ro.analyzers = sets[below(5)];
+	ro.analyzers = sets[below(6)];
+	ro.timeline_limit = 1 + below(5000);
 	ro.no_returns = m->flags & RECFMT_F_ENTRY_ONLY;
 	ro.cct = &view.cct;
 	ro.max_pending = 1 << 16;
-	if (ro.no_returns && ro.analyzers && !strcmp(ro.analyzers, "callgraph"))
+	if (ro.no_returns)
 		ro.analyzers = "count";
 	err = runner__new(&ro, NULL, 0, &rn);
 	while (!err && (ret = recfmt__next(r, &it)) == 1)
@@ -125,6 +130,9 @@ static int report_of(const char *buf, size_t len, FILE *devnull)
 		goto cleanup;
 	offline__summary(m, recfmt__summary(r), &sm);
 	report__text(devnull, &sm, rn);
+	if (runner__analyzer(rn, "timeline"))
+		timeline__write(runner__analyzer(rn, "timeline"), devnull, m->pid, m->comm, NULL,
+				NULL);
 	if (!json__new(devnull, true, &jw)) {
 		json__begin_object(jw);
 		runner__report_json(rn, jw);
@@ -248,7 +256,7 @@ int main(int argc, char **argv)
 	size_t len = 0, plain_len, zcap, mlen;
 	char *seed, *plain, *buf, *z;
 	double secs, t0;
-	uint64_t tries = 0, refused = 0, reported = 0;
+	uint64_t tries = 0, refused = 0, reported = 0, seed_value;
 	struct timespec ts;
 	FILE *devnull;
 	int err;
@@ -261,6 +269,7 @@ int main(int argc, char **argv)
 	secs = atof(argv[2]);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	rng_state = argc > 3 ? strtoull(argv[3], NULL, 0) : (uint64_t)ts.tv_nsec | 1;
+	seed_value = rng_state;
 	devnull = fopen("/dev/null", "w");
 	if (!seed || !devnull || len < RECFMT_HEADER_BYTES) {
 		fprintf(stderr, "fuzz_record: cannot read %s\n", argv[1]);
@@ -282,14 +291,14 @@ int main(int argc, char **argv)
 	buf = malloc(2 * plain_len + 1);
 	z = malloc(zcap > 2 * len + 1 ? zcap : 2 * len + 1);
 	fprintf(stderr, "fuzz_record: seed %s (%zu bytes, %zu decompressed), random seed 0x%llx\n",
-		argv[1], len, plain_len, (unsigned long long)rng_state);
+		argv[1], len, plain_len, (unsigned long long)seed_value);
 	/* Quiet: each refused mutant says why on stderr. */
 	if (!freopen("/dev/null", "w", stderr))
 		return 2;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	t0 = (double)ts.tv_sec + ts.tv_nsec / 1e9;
 	for (;;) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 		if ((double)ts.tv_sec + ts.tv_nsec / 1e9 - t0 >= secs)
 			break;
 		if (tries & 1) { /* on disk */
@@ -316,7 +325,8 @@ int main(int argc, char **argv)
 		else
 			reported++;
 	}
-	printf("fuzz_record: %llu mutants in %.0f s: %llu refused with an error, %llu reported\n",
+	printf("fuzz_record: %llu mutants in %.0f CPU seconds: %llu refused with an error, %llu "
+	       "reported\n",
 	       (unsigned long long)tries, secs, (unsigned long long)refused,
 	       (unsigned long long)reported);
 	free(seed);
