@@ -574,6 +574,8 @@ START_TEST(subcommands)
 	ck_assert_str_eq(p.o.cmd[1], "-l");
 	parse(&p, "-p", "1", NULL);
 	ASSERT_USAGE(&p, "cabbpf record writes a file: give -o FILE (see cabbpf record --help)");
+	parse(&p, "-o", "x", "--json", "x", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-o (the recording) and --json name the same file");
 	parse(&p, "-o", "x", "--io", NULL);
 	ASSERT_USAGE(&p, "cabbpf record traces functions: not with --io, --list, --plan or --floor");
 	parse(&p, "-o", "x", "-p", "1", "--sample", "10", NULL);

@@ -306,6 +306,9 @@ static int check_combination(struct opts *o)
 		 "nothing to trace: give -p PID or -- COMMAND (see cabbpf --help)"},
 		{o->mode == OPTS_RECORD && !o->record_path,
 		 "cabbpf record writes a file: give -o FILE (see cabbpf record --help)"},
+		{o->mode == OPTS_RECORD && o->record_path && o->json_path &&
+			 !strcmp(o->record_path, o->json_path),
+		 "-o (the recording) and --json name the same file"},
 		{o->mode == OPTS_RECORD && (o->io || o->list || o->plan || o->floor),
 		 "cabbpf record traces functions: not with --io, --list, --plan or --floor"},
 		{o->mode == OPTS_RECORD && (o->sample_pct || o->start_disabled),
