@@ -558,18 +558,20 @@ static int c_end(struct cur *c, const char *what)
 static int read_meta(struct recfmt_reader *r, struct cur *c)
 {
 	struct recfmt_meta *m = &r->meta;
+	uint64_t at;
 
 	m->pid = (int32_t)c_u32(c);
 	m->comm = r->comm = c_str(c);
 	m->binary = r->binary = c_str(c);
+	at = c->base + c->off;
 	m->flags = c_u32(c);
 	m->ncpus = c_u32(c);
 	m->start_realtime_ns = c_u64(c);
 	m->tool = r->tool = c_str(c);
 	if (!c->bad && (m->flags & ~RECFMT_F__ALL))
-		return corrupt(r, c->base + 4 + 8, "unknown flags 0x%x", m->flags);
+		return corrupt(r, at, "unknown flags 0x%x", m->flags);
 	if (!c->bad && (m->ncpus == 0 || m->ncpus > RECFMT_MAX_CPUS))
-		return corrupt(r, c->base, "%u CPUs", m->ncpus);
+		return corrupt(r, at + 4, "%u CPUs", m->ncpus);
 	return c_end(c, "META");
 }
 
