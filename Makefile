@@ -5,6 +5,7 @@
 #   make tsan-check cab/ and the loader's threads under ThreadSanitizer
 #   make bench      build the benchmarks under bench/
 #   make stress     every suite 50 times under two CPU hogs (flake hunt)
+#   make fuzz       the recording reader's fuzz harness under ASan + UBSan
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
@@ -17,7 +18,7 @@ ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 SANFLAGS  ?=
 OPT       ?= -O2
 
-PKGS      := libbpf libelf zlib
+PKGS      := libbpf libelf zlib libzstd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CAPSTONE_LIBS := $(shell pkg-config --libs capstone 2>/dev/null)
@@ -68,10 +69,13 @@ TEST_BINS := $(patsubst tests/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 HARNESS_OBJ := $(OUT)/obj/tests/harness.o
 TARGET_SRCS := $(wildcard tests/targets/*.c)
 
+FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
+
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all clean check unit-check integration-check asan-check tsan-check bench format deps demo stress
+.PHONY: all clean check unit-check integration-check asan-check tsan-check bench format deps demo stress fuzz fuzz-bins
 all: cabbpf
 
 $(OUT) $(OUT)/obj $(OUT)/tests $(OUT)/bench:
@@ -119,6 +123,21 @@ $(OUT)/tests/%: tests/%.c $(HARNESS_OBJ) $(LIB) tests/*.h | $(OUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) $< $(HARNESS_OBJ) $(LIB) $(LDFLAGS) $(LDLIBS) \
 		$(CHECK_LIBS) -o $@
+
+$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< $(LIB) $(LDFLAGS) $(LDLIBS) -o $@
+
+# The fuzz harnesses under ASan + UBSan (scripts/fuzz.sh runs them on real
+# recordings: FUZZ_SECONDS each).
+fuzz:
+	$(Q)$(MAKE) --no-print-directory OUT=.output/asan OPT=-O1 \
+		SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		fuzz-bins
+	$(Q)./scripts/fuzz.sh
+
+fuzz-bins: $(FUZZ_BINS)
 
 $(OUT)/bench/%: bench/%.c $(LIB) | $(OUT)/bench
 	$(call msg,CC,$@)

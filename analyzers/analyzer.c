@@ -13,6 +13,7 @@ static const struct analyzer_ops *const registry[] = {
 	&analyzer_callgraph,
 	&analyzer_io,
 	&analyzer_cct,
+	&analyzer_timeline, /* opt-in: --timeline */
 };
 
 #define NREG (sizeof(registry) / sizeof(registry[0]))
@@ -86,8 +87,9 @@ int analyzer__select(const char *list, const struct analyzer_ops *out[AN_MAX], u
 	*n = 0;
 	if (!list) {
 		for (i = 0; i < NREG; i++)
-			out[i] = registry[i];
-		*n = NREG;
+			if (!registry[i]->opt_in)
+				out[k++] = registry[i];
+		*n = k;
 		return 0;
 	}
 	while (*p) {
@@ -104,6 +106,11 @@ int analyzer__select(const char *list, const struct analyzer_ops *out[AN_MAX], u
 			e--;
 		if (e == s)
 			continue; /* "count,,callgraph" or a trailing comma */
+		if (e - s == 3 && !strncmp(s, "all", 3)) {
+			for (i = 0; i < NREG; i++)
+				want[i] |= !registry[i]->opt_in;
+			continue;
+		}
 		ops = find_n(s, (size_t)(e - s));
 		if (!ops) {
 			log_err("unknown analyzer '%.*s'", (int)(e - s), s);

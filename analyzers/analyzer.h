@@ -52,6 +52,8 @@ struct an_ctx {
 	const struct an_windows *windows;
 	/* The cct analyzer's options (analyzers/cct.h); NULL: defaults. */
 	const struct cct_opts *cct;
+	/* The timeline analyzer's bound (analyzers/timeline.h); 0: default. */
+	uint64_t timeline_limit;
 };
 
 /* Name of fid for reports: "<root>" for AN_ROOT, the table's name, or
@@ -175,6 +177,9 @@ struct analyzer_ops {
 	void (*free)(void *state);
 	/* An I/O call in program order; NULL when the analyzer ignores I/O. */
 	void (*on_io)(void *state, const struct an_io *io);
+	/* Selected only by name (or by the option that needs it), not by the
+	 * default "every analyzer": its results are a file, not a section. */
+	bool opt_in;
 };
 
 /* The registry, in report order. */
@@ -182,6 +187,7 @@ extern const struct analyzer_ops analyzer_count;
 extern const struct analyzer_ops analyzer_callgraph;
 extern const struct analyzer_ops analyzer_io;
 extern const struct analyzer_ops analyzer_cct;
+extern const struct analyzer_ops analyzer_timeline;
 
 #define AN_MAX 8 /* analyzers that can be selected at once */
 
@@ -193,7 +199,8 @@ const struct analyzer_ops *analyzer__find(const char *name);
 
 /*
  * Parse a comma-separated list such as "count,callgraph" (spaces around
- * names allowed, duplicates ignored; NULL selects every analyzer) into
+ * names allowed, duplicates ignored; NULL or the name "all" selects every
+ * analyzer that is not opt_in) into
  * out[0..*n-1], in registry order. Returns 0, or -EINVAL after logging a
  * message that lists the valid names (unknown name, or an empty list).
  * Any thread.

@@ -84,6 +84,9 @@ struct runner {
 	bool started, joined;
 	bool no_returns;	/* runner_opts.no_returns */
 	struct runner_stats st; /* totals, after join */
+	void (*tap)(void *ctx, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec);
+	void *tap_ctx;
+	bool tap_only;
 };
 
 /* ------------------------------------------------------------ helpers -- */
@@ -443,10 +446,13 @@ static unsigned poll_bufs(struct worker *w, bool *all_done)
 			if (!ch)
 				break;
 			w->st.chunks++;
+			if (w->r->tap)
+				w->r->tap(w->r->tap_ctx, ch->tid, ch->seq, ch->recs, ch->nrec);
 			o = owner(w->r, ch->tid);
-			if (o == w)
+			/* tap_only: recorded, not analyzed */
+			if (!w->r->tap_only && o == w)
 				ingest(w, ch->tid, ch->seq, ch->recs, ch->nrec, NULL);
-			else
+			else if (!w->r->tap_only)
 				forward(o, w, ch);
 			cab_pp__release(w->bufs[i], ch);
 			n++;
@@ -528,8 +534,12 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r->ctx.nfuncs = o->nfuncs;
 	r->ctx.top = o->top ? o->top : DEFAULT_TOP;
 	r->ctx.cct = o->cct;
+	r->ctx.timeline_limit = o->timeline_limit;
 	r->max_pending = o->max_pending ? o->max_pending : DEFAULT_MAX_PENDING;
 	r->no_returns = o->no_returns;
+	r->tap = o->tap;
+	r->tap_ctx = o->tap_ctx;
+	r->tap_only = o->tap_only;
 	err = analyzer__select(o->analyzers, r->ops, &r->nops);
 	if (err)
 		goto cleanup;

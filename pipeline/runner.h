@@ -71,9 +71,18 @@ struct runner_opts {
 	unsigned top;		   /* rows per text table; 0 = 50 */
 	bool no_returns;	   /* --entry-only: no return probes (report wording) */
 	const struct cct_opts *cct; /* the cct analyzer's options (borrowed), or NULL */
+	uint64_t timeline_limit;    /* the timeline analyzer's bound; 0: default */
 	size_t max_pending;	   /* out-of-order records held per analyzer
 				      thread before a hole is given up on;
 				      0 = 4M records (about 96 MiB) */
+	/* cabbpf record (user/record/recorder.h): every chunk taken from a
+	 * buffer is handed to tap first, as the analyzers receive it (before
+	 * any reordering). Called from the analyzer threads, concurrently when
+	 * nthreads > 1; the records are valid during the call only. tap_only:
+	 * the chunks are not analyzed (a recording without a live report). */
+	void (*tap)(void *ctx, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec);
+	void *tap_ctx;
+	bool tap_only;
 };
 
 struct runner_stats {

@@ -6,7 +6,8 @@ pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config
       check libcapstone-dev libck-dev libjson-c-dev binutils g++ golang-go rustc
       strace libiberty-dev libpng-dev libxml2-utils chromium
       protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
-      podman runc busybox-static)
+      libzstd-dev podman runc busybox-static)
+# libzstd-dev: cabbpf record's compression.
 # podman, runc, busybox-static: the container suite runs real containers
 # (runc: crun refuses the hybrid cgroup layout; an image imported from a
 # rootfs of busybox-static and the static test programs: no registry).

@@ -5,6 +5,8 @@
  */
 #include "tests/harness.h"
 
+#include <math.h>
+
 char h_targets[256];
 char h_cabbpf[PATH_MAX];
 char h_tmp[256];
@@ -953,4 +955,107 @@ int h_mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out)
 	}
 	fclose(f);
 	return found;
+}
+
+/* ------------------------------------------------------ --timeline -- */
+
+struct tl_x {
+	long long tid, start, end; /* ns */
+	int bound;		   /* args.ended: an upper bound, not nested-checked */
+};
+
+static int tl_cmp(const void *a, const void *b)
+{
+	const struct tl_x *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end;
+}
+
+static long long tl_ns(json_object *v)
+{
+	return llround(json_object_get_double(v) * 1000.0);
+}
+
+json_object *h_timeline(const char *path)
+{
+	json_object *root = h_parse_json(path), *ev, *e;
+	struct tl_x *x, stack[4096];
+	size_t i, n, nx = 0, depth = 0;
+	long long tid = -1;
+
+	ck_assert_msg(root, "--timeline %s: not JSON", path);
+	ev = h_get(root, "traceEvents");
+	ck_assert_msg(ev && json_object_is_type(ev, json_type_array), "no traceEvents array");
+	ck_assert_ptr_nonnull(h_get(root, "otherData"));
+	n = json_object_array_length(ev);
+	x = calloc(n + 1, sizeof(*x));
+	ck_assert_ptr_nonnull(x);
+	for (i = 0; i < n; i++) {
+		const char *ph;
+
+		e = json_object_array_get_idx(ev, i);
+		ck_assert_ptr_nonnull(h_get(e, "ph"));
+		ck_assert_ptr_nonnull(h_get(e, "pid"));
+		ck_assert_ptr_nonnull(h_get(e, "name"));
+		ph = json_object_get_string(h_get(e, "ph"));
+		if (!strcmp(ph, "M"))
+			continue;
+		ck_assert_ptr_nonnull(h_get(e, "tid"));
+		ck_assert_msg(tl_ns(h_get(e, "ts")) >= 0, "event %zu: negative ts", i);
+		if (!strcmp(ph, "i")) {
+			json_object *a = h_get(e, "args");
+
+			ck_assert_msg(h_get(a, "bytes") || h_get(a, "errno"), "I/O event %zu: no bytes",
+				      i);
+			continue;
+		}
+		ck_assert_msg(!strcmp(ph, "X"), "event %zu: phase %s", i, ph);
+		ck_assert_msg(h_get(e, "dur") && tl_ns(h_get(e, "dur")) >= 0, "X event %zu: no dur",
+			      i);
+		x[nx].tid = json_object_get_int64(h_get(e, "tid"));
+		x[nx].start = tl_ns(h_get(e, "ts"));
+		x[nx].end = x[nx].start + tl_ns(h_get(e, "dur"));
+		x[nx].bound = h_get(h_get(e, "args"), "ended") != NULL;
+		nx++;
+	}
+	/* Per thread: activations nest (a call's frame contains its callees'). */
+	qsort(x, nx, sizeof(*x), tl_cmp);
+	for (i = 0; i < nx; i++) {
+		if (x[i].bound)
+			continue;
+		if (x[i].tid != tid) {
+			tid = x[i].tid;
+			depth = 0;
+		}
+		while (depth && stack[depth - 1].end <= x[i].start)
+			depth--;
+		ck_assert_msg(!depth || x[i].end <= stack[depth - 1].end,
+			      "thread %lld: [%lld, %lld] overlaps its enclosing [%lld, %lld]", tid,
+			      x[i].start, x[i].end, stack[depth - 1].start, stack[depth - 1].end);
+		ck_assert(depth < 4096);
+		stack[depth++] = x[i];
+	}
+	free(x);
+	return root;
+}
+
+long long h_tl_count(json_object *tl, const char *ph, const char *name, long long tid)
+{
+	json_object *ev = h_get(tl, "traceEvents");
+	long long n = 0;
+	size_t i;
+
+	for (i = 0; ev && i < json_object_array_length(ev); i++) {
+		json_object *e = json_object_array_get_idx(ev, i);
+
+		if (!strcmp(json_object_get_string(h_get(e, "ph")), ph) &&
+		    (!name || !strcmp(json_object_get_string(h_get(e, "name")), name)) &&
+		    (tid < 0 || json_object_get_int64(h_get(e, "tid")) == tid))
+			n++;
+	}
+	return n;
 }

@@ -319,4 +319,19 @@ int h_wait_cpu(pid_t pid, long long ms);
  * it has. */
 int h_wait_traced(pid_t pid, int ms);
 
+/* ------------------------------------------------------ --timeline -- */
+
+/* A --timeline file (Chrome Trace Event JSON) checked structurally:
+ * a traceEvents array and otherData; every event with ph, pid and name;
+ * "X" (an activation) with tid, ts >= 0 and dur >= 0; "i" (I/O) with
+ * args.bytes or args.errno; no other phase but "M" (metadata); per
+ * thread, activations nest (each inside its enclosing one; those with
+ * args.ended are upper bounds and left out of that check). Returns the
+ * parsed file (the caller puts it). */
+json_object *h_timeline(const char *path);
+
+/* Events of phase ph (and name, unless NULL; and thread tid, unless < 0)
+ * in a timeline from h_timeline. */
+long long h_tl_count(json_object *tl, const char *ph, const char *name, long long tid);
+
 #endif /* TESTS_HARNESS_H */

@@ -39,6 +39,10 @@ static void slurp(int fd, char *buf, size_t len)
 	buf[n] = 0;
 }
 
+/* The subcommand parse_v parses as (main.c's table), and its argv[0]. */
+static enum opts_mode parse_mode = OPTS_LIVE;
+static char *parse_argv0 = "cabbpf";
+
 /* opts__parse on argv[] = {"cabbpf", args..., NULL}, with stdout and
  * stderr captured. args stay alive (struct opts points into them). */
 static void parse_v(struct parsed *p, int argc, char **args)
@@ -50,7 +54,7 @@ static void parse_v(struct parsed *p, int argc, char **args)
 	ck_assert(fo >= 0 && fe >= 0 && argc <= MAX_ARGS);
 	unlink(tout);
 	unlink(terr);
-	argv[0] = "cabbpf";
+	argv[0] = parse_argv0;
 	for (i = 0; i < argc; i++)
 		argv[i + 1] = args[i];
 	argv[argc + 1] = NULL;
@@ -60,7 +64,8 @@ static void parse_v(struct parsed *p, int argc, char **args)
 	se = dup(2);
 	dup2(fo, 1);
 	dup2(fe, 2);
-	p->ret = opts__parse(argc + 1, argv, &p->o);
+	p->ret = parse_mode == OPTS_LIVE ? opts__parse(argc + 1, argv, &p->o)
+					 : opts__parse_mode(parse_mode, argc + 1, argv, &p->o);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(so, 1);
@@ -535,6 +540,99 @@ START_TEST(help_lists_every_row)
 }
 END_TEST
 
+/* Parse as subcommand name (mode) from here on. */
+static void as(enum opts_mode mode, char *name)
+{
+	parse_mode = mode;
+	parse_argv0 = name;
+}
+
+/* Every line of text fits 80 columns. */
+static void assert_fits(const char *text)
+{
+	const char *line, *nl;
+
+	for (line = text; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		ck_assert_ptr_nonnull(nl);
+		ck_assert_msg(nl - line <= 80, "long line: %.*s", (int)(nl - line), line);
+	}
+}
+
+/* cabbpf record / report / dump (user/main.c's subcommands). */
+START_TEST(subcommands)
+{
+	struct parsed p;
+
+	as(OPTS_RECORD, "record");
+	parse(&p, "-o", "run.cbr", "-f", "main", "--", "ls", "-l", NULL);
+	ASSERT_OK(&p);
+	ck_assert_int_eq(p.o.mode, OPTS_RECORD);
+	ck_assert_str_eq(p.o.record_path, "run.cbr");
+	ck_assert_ptr_null(p.o.output_path); /* -o is the recording */
+	ck_assert_str_eq(p.o.cmd[0], "ls");
+	ck_assert_str_eq(p.o.cmd[1], "-l");
+	parse(&p, "-p", "1", NULL);
+	ASSERT_USAGE(&p, "cabbpf record writes a file: give -o FILE (see cabbpf record --help)");
+	parse(&p, "-o", "x", "--json", "x", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-o (the recording) and --json name the same file");
+	parse(&p, "-o", "x", "--io", NULL);
+	ASSERT_USAGE(&p, "cabbpf record traces functions: not with --io, --list, --plan or --floor");
+	parse(&p, "-o", "x", "-p", "1", "--sample", "10", NULL);
+	ASSERT_USAGE(&p, "cabbpf record does not record sampling windows yet: trace with --sample "
+			 "live");
+	parse(&p, "--help", NULL);
+	ck_assert_int_eq(p.ret, 1);
+	ck_assert(!strncmp(p.out, "Usage: cabbpf record -o FILE [OPTIONS] -p PID\n", 46));
+	ck_assert_ptr_nonnull(strstr(p.out, "\n  -p, --pid PID"));
+	assert_fits(p.out);
+
+	as(OPTS_REPORT, "report");
+	parse(&p, "run.cbr", "-a", "count", "--json", "r.json", "-s", "self", NULL);
+	ASSERT_OK(&p);
+	ck_assert_int_eq(p.o.mode, OPTS_REPORT);
+	ck_assert_str_eq(p.o.input_path, "run.cbr");
+	ck_assert_str_eq(p.o.analyzers, "count");
+	ck_assert_str_eq(p.o.json_path, "r.json");
+	ck_assert_int_eq(p.o.view.cct.sort, CCT_SORT_SELF);
+	ck_assert_ptr_null(p.o.cmd);
+	parse(&p, "--timeline", "t.json", "--timeline-limit", "10", "run.cbr", NULL);
+	ASSERT_OK(&p);
+	ck_assert_str_eq(p.o.input_path, "run.cbr");
+	ck_assert_str_eq(p.o.view.timeline_path, "t.json");
+	ck_assert_uint_eq(p.o.view.timeline_limit, 10);
+	parse(&p, "-a", "count", NULL);
+	ASSERT_USAGE(&p, "give the recording to read: cabbpf report FILE (made by cabbpf record -o "
+			 "FILE)");
+	parse(&p, "a.cbr", "b.cbr", NULL);
+	ASSERT_USAGE(&p, "cabbpf report reads one recording: 'b.cbr' is one too many");
+	parse(&p, "a.cbr", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "-p is not an option of cabbpf report (see cabbpf report --help)");
+	parse(&p, "a.cbr", "--ring-size", "4", NULL);
+	ASSERT_USAGE(&p, "--ring-size is not an option of cabbpf report (see cabbpf report --help)");
+	parse(&p, "--help", NULL);
+	ck_assert_int_eq(p.ret, 1);
+	ck_assert(!strncmp(p.out, "Usage: cabbpf report FILE [OPTIONS]\n", 36));
+	ck_assert_ptr_nonnull(strstr(p.out, "--timeline FILE"));
+	ck_assert_ptr_nonnull(strstr(p.out, "-a, --analyzers LIST"));
+	ck_assert_ptr_null(strstr(p.out, "--pid"));
+	ck_assert_ptr_null(strstr(p.out, "--ring-size"));
+	assert_fits(p.out);
+
+	as(OPTS_DUMP, "dump");
+	parse(&p, "run.cbr", NULL);
+	ASSERT_OK(&p);
+	ck_assert_str_eq(p.o.input_path, "run.cbr");
+	parse(&p, "run.cbr", "-a", "count", NULL);
+	ASSERT_USAGE(&p, "-a is not an option of cabbpf dump (see cabbpf dump --help)");
+	parse(&p, "-h", NULL);
+	ck_assert_int_eq(p.ret, 1);
+	ck_assert(!strncmp(p.out, "Usage: cabbpf dump FILE\n", 24));
+	assert_fits(p.out);
+	as(OPTS_LIVE, "cabbpf");
+}
+END_TEST
+
 START_TEST(version)
 {
 	struct parsed p;
@@ -565,6 +663,7 @@ int main(void)
 	tcase_add_test(tc, sampling_options);
 	tcase_add_test(tc, help_lists_every_row);
 	tcase_add_test(tc, version);
+	tcase_add_test(tc, subcommands);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -2,10 +2,12 @@
 /*
  * cabbpf: trace a process's function calls with uprobes, re-stage the events
  * into per-processor CAB buffers, and analyse them on other cores while the
- * process runs. main() is the story: parse the options, check what must
- * hold before anything starts, run the chosen mode (the function tracer,
- * user/trace/ftrace.h, or the system-wide I/O mode, user/iomode/iomode.h),
- * and turn its result into the exit status. Each mode logs its own errors.
+ * process runs. main() is the story: find the subcommand (the table below:
+ * none is the live trace), parse its options, check what must hold before
+ * anything starts, run it (the function tracer, user/trace/ftrace.h; the
+ * system-wide I/O mode, user/iomode/iomode.h; or a recording's report or
+ * dump, user/record/offline.h), and turn its result into the exit status.
+ * Each mode logs its own errors.
  */
 #include <errno.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include "common/outfile.h"
 #include "user/cli/opts.h"
 #include "user/iomode/iomode.h"
+#include "user/record/offline.h"
 #include "user/trace/ftrace.h"
 
 /* Exit statuses (--help says them): */
@@ -55,14 +58,37 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* The subcommands: cabbpf NAME ... (none: the live trace). */
+static const struct subcommand {
+	const char *name;
+	enum opts_mode mode;
+} subcommands[] = {
+	{"record", OPTS_RECORD}, /* trace into a file: user/record/record.h */
+	{"report", OPTS_REPORT}, /* a recording's report: user/record/offline.h */
+	{"dump", OPTS_DUMP},	 /* a recording's events */
+};
+
+static int run(const struct opts *o)
+{
+	switch (o->mode) {
+	case OPTS_REPORT:
+		return offline__report(o);
+	case OPTS_DUMP:
+		return offline__dump(o, stdout);
+	default:
+		return o->io ? iomode__run(o, &stop_signal) : ftrace__run(o, &stop_signal);
+	}
+}
+
 /* What must hold before any mode starts: privileges (not for --list or
- * --plan, which attach nothing) and writable output paths (a bad one must
- * not cost a trace). Returns 0 or -errno (logged). */
+ * --plan, which attach nothing, nor to read a recording) and writable
+ * output paths (a bad one must not cost a trace). Returns 0 or -errno
+ * (logged). */
 static int preflight(const struct opts *o)
 {
 	int err;
 
-	if (geteuid() != 0 && !o->list && !o->plan) {
+	if (geteuid() != 0 && !o->list && !o->plan && o->mode <= OPTS_RECORD) {
 		log_err("cabbpf must run as root: BPF programs and uprobes need CAP_BPF, "
 			"CAP_PERFMON and CAP_SYS_ADMIN (try: sudo cabbpf ...)");
 		return -EPERM;
@@ -75,6 +101,13 @@ static int preflight(const struct opts *o)
 		log_err("cannot write -o %s: %s", o->output_path, outfile__strerror(err));
 		return err;
 	}
+	if (o->record_path && (err = outfile__check(o->record_path))) {
+		log_err("cannot write the recording %s: %s", o->record_path,
+			outfile__strerror(err));
+		return err;
+	}
+	if (o->mode == OPTS_DUMP)
+		return 0;
 	/* --folded, --flamegraph: writable, and the cct analyzer selected */
 	if (!o->io && (err = views__check(&o->view, o->analyzers, o->entry_only)))
 		return err;
@@ -83,10 +116,18 @@ static int preflight(const struct opts *o)
 
 int main(int argc, char **argv)
 {
+	enum opts_mode mode = OPTS_LIVE;
 	struct opts o;
+	size_t i;
 	int err;
 
-	err = opts__parse(argc, argv, &o);
+	for (i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (!strcmp(argv[1], subcommands[i].name)) {
+			mode = subcommands[i].mode;
+			argc--, argv++; /* argv[0] is the subcommand's name */
+			break;
+		}
+	err = opts__parse_mode(mode, argc, argv, &o);
 	if (err)
 		return err == 1 ? EXIT_TRACED : EXIT_USAGE; /* 1: --help or --version */
 	log_verbose = o.verbose;
@@ -95,7 +136,7 @@ int main(int argc, char **argv)
 	if (err)
 		return EXIT_FAILED;
 	install_signals();
-	err = o.io ? iomode__run(&o, &stop_signal) : ftrace__run(&o, &stop_signal);
+	err = run(&o);
 	/* Every error was logged where its cause was known: here it is only a
 	 * status. */
 	return err ? EXIT_FAILED : EXIT_TRACED;

@@ -11,7 +11,6 @@
 #include "user/cli/opts.h"
 #include "common/log.h"
 
-#define CABBPF_VERSION "0.1.0"
 
 /* --help: this, then the table's sections, then help_tail. */
 static const char help_head[] =
@@ -24,6 +23,35 @@ static const char help_head[] =
 	"calls per function (total and per thread), the call graph, and the bytes\n"
 	"each function's activations read and wrote through system calls.\n"
 	"\n";
+
+static const char help_head_record[] =
+	"Usage: cabbpf record -o FILE [OPTIONS] -p PID\n"
+	"       cabbpf record -o FILE [OPTIONS] -- COMMAND [ARGS...]\n"
+	"\n"
+	"Trace as cabbpf does, and write the events as the analyzers receive them\n"
+	"(CAB chunks with their thread ids), the function table, the target and the\n"
+	"run's accounting (lost, dropped) into FILE, zstd-compressed\n"
+	"(docs/record-format.md). Read it later, on any machine, with\n"
+	"'cabbpf report FILE' (any analyzer, any view) or 'cabbpf dump FILE'.\n"
+	"Nothing is analyzed while recording unless a live result is asked for\n"
+	"(-a, --json, --folded, --flamegraph, --pprof): then both.\n"
+	"\n";
+
+static const char help_head_report[] =
+	"Usage: cabbpf report FILE [OPTIONS]\n"
+	"\n"
+	"The report of a recording made by 'cabbpf record': the same analyzers\n"
+	"(-a), views and exports as a live run, from the file, offline. The\n"
+	"analyzers' sections are those the live run would have printed.\n"
+	"\n";
+
+static const char help_dump[] =
+	"Usage: cabbpf dump FILE\n"
+	"\n"
+	"Print a recording's events, one a line, in the order the analyzers\n"
+	"received them (chunk by chunk; seq is each thread's program order):\n"
+	"  TID SEQ TIME_NS KIND FUNCTION-or-I/O\n"
+	"KIND is call, return, io, guard, exec or sched (off-CPU interval).\n";
 
 static const char help_tail[] =
 	"Examples:\n"
@@ -38,7 +66,12 @@ static const char help_tail[] =
 	"\n"
 	"Results go to stdout, progress and statistics (events, events/s, lost) to\n"
 	"stderr. Exit status: 0 when a trace was taken (also after Ctrl-C or when the\n"
-	"target exits early), 1 when it could not be, 2 for a usage error.\n";
+	"target exits early), 1 when it could not be, 2 for a usage error.\n"
+	"\n"
+	"Subcommands (cabbpf SUBCOMMAND --help):\n"
+	"  cabbpf record -o FILE ... (-p PID | -- CMD)   trace into a recording\n"
+	"  cabbpf report FILE [OPTIONS]                  the report of a recording\n"
+	"  cabbpf dump FILE                              its events, one a line\n";
 
 #define OFF(field) .off = offsetof(struct opts, field)
 
@@ -101,23 +134,24 @@ const struct opt_def opts__table[] = {
 	 .help = "with --entry-only: keep such functions' probes at\n"
 		 "their entries"},
 
-	{"analyzers", 'a', OPT_STR, "LIST", OFF(analyzers), .group = G_OUT,
+	{"analyzers", 'a', OPT_STR, "LIST", OFF(analyzers), .flags = OPTF_OFFLINE, .group = G_OUT,
 	 .help = "comma-separated: count,callgraph,io,cct (default:\n"
 		 "all; io: bytes read and written per function;\n"
 		 "cct: the calling-context tree, below)"},
-	{"json", 'j', OPT_STR, "FILE", OFF(json_path), .group = G_OUT,
+	{"json", 'j', OPT_STR, "FILE", OFF(json_path), .flags = OPTF_OFFLINE, .group = G_OUT,
 	 .help = "also write every result as JSON to FILE\n"
 		 "(schema: docs/json-schema.md)"},
 	{"duration", 'd', OPT_DOUBLE, "SECONDS", 0, 365 * 86400.0, OPTF_LO_OPEN, OFF(duration),
 	 .group = G_OUT, .wants = "a positive number of seconds",
 	 .help = "stop after SECONDS (decimals allowed)"},
-	{"output", 'o', OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY, OFF(output_path), .group = G_OUT,
+	{"output", 'o', OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(output_path), .group = G_OUT,
 	 .wants = "a file name",
 	 .help = "the text report into FILE, not stdout (where a\n"
-		 "launched command's own output goes)"},
-	{"quiet", 'q', OPT_FLAG, OFF(quiet), .group = G_OUT,
+		 "launched command's own output goes); for cabbpf\n"
+		 "record: the recording"},
+	{"quiet", 'q', OPT_FLAG, OFF(quiet), .flags = OPTF_OFFLINE, .group = G_OUT,
 	 .help = "no text report on stdout (use with --json)"},
-	{"verbose", 'v', OPT_FLAG, OFF(verbose), .group = G_OUT,
+	{"verbose", 'v', OPT_FLAG, OFF(verbose), .flags = OPTF_OFFLINE, .group = G_OUT,
 	 .help = "debug messages, including libbpf's"},
 
 	{"exclude", 'N', OPT_STRS, "GLOB", 0, VIEWS_MAX_EXCLUDES, OPTF_NONEMPTY, OFF(view.excludes),
@@ -125,39 +159,50 @@ const struct opt_def opts__table[] = {
 	 .wants = "a non-empty pattern",
 	 .help = "leave functions matching GLOB out of the trace\n"
 		 "(repeatable; main executable's functions)"},
-	{"depth", 0, OPT_UINT, "N", 1, 1000000, OFF(view.cct.depth), .group = G_VIEW,
+	{"depth", 0, OPT_UINT, "N", 1, 1000000, OFF(view.cct.depth), .flags = OPTF_OFFLINE, .group = G_VIEW,
 	 .wants = "a positive integer", .help = "text call tree: N levels (default: all)"},
-	{"min-pct", 0, OPT_DOUBLE, "P", 0, 100, OFF(view.cct.min_pct), .group = G_VIEW,
+	{"min-pct", 0, OPT_DOUBLE, "P", 0, 100, OFF(view.cct.min_pct), .flags = OPTF_OFFLINE, .group = G_VIEW,
 	 .wants = "a percentage from 0 to 100",
 	 .help = "text call tree: hide contexts under P% of the\n"
 		 "total time (default 1)"},
-	{"sort", 's', OPT_CHOICE, "KEY", OFF(sort_key), .group = G_VIEW,
+	{"sort", 's', OPT_CHOICE, "KEY", OFF(sort_key), .flags = OPTF_OFFLINE, .group = G_VIEW,
 	 .choices = (const char *const[]){"total", "calls", "self", "cpu", NULL},
 	 .wants = "calls, total, self or cpu",
 	 .help = "per-function table order: calls, total (default),\n"
 		 "self or cpu"},
-	{"folded", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY, OFF(view.folded_path), .group = G_VIEW,
+	{"folded", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.folded_path), .group = G_VIEW,
 	 .wants = "a file name",
 	 .help = "FlameGraph folded stacks (flamegraph.pl, inferno,\n"
 		 "speedscope): 'main;parse;lex 1234' per context"},
-	{"folded-metric", 0, OPT_CHOICE, "M", OFF(folded_metric), .group = G_VIEW,
+	{"folded-metric", 0, OPT_CHOICE, "M", OFF(folded_metric), .flags = OPTF_OFFLINE, .group = G_VIEW,
 	 .choices = (const char *const[]){"wall", "calls", "cpu", NULL},
 	 .wants = "wall, cpu or calls",
 	 .help = "wall (default: self wall ns per context), cpu\n"
 		 "(self on-CPU ns) or calls; also the flame graph's"},
-	{"flamegraph", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY, OFF(view.svg_path), .group = G_VIEW,
+	{"flamegraph", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.svg_path), .group = G_VIEW,
 	 .wants = "a file name",
 	 .help = "an SVG flame graph (self-contained; hover a frame\n"
 		 "for its calls and times)"},
-	{"pprof", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY, OFF(view.pprof_path), .group = G_VIEW,
+	{"pprof", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.pprof_path), .group = G_VIEW,
 	 .wants = "a file name",
 	 .help = "the tree as a gzipped pprof profile (go tool pprof,\n"
 		 "Pyroscope, Parca, Grafana): calls, wall and on-CPU\n"
 		 "self time per calling context"},
-	{"collapse-recursion", 0, OPT_FLAG, OFF(view.cct.collapse_recursion), .group = G_VIEW,
+	{"timeline", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.timeline_path),
+	 .group = G_VIEW, .wants = "a file name",
+	 .help = "the call timeline as Chrome Trace Event JSON\n"
+		 "(ui.perfetto.dev, chrome://tracing): every\n"
+		 "activation a complete event, I/O calls as instant\n"
+		 "events with their bytes, per thread"},
+	{"timeline-limit", 0, OPT_UINT, "N", 1, 4294967295.0, OFF(view.timeline_limit),
+	 .flags = OPTF_OFFLINE, .group = G_VIEW, .wants = "a positive integer",
+	 .help = "at most N timeline events (default 1000000, ~32\n"
+		 "MiB); the first N to complete are kept, the cut is\n"
+		 "said in the file and on stderr"},
+	{"collapse-recursion", 0, OPT_FLAG, OFF(view.cct.collapse_recursion), .flags = OPTF_OFFLINE, .group = G_VIEW,
 	 .help = "direct recursion (f called by f) in one node"},
 	{"cct-max-nodes", 0, OPT_UINT, "N", 1, 4294967293.0, OFF(view.cct.max_nodes),
-	 .group = G_VIEW, .wants = "a positive integer",
+	 .flags = OPTF_OFFLINE, .group = G_VIEW, .wants = "a positive integer",
 	 .help = "contexts kept per analyzer thread (default\n"
 		 "1048576, ~80 MiB); further calls are folded into\n"
 		 "their caller's context and counted"},
@@ -187,7 +232,7 @@ const struct opt_def opts__table[] = {
 	{"ring-size", 0, OPT_MIB, "MIB", 1, 1024, OPTF_POW2, OFF(ring_bytes), .group = G_TUNE,
 	 .wants = "a power of two from 1 to 1024 (MiB)",
 	 .help = "kernel ring per CPU, a power of two (default 16)"},
-	{"analyzer-threads", 0, OPT_UINT, "N", 1, 64, OFF(analyzer_threads), .group = G_TUNE,
+	{"analyzer-threads", 0, OPT_UINT, "N", 1, 64, OFF(analyzer_threads), .flags = OPTF_OFFLINE, .group = G_TUNE,
 	 .wants = "1 to 64", .help = "analyzer threads (default 1)"},
 	{"no-times", 0, OPT_FLAG, OFF(no_times), .group = G_TUNE,
 	 .help = "take no timestamps: exact counts and call graph,\n"
@@ -201,7 +246,7 @@ const struct opt_def opts__table[] = {
 		 "that never throw, unwind or switch stacks: a\n"
 		 "C++ exception through a traced frame then\n"
 		 "kills the target (docs/guard.md)"},
-	{"help", 'h', OPT_HELP, .group = G_TUNE, .help = "this help"},
+	{"help", 'h', OPT_HELP, .flags = OPTF_OFFLINE, .group = G_TUNE, .help = "this help"},
 	{"version", 'V', OPT_VERSION, .group = G_TUNE, .help = "version"},
 
 	{"io", 0, OPT_FLAG, OFF(io), .group = G_IO,
@@ -263,8 +308,22 @@ static int check_combination(struct opts *o)
 		 "--sample and --start-disabled toggle function tracing: not with --io, --floor, "
 		 "--list or --plan"},
 		{o->io && o->cmd, "--io watches running processes: give -p PID or no target"},
-		{!o->io && !o->pid && !o->cmd,
+		{o->mode <= OPTS_RECORD && !o->io && !o->pid && !o->cmd,
 		 "nothing to trace: give -p PID or -- COMMAND (see cabbpf --help)"},
+		{o->mode == OPTS_RECORD && !o->record_path,
+		 "cabbpf record writes a file: give -o FILE (see cabbpf record --help)"},
+		{o->mode == OPTS_RECORD && o->record_path && o->json_path &&
+			 !strcmp(o->record_path, o->json_path),
+		 "-o (the recording) and --json name the same file"},
+		{o->mode == OPTS_RECORD && (o->io || o->list || o->plan || o->floor),
+		 "cabbpf record traces functions: not with --io, --list, --plan or --floor"},
+		{o->mode == OPTS_RECORD && (o->sample_pct || o->start_disabled),
+		 "cabbpf record does not record sampling windows yet: trace with --sample live"},
+		{o->mode == OPTS_RECORD && o->view.nexcludes && o->analyzers &&
+			 !strstr(o->analyzers, "cct"),
+		 "-N goes with the cct analyzer"},
+		{o->mode >= OPTS_REPORT && !o->input_path,
+		 "give the recording to read: cabbpf report FILE (made by cabbpf record -o FILE)"},
 	};
 	size_t i;
 
@@ -415,7 +474,7 @@ static int row_val(size_t i)
 	return opts__table[i].short_name ? opts__table[i].short_name : 256 + (int)i;
 }
 
-int opts__parse(int argc, char **argv, struct opts *o)
+int opts__parse_mode(enum opts_mode mode, int argc, char **argv, struct opts *o)
 {
 	struct option longopts[sizeof(opts__table) / sizeof(opts__table[0]) + 1];
 	/* '+': stop at the first non-option so "-- cmd -x" keeps -x for cmd. */
@@ -423,7 +482,13 @@ int opts__parse(int argc, char **argv, struct opts *o)
 	size_t i, nl = 0, ns = 1;
 	int c;
 
+	/* report FILE -a count: options may follow the file (getopt permutes
+	 * argv); there is no command whose options must be kept. */
+	if (mode >= OPTS_REPORT)
+		ns = 0; /* no leading '+' */
+
 	set_defaults(o);
+	o->mode = mode;
 	for (i = 0; i < opts__ntable; i++) {
 		const struct opt_def *d = &opts__table[i];
 
@@ -458,8 +523,18 @@ int opts__parse(int argc, char **argv, struct opts *o)
 					argv[optind - 1]);
 			return -EINVAL;
 		}
+		/* report and dump act on a recording: tracing options have no
+		 * sense there. */
+		if ((mode == OPTS_REPORT && !(d->flags & OPTF_OFFLINE)) ||
+		    (mode == OPTS_DUMP && d->type != OPT_HELP)) {
+			char name[64];
+
+			log_err("%s is not an option of cabbpf %s (see cabbpf %s --help)",
+				flag_name(d, name, sizeof(name)), argv[0], argv[0]);
+			return -EINVAL;
+		}
 		if (d->type == OPT_HELP) {
-			opts__print_help(stdout);
+			opts__print_help_mode(mode, stdout);
 			return 1;
 		}
 		if (d->type == OPT_VERSION) {
@@ -469,9 +544,26 @@ int opts__parse(int argc, char **argv, struct opts *o)
 		if (store(d, d->arg ? optarg : NULL, o))
 			return -EINVAL;
 	}
-	if (optind < argc)
+	if (mode >= OPTS_REPORT && optind < argc) {
+		o->input_path = argv[optind++];
+		if (optind < argc) {
+			log_err("cabbpf %s reads one recording: '%s' is one too many", argv[0],
+				argv[optind]);
+			return -EINVAL;
+		}
+	} else if (optind < argc) {
 		o->cmd = &argv[optind];
+	}
+	if (mode == OPTS_RECORD) { /* -o is the recording, not the text report */
+		o->record_path = o->output_path;
+		o->output_path = NULL;
+	}
 	return check_combination(o);
+}
+
+int opts__parse(int argc, char **argv, struct opts *o)
+{
+	return opts__parse_mode(OPTS_LIVE, argc, argv, o);
 }
 
 /* One entry: the left column (label) padded to 24, then the help text,
@@ -488,15 +580,23 @@ static void print_entry(FILE *out, const char *label, const char *help)
 	fprintf(out, "%s\n", help);
 }
 
-void opts__print_help(FILE *out)
+void opts__print_help_mode(enum opts_mode mode, FILE *out)
 {
 	const char *group = NULL;
 	char label[64];
 	size_t i;
 
-	fputs(help_head, out);
+	if (mode == OPTS_DUMP) {
+		fputs(help_dump, out);
+		return;
+	}
+	fputs(mode == OPTS_RECORD ? help_head_record : mode == OPTS_REPORT ? help_head_report : help_head,
+	      out);
 	for (i = 0; i < opts__ntable; i++) {
 		const struct opt_def *d = &opts__table[i];
+
+		if (mode == OPTS_REPORT && !(d->flags & OPTF_OFFLINE))
+			continue;
 
 		if (d->group != group) {
 			fprintf(out, "%s%s:\n", group ? "\n" : "", d->group);
@@ -513,5 +613,11 @@ void opts__print_help(FILE *out)
 		print_entry(out, label, d->help);
 	}
 	fputs("\n", out);
-	fputs(help_tail, out);
+	if (mode == OPTS_LIVE)
+		fputs(help_tail, out);
+}
+
+void opts__print_help(FILE *out)
+{
+	opts__print_help_mode(OPTS_LIVE, out);
 }

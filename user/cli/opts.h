@@ -19,6 +19,15 @@
 #include "user/cli/views.h"
 
 #define OPTS_MAX_FUNCS 256
+#define CABBPF_VERSION "0.1.0"
+
+/* What the command line asks for: the subcommand (user/main.c's table). */
+enum opts_mode {
+	OPTS_LIVE,   /* cabbpf [OPTIONS] (-p PID | -- CMD): trace and report */
+	OPTS_RECORD, /* cabbpf record -o FILE ...: trace into a recording */
+	OPTS_REPORT, /* cabbpf report FILE: the report of a recording */
+	OPTS_DUMP,   /* cabbpf dump FILE: a recording's events */
+};
 
 struct opts {
 	pid_t pid;			   /* -p */
@@ -54,6 +63,10 @@ struct opts {
 	struct view_opts view;
 	const char *sort_key;
 	const char *folded_metric;
+	/* record, report, dump (user/record/) */
+	enum opts_mode mode;
+	const char *record_path; /* record: -o FILE, the recording */
+	const char *input_path;	 /* report, dump: the recording read */
 	bool quiet;	       /* -q: no text report */
 	bool verbose;	       /* -v */
 };
@@ -80,6 +93,7 @@ enum opt_type {
 #define OPTF_LO_OPEN 0x4  /* OPT_DOUBLE: lo itself is out of range */
 #define OPTF_HI_OPEN 0x8  /* OPT_DOUBLE: hi itself is out of range */
 #define OPTF_PERCENT 0x10 /* OPT_DOUBLE: a trailing '%' is allowed */
+#define OPTF_OFFLINE 0x20 /* also for cabbpf report (acts on the analysis) */
 
 struct opt_def {
 	const char *name; /* long name (without --); NULL for OPT_NOTE */
@@ -113,7 +127,17 @@ extern const size_t opts__ntable;
  */
 int opts__parse(int argc, char **argv, struct opts *o);
 
+/*
+ * The same for a subcommand: argv[0] is the subcommand's name. OPTS_RECORD
+ * takes the live options, -o FILE being the recording; OPTS_REPORT takes
+ * the rows flagged OPTF_OFFLINE and one FILE; OPTS_DUMP takes FILE only.
+ * Returns as opts__parse.
+ */
+int opts__parse_mode(enum opts_mode mode, int argc, char **argv, struct opts *o);
+
 /* Write the --help text, derived from opts__table, to out. */
 void opts__print_help(FILE *out);
+/* The --help text of a subcommand. */
+void opts__print_help_mode(enum opts_mode mode, FILE *out);
 
 #endif /* USER_OPTS_H */

@@ -11,6 +11,7 @@
 #include "pipeline/runner.h"
 #include "user/cli/pprof.h"
 #include "user/cli/views.h"
+#include "analyzers/timeline.h"
 #include "user/elf/syms.h"
 
 void views__init(struct view_opts *v)
@@ -128,6 +129,14 @@ static bool has_cct(const char *list)
 	return false;
 }
 
+const char *views__analyzers(const struct view_opts *v, const char *list, char *buf, size_t len)
+{
+	if (!v->timeline_path)
+		return list;
+	snprintf(buf, len, "%s,timeline", list ? list : "all");
+	return buf;
+}
+
 int views__check(const struct view_opts *v, const char *analyzers, bool entry_only)
 {
 	const char *paths[3] = {v->folded_path, v->svg_path, v->pprof_path};
@@ -155,6 +164,27 @@ int views__check(const struct view_opts *v, const char *analyzers, bool entry_on
 				log_err("%s and %s name the same file", opt[i], opt[j]);
 				return -EINVAL;
 			}
+	if (v->timeline_limit && !v->timeline_path) {
+		log_err("--timeline-limit goes with --timeline FILE");
+		return -EINVAL;
+	}
+	if (!v->timeline_path)
+		return 0;
+	if (entry_only) {
+		log_err("--timeline needs return probes (no --entry-only): an activation is a call "
+			"and its return");
+		return -EINVAL;
+	}
+	err = outfile__check(v->timeline_path);
+	if (err) {
+		log_err("cannot write --timeline %s: %s", v->timeline_path, outfile__strerror(err));
+		return -EINVAL;
+	}
+	for (i = 0; i < 3; i++)
+		if (paths[i] && !strcmp(paths[i], v->timeline_path)) {
+			log_err("%s and --timeline name the same file", opt[i]);
+			return -EINVAL;
+		}
 	return 0;
 }
 
@@ -197,15 +227,56 @@ static int write_view(const char *path, const char *what, void *state, const str
 	return err;
 }
 
-int views__write(const struct view_opts *v, struct runner *r, const char *title,
+/* --timeline: the timeline analyzer's events, said on stderr with the
+ * cut if any. */
+static int write_timeline(const struct view_opts *v, struct runner *r, int pid, const char *title)
+{
+	const void *state = runner__analyzer(r, "timeline");
+	uint64_t kept = 0, cut = 0;
+	struct outfile of;
+	int err;
+
+	if (!state) {
+		log_err("--timeline: the timeline analyzer did not run");
+		return -EINVAL;
+	}
+	err = outfile__open(&of, v->timeline_path);
+	if (err) {
+		log_err("cannot write --timeline %s: %s", v->timeline_path, strerror(-err));
+		return err;
+	}
+	err = timeline__write(state, of.f, pid, title, &kept, &cut);
+	if (err) {
+		outfile__abort(&of);
+		log_err("writing --timeline %s: %s", v->timeline_path, strerror(-err));
+		return err;
+	}
+	err = outfile__commit(&of);
+	if (err) {
+		log_err("writing --timeline %s: %s", v->timeline_path, strerror(-err));
+		return err;
+	}
+	if (cut)
+		log_warn("--timeline %s: %llu events written, %llu more cut by --timeline-limit %u "
+			 "(the first events, in the order they completed, are kept)",
+			 v->timeline_path, (unsigned long long)kept, (unsigned long long)cut,
+			 v->timeline_limit ? v->timeline_limit : TIMELINE_DEFAULT_LIMIT);
+	else
+		log_info("--timeline %s: %llu events", v->timeline_path, (unsigned long long)kept);
+	return 0;
+}
+
+int views__write(const struct view_opts *v, struct runner *r, int pid, const char *title,
 		 const char *binary, uint64_t duration_ns)
 {
 	void *state;
 	const struct cct_tree *t;
 	int err = 0, e;
 
+	if (v->timeline_path)
+		err = write_timeline(v, r, pid, title);
 	if (!v->folded_path && !v->svg_path && !v->pprof_path)
-		return 0;
+		return err;
 	state = (void *)runner__analyzer(r, "cct");
 	if (!state) {
 		log_err("--folded/--flamegraph/--pprof: the cct analyzer did not run");

@@ -26,6 +26,8 @@ struct view_opts {
 	const char *folded_path;		  /* --folded FILE */
 	const char *svg_path;			  /* --flamegraph FILE */
 	const char *pprof_path;			  /* --pprof FILE (user/cli/pprof.h) */
+	const char *timeline_path;		  /* --timeline FILE (analyzers/timeline.h) */
+	unsigned timeline_limit;		  /* --timeline-limit N; 0: the default */
 	enum cct_metric metric;			  /* --folded-metric */
 	const char *excludes[VIEWS_MAX_EXCLUDES]; /* -N globs */
 	size_t nexcludes;
@@ -98,6 +100,11 @@ int views__opt(struct view_opts *v, int c, const char *arg);
  */
 int views__check(const struct view_opts *v, const char *analyzers, bool entry_only);
 
+/* The analyzer list to run: list (the -a list; NULL = every analyzer)
+ * and, with --timeline, the timeline analyzer; in buf, or list itself.
+ * Never NULL unless list is NULL and no view needs more. */
+const char *views__analyzers(const struct view_opts *v, const char *list, char *buf, size_t len);
+
 /* Drop from idx[0..*n) the functions of st that -N excludes. Returns the
  * number dropped. */
 size_t views__exclude(const struct view_opts *v, const struct symtab *st, size_t *idx, size_t *n);
@@ -105,9 +112,11 @@ size_t views__exclude(const struct view_opts *v, const struct symtab *st, size_t
 /*
  * After the run: write --folded, --flamegraph and --pprof from the runner's
  * cct analyzer (title: shown in the flame graph; binary and duration_ns:
- * the pprof profile's mapping and duration). Returns 0 or -errno (logged).
+ * the pprof profile's mapping and duration), and --timeline from the
+ * timeline analyzer (pid and title: the process). Returns 0 or -errno
+ * (logged).
  */
-int views__write(const struct view_opts *v, struct runner *r, const char *title,
+int views__write(const struct view_opts *v, struct runner *r, int pid, const char *title,
 		 const char *binary, uint64_t duration_ns);
 
 #endif /* USER_VIEWS_H */

@@ -27,6 +27,7 @@
 #include "user/proc/cgroup.h"
 #include "user/proc/libs.h"
 #include "user/proc/target.h"
+#include "user/record/record.h"
 #include "user/trace/calibrate.h"
 #include "user/trace/ftrace.h"
 #include "user/trace/guard.h"
@@ -81,6 +82,9 @@ struct ftrace {
 	/* --sample / --start-disabled (user/trace/sampler.h) */
 	struct sampler *smp;
 	uint64_t att_ns;
+	/* cabbpf record (user/record/record.h); live: also analyzed now */
+	struct recorder *rec;
+	bool live;
 };
 
 /* Sampling requests: SIGUSR1 on, SIGUSR2 off (0 none, 1 on, 2 off). */
@@ -526,6 +530,7 @@ static int open_trace(struct ftrace *ft)
  * (logged). */
 static int open_pipeline(struct ftrace *ft)
 {
+	char list[256];
 	struct runner_opts ro;
 	struct cab_pp_opts po;
 	int err;
@@ -541,6 +546,8 @@ static int open_pipeline(struct ftrace *ft)
 	po.chunk_records = 256;
 	po.nchunks = 256;
 	po.max_chunks = 16384;
+	if (ft->o.record_path && (err = recorder__open(ft->o.record_path, &ft->rec)))
+		return err;
 	err = stage__new(trace__ncpus(ft->tr), &po, &ft->stage);
 	if (err) {
 		log_err("allocating CAB buffers: %s", strerror(-err));
@@ -550,10 +557,17 @@ static int open_pipeline(struct ftrace *ft)
 	ro.fnames = ft->names;
 	ro.lnames = ft->lnames;
 	ro.nfuncs = (uint32_t)ft->nfuncs;
-	ro.analyzers = ft->o.analyzers;
+	/* --timeline adds its analyzer (opt-in) */
+	ro.analyzers = views__analyzers(&ft->o.view, ft->o.analyzers, list, sizeof(list));
+	ro.timeline_limit = ft->o.view.timeline_limit;
 	ro.nthreads = ft->o.analyzer_threads;
 	ro.no_returns = ft->o.entry_only;
 	ro.cct = &ft->o.view.cct;
+	if (ft->rec) {
+		ro.tap = recorder__tap;
+		ro.tap_ctx = ft->rec;
+		ro.tap_only = !ft->live;
+	}
 	err = runner__new(&ro, stage__bufs(ft->stage), trace__ncpus(ft->tr), &ft->rn);
 	/* runner__new names a wrong analyzer itself (-EINVAL); not the rest */
 	if (err && err != -EINVAL)
@@ -626,12 +640,45 @@ static int attach_probes(struct ftrace *ft)
 
 /* ---- run until stop ---- */
 
+/* The recording's META and FUNCS blocks: what 'cabbpf report' needs to
+ * name, time and summarize the events. Returns 0 or -errno (logged). */
+static int begin_recording(struct ftrace *ft)
+{
+	struct timespec ts;
+	struct recfmt_meta m = {
+		.pid = ft->tg.pid,
+		.comm = ft->tg.comm,
+		.binary = ft->tg.exe,
+		.ncpus = trace__ncpus(ft->tr),
+		.tool = "cabbpf " CABBPF_VERSION,
+	};
+	struct recfmt_funcs fn = {
+		.n = (uint32_t)ft->nfuncs,
+		.names = ft->names,
+		.lnames = ft->lnames,
+		.binaries = ft->binaries,
+		.offsets = ft->offsets,
+		.probe_ns = ft->probe_ns,
+	};
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	m.start_realtime_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	m.flags = (ft->o.entry_only ? RECFMT_F_ENTRY_ONLY : 0) |
+		  (trace__cpu_time(ft->tr) ? RECFMT_F_CPU_TIME : 0) |
+		  (ft->o.no_times ? RECFMT_F_NO_TIMES : 0) |
+		  (trace__multi(ft->tr) ? RECFMT_F_MULTI : 0) |
+		  (ft->o.cab_mode && !strcmp(ft->o.cab_mode, "sampling") ? RECFMT_F_CAB_SAMPLING : 0);
+	return recorder__begin(ft->rec, &m, &fn);
+}
+
 /* Start the analyzers, then let a launched target exec. Returns 0 or
  * -errno (logged): then there is no run to report. */
 static int start_run(struct ftrace *ft)
 {
 	int err;
 
+	if (ft->rec && (err = begin_recording(ft)))
+		return err;
 	err = runner__start(ft->rn);
 	if (err) {
 		log_err("starting analyzer threads: %s", strerror(-err));
@@ -847,7 +894,12 @@ static int report(struct ftrace *ft)
 		sm.exit_status = tg->spawned ? tg->status : -1;
 	}
 
-	if (!ft->o.floor && !ft->o.quiet && (err = report__text_to(ft->o.output_path, &sm, ft->rn)))
+	if (ft->rec && (err = recorder__finish(ft->rec, &sm))) {
+		report__summary_line(&sm);
+		free(lost_cpu);
+		return err;
+	}
+	if (!ft->o.floor && !ft->o.quiet && ft->live && (err = report__text_to(ft->o.output_path, &sm, ft->rn)))
 		log_err("writing the report%s%s: %s", ft->o.output_path ? " to " : "",
 			ft->o.output_path ? ft->o.output_path : "", strerror(-err));
 	fflush(stdout);
@@ -858,7 +910,7 @@ static int report(struct ftrace *ft)
 	}
 	/* --folded, --flamegraph (user/cli/views.h) */
 	if (!ft->o.floor &&
-	    views__write(&ft->o.view, ft->rn, ft->tg.comm, ft->tg.exe,
+	    views__write(&ft->o.view, ft->rn, ft->tg.pid, ft->tg.comm, ft->tg.exe,
 			 (uint64_t)((ft->t1 - ft->t0) * 1e9)) &&
 	    !err)
 		err = -EIO;
@@ -896,6 +948,7 @@ static void ftrace_free(struct ftrace *ft)
 	}
 	target__close(&ft->tg);
 	runner__free(ft->rn);
+	recorder__free(ft->rec);
 	sampler__free(ft->smp);
 	free(ft->probe_ns);
 	stage__free(ft->stage);
@@ -923,6 +976,9 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	}
 	ft->o = *o;
 	ft->stop = stop;
+	/* cabbpf record analyzes live only when a live result is asked for. */
+	ft->live = !o->record_path || o->analyzers || o->json_path || o->view.folded_path ||
+		   o->view.svg_path || o->view.pprof_path || o->view.timeline_path;
 	ft->tg.pidfd = ft->tg.err_fd = -1;
 	ft->cgfd = -1;
 	if (o->debug_dir)

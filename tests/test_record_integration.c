@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Integration suite of cabbpf record / report / dump (user/record/) on the
+ * real kernel with the targets of tests/targets/ at -O0 and -O2:
+ *   - round trip: the live report of a recording run (text and JSON) is
+ *     byte-identical to `cabbpf report` of its recording; each analyzer
+ *     alone (-a X) gives exactly the live run's keys; counts exact against
+ *     tests/expected/targets.txt;
+ *   - dump: exact event counts per function, kind and thread;
+ *   - pprof from a recording read back by `go tool pprof -traces`: exact
+ *     calls per calling context;
+ *   - the target unharmed (same stdout, stderr, exit status untraced);
+ *   - two threads calling flat out: nothing lost, counts exact;
+ *   - truncated, corrupt and foreign files: a clear error with the byte
+ *     position, exit 1, no crash; the recording's path checked before
+ *     tracing, never written through a symlink.
+ * Needs root, BPF and go (scripts/install-deps.sh): nothing skips.
+ */
+#include <check.h>
+#include <sys/types.h>
+
+#include "tests/harness.h"
+
+#define OPT(i) ((i) ? 2 : 0)
+
+static char *tmp_path(const char *name)
+{
+	static char buf[8][PATH_MAX];
+	static int k;
+	char *b = buf[k++ & 7];
+
+	snprintf(b, PATH_MAX, "%s/%d-%s", h_tmp, (int)getpid(), name);
+	unlink(b);
+	return b;
+}
+
+/* Run cabbpf with args (NULL-terminated; no --json added) to completion
+ * into *r. */
+static void run(struct h_run *r, char *const *args)
+{
+	ck_assert_int_eq(h_start(r, args, 1, 0), 0);
+	h_finish(r);
+}
+
+static void assert_status(const struct h_run *r, int want)
+{
+	ck_assert_msg(r->status == want, "cabbpf exited %d, not %d; stderr:\n%s", r->status, want,
+		      r->err);
+}
+
+/* `cabbpf record -o rec [pre...] -- target...` to completion. */
+static void record(struct h_run *r, const char *rec, char *const *pre, char *const *target)
+{
+	char *args[H_MAX_ARGS];
+	size_t n = 0, i;
+
+	args[n++] = "record";
+	args[n++] = "-o";
+	args[n++] = (char *)rec;
+	for (i = 0; pre && pre[i]; i++)
+		args[n++] = pre[i];
+	args[n++] = "--";
+	for (i = 0; target[i]; i++)
+		args[n++] = target[i];
+	args[n] = NULL;
+	run(r, args);
+	assert_status(r, 0);
+	ck_assert_msg(strstr(r->err, "recorded "), "no recording line:\n%s", r->err);
+}
+
+/* ---------------------------------------------------------- round trip -- */
+
+static const struct rt_case {
+	const char *name;
+	const char *args[4]; /* the target's arguments */
+	const char *run;     /* its line in tests/expected/targets.txt */
+	const char *facts[10];
+} rt_cases[] = {
+	{"recurse", {"20"}, "recurse 20",
+	 {"calls fib", "calls main", "edge main -> fib", "edge fib -> fib", "edge <root> -> main",
+	  "edges"}},
+	{"threads", {"4", "1000"}, "threads 4 1000",
+	 {"calls work", "calls worker", "edge worker -> work", "edge <root> -> worker"}},
+	{"demo", {NULL}, "demo",
+	 {"calls next_random", "calls pick_word", "calls parse_token", "calls lookup", "calls insert",
+	  "edge count_words -> lookup", "edge merge_tables -> lookup", "edge count_words -> insert"}},
+};
+
+/* Loop index: case i / 2 at -O(i % 2 ? 2 : 0). The recording run analyzes
+ * live too (-a all, --json): its text report (after the target's own
+ * output on stdout) and its JSON are exactly those of the report of its
+ * recording. */
+START_TEST(round_trip)
+{
+	const struct rt_case *c = &rt_cases[_i / 2];
+	char *rec = tmp_path("rt.cbr"), *live = tmp_path("rt-live.json"),
+	     *off = tmp_path("rt-off.json"), *one = tmp_path("rt-one.json");
+	char *pre[] = {"-a", "count,callgraph,io,cct", "--json", live, NULL};
+	char *target[6] = {(char *)h_target(c->name, OPT(_i % 2))};
+	char *rep[] = {"report", rec, "--json", off, NULL};
+	static const char *const analyzers[] = {"count", "callgraph", "io", "cct"};
+	char *ltext, *otext, *ljs, *ojs;
+	json_object *lj, *oj, *aj;
+	struct h_run r, o, a;
+	size_t i, nl, no;
+
+	for (i = 0; c->args[i]; i++)
+		target[i + 1] = (char *)c->args[i];
+	record(&r, rec, pre, target);
+	run(&o, rep);
+	assert_status(&o, 0);
+	/* Text: the report is the tail of the recording run's stdout. */
+	nl = strlen(r.out);
+	no = strlen(o.out);
+	ck_assert_msg(no > 200 && nl >= no && !strcmp(r.out + nl - no, o.out),
+		      "text reports differ:\nlive:\n%s\nreport:\n%s", r.out, o.out);
+	/* JSON: byte-identical. */
+	ljs = h_slurp(live);
+	ojs = h_slurp(off);
+	ck_assert_msg(strlen(ljs) > 100 && !strcmp(ljs, ojs), "JSON reports differ");
+	lj = h_parse_json(live);
+	oj = h_parse_json(off);
+	ck_assert(lj && oj);
+	h_assert_no_loss(oj);
+	for (i = 0; c->facts[i]; i++)
+		h_check(oj, c->run, c->facts[i]);
+	/* Each analyzer alone: every key of its report is the live one. */
+	for (i = 0; i < 4; i++) {
+		char *args[] = {"report", rec, "-a", (char *)analyzers[i], "--json", one, NULL};
+
+		run(&a, args);
+		assert_status(&a, 0);
+		aj = h_parse_json(one);
+		ck_assert_ptr_nonnull(aj);
+		ck_assert_msg(h_get(aj, i == 0 ? "functions" : analyzers[i]), "-a %s: no section",
+			      analyzers[i]);
+		json_object_object_foreach(aj, key, val)
+		{
+			ck_assert_msg(json_object_equal(val, h_get(lj, key)),
+				      "-a %s: key %s differs from the live run's", analyzers[i], key);
+		}
+		/* and its text section is in the live text */
+		otext = strstr(a.out, "\n\n");
+		ck_assert_ptr_nonnull(otext);
+		ltext = strstr(a.out, "returns:");
+		ck_assert_ptr_nonnull(ltext);
+		*ltext = 0;
+		ck_assert_msg(strstr(o.out, otext + 2), "-a %s: text section not the live one's",
+			      analyzers[i]);
+		json_object_put(aj);
+		h_free(&a);
+	}
+	json_object_put(lj);
+	json_object_put(oj);
+	free(ljs);
+	free(ojs);
+	h_free(&r);
+	h_free(&o);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- dump -- */
+
+/* Lines of out whose kind (4th field) is kind and whose 5th field is fn
+ * (NULL: any); per thread into tids[] / counts[] (up to 8 threads). */
+static long count_lines(const char *out, const char *kind, const char *fn, long *tids,
+			long *counts, int *nt)
+{
+	const char *p = out;
+	long total = 0, tid;
+	char k[32], f[256];
+	int t;
+
+	if (nt)
+		*nt = 0;
+	while (p && *p) {
+		if (*p != '#' && sscanf(p, "%ld %*s %*s %31s %255s", &tid, k, f) == 3 &&
+		    !strcmp(k, kind) && (!fn || !strcmp(f, fn))) {
+			total++;
+			for (t = 0; nt && t < *nt && tids[t] != tid; t++)
+				;
+			if (nt && t == *nt && t < 8) {
+				tids[t] = tid;
+				counts[t] = 0;
+				(*nt)++;
+			}
+			if (nt && t < 8)
+				counts[t]++;
+		}
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return total;
+}
+
+/* cabbpf dump: every call and return, exactly; per thread for threads;
+ * calls + returns = the report's events. */
+START_TEST(dump_exact)
+{
+	char *rec = tmp_path("dump.cbr"), *js = tmp_path("dump.json");
+	char *t1[] = {(char *)h_target("recurse", OPT(_i)), "20", NULL};
+	char *t2[] = {(char *)h_target("threads", OPT(_i)), "4", "1000", NULL};
+	char *dump[] = {"dump", rec, NULL}, *rep[] = {"report", rec, "-q", "--json", js, NULL};
+	long tids[8], counts[8], sorted[4] = {0}, calls, rets;
+	struct h_run r, d, o;
+	json_object *j;
+	int nt, i, k;
+
+	record(&r, rec, NULL, t1);
+	run(&d, dump);
+	assert_status(&d, 0);
+	ck_assert_int_eq(count_lines(d.out, "call", "fib", NULL, NULL, NULL),
+			 h_expected("recurse 20", "calls fib"));
+	ck_assert_int_eq(count_lines(d.out, "return", "fib", NULL, NULL, NULL),
+			 h_expected("recurse 20", "calls fib"));
+	ck_assert_int_eq(count_lines(d.out, "call", "main", NULL, NULL, NULL), 1);
+	ck_assert_int_eq(count_lines(d.out, "return", "main", NULL, NULL, NULL), 1);
+	calls = count_lines(d.out, "call", NULL, NULL, NULL, NULL);
+	rets = count_lines(d.out, "return", NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(calls, h_expected("recurse 20", "entries"));
+	run(&o, rep);
+	assert_status(&o, 0);
+	j = h_parse_json(js);
+	ck_assert_int_eq(calls + rets, h_num(j, "events"));
+	/* the dynamic loader's reads, as the io analyzer saw them */
+	ck_assert_int_eq(count_lines(d.out, "io", NULL, NULL, NULL, NULL),
+			 h_num(h_get(j, "io"), "events"));
+	json_object_put(j);
+	h_free(&r);
+	h_free(&d);
+	h_free(&o);
+
+	record(&r, rec, NULL, t2);
+	run(&d, dump);
+	assert_status(&d, 0);
+	ck_assert_int_eq(count_lines(d.out, "call", "work", tids, counts, &nt),
+			 h_expected("threads 4 1000", "calls work"));
+	ck_assert_int_eq(nt, 4);
+	/* thread i makes 1000 * (i + 1) calls: the four counts, in order */
+	for (i = 0; i < 4; i++) {
+		for (k = i; k > 0 && sorted[k - 1] > counts[i]; k--)
+			sorted[k] = sorted[k - 1];
+		sorted[k] = counts[i];
+	}
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(sorted[i], 1000 * (i + 1));
+	ck_assert_int_eq(count_lines(d.out, "return", "work", NULL, NULL, NULL), 10000);
+	h_free(&r);
+	h_free(&d);
+}
+END_TEST
+
+/* ----------------------------------------------------------- pprof -- */
+
+/* The recording's calling contexts through --pprof, read by Go's pprof
+ * with -traces: each context's calls exact (ctx's tree: main;a;c;d N,
+ * main;b;c;d 2N, ...). */
+START_TEST(pprof_traces_from_recording)
+{
+	char *rec = tmp_path("ctx.cbr"), *pb = tmp_path("ctx.pb.gz");
+	char *target[] = {(char *)h_target("ctx", OPT(_i)), "20", "1", NULL};
+	char *rep[] = {"report", rec, "-q", "--pprof", pb, NULL};
+	static const struct {
+		const char *stack; /* leaf first, as pprof -traces prints */
+		long calls;
+	} want[] = {{"main", 1},	{"a main", 20},	      {"c a main", 20}, {"d c a main", 20},
+		    {"b main", 20}, {"c b main", 40},	      {"d c b main", 40}, {"nap main", 1}};
+	char cmd[PATH_MAX + 256], line[512], stack[512], fn[128];
+	long calls = -1, seen[8] = {0};
+	struct h_run r, o;
+	size_t i;
+	FILE *p;
+
+	record(&r, rec, NULL, target);
+	run(&o, rep);
+	assert_status(&o, 0);
+	snprintf(cmd, sizeof(cmd),
+		 "HOME=%s GOCACHE=%s/gocache go tool pprof -traces -sample_index=calls %s 2>&1",
+		 h_tmp, h_tmp, pb);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	/* A trace: "-----------+---" then "      20   d" and "           c" ... */
+	stack[0] = 0;
+	while (fgets(line, sizeof(line), p)) {
+		if (!strncmp(line, "-----------+", 12) || !strncmp(line, "---", 3)) {
+			for (i = 0; calls >= 0 && i < 8; i++)
+				if (!strcmp(stack, want[i].stack))
+					seen[i] += calls;
+			stack[0] = 0;
+			calls = -1;
+			continue;
+		}
+		if (sscanf(line, " %ld %127s", &calls, fn) == 2 && calls >= 0 && !stack[0])
+			snprintf(stack, sizeof(stack), "%s", fn);
+		else if (stack[0] && sscanf(line, " %127s", fn) == 1)
+			snprintf(stack + strlen(stack), sizeof(stack) - strlen(stack), " %s", fn);
+	}
+	ck_assert_int_eq(pclose(p), 0);
+	for (i = 0; i < 8; i++)
+		ck_assert_msg(seen[i] == want[i].calls, "pprof -traces: %s %ld calls, want %ld",
+			      want[i].stack, seen[i], want[i].calls);
+	h_free(&r);
+	h_free(&o);
+}
+END_TEST
+
+/* ---------------------------------------------------------- timeline -- */
+
+/* --timeline, live during a recording and from the recording: the same
+ * file byte for byte; structurally valid (h_timeline: complete events,
+ * per-thread nesting); every activation there (threads 4 1000: work
+ * 1000 * (i + 1) per thread i, worker 4, main 1; recurse 20: fib 21891
+ * nested 20 deep); I/O calls as many as the io analyzer saw; and
+ * --timeline-limit cuts exactly, saying so. */
+START_TEST(timeline_exact)
+{
+	char *rec = tmp_path("tl.cbr"), *live = tmp_path("tl-live.json"), *off = tmp_path("tl-off.json"),
+	     *js = tmp_path("tl-report.json"), *lim = tmp_path("tl-lim.json");
+	char *t1[] = {(char *)h_target("threads", OPT(_i)), "4", "1000", NULL};
+	char *t2[] = {(char *)h_target("recurse", OPT(_i)), "20", NULL};
+	char *pre[] = {"-q", "--timeline", live, NULL};
+	char *rep[] = {"report", rec, "-q", "--timeline", off, "--json", js, NULL};
+	char *replim[] = {"report", rec, "-q", "--timeline", lim, "--timeline-limit", "100", NULL};
+	long long counts[4], tids[4], io, total, k, i, sorted[4] = {0};
+	json_object *tl, *j, *ev;
+	struct h_run r, o;
+	char *a, *b, want[128];
+
+	record(&r, rec, pre, t1);
+	run(&o, rep);
+	assert_status(&o, 0);
+	a = h_slurp(live);
+	b = h_slurp(off);
+	ck_assert_msg(strlen(a) > 1000 && !strcmp(a, b), "live and recorded timelines differ");
+	free(a);
+	free(b);
+	tl = h_timeline(off);
+	j = h_parse_json(js);
+	ck_assert_int_eq(h_tl_count(tl, "X", "work", -1), h_expected("threads 4 1000", "calls work"));
+	ck_assert_int_eq(h_tl_count(tl, "X", "worker", -1), 4);
+	ck_assert_int_eq(h_tl_count(tl, "X", "main", -1), 1);
+	ck_assert_int_eq(h_tl_count(tl, "M", "thread_name", -1), 5);
+	io = h_tl_count(tl, "i", NULL, -1);
+	ck_assert_int_eq(io, h_num(h_get(j, "io"), "events"));
+	/* per worker thread: its calls of work */
+	ev = h_get(tl, "traceEvents");
+	for (i = 0, k = 0; i < (long long)json_object_array_length(ev) && k < 4; i++) {
+		json_object *e = json_object_array_get_idx(ev, (size_t)i);
+
+		if (!strcmp(json_object_get_string(h_get(e, "ph")), "X") &&
+		    !strcmp(json_object_get_string(h_get(e, "name")), "worker"))
+			tids[k++] = json_object_get_int64(h_get(e, "tid"));
+	}
+	ck_assert_int_eq(k, 4);
+	for (i = 0; i < 4; i++)
+		counts[i] = h_tl_count(tl, "X", "work", tids[i]);
+	for (i = 0; i < 4; i++) {
+		for (k = i; k > 0 && sorted[k - 1] > counts[i]; k--)
+			sorted[k] = sorted[k - 1];
+		sorted[k] = counts[i];
+	}
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(sorted[i], 1000 * (i + 1));
+	total = 10005 + io;
+	ck_assert_int_eq(h_num(h_get(tl, "otherData"), "events"), total);
+	ck_assert_int_eq(h_num(h_get(tl, "otherData"), "cut"), 0);
+	json_object_put(tl);
+	json_object_put(j);
+	h_free(&o);
+
+	/* the limit: exactly 100 kept, the rest counted, said on stderr */
+	run(&o, replim);
+	assert_status(&o, 0);
+	snprintf(want, sizeof(want), "100 events written, %lld more cut by --timeline-limit 100",
+		 total - 100);
+	ck_assert_msg(strstr(o.err, want), "stderr lacks '%s':\n%s", want, o.err);
+	tl = h_timeline(lim);
+	ck_assert_int_eq(h_tl_count(tl, "X", NULL, -1) + h_tl_count(tl, "i", NULL, -1), 100);
+	ck_assert_int_eq(h_num(h_get(tl, "otherData"), "events"), 100);
+	ck_assert_int_eq(h_num(h_get(tl, "otherData"), "cut"), total - 100);
+	json_object_put(tl);
+	h_free(&o);
+	h_free(&r);
+
+	/* deep recursion: 21891 fib frames, nested */
+	record(&r, rec, pre, t2);
+	tl = h_timeline(live);
+	ck_assert_int_eq(h_tl_count(tl, "X", "fib", -1), h_expected("recurse 20", "calls fib"));
+	ck_assert_int_eq(h_tl_count(tl, "X", "main", -1), 1);
+	json_object_put(tl);
+	h_free(&r);
+}
+END_TEST
+
+/* ------------------------------------------------ the target unharmed -- */
+
+START_TEST(target_unharmed)
+{
+	char *rec = tmp_path("demo.cbr");
+	char *target[] = {(char *)h_target("demo", OPT(_i)), NULL};
+	struct h_plain p;
+	struct h_run r;
+	char *err;
+
+	h_plain_run(&p, target);
+	record(&r, rec, NULL, target);
+	ck_assert_str_eq(r.out, p.out); /* no live report: the target's output only */
+	err = h_drop_lines(r.err, "cabbpf: ");
+	ck_assert_str_eq(err, p.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "exited with status 0"));
+	ck_assert_int_eq(WEXITSTATUS(p.status), 0);
+	free(err);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+/* ----------------------------------------------------------- storm -- */
+
+/* Two threads calling leaf() flat out (bench/targets/calls.c), recorded
+ * without live analysis: nothing lost, the count exact; the live run of
+ * the same workload loses nothing either. */
+START_TEST(storm_no_loss)
+{
+	char *rec = tmp_path("storm.cbr"), *js = tmp_path("storm.json"), *lv = tmp_path("storm-live.json");
+	char bin[PATH_MAX];
+	char *target[] = {bin, "2", "500000", NULL};
+	char *pre[] = {"-f", "leaf", NULL};
+	char *rep[] = {"report", rec, "-q", "--json", js, NULL};
+	char *live[] = {"-q", "-f", "leaf", "--json", lv, "--", bin, "2", "500000", NULL};
+	struct h_run r, o, l;
+	json_object *j;
+
+	snprintf(bin, sizeof(bin), "%s/calls-push", h_tmp);
+	h_shell("gcc -O2 -g -DENTRY_PUSH -fno-omit-frame-pointer -pthread -o %s bench/targets/calls.c",
+		bin);
+	record(&r, rec, pre, target);
+	run(&o, rep);
+	assert_status(&o, 0);
+	j = h_parse_json(js);
+	ck_assert_ptr_nonnull(j);
+	h_assert_no_loss(j);
+	ck_assert_int_eq(h_calls(j, "leaf"), 1000000);
+	ck_assert_int_eq(h_num(j, "events"), 2000000);
+	json_object_put(j);
+	run(&l, live);
+	assert_status(&l, 0);
+	j = h_parse_json(lv);
+	h_assert_no_loss(j);
+	ck_assert_int_eq(h_calls(j, "leaf"), 1000000);
+	json_object_put(j);
+	h_free(&r);
+	h_free(&o);
+	h_free(&l);
+}
+END_TEST
+
+/* ------------------------------------------------------ bad recordings -- */
+
+START_TEST(bad_recordings_refused)
+{
+	char *rec = tmp_path("good.cbr"), *bad = tmp_path("bad.cbr"), *txt = tmp_path("notes.txt"),
+	     *empty = tmp_path("empty.cbr");
+	char *target[] = {(char *)h_target("recurse", 2), "15", NULL};
+	char *rep_bad[] = {"report", bad, NULL}, *dump_bad[] = {"dump", bad, NULL};
+	char *rep_txt[] = {"report", txt, NULL}, *rep_empty[] = {"report", empty, NULL};
+	char *rep_none[] = {"report", tmp_path("none.cbr"), NULL};
+	char *two[] = {"report", rec, rec, NULL}, *trace_opt[] = {"report", rec, "-f", "x", NULL};
+	struct h_run r;
+	struct stat sb;
+
+	record(&r, rec, NULL, target);
+	h_free(&r);
+	ck_assert_int_eq(stat(rec, &sb), 0);
+	/* cut in half, and just before its end */
+	h_shell("head -c %lld %s > %s", (long long)sb.st_size / 2, rec, bad);
+	h_expect_failure(rep_bad, 0, "truncated recording at byte");
+	h_expect_failure(dump_bad, 0, "truncated recording at byte");
+	h_shell("head -c %lld %s > %s", (long long)sb.st_size - 1, rec, bad);
+	h_expect_failure(rep_bad, 0, "truncated recording at byte");
+	/* a byte flipped in the middle of the compressed data */
+	h_shell("cp %s %s && printf '\\377' | dd of=%s bs=1 seek=%lld conv=notrunc status=none", rec,
+		bad, bad, (long long)sb.st_size / 2);
+	h_expect_failure(rep_bad, 0, "corrupt or truncated recording at byte");
+	/* the version */
+	h_shell("cp %s %s && printf '\\011' | dd of=%s bs=1 seek=8 conv=notrunc status=none", rec,
+		bad, bad);
+	h_expect_failure(rep_bad, 0, "recording format version 9 (byte 8)");
+	h_write(txt, "just some notes\n");
+	h_expect_failure(rep_txt, 0, "not a cabbpf recording (byte 0");
+	h_write(empty, "");
+	h_expect_failure(rep_empty, 0, "not a cabbpf recording");
+	h_expect_failure(rep_none, 0, "cannot read");
+	h_expect_failure(two, 0, "one too many");
+	h_expect_failure(trace_opt, 0, "-f is not an option of cabbpf report");
+}
+END_TEST
+
+/* The recording's path is checked before anything is traced, and a
+ * symlink planted at it is replaced, never followed. */
+START_TEST(record_path_safe)
+{
+	char *victim = tmp_path("victim.txt"), *link = tmp_path("link.cbr");
+	char *target[] = {(char *)h_target("recurse", 2), "10", NULL};
+	char *nodir[] = {"record", "-o", "/nonexistent-dir/x.cbr", "--", target[0], "10", NULL};
+	char *noo[] = {"record", "--", target[0], "10", NULL};
+	struct h_run r;
+	struct stat sb;
+	char *v;
+
+	run(&r, nodir);
+	assert_status(&r, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "cannot write the recording /nonexistent-dir/x.cbr"));
+	ck_assert_ptr_null(strstr(r.err, "tracing")); /* nothing was traced */
+	h_free(&r);
+	run(&r, noo);
+	assert_status(&r, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "give -o FILE"));
+	h_free(&r);
+
+	h_write(victim, "precious\n");
+	ck_assert_int_eq(symlink(victim, link), 0);
+	record(&r, link, NULL, target);
+	h_free(&r);
+	v = h_slurp(victim);
+	ck_assert_str_eq(v, "precious\n");
+	free(v);
+	ck_assert_int_eq(lstat(link, &sb), 0);
+	ck_assert(S_ISREG(sb.st_mode));
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("record_integration");
+	TCase *tc = tcase_create("record");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, round_trip, 0, 6);
+	tcase_add_loop_test(tc, dump_exact, 0, 2);
+	tcase_add_loop_test(tc, pprof_traces_from_recording, 0, 2);
+	tcase_add_loop_test(tc, target_unharmed, 0, 2);
+	tcase_add_loop_test(tc, timeline_exact, 0, 2);
+	tcase_add_test(tc, storm_no_loss);
+	tcase_add_test(tc, bad_recordings_refused);
+	tcase_add_test(tc, record_path_safe);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	if (h_integration_setup("record_integration", NULL))
+		return 1;
+	return h_run_suite(suite());
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * cabbpf dump FILE: a recording's events, one a line, as `uftrace dump`
+ * prints a trace: in the order the analyzers received them (chunk by
+ * chunk, each chunk one thread's consecutive events), with the thread id,
+ * the thread's sequence number (its program order), the time, the kind
+ * and the function or the I/O call.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "cabbpf_event.h"
+#include "common/log.h"
+#include "common/syscalls.h"
+#include "pipeline/record.h"
+#include "user/record/format.h"
+#include "user/record/offline.h"
+
+static const char *kind_name(uint32_t kind)
+{
+	static const char *const names[] = {"?", "call", "return", "io", "guard", "exec", "sched"};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
+}
+
+/* One record of thread tid, sequence number seq. */
+static void dump_record(FILE *out, const struct recfmt_funcs *fn, uint32_t tid, uint64_t seq,
+			const uint64_t *w)
+{
+	struct rec rc;
+	struct rec_io io;
+
+	rec__decode(w, &rc);
+	fprintf(out, "%7" PRIu32 " %10" PRIu64 " %" PRIu64 ".%09" PRIu64 " %-6s ", tid, seq,
+		rc.ts / 1000000000u, rc.ts % 1000000000u, kind_name(rc.kind));
+	switch (rc.kind) {
+	case CABBPF_EV_ENTRY:
+	case CABBPF_EV_RETURN:
+		if (rc.fid < fn->n)
+			fprintf(out, "%s", fn->names[rc.fid]);
+		else
+			fprintf(out, "fid#%" PRIu32 " (not in the function table)", rc.fid);
+		if (rc.epoch)
+			fprintf(out, " [window %" PRIu32 "]", rc.epoch);
+		break;
+	case CABBPF_EV_IO:
+		rec__decode_io(w, &io);
+		fprintf(out, "%s fd=%" PRId32 " %s", syscalls__name(io.sc), io.fd,
+			syscalls__fdkind_name(io.fdkind));
+		if (io.flags & CABBPF_IO_ERR)
+			fprintf(out, " error=%" PRIu32 " (%s)", io.ret, strerror((int)io.ret));
+		else
+			fprintf(out, " bytes=%" PRIu32 " requested=%" PRIu32, io.ret, io.req);
+		break;
+	case CABBPF_EV_GUARD:
+		fprintf(out, "site=%" PRIu32 " sp=0x%" PRIx64, rc.fid, rc.sp);
+		break;
+	case CABBPF_EV_EXEC:
+		fprintf(out, "inode=%" PRIu64, rc.sp);
+		break;
+	case CABBPF_EV_SCHED:
+		fprintf(out, "off_cpu_ns=%" PRIu64, rc.sp);
+		break;
+	default:
+		fprintf(out, "unknown kind %" PRIu32, rc.kind);
+	}
+	fputc('\n', out);
+}
+
+int offline__dump(const struct opts *o, FILE *out)
+{
+	const struct recfmt_meta *m;
+	const struct recfmt_funcs *fn;
+	struct recfmt_reader *r = NULL;
+	struct recfmt_item it;
+	FILE *f = NULL;
+	uint32_t i;
+	int err, ret;
+
+	err = offline__open(o->input_path, &f, &r);
+	if (err)
+		goto cleanup;
+	m = recfmt__meta(r);
+	fn = recfmt__funcs(r);
+	fprintf(out, "# %s: pid %" PRId32 " (%s) %s, %" PRIu32 " functions, recorded by %s\n",
+		o->input_path, m->pid, m->comm, m->binary, fn->n, m->tool);
+	fprintf(out, "#     TID        SEQ TIME_S               KIND   FUNCTION\n");
+	while ((ret = recfmt__next(r, &it)) == 1)
+		for (i = 0; it.type == RECFMT_CHUNK && i < it.nrec; i++)
+			dump_record(out, fn, it.tid, it.seq + i, it.recs + (size_t)i * REC_WORDS);
+	if (ret < 0) {
+		err = ret;
+		goto cleanup;
+	}
+	if (fflush(out) || ferror(out)) {
+		/* A reader that stopped early (| head) is no error to report. */
+		err = errno == EPIPE ? -EPIPE : -EIO;
+		if (err == -EIO)
+			log_err("writing the dump: %s", strerror(errno));
+	}
+cleanup:
+	recfmt__reader_free(r);
+	if (f)
+		fclose(f);
+	return err;
+}
