@@ -17,6 +17,8 @@ static const char help_head[] =
 	"Usage: cabbpf [OPTIONS] -p PID\n"
 	"       cabbpf [OPTIONS] -- COMMAND [ARGS...]\n"
 	"       cabbpf --io [-p PID] [OPTIONS]\n"
+	"       cabbpf record -o FILE [OPTIONS] (-p PID | -- COMMAND [ARGS...])\n"
+	"       cabbpf report FILE [OPTIONS]    cabbpf dump FILE\n"
 	"\n"
 	"Trace a native program's function calls and returns with uprobes, without\n"
 	"recompiling or restarting it, and analyse them concurrently on other cores:\n"
