@@ -39,6 +39,12 @@ const volatile __u32 agg_mode = 0;
 /* 1: only tasks under the cgroup in cgfilter[0] (descendants included). */
 const volatile __u32 use_cgroup = 0;
 
+/* Function-tracing mode: the gate of bpf/trace.bpf.c (its epoch), for I/O
+ * events: 0 closed, written through the skeleton's mmap by
+ * iotrace__gate when the trace starts and stops, so the I/O analysed is
+ * that of the same instants as the calls. */
+volatile __u32 io_gate = 0;
+
 /* Maps shared with bpf/trace.bpf.c, including bump(). */
 #include "pipeline.bpf.h"
 
@@ -784,6 +790,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		aggregate_fast(task, &c, tgid);
 		return 0;
 	}
+	if (!io_gate)
+		return 0;
 	count(CABBPF_IOSTAT_CALLS);
 	if (c.fd >= 0)
 		fd_info(task, c.fd, &fi);

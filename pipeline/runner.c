@@ -643,6 +643,7 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.orphan += s->returns.orphan;
 	d->returns.sampled += s->returns.sampled;
 	d->returns.orphan_sampled += s->returns.orphan_sampled;
+	d->returns.before += s->returns.before;
 	d->returns.depth_limited += s->returns.depth_limited;
 	d->returns.nomem += s->returns.nomem;
 }
@@ -675,6 +676,7 @@ static void finish_worker(struct worker *w)
 		w->st.returns.orphan += t->sh.c.orphan;
 		w->st.returns.sampled += t->sh.c.sampled;
 		w->st.returns.orphan_sampled += t->sh.c.orphan_sampled;
+		w->st.returns.before += t->sh.c.before;
 		w->st.returns.depth_limited += t->sh.c.depth_limited;
 		w->st.returns.nomem += t->sh.c.nomem;
 		/* Counted above as open (or unwound); the analyzers get their
@@ -755,11 +757,12 @@ int runner__report_text(struct runner *r, FILE *f)
 		fprintf(f,
 			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
 			" unwound by exceptions, %" PRIu64 " lost to stack switches, %" PRIu64
-			" ended by exec, %" PRIu64 " orphan, %" PRIu64 " open; %" PRIu64
+			" ended by exec, %" PRIu64 " orphan, %" PRIu64 " entered before attach, %" PRIu64
+			" open at stop; %" PRIu64
 			" calls got no return probe (kernel limit: 64 pending per thread)\n",
 			s->returns.matched, s->returns.missing, s->returns.unwound,
-			s->returns.switched, s->returns.exec, s->returns.orphan, s->open,
-			s->returns.depth_limited);
+			s->returns.switched, s->returns.exec, s->returns.orphan, s->returns.before,
+			s->open, s->returns.depth_limited);
 	if (s->returns.sampled || s->returns.orphan_sampled)
 		fprintf(f,
 			"sampling: %" PRIu64 " calls returned while tracing was off, %" PRIu64
@@ -808,6 +811,8 @@ int runner__report_json(struct runner *r, struct json *w)
 	json__u64(w, s->returns.sampled);
 	json__key(w, "orphan_sampled");
 	json__u64(w, s->returns.orphan_sampled);
+	json__key(w, "before_attach");
+	json__u64(w, s->returns.before);
 	json__key(w, "open");
 	json__u64(w, s->open);
 	json__key(w, "depth_limited");

@@ -504,6 +504,7 @@ static int open_trace(struct ftrace *ft)
 	to.cgroup = ft->cgfd >= 0;
 	to.sampling = ft->o.sample_pct > 0 || ft->o.start_disabled;
 	to.start_paused = ft->o.start_disabled;
+	to.gated = true; /* opened by start_run, once everything is in */
 	to.on_event = on_event;
 	to.ctx = ft;
 	err = trace__open(&to, &ft->tr);
@@ -634,9 +635,15 @@ static int start_run(struct ftrace *ft)
 		return err;
 	}
 	ft->runner_started = true;
-	ft->t0 = now_s();
 	ft->cpu0 = cpu_now_s();
-	/* Sampling: window 1 opens as the target is let go. */
+	/* The gate opens (bpf/trace.bpf.c, epoch): every probe, the guard's
+	 * and the I/O tracer's are in, so no event before this instant and
+	 * every event after it; the duration counts from here. Sampling:
+	 * window 1 opens as the target is let go. */
+	ft->t0 = now_s();
+	iotrace__gate(ft->io, true);
+	if (!ft->o.sample_pct && !ft->o.start_disabled)
+		trace__gate(ft->tr, true);
 	if (ft->o.sample_pct > 0 || ft->o.start_disabled) {
 		struct sampler_opts so = {.pid = ft->tg.pid,
 					  .pct = ft->o.sample_pct,
@@ -657,6 +664,21 @@ static int start_run(struct ftrace *ft)
 		return err;
 	ft->started = true;
 	return 0;
+}
+
+/* The instant tracing stops: the gate closes (or the sampling window
+ * does) before anything else, before a launched target is signalled and
+ * before the first link is taken out; the duration ends here. After it
+ * the probes emit nothing, so links closed in any order (returns before
+ * entries) leave no call without its return in the report. */
+static void stop_gate(struct ftrace *ft)
+{
+	if (ft->smp)
+		sampler__finish(ft->smp, sampler__now());
+	else
+		trace__gate(ft->tr, false);
+	iotrace__gate(ft->io, false);
+	ft->t1 = now_s();
 }
 
 /* Drain the rings until the target exits, a signal, or -d. Sets ft->why.
@@ -705,7 +727,7 @@ static int run_until_stop(struct ftrace *ft)
 	}
 	if (err)
 		ft->why = "error";
-	ft->t1 = now_s();
+	stop_gate(ft);
 	return err;
 }
 
@@ -725,7 +747,6 @@ static int detach_probes(struct ftrace *ft, int run_err)
 		kill(ft->tg.pid, *ft->stop ? *ft->stop : SIGTERM);
 	iotrace__detach(ft->io);
 	ft->t_det = now_s();
-	sampler__finish(ft->smp, sampler__now());
 	trace__detach(ft->tr);
 	ft->t_det = now_s() - ft->t_det;
 	/* No return probe can appear any more: give back every return

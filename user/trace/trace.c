@@ -501,6 +501,8 @@ int trace__attach(struct trace *t)
 
 	if (err && !logged)
 		log_err("attaching probes to %s: %s", t->o.binary, strerror(-err));
+	if (!err && !t->o.gated && !t->o.sampling)
+		trace__gate(t, true);
 	return err;
 }
 
@@ -662,6 +664,9 @@ void trace__detach(struct trace *t)
 {
 	if (!t)
 		return;
+	/* Nothing is emitted while the links go, in whatever order. */
+	if (t->skel)
+		trace__gate(t, false);
 	bpf_link__destroy(t->exec_link);
 	t->exec_link = NULL;
 	bpf_link__destroy(t->switch_link);
@@ -695,6 +700,11 @@ void trace__set_epoch(struct trace *t, uint32_t epoch)
 	/* A plain store into the mapped .bss: the probes' next load sees it
 	 * (x86 stores become visible in order, within nanoseconds). */
 	__atomic_store_n(&t->skel->bss->epoch, epoch, __ATOMIC_RELEASE);
+}
+
+void trace__gate(struct trace *t, bool open)
+{
+	trace__set_epoch(t, open ? 1 : 0);
 }
 
 int trace__resume(struct trace *t)
