@@ -14,13 +14,25 @@
  *     returns of calls entered before the start are counted as such
  *     ("before_attach"), not as orphans;
  * with the exact relations of tests/targets/hot.c's header.
+ *
+ * The plan knows what the kernel refuses (user/elf/insn.c): for every
+ * function of tests/targets/insns.c (first instructions chosen rule by
+ * rule) and every AVX/EVEX variant in libc, a probe attached by itself at
+ * the function's entry fails exactly where the plan says "refused by the
+ * kernel", and the run attaches everything else at once, with no trial and
+ * error and the same count on stderr and in the report.
  */
 #include <check.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
 
 #include "tests/harness.h"
 #include "user/elf/syms.h"
+#include "user/probe/plan.h"
+#include "user/probe/uprobe_multi.h"
+#include "user/proc/libs.h"
 
 #define OPT(i) ((i) ? 2 : 0)
 
@@ -168,6 +180,161 @@ START_TEST(duration_is_between_the_gates)
 }
 END_TEST
 
+/* An empty program of the multi-uprobe type: what a probe runs matters
+ * not, only whether the kernel takes the site. */
+static int empty_prog(void)
+{
+	struct bpf_insn insns[2] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = UPROBE_MULTI_ATTACH_TYPE);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "cab_empty", "GPL", insns, 2, &po);
+
+	ck_assert_msg(fd >= 0, "loading an empty uprobe program: %s", strerror(errno));
+	return fd;
+}
+
+/* For the functions of path matching globs: the plan's verdict on each
+ * entry against the kernel's, attaching one probe at a time in process
+ * pid (which maps path). Returns how many the kernel refused; *skips gets
+ * how many the plan leaves out because the kernel would skip the
+ * instruction (the kernel accepts those). */
+static size_t plan_vs_kernel(const char *path, const char *const *globs, size_t nglobs, pid_t pid,
+			     size_t *skips, const char *must_refuse)
+{
+	struct plan_opts po = {.returns = true};
+	struct symtab *st = NULL;
+	struct plan *p = NULL;
+	size_t *idx = NULL, n = 0, i, refused = 0, seen_must = 0;
+	int prog = empty_prog();
+
+	*skips = 0;
+	ck_assert_int_eq(syms__load(path, &st), 0);
+	ck_assert_int_eq(syms__select(st, globs, nglobs, &idx, &n), 0);
+	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	for (i = 0; i < n; i++) {
+		const struct sym *s = &st->syms[idx[i]];
+		const struct plan_site *site = &p->sites[i];
+		uint64_t off = s->offset;
+		int fd = uprobe_multi__attach(prog, path, &off, NULL, 1, false, pid);
+		bool plan_refuses = site->rule == PLAN_SKIPPED &&
+				    site->entry_verdict != INSN_KERNEL_SKIPS;
+
+		ck_assert_msg((fd < 0) == plan_refuses,
+			      "%s in %s (%s): the kernel %s (%s), the plan says %s", s->name, path,
+			      site->entry_text, fd < 0 ? "refuses" : "accepts",
+			      fd < 0 ? strerror(-fd) : "ok",
+			      insn__verdict_name(site->entry_verdict));
+		if (fd >= 0)
+			close(fd);
+		else
+			ck_assert_int_eq(fd, -524); /* ENOTSUPP: the instruction rules */
+		refused += fd < 0;
+		*skips += site->entry_verdict == INSN_KERNEL_SKIPS;
+		if (must_refuse && !strcmp(s->name, must_refuse) && (seen_must = 1))
+			ck_assert_msg(fd < 0, "%s accepted", must_refuse);
+	}
+	ck_assert_int_eq(refused, p->refused_kernel);
+	ck_assert_int_eq(*skips, p->refused_skips);
+	if (must_refuse)
+		ck_assert_msg(seen_must, "%s not among the functions of %s", must_refuse, path);
+	close(prog);
+	plan__free(p);
+	free(idx);
+	syms__free(st);
+	return refused;
+}
+
+/* tests/targets/insns.c: one function per rule, the kernel asked for each. */
+START_TEST(plan_matches_kernel_on_insns)
+{
+	const char *exe = h_target("insns", 2);
+	const char *globs[] = {"ins_*"};
+	char *target[] = {(char *)exe, "wait", NULL};
+	char real[PATH_MAX];
+	struct h_proc t;
+	size_t skips;
+
+	ck_assert_ptr_nonnull(realpath(exe, real));
+	h_spawn(&t, target, NULL, "ready");
+	/* vmovd, EVEX vmovdqa32, cs mov, lock add */
+	ck_assert_int_eq(plan_vs_kernel(real, globs, 1, t.pid, &skips, "ins_vmovd"), 4);
+	ck_assert_int_eq(skips, 2); /* vpcmpeqb, vzeroupper */
+	kill(t.pid, SIGKILL);
+	waitpid(t.pid, NULL, 0);
+}
+END_TEST
+
+/* Every AVX and EVEX variant of libc (__strchr_avx2 starts with vmovd):
+ * refused exactly where the plan says. */
+START_TEST(plan_matches_kernel_on_libc_avx)
+{
+	const char *globs[] = {"*avx*", "*evex*"};
+	char *target[] = {(char *)h_target("insns", 2), "wait", NULL};
+	char libc[PATH_MAX];
+	struct h_proc t;
+	size_t skips, refused;
+
+	h_spawn(&t, target, NULL, "ready");
+	ck_assert_int_eq(libs__resolve(getpid(), "libc", libc, sizeof(libc)), 0);
+	refused = plan_vs_kernel(libc, globs, 2, t.pid, &skips, "__strchr_avx2");
+	ck_assert_int_gt(refused, 0);
+	kill(t.pid, SIGKILL);
+	waitpid(t.pid, NULL, 0);
+}
+END_TEST
+
+/* A run over those functions attaches at once: no probe the kernel
+ * refuses (no trial and error), "tracing N" on stderr = "functions_traced"
+ * in the report, -v names each function left out with its instruction,
+ * and the target's output is its own (vpcmpeqb, which the kernel would
+ * skip, is not probed). */
+START_TEST(run_counts_agree_and_target_unharmed)
+{
+	char *opts[] = {"-v", "-f", "ins_*", "-f", "libc:*avx2*", NULL};
+	char *target[] = {(char *)h_target("insns", 2), NULL};
+	char line[64], libc[PATH_MAX];
+	struct h_plain p;
+	struct h_run r;
+	long long traced;
+
+	h_traced_same(&p, &r, opts, target);
+	ck_assert_msg(!strstr(r.err, "which the plan accepted"), "trial and error:\n%s", r.err);
+	traced = h_num(r.json, "functions_traced");
+	snprintf(line, sizeof(line), "tracing %lld functions", traced);
+	ck_assert_msg(strstr(r.err, line), "no '%s' on stderr:\n%s", line, r.err);
+	/* ins_*: 9 functions, 6 left out; libc's as its plan says */
+	{
+		const char *globs[] = {"*avx2*"};
+		struct plan_opts po = {.returns = true};
+		struct symtab *st = NULL;
+		struct plan *pl = NULL;
+		size_t *idx = NULL, n = 0;
+
+		ck_assert_int_eq(libs__resolve(getpid(), "libc", libc, sizeof(libc)), 0);
+		ck_assert_int_eq(syms__load(libc, &st), 0);
+		ck_assert_int_eq(syms__select(st, globs, 1, &idx, &n), 0);
+		ck_assert_int_eq(plan__build(st, idx, n, &po, &pl), 0);
+		ck_assert_int_eq(traced, (long long)(3 + n - pl->skipped));
+		ck_assert_int_eq(h_num(r.json, "functions_refused"), (long long)(6 + pl->skipped));
+		plan__free(pl);
+		free(idx);
+		syms__free(st);
+	}
+	ck_assert_ptr_nonnull(strstr(r.err, "not probed: ins_vmovd in "));
+	ck_assert_ptr_nonnull(strstr(r.err, "vmovd xmm0, esi [c5 f9 6e c6]"));
+	ck_assert_ptr_nonnull(strstr(r.err, "not probed: __strchr_avx2 in "));
+	ck_assert_ptr_nonnull(strstr(r.err, "not probed: ins_vpcmpeqb in "));
+	ck_assert_int_eq(h_calls(r.json, "ins_mov"), 1);
+	ck_assert_int_eq(h_calls(r.json, "ins_push"), 1);
+	ck_assert_int_eq(h_calls(r.json, "ins_xchg_ax"), 1);
+	ck_assert_int_eq(h_calls(r.json, "ins_vmovd"), 0);
+	h_free(&r);
+	h_plain_free(&p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("attach-integration");
@@ -179,6 +346,9 @@ int main(void)
 	tcase_add_loop_test(tc, stop_launched_no_false_edges, 0, 6);
 	tcase_add_loop_test(tc, pid_busy_no_false_edges, 0, 6);
 	tcase_add_test(tc, duration_is_between_the_gates);
+	tcase_add_test(tc, plan_matches_kernel_on_insns);
+	tcase_add_test(tc, plan_matches_kernel_on_libc_avx);
+	tcase_add_test(tc, run_counts_agree_and_target_unharmed);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

@@ -401,6 +401,20 @@ static void drop_unsafe(struct ftrace *ft)
 			dropped, dropped == 1 ? "" : "s", first, dropped > 1 ? ", ..." : "");
 }
 
+/* -v: every function of plan p (functions idx[] of st, in file) that is
+ * not probed because of its first instruction, by name and instruction. */
+static void name_refused(const struct plan *p, const struct symtab *st, const size_t *idx,
+			 const char *file)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->n; i++)
+		if (p->sites[i].rule == PLAN_SKIPPED)
+			log_debug("not probed: %s in %s: %s: %s", st->syms[idx[i]].name, file,
+				  p->sites[i].entry_text,
+				  insn__verdict_name(p->sites[i].entry_verdict));
+}
+
 /* The per-fid arrays trace_opts and runner_opts take: the executable's
  * functions, then the libraries'. Returns 0 or -errno (logged). */
 static int number_functions(struct ftrace *ft)
@@ -413,10 +427,12 @@ static int number_functions(struct ftrace *ft)
 	if (n) {
 		plan__summary(ft->plan, line, sizeof(line));
 		log_info("%s", line);
+		name_refused(ft->plan, st, ft->idx, ft->tg.exe);
 	}
 	for (i = 0; libs && i < libs->nlibs; i++) {
 		plan__summary(libs->v[i].plan, line, sizeof(line));
 		log_info("%s %s", libs->v[i].name, line);
+		name_refused(libs->v[i].plan, libs->v[i].st, libs->v[i].idx, libs->v[i].name);
 	}
 	if (n > UINT32_MAX / 2) {
 		log_err("too many functions (%zu)", n);
@@ -614,9 +630,13 @@ static int attach_probes(struct ftrace *ft)
 	err = attach_io(ft);
 	if (err)
 		return err;
-	log_info("tracing %zu function%s of %s (pid %d)%s%s", ft->nfuncs,
-		 ft->nfuncs == 1 ? "" : "s", ft->tg.exe, (int)ft->tg.pid,
-		 trace__refused(ft->tr) ? ", some refused by the kernel" : "",
+	/* The same count as the report's "N traced": the functions whose
+	 * probes went in (not those the plan left out, nor any the kernel
+	 * still refused). */
+	log_info("tracing %zu function%s of %s (pid %d)%s%s",
+		 ft->nfuncs - trace__refused(ft->tr),
+		 ft->nfuncs - trace__refused(ft->tr) == 1 ? "" : "s", ft->tg.exe, (int)ft->tg.pid,
+		 trace__refused(ft->tr) ? "; not probed: see the plan line (-v names them)" : "",
 		 ft->o.floor ? " [floor: empty programs]" : "");
 	return 0;
 }
