@@ -21,8 +21,15 @@
  * the function's entry fails exactly where the plan says "refused by the
  * kernel", and the run attaches everything else at once, with no trial and
  * error and the same count on stderr and in the report.
+ *
+ * IFUNC (user/elf/ifunc.h): tests/targets/ifunc.c calls memcpy, strlen and
+ * memchr from work() and counts its own calls; the report counts them on
+ * the implementation the target runs, named "libc:memcpy (IMPL)", with
+ * IMPL what this test's own loader resolved memcpy to, exactly, for a
+ * launched target (-- ) and a running one (-p), -O0 and -O2.
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <linux/bpf.h>
@@ -102,6 +109,7 @@ static void stop_run(struct h_run *r, enum stop s)
 START_TEST(stop_launched_no_false_edges)
 {
 	enum stop s = (enum stop)(_i / 2);
+	int up;
 	char *args[] = {"-f", "tick", "-f", "outer", "-f", "inner", "-d", "1", "--",
 			(char *)h_target("hot", OPT(_i % 2)), NULL};
 	struct h_run r;
@@ -111,9 +119,11 @@ START_TEST(stop_launched_no_false_edges)
 		args[7] = "inner";
 	}
 	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	if (s != STOP_DURATION)
-		ck_assert(h_wait_for(r.out_path, "ready", 10000));
+	/* Stopped whatever happens (a loaded machine may be slow to start
+	 * it): the assertions come after. */
+	up = s == STOP_DURATION || h_wait_for(r.out_path, "ready", 60000);
 	stop_run(&r, s);
+	ck_assert_msg(up, "hot did not start; stderr:\n%s", r.err);
 	assert_exact(&r, 1, 1);
 	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")),
 			 s == STOP_DURATION ? "duration reached" : "interrupted");
@@ -335,6 +345,126 @@ START_TEST(run_counts_agree_and_target_unharmed)
 }
 END_TEST
 
+/* The one function of the report whose name starts with prefix and that
+ * names an implementation ("libc:memcpy (" or "libc:memcpy, "), or NULL. */
+static const char *impl_fn(json_object *root, const char *prefix)
+{
+	json_object *fs = h_get(root, "functions");
+	const char *found = NULL;
+	size_t i, n = fs ? json_object_array_length(fs) : 0, l = strlen(prefix);
+
+	for (i = 0; i < n; i++) {
+		const char *nm = json_object_get_string(h_get(json_object_array_get_idx(fs, i), "name"));
+
+		if (nm && !strncmp(nm, prefix, l) && (nm[l] == ' ' || nm[l] == ',') &&
+		    strchr(nm, '(')) {
+			ck_assert_msg(!found, "two functions named %s...: %s, %s", prefix, found, nm);
+			found = nm;
+		}
+	}
+	return found;
+}
+
+/* What this process's loader resolved name to: the preferred name of that
+ * function in libc's symbol table (the test runs on the same machine, with
+ * the same libc and tunables as its targets). */
+static void resolved_here(const char *name, char *out, size_t len)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+	struct symtab *st = NULL;
+	Dl_info di;
+	size_t i;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert(dladdr(p, &di) && di.dli_fbase);
+	ck_assert_int_eq(syms__load(di.dli_fname, &st), 0);
+	out[0] = 0;
+	for (i = 0; i < st->nsyms; i++)
+		if (st->syms[i].vaddr == (uint64_t)((uintptr_t)p - (uintptr_t)di.dli_fbase))
+			snprintf(out, len, "%s", st->syms[i].name);
+	ck_assert_msg(out[0], "%s resolves to no function of %s", name, di.dli_fname);
+	syms__free(st);
+}
+
+/* work's calls of memcpy, strlen, memchr counted on their implementations,
+ * exactly (the program's own count), named after them. */
+static void assert_ifunc_counts(const struct h_run *r, const char *out, bool exact_names)
+{
+	static const char *const fns[] = {"memcpy", "strlen", "memchr"};
+	char prefix[64], impl[256], want[512];
+	size_t i;
+
+	h_assert_clean(r);
+	for (i = 0; i < 3; i++) {
+		const char *nm;
+		long long own = h_own_calls(out, fns[i]);
+
+		snprintf(prefix, sizeof(prefix), "libc:%s", fns[i]);
+		nm = impl_fn(r->json, prefix);
+		ck_assert_msg(nm, "no %s (IMPLEMENTATION) in the report:\n%s", prefix, r->out);
+		ck_assert_int_gt(own, 0);
+		ck_assert_msg(h_edge(r->json, "work", nm) == own, "work -> %s: %lld, the program %lld",
+			      nm, h_edge(r->json, "work", nm), own);
+		ck_assert_int_ge(h_calls(r->json, nm), own);
+		/* the resolver itself is not probed */
+		ck_assert_int_eq(h_calls(r->json, prefix), 0);
+		resolved_here(fns[i], impl, sizeof(impl));
+		snprintf(want, sizeof(want), "(%s)", impl);
+		ck_assert_msg(strstr(nm, want), "%s: the loader here chose %s", nm, impl);
+		if (exact_names) {
+			snprintf(want, sizeof(want), "libc:%s (%s)", fns[i], impl);
+			ck_assert_str_eq(nm, want);
+		}
+	}
+	ck_assert_int_eq(h_calls(r->json, "work"), 1);
+}
+
+/* `cabbpf -- ifunc 1000`, -O0 and -O2, the three IFUNCs by name
+ * (_i / 2 == 0) or all of libc (_i / 2 == 1: memcpy and memmove then share
+ * one implementation, named together). */
+START_TEST(ifunc_launched_counts_implementation)
+{
+	char *by_name[] = {"-f", "work", "-f", "libc:memcpy", "-f", "libc:strlen",
+			   "-f", "libc:memchr", NULL};
+	char *all[] = {"-f", "work", "-f", "libc:*", NULL};
+	char *target[] = {(char *)h_target("ifunc", OPT(_i % 2)), "1000", NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	h_traced_same(&p, &r, _i / 2 ? all : by_name, target);
+	assert_ifunc_counts(&r, p.out, _i / 2 == 0);
+	ck_assert_int_eq(h_own_calls(p.out, "memcpy"), 1000);
+	h_free(&r);
+	h_plain_free(&p);
+}
+END_TEST
+
+/* `cabbpf -p` on ifunc already running (its own relocation is read):
+ * the same exact counts. */
+START_TEST(ifunc_pid_counts_implementation)
+{
+	char *target[] = {(char *)h_target("ifunc", OPT(_i)), "500", "wait", NULL};
+	char *opts[] = {"-f", "work", "-f", "libc:memcpy", "-f", "libc:strlen",
+			"-f", "libc:memchr", NULL};
+	struct h_proc t;
+	struct h_run r;
+	char *out;
+
+	h_spawn(&t, target, NULL, "ready");
+	h_start_pid(&r, t.pid, opts, "tracing");
+	kill(t.pid, SIGUSR1);
+	ck_assert(h_wait_for(t.out_path, "calls:", 10000));
+	h_interrupt(&r);
+	out = h_slurp(t.out_path);
+	assert_ifunc_counts(&r, out, true);
+	ck_assert_int_eq(h_own_calls(out, "memcpy"), 500);
+	kill(t.pid, SIGTERM);
+	h_reap_ok(t.pid);
+	free(out);
+	h_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("attach-integration");
@@ -342,13 +472,15 @@ int main(void)
 
 	if (h_integration_setup("attach-integration", NULL))
 		return 1;
-	tcase_set_timeout(tc, 60);
+	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, stop_launched_no_false_edges, 0, 6);
 	tcase_add_loop_test(tc, pid_busy_no_false_edges, 0, 6);
 	tcase_add_test(tc, duration_is_between_the_gates);
 	tcase_add_test(tc, plan_matches_kernel_on_insns);
 	tcase_add_test(tc, plan_matches_kernel_on_libc_avx);
 	tcase_add_test(tc, run_counts_agree_and_target_unharmed);
+	tcase_add_loop_test(tc, ifunc_launched_counts_implementation, 0, 4);
+	tcase_add_loop_test(tc, ifunc_pid_counts_implementation, 0, 2);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

@@ -630,14 +630,6 @@ static int attach_probes(struct ftrace *ft)
 	err = attach_io(ft);
 	if (err)
 		return err;
-	/* The same count as the report's "N traced": the functions whose
-	 * probes went in (not those the plan left out, nor any the kernel
-	 * still refused). */
-	log_info("tracing %zu function%s of %s (pid %d)%s%s",
-		 ft->nfuncs - trace__refused(ft->tr),
-		 ft->nfuncs - trace__refused(ft->tr) == 1 ? "" : "s", ft->tg.exe, (int)ft->tg.pid,
-		 trace__refused(ft->tr) ? "; not probed: see the plan line (-v names them)" : "",
-		 ft->o.floor ? " [floor: empty programs]" : "");
 	return 0;
 }
 
@@ -680,6 +672,15 @@ static int start_run(struct ftrace *ft)
 			log_info("tracing is off: kill -USR1 %d turns it on, kill -USR2 %d off",
 				 (int)getpid(), (int)getpid());
 	}
+	/* Said once the gate is open (or sampling's first window): from
+	 * this line on every call counts. The same count as the report's "N
+	 * traced": the functions whose probes went in (not those the plan
+	 * left out, nor any the kernel still refused). */
+	log_info("tracing %zu function%s of %s (pid %d)%s%s",
+		 ft->nfuncs - trace__refused(ft->tr),
+		 ft->nfuncs - trace__refused(ft->tr) == 1 ? "" : "s", ft->tg.exe, (int)ft->tg.pid,
+		 trace__refused(ft->tr) ? "; not probed: see the plan line (-v names them)" : "",
+		 ft->o.floor ? " [floor: empty programs]" : "");
 	if (ft->tg.spawned && (err = target__start(&ft->tg)))
 		return err;
 	ft->started = true;
