@@ -654,6 +654,7 @@ static int start_run(struct ftrace *ft)
 	 * window 1 opens as the target is let go. */
 	ft->t0 = now_s();
 	iotrace__gate(ft->io, true);
+	guard__gate(ft->guard, true);
 	if (!ft->o.sample_pct && !ft->o.start_disabled)
 		trace__gate(ft->tr, true);
 	if (ft->o.sample_pct > 0 || ft->o.start_disabled) {
@@ -699,6 +700,7 @@ static void stop_gate(struct ftrace *ft)
 	else
 		trace__gate(ft->tr, false);
 	iotrace__gate(ft->io, false);
+	guard__gate(ft->guard, false);
 	ft->t1 = now_s();
 }
 
