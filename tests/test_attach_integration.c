@@ -465,6 +465,57 @@ START_TEST(ifunc_pid_counts_implementation)
 }
 END_TEST
 
+/* A static binary's own IFUNCs (its memcpy is an IFUNC of the executable,
+ * resolved by its start-up code through .rela.iplt), read in the running
+ * target (-p): exact, named after the implementation. Launched with --,
+ * nothing relocated exists to read: left out, said, never the resolver. */
+START_TEST(ifunc_static_binary)
+{
+	char bin[PATH_MAX];
+	char *target[] = {bin, "500", "wait", NULL};
+	char *opts[] = {"-f", "work", "-f", "memcpy", "-f", "strlen", "-f", "memchr", NULL};
+	char *launched[] = {"-f", "work", "-f", "memcpy", "--", bin, "10", NULL};
+	const char *fns[] = {"memcpy", "strlen", "memchr"};
+	char impl[256], want[512];
+	struct h_proc t;
+	struct h_run r;
+	char *out;
+	int i;
+
+	snprintf(bin, sizeof(bin), "%s/ifunc-static", h_tmp);
+	h_shell("gcc -static -O2 -g -o '%s' tests/targets/ifunc.c", bin);
+	h_spawn(&t, target, NULL, "ready");
+	h_start_pid(&r, t.pid, opts, "tracing");
+	kill(t.pid, SIGUSR1);
+	ck_assert(h_wait_for(t.out_path, "calls:", 10000));
+	h_interrupt(&r);
+	out = h_slurp(t.out_path);
+	h_assert_clean(&r);
+	for (i = 0; i < 3; i++) {
+		const char *nm = impl_fn(r.json, fns[i]);
+
+		ck_assert_msg(nm, "no %s (IMPLEMENTATION):\n%s", fns[i], r.out);
+		ck_assert_int_eq(h_edge(r.json, "work", nm), h_own_calls(out, fns[i]));
+		/* the static libc is the same glibc: the same choice as here */
+		resolved_here(fns[i], impl, sizeof(impl));
+		snprintf(want, sizeof(want), "%s (%s)", fns[i], impl);
+		ck_assert_str_eq(nm, want);
+	}
+	ck_assert_int_eq(h_own_calls(out, "memcpy"), 500);
+	kill(t.pid, SIGTERM);
+	h_reap_ok(t.pid);
+	free(out);
+	h_free(&r);
+
+	h_run(&r, launched);
+	h_assert_clean(&r);
+	ck_assert_ptr_nonnull(strstr(r.err, "not tracing 1 IFUNC symbol of ifunc-static (memcpy)"));
+	ck_assert_int_eq(h_num(r.json, "functions_traced"), 1);
+	ck_assert_int_eq(h_calls(r.json, "work"), 1);
+	h_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("attach-integration");
@@ -481,6 +532,7 @@ int main(void)
 	tcase_add_test(tc, run_counts_agree_and_target_unharmed);
 	tcase_add_loop_test(tc, ifunc_launched_counts_implementation, 0, 4);
 	tcase_add_loop_test(tc, ifunc_pid_counts_implementation, 0, 2);
+	tcase_add_test(tc, ifunc_static_binary);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Where the dynamic loader put each IFUNC's choice (see ifunc.h). */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -202,7 +203,7 @@ static int from_slots(pid_t pid, uint64_t bias, const struct symtab *st, const s
 		if (pread(fd, &v, sizeof(v), (off_t)(bias + rel[k].slot)) != (ssize_t)sizeof(v))
 			continue;
 		/* An unrelocated slot still holds the resolver (or nothing). */
-		if (v <= bias || v - bias == rel[k].resolver || sym_at(st, v - bias) < 0)
+		if (v < bias || v - bias == rel[k].resolver || sym_at(st, v - bias) < 0)
 			continue;
 		impl[i] = v - bias;
 		got++;
@@ -270,17 +271,18 @@ int ifunc__resolve(pid_t pid, const struct symtab *st, uint64_t *impl)
 		return nrel;
 	if (nrel < 0)
 		nrel = 0;
-	/* 1. The target's own relocation, when it maps the file. */
+	/* 1. The target's own relocation, when it maps the file. (A
+	 * non-PIE executable is not moved: its bias is 0.) */
 	if (pid > 0 && !find_bias(pid, sb.st_dev, sb.st_ino, &bias, NULL, 0))
-		got += from_slots(pid, bias, st, rel, (size_t)nrel, impl);
+		got += from_slots(pid, st->pie ? bias : 0, st, rel, (size_t)nrel, impl);
 	/* cabbpf's, for the same file with the same tunables: slots, then
 	 * the loader's symbol resolution. */
 	snprintf(mine, sizeof(mine), "%s", getenv("GLIBC_TUNABLES") ? getenv("GLIBC_TUNABLES") : "");
 	self_ok = pid <= 0 || (!tunables_of(pid, theirs, sizeof(theirs)) && !strcmp(mine, theirs));
 	if ((size_t)got < want && self_ok &&
 	    !find_bias(getpid(), sb.st_dev, sb.st_ino, &bias, seen, sizeof(seen))) {
-		got += from_slots(getpid(), bias, st, rel, (size_t)nrel, impl);
-		if ((size_t)got < want)
+		got += from_slots(getpid(), st->pie ? bias : 0, st, rel, (size_t)nrel, impl);
+		if ((size_t)got < want && st->pie)
 			got += from_dlsym(seen, bias, st, impl);
 	}
 	if ((size_t)got < want)
@@ -290,3 +292,130 @@ int ifunc__resolve(pid_t pid, const struct symtab *st, uint64_t *impl)
 	free(rel);
 	return got;
 }
+
+/* A selected entry and what it is probed as (ifunc__redirect). */
+struct redir {
+	size_t to;   /* index in st->syms of the function probed */
+	size_t from; /* index of the entry selected */
+};
+
+static int redir_cmp(const void *a, const void *b)
+{
+	const struct redir *x = a, *y = b;
+
+	if (x->to != y->to)
+		return x->to < y->to ? -1 : 1;
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+
+/* The name of s a program calls: the one with the fewest leading
+ * underscores ("memcpy", not the static binary's "__new_memcpy"). */
+static const char *plain_name(const struct sym *s)
+{
+	const char *best = s->name;
+	size_t a;
+
+	for (a = 0; a < s->naliases; a++)
+		if (strspn(s->aliases[a], "_") < strspn(best, "_"))
+			best = s->aliases[a];
+	return best;
+}
+
+/* ifunc.h */
+int ifunc__redirect(pid_t pid, const struct symtab *st, const char *what, size_t *idx,
+		    size_t *n, char ***labels)
+{
+	struct redir *r = NULL;
+	uint64_t *impl = NULL;
+	char **lab = NULL, out[512];
+	size_t i, j, k, m = 0, nif = 0, nleft = 0, nout = 0, olen = 0;
+	int err = 0;
+
+	*labels = NULL;
+	out[0] = 0;
+	for (i = 0; i < (*n); i++)
+		nif += st->syms[idx[i]].ifunc;
+	if (!nif)
+		return 0;
+	impl = calloc(st->nsyms, sizeof(*impl));
+	r = calloc((*n), sizeof(*r));
+	lab = calloc((*n), sizeof(*lab));
+	if (!impl || !r || !lab) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = ifunc__resolve(pid, st, impl);
+	if (err < 0)
+		goto cleanup;
+	err = 0;
+	for (i = 0; i < (*n); i++) {
+		size_t s = idx[i], to = s;
+
+		if (st->syms[s].ifunc) {
+			long at = impl[s] && impl[s] != IFUNC_OUTSIDE ? sym_at(st, impl[s]) : -1;
+
+			if (at < 0) {
+				const char *nm = plain_name(&st->syms[s]);
+
+				nout += impl[s] == IFUNC_OUTSIDE;
+				if (olen < sizeof(out))
+					olen += (size_t)snprintf(out + olen, sizeof(out) - olen,
+								 "%s%.*s%s", olen ? ", " : "",
+								 (int)strcspn(nm, "@"), nm,
+								 impl[s] == IFUNC_OUTSIDE ? " (vDSO)" : "");
+				nleft++;
+				continue;
+			}
+			to = (size_t)at;
+		}
+		r[m].to = to;
+		r[m++].from = s;
+	}
+	if (nleft)
+		log_warn("not tracing %zu IFUNC symbol%s of %s (%s): %zu resolve%s to another "
+			 "object (the vDSO), the rest to no function of it that a relocated copy "
+			 "shows (none was found for a static binary launched with --: attach "
+			 "with -p once it runs); a resolver's own calls are not the program's",
+			 nleft, nleft == 1 ? "" : "s", what, out, nout, nout == 1 ? "s" : "");
+	qsort(r, m, sizeof(*r), redir_cmp);
+	for (i = 0, k = 0; i < m; i = j, k++) {
+		char buf[1024];
+		size_t len = 0;
+
+		buf[0] = 0;
+		for (j = i; j < m && r[j].to == r[i].to; j++) {
+			const char *nm = plain_name(&st->syms[r[j].from]);
+
+			/* "memcpy@@GLIBC_2.14": the version is noise here */
+			if (st->syms[r[j].from].ifunc && len < sizeof(buf))
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%.*s",
+							len ? ", " : "", (int)strcspn(nm, "@"),
+							nm);
+		}
+		idx[k] = r[i].to;
+		if (len) {
+			const struct sym *t = &st->syms[r[i].to];
+
+			if (asprintf(&lab[k], "%s (%s)", buf, t->pretty ? t->pretty : t->name) < 0) {
+				lab[k] = NULL;
+				err = -ENOMEM;
+				goto cleanup;
+			}
+		}
+	}
+	(*n) = k;
+	*labels = lab;
+	lab = NULL;
+	if (!(*n))
+		err = -ENOENT;
+cleanup:
+	if (lab)
+		for (i = 0; i < (*n); i++)
+			free(lab[i]);
+	free(lab);
+	free(r);
+	free(impl);
+	return err;
+}
+

@@ -31,6 +31,7 @@
 #ifndef USER_ELF_IFUNC_H
 #define USER_ELF_IFUNC_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -50,5 +51,24 @@
  * stay 0).
  */
 int ifunc__resolve(pid_t pid, const struct symtab *st, uint64_t *impl);
+
+/*
+ * Applies ifunc__resolve to a selection idx[0..*n) of st (indices, as
+ * syms__select makes them): every IFUNC entry is replaced by the
+ * implementation process pid runs, labelled "NAME (IMPLEMENTATION)";
+ * entries that end up on one function (memcpy and memmove both run
+ * __memmove_avx_unaligned_erms, or the implementation was selected too)
+ * become one, labelled with every IFUNC name ("memcpy, memmove
+ * (__memmove_avx_unaligned_erms)"): one probe per address, or each call
+ * would count twice. An IFUNC whose implementation is not a function of
+ * st (the vDSO's) or cannot be determined is left out, with one warning
+ * naming them (what: the file's name in it): its resolver is not what the
+ * program calls. Rewrites idx and *n (ascending); *labels receives NULL
+ * (no IFUNC selected) or an array of *n (after) entries, each NULL or a
+ * label, all owned by the caller (free each, then the array). Returns 0,
+ * -ENOMEM, or -ENOENT when nothing is left. The loader's main thread.
+ */
+int ifunc__redirect(pid_t pid, const struct symtab *st, const char *what, size_t *idx,
+		    size_t *n, char ***labels);
 
 #endif /* USER_ELF_IFUNC_H */

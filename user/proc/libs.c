@@ -227,137 +227,6 @@ static void warn_unmatched(const struct lib *b, const char *const *mine, const c
 	}
 }
 
-/* A selected entry and what it is probed as (redirect_ifuncs). */
-struct redir {
-	size_t to;   /* index in st->syms of the function probed */
-	size_t from; /* index of the entry selected */
-};
-
-static int redir_cmp(const void *a, const void *b)
-{
-	const struct redir *x = a, *y = b;
-
-	if (x->to != y->to)
-		return x->to < y->to ? -1 : 1;
-	return x->from < y->from ? -1 : x->from > y->from;
-}
-
-/* The entry of st at vaddr (sized), or st->nsyms. */
-static size_t index_at(const struct symtab *st, uint64_t vaddr)
-{
-	size_t i;
-
-	for (i = 0; i < st->nsyms; i++)
-		if (st->syms[i].vaddr == vaddr)
-			return i;
-	return st->nsyms;
-}
-
-/*
- * IFUNC entries among b's selection (user/elf/ifunc.h): each is replaced by
- * the implementation process pid runs, labelled "NAME (IMPLEMENTATION)";
- * entries that end up on one function (memcpy and memmove both run
- * __memmove_avx_unaligned_erms, or the implementation was selected too)
- * are probed once, labelled with every IFUNC name ("memcpy, memmove
- * (__memmove_avx_unaligned_erms)"): one probe per address, or each call
- * would count twice. An IFUNC whose implementation cannot be determined is
- * left out, with a warning: its resolver is not what the program calls.
- * Sets b->idx, b->n (ascending) and *labels (per entry, NULL or the label;
- * the caller frees them). Returns 0 or -ENOMEM (-ENOENT: nothing left).
- */
-static int redirect_ifuncs(struct lib *b, pid_t pid, char ***labels)
-{
-	const struct symtab *st = b->st;
-	struct redir *r = NULL;
-	uint64_t *impl = NULL;
-	char **lab = NULL, out[512];
-	size_t i, j, k, m = 0, nif = 0, nleft = 0, nout = 0, olen = 0;
-	int err = 0;
-
-	*labels = NULL;
-	out[0] = 0;
-	for (i = 0; i < b->n; i++)
-		nif += st->syms[b->idx[i]].ifunc;
-	if (!nif)
-		return 0;
-	impl = calloc(st->nsyms, sizeof(*impl));
-	r = calloc(b->n, sizeof(*r));
-	lab = calloc(b->n, sizeof(*lab));
-	if (!impl || !r || !lab) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = ifunc__resolve(pid, st, impl);
-	if (err < 0)
-		goto cleanup;
-	err = 0;
-	for (i = 0; i < b->n; i++) {
-		size_t s = b->idx[i], to = s;
-
-		if (st->syms[s].ifunc) {
-			to = impl[s] && impl[s] != IFUNC_OUTSIDE ? index_at(st, impl[s]) : st->nsyms;
-			if (to == st->nsyms) {
-				const char *nm = st->syms[s].name;
-
-				nout += impl[s] == IFUNC_OUTSIDE;
-				if (olen < sizeof(out))
-					olen += (size_t)snprintf(out + olen, sizeof(out) - olen,
-								 "%s%.*s%s", olen ? ", " : "",
-								 (int)strcspn(nm, "@"), nm,
-								 impl[s] == IFUNC_OUTSIDE ? " (vDSO)" : "");
-				nleft++;
-				continue;
-			}
-		}
-		r[m].to = to;
-		r[m++].from = s;
-	}
-	if (nleft)
-		log_warn("not tracing %zu IFUNC symbol%s of %s whose implementation is not one of "
-			 "its functions (%s): %zu resolve%s to another object (the vDSO), the "
-			 "rest to none known (the resolver's own calls are not the program's)",
-			 nleft, nleft == 1 ? "" : "s", b->name, out, nout, nout == 1 ? "s" : "");
-	qsort(r, m, sizeof(*r), redir_cmp);
-	for (i = 0, k = 0; i < m; i = j, k++) {
-		char buf[1024];
-		size_t len = 0;
-
-		buf[0] = 0;
-		for (j = i; j < m && r[j].to == r[i].to; j++) {
-			const char *nm = st->syms[r[j].from].name;
-
-			/* "memcpy@@GLIBC_2.14": the version is noise here */
-			if (st->syms[r[j].from].ifunc && len < sizeof(buf))
-				len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%.*s",
-							len ? ", " : "", (int)strcspn(nm, "@"),
-							nm);
-		}
-		b->idx[k] = r[i].to;
-		if (len) {
-			const struct sym *t = &st->syms[r[i].to];
-
-			if (asprintf(&lab[k], "%s (%s)", buf, t->pretty ? t->pretty : t->name) < 0) {
-				lab[k] = NULL;
-				err = -ENOMEM;
-				goto cleanup;
-			}
-		}
-	}
-	b->n = k;
-	*labels = lab;
-	lab = NULL;
-	if (!b->n)
-		err = -ENOENT;
-cleanup:
-	if (lab)
-		for (i = 0; i < b->n; i++)
-			free(lab[i]);
-	free(lab);
-	free(r);
-	free(impl);
-	return err;
-}
-
 /* Selects, plans and names the functions of one library from its globs
  * (mine; shown: the selectors as given). With alone (the only -f pattern
  * of the run), none matching is an error; otherwise every pattern that
@@ -383,7 +252,7 @@ static int lib_setup(struct lib *b, const char **mine, const char **shown, size_
 	}
 	n0 = b->n;
 	if (!err)
-		err = redirect_ifuncs(b, pid, &labels);
+		err = ifunc__redirect(pid, b->st, b->name, b->idx, &b->n, &labels);
 	if (err == -ENOENT && alone)
 		log_err("nothing of %s left to trace: every function selected is an IFUNC whose "
 			"implementation is unknown",

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "pipeline/runner.h"
 #include "user/cli/report.h"
+#include "user/elf/ifunc.h"
 #include "user/elf/image.h"
 #include "user/elf/lang.h"
 #include "user/elf/syms.h"
@@ -48,6 +49,10 @@ struct ftrace {
 	size_t nexe;
 	struct symtab *st;
 	size_t *idx, n;
+	/* IFUNCs of the executable (user/elf/ifunc.h): per selected function,
+	 * NULL or "NAME (IMPLEMENTATION)"; nlabels entries */
+	char **labels;
+	size_t nlabels;
 	/* plan */
 	struct guard *guard;
 	struct plan_opts plo;
@@ -247,7 +252,22 @@ static int select_functions(struct ftrace *ft)
 		log_err("every function selected is excluded by -N");
 		return -ENOENT;
 	}
-	return 0;
+	/* An IFUNC (a static binary's memcpy) is probed on what it runs. */
+	ft->nlabels = ft->n;
+	err = ft->n ? ifunc__redirect(ft->tg.pid, ft->st, ft->tg.comm, ft->idx, &ft->n, &ft->labels)
+		    : 0;
+	if (err == -ENOENT && ft->nexe == o->nfuncs)
+		log_err("nothing of %s left to trace: every function selected is an IFUNC whose "
+			"implementation is unknown",
+			ft->tg.exe);
+	else if (err == -ENOENT) { /* library selectors remain */
+		syms__free(ft->st);
+		ft->st = NULL;
+		err = 0;
+	}
+	else if (err)
+		log_err("resolving IFUNC symbols: %s", strerror(-err));
+	return err;
 }
 
 /* ---- plan ---- */
@@ -455,8 +475,11 @@ static int number_functions(struct ftrace *ft)
 		/* PLAN_NO_PROBE == TRACE_NO_PROBE: refused sites stay out. */
 		ft->offsets[i] = ps->rule == PLAN_CALLSITES ? TRACE_AT_CALLSITES : ps->offset;
 		ft->sp_delta[i] = ps->sp_delta;
-		/* Reports show the readable name; JSON keeps the linkage one. */
-		ft->names[i] = s->pretty ? s->pretty : s->name;
+		/* Reports show the readable name (or what an IFUNC runs);
+		 * JSON keeps the linkage one. */
+		ft->names[i] = ft->labels && ft->labels[i] ? ft->labels[i]
+			       : s->pretty			 ? s->pretty
+							 : s->name;
 		ft->lnames[i] = s->name;
 	}
 	libs__fill(libs, ft->offsets + n, ft->names + n, ft->binaries + n, ft->sp_delta + n);
@@ -946,6 +969,9 @@ static void ftrace_free(struct ftrace *ft)
 	free(ft->sp_delta);
 	free(ft->csites);
 	free(ft->idx);
+	for (size_t i = 0; ft->labels && i < ft->nlabels; i++)
+		free(ft->labels[i]);
+	free(ft->labels);
 	plan__free(ft->plan);
 	libs__free(ft->libs);
 	syms__free(ft->st);
