@@ -91,6 +91,28 @@ static void assert_exact(const struct h_run *r, int threads, int spawned)
 			 h_returns(r->json, "matched") + h_returns(r->json, "open"));
 }
 
+/* h_start_pid with a patient wait: cabbpf measures its probes' cost and
+ * plans before it says "tracing", which on a machine two spinning threads
+ * of hot (and other suites) load can take longer than the harness's 10 s.
+ * On a timeout cabbpf is stopped before the assertion fails. */
+static void start_pid(struct h_run *r, pid_t pid, char *const *opts)
+{
+	char pidbuf[16], *args[32];
+	int n = 0, i, up;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	for (i = 0; opts[i] && n < 28; i++)
+		args[n++] = opts[i];
+	args[n++] = "-p";
+	args[n++] = pidbuf;
+	args[n] = NULL;
+	ck_assert_int_eq(h_start(r, args, 0, 0), 0);
+	up = h_wait_for(r->err_path, "tracing", 120000);
+	if (!up)
+		h_interrupt(r);
+	ck_assert_msg(up, "cabbpf did not start (no 'tracing'); stderr:\n%s", r->err);
+}
+
 /* Stop r (started) the way s says; -d runs stop by themselves. */
 static void stop_run(struct h_run *r, enum stop s)
 {
@@ -159,7 +181,7 @@ START_TEST(pid_busy_no_false_edges)
 	close(fd);
 
 	h_spawn(&t, target, NULL, "ready");
-	h_start_pid(&r, t.pid, opts, "tracing");
+	start_pid(&r, t.pid, opts);
 	stop_run(&r, s);
 	assert_exact(&r, 2, 0);
 
@@ -451,9 +473,9 @@ START_TEST(ifunc_pid_counts_implementation)
 	char *out;
 
 	h_spawn(&t, target, NULL, "ready");
-	h_start_pid(&r, t.pid, opts, "tracing");
+	start_pid(&r, t.pid, opts);
 	kill(t.pid, SIGUSR1);
-	ck_assert(h_wait_for(t.out_path, "calls:", 10000));
+	ck_assert(h_wait_for(t.out_path, "calls:", 60000));
 	h_interrupt(&r);
 	out = h_slurp(t.out_path);
 	assert_ifunc_counts(&r, out, true);
@@ -485,9 +507,9 @@ START_TEST(ifunc_static_binary)
 	snprintf(bin, sizeof(bin), "%s/ifunc-static", h_tmp);
 	h_shell("gcc -static -O2 -g -o '%s' tests/targets/ifunc.c", bin);
 	h_spawn(&t, target, NULL, "ready");
-	h_start_pid(&r, t.pid, opts, "tracing");
+	start_pid(&r, t.pid, opts);
 	kill(t.pid, SIGUSR1);
-	ck_assert(h_wait_for(t.out_path, "calls:", 10000));
+	ck_assert(h_wait_for(t.out_path, "calls:", 60000));
 	h_interrupt(&r);
 	out = h_slurp(t.out_path);
 	h_assert_clean(&r);
