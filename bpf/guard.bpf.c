@@ -34,6 +34,12 @@ const volatile __u32 want_time = 1;
 /* 0: no event into the rings (no trace object to share them with). */
 const volatile __u32 want_events = 1;
 
+/* The run's gate (bpf/trace.bpf.c's epoch, without the windows): 0 while
+ * the trace has not started or has stopped. Written through the skeleton's
+ * mmap (guard__gate). Only the events are gated: the guard's own work (the
+ * return addresses it puts back) goes on whatever it says. */
+volatile __u32 events_gate = 0;
+
 /* Maps shared with bpf/trace.bpf.c (bpf_map__reuse_fd), including bump(). */
 #include "pipeline.bpf.h"
 
@@ -81,6 +87,8 @@ static __always_inline void emit(__u32 tid, __u32 tgid, __u32 site, __u64 sp)
 	struct cabbpf_event *e;
 	struct tstate *st;
 
+	if (!events_gate)
+		return;
 	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_GUARD_DROPS);
 	if (e) {
 		e->tid = tid;

@@ -41,6 +41,12 @@ const volatile __u32 agg_mode = 0;
 /* 1: only tasks under the cgroup in cgfilter[0] (descendants included). */
 const volatile __u32 use_cgroup = 0;
 
+/* Function-tracing mode: the gate of bpf/trace.bpf.c (its epoch), for I/O
+ * events: 0 closed, written through the skeleton's mmap by
+ * iotrace__gate when the trace starts and stops, so the I/O analysed is
+ * that of the same instants as the calls. */
+volatile __u32 io_gate = 0;
+
 /* Maps shared with bpf/trace.bpf.c, including bump(). */
 #include "pipeline.bpf.h"
 
@@ -884,6 +890,8 @@ __noinline int account(struct iocall *c, __u32 tgid, __u64 id)
 		aggregate_fast(task, c, tgid);
 		return 0;
 	}
+	if (!io_gate)
+		return 0;
 	count(CABBPF_IOSTAT_CALLS);
 	if (c->fd >= 0)
 		fd_info(task, c->fd, &fi);

@@ -22,12 +22,16 @@ const volatile __u32 want_time = 1;
 
 #include "pipeline.bpf.h"
 
-/* Sampling: the loader sets sampling before load. epoch (in .bss, written
- * through the skeleton's mmap) is the open window's number, 0 between
- * windows: the loader sets it once every probe of a window is in and
- * clears it before it starts taking them out, so the probes' progressive
- * attach and detach (tens of ms) emit nothing and a window's edges are
- * two stores. Without sampling the verifier drops all of this. */
+/* The gate (issue 15): epoch (in .bss, written through the skeleton's
+ * mmap) is 0 while closed. The loader opens it once every probe of the run
+ * (or of a sampling window) is in, and closes it at the instant tracing
+ * stops, before the first link is taken out: the probes' progressive
+ * attach and detach (tens of ms to seconds, in an order that puts return
+ * probes out before entry probes) emit nothing, so the report holds the
+ * events of one instant to another, and a window's edges are two stores.
+ * Without sampling the loader stores 1; with it, the open window's number
+ * (the loader sets sampling before load), which the events carry. One load
+ * and one branch on the hot path, whatever the mode. */
 const volatile __u32 sampling = 0;
 volatile __u32 epoch = 0;
 
@@ -59,17 +63,14 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	struct cabbpf_event *e;
 	struct tstate *st;
 	__u64 cookie;
-	__u32 win = 0;
+	__u32 win = epoch;
 
+	if (!win)
+		return 0; /* the gate is closed: no sequence number taken */
 	if (target_tgid && tgid != target_tgid)
 		return 0;
 	if (cgroup_excluded())
 		return 0;
-	if (sampling) {
-		win = epoch;
-		if (!win)
-			return 0; /* between windows: no sequence number taken */
-	}
 	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_DROPS);
 	if (!e)
 		goto out;
@@ -86,7 +87,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	 * one on a call instruction -8 (signed): the event still names the
 	 * return-address slot. 0 otherwise. */
 	e->sp = PT_REGS_SP(ctx) + (__s64)(__s32)(cookie >> 32);
-	e->epoch = win;
+	e->epoch = sampling ? win : 0;
 	pipeline_submit(e, st);
 out:
 	pipeline_end(st);
@@ -115,7 +116,12 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	struct cabbpf_event *e;
 	struct tstate *st;
+	__u32 win = epoch;
 
+	/* Closed gate (see epoch); sampling watches execve between windows
+	 * too (the shadow stacks close the old image's frames). */
+	if (!sampling && !win)
+		return 0;
 	if (target_tgid && p->tgid != target_tgid)
 		return 0;
 	if (cgroup_excluded())
@@ -129,7 +135,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		e->seq = st->seq++;
 		e->ts = want_time ? bpf_ktime_get_ns() : 0;
 		e->sp = BPF_CORE_READ(bprm, file, f_inode, i_ino);
-		e->epoch = sampling ? epoch : 0;
+		e->epoch = sampling ? win : 0;
 		pipeline_submit(e, st);
 	}
 	pipeline_end(st);
@@ -162,6 +168,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	__u64 now, off;
 
 	if (!out && !in)
+		return 0;
+	/* Closed gate (see epoch); with sampling the intervals are followed
+	 * between windows too, so one that spans a window's edge is right. */
+	if (!sampling && !epoch)
 		return 0;
 	if (prev == next)
 		return 0;

@@ -649,6 +649,7 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.orphan += s->returns.orphan;
 	d->returns.sampled += s->returns.sampled;
 	d->returns.orphan_sampled += s->returns.orphan_sampled;
+	d->returns.before += s->returns.before;
 	d->returns.depth_limited += s->returns.depth_limited;
 	d->returns.nomem += s->returns.nomem;
 }
@@ -681,6 +682,7 @@ static void finish_worker(struct worker *w)
 		w->st.returns.orphan += t->sh.c.orphan;
 		w->st.returns.sampled += t->sh.c.sampled;
 		w->st.returns.orphan_sampled += t->sh.c.orphan_sampled;
+		w->st.returns.before += t->sh.c.before;
 		w->st.returns.depth_limited += t->sh.c.depth_limited;
 		w->st.returns.nomem += t->sh.c.nomem;
 		/* Counted above as open (or unwound); the analyzers get their
@@ -761,11 +763,12 @@ int runner__report_text(struct runner *r, FILE *f)
 		fprintf(f,
 			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
 			" unwound by exceptions, %" PRIu64 " lost to stack switches, %" PRIu64
-			" ended by exec, %" PRIu64 " orphan, %" PRIu64 " open; %" PRIu64
+			" ended by exec, %" PRIu64 " orphan, %" PRIu64 " entered before attach, %" PRIu64
+			" open at stop; %" PRIu64
 			" calls got no return probe (kernel limit: 64 pending per thread)\n",
 			s->returns.matched, s->returns.missing, s->returns.unwound,
-			s->returns.switched, s->returns.exec, s->returns.orphan, s->open,
-			s->returns.depth_limited);
+			s->returns.switched, s->returns.exec, s->returns.orphan, s->returns.before,
+			s->open, s->returns.depth_limited);
 	if (s->returns.sampled || s->returns.orphan_sampled)
 		fprintf(f,
 			"sampling: %" PRIu64 " calls returned while tracing was off, %" PRIu64
@@ -806,6 +809,7 @@ int runner__report_json(struct runner *r, struct json *w)
 	json__kv_u64(w, "orphan", s->returns.orphan);
 	json__kv_u64(w, "sampled", s->returns.sampled);
 	json__kv_u64(w, "orphan_sampled", s->returns.orphan_sampled);
+	json__kv_u64(w, "before_attach", s->returns.before);
 	json__kv_u64(w, "open", s->open);
 	json__kv_u64(w, "depth_limited", s->returns.depth_limited);
 	json__end_object(w);

@@ -237,6 +237,8 @@ void shadow__return(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 	if (i == 0 || s->f[i - 1].sp != e) {
 		if (s->epoch > 1)
 			s->c.orphan_sampled++;
+		else if (!s->depth)
+			s->c.before++; /* BEFORE THE START (shadow.h) */
 		else
 			s->c.orphan++;
 		return;

@@ -111,6 +111,16 @@
  * landing on exactly the same two slots would fool it; none is known.) A return that matches no frame in a window after the first had
  * its entry while tracing was off ("orphan_sampled", not "orphan").
  *
+ * BEFORE THE START (-p, issue 15): probes emit nothing until the gate
+ * opens (bpf/trace.bpf.c), but a call entered after its return probe went
+ * in and before the gate opened has its return probe armed: its return
+ * comes without an entry. Such a frame was entered before every frame the
+ * thread was seen entering, so it sits below them all: a return that
+ * matches nothing and finds the stack empty (after rule 1) is counted
+ * "before" (entered before attach), not "orphan". A return on an empty
+ * stack whose entry event was dropped counts there too; drops are
+ * reported by kind on their own.
+ *
  * Threads: a struct shadow belongs to one program thread and is used by one
  * analyzer thread at a time.
  */
@@ -151,6 +161,9 @@ struct shadow_counts {
 	uint64_t orphan;	/* return events that matched no frame */
 	uint64_t orphan_sampled; /* such returns in a sampling window after the
 				    first: their entry was while tracing was off */
+	uint64_t before;	/* return events that matched no frame on an empty
+				   stack: entered before the trace started (the
+				   gate opened; -p), see "BEFORE THE START" */
 	uint64_t depth_limited; /* entries made with >= 64 returns pending */
 	uint64_t nomem;		/* entries not pushed: out of memory */
 	uint64_t switches;	/* off-CPU intervals (CABBPF_EV_SCHED events) */

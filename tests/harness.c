@@ -3,6 +3,8 @@
  * The integration suites' harness: see tests/harness.h. Single-threaded
  * test code; the assertions use libcheck and end the calling test.
  */
+#include <sys/prctl.h>
+
 #include "tests/harness.h"
 
 #include <math.h>
@@ -217,6 +219,10 @@ int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody)
 		setpgid(0, 0);
 		if (setuid_nobody && (setgid(65534) || setuid(65534)))
 			_exit(126);
+		/* A test that fails (its process ends) stops its cabbpf as
+		 * Ctrl-C would, which ends a launched target too: nothing
+		 * is left running on a loaded machine. */
+		prctl(PR_SET_PDEATHSIG, SIGINT);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -805,6 +811,8 @@ void h_spawn(struct h_proc *p, char *const *argv, const char *env, const char *r
 			putenv((char *)env);
 		else if (env)
 			unsetenv(env);
+		/* Nor a target left spinning by a test that failed. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execvp(argv[0], argv);
 		_exit(127);
 	}

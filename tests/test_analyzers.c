@@ -399,25 +399,27 @@ START_TEST(test_shadow_orphan)
 	struct shadow s;
 
 	shadow__init(&s, 7);
-	/* Probes attached mid-call: a return with nothing open. */
+	/* Probes attached mid-call: a return with nothing open was entered
+	 * before the trace started (BEFORE THE START), not an orphan. */
 	shadow__return(&s, A, 0x1008, 10, &k);
-	ck_assert_uint_eq(s.c.orphan, 1);
+	ck_assert_uint_eq(s.c.before, 1);
+	ck_assert_uint_eq(s.c.orphan, 0);
 	/* main at 0x2000 open; a return at a slot below main's that matches
 	 * no frame (its entry was lost) leaves main alone. */
 	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 20, &k), 0);
 	shadow__return(&s, B, 0x1f00 + 8, 30, &k);
-	ck_assert_uint_eq(s.c.orphan, 2);
+	ck_assert_uint_eq(s.c.orphan, 1);
 	ck_assert_uint_eq(shadow__depth(&s), 1);
 	/* Same slot as main but another function: orphan, main stays. */
 	shadow__return(&s, C, 0x2008, 40, &k);
-	ck_assert_uint_eq(s.c.orphan, 3);
+	ck_assert_uint_eq(s.c.orphan, 2);
 	ck_assert_uint_eq(shadow__top(&s), MAIN);
 	shadow__return(&s, MAIN, 0x2008, 50, &k);
 	ck_assert_uint_eq(s.c.matched, 1);
 	ck_assert_uint_eq(s.c.missing, 0);
 	/* A bogus sp cannot match. */
 	shadow__return(&s, MAIN, 4, 60, &k);
-	ck_assert_uint_eq(s.c.orphan, 4);
+	ck_assert_uint_eq(s.c.orphan, 3);
 	shadow__fini(&s);
 }
 END_TEST
@@ -1461,7 +1463,7 @@ START_TEST(test_report_json_exact)
 		"\"max_nodes\":1048576,\"folded_calls\":0,\"nomem\":0,"
 		"\"collapse_recursion\":false,\"cpu_time\":false,"
 		"\"wall_includes_probe_cost\":true},"
-		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,\"orphan\":0,\"sampled\":0,\"orphan_sampled\":0,\"open\":0,\"depth_"
+		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,\"orphan\":0,\"sampled\":0,\"orphan_sampled\":0,\"before_attach\":0,\"open\":0,\"depth_"
 		"limited\":0},"
 		"\"order_gaps\":0,\"order_gap_events\":0,"
 		"\"runner\":{\"analyzer_threads\":1,\"analyzed\":6,\"chunks\":2,"
@@ -1509,7 +1511,7 @@ START_TEST(test_report_text)
 	ck_assert_ptr_nonnull(strstr(txt, "call graph: 6 caller -> callee edges"));
 	ck_assert_ptr_nonnull(strstr(txt, "<root> -> main"));
 	ck_assert_ptr_nonnull(strstr(txt, "returns: 5 matched, 0 missing"));
-	ck_assert_ptr_nonnull(strstr(txt, "0 orphan, 1 open"));
+	ck_assert_ptr_nonnull(strstr(txt, "0 orphan, 0 entered before attach, 1 open at stop"));
 	ck_assert_ptr_nonnull(strstr(txt, "0 gaps"));
 	{
 		/* The first data row is the most called function. */

@@ -84,6 +84,103 @@ START_TEST(classes_of_known_bytes)
 }
 END_TEST
 
+#define REFUSES(...)                                                                               \
+	({                                                                                         \
+		static const uint8_t r_[] = {__VA_ARGS__};                                         \
+		insn__kernel_refuses(r_, sizeof(r_));                                              \
+	})
+#define SKIPS(...)                                                                                 \
+	({                                                                                         \
+		static const uint8_t s_[] = {__VA_ARGS__};                                         \
+		insn__kernel_skips(s_, sizeof(s_));                                                \
+	})
+
+/* The kernel's uprobe rules (arch/x86/kernel/uprobes.c, 6.18; user/elf/insn.c),
+ * one case per rule, and the verdict and text the plan shows with -v. */
+START_TEST(kernel_uprobe_rules)
+{
+	struct insn in;
+	unsigned op;
+
+	/* is_prefix_bad: es cs ss ds lock, anywhere among the prefixes */
+	ck_assert(REFUSES(0x26, 0x48, 0x8b, 0x07));
+	ck_assert(REFUSES(0x2e, 0x48, 0x8b, 0x07));
+	ck_assert(REFUSES(0x36, 0x48, 0x8b, 0x07));
+	ck_assert(REFUSES(0x3e, 0xff, 0xe0)); /* notrack jmp *%rax */
+	ck_assert(REFUSES(0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0)); /* cs nopw */
+	ck_assert(REFUSES(0xf0, 0x48, 0x01, 0x37));
+	ck_assert(!REFUSES(0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0)); /* fs: is fine */
+	ck_assert(!REFUSES(0xf3, 0x0f, 0x1e, 0xfa));			   /* endbr64 */
+	/* insn_masking_exception: mov to %ss */
+	ck_assert(REFUSES(0x8e, 0xd0));
+	ck_assert(!REFUSES(0x8e, 0xd8)); /* mov to %ds: the table's 8e is good */
+	/* good_insns_64, one-byte opcodes */
+	ck_assert(REFUSES(0xcc));
+	ck_assert(REFUSES(0xcd, 0x80));
+	ck_assert(REFUSES(0xf4));
+	ck_assert(REFUSES(0xfa));
+	ck_assert(REFUSES(0xec));
+	ck_assert(REFUSES(0x6c));
+	ck_assert(REFUSES(0x9a)); /* invalid in 64-bit mode */
+	ck_assert(!REFUSES(0x55));
+	ck_assert(!REFUSES(0xc3));
+	ck_assert(!REFUSES(0x48, 0x89, 0xf8));
+	/* 0f is good in 64-bit mode: every two-byte opcode passes, even those
+	 * good_2byte_insns marks (syscall, ud2) */
+	ck_assert(!REFUSES(0x0f, 0x05));
+	ck_assert(!REFUSES(0x0f, 0x0b));
+	ck_assert(!REFUSES(0x0f, 0x38, 0x00, 0xc1)); /* pshufb: three bytes */
+	/* VEX/EVEX: the opcode byte after the prefix is looked up as is */
+	ck_assert(REFUSES(0xc5, 0xf9, 0x6e, 0xc6));	       /* vmovd: 6e ('outs') */
+	ck_assert(REFUSES(0xc5, 0xfe, 0x6f, 0x0f));	       /* vmovdqu load: 6f */
+	ck_assert(REFUSES(0x62, 0xf1, 0x7d, 0x48, 0x6f, 0x07)); /* EVEX vmovdqa32 */
+	ck_assert(REFUSES(0xc4, 0xe2, 0x7d, 0x17, 0xc1));	/* vptest: 17 */
+	ck_assert(!REFUSES(0xc5, 0xf8, 0x28, 0xc1));	       /* vmovaps: 28 */
+	ck_assert(!REFUSES(0xc4, 0xe2, 0x7d, 0x58, 0xc0));      /* vpbroadcastd: 58 */
+	/* branches with an operand-size prefix; nops are emulated first */
+	ck_assert(REFUSES(0x66, 0xe9, 0x10, 0x00));
+	ck_assert(REFUSES(0x66, 0x74, 0x05));
+	ck_assert(REFUSES(0x66, 0x0f, 0x84, 0x10, 0x00));
+	ck_assert(!REFUSES(0x66, 0x90));
+	ck_assert(!REFUSES(0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00));
+	/* the table row by row: a one-byte opcode with no prefix and a modrm
+	 * byte is refused exactly where the table has a 0 */
+	for (op = 0; op < 256; op++) {
+		static const char bad[] = {0x06, 0x07, 0x0e, 0x16, 0x17, 0x1e, 0x1f, 0x27, 0x2f,
+					   0x37, 0x3f, 0x60, 0x61, 0x62, 0x6c, 0x6d, 0x6e, 0x6f,
+					   (char)0x82, (char)0x9a, (char)0xcc, (char)0xcd,
+					   (char)0xce, (char)0xcf, (char)0xd4, (char)0xd5,
+					   (char)0xd6, (char)0xe4, (char)0xe5, (char)0xe6,
+					   (char)0xe7, (char)0xea, (char)0xec, (char)0xed,
+					   (char)0xee, (char)0xef, (char)0xf1, (char)0xf4,
+					   (char)0xfa, (char)0xfb, 0};
+		uint8_t b[8] = {(uint8_t)op, 0xc0, 0, 0, 0, 0, 0, 0};
+		bool is_bad = memchr(bad, op, sizeof(bad) - 1) != NULL;
+
+		/* prefixes, REX and VEX/EVEX escapes are not opcodes */
+		if (op == 0x26 || op == 0x2e || op == 0x36 || op == 0x3e || op == 0xf0 ||
+		    op == 0x64 || op == 0x65 || op == 0x66 || op == 0x67 || op == 0xf2 ||
+		    op == 0xf3 || (op & 0xf0) == 0x40 || op == 0xc4 || op == 0xc5 || op == 0x62)
+			continue;
+		ck_assert_msg(insn__kernel_refuses(b, sizeof(b)) == is_bad, "opcode %02x", op);
+	}
+	/* accepted, but taken for a branch and jumped over: never probed */
+	ck_assert(SKIPS(0xc5, 0xf1, 0x74, 0xc1)); /* vpcmpeqb: 74 = je */
+	ck_assert(SKIPS(0xc5, 0xf8, 0x77));	  /* vzeroupper: 77 = ja */
+	ck_assert(SKIPS(0xc5, 0xfe, 0x7f, 0x07)); /* vmovdqu store: 7f = jg */
+	ck_assert(!SKIPS(0xc5, 0xf9, 0x6e, 0xc6)); /* refused, not skipped */
+	ck_assert(!SKIPS(0x74, 0x05));		   /* a real je: emulated right */
+	/* the plan's view: class, verdict, text */
+	ck_assert_int_eq(CLS(0xc5, 0xf9, 0x6e, 0xc6), INSN_REFUSED);
+	ck_assert_int_eq(in.verdict, INSN_KERNEL_REFUSES);
+	ck_assert_str_eq(in.text, "vmovd xmm0, esi [c5 f9 6e c6]");
+	ck_assert_int_eq(CLS(0xc5, 0xf1, 0x74, 0xc1), INSN_REFUSED);
+	ck_assert_int_eq(in.verdict, INSN_KERNEL_SKIPS);
+	ck_assert_int_eq(CLS(0x48, 0x89, 0xf8), INSN_SSTEP);
+	ck_assert_int_eq(in.verdict, INSN_PROBE_OK);
+}
+END_TEST
+
 START_TEST(class_names_and_costs)
 {
 	ck_assert_str_eq(insn__class_name(INSN_NOP5), "nop5");
@@ -467,6 +564,7 @@ int main(void)
 		return 1;
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, classes_of_known_bytes);
+	tcase_add_test(tc, kernel_uprobe_rules);
 	tcase_add_test(tc, class_names_and_costs);
 	tcase_add_loop_test(tc, placement_on_real_compiler_output, 0, 16);
 	tcase_add_test(tc, loop_head_after_entry_stays);

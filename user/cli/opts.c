@@ -121,7 +121,10 @@ const struct opt_def opts__table[] = {
 	{"plan", 0, OPT_FLAG, OFF(plan), .group = G_WHAT,
 	 .help = "print where each probe would go, its cost class\n"
 		 "(nop5, emulated, single-step, refused) and the\n"
-		 "estimated overhead per call, and exit"},
+		 "estimated overhead per call, and exit; refused:\n"
+		 "what the kernel's uprobe rules reject (e.g. AVX\n"
+		 "code starting with vmovd) or would skip; with -v,\n"
+		 "each function and its first instruction"},
 	{"no-shift", 0, OPT_FLAG, OFF(no_shift), .group = G_WHAT,
 	 .help = "keep every probe on the function's first\n"
 		 "instruction (default: move it past leading\n"

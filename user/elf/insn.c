@@ -9,6 +9,7 @@
  * call. Everything else is copied out of line and single-stepped.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <capstone/capstone.h>
@@ -103,35 +104,176 @@ static bool mentions_sp(csh h, const cs_insn *in)
 	return false;
 }
 
-static bool refused(const cs_insn *in)
-{
-	const cs_x86 *x = &in->detail->x86;
+/*
+ * The kernel's instruction rules for uprobes on x86-64 (6.18,
+ * arch/x86/kernel/uprobes.c), applied to the bytes the way its decoder
+ * (arch/x86/lib/insn.c) splits them: legacy prefixes, a REX prefix, then
+ * either a VEX/EVEX prefix (c4, c5, 62: always one in 64-bit mode) and one
+ * opcode byte, or the opcode (0f escapes: two or three bytes).
+ *   uprobe_init_insn():  a prefix es/cs/ss/ds (26 2e 36 3e, so 'notrack'
+ *       too) or lock (f0) is refused (is_prefix_bad); so is mov to %ss or
+ *       pop %ss (insn_masking_exception: 8e /2, 17); then the first opcode
+ *       byte must be in good_insns_64 below, or a two-byte opcode's second
+ *       byte in good_2byte_insns (in 64-bit mode 0f itself is good, so
+ *       every 0f opcode passes). A VEX/EVEX instruction's opcode byte is
+ *       looked up in good_insns_64 as it is: vmovd (c5 f9 6e) reads as 6e,
+ *       'outs', which is why __strchr_avx2 and its kin are refused.
+ *   branch_setup_xol_ops(): a jmp/call/jcc rel with an operand-size
+ *       prefix (66) is refused; nops are emulated first, so 66 90 ('xchg
+ *       %ax,%ax') goes in (measured on 6.18, tests/targets/insns.c).
+ *   insn_decode() failing: bytes that do not decode (capstone's verdict
+ *       stands in for the kernel's decoder and opcode map).
+ * And one the kernel accepts but gets wrong (insn__kernel_skips): a
+ * VEX/EVEX instruction whose opcode byte is that of a jcc (70-7f), call
+ * or jmp rel (e8 e9 eb) passes the table and branch_setup_xol_ops then
+ * takes it for that branch: the probe "emulates" it by jumping over it,
+ * and the instruction never runs (measured on 6.18: vpcmpeqb c5 f1 74 c1
+ * under a probe leaves %xmm0 unchanged). Such a site is never probed.
+ * Bit i of row r (one row per 16 opcodes): opcode r*16+i is good.
+ */
+static const uint16_t good_insns_64[16] = {
+	/* 0 1 2 3 4 5 6 7 8 9 a b c d e f, bit 0 first */
+	0xbf3f, /* 00: 06 07 0e bad */
+	0x3f3f, /* 10: 16 17 1e 1f bad */
+	0x7f7f, /* 20: 27 2f bad */
+	0x7f7f, /* 30: 37 3f bad */
+	0xffff, /* 40 */
+	0xffff, /* 50 */
+	0x0ff8, /* 60: 60 61 62 6c-6f bad */
+	0xffff, /* 70 */
+	0xfffb, /* 80: 82 bad */
+	0xfbff, /* 90: 9a bad */
+	0xffff, /* a0 */
+	0xffff, /* b0 */
+	0x0fff, /* c0: cc-cf bad */
+	0xff8f, /* d0: d4 d5 d6 bad */
+	0x0b0f, /* e0: e4-e7 ea ec-ef bad */
+	0xf3ed, /* f0: f1 f4 fa fb bad */
+};
 
-	/* The kernel's is_prefix_bad(): lock and the es/cs/ss/ds overrides. */
-	if (x->prefix[0] == X86_PREFIX_LOCK)
-		return true;
-	switch (x->prefix[1]) {
-	case X86_PREFIX_ES:
-	case X86_PREFIX_CS:
-	case X86_PREFIX_SS:
-	case X86_PREFIX_DS:
-		return true;
-	default:
+static const uint16_t good_2byte_insns[16] = {
+	0xf41c, /* 00: 00 01 05-09 0b bad */
+	0xffff, /* 10 */
+	0xffff, /* 20 */
+	0xff4e, /* 30: 30 34 35 37 bad */
+	0xffff, /* 40 */
+	0xffff, /* 50 */
+	0xffff, /* 60 */
+	0xfcff, /* 70: 78 79 bad */
+	0xffff, /* 80 */
+	0xffff, /* 90 */
+	0xbfff, /* a0: ae bad */
+	0xffff, /* b0 */
+	0xffff, /* c0 */
+	0xffff, /* d0 */
+	0xffff, /* e0 */
+	0xffff, /* f0 */
+};
+
+static bool bit(const uint16_t *t, uint8_t op)
+{
+	return (t[op >> 4] >> (op & 15)) & 1;
+}
+
+/* What branch_setup_xol_ops() takes for jmp, call or jcc rel (by the
+ * opcode bytes alone, VEX or not). */
+static bool is_branch_opcode(uint8_t op1, size_t nop, uint8_t op2)
+{
+	return op1 == 0xeb || op1 == 0xe9 || op1 == 0xe8 || (op1 >= 0x70 && op1 <= 0x7f) ||
+	       (op1 == 0x0f && nop == 2 && op2 >= 0x80 && op2 <= 0x8f);
+}
+
+bool insn__kernel_refuses(const uint8_t *b, size_t len)
+{
+	bool bad_prefix = false, opsize = false;
+	size_t i = 0, nop = 1;
+	uint8_t op1, op2 = 0, modrm;
+
+	for (; i < len; i++) {
+		switch (b[i]) {
+		case 0x26: case 0x2e: case 0x36: case 0x3e: case 0xf0:
+			bad_prefix = true;
+			continue;
+		case 0x66:
+			opsize = true;
+			continue;
+		case 0x64: case 0x65: case 0x67: case 0xf2: case 0xf3:
+			continue;
+		default:
+			break;
+		}
 		break;
 	}
-	switch (in->id) {
-	case X86_INS_INT3:
-	case X86_INS_INT:
-	case X86_INS_INTO:
-	case X86_INS_HLT:
-	case X86_INS_IN:
-	case X86_INS_OUT:
-	case X86_INS_INSB:
-	case X86_INS_OUTSB:
+	if (i < len && (b[i] & 0xf0) == 0x40)
+		i++; /* REX */
+	if (i >= len)
 		return true;
-	default:
-		return has_group(in->detail, X86_GRP_PRIVILEGE);
+	if (b[i] == 0xc5 || b[i] == 0xc4 || b[i] == 0x62) {
+		/* VEX2, VEX3, EVEX: one opcode byte after 2, 3 or 4 bytes. */
+		i += b[i] == 0xc5 ? 2 : b[i] == 0xc4 ? 3 : 4;
+		if (i >= len)
+			return true;
+		op1 = b[i++];
+	} else {
+		op1 = b[i++];
+		if (op1 == 0x0f) {
+			if (i >= len)
+				return true;
+			op2 = b[i++];
+			nop = op2 == 0x38 || op2 == 0x3a ? 3 : 2;
+			if (nop == 3)
+				i++;
+		}
 	}
+	if (bad_prefix)
+		return true;
+	modrm = i < len ? b[i] : 0;
+	if (op1 == 0x17 || (op1 == 0x8e && ((modrm >> 3) & 7) == 2))
+		return true;
+	if (!bit(good_insns_64, op1) && !(nop == 2 && bit(good_2byte_insns, op2)))
+		return true;
+	/* branch_setup_xol_ops(): branches are emulated, never with 66. */
+	if (opsize && is_branch_opcode(op1, nop, op2))
+		return true;
+	return false;
+}
+
+bool insn__kernel_skips(const uint8_t *b, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (b[i] == 0x26 || b[i] == 0x2e || b[i] == 0x36 || b[i] == 0x3e ||
+			   b[i] == 0xf0 || b[i] == 0x66 || b[i] == 0x64 || b[i] == 0x65 ||
+			   b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3))
+		i++;
+	if (i < len && (b[i] & 0xf0) == 0x40)
+		i++;
+	if (i >= len || (b[i] != 0xc5 && b[i] != 0xc4 && b[i] != 0x62))
+		return false;
+	i += b[i] == 0xc5 ? 2 : b[i] == 0xc4 ? 3 : 4;
+	return i < len && is_branch_opcode(b[i], 1, 0) && !insn__kernel_refuses(b, len);
+}
+
+/* Why a site cannot be probed (insn.h), or INSN_PROBE_OK. */
+static enum insn_verdict verdict(const cs_insn *in)
+{
+	if (insn__kernel_refuses(in->bytes, in->size))
+		return INSN_KERNEL_REFUSES;
+	if (insn__kernel_skips(in->bytes, in->size))
+		return INSN_KERNEL_SKIPS;
+	return INSN_PROBE_OK;
+}
+
+/* "mnemonic operands [bytes]" into out (always terminated). */
+static void describe(const cs_insn *in, char *out, size_t len)
+{
+	size_t k, n = (size_t)snprintf(out, len, "%s%s%s [", in->mnemonic, in->op_str[0] ? " " : "",
+				       in->op_str);
+
+	for (k = 0; k < in->size && n + 4 < len; k++)
+		n += (size_t)snprintf(out + n, len - n, k ? " %02x" : "%02x", in->bytes[k]);
+	if (n + 1 < len)
+		snprintf(out + n, len - n, "]");
 }
 
 static bool emulated(const cs_insn *in)
@@ -201,9 +343,18 @@ int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t a
 	memset(out, 0, sizeof(*out));
 	out->addr = addr;
 	out->cls = INSN_REFUSED;
+	out->verdict = INSN_UNDECODABLE;
 	in = d->scratch;
-	if (!cs_disasm_iter(d->h, &p, &left, &a, in))
+	if (!cs_disasm_iter(d->h, &p, &left, &a, in)) {
+		size_t k, n = 0;
+
+		for (k = 0; k < len && k < 8 && n + 4 < sizeof(out->text); k++)
+			n += (size_t)snprintf(out->text + n, sizeof(out->text) - n,
+					      k ? " %02x" : "(bad) [%02x", code[k]);
+		if (n + 1 < sizeof(out->text))
+			snprintf(out->text + n, sizeof(out->text) - n, "]");
 		return -ENOEXEC;
+	}
 	dt = in->detail;
 	out->len = (uint8_t)in->size;
 	out->flow = has_group(dt, X86_GRP_JUMP) || has_group(dt, X86_GRP_CALL) ||
@@ -236,7 +387,9 @@ int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t a
 		out->sp_known = true;
 		out->sp_sub = (uint32_t)dt->x86.operands[1].imm;
 	}
-	if (refused(in))
+	describe(in, out->text, sizeof(out->text));
+	out->verdict = verdict(in);
+	if (out->verdict != INSN_PROBE_OK)
 		out->cls = INSN_REFUSED;
 	else if (is_nop5(in))
 		out->cls = INSN_NOP5;
@@ -245,6 +398,21 @@ int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t a
 	else
 		out->cls = INSN_SSTEP;
 	return 0;
+}
+
+const char *insn__verdict_name(enum insn_verdict v)
+{
+	switch (v) {
+	case INSN_PROBE_OK:
+		return "probe ok";
+	case INSN_KERNEL_REFUSES:
+		return "refused by the kernel's uprobe rules";
+	case INSN_KERNEL_SKIPS:
+		return "the kernel would skip it (a VEX/EVEX opcode taken for a branch)";
+	case INSN_UNDECODABLE:
+	default:
+		return "does not decode";
+	}
 }
 
 const char *insn__class_name(enum insn_class c)

@@ -8,9 +8,13 @@
  * INSN_NOP5), it emulates push reg, call/jmp/jcc rel and nop (~0.6 us,
  * INSN_EMULATED), or it single-steps any other instruction out of line
  * (~12 us, INSN_SSTEP). Some instructions it refuses outright
- * (INSN_REFUSED): lock and es/cs/ss/ds segment prefixes (which includes the
- * 'notrack' 0x3e prefix), int3/int/into, undecodable bytes, and a few
- * privileged ones; a multi-uprobe link fails as a whole on one of those.
+ * (INSN_REFUSED, verdict INSN_KERNEL_REFUSES): by the rules of its
+ * arch/x86/kernel/uprobes.c, spelled out in insn.c (prefixes lock and
+ * es/cs/ss/ds, which includes 'notrack'; opcodes outside its good_insns_64
+ * table, which VEX/EVEX instructions such as vmovd reach through their
+ * opcode byte; 66-prefixed branches); a multi-uprobe link fails as a whole
+ * on one of those. A few it accepts but would skip instead of running
+ * (INSN_KERNEL_SKIPS): never probed either, or the target would be harmed.
  *
  * Threads: a decoder is used by one thread at a time; several decoders may
  * be used concurrently.
@@ -30,11 +34,24 @@ enum insn_class {
 	INSN__NCLASS = 4,
 };
 
+/* Whether a uprobe may go on the instruction, and why not. */
+enum insn_verdict {
+	INSN_PROBE_OK = 0,
+	INSN_KERNEL_REFUSES = 1, /* the kernel refuses the probe (ENOTSUPP) */
+	INSN_KERNEL_SKIPS = 2,	 /* accepted, but "emulated" as a branch: it would
+				    never run (VEX/EVEX opcode 70-7f, e8, e9, eb) */
+	INSN_UNDECODABLE = 3,	 /* the bytes do not decode (the kernel: ENOEXEC) */
+};
+
 struct insn {
 	uint64_t addr;	     /* address it was decoded at */
 	uint64_t target;     /* branch target when direct_branch */
 	uint8_t len;	     /* bytes; 0 when it did not decode */
 	enum insn_class cls; /* cost class of a uprobe placed on it */
+	enum insn_verdict verdict; /* cls is INSN_REFUSED unless INSN_PROBE_OK */
+	/* "mnemonic operands [bytes]" (capstone's Intel syntax), or
+	 * "(bad) [bytes]" when it did not decode: what -v shows */
+	char text[64];
 	bool direct_branch;  /* call/jmp/jcc/loop with an immediate target */
 	bool indirect_jump;  /* jmp through a register or memory */
 	bool flow;	     /* any control transfer: jump, call, ret, int, syscall */
@@ -73,6 +90,19 @@ void insn__close(struct insn_dec *d);
  */
 int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
 		 struct insn *out);
+
+/*
+ * The kernel's rules on one instruction's bytes b[0..len) (len: at least
+ * the instruction; more is fine), as insn.c spells them out:
+ * insn__kernel_refuses says whether attaching a uprobe there fails;
+ * insn__kernel_skips whether the kernel accepts it but would jump over
+ * the instruction instead of running it. Pure functions, any thread.
+ */
+bool insn__kernel_refuses(const uint8_t *b, size_t len);
+bool insn__kernel_skips(const uint8_t *b, size_t len);
+
+/* Why not (enum insn_verdict), in words. Static strings. */
+const char *insn__verdict_name(enum insn_verdict v);
 
 /* "nop5", "emulated", "single-step", "refused". Static strings. */
 const char *insn__class_name(enum insn_class c);

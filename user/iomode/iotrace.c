@@ -184,6 +184,12 @@ void iotrace__detach(struct iotrace *io)
 	io->iter_link = NULL;
 }
 
+void iotrace__gate(struct iotrace *io, bool open)
+{
+	if (io && io->skel->bss)
+		__atomic_store_n(&io->skel->bss->io_gate, open ? 1 : 0, __ATOMIC_RELEASE);
+}
+
 int iotrace__counts(struct iotrace *io, uint64_t out[CABBPF_IOSTAT__MAX])
 {
 	int fd = bpf_map__fd(io->skel->maps.iocounts);

@@ -56,6 +56,10 @@ int iotrace__flush(struct iotrace *io);
  * everything (nothing is skipped then). Safe to call twice. */
 void iotrace__detach(struct iotrace *io);
 
+/* Function-tracing mode: open or close the gate of I/O events (closed
+ * after iotrace__open; see trace__gate). NULL is fine. Main thread. */
+void iotrace__gate(struct iotrace *io, bool open);
+
 /* The per-CPU counters summed (enum cabbpf_iostat). Returns 0 or -errno. */
 int iotrace__counts(struct iotrace *io, uint64_t out[CABBPF_IOSTAT__MAX]);
 

@@ -277,8 +277,14 @@ int plan__build(const struct symtab *st, const size_t *idx, size_t n, const stru
 		site->rule = PLAN_SKIPPED;
 		site->entry_cls = site->cls = INSN_REFUSED;
 		code = code_of(&im, s, &len);
-		if (code && !insn__decode(d, code, len, s->vaddr, &in))
-			site->entry_cls = site->cls = in.cls;
+		site->entry_verdict = INSN_UNDECODABLE;
+		snprintf(site->entry_text, sizeof(site->entry_text), "(no code)");
+		if (code) {
+			if (!insn__decode(d, code, len, s->vaddr, &in))
+				site->entry_cls = site->cls = in.cls;
+			site->entry_verdict = in.verdict;
+			memcpy(site->entry_text, in.text, sizeof(site->entry_text));
+		}
 		p->entry_class[site->entry_cls]++;
 		if (site->entry_cls == INSN_REFUSED && p->cs_ && try_callsites(p, site, idx[i])) {
 			p->by_class[site->cls]++;
@@ -289,6 +295,10 @@ int plan__build(const struct symtab *st, const size_t *idx, size_t n, const stru
 		if (site->entry_cls == INSN_REFUSED) {
 			p->by_class[INSN_REFUSED]++;
 			p->skipped++;
+			if (site->entry_verdict == INSN_KERNEL_SKIPS)
+				p->refused_skips++;
+			else
+				p->refused_kernel++;
 			continue;
 		}
 		site->rule = PLAN_ENTRY;
@@ -349,11 +359,11 @@ void plan__summary(const struct plan *p, char *buf, size_t len)
 		return;
 	snprintf(buf, len,
 		 "plan: %zu sites: %zu nop5, %zu emulated, %zu single-step (%zu moved past the "
-		 "entry, %zu counted at %zu call sites), %zu refused; ~%.0f ns/call (at the "
-		 "entries: ~%.0f)",
+		 "entry, %zu counted at %zu call sites), %zu refused by the kernel, %zu it would "
+		 "skip; ~%.0f ns/call (at the entries: ~%.0f)",
 		 p->n - p->skipped, p->by_class[INSN_NOP5], p->by_class[INSN_EMULATED],
 		 p->by_class[INSN_SSTEP], p->shifted, p->callsite_fns, p->callsite_sites,
-		 p->skipped, p->est_ns, p->est_entry_ns);
+		 p->refused_kernel, p->refused_skips, p->est_ns, p->est_entry_ns);
 }
 
 static bool wants(const char *list, const char *name)
@@ -385,8 +395,11 @@ void plan__print(FILE *f, const struct plan *p, const struct symtab *st, const s
 	fprintf(f, "  moved past the entry (same sp, same return probe): %zu\n", p->shifted);
 	fprintf(f, "  counted at their call sites (address never escapes): %zu, at %zu call%s\n",
 		p->callsite_fns, p->callsite_sites, p->callsite_sites == 1 ? "" : "s");
-	fprintf(f, "  skipped: %zu refused by uprobes, %zu zero-size symbols (not selectable)\n",
-		p->skipped, p->zero);
+	fprintf(f,
+		"  skipped: %zu refused by the kernel's uprobe rules, %zu the kernel would skip "
+		"instead of running (VEX/EVEX opcode taken for a branch), %zu zero-size symbols "
+		"(not selectable)\n",
+		p->refused_kernel, p->refused_skips, p->zero);
 	fprintf(f, "analyzers and the probes they need:\n");
 	if (wants(analyzers, "count"))
 		fprintf(f, "  count      entry (calls); return events keep the frames exact\n");
@@ -403,7 +416,9 @@ void plan__print(FILE *f, const struct plan *p, const struct symtab *st, const s
 
 		fprintf(f, "  0x%08llx +%-2u %-11s %-8s %s", (unsigned long long)st->syms[idx[i]].vaddr,
 			s->shift, insn__class_name(s->cls), rules[s->rule], st->syms[idx[i]].name);
-		if (s->rule == PLAN_CALLSITES)
+		if (s->rule == PLAN_SKIPPED)
+			fprintf(f, " (%s: %s)", insn__verdict_name(s->entry_verdict), s->entry_text);
+		else if (s->rule == PLAN_CALLSITES)
 			fprintf(f, " (%zu call site%s)", s->ncalls, s->ncalls == 1 ? "" : "s");
 		else if (s->sp_delta)
 			fprintf(f, " (sp%+d)", (int)s->sp_delta);

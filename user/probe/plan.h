@@ -87,6 +87,10 @@ struct plan_site {
 	 * sites could or could not be used (enum callsites_verdict) */
 	int verdict;
 	enum insn_class entry_cls; /* class of the first instruction */
+	/* why the first instruction cannot be probed (INSN_PROBE_OK: it can),
+	 * and what it is ("mnemonic operands [bytes]"), for -v */
+	enum insn_verdict entry_verdict;
+	char entry_text[64];
 	enum insn_class cls;	   /* class of the chosen site */
 	enum plan_rule rule;
 };
@@ -108,6 +112,9 @@ struct plan {
 	size_t entry_class[INSN__NCLASS]; /* first instructions */
 	size_t shifted;			  /* sites moved by the shift rule */
 	size_t skipped;			  /* not probed (refused entry) */
+	/* of those: the kernel refuses the first instruction (incl. bytes
+	 * that do not decode), or it would skip it (INSN_KERNEL_SKIPS) */
+	size_t refused_kernel, refused_skips;
 	size_t callsite_fns;		  /* functions counted at call sites */
 	size_t callsite_sites;		  /* ... at this many call instructions */
 	struct callsites *cs_;		  /* private: owns the sites' calls */

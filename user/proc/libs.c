@@ -11,6 +11,7 @@
 
 #include "user/proc/libpath.h"
 #include "user/proc/libs.h"
+#include "user/elf/ifunc.h"
 #include "common/log.h"
 
 bool libs__is_selector(const char *glob)
@@ -232,9 +233,10 @@ static void warn_unmatched(const struct lib *b, const char *const *mine, const c
  * matches nothing is a warning, and -ENOENT with b->n == 0 tells the
  * caller to leave the library out. */
 static int lib_setup(struct lib *b, const char **mine, const char **shown, size_t k, bool alone,
-		     const struct plan_opts *po)
+		     const struct plan_opts *po, pid_t pid)
 {
-	size_t i;
+	char **labels = NULL;
+	size_t i, n0;
 	int err;
 
 	err = syms__select(b->st, mine, k, &b->idx, &b->n);
@@ -248,6 +250,13 @@ static int lib_setup(struct lib *b, const char **mine, const char **shown, size_
 	} else if (err == -ENOENT || !err) {
 		warn_unmatched(b, mine, shown, k);
 	}
+	n0 = b->n;
+	if (!err)
+		err = ifunc__redirect(pid, b->st, b->name, b->idx, &b->n, &labels);
+	if (err == -ENOENT && alone)
+		log_err("nothing of %s left to trace: every function selected is an IFUNC whose "
+			"implementation is unknown",
+			b->path);
 	if (!err)
 		err = plan__build(b->st, b->idx, b->n, po, &b->plan);
 	if (!err) {
@@ -258,13 +267,18 @@ static int lib_setup(struct lib *b, const char **mine, const char **shown, size_
 	for (i = 0; !err && i < b->n; i++) {
 		const struct sym *fs = &b->st->syms[b->idx[i]];
 
-		/* The readable name in reports (user/elf/demangle.h). */
-		if (asprintf(&b->fnames[i], "%s:%s", b->name, fs->pretty ? fs->pretty : fs->name) <
+		/* The readable name in reports (user/elf/demangle.h), or what
+		 * an IFUNC runs ("memcpy (__memmove_avx_unaligned_erms)"). */
+		if (asprintf(&b->fnames[i], "%s:%s", b->name,
+			     labels && labels[i] ? labels[i] : fs->pretty ? fs->pretty : fs->name) <
 		    0) {
 			b->fnames[i] = NULL;
 			err = -ENOMEM;
 		}
 	}
+	for (i = 0; labels && i < n0; i++)
+		free(labels[i]);
+	free(labels);
 	/* -ENOENT was said above (alone) or leaves the library out. */
 	if (err && err != -ENOENT)
 		log_err("setting up %s: %s", b->path, strerror(-err));
@@ -365,7 +379,7 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 			log_err("reading symbols of %s: %s", b->path, strerror(-err));
 			goto cleanup;
 		}
-		err = lib_setup(b, mine, shown, k, n == 1, po);
+		err = lib_setup(b, mine, shown, k, n == 1, po, pid);
 		if (err == -ENOENT && n > 1 && !b->n) {
 			/* Other patterns may match: said, and left out. */
 			lib_fini(b);

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "pipeline/runner.h"
 #include "user/cli/report.h"
+#include "user/elf/ifunc.h"
 #include "user/elf/image.h"
 #include "user/elf/lang.h"
 #include "user/elf/syms.h"
@@ -49,6 +50,10 @@ struct ftrace {
 	size_t nexe;
 	struct symtab *st;
 	size_t *idx, n;
+	/* IFUNCs of the executable (user/elf/ifunc.h): per selected function,
+	 * NULL or "NAME (IMPLEMENTATION)"; nlabels entries */
+	char **labels;
+	size_t nlabels;
 	/* plan */
 	struct guard *guard;
 	struct plan_opts plo;
@@ -255,7 +260,22 @@ static int select_functions(struct ftrace *ft)
 		log_err("every function selected is excluded by -N");
 		return -ENOENT;
 	}
-	return 0;
+	/* An IFUNC (a static binary's memcpy) is probed on what it runs. */
+	ft->nlabels = ft->n;
+	err = ft->n ? ifunc__redirect(ft->tg.pid, ft->st, ft->tg.comm, ft->idx, &ft->n, &ft->labels)
+		    : 0;
+	if (err == -ENOENT && ft->nexe == o->nfuncs)
+		log_err("nothing of %s left to trace: every function selected is an IFUNC whose "
+			"implementation is unknown",
+			ft->tg.exe);
+	else if (err == -ENOENT) { /* library selectors remain */
+		syms__free(ft->st);
+		ft->st = NULL;
+		err = 0;
+	}
+	else if (err)
+		log_err("resolving IFUNC symbols: %s", strerror(-err));
+	return err;
 }
 
 /* ---- plan ---- */
@@ -409,6 +429,20 @@ static void drop_unsafe(struct ftrace *ft)
 			dropped, dropped == 1 ? "" : "s", first, dropped > 1 ? ", ..." : "");
 }
 
+/* -v: every function of plan p (functions idx[] of st, in file) that is
+ * not probed because of its first instruction, by name and instruction. */
+static void name_refused(const struct plan *p, const struct symtab *st, const size_t *idx,
+			 const char *file)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->n; i++)
+		if (p->sites[i].rule == PLAN_SKIPPED)
+			log_debug("not probed: %s in %s: %s: %s", st->syms[idx[i]].name, file,
+				  p->sites[i].entry_text,
+				  insn__verdict_name(p->sites[i].entry_verdict));
+}
+
 /* The per-fid arrays trace_opts and runner_opts take: the executable's
  * functions, then the libraries'. Returns 0 or -errno (logged). */
 static int number_functions(struct ftrace *ft)
@@ -421,10 +455,12 @@ static int number_functions(struct ftrace *ft)
 	if (n) {
 		plan__summary(ft->plan, line, sizeof(line));
 		log_info("%s", line);
+		name_refused(ft->plan, st, ft->idx, ft->tg.exe);
 	}
 	for (i = 0; libs && i < libs->nlibs; i++) {
 		plan__summary(libs->v[i].plan, line, sizeof(line));
 		log_info("%s %s", libs->v[i].name, line);
+		name_refused(libs->v[i].plan, libs->v[i].st, libs->v[i].idx, libs->v[i].name);
 	}
 	if (n > UINT32_MAX / 2) {
 		log_err("too many functions (%zu)", n);
@@ -447,8 +483,11 @@ static int number_functions(struct ftrace *ft)
 		/* PLAN_NO_PROBE == TRACE_NO_PROBE: refused sites stay out. */
 		ft->offsets[i] = ps->rule == PLAN_CALLSITES ? TRACE_AT_CALLSITES : ps->offset;
 		ft->sp_delta[i] = ps->sp_delta;
-		/* Reports show the readable name; JSON keeps the linkage one. */
-		ft->names[i] = s->pretty ? s->pretty : s->name;
+		/* Reports show the readable name (or what an IFUNC runs);
+		 * JSON keeps the linkage one. */
+		ft->names[i] = ft->labels && ft->labels[i] ? ft->labels[i]
+			       : s->pretty			 ? s->pretty
+							 : s->name;
 		ft->lnames[i] = s->name;
 	}
 	libs__fill(libs, ft->offsets + n, ft->names + n, ft->binaries + n, ft->sp_delta + n);
@@ -512,6 +551,7 @@ static int open_trace(struct ftrace *ft)
 	to.cgroup = ft->cgfd >= 0;
 	to.sampling = ft->o.sample_pct > 0 || ft->o.start_disabled;
 	to.start_paused = ft->o.start_disabled;
+	to.gated = true; /* opened by start_run, once everything is in */
 	to.on_event = on_event;
 	to.ctx = ft;
 	err = trace__open(&to, &ft->tr);
@@ -631,10 +671,6 @@ static int attach_probes(struct ftrace *ft)
 	err = attach_io(ft);
 	if (err)
 		return err;
-	log_info("tracing %zu function%s of %s (pid %d)%s%s", ft->nfuncs,
-		 ft->nfuncs == 1 ? "" : "s", ft->tg.exe, (int)ft->tg.pid,
-		 trace__refused(ft->tr) ? ", some refused by the kernel" : "",
-		 ft->o.floor ? " [floor: empty programs]" : "");
 	return 0;
 }
 
@@ -685,9 +721,16 @@ static int start_run(struct ftrace *ft)
 		return err;
 	}
 	ft->runner_started = true;
-	ft->t0 = now_s();
 	ft->cpu0 = cpu_now_s();
-	/* Sampling: window 1 opens as the target is let go. */
+	/* The gate opens (bpf/trace.bpf.c, epoch): every probe, the guard's
+	 * and the I/O tracer's are in, so no event before this instant and
+	 * every event after it; the duration counts from here. Sampling:
+	 * window 1 opens as the target is let go. */
+	ft->t0 = now_s();
+	iotrace__gate(ft->io, true);
+	guard__gate(ft->guard, true);
+	if (!ft->o.sample_pct && !ft->o.start_disabled)
+		trace__gate(ft->tr, true);
 	if (ft->o.sample_pct > 0 || ft->o.start_disabled) {
 		struct sampler_opts so = {.pid = ft->tg.pid,
 					  .pct = ft->o.sample_pct,
@@ -704,10 +747,35 @@ static int start_run(struct ftrace *ft)
 			log_info("tracing is off: kill -USR1 %d turns it on, kill -USR2 %d off",
 				 (int)getpid(), (int)getpid());
 	}
+	/* Said once the gate is open (or sampling's first window): from
+	 * this line on every call counts. The same count as the report's "N
+	 * traced": the functions whose probes went in (not those the plan
+	 * left out, nor any the kernel still refused). */
+	log_info("tracing %zu function%s of %s (pid %d)%s%s",
+		 ft->nfuncs - trace__refused(ft->tr),
+		 ft->nfuncs - trace__refused(ft->tr) == 1 ? "" : "s", ft->tg.exe, (int)ft->tg.pid,
+		 trace__refused(ft->tr) ? "; not probed: see the plan line (-v names them)" : "",
+		 ft->o.floor ? " [floor: empty programs]" : "");
 	if (ft->tg.spawned && (err = target__start(&ft->tg)))
 		return err;
 	ft->started = true;
 	return 0;
+}
+
+/* The instant tracing stops: the gate closes (or the sampling window
+ * does) before anything else, before a launched target is signalled and
+ * before the first link is taken out; the duration ends here. After it
+ * the probes emit nothing, so links closed in any order (returns before
+ * entries) leave no call without its return in the report. */
+static void stop_gate(struct ftrace *ft)
+{
+	if (ft->smp)
+		sampler__finish(ft->smp, sampler__now());
+	else
+		trace__gate(ft->tr, false);
+	iotrace__gate(ft->io, false);
+	guard__gate(ft->guard, false);
+	ft->t1 = now_s();
 }
 
 /* Drain the rings until the target exits, a signal, or -d. Sets ft->why.
@@ -756,7 +824,7 @@ static int run_until_stop(struct ftrace *ft)
 	}
 	if (err)
 		ft->why = "error";
-	ft->t1 = now_s();
+	stop_gate(ft);
 	return err;
 }
 
@@ -776,7 +844,6 @@ static int detach_probes(struct ftrace *ft, int run_err)
 		kill(ft->tg.pid, *ft->stop ? *ft->stop : SIGTERM);
 	iotrace__detach(ft->io);
 	ft->t_det = now_s();
-	sampler__finish(ft->smp, sampler__now());
 	trace__detach(ft->tr);
 	ft->t_det = now_s() - ft->t_det;
 	/* No return probe can appear any more: give back every return
@@ -959,6 +1026,9 @@ static void ftrace_free(struct ftrace *ft)
 	free(ft->sp_delta);
 	free(ft->csites);
 	free(ft->idx);
+	for (size_t i = 0; ft->labels && i < ft->nlabels; i++)
+		free(ft->labels[i]);
+	free(ft->labels);
 	plan__free(ft->plan);
 	libs__free(ft->libs);
 	syms__free(ft->st);

@@ -86,6 +86,7 @@ struct guard {
 	size_t nsites;
 	/* BPF */
 	struct guard_bpf *skel;
+	bool gate_open; /* guard__gate: kept for a skeleton loaded again */
 	struct bpf_link **links; /* one perf link per site (fallback) */
 	size_t nlinks;
 	int *mfds; /* or one multi-uprobe link per file */
@@ -908,6 +909,8 @@ static void install(struct guard *g, struct guard_bpf *skel)
 	pthread_mutex_lock(&g->mu);
 	guard_bpf__destroy(g->skel);
 	g->skel = skel;
+	if (skel->bss) /* a reloaded skeleton keeps the gate's state */
+		skel->bss->events_gate = g->gate_open ? 1 : 0;
 	g->guarded_fd = bpf_map__fd(skel->maps.guarded);
 	g->reqs_fd = bpf_map__fd(skel->maps.guard_reqs);
 	for (i = 0; i < g->nth; i++) {
@@ -973,6 +976,16 @@ static void read_bpf_stats(struct guard *g)
 			g->st.failed += sum;
 	}
 	free(v);
+}
+
+void guard__gate(struct guard *g, bool open)
+{
+	if (g) {
+		g->gate_open = open;
+		if (g->skel && g->skel->bss)
+			__atomic_store_n(&g->skel->bss->events_gate, open ? 1 : 0,
+					 __ATOMIC_RELEASE);
+	}
 }
 
 void guard__stop(struct guard *g, struct guard_stats *st)

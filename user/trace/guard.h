@@ -103,6 +103,11 @@ int guard__reaped(struct guard *g, int *status);
  */
 void guard__stop(struct guard *g, struct guard_stats *st);
 
+/* Open or close the gate of the guard's events (closed after
+ * guard__attach; see trace__gate): the run's start and stop instants, not
+ * sampling windows. NULL is fine. The loader's main thread. */
+void guard__gate(struct guard *g, bool open);
+
 /*
  * True for a function that must never get a return probe: the unwinder's
  * entry points and the guard sites (the unwinder reads their own return

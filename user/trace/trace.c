@@ -250,8 +250,10 @@ static int attach_perf(struct trace *t, bool *logged)
 						     (size_t)t->o.offsets[fid], &uo);
 		r = -errno;
 		if (!le) {
-			log_debug("function %u at 0x%lx refused: %s", fid,
-				  (unsigned long)t->o.offsets[fid], strerror(-r));
+			log_warn("the kernel refused the probe of function %u at 0x%lx of %s (%s), "
+				 "which the plan accepted: that function is not traced",
+				 fid, (unsigned long)t->o.offsets[fid], bin_of(t, fid),
+				 strerror(-r));
 			t->refused++;
 			continue;
 		}
@@ -292,16 +294,27 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 	if (err)
 		return err;
 	if (t->o.no_returns) { /* refused[] stays indexed as the sites given */
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			m += !refused[i];
+			if (refused[i] && (uint32_t)cookies[i] < t->o.nfuncs &&
+			    t->o.offsets[(uint32_t)cookies[i]] == offs[i])
+				log_warn("the kernel refused the probe of function %u at 0x%lx "
+					 "of %s, which the plan accepted: that function is not "
+					 "traced",
+					 (unsigned)cookies[i], (unsigned long)offs[i], bin);
+		}
 		return (int)m;
 	}
 	/* Returns only where the entry went in: a return without its entry
 	 * could not be matched. */
 	for (i = 0; i < n; i++) {
 		if (refused[i]) {
-			log_debug("function %u at 0x%lx refused by the kernel",
-				  (unsigned)cookies[i], (unsigned long)offs[i]);
+			/* The plan leaves out what the kernel's rules refuse
+			 * (user/elf/insn.c): this one it did not foresee,
+			 * and finding it split the link (trial and error). */
+			log_warn("the kernel refused the probe of function %u at 0x%lx of %s, "
+				 "which the plan accepted: that function is not traced",
+				 (unsigned)cookies[i], (unsigned long)offs[i], bin);
 			continue;
 		}
 		offs[m] = offs[i];
@@ -501,6 +514,8 @@ int trace__attach(struct trace *t)
 
 	if (err && !logged)
 		log_err("attaching probes to %s: %s", t->o.binary, strerror(-err));
+	if (!err && !t->o.gated && !t->o.sampling)
+		trace__gate(t, true);
 	return err;
 }
 
@@ -662,6 +677,9 @@ void trace__detach(struct trace *t)
 {
 	if (!t)
 		return;
+	/* Nothing is emitted while the links go, in whatever order. */
+	if (t->skel)
+		trace__gate(t, false);
 	bpf_link__destroy(t->exec_link);
 	t->exec_link = NULL;
 	bpf_link__destroy(t->switch_link);
@@ -695,6 +713,11 @@ void trace__set_epoch(struct trace *t, uint32_t epoch)
 	/* A plain store into the mapped .bss: the probes' next load sees it
 	 * (x86 stores become visible in order, within nanoseconds). */
 	__atomic_store_n(&t->skel->bss->epoch, epoch, __ATOMIC_RELEASE);
+}
+
+void trace__gate(struct trace *t, bool open)
+{
+	trace__set_epoch(t, open ? 1 : 0);
 }
 
 int trace__resume(struct trace *t)

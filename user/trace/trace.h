@@ -53,6 +53,9 @@ struct trace_opts {
 			      trace__pause / trace__resume */
 	bool start_paused; /* with sampling: trace__attach puts no probe in
 			      (the first window opens at trace__resume) */
+	bool gated;        /* without sampling: the caller opens the gate
+			      (trace__gate) once everything is in place;
+			      false: trace__attach opens it as it returns */
 	trace_event_fn on_event;
 	void *ctx;
 };
@@ -109,6 +112,18 @@ int trace__drain(struct trace *t, int timeout_ms);
  * trace stays paused). The loader's main thread.
  */
 void trace__set_epoch(struct trace *t, uint32_t epoch);
+
+/*
+ * The gate (issue 15; bpf/trace.bpf.c's epoch): the probes emit nothing
+ * while it is closed. Without sampling, open = the instant the trace
+ * starts (every probe of the run is in), closed = the instant it stops
+ * (before the first link is taken out): the report holds exactly the
+ * events between those two stores, whatever order the links go in and out
+ * (returns before entries, on a busy process). With sampling the windows
+ * are the gate (trace__set_epoch); trace__gate(t, false) closes it too.
+ * trace__detach closes it first. The loader's main thread.
+ */
+void trace__gate(struct trace *t, bool open);
 int trace__pause(struct trace *t);
 int trace__resume(struct trace *t);
 
