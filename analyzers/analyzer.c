@@ -7,12 +7,14 @@
 #include "common/log.h"
 
 /* Registry order is report order: counts first, then the graph, then I/O,
- * then the calling-context tree (its views are the longest). */
+ * then the calling-context tree (its views are the longest), then the
+ * input-sensitive profiles (opt-in: analyzers/isp.c says why). */
 static const struct analyzer_ops *const registry[] = {
 	&analyzer_count,
 	&analyzer_callgraph,
 	&analyzer_io,
 	&analyzer_cct,
+	&analyzer_isp,
 };
 
 #define NREG (sizeof(registry) / sizeof(registry[0]))
@@ -86,8 +88,9 @@ int analyzer__select(const char *list, const struct analyzer_ops *out[AN_MAX], u
 	*n = 0;
 	if (!list) {
 		for (i = 0; i < NREG; i++)
-			out[i] = registry[i];
-		*n = NREG;
+			if (!registry[i]->opt_in)
+				out[k++] = registry[i];
+		*n = k;
 		return 0;
 	}
 	while (*p) {

@@ -24,6 +24,7 @@
 
 struct json;
 struct cct_opts;
+struct isp_opts;
 struct shadow_frame;
 
 /* The caller of a call made with an empty shadow stack (thread start, or
@@ -52,6 +53,8 @@ struct an_ctx {
 	const struct an_windows *windows;
 	/* The cct analyzer's options (analyzers/cct.h); NULL: defaults. */
 	const struct cct_opts *cct;
+	/* The isp analyzer's options (analyzers/isp.h); NULL: defaults. */
+	const struct isp_opts *isp;
 };
 
 /* Name of fid for reports: "<root>" for AN_ROOT, the table's name, or
@@ -131,6 +134,10 @@ struct shadow_frame {
 	bool ret;	 /* the kernel gave this frame a return probe */
 	bool recursive;	 /* another frame of fid was below it at entry */
 	bool lost;	 /* its return address was put back: no return event */
+	/* --size (analyzers/isp.h): the routine's designated argument, read
+	 * by the entry probe, came in a CABBPF_EV_SIZE event */
+	bool sized;
+	uint64_t size;
 };
 
 /*
@@ -175,6 +182,8 @@ struct analyzer_ops {
 	void (*free)(void *state);
 	/* An I/O call in program order; NULL when the analyzer ignores I/O. */
 	void (*on_io)(void *state, const struct an_io *io);
+	/* Left out of the default selection (-a not given): only on request. */
+	bool opt_in;
 };
 
 /* The registry, in report order. */
@@ -182,6 +191,7 @@ extern const struct analyzer_ops analyzer_count;
 extern const struct analyzer_ops analyzer_callgraph;
 extern const struct analyzer_ops analyzer_io;
 extern const struct analyzer_ops analyzer_cct;
+extern const struct analyzer_ops analyzer_isp;
 
 #define AN_MAX 8 /* analyzers that can be selected at once */
 
@@ -193,7 +203,8 @@ const struct analyzer_ops *analyzer__find(const char *name);
 
 /*
  * Parse a comma-separated list such as "count,callgraph" (spaces around
- * names allowed, duplicates ignored; NULL selects every analyzer) into
+ * names allowed, duplicates ignored; NULL selects every analyzer but the
+ * opt-in ones) into
  * out[0..*n-1], in registry order. Returns 0, or -EINVAL after logging a
  * message that lists the valid names (unknown name, or an empty list).
  * Any thread.

@@ -59,6 +59,7 @@
 
 struct cab_pp;
 struct cct_opts;
+struct isp_opts;
 struct json;
 struct runner;
 
@@ -66,11 +67,13 @@ struct runner_opts {
 	const char *const *fnames; /* function names by fid (borrowed) */
 	const char *const *lnames; /* linkage names by fid, or NULL (borrowed) */
 	uint32_t nfuncs;	   /* records with fid >= nfuncs are skipped */
-	const char *analyzers;	   /* comma list, e.g. "count,callgraph"; NULL = all */
+	const char *analyzers;	   /* comma list, e.g. "count,callgraph"; NULL = all
+				      but the opt-in ones (isp) */
 	unsigned nthreads;	   /* analyzer threads; 0 = 1 */
 	unsigned top;		   /* rows per text table; 0 = 50 */
 	bool no_returns;	   /* --entry-only: no return probes (report wording) */
 	const struct cct_opts *cct; /* the cct analyzer's options (borrowed), or NULL */
+	const struct isp_opts *isp; /* the isp analyzer's options (borrowed), or NULL */
 	size_t max_pending;	   /* out-of-order records held per analyzer
 				      thread before a hole is given up on;
 				      0 = 4M records (about 96 MiB) */

@@ -17,6 +17,7 @@
 
 #include "common/log.h"
 #include "common/outfile.h"
+#include "analyzers/isp.h"
 #include "user/cli/opts.h"
 #include "user/iomode/iomode.h"
 #include "user/trace/ftrace.h"
@@ -77,6 +78,9 @@ static int preflight(const struct opts *o)
 	}
 	/* --folded, --flamegraph: writable, and the cct analyzer selected */
 	if (!o->io && (err = views__check(&o->view, o->analyzers, o->entry_only)))
+		return err;
+	/* --plots DIR: a real, writable directory (made if absent) */
+	if (!o->io && o->isp.plots_dir && (err = isp__check_plots_dir(o->isp.plots_dir)))
 		return err;
 	return 0;
 }

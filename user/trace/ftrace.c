@@ -23,6 +23,7 @@
 #include "user/elf/lang.h"
 #include "user/elf/syms.h"
 #include "user/iomode/iotrace.h"
+#include "analyzers/isp.h"
 #include "user/probe/plan.h"
 #include "user/proc/cgroup.h"
 #include "user/proc/libs.h"
@@ -550,6 +551,7 @@ static int open_pipeline(struct ftrace *ft)
 	ro.nthreads = ft->o.analyzer_threads;
 	ro.no_returns = ft->o.entry_only;
 	ro.cct = &ft->o.view.cct;
+	ro.isp = &ft->o.isp;
 	err = runner__new(&ro, stage__bufs(ft->stage), trace__ncpus(ft->tr), &ft->rn);
 	/* runner__new names a wrong analyzer itself (-EINVAL); not the rest */
 	if (err && err != -EINVAL)
@@ -858,6 +860,16 @@ static int report(struct ftrace *ft)
 			 (uint64_t)((ft->t1 - ft->t0) * 1e9)) &&
 	    !err)
 		err = -EIO;
+	/* --plots DIR (analyzers/isp.h) */
+	if (!ft->o.floor && ft->o.isp.plots_dir && runner__analyzer(ft->rn, "isp")) {
+		int n = isp__write_plots((void *)runner__analyzer(ft->rn, "isp"), ft->o.isp.plots_dir);
+
+		if (n < 0 && !err)
+			err = -EIO;
+		else if (n >= 0)
+			log_info("--plots: %d cost plot%s written to %s", n, n == 1 ? "" : "s",
+				 ft->o.isp.plots_dir);
+	}
 	report__summary_line(&sm);
 	free(lost_cpu);
 	return err;
