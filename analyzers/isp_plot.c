@@ -24,7 +24,7 @@
 #define H 460
 #define ML 90 /* margins: left (tick labels), right, top (title), bottom */
 #define MR 30
-#define MT 60
+#define MT 76
 #define MB 60
 
 /* XML text of s. */
@@ -111,10 +111,13 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 	fputs(": cost against input size</text>\n<text x=\"20\" y=\"44\" fill=\"#444\">", f);
 	fprintf(f, "%" PRIu64 " activations, %zu distinct sizes; ", acts, fn->n);
 	if (fitted) {
-		fprintf(f, "fit of the worst case: %s (cost = %.4g + %.4g g(n)), R&#178; %.3f",
-			fit__class_name(fit->cls), fit->a, fit->b, fit->r2);
+		fprintf(f, "worst case fitted %s, R&#178; %.3f", fit__class_name(fit->cls),
+			fit->r2);
 		if (fit->has_exponent)
 			fprintf(f, ", log-log exponent %.2f", fit->exponent);
+		fprintf(f, "</text>\n<text x=\"20\" y=\"62\" fill=\"#444\">"
+			   "cost &#8776; %.4g + %.4g &#215; %.*s", fit->a, fit->b,
+			(int)strlen(fit__class_name(fit->cls)) - 3, fit__class_name(fit->cls) + 2);
 	} else {
 		fprintf(f, "no fit (fewer than %d sizes &#8805; 1)", FIT_MIN_SIZES);
 	}
