@@ -57,6 +57,7 @@ static int isp_init(const struct an_ctx *ctx, void **state)
 		return -ENOMEM;
 	a->ctx = ctx;
 	a->cost = ctx->isp ? ctx->isp->cost : ISP_COST_WALL;
+	a->sized = ctx->isp ? ctx->isp->sized : NULL;
 	a->fn = calloc(ctx->nfuncs ? ctx->nfuncs : 1, sizeof(*a->fn));
 	if (!a->fn) {
 		free(a);
@@ -217,6 +218,11 @@ static void isp_on_return(void *state, const struct an_return *r)
 	if (fr->sized) {
 		size = fr->size;
 		f->arg = true;
+	} else if (a->sized && a->sized[r->fid]) {
+		/* its size event was lost or unreadable: no point, counted */
+		f->unsized++;
+		a->unsized++;
+		return;
 	} else {
 		size = act.in;
 		f->io = true;
@@ -274,11 +280,13 @@ static int isp_merge(void *dst, const void *src)
 		}
 		df->total += sf->total;
 		df->unmatched += sf->unmatched;
+		df->unsized += sf->unsized;
 		df->arg |= sf->arg;
 		df->io |= sf->io;
 	}
 	d->points += s->points;
 	d->unmatched += s->unmatched;
+	d->unsized += s->unsized;
 	d->nomem += s->nomem;
 	d->resync += s->resync;
 	d->input_bytes += s->input_bytes;
@@ -365,6 +373,32 @@ uint64_t isp__npoints(const void *state)
 const char *isp__cost_unit(enum isp_cost c)
 {
 	return c == ISP_COST_CALLS ? "calls" : c == ISP_COST_CPU ? "ns on-CPU" : "ns wall";
+}
+
+int isp__parse_size(const char *rule, char *glob, size_t len, uint8_t *spec)
+{
+	const char *colon = strrchr(rule, ':'), *p;
+	bool str = false;
+	size_t n;
+
+	if (!colon || colon == rule)
+		return -EINVAL;
+	p = colon + 1;
+	if (!strncmp(p, "strlen(", 7)) {
+		str = true;
+		p += 7;
+	}
+	if (strncmp(p, "arg", 3) || p[3] < '0' || p[3] > '0' + ISP_MAX_ARG)
+		return -EINVAL;
+	if (strcmp(p + 4, str ? ")" : ""))
+		return -EINVAL;
+	n = (size_t)(colon - rule);
+	if (n >= len)
+		return -ENAMETOOLONG;
+	memcpy(glob, rule, n);
+	glob[n] = 0;
+	*spec = (uint8_t)(ISP_SPEC_ON | (str ? ISP_SPEC_STRLEN : 0) | (p[3] - '0'));
+	return 0;
 }
 
 static const char *cost_name(enum isp_cost c)
@@ -488,6 +522,10 @@ static int isp_report_text(void *state, FILE *f)
 	if (a->unmatched)
 		fprintf(f, "  %" PRIu64 " activations ended without a return: no point (no exact cost)\n",
 			a->unmatched);
+	if (a->unsized)
+		fprintf(f, "  %" PRIu64 " activations of --size routines without a size (string "
+			   "unreadable, or the size event lost): no point\n",
+			a->unsized);
 	if (a->nomem)
 		fprintf(f, "  warning: %" PRIu64 " activations not recorded (out of memory)\n", a->nomem);
 	free(rows);
@@ -573,6 +611,8 @@ static int isp_report_json(void *state, struct json *w)
 		json__u64(w, fn->total);
 		json__key(w, "unmatched");
 		json__u64(w, fn->unmatched);
+		json__key(w, "unsized");
+		json__u64(w, fn->unsized);
 		json__key(w, "bottleneck");
 		json__bool(w, rows[i].bottleneck);
 		json__end_object(w);
@@ -590,6 +630,8 @@ static int isp_report_json(void *state, struct json *w)
 	json__u64(w, a->input_bytes);
 	json__key(w, "unmatched");
 	json__u64(w, a->unmatched);
+	json__key(w, "unsized");
+	json__u64(w, a->unsized);
 	json__key(w, "nomem");
 	json__u64(w, a->nomem);
 	json__key(w, "resync");

@@ -80,6 +80,22 @@ int isp__write_plots(void *state, const char *dir);
  * created when absent). Returns 0 or -errno after logging why. */
 int isp__check_plots_dir(const char *dir);
 
+/* A --size rule's spec byte (isp_opts.sized, trace_opts.size_specs): 0 =
+ * no rule; ISP_SPEC_ON | argument index (0..5), | ISP_SPEC_STRLEN for
+ * strlen(argN). */
+#define ISP_SPEC_ON 0x40
+#define ISP_SPEC_STRLEN 0x80
+#define ISP_SPEC_ARG(s) ((s) & 7)
+#define ISP_MAX_ARG 5 /* rdi, rsi, rdx, rcx, r8, r9 */
+
+/*
+ * Parse a --size rule, "GLOB:argN" or "GLOB:strlen(argN)" (N from 0 to
+ * ISP_MAX_ARG), into the glob (copied into glob[len]) and its spec byte.
+ * Returns 0, or -EINVAL (malformed; nothing logged: the caller says
+ * which option), or -ENAMETOOLONG. Any thread.
+ */
+int isp__parse_size(const char *rule, char *glob, size_t len, uint8_t *spec);
+
 /* "ns wall", "ns on-CPU" or "calls": the cost's unit for labels. */
 const char *isp__cost_unit(enum isp_cost c);
 

@@ -23,6 +23,7 @@ struct isp_fn {
 	bool io, arg;		/* points sized by input bytes / by the argument */
 	uint64_t total;		/* cost summed over points */
 	uint64_t unmatched;	/* activations closed without a return */
+	uint64_t unsized;	/* --size routine, activation without a size */
 };
 
 struct isp {
@@ -32,7 +33,8 @@ struct isp {
 	struct hmap threads; /* tid -> struct ithread * */
 	struct ithread *last;
 	uint32_t last_tid;
-	uint64_t points, unmatched, nomem, resync, input_bytes;
+	const uint8_t *sized; /* isp_opts.sized */
+	uint64_t points, unmatched, unsized, nomem, resync, input_bytes;
 };
 
 /* Add calls activations at size with one cost to f (merge passes calls

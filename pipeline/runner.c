@@ -272,6 +272,12 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 			w->st.bad_records++;
 			continue;
 		}
+		if (ev.kind == CABBPF_EV_SIZE) { /* sp: the designated size */
+			if (!shadow__size(&t->sh, ev.fid, ev.sp))
+				w->st.size_unset++;
+			w->st.size_records++;
+			continue;
+		}
 		shadow__set_epoch(&t->sh, ev.epoch);
 		if (ev.kind == CABBPF_EV_ENTRY) {
 			/* -ENOMEM is counted in the shadow's nomem. */
@@ -641,6 +647,8 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.exec += s->returns.exec;
 	d->guard_records += s->guard_records;
 	d->sched_records += s->sched_records;
+	d->size_records += s->size_records;
+	d->size_unset += s->size_unset;
 	d->returns.orphan += s->returns.orphan;
 	d->returns.sampled += s->returns.sampled;
 	d->returns.orphan_sampled += s->returns.orphan_sampled;

@@ -85,6 +85,9 @@ struct runner_stats {
 	uint64_t io_records;	      /* I/O records analyzed (not in records) */
 	uint64_t guard_records;	      /* GUARD records analyzed (not in records) */
 	uint64_t sched_records;	      /* SCHED records (off-CPU intervals; not in records) */
+	uint64_t size_records;	      /* SIZE records (--size; not in records) */
+	uint64_t size_unset;	      /* of those: no frame took it (unreadable, or
+					 its entry was lost) */
 	uint64_t bad_records;	      /* unknown kind or fid >= nfuncs: skipped */
 	uint64_t dup_records;	      /* sequence number already analyzed: skipped */
 	uint64_t nomem_records;	      /* could not be held aside (out of memory): lost */

@@ -305,6 +305,17 @@ static int check_combination(struct opts *o)
 			log_err("%s", rules[i].why);
 			return -EINVAL;
 		}
+	for (i = 0; i < o->isp.nsizes; i++) {
+		char glob[256];
+		uint8_t spec;
+
+		if (isp__parse_size(o->isp.sizes[i], glob, sizeof(glob), &spec)) {
+			log_err("--size wants GLOB:argN or GLOB:strlen(argN), N from 0 to %d, not "
+				"'%s'",
+				ISP_MAX_ARG, o->isp.sizes[i]);
+			return -EINVAL;
+		}
+	}
 	/* Defaults that depend on other options. */
 	if (o->entry_only && !o->analyzers)
 		o->analyzers = "count";

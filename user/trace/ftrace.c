@@ -7,6 +7,7 @@
  * -> join analyzers -> report.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ struct ftrace {
 	uint64_t *offsets;
 	const char **names, **lnames, **binaries;
 	uint32_t *sp_delta;
+	uint8_t *sized; /* --size spec byte per fid (analyzers/isp.h), or NULL */
 	struct trace_callsite *csites;
 	size_t ncsites;
 	struct trace *tr;
@@ -402,6 +404,48 @@ static void drop_unsafe(struct ftrace *ft)
 			dropped, dropped == 1 ? "" : "s", first, dropped > 1 ? ", ..." : "");
 }
 
+/* --size (analyzers/isp.h): each traced function's spec byte, from the
+ * first rule whose glob matches its name (or linkage name). A rule that
+ * matches nothing is an error: the user named a function not traced.
+ * Returns 0 or -errno (logged). */
+static int size_rules(struct ftrace *ft)
+{
+	size_t r, i;
+
+	if (!ft->o.isp.nsizes)
+		return 0;
+	ft->sized = calloc(ft->nfuncs + 1, sizeof(*ft->sized));
+	if (!ft->sized) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	for (r = 0; r < ft->o.isp.nsizes; r++) {
+		char glob[256];
+		uint8_t spec;
+		size_t hits = 0;
+
+		if (isp__parse_size(ft->o.isp.sizes[r], glob, sizeof(glob), &spec))
+			return -EINVAL; /* opts checked it */
+		for (i = 0; i < ft->nfuncs; i++) {
+			bool m = (ft->names[i] && !fnmatch(glob, ft->names[i], 0)) ||
+				 (ft->lnames[i] && !fnmatch(glob, ft->lnames[i], 0));
+
+			if (!m || ft->offsets[i] == TRACE_NO_PROBE)
+				continue;
+			hits++;
+			if (!ft->sized[i])
+				ft->sized[i] = spec;
+		}
+		if (!hits) {
+			log_err("--size %s: no traced function matches '%s' (see -l)",
+				ft->o.isp.sizes[r], glob);
+			return -ENOENT;
+		}
+	}
+	ft->o.isp.sized = ft->sized;
+	return 0;
+}
+
 /* The per-fid arrays trace_opts and runner_opts take: the executable's
  * functions, then the libraries'. Returns 0 or -errno (logged). */
 static int number_functions(struct ftrace *ft)
@@ -462,7 +506,7 @@ static int number_functions(struct ftrace *ft)
 		for (j = 0; j < libs->v[i].n; j++)
 			ft->lnames[k++] = libs->v[i].st->syms[libs->v[i].idx[j]].name;
 	ft->nfuncs = all;
-	return 0;
+	return size_rules(ft);
 }
 
 /* Load the guard's probes into the trace's rings. Returns 0 or -errno
@@ -495,6 +539,7 @@ static int open_trace(struct ftrace *ft)
 	to.binaries = ft->binaries;
 	to.no_returns = o->entry_only;
 	to.sp_delta = ft->sp_delta;
+	to.size_specs = ft->sized;
 	to.offsets = ft->offsets;
 	to.nfuncs = (uint32_t)ft->nfuncs;
 	to.callsites = ft->csites;
@@ -912,6 +957,7 @@ static void ftrace_free(struct ftrace *ft)
 	free(ft->lnames);
 	free(ft->binaries);
 	free(ft->sp_delta);
+	free(ft->sized);
 	free(ft->csites);
 	free(ft->idx);
 	plan__free(ft->plan);
