@@ -1548,8 +1548,14 @@ START_TEST(test_select)
 	unsigned n;
 
 	ck_assert_int_eq(analyzer__select(NULL, ops, &n), 0);
-	ck_assert_uint_eq(n, analyzer__count());
-	ck_assert_uint_eq(n, 4); /* count, callgraph, io, cct */
+	/* count, callgraph, io, cct; isp is opt-in */
+	ck_assert_uint_eq(n, analyzer__count() - 1);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_ptr_eq(ops[3], &analyzer_cct);
+	ck_assert(analyzer_isp.opt_in);
+	ck_assert_int_eq(analyzer__select("isp,count", ops, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_ptr_eq(ops[1], &analyzer_isp);
 	ck_assert_int_eq(analyzer__select("callgraph", ops, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(ops[0]->name, "callgraph");
@@ -1566,7 +1572,8 @@ START_TEST(test_select)
 	ck_assert_ptr_null(analyzer__find("coun"));
 	ck_assert_ptr_eq(analyzer__get(2), &analyzer_io);
 	ck_assert_ptr_eq(analyzer__get(3), &analyzer_cct);
-	ck_assert_ptr_null(analyzer__get(4));
+	ck_assert_ptr_eq(analyzer__get(4), &analyzer_isp);
+	ck_assert_ptr_null(analyzer__get(5));
 
 	o.analyzers = "nope";
 	ck_assert_int_eq(runner__new(&o, NULL, 0, &r), -EINVAL);

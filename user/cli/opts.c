@@ -280,7 +280,7 @@ static int check_combination(struct opts *o)
 		{o->entry_only && o->analyzers && strstr(o->analyzers, "callgraph"),
 		 "--entry-only attaches no return probes: the callgraph analyzer needs them (use "
 		 "-a count)"},
-		{(o->cost_word || o->isp.nsizes || o->isp.plots_dir) &&
+		{!o->io && (o->cost_word || o->isp.nsizes || o->isp.plots_dir) &&
 			 (o->entry_only || !views__selects(o->analyzers, "isp")),
 		 "--cost, --size and --plots shape the isp analyzer: select it (-a isp or -a "
 		 "...,isp), with return probes (no --entry-only)"},
