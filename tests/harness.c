@@ -3,6 +3,8 @@
  * The integration suites' harness: see tests/harness.h. Single-threaded
  * test code; the assertions use libcheck and end the calling test.
  */
+#include <png.h>
+
 #include "tests/harness.h"
 
 char h_targets[256];
@@ -878,4 +880,33 @@ int h_mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out)
 	}
 	fclose(f);
 	return found;
+}
+
+/* Pixels of the PNG at path that differ from its top-left pixel (the page
+ * background); -1 if it cannot be read. */
+long long h_png_ink(const char *path, int *w, int *h)
+{
+	png_image img;
+	png_bytep buf;
+	long long ink = 0;
+	size_t i, n;
+
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	if (!png_image_begin_read_from_file(&img, path))
+		return -1;
+	img.format = PNG_FORMAT_RGB;
+	n = PNG_IMAGE_SIZE(img);
+	buf = malloc(n);
+	if (!buf || !png_image_finish_read(&img, NULL, buf, 0, NULL)) {
+		free(buf);
+		return -1;
+	}
+	*w = (int)img.width;
+	*h = (int)img.height;
+	for (i = 3; i + 2 < n; i += 3)
+		if (memcmp(buf + i, buf, 3))
+			ink++;
+	free(buf);
+	return ink;
 }
