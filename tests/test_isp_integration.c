@@ -117,7 +117,7 @@ static void assert_kernels(json_object *j)
 /* The whole run: every routine exact. */
 START_TEST(isp_exact)
 {
-	char *opts[] = {"-a",	"isp", "--cost", "calls", "--size", "work:arg0",
+	char *opts[] = {"-a",	"count,callgraph,isp", "--cost", "calls", "--size", "work:arg0",
 			"--size", "chars:strlen(arg0)", NULL};
 	char *target[] = {(char *)h_target("isp", OPT(_i)), NULL};
 	long long steps = 0, main_in = 0;
@@ -129,6 +129,9 @@ START_TEST(isp_exact)
 	h_traced_same(&p, &r, opts, target);
 	j = r.json;
 	h_assert_no_loss(j);
+	H_CHECK(j, "isp", "calls main", "calls session", "calls lin", "calls nlogn", "calls quad",
+		"calls load", "calls work", "calls chars", "calls step", "edge session -> load",
+		"edge lin -> load", "edge main -> session");
 	assert_kernels(j);
 	/* load reads: sizes L and Q (64 and 128 are both), a leaf */
 	ck_assert_uint_eq(npoints(j, "load"), 10);
@@ -152,6 +155,7 @@ START_TEST(isp_exact)
 	/* step is a sibling of every load: it never sees their input */
 	ck_assert_uint_eq(npoints(j, "step"), 1);
 	assert_point(j, "step", 0, steps, 1);
+	ck_assert_int_eq(steps, h_expected("isp", "calls step"));
 	/* main: everything, once */
 	ck_assert_uint_eq(npoints(j, "main"), 1);
 	ck_assert_int_eq(main_in, 24948);
@@ -171,6 +175,7 @@ START_TEST(isp_exact)
 	ck_assert_int_eq(h_num(info, "nomem"), 0);
 	ck_assert_int_eq(h_num(info, "input_bytes"), main_in);
 	ck_assert_int_eq(h_num(info, "points"), h_returns(j, "matched"));
+	ck_assert_int_eq(h_num(info, "points"), h_expected("isp", "entries"));
 	h_plain_free(&p);
 	h_free(&r);
 }
@@ -180,13 +185,14 @@ END_TEST
  * size is its own thread's reads. */
 START_TEST(isp_threads_do_not_mix)
 {
-	char *opts[] = {"-a", "isp", "--cost", "calls", NULL};
+	char *opts[] = {"-a", "count,isp", "--cost", "calls", NULL};
 	char *target[] = {(char *)h_target("isp", OPT(_i)), "-t", NULL};
 	struct h_plain p;
 	struct h_run r;
 
 	h_traced_same(&p, &r, opts, target);
 	h_assert_no_loss(r.json);
+	H_CHECK(r.json, "isp -t", "calls tlin", "calls load", "calls step");
 	ck_assert_uint_eq(npoints(r.json, "tlin"), 2);
 	assert_point(r.json, "tlin", 1000, 5, 1002);
 	assert_point(r.json, "tlin", 3000, 5, 3002);
