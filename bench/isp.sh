@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The input-sensitive profiler (-a isp) under load, in one run:
+#  0. the analyzer's own cost per event without the kernel (cct_bench's
+#     isp column): how many points/s one analyzer thread can take;
 #  1. overhead per traced call next to -a count on the same target (one
 #     thread calling leaf() N times, bench/targets/calls.c, emulated entry
 #     probe): untraced, -a count, -a isp (cost wall), -a isp --cost calls,
@@ -48,6 +50,10 @@ PY
 	res[$label]+="$(ns <<<"$out") "
 }
 
+make -s .output/bench/cct_bench
+echo "== 0. the analyzer alone (no kernel: synthetic calls through a shadow stack)"
+.output/bench/cct_bench 2000000 5 | grep -v '^cct_bench'
+
 echo "== 1. per-call overhead, 1 thread x $N calls of leaf(), best of $R"
 for r in $(seq "$R"); do
 	res[bare]+="$("$T" 1 "$N" | ns) "
@@ -85,4 +91,41 @@ print(f"   run {sys.argv[3]}: {pts} points (expected {2 * n}), lost {j['lost']},
 if not ok:
     sys.exit(1)
 PY
+done
+
+echo "== 3. the entry probe's own time per event (kernel.bpf_stats_enabled), -a isp with and without --size"
+# The loop times above carry the machine's noise; the kernel's per-program
+# run time does not. Read while the target runs, for cabbpf's own programs
+# (found through its fds' prog_id), then let the target finish.
+old=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -q kernel.bpf_stats_enabled=1
+trap 'sysctl -q kernel.bpf_stats_enabled=$old' EXIT
+for mode in plain size; do
+	opt=()
+	[ $mode = size ] && opt=(--size 'leaf:arg0')
+	./cabbpf -q -f leaf --ring-size "$RING" -a isp "${opt[@]}" -- "$T" 1 $((N * 4)) \
+		>/dev/null 2>"$O/isp-stats.err" &
+	cab=$!
+	for _ in $(seq 200); do
+		grep -q tracing "$O/isp-stats.err" && break
+		sleep 0.05
+	done
+	sleep 1
+	ids=$(cat /proc/$cab/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:\s*//p' | sort -u)
+	for id in $ids; do
+		bpftool prog show id "$id" -j 2>/dev/null
+		echo
+	done | python3 -c '
+import json, sys
+mode = sys.argv[1]
+for line in sys.stdin:
+    line = line.strip()
+    if not line:
+        continue
+    p = json.loads(line)
+    if p.get("name") in ("on_entry", "on_return") and p.get("run_cnt"):
+        print("   %-5s %-9s %6.0f ns/event over %d runs"
+              % (mode, p["name"], p["run_time_ns"] / p["run_cnt"], p["run_cnt"]))
+' "$mode"
+	wait "$cab"
 done
