@@ -286,9 +286,9 @@ int isp__write_plots(void *state, const char *dir)
 
 	for (i = 0; i < a->ctx->nfuncs; i++) {
 		struct isp_fn *fn = &a->fn[i];
-		struct fit_result fit;
+		struct fit_result fit = {.cls = FIT_O1};
 		struct outfile of;
-		bool fitted;
+		bool fitted = false;
 		int e;
 
 		if (fn->n < 2)

@@ -442,6 +442,9 @@ START_TEST(isp_options)
 	ASSERT_USAGE(&p, NEED);
 	parse(&p, "-p", "1", "-a", "isp", "--entry-only", "--size", "f:arg0", NULL);
 	ASSERT_USAGE(&p, NEED);
+	parse(&p, "-p", "1", "-a", "isp", "--entry-only", NULL);
+	ASSERT_USAGE(&p, "--entry-only attaches no return probes: the isp analyzer needs them (a "
+			 "point's cost ends at the return)");
 	parse(&p, "-p", "1", "-a", "count, isp", "--cost", "calls", NULL);
 	ASSERT_OK(&p);
 	ck_assert_int_eq(p.o.isp.cost, ISP_COST_CALLS);

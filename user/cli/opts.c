@@ -35,6 +35,8 @@ static const char help_tail[] =
 	"  sudo cabbpf --io -d 60 -i 10                 # whole machine's I/O, 1 min\n"
 	"  sudo cabbpf --io --container 3f2a9c --json io.json\n"
 	"  sudo cabbpf --cgroup /sys/fs/cgroup/unified/app -- ./myprog\n"
+	"  sudo cabbpf -a isp --plots plots -- ./myprog in1 in2 in3  # cost vs input\n"
+	"  sudo cabbpf -a isp --cost calls --size 'parse:strlen(arg0)' -p 4242\n"
 	"\n"
 	"Results go to stdout, progress and statistics (events, events/s, lost) to\n"
 	"stderr. Exit status: 0 when a trace was taken (also after Ctrl-C or when the\n"
@@ -284,6 +286,9 @@ static int check_combination(struct opts *o)
 			 (o->entry_only || !views__selects(o->analyzers, "isp")),
 		 "--cost, --size and --plots shape the isp analyzer: select it (-a isp or -a "
 		 "...,isp), with return probes (no --entry-only)"},
+		{o->entry_only && views__selects(o->analyzers, "isp"),
+		 "--entry-only attaches no return probes: the isp analyzer needs them (a point's "
+		 "cost ends at the return)"},
 		{o->pid && o->cmd, "give either -p PID or -- COMMAND, not both"},
 		{o->cgroup && o->container, "give either --cgroup or --container, not both"},
 		{o->interval && !o->io, "-i works with --io only"},
