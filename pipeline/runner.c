@@ -850,6 +850,10 @@ int runner__report_json(struct runner *r, struct json *w)
 	json__u64(w, s->dup_records);
 	json__key(w, "nomem_records");
 	json__u64(w, s->nomem_records + s->returns.nomem);
+	json__key(w, "size_records");
+	json__u64(w, s->size_records);
+	json__key(w, "size_unset");
+	json__u64(w, s->size_unset);
 	return json__end_object(w);
 }
 

@@ -171,6 +171,9 @@ START_TEST(isp_exact)
 	ck_assert(!json_object_get_boolean(h_get(routine(j, "lin"), "bottleneck")));
 	info = h_get(j, "isp_info");
 	ck_assert_int_eq(h_num(info, "unsized"), 0);
+	/* one size event per work and chars call, each taken by its frame */
+	ck_assert_int_eq(h_num(h_get(j, "runner"), "size_records"), 2 * NSIZES);
+	ck_assert_int_eq(h_num(h_get(j, "runner"), "size_unset"), 0);
 	ck_assert_int_eq(h_num(info, "unmatched"), 0);
 	ck_assert_int_eq(h_num(info, "nomem"), 0);
 	ck_assert_int_eq(h_num(info, "input_bytes"), main_in);

@@ -191,7 +191,8 @@ const struct opt_def opts__table[] = {
 		 "Nth integer argument (from 0; x86-64: rdi, rsi,\n"
 		 "rdx, rcx, r8, r9), or with GLOB:strlen(argN) from\n"
 		 "the length of that string (read up to 4095 bytes),\n"
-		 "read by the entry probe (repeatable)"},
+		 "read by the entry probe: ~70 ns more per call of\n"
+		 "those functions, none for the others (repeatable)"},
 	{"plots", 0, OPT_STR, "DIR", 0, 0, OPTF_NONEMPTY, OFF(isp.plots_dir), .group = G_ISP,
 	 .wants = "a directory",
 	 .help = "one SVG cost plot per routine with 2+ sizes in DIR\n"
