@@ -118,7 +118,7 @@ static void assert_kernels(json_object *j)
 START_TEST(isp_exact)
 {
 	char *opts[] = {"-a",	"count,callgraph,isp", "--cost", "calls", "--size", "work:arg0",
-			"--size", "chars:strlen(arg0)", NULL};
+			"--size", "chars:strlen(arg0)", "--size", "maybe:strlen(arg0)", NULL};
 	char *target[] = {(char *)h_target("isp", OPT(_i)), NULL};
 	long long steps = 0, main_in = 0;
 	struct h_plain p;
@@ -130,7 +130,8 @@ START_TEST(isp_exact)
 	j = r.json;
 	h_assert_no_loss(j);
 	H_CHECK(j, "isp", "calls main", "calls session", "calls lin", "calls nlogn", "calls quad",
-		"calls load", "calls work", "calls chars", "calls step", "edge session -> load",
+		"calls load", "calls work", "calls chars", "calls maybe", "calls step",
+		"edge session -> load",
 		"edge lin -> load", "edge main -> session");
 	assert_kernels(j);
 	/* load reads: sizes L and Q (64 and 128 are both), a leaf */
@@ -159,8 +160,9 @@ START_TEST(isp_exact)
 	/* main: everything, once */
 	ck_assert_uint_eq(npoints(j, "main"), 1);
 	ck_assert_int_eq(main_in, 24948);
-	/* itself, per session: session, lin, nlogn, quad, 3 loads; work, chars */
-	assert_point(j, "main", main_in, 1, steps + 1 + NSIZES * REPS * 7 + 2 * NSIZES);
+	/* itself, per session: session, lin, nlogn, quad, 3 loads; work,
+	 * chars; maybe */
+	assert_point(j, "main", main_in, 1, steps + 1 + NSIZES * REPS * 7 + 2 * NSIZES + 1);
 	ck_assert_str_eq(json_object_get_string(h_get(routine(j, "work"), "size_source")), "arg");
 	ck_assert_str_eq(json_object_get_string(h_get(routine(j, "lin"), "size_source")), "io");
 	assert_fit(j, "work", "O(n)", 0.95, 1.0);
@@ -170,15 +172,18 @@ START_TEST(isp_exact)
 	ck_assert(json_object_get_boolean(h_get(routine(j, "quad"), "bottleneck")));
 	ck_assert(!json_object_get_boolean(h_get(routine(j, "lin"), "bottleneck")));
 	info = h_get(j, "isp_info");
-	ck_assert_int_eq(h_num(info, "unsized"), 0);
-	/* one size event per work and chars call, each taken by its frame */
-	ck_assert_int_eq(h_num(h_get(j, "runner"), "size_records"), 2 * NSIZES);
-	ck_assert_int_eq(h_num(h_get(j, "runner"), "size_unset"), 0);
+	/* maybe(NULL): its string unreadable, the size event says so; the
+	 * activation makes no point and is counted */
+	ck_assert_int_eq(h_num(info, "unsized"), 1);
+	ck_assert_ptr_null(routine(j, "maybe"));
+	/* one size event per work, chars and maybe call; maybe's unset */
+	ck_assert_int_eq(h_num(h_get(j, "runner"), "size_records"), 2 * NSIZES + 1);
+	ck_assert_int_eq(h_num(h_get(j, "runner"), "size_unset"), 1);
 	ck_assert_int_eq(h_num(info, "unmatched"), 0);
 	ck_assert_int_eq(h_num(info, "nomem"), 0);
 	ck_assert_int_eq(h_num(info, "input_bytes"), main_in);
-	ck_assert_int_eq(h_num(info, "points"), h_returns(j, "matched"));
-	ck_assert_int_eq(h_num(info, "points"), h_expected("isp", "entries"));
+	ck_assert_int_eq(h_num(info, "points") + 1, h_returns(j, "matched"));
+	ck_assert_int_eq(h_returns(j, "matched"), h_expected("isp", "entries"));
 	h_plain_free(&p);
 	h_free(&r);
 }

@@ -14,9 +14,12 @@
  *   session(fd, i)  lin(L[i]), nlogn(L[i]), quad(Q[i]):    input 2 L[i] + Q[i]
  *   work(n)         n steps, no input (size: --size work:arg0): n + 1
  *   chars(s)        strlen(s) steps (--size 'chars:strlen(arg0)'): len + 1
+ *   maybe(s)        called once with NULL: nothing (with --size
+ *                   'maybe:strlen(arg0)' its size is unreadable)
  * with L = 64, 128, ..., 2048 and Q = 4, 8, ..., 128 (6 sizes each). main
  * runs session(fd, i) for i = 0..5, REPS = 3 times over, then work(n) for
- * n = 10, 20, 40, 80, 160, 320 and chars() on strings of those lengths.
+ * n = 10, 20, 40, 80, 160, 320 and chars() on strings of those lengths,
+ * then maybe(NULL).
  * step is a sibling of load in every caller: it reads nothing.
  *
  * -t instead: two threads, each tlin(fd, n) 5 times (A: n = 1000, B:
@@ -115,6 +118,13 @@ TRACED void chars(const char *s)
 	BARRIER();
 }
 
+TRACED void maybe(const char *s)
+{
+	if (s)
+		chars(s);
+	BARRIER();
+}
+
 static pthread_barrier_t bar;
 static int zero_fd;
 
@@ -190,6 +200,7 @@ int main(int argc, char **argv)
 		chars(str);
 		str[10 << i] = 'x';
 	}
+	maybe(NULL);
 	BARRIER();
 	close(zero_fd);
 	return 0;
