@@ -157,9 +157,14 @@ static void isp_on_call(void *state, const struct an_call *c)
 
 int isp__add_point(struct isp_fn *f, uint64_t size, uint64_t cost, uint64_t calls)
 {
-	uint64_t *v;
+	uint64_t *v, idx;
 	struct isp_point *p;
 
+	/* Activations of a routine often repeat one size: skip the map. */
+	if (f->n && f->last < f->n && f->pts[f->last].size == size) {
+		p = &f->pts[f->last];
+		goto add;
+	}
 	if (hmap__upsert(&f->bysize, size, &v))
 		return -ENOMEM;
 	if (!*v) {
@@ -178,7 +183,10 @@ int isp__add_point(struct isp_fn *f, uint64_t size, uint64_t cost, uint64_t call
 		*v = ++f->n;
 		f->sorted = false;
 	}
-	p = &f->pts[*v - 1];
+	idx = *v - 1;
+	f->last = (size_t)idx;
+	p = &f->pts[idx];
+add:
 	if (!p->calls || cost < p->cost_min)
 		p->cost_min = cost;
 	if (cost > p->cost_max)
@@ -267,16 +275,18 @@ static int isp_merge(void *dst, const void *src)
 
 		for (k = 0; k < sf->n; k++) {
 			const struct isp_point *p = &sf->pts[k];
-			uint64_t *v;
 
-			/* min and max as they are, sum and calls added */
+			struct isp_point *q;
+
+			/* min and max as they are, sum and calls added; the
+			 * point just touched is df->pts[df->last] */
 			if (isp__add_point(df, p->size, p->cost_min, 0))
 				return -ENOMEM;
-			v = hmap__find(&df->bysize, p->size);
-			df->pts[*v - 1].calls += p->calls;
-			df->pts[*v - 1].cost_sum += p->cost_sum - p->cost_min;
-			if (p->cost_max > df->pts[*v - 1].cost_max)
-				df->pts[*v - 1].cost_max = p->cost_max;
+			q = &df->pts[df->last];
+			q->calls += p->calls;
+			q->cost_sum += p->cost_sum - p->cost_min;
+			if (p->cost_max > q->cost_max)
+				q->cost_max = p->cost_max;
 		}
 		df->total += sf->total;
 		df->unmatched += sf->unmatched;
@@ -318,6 +328,7 @@ int isp__sort(struct isp_fn *f)
 			return -ENOMEM;
 		*v = i + 1;
 	}
+	f->last = 0;
 	f->sorted = true;
 	return 0;
 }

@@ -19,6 +19,7 @@ struct isp_fn {
 	struct hmap bysize;	/* size -> index + 1 in pts */
 	struct isp_point *pts;	/* [n] of cap */
 	size_t n, cap;
+	size_t last;		/* index of the point touched last */
 	bool sorted;		/* pts by size (bysize then out of date) */
 	bool io, arg;		/* points sized by input bytes / by the argument */
 	uint64_t total;		/* cost summed over points */
