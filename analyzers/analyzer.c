@@ -7,13 +7,15 @@
 #include "common/log.h"
 
 /* Registry order is report order: counts first, then the graph, then I/O,
- * then the calling-context tree (its views are the longest). */
+ * then the calling-context tree (its views are the longest), then the
+ * input-sensitive profiles (opt-in: analyzers/isp.c says why). */
 static const struct analyzer_ops *const registry[] = {
 	&analyzer_count,
 	&analyzer_callgraph,
 	&analyzer_io,
 	&analyzer_cct,
 	&analyzer_timeline, /* opt-in: --timeline */
+	&analyzer_isp,
 };
 
 #define NREG (sizeof(registry) / sizeof(registry[0]))

@@ -24,6 +24,7 @@
 
 struct json;
 struct cct_opts;
+struct isp_opts;
 struct shadow_frame;
 
 /* The caller of a call made with an empty shadow stack (thread start, or
@@ -54,6 +55,8 @@ struct an_ctx {
 	const struct cct_opts *cct;
 	/* The timeline analyzer's bound (analyzers/timeline.h); 0: default. */
 	uint64_t timeline_limit;
+	/* The isp analyzer's options (analyzers/isp.h); NULL: defaults. */
+	const struct isp_opts *isp;
 };
 
 /* Name of fid for reports: "<root>" for AN_ROOT, the table's name, or
@@ -133,6 +136,10 @@ struct shadow_frame {
 	bool ret;	 /* the kernel gave this frame a return probe */
 	bool recursive;	 /* another frame of fid was below it at entry */
 	bool lost;	 /* its return address was put back: no return event */
+	/* --size (analyzers/isp.h): the routine's designated argument, read
+	 * by the entry probe, came in a CABBPF_EV_SIZE event */
+	bool sized;
+	uint64_t size;
 };
 
 /*
@@ -178,7 +185,8 @@ struct analyzer_ops {
 	/* An I/O call in program order; NULL when the analyzer ignores I/O. */
 	void (*on_io)(void *state, const struct an_io *io);
 	/* Selected only by name (or by the option that needs it), not by the
-	 * default "every analyzer": its results are a file, not a section. */
+	 * default "every analyzer": its result is a file (timeline), or it
+	 * says something only of runs that feed varied inputs (isp). */
 	bool opt_in;
 };
 
@@ -188,6 +196,7 @@ extern const struct analyzer_ops analyzer_callgraph;
 extern const struct analyzer_ops analyzer_io;
 extern const struct analyzer_ops analyzer_cct;
 extern const struct analyzer_ops analyzer_timeline;
+extern const struct analyzer_ops analyzer_isp;
 
 #define AN_MAX 8 /* analyzers that can be selected at once */
 

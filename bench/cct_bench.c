@@ -3,8 +3,9 @@
  * cct_bench: the cct analyzer's own cost per event and its memory per
  * node, without the kernel: synthetic call/return sequences run through a
  * real shadow stack (pipeline/shadow.h) into an analyzer set, timed with
- * no analyzer, with count, callgraph, and cct; cct's figure is its time
- * over the shadow stack's alone.
+ * no analyzer, with count, callgraph, cct and isp; each figure is its time
+ * over the shadow stack's alone (isp: also points per second, a point
+ * being an entry and a return).
  *   flat: main calls leaf N times (the hot loop of bench/overhead.sh);
  *   fan:  ten functions each calling all ten, D levels deep (10^D leaves:
  *         1,111,110 distinct contexts for D = 6), for bytes per node.
@@ -143,11 +144,14 @@ int main(int argc, char **argv)
 		double cnt = best("count", w, n, d, NULL);
 		double cg = best("callgraph", w, n, d, NULL);
 		double cct = best("cct", w, n, d, &m);
+		double isp = best("isp", w, n, d, NULL);
 
 		printf("%-5s shadow stack alone %6.1f | count +%5.1f | callgraph +%5.1f | cct "
 		       "+%5.1f "
 		       "ns/event",
 		       wl[w], base, cnt - base, cg - base, cct - base);
+		printf(" | isp +%5.1f ns/event (%.1f M points/s with the shadow stack)", isp - base,
+		       1e3 / (2 * isp));
 		printf(" | tree: %llu nodes, %llu bytes, %.1f bytes/node\n",
 		       (unsigned long long)m.nodes, (unsigned long long)m.bytes,
 		       m.nodes ? (double)m.bytes / (double)m.nodes : 0.0);

@@ -53,6 +53,61 @@ static __always_inline bool cgroup_excluded(void)
 }
 
 
+/* --size (issue 14): sized_on is set before load when a rule exists;
+ * without one the verifier drops the size code and the hot path is what
+ * it was. The spec of a designated function, by fid (filled after load);
+ * strbuf is where a string argument is read to find its length. */
+const volatile __u32 sized_on = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct cabbpf_sizespec);
+} sizespecs SEC(".maps");
+
+struct strbuf {
+	char b[CABBPF_STRLEN_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct strbuf);
+} strbufs SEC(".maps");
+
+/* The size of the designated function fid at its entry. */
+static __noinline __u64 read_size(struct pt_regs *ctx, __u32 fid)
+{
+	struct cabbpf_sizespec *sp = bpf_map_lookup_elem(&sizespecs, &fid);
+	struct strbuf *buf;
+	__u32 zero = 0, arg;
+	volatile __u64 a0, a1, a2, a3, a4, a5;
+	__u64 v;
+	long n;
+
+	if (!sp)
+		return CABBPF_SIZE_UNREADABLE;
+	/* Each register read at its fixed offset: a computed offset into
+	 * the context is refused by the verifier. */
+	a0 = ctx->di;
+	a1 = ctx->si;
+	a2 = ctx->dx;
+	a3 = ctx->cx;
+	a4 = ctx->r8;
+	a5 = ctx->r9;
+	arg = sp->arg;
+	v = arg == 0 ? a0 : arg == 1 ? a1 : arg == 2 ? a2 : arg == 3 ? a3 : arg == 4 ? a4 : a5;
+	if (!sp->strlen)
+		return v;
+	buf = bpf_map_lookup_elem(&strbufs, &zero);
+	if (!buf || !v)
+		return CABBPF_SIZE_UNREADABLE;
+	n = bpf_probe_read_user_str(buf->b, sizeof(buf->b), (const void *)v);
+	return n > 0 ? (__u64)(n - 1) : CABBPF_SIZE_UNREADABLE;
+}
+
 static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 {
 	/* What bpf_get_current_pid_tgid() returns, read without its helper
@@ -78,7 +133,8 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	e->pid = tgid;
 	e->kind = kind;
 	cookie = bpf_get_attach_cookie(ctx);
-	e->fid = (__u32)cookie;
+	/* the flag of --size stripped; without rules nothing to strip */
+	e->fid = sized_on ? (__u32)cookie & CABBPF_COOKIE_FID : (__u32)cookie;
 	/* Taken only after the claim succeeded: drops leave no gap. */
 	e->seq = st->seq++;
 	e->ts = want_time ? bpf_ktime_get_ns() : 0;
@@ -89,6 +145,26 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	e->sp = PT_REGS_SP(ctx) + (__s64)(__s32)(cookie >> 32);
 	e->epoch = sampling ? win : 0;
 	pipeline_submit(e, st);
+	/* The designated size, as the next event of the thread. A full ring
+	 * drops it like any event (CABBPF_STAT_DROPS); the analyzer then
+	 * counts the activation as unsized. */
+	if (sized_on && (cookie & CABBPF_COOKIE_SIZED) && kind == CABBPF_EV_ENTRY) {
+		__u32 fid = (__u32)cookie & CABBPF_COOKIE_FID; /* e is the loader's now */
+		__u64 size = read_size(ctx, fid);
+		struct cabbpf_event *z = pipeline_claim(st, CABBPF_STAT_DROPS);
+
+		if (z) {
+			z->tid = (__u32)id;
+			z->pid = tgid;
+			z->kind = CABBPF_EV_SIZE;
+			z->fid = fid;
+			z->seq = st->seq++;
+			z->ts = 0;
+			z->sp = size;
+			z->epoch = sampling ? win : 0;
+			pipeline_submit(z, st);
+		}
+	}
 out:
 	pipeline_end(st);
 	return 0;

@@ -34,7 +34,31 @@ enum cabbpf_kind {
 	 * take it out of every live frame's on-CPU time. No work is added to
 	 * the probes: only the switch path pays. */
 	CABBPF_EV_SCHED = 6,
+	/* --size (analyzers/isp.h): the designated size of the activation
+	 * whose entry event came just before, with the next sequence number.
+	 * fid is the function, sp the size: the argument's value, or the
+	 * string's length (at most CABBPF_STRLEN_MAX - 1: longer strings read
+	 * as that), or CABBPF_SIZE_UNREADABLE when the string could not be
+	 * read (a NULL pointer, a page not in memory). Written only for
+	 * functions whose entry cookie has CABBPF_COOKIE_SIZED. */
+	CABBPF_EV_SIZE = 7,
 };
+
+/* The entry probe's cookie: fid in the low 31 bits, CABBPF_COOKIE_SIZED
+ * when the function has a --size rule (its spec in the "sizespecs" map),
+ * the signed sp correction in the high half (user/probe/plan.h). */
+#define CABBPF_COOKIE_SIZED 0x80000000u
+#define CABBPF_COOKIE_FID 0x7fffffffu
+
+/* A --size rule as the entry probe reads it ("sizespecs" map, by fid). */
+struct cabbpf_sizespec {
+	__u8 arg;    /* 0..5: rdi, rsi, rdx, rcx, r8, r9 (x86-64 SysV) */
+	__u8 strlen; /* 1: the argument is a string, its length is the size */
+	__u16 pad;
+};
+
+#define CABBPF_STRLEN_MAX 4096 /* bytes read at most, the NUL included */
+#define CABBPF_SIZE_UNREADABLE (~0ULL)
 
 /*
  * One call event as the BPF programs write it into the ring of the CPU they

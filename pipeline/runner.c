@@ -271,6 +271,12 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 			w->st.bad_records++;
 			continue;
 		}
+		if (ev.kind == CABBPF_EV_SIZE) { /* sp: the designated size */
+			if (!shadow__size(&t->sh, ev.fid, ev.sp))
+				w->st.size_unset++;
+			w->st.size_records++;
+			continue;
+		}
 		shadow__set_epoch(&t->sh, ev.epoch);
 		if (ev.kind == CABBPF_EV_ENTRY) {
 			/* -ENOMEM is counted in the shadow's nomem. */
@@ -535,6 +541,7 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r->ctx.top = o->top ? o->top : DEFAULT_TOP;
 	r->ctx.cct = o->cct;
 	r->ctx.timeline_limit = o->timeline_limit;
+	r->ctx.isp = o->isp;
 	r->max_pending = o->max_pending ? o->max_pending : DEFAULT_MAX_PENDING;
 	r->no_returns = o->no_returns;
 	r->tap = o->tap;
@@ -646,6 +653,8 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.exec += s->returns.exec;
 	d->guard_records += s->guard_records;
 	d->sched_records += s->sched_records;
+	d->size_records += s->size_records;
+	d->size_unset += s->size_unset;
 	d->returns.orphan += s->returns.orphan;
 	d->returns.sampled += s->returns.sampled;
 	d->returns.orphan_sampled += s->returns.orphan_sampled;
@@ -828,6 +837,8 @@ int runner__report_json(struct runner *r, struct json *w)
 	json__kv_u64(w, "bad_records", s->bad_records);
 	json__kv_u64(w, "dup_records", s->dup_records);
 	json__kv_u64(w, "nomem_records", s->nomem_records + s->returns.nomem);
+	json__kv_u64(w, "size_records", s->size_records);
+	json__kv_u64(w, "size_unset", s->size_unset);
 	return json__end_object(w);
 }
 

@@ -59,6 +59,7 @@
 
 struct cab_pp;
 struct cct_opts;
+struct isp_opts;
 struct json;
 struct runner;
 
@@ -66,12 +67,14 @@ struct runner_opts {
 	const char *const *fnames; /* function names by fid (borrowed) */
 	const char *const *lnames; /* linkage names by fid, or NULL (borrowed) */
 	uint32_t nfuncs;	   /* records with fid >= nfuncs are skipped */
-	const char *analyzers;	   /* comma list, e.g. "count,callgraph"; NULL = all */
+	const char *analyzers;	   /* comma list, e.g. "count,callgraph"; NULL = all
+				      but the opt-in ones (isp) */
 	unsigned nthreads;	   /* analyzer threads; 0 = 1 */
 	unsigned top;		   /* rows per text table; 0 = 50 */
 	bool no_returns;	   /* --entry-only: no return probes (report wording) */
 	const struct cct_opts *cct; /* the cct analyzer's options (borrowed), or NULL */
 	uint64_t timeline_limit;    /* the timeline analyzer's bound; 0: default */
+	const struct isp_opts *isp; /* the isp analyzer's options (borrowed), or NULL */
 	size_t max_pending;	   /* out-of-order records held per analyzer
 				      thread before a hole is given up on;
 				      0 = 4M records (about 96 MiB) */
@@ -91,6 +94,9 @@ struct runner_stats {
 	uint64_t io_records;	      /* I/O records analyzed (not in records) */
 	uint64_t guard_records;	      /* GUARD records analyzed (not in records) */
 	uint64_t sched_records;	      /* SCHED records (off-CPU intervals; not in records) */
+	uint64_t size_records;	      /* SIZE records (--size; not in records) */
+	uint64_t size_unset;	      /* of those: no frame took it (unreadable, or
+					 its entry was lost) */
 	uint64_t bad_records;	      /* unknown kind or fid >= nfuncs: skipped */
 	uint64_t dup_records;	      /* sequence number already analyzed: skipped */
 	uint64_t nomem_records;	      /* could not be held aside (out of memory): lost */

@@ -132,6 +132,7 @@
 #include <stdint.h>
 
 #include "analyzers/analyzer.h"
+#include "cabbpf_event.h"
 #include "common/hmap.h"
 
 /* MAX_URETPROBE_DEPTH in kernel/events/uprobes.c. */
@@ -242,6 +243,23 @@ void shadow__exec(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
  * it out; O(1): frames keep the thread's running total at entry.
  */
 void shadow__offcpu(struct shadow *s, uint64_t off_ns);
+
+/*
+ * The designated size of the activation just entered (a CABBPF_EV_SIZE
+ * event, right after its entry): set on the top frame when it is fid's,
+ * ignored otherwise (its entry was dropped, or the size is unreadable:
+ * CABBPF_SIZE_UNREADABLE). Returns whether it was set.
+ */
+static inline bool shadow__size(struct shadow *s, uint32_t fid, uint64_t size)
+{
+	struct shadow_frame *f = s->depth ? &s->f[s->depth - 1] : NULL;
+
+	if (!f || f->fid != fid || size == CABBPF_SIZE_UNREADABLE)
+		return false;
+	f->sized = true;
+	f->size = size;
+	return true;
+}
 
 /* Pop every frame as missing (the thread is gone, e.g. its tid was reused),
  * reporting each to k; parked frames are closed as "switched". */

@@ -4,6 +4,7 @@
  * test code; the assertions use libcheck and end the calling test.
  */
 #include <sys/prctl.h>
+#include <png.h>
 
 #include "tests/harness.h"
 
@@ -1066,4 +1067,33 @@ long long h_tl_count(json_object *tl, const char *ph, const char *name, long lon
 			n++;
 	}
 	return n;
+}
+
+/* Pixels of the PNG at path that differ from its top-left pixel (the page
+ * background); -1 if it cannot be read. */
+long long h_png_ink(const char *path, int *w, int *h)
+{
+	png_image img;
+	png_bytep buf;
+	long long ink = 0;
+	size_t i, n;
+
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	if (!png_image_begin_read_from_file(&img, path))
+		return -1;
+	img.format = PNG_FORMAT_RGB;
+	n = PNG_IMAGE_SIZE(img);
+	buf = malloc(n);
+	if (!buf || !png_image_finish_read(&img, NULL, buf, 0, NULL)) {
+		free(buf);
+		return -1;
+	}
+	*w = (int)img.width;
+	*h = (int)img.height;
+	for (i = 3; i + 2 < n; i += 3)
+		if (memcmp(buf + i, buf, 3))
+			ink++;
+	free(buf);
+	return ink;
 }

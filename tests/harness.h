@@ -300,6 +300,11 @@ void h_spawn(struct h_proc *p, char *const *argv, const char *env, const char *r
  * there. */
 int h_mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out);
 
+/* Pixels of the PNG at path (a headless Chromium screenshot of an SVG the
+ * test rendered) that differ from its top-left pixel, the page's
+ * background: a view is not blank. Sets *w, *h; -1 if unreadable. */
+long long h_png_ink(const char *path, int *w, int *h);
+
 /* Reap pid and assert it exited with status 0. */
 void h_reap_ok(pid_t pid);
 

@@ -1468,7 +1468,8 @@ START_TEST(test_report_json_exact)
 		"\"order_gaps\":0,\"order_gap_events\":0,"
 		"\"runner\":{\"analyzer_threads\":1,\"analyzed\":6,\"chunks\":2,"
 		"\"out_of_order_chunks\":0,\"forwarded_chunks\":0,\"forced_gaps\":0,\"threads\":1,"
-		"\"tid_reuse\":0,\"bad_records\":0,\"dup_records\":0,\"nomem_records\":0}}\n");
+		"\"tid_reuse\":0,\"bad_records\":0,\"dup_records\":0,\"nomem_records\":0,"
+		"\"size_records\":0,\"size_unset\":0}}\n");
 	free(js);
 	js = run_json(r, true);
 	ck_assert_ptr_nonnull(
@@ -1550,9 +1551,13 @@ START_TEST(test_select)
 	unsigned n;
 
 	ck_assert_int_eq(analyzer__select(NULL, ops, &n), 0);
-	ck_assert_uint_eq(n, analyzer__count() - 1); /* all but the opt-in timeline */
+	ck_assert_uint_eq(n, analyzer__count() - 2); /* all but the opt-in timeline and isp */
 	ck_assert_uint_eq(n, 4); /* count, callgraph, io, cct */
 	ck_assert_ptr_eq(ops[3], &analyzer_cct);
+	ck_assert(analyzer_isp.opt_in);
+	ck_assert_int_eq(analyzer__select("isp,count", ops, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_ptr_eq(ops[1], &analyzer_isp);
 	/* "all" is the same; the opt-in timeline only by name */
 	ck_assert_int_eq(analyzer__select("all", ops, &n), 0);
 	ck_assert_uint_eq(n, 4);
@@ -1578,7 +1583,8 @@ START_TEST(test_select)
 	ck_assert_ptr_eq(analyzer__get(2), &analyzer_io);
 	ck_assert_ptr_eq(analyzer__get(3), &analyzer_cct);
 	ck_assert_ptr_eq(analyzer__get(4), &analyzer_timeline);
-	ck_assert_ptr_null(analyzer__get(5));
+	ck_assert_ptr_eq(analyzer__get(5), &analyzer_isp);
+	ck_assert_ptr_null(analyzer__get(6));
 
 	o.analyzers = "nope";
 	ck_assert_int_eq(runner__new(&o, NULL, 0, &r), -EINVAL);

@@ -9,7 +9,6 @@
  * root, BPF, chromium and xmllint (scripts/install-deps.sh): nothing skips.
  */
 #include <check.h>
-#include <png.h>
 #include <sys/types.h>
 
 #include "tests/harness.h"
@@ -411,35 +410,6 @@ START_TEST(exception_tree)
 }
 END_TEST
 
-/* Pixels of the PNG at path that differ from its top-left pixel (the page
- * background); -1 if it cannot be read. */
-static long long png_ink(const char *path, int *w, int *h)
-{
-	png_image img;
-	png_bytep buf;
-	long long ink = 0;
-	size_t i, n;
-
-	memset(&img, 0, sizeof(img));
-	img.version = PNG_IMAGE_VERSION;
-	if (!png_image_begin_read_from_file(&img, path))
-		return -1;
-	img.format = PNG_FORMAT_RGB;
-	n = PNG_IMAGE_SIZE(img);
-	buf = malloc(n);
-	if (!buf || !png_image_finish_read(&img, NULL, buf, 0, NULL)) {
-		free(buf);
-		return -1;
-	}
-	*w = (int)img.width;
-	*h = (int)img.height;
-	for (i = 3; i + 2 < n; i += 3)
-		if (memcmp(buf + i, buf, 3))
-			ink++;
-	free(buf);
-	return ink;
-}
-
 /* Output of a shell command (first line), into buf. */
 static void sh_out(const char *cmd, char *buf, size_t len)
 {
@@ -495,7 +465,7 @@ START_TEST(flamegraph_svg_renders)
 		 "--screenshot='%s' --window-size=1200,800 'file://%s' >/dev/null 2>&1",
 		 png, svg);
 	ck_assert_int_eq(system(cmd), 0);
-	ink = png_ink(png, &w, &h);
+	ink = h_png_ink(png, &w, &h);
 	ck_assert_int_eq(w, 1200);
 	ck_assert_int_eq(h, 800);
 	/* 9 frames of 1180 px by 15 at most: thousands of coloured pixels */

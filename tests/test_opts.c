@@ -219,7 +219,8 @@ static const char *value_for(const struct opt_def *d, char *buf, size_t len)
 		return buf;
 	case OPT_STR:
 	case OPT_STRS:
-		return "x";
+		/* --size's rule has a syntax (GLOB:argN) */
+		return d->name && !strcmp(d->name, "size") ? "x:arg0" : "x";
 	case OPT_CHOICE: /* the last choice: not a default */
 		for (size_t i = 0; d->choices[i]; i++)
 			if (!d->choices[i + 1])
@@ -249,6 +250,9 @@ START_TEST(every_row_parsed)
 		 * join a function trace with a duty cycle instead. */
 		char *sargs[8] = {"-p", "1", "--sample", "10", lname, (char *)v, NULL};
 		bool sampling = d->group && strstr(d->group, "Sampling");
+		/* The isp analyzer's rows shape a function trace that selects it. */
+		char *iargs[8] = {"-p", "1", "-a", "isp", lname, (char *)v, NULL};
+		bool isp = d->group && strstr(d->group, "(the isp analyzer");
 
 		if (d->type == OPT_NOTE || d->type == OPT_HELP || d->type == OPT_VERSION)
 			continue;
@@ -265,6 +269,8 @@ START_TEST(every_row_parsed)
 		snprintf(lname, sizeof(lname), "--%s", d->name);
 		if (sampling)
 			parse_v(&p, v ? 6 : 5, sargs);
+		else if (isp)
+			parse_v(&p, v ? 6 : 5, iargs);
 		else
 			parse_v(&p, v ? 3 : 2, args);
 		ck_assert_msg(p.ret == 0, "--%s %s: %s", d->name, v ? v : "", p.err);
@@ -272,7 +278,7 @@ START_TEST(every_row_parsed)
 			size_t n = *(size_t *)((char *)&p.o + d->count_off);
 
 			ck_assert_uint_eq(n, 1);
-			ck_assert_str_eq(((const char **)((char *)&p.o + d->off))[0], "x");
+			ck_assert_str_eq(((const char **)((char *)&p.o + d->off))[0], v);
 		} else {
 			/* the field's bytes differ from the default's (any type) */
 			const char *a = (char *)&p.o + d->off, *b = (char *)&def.o + d->off;
@@ -423,6 +429,71 @@ START_TEST(conflicts)
 	parse(&p, "--io", NULL);
 	ASSERT_OK(&p);
 	ck_assert_int_eq(p.o.pid, 0);
+}
+END_TEST
+
+/* The isp analyzer's options: they need -a isp with return probes; the
+ * --size rule's syntax; --cost's word turned into the enum. */
+START_TEST(isp_options)
+{
+#define NEED                                                                                       \
+	"--cost, --size and --plots shape the isp analyzer: select it (-a isp or -a ...,isp), "    \
+	"with return probes (no --entry-only)"
+	struct parsed p;
+
+	parse(&p, "-p", "1", "--cost", "calls", NULL);
+	ASSERT_USAGE(&p, NEED); /* isp is not in the default set */
+	parse(&p, "-p", "1", "-a", "count,cct", "--plots", "d", NULL);
+	ASSERT_USAGE(&p, NEED);
+	parse(&p, "-p", "1", "-a", "isp", "--entry-only", "--size", "f:arg0", NULL);
+	ASSERT_USAGE(&p, NEED);
+	parse(&p, "-p", "1", "-a", "isp", "--entry-only", NULL);
+	ASSERT_USAGE(&p, "--entry-only attaches no return probes: the isp analyzer needs them (a "
+			 "point's cost ends at the return)");
+	parse(&p, "-p", "1", "-a", "count, isp", "--cost", "calls", NULL);
+	ASSERT_OK(&p);
+	ck_assert_int_eq(p.o.isp.cost, ISP_COST_CALLS);
+	parse(&p, "-p", "1", "-a", "isp", "--cost", "cpu", NULL);
+	ASSERT_OK(&p);
+	ck_assert_int_eq(p.o.isp.cost, ISP_COST_CPU);
+	parse(&p, "-p", "1", "-a", "isp", NULL);
+	ASSERT_OK(&p);
+	ck_assert_int_eq(p.o.isp.cost, ISP_COST_WALL);
+	parse(&p, "-p", "1", "-a", "isp", "--cost", "cycles", NULL);
+	ASSERT_USAGE(&p, "--cost wants wall, cpu or calls, not 'cycles'");
+	parse(&p, "-p", "1", "-a", "isp", "--size", "parse_*:arg2", "--size", "lex:strlen(arg0)",
+	      NULL);
+	ASSERT_OK(&p);
+	ck_assert_uint_eq(p.o.isp.nsizes, 2);
+	{
+		static const char *const bad[] = {"f",	      "f:arg6",	      "f:arg",	    ":arg0",
+						  "f:strlen(arg0", "f:arg0)", "f:strlen(x)", "f:arg01"};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			char msg[160];
+
+			parse(&p, "-p", "1", "-a", "isp", "--size", bad[i], NULL);
+			snprintf(msg, sizeof(msg),
+				 "--size wants GLOB:argN or GLOB:strlen(argN), N from 0 to 5, not '%s'\n",
+				 bad[i]);
+			ck_assert_int_eq(p.ret, -EINVAL);
+			ck_assert_str_eq(p.err + strlen("cabbpf: error: "), msg);
+		}
+	}
+	{
+		char glob[8];
+		uint8_t spec;
+
+		ck_assert_int_eq(isp__parse_size("libz:deflate*:strlen(arg3)", glob, sizeof(glob),
+						 &spec),
+				 -ENAMETOOLONG);
+		ck_assert_int_eq(isp__parse_size("a:b:strlen(arg3)", glob, sizeof(glob), &spec), 0);
+		ck_assert_str_eq(glob, "a:b");
+		ck_assert_uint_eq(spec, ISP_SPEC_ON | ISP_SPEC_STRLEN | 3);
+		ck_assert_int_eq(isp__parse_size("g*:arg5", glob, sizeof(glob), &spec), 0);
+		ck_assert_uint_eq(spec, ISP_SPEC_ON | 5);
+		ck_assert_uint_eq(ISP_SPEC_ARG(spec), 5);
+	}
 }
 END_TEST
 
@@ -660,6 +731,7 @@ int main(void)
 	tcase_add_test(tc, too_many_patterns);
 	tcase_add_test(tc, unknown_and_missing);
 	tcase_add_test(tc, conflicts);
+	tcase_add_test(tc, isp_options);
 	tcase_add_test(tc, sampling_options);
 	tcase_add_test(tc, help_lists_every_row);
 	tcase_add_test(tc, version);

@@ -19,6 +19,7 @@
 
 #include "common/log.h"
 #include "common/outfile.h"
+#include "analyzers/isp.h"
 #include "user/cli/opts.h"
 #include "user/iomode/iomode.h"
 #include "user/record/offline.h"
@@ -110,6 +111,9 @@ static int preflight(const struct opts *o)
 		return 0;
 	/* --folded, --flamegraph: writable, and the cct analyzer selected */
 	if (!o->io && (err = views__check(&o->view, o->analyzers, o->entry_only)))
+		return err;
+	/* --plots DIR: a real, writable directory (made if absent) */
+	if (!o->io && o->isp.plots_dir && (err = isp__check_plots_dir(o->isp.plots_dir)))
 		return err;
 	return 0;
 }

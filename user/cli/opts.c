@@ -65,6 +65,8 @@ static const char help_tail[] =
 	"  sudo cabbpf --io -d 60 -i 10                 # whole machine's I/O, 1 min\n"
 	"  sudo cabbpf --io --container 3f2a9c --json io.json\n"
 	"  sudo cabbpf --cgroup /sys/fs/cgroup/unified/app -- ./myprog\n"
+	"  sudo cabbpf -a isp --plots plots -- ./myprog in1 in2 in3  # cost vs input\n"
+	"  sudo cabbpf -a isp --cost calls --size 'parse:strlen(arg0)' -p 4242\n"
 	"\n"
 	"Results go to stdout, progress and statistics (events, events/s, lost) to\n"
 	"stderr. Exit status: 0 when a trace was taken (also after Ctrl-C or when the\n"
@@ -84,6 +86,9 @@ static const char G_SAMPLE[] =
 	"Sampling (probes out of the target between windows: native speed; calls\n"
 	"inside a window exact, whole-run counts estimated with a 95% interval)";
 static const char G_VIEW[] = "Call tree, flame graph (the cct analyzer)";
+static const char G_ISP[] =
+	"Input-sensitive profiles (the isp analyzer, -a isp): per routine, cost\n"
+	"against input size, fitted";
 static const char G_TUNE[] = "Tuning";
 static const char G_IO[] = "System-wide I/O and containers";
 
@@ -140,9 +145,10 @@ const struct opt_def opts__table[] = {
 		 "their entries"},
 
 	{"analyzers", 'a', OPT_STR, "LIST", OFF(analyzers), .flags = OPTF_OFFLINE, .group = G_OUT,
-	 .help = "comma-separated: count,callgraph,io,cct (default:\n"
-		 "all; io: bytes read and written per function;\n"
-		 "cct: the calling-context tree, below)"},
+	 .help = "comma-separated: count,callgraph,io,cct,isp\n"
+		 "(default: all but isp; io: bytes read and written\n"
+		 "per function; cct: the calling-context tree; isp:\n"
+		 "input-sensitive profiles, below)"},
 	{"json", 'j', OPT_STR, "FILE", OFF(json_path), .flags = OPTF_OFFLINE, .group = G_OUT,
 	 .help = "also write every result as JSON to FILE\n"
 		 "(schema: docs/json-schema.md)"},
@@ -211,6 +217,37 @@ const struct opt_def opts__table[] = {
 	 .help = "contexts kept per analyzer thread (default\n"
 		 "1048576, ~80 MiB); further calls are folded into\n"
 		 "their caller's context and counted"},
+
+	{.type = OPT_NOTE,
+	 .group = G_ISP,
+	 .label = "-a isp",
+	 .help = "per activation of a traced routine a point (input\n"
+		 "size, cost); input size = bytes delivered by read/\n"
+		 "recv... to it and its callees. Per routine: points\n"
+		 "by size, fitted class O(1)..O(n^3), log-log\n"
+		 "exponent, R^2; superlinear costly routines first.\n"
+		 "Not in the default set: it needs a run that feeds\n"
+		 "a routine inputs of several sizes to say anything"},
+	{"cost", 0, OPT_CHOICE, "C", OFF(cost_word), .group = G_ISP,
+	 .choices = (const char *const[]){"wall", "cpu", "calls", NULL},
+	 .wants = "wall, cpu or calls",
+	 .help = "a point's cost: wall (default: inclusive wall\n"
+		 "time), cpu (inclusive on-CPU time) or calls (traced\n"
+		 "calls in the subtree: deterministic)"},
+	{"size", 0, OPT_STRS, "GLOB:argN", 0, ISP_MAX_SIZES, OPTF_NONEMPTY, OFF(isp.sizes),
+	 .count_off = offsetof(struct opts, isp.nsizes), .group = G_ISP,
+	 .wants = "GLOB:argN or GLOB:strlen(argN)",
+	 .help = "routines matching GLOB take their size from their\n"
+		 "Nth integer argument (from 0; x86-64: rdi, rsi,\n"
+		 "rdx, rcx, r8, r9), or with GLOB:strlen(argN) from\n"
+		 "the length of that string (read up to 4095 bytes),\n"
+		 "read by the entry probe: ~70 ns more per call of\n"
+		 "those functions, none for the others (repeatable)"},
+	{"plots", 0, OPT_STR, "DIR", 0, 0, OPTF_NONEMPTY, OFF(isp.plots_dir), .group = G_ISP,
+	 .wants = "a directory",
+	 .help = "one SVG cost plot per routine with 2+ sizes in DIR\n"
+		 "(created if absent): worst-case and average points,\n"
+		 "fitted curve, log-log axes"},
 
 	{"sample", 0, OPT_DOUBLE, "P", 0, 100, OPTF_LO_OPEN | OPTF_HI_OPEN | OPTF_PERCENT,
 	 OFF(sample_pct), .group = G_SAMPLE,
@@ -302,6 +339,13 @@ static int check_combination(struct opts *o)
 		{o->entry_only && o->analyzers && strstr(o->analyzers, "callgraph"),
 		 "--entry-only attaches no return probes: the callgraph analyzer needs them (use "
 		 "-a count)"},
+		{!o->io && (o->cost_word || o->isp.nsizes || o->isp.plots_dir) &&
+			 (o->entry_only || !views__selects(o->analyzers, "isp")),
+		 "--cost, --size and --plots shape the isp analyzer: select it (-a isp or -a "
+		 "...,isp), with return probes (no --entry-only)"},
+		{o->entry_only && views__selects(o->analyzers, "isp"),
+		 "--entry-only attaches no return probes: the isp analyzer needs them (a point's "
+		 "cost ends at the return)"},
 		{o->pid && o->cmd, "give either -p PID or -- COMMAND, not both"},
 		{o->cgroup && o->container, "give either --cgroup or --container, not both"},
 		{o->interval && !o->io, "-i works with --io only"},
@@ -337,6 +381,17 @@ static int check_combination(struct opts *o)
 			log_err("%s", rules[i].why);
 			return -EINVAL;
 		}
+	for (i = 0; i < o->isp.nsizes; i++) {
+		char glob[256];
+		uint8_t spec;
+
+		if (isp__parse_size(o->isp.sizes[i], glob, sizeof(glob), &spec)) {
+			log_err("--size wants GLOB:argN or GLOB:strlen(argN), N from 0 to %d, not "
+				"'%s'",
+				ISP_MAX_ARG, o->isp.sizes[i]);
+			return -EINVAL;
+		}
+	}
 	/* Defaults that depend on other options. */
 	if (o->entry_only && !o->analyzers)
 		o->analyzers = "count";
@@ -355,6 +410,8 @@ static int check_combination(struct opts *o)
 					o->view.cct.sort = (enum cct_sort)k;
 				else if (d->off == offsetof(struct opts, folded_metric))
 					o->view.metric = (enum cct_metric)k;
+				else if (d->off == offsetof(struct opts, cost_word))
+					o->isp.cost = (enum isp_cost)k;
 			}
 	}
 	return 0;

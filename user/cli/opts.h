@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "analyzers/isp.h"
 #include "user/cli/views.h"
 
 #define OPTS_MAX_FUNCS 256
@@ -34,7 +35,7 @@ struct opts {
 	char **cmd;			   /* after --, NULL-terminated */
 	const char *funcs[OPTS_MAX_FUNCS]; /* -f globs */
 	size_t nfuncs;
-	const char *analyzers;	   /* -a, NULL = all */
+	const char *analyzers;	   /* -a, NULL = all but the opt-in ones */
 	const char *json_path;	   /* --json */
 	const char *output_path;   /* -o: the text report into a file */
 	const char *debug_dir;	   /* --debug-dir: separate debug files */
@@ -67,6 +68,10 @@ struct opts {
 	enum opts_mode mode;
 	const char *record_path; /* record: -o FILE, the recording */
 	const char *input_path;	 /* report, dump: the recording read */
+	/* Input-sensitive profiles (analyzers/isp.h); --cost as given, turned
+	 * into isp.cost once parsed */
+	struct isp_opts isp;
+	const char *cost_word;
 	bool quiet;	       /* -q: no text report */
 	bool verbose;	       /* -v */
 };

@@ -110,15 +110,17 @@ int views__opt(struct view_opts *v, int c, const char *arg)
 	}
 }
 
-/* Whether the -a list names cct (NULL selects every analyzer). */
-static bool has_cct(const char *list)
+bool views__selects(const char *list, const char *name)
 {
 	const char *p = list;
-	size_t n = strlen("cct");
+	size_t n = strlen(name);
 
-	if (!list)
-		return true;
-	while ((p = strstr(p, "cct"))) {
+	if (!list) {
+		const struct analyzer_ops *ops = analyzer__find(name);
+
+		return ops && !ops->opt_in;
+	}
+	while ((p = strstr(p, name))) {
 		bool start = p == list || p[-1] == ',' || p[-1] == ' ';
 		bool end = !p[n] || p[n] == ',' || p[n] == ' ';
 
@@ -146,7 +148,7 @@ int views__check(const struct view_opts *v, const char *analyzers, bool entry_on
 	for (i = 0; i < 3; i++) {
 		if (!paths[i])
 			continue;
-		if (entry_only || !has_cct(analyzers)) {
+		if (entry_only || !views__selects(analyzers, "cct")) {
 			log_err("%s needs the cct analyzer (-a ...,cct) and return probes (no "
 				"--entry-only)",
 				opt[i]);

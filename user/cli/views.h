@@ -86,6 +86,10 @@ static inline bool views__is_opt(int c)
 	"                           their caller's context and counted\n"                          \
 	"\n"
 
+/* Whether the -a list (NULL: the default set, opt-in analyzers left out)
+ * selects the analyzer called name. Any thread. */
+bool views__selects(const char *list, const char *name);
+
 /* Defaults into *v. */
 void views__init(struct view_opts *v);
 

@@ -19,7 +19,8 @@
 
 static const char *kind_name(uint32_t kind)
 {
-	static const char *const names[] = {"?", "call", "return", "io", "guard", "exec", "sched"};
+	static const char *const names[] = {"?",     "call", "return", "io",
+					    "guard", "exec", "sched",  "size"};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
 }
@@ -61,6 +62,13 @@ static void dump_record(FILE *out, const struct recfmt_funcs *fn, uint32_t tid, 
 		break;
 	case CABBPF_EV_SCHED:
 		fprintf(out, "off_cpu_ns=%" PRIu64, rc.sp);
+		break;
+	case CABBPF_EV_SIZE: /* --size: the input size of the call just entered */
+		fprintf(out, "size=%" PRIu64 " of ", rc.sp);
+		if (rc.fid < fn->n)
+			fprintf(out, "%s", fn->names[rc.fid]);
+		else
+			fprintf(out, "fid#%" PRIu32, rc.fid);
 		break;
 	default:
 		fprintf(out, "unknown kind %" PRIu32, rc.kind);

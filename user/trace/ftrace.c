@@ -7,6 +7,7 @@
  * -> join analyzers -> report.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "user/elf/lang.h"
 #include "user/elf/syms.h"
 #include "user/iomode/iotrace.h"
+#include "analyzers/isp.h"
 #include "user/probe/plan.h"
 #include "user/proc/cgroup.h"
 #include "user/proc/libs.h"
@@ -65,6 +67,7 @@ struct ftrace {
 	uint64_t *offsets;
 	const char **names, **lnames, **binaries;
 	uint32_t *sp_delta;
+	uint8_t *sized; /* --size spec byte per fid (analyzers/isp.h), or NULL */
 	struct trace_callsite *csites;
 	size_t ncsites;
 	struct trace *tr;
@@ -443,6 +446,48 @@ static void name_refused(const struct plan *p, const struct symtab *st, const si
 				  insn__verdict_name(p->sites[i].entry_verdict));
 }
 
+/* --size (analyzers/isp.h): each traced function's spec byte, from the
+ * first rule whose glob matches its name (or linkage name). A rule that
+ * matches nothing is an error: the user named a function not traced.
+ * Returns 0 or -errno (logged). */
+static int size_rules(struct ftrace *ft)
+{
+	size_t r, i;
+
+	if (!ft->o.isp.nsizes)
+		return 0;
+	ft->sized = calloc(ft->nfuncs + 1, sizeof(*ft->sized));
+	if (!ft->sized) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	for (r = 0; r < ft->o.isp.nsizes; r++) {
+		char glob[256];
+		uint8_t spec;
+		size_t hits = 0;
+
+		if (isp__parse_size(ft->o.isp.sizes[r], glob, sizeof(glob), &spec))
+			return -EINVAL; /* opts checked it */
+		for (i = 0; i < ft->nfuncs; i++) {
+			bool m = (ft->names[i] && !fnmatch(glob, ft->names[i], 0)) ||
+				 (ft->lnames[i] && !fnmatch(glob, ft->lnames[i], 0));
+
+			if (!m || ft->offsets[i] == TRACE_NO_PROBE)
+				continue;
+			hits++;
+			if (!ft->sized[i])
+				ft->sized[i] = spec;
+		}
+		if (!hits) {
+			log_err("--size %s: no traced function matches '%s' (see -l)",
+				ft->o.isp.sizes[r], glob);
+			return -ENOENT;
+		}
+	}
+	ft->o.isp.sized = ft->sized;
+	return 0;
+}
+
 /* The per-fid arrays trace_opts and runner_opts take: the executable's
  * functions, then the libraries'. Returns 0 or -errno (logged). */
 static int number_functions(struct ftrace *ft)
@@ -508,7 +553,7 @@ static int number_functions(struct ftrace *ft)
 		for (j = 0; j < libs->v[i].n; j++)
 			ft->lnames[k++] = libs->v[i].st->syms[libs->v[i].idx[j]].name;
 	ft->nfuncs = all;
-	return 0;
+	return size_rules(ft);
 }
 
 /* Load the guard's probes into the trace's rings. Returns 0 or -errno
@@ -541,6 +586,7 @@ static int open_trace(struct ftrace *ft)
 	to.binaries = ft->binaries;
 	to.no_returns = o->entry_only;
 	to.sp_delta = ft->sp_delta;
+	to.size_specs = ft->sized;
 	to.offsets = ft->offsets;
 	to.nfuncs = (uint32_t)ft->nfuncs;
 	to.callsites = ft->csites;
@@ -608,6 +654,7 @@ static int open_pipeline(struct ftrace *ft)
 		ro.tap_ctx = ft->rec;
 		ro.tap_only = !ft->live;
 	}
+	ro.isp = &ft->o.isp;
 	err = runner__new(&ro, stage__bufs(ft->stage), trace__ncpus(ft->tr), &ft->rn);
 	/* runner__new names a wrong analyzer itself (-EINVAL); not the rest */
 	if (err && err != -EINVAL)
@@ -981,6 +1028,16 @@ static int report(struct ftrace *ft)
 			 (uint64_t)((ft->t1 - ft->t0) * 1e9)) &&
 	    !err)
 		err = -EIO;
+	/* --plots DIR (analyzers/isp.h) */
+	if (!ft->o.floor && ft->o.isp.plots_dir && runner__analyzer(ft->rn, "isp")) {
+		int n = isp__write_plots((void *)runner__analyzer(ft->rn, "isp"), ft->o.isp.plots_dir);
+
+		if (n < 0 && !err)
+			err = -EIO;
+		else if (n >= 0)
+			log_info("--plots: %d cost plot%s written to %s", n, n == 1 ? "" : "s",
+				 ft->o.isp.plots_dir);
+	}
 	report__summary_line(&sm);
 	free(lost_cpu);
 	return err;
@@ -1024,6 +1081,7 @@ static void ftrace_free(struct ftrace *ft)
 	free(ft->lnames);
 	free(ft->binaries);
 	free(ft->sp_delta);
+	free(ft->sized);
 	free(ft->csites);
 	free(ft->idx);
 	for (size_t i = 0; ft->labels && i < ft->nlabels; i++)

@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 
 #include "user/trace/trace.h"
+#include "analyzers/isp.h"
 #include "common/log.h"
 #include "user/probe/uprobe_multi.h"
 #include "trace.skel.h"
@@ -45,12 +46,47 @@ struct trace {
 	struct bpf_link *switch_link; /* on_switch: off-CPU intervals (on-CPU time) */
 	uint32_t refused;
 	bool multi;
+	uint32_t nsized; /* functions with a --size rule */
 	bool paused; /* sampling: between windows (trace__pause) */
 	/* sampling: the links of the last pause, closed by thread closer */
 	struct link_set closing_set;
 	pthread_t closer;
 	bool closing;
 };
+
+/* The --size rules into the "sizespecs" map (bpf/trace.bpf.c), by fid.
+ * Returns 0 or -errno. */
+static int fill_sizespecs(struct trace *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.sizespecs);
+	uint32_t fid;
+
+	for (fid = 0; t->nsized && fid < t->o.nfuncs; fid++) {
+		struct cabbpf_sizespec v = {0};
+		uint8_t s = t->o.size_specs[fid];
+
+		if (!s)
+			continue;
+		v.arg = ISP_SPEC_ARG(s);
+		v.strlen = (s & ISP_SPEC_STRLEN) != 0;
+		if (bpf_map_update_elem(fd, &fid, &v, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* The entry probe's cookie of fid (include/cabbpf_event.h): the fid, the
+ * --size flag, the sp correction in the high half. */
+static uint64_t entry_cookie(const struct trace *t, uint32_t fid)
+{
+	uint64_t c = fid;
+
+	if (t->o.size_specs && t->o.size_specs[fid])
+		c |= CABBPF_COOKIE_SIZED;
+	if (t->o.sp_delta)
+		c |= (uint64_t)t->o.sp_delta[fid] << 32;
+	return c;
+}
 
 /* Open and load the skeleton; multi selects the attach type of the probe
  * programs (it must be fixed before load). */
@@ -65,6 +101,7 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->want_time = !t->o.no_times;
 	t->skel->rodata->cgroup_on = t->o.cgroup;
 	t->skel->rodata->sampling = t->o.sampling;
+	t->skel->rodata->sized_on = t->nsized > 0;
 	t->entry = t->o.floor ? t->skel->progs.empty_entry : t->skel->progs.on_entry;
 	t->ret = t->o.floor ? t->skel->progs.empty_return : t->skel->progs.on_return;
 	bpf_program__set_autoload(t->o.floor ? t->skel->progs.on_entry : t->skel->progs.empty_entry,
@@ -82,7 +119,8 @@ static int load(struct trace *t, bool multi)
 		err = bpf_map__set_max_entries(t->skel->maps.heads, (__u32)t->ncpus);
 	if (err)
 		return err;
-	return trace_bpf__load(t->skel);
+	err = trace_bpf__load(t->skel);
+	return err ? err : fill_sizespecs(t);
 }
 
 /* Map the loaded "slots" map into the loader (shared with the kernel: the
@@ -128,6 +166,13 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 		return -ENOMEM;
 	}
 	t->o = *o;
+	for (uint32_t f = 0; o->size_specs && f < o->nfuncs; f++)
+		t->nsized += o->size_specs[f] != 0;
+	if (t->nsized > 4096) { /* bpf/trace.bpf.c: sizespecs' max_entries */
+		log_err("--size designates %u functions: at most 4096", t->nsized);
+		err = -E2BIG;
+		goto cleanup;
+	}
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0) {
 		err = t->ncpus ? t->ncpus : -EINVAL;
@@ -244,7 +289,7 @@ static int attach_perf(struct trace *t, bool *logged)
 			continue;
 		}
 		/* fid in the low half, the sp correction in the high half. */
-		uo.bpf_cookie = fid | (t->o.sp_delta ? (uint64_t)t->o.sp_delta[fid] << 32 : 0);
+		uo.bpf_cookie = entry_cookie(t, fid);
 		uo.retprobe = false;
 		le = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, bin_of(t, fid),
 						     (size_t)t->o.offsets[fid], &uo);
@@ -301,7 +346,7 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 				log_warn("the kernel refused the probe of function %u at 0x%lx "
 					 "of %s, which the plan accepted: that function is not "
 					 "traced",
-					 (unsigned)cookies[i], (unsigned long)offs[i], bin);
+					 (unsigned)(cookies[i] & CABBPF_COOKIE_FID), (unsigned long)offs[i], bin);
 		}
 		return (int)m;
 	}
@@ -314,11 +359,12 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 			 * and finding it split the link (trial and error). */
 			log_warn("the kernel refused the probe of function %u at 0x%lx of %s, "
 				 "which the plan accepted: that function is not traced",
-				 (unsigned)cookies[i], (unsigned long)offs[i], bin);
+				 (unsigned)(cookies[i] & CABBPF_COOKIE_FID), (unsigned long)offs[i], bin);
 			continue;
 		}
 		offs[m] = offs[i];
-		cookies[m++] = (uint32_t)cookies[i]; /* returns: no sp correction */
+		/* returns: no sp correction, no --size flag */
+		cookies[m++] = (uint32_t)cookies[i] & CABBPF_COOKIE_FID;
 	}
 	if (!m)
 		return 0;
@@ -374,7 +420,7 @@ static int attach_multi(struct trace *t)
 				continue;
 			offs[n] = t->o.offsets[j];
 			/* fid in the low half, the sp correction in the high half */
-			cookies[n++] = j | (t->o.sp_delta ? (uint64_t)t->o.sp_delta[j] << 32 : 0);
+			cookies[n++] = entry_cookie(t, j);
 		}
 		nfn = n;
 		for (k = 0; k < t->o.ncallsites; k++) {
@@ -402,7 +448,8 @@ static int attach_multi(struct trace *t)
 		 * with call sites: see attach_file). */
 		for (k = nfn; k < n; k++)
 			if (refused[k]) {
-				struct trace_callsite c = {offs[k], (uint32_t)cookies[k], -8};
+				struct trace_callsite c = {offs[k], (uint32_t)cookies[k] & CABBPF_COOKIE_FID,
+							    -8};
 
 				callsite_refused(&c, NULL);
 			}

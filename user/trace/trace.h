@@ -34,6 +34,9 @@ struct trace_opts {
 	 * entry and its probe site (entry-only placement, user/probe/plan.h); the
 	 * BPF program adds it back so the event sp is the return-address slot */
 	const uint32_t *sp_delta;
+	/* per fid, NULL = none: the --size rule's spec byte (analyzers/isp.h,
+	 * ISP_SPEC_*; 0 = none); such entries read their size */
+	const uint8_t *size_specs;
 	bool no_returns; /* entry probes only (no uretprobes) */
 	/* file offset of each function's probe site; index = fid;
 	 * TRACE_NO_PROBE = not probed (counted in trace__refused);

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Input-sensitive profiles: see isp.h.
+ *
+ * Why isp is opt-in (not in the default -a set): its answer needs a run
+ * that feeds a routine inputs of several sizes (one workload usually
+ * gives one size per routine, and a fit of one size says nothing), its
+ * tables grow with the number of distinct sizes per routine, and its
+ * text report (one row per routine with a fit) repeats what the count
+ * and io tables already say for a run that was not meant for it.
+ *
+ * Per-activation state: a stack per program thread, parallel to the
+ * thread's shadow stack and indexed by the same depth, holding the input
+ * bytes and traced calls of the activation's subtree so far. Input is
+ * added to the innermost live activation only; a closing activation adds
+ * its totals to its caller's (so every ancestor sees its descendants'
+ * input when it closes, and a sibling never sees it).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzers/analyzer.h"
+#include "analyzers/fit.h"
+#include "analyzers/isp.h"
+#include "analyzers/isp_internal.h"
+#include "cabbpf_event.h"
+#include "common/hmap.h"
+#include "common/json.h"
+
+struct act {
+	uint64_t in;	/* input bytes of the subtree so far */
+	uint64_t calls; /* traced calls of the subtree so far, itself included */
+};
+
+struct ithread {
+	struct act *st; /* [cap], indexed by shadow depth */
+	size_t cap;
+	uint32_t gen;
+	bool gen_seen;
+};
+
+static void fn_free(struct isp_fn *f)
+{
+	hmap__fini(&f->bysize);
+	free(f->pts);
+}
+
+static int isp_init(const struct an_ctx *ctx, void **state)
+{
+	struct isp *a = calloc(1, sizeof(*a));
+
+	*state = NULL;
+	if (!a)
+		return -ENOMEM;
+	a->ctx = ctx;
+	a->cost = ctx->isp ? ctx->isp->cost : ISP_COST_WALL;
+	a->sized = ctx->isp ? ctx->isp->sized : NULL;
+	a->fn = calloc(ctx->nfuncs ? ctx->nfuncs : 1, sizeof(*a->fn));
+	if (!a->fn) {
+		free(a);
+		return -ENOMEM;
+	}
+	*state = a;
+	return 0;
+}
+
+static void isp_free(void *state)
+{
+	struct isp *a = state;
+	struct hmap_ent *e;
+	size_t it = 0;
+	uint32_t i;
+
+	if (!a)
+		return;
+	while (hmap__next(&a->threads, &it, &e)) {
+		struct ithread *t = (struct ithread *)(uintptr_t)e->val;
+
+		if (t)
+			free(t->st);
+		free(t);
+	}
+	hmap__fini(&a->threads);
+	for (i = 0; i < a->ctx->nfuncs; i++)
+		fn_free(&a->fn[i]);
+	free(a->fn);
+	free(a);
+}
+
+static struct ithread *thread_get(struct isp *a, uint32_t tid)
+{
+	uint64_t *v;
+
+	if (a->last && a->last_tid == tid)
+		return a->last;
+	if (hmap__upsert(&a->threads, tid, &v))
+		return NULL;
+	if (!*v) {
+		struct ithread *t = calloc(1, sizeof(*t));
+
+		if (!t)
+			return NULL; /* an empty slot reads as absent */
+		*v = (uint64_t)(uintptr_t)t;
+	}
+	a->last = (struct ithread *)(uintptr_t)*v;
+	a->last_tid = tid;
+	return a->last;
+}
+
+/* Room for index d; a failure is counted by the caller. */
+static bool reserve(struct ithread *t, size_t d)
+{
+	size_t cap;
+	struct act *n;
+
+	if (d < t->cap)
+		return true;
+	cap = t->cap ? t->cap : 64;
+	while (cap <= d)
+		cap *= 2;
+	n = realloc(t->st, cap * sizeof(*n));
+	if (!n)
+		return false;
+	memset(n + t->cap, 0, (cap - t->cap) * sizeof(*n));
+	t->st = n;
+	t->cap = cap;
+	return true;
+}
+
+/* A coroutine switch replaced the shadow stack (gen changed): the
+ * counters of the frames now live are not known; start them afresh. */
+static void check_gen(struct isp *a, struct ithread *t, uint32_t gen)
+{
+	if (t->gen_seen && t->gen != gen) {
+		memset(t->st, 0, t->cap * sizeof(*t->st));
+		a->resync++;
+	}
+	t->gen = gen;
+	t->gen_seen = true;
+}
+
+static void isp_on_call(void *state, const struct an_call *c)
+{
+	struct isp *a = state;
+	struct ithread *t = thread_get(a, c->tid);
+
+	if (!t || !reserve(t, c->depth)) {
+		a->nomem++;
+		return;
+	}
+	check_gen(a, t, c->gen);
+	t->st[c->depth] = (struct act){.in = 0, .calls = 1};
+}
+
+int isp__add_point(struct isp_fn *f, uint64_t size, uint64_t cost, uint64_t calls)
+{
+	uint64_t *v, idx;
+	struct isp_point *p;
+
+	/* Activations of a routine often repeat one size: skip the map. */
+	if (f->n && f->last < f->n && f->pts[f->last].size == size) {
+		p = &f->pts[f->last];
+		goto add;
+	}
+	if (hmap__upsert(&f->bysize, size, &v))
+		return -ENOMEM;
+	if (!*v) {
+		if (f->n == f->cap) {
+			size_t cap = f->cap ? f->cap * 2 : 8;
+			struct isp_point *n = realloc(f->pts, cap * sizeof(*n));
+
+			if (!n) {
+				/* an absent value reads as 0: leave the key unused */
+				return -ENOMEM;
+			}
+			f->pts = n;
+			f->cap = cap;
+		}
+		f->pts[f->n] = (struct isp_point){.size = size, .cost_min = UINT64_MAX};
+		*v = ++f->n;
+		f->sorted = false;
+	}
+	idx = *v - 1;
+	f->last = (size_t)idx;
+	p = &f->pts[idx];
+add:
+	if (!p->calls || cost < p->cost_min)
+		p->cost_min = cost;
+	if (cost > p->cost_max)
+		p->cost_max = cost;
+	p->cost_sum += cost;
+	p->calls += calls;
+	return 0;
+}
+
+static void isp_on_return(void *state, const struct an_return *r)
+{
+	struct isp *a = state;
+	struct ithread *t = thread_get(a, r->tid);
+	const struct shadow_frame *fr = &r->frames[r->depth];
+	struct isp_fn *f;
+	struct act act;
+	uint64_t cost, size;
+
+	if (!t || r->depth >= t->cap) {
+		a->nomem++;
+		return;
+	}
+	check_gen(a, t, r->gen);
+	act = t->st[r->depth];
+	if (r->depth) {
+		t->st[r->depth - 1].in += act.in;
+		t->st[r->depth - 1].calls += act.calls;
+	}
+	if (r->fid >= a->ctx->nfuncs)
+		return;
+	f = &a->fn[r->fid];
+	if (!r->matched) {
+		f->unmatched++;
+		a->unmatched++;
+		return;
+	}
+	if (fr->sized) {
+		size = fr->size;
+		f->arg = true;
+	} else if (a->sized && a->sized[r->fid]) {
+		/* its size event was lost or unreadable: no point, counted */
+		f->unsized++;
+		a->unsized++;
+		return;
+	} else {
+		size = act.in;
+		f->io = true;
+	}
+	cost = a->cost == ISP_COST_CALLS ? act.calls
+	       : a->cost == ISP_COST_CPU ? r->cpu_incl_ns
+					  : r->incl_ns;
+	if (isp__add_point(f, size, cost, 1)) {
+		a->nomem++;
+		return;
+	}
+	f->total += cost;
+	a->points++;
+}
+
+static void isp_on_io(void *state, const struct an_io *io)
+{
+	struct isp *a = state;
+	struct ithread *t;
+
+	if (CABBPF_SC_IS_OUTPUT(io->sc) || io->failed || !io->depth)
+		return;
+	a->input_bytes += io->ret;
+	t = thread_get(a, io->tid);
+	if (!t || !reserve(t, io->depth - 1)) {
+		a->nomem++;
+		return;
+	}
+	t->st[io->depth - 1].in += io->ret;
+}
+
+static int isp_merge(void *dst, const void *src)
+{
+	struct isp *d = dst;
+	const struct isp *s = src;
+	uint32_t i;
+	size_t k;
+
+	for (i = 0; i < d->ctx->nfuncs; i++) {
+		const struct isp_fn *sf = &s->fn[i];
+		struct isp_fn *df = &d->fn[i];
+
+		for (k = 0; k < sf->n; k++) {
+			const struct isp_point *p = &sf->pts[k];
+
+			struct isp_point *q;
+
+			/* min and max as they are, sum and calls added; the
+			 * point just touched is df->pts[df->last] */
+			if (isp__add_point(df, p->size, p->cost_min, 0))
+				return -ENOMEM;
+			q = &df->pts[df->last];
+			q->calls += p->calls;
+			q->cost_sum += p->cost_sum - p->cost_min;
+			if (p->cost_max > q->cost_max)
+				q->cost_max = p->cost_max;
+		}
+		df->total += sf->total;
+		df->unmatched += sf->unmatched;
+		df->unsized += sf->unsized;
+		df->arg |= sf->arg;
+		df->io |= sf->io;
+	}
+	d->points += s->points;
+	d->unmatched += s->unmatched;
+	d->unsized += s->unsized;
+	d->nomem += s->nomem;
+	d->resync += s->resync;
+	d->input_bytes += s->input_bytes;
+	return 0;
+}
+
+/* ------------------------------------------------------------ queries -- */
+
+static int cmp_point(const void *x, const void *y)
+{
+	const struct isp_point *p = x, *q = y;
+
+	return p->size < q->size ? -1 : p->size > q->size;
+}
+
+int isp__sort(struct isp_fn *f)
+{
+	size_t i;
+
+	if (f->sorted)
+		return 0;
+	qsort(f->pts, f->n, sizeof(*f->pts), cmp_point);
+	hmap__fini(&f->bysize);
+	hmap__init(&f->bysize);
+	for (i = 0; i < f->n; i++) {
+		uint64_t *v;
+
+		if (hmap__upsert(&f->bysize, f->pts[i].size, &v))
+			return -ENOMEM;
+		*v = i + 1;
+	}
+	f->last = 0;
+	f->sorted = true;
+	return 0;
+}
+
+size_t isp__sizes(const struct isp_fn *f)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < f->n; i++)
+		k += f->pts[i].size >= 1;
+	return k;
+}
+
+int isp__fit(const struct isp_fn *f, struct fit_result *r)
+{
+	double *x = malloc((f->n + 1) * sizeof(*x)), *y = malloc((f->n + 1) * sizeof(*y));
+	size_t i;
+	int err;
+
+	if (!x || !y) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < f->n; i++) {
+		x[i] = (double)f->pts[i].size;
+		y[i] = (double)f->pts[i].cost_max;
+	}
+	err = fit__points(x, y, f->n, r);
+cleanup:
+	free(x);
+	free(y);
+	return err;
+}
+
+uint64_t isp__points(void *state, uint32_t fid, const struct isp_point **pts, size_t *n)
+{
+	struct isp *a = state;
+
+	*pts = NULL;
+	*n = 0;
+	if (fid >= a->ctx->nfuncs || isp__sort(&a->fn[fid]))
+		return 0;
+	*pts = a->fn[fid].pts;
+	*n = a->fn[fid].n;
+	return a->fn[fid].unmatched;
+}
+
+uint64_t isp__npoints(const void *state)
+{
+	return ((const struct isp *)state)->points;
+}
+
+const char *isp__cost_unit(enum isp_cost c)
+{
+	return c == ISP_COST_CALLS ? "calls" : c == ISP_COST_CPU ? "ns on-CPU" : "ns wall";
+}
+
+int isp__parse_size(const char *rule, char *glob, size_t len, uint8_t *spec)
+{
+	const char *colon = strrchr(rule, ':'), *p;
+	bool str = false;
+	size_t n;
+
+	if (!colon || colon == rule)
+		return -EINVAL;
+	p = colon + 1;
+	if (!strncmp(p, "strlen(", 7)) {
+		str = true;
+		p += 7;
+	}
+	if (strncmp(p, "arg", 3) || p[3] < '0' || p[3] > '0' + ISP_MAX_ARG)
+		return -EINVAL;
+	if (strcmp(p + 4, str ? ")" : ""))
+		return -EINVAL;
+	n = (size_t)(colon - rule);
+	if (n >= len)
+		return -ENAMETOOLONG;
+	memcpy(glob, rule, n);
+	glob[n] = 0;
+	*spec = (uint8_t)(ISP_SPEC_ON | (str ? ISP_SPEC_STRLEN : 0) | (p[3] - '0'));
+	return 0;
+}
+
+static const char *cost_name(enum isp_cost c)
+{
+	return c == ISP_COST_CALLS ? "calls" : c == ISP_COST_CPU ? "cpu" : "wall";
+}
+
+/* ------------------------------------------------------------ reports -- */
+
+struct row {
+	uint32_t fid;
+	uint64_t total;
+	bool fitted;
+	bool bottleneck; /* superlinear and a large share of the cost */
+	struct fit_result fit;
+};
+
+static int cmp_row(const void *x, const void *y)
+{
+	const struct row *p = x, *q = y;
+
+	if (p->bottleneck != q->bottleneck)
+		return p->bottleneck ? -1 : 1;
+	if (p->total != q->total)
+		return p->total > q->total ? -1 : 1;
+	return p->fid < q->fid ? -1 : p->fid > q->fid;
+}
+
+/* The routines with points, fitted, bottlenecks first, then by total
+ * cost (rows[].fid; *n of them). NULL on -ENOMEM. */
+static struct row *rows_of(struct isp *a, size_t *n)
+{
+	struct row *rows = malloc((a->ctx->nfuncs + 1) * sizeof(*rows));
+	uint64_t maxtotal = 0;
+	uint32_t i;
+	size_t k = 0, j;
+
+	if (!rows)
+		return NULL;
+	for (i = 0; i < a->ctx->nfuncs; i++) {
+		struct isp_fn *f = &a->fn[i];
+		int err;
+
+		if (!f->n)
+			continue;
+		if (isp__sort(f)) {
+			free(rows);
+			return NULL;
+		}
+		rows[k] = (struct row){.fid = i, .total = f->total};
+		err = isp__fit(f, &rows[k].fit);
+		if (err == -ENOMEM) {
+			free(rows);
+			return NULL;
+		}
+		rows[k].fitted = !err;
+		if (f->total > maxtotal)
+			maxtotal = f->total;
+		k++;
+	}
+	/* "Large": at least 1% of the costliest routine's total (outer
+	 * routines' inclusive cost holds their callees', so the share is
+	 * of the top, not of a sum). */
+	for (j = 0; j < k; j++)
+		rows[j].bottleneck = rows[j].fitted && fit__superlinear(rows[j].fit.cls) &&
+				     a->fn[rows[j].fid].total * 100 >= maxtotal;
+	qsort(rows, k, sizeof(*rows), cmp_row);
+	*n = k;
+	return rows;
+}
+
+static int isp_report_text(void *state, FILE *f)
+{
+	struct isp *a = state;
+	struct row *rows;
+	size_t n = 0, i, nb = 0;
+	char buf[24];
+
+	rows = rows_of(a, &n);
+	if (!rows)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		nb += rows[i].bottleneck;
+	fprintf(f, "Input-sensitive profiles: %" PRIu64 " points (activations) of %zu routine%s, "
+		   "cost = %s, size = input bytes read by the activation and its callees "
+		   "(or the --size argument); fit of the worst case per size\n",
+		a->points, n, n == 1 ? "" : "s", isp__cost_unit(a->cost));
+	if (nb)
+		fprintf(f, "  * superlinear with a large total cost: likely asymptotic "
+			   "bottleneck%s (listed first)\n",
+			nb == 1 ? "" : "s");
+	fprintf(f, "%9s %8s %8s %-11s %8s %6s %14s  ROUTINE\n", "POINTS", "SIZES", "MAX_SIZE",
+		"FIT", "EXPONENT", "R2", "TOTAL_COST");
+	for (i = 0; i < n && i < a->ctx->top; i++) {
+		const struct isp_fn *fn = &a->fn[rows[i].fid];
+		uint64_t pts = 0;
+		size_t k;
+
+		for (k = 0; k < fn->n; k++)
+			pts += fn->pts[k].calls;
+		fprintf(f, "%9" PRIu64 " %8zu %8" PRIu64 " ", pts, fn->n, fn->pts[fn->n - 1].size);
+		if (rows[i].fitted)
+			fprintf(f, "%-11s ", fit__class_name(rows[i].fit.cls));
+		else
+			fprintf(f, "%-11s ", "-");
+		if (rows[i].fitted && rows[i].fit.has_exponent)
+			fprintf(f, "%8.2f ", rows[i].fit.exponent);
+		else
+			fprintf(f, "%8s ", "-");
+		if (rows[i].fitted)
+			fprintf(f, "%6.3f ", rows[i].fit.r2);
+		else
+			fprintf(f, "%6s ", "-");
+		fprintf(f, "%14" PRIu64 "  %s%s%s\n", fn->total, rows[i].bottleneck ? "* " : "",
+			an_ctx__name(a->ctx, rows[i].fid, buf),
+			fn->arg ? " [size: argument]" : "");
+	}
+	if (n > a->ctx->top)
+		fprintf(f, "  ... %zu more routines (the JSON report has all)\n", n - a->ctx->top);
+	fprintf(f, "  ('-': fewer than %d distinct sizes >= 1, no fit)\n", FIT_MIN_SIZES);
+	if (a->unmatched)
+		fprintf(f, "  %" PRIu64 " activations ended without a return: no point (no exact cost)\n",
+			a->unmatched);
+	if (a->unsized)
+		fprintf(f, "  %" PRIu64 " activations of --size routines without a size (string "
+			   "unreadable, or the size event lost): no point\n",
+			a->unsized);
+	if (a->nomem)
+		fprintf(f, "  warning: %" PRIu64 " activations not recorded (out of memory)\n", a->nomem);
+	free(rows);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void fit_json(struct json *w, const struct row *r)
+{
+	json__key(w, "fit");
+	if (!r->fitted) {
+		json__null(w);
+		return;
+	}
+	json__begin_object(w);
+	json__key(w, "class");
+	json__string(w, fit__class_name(r->fit.cls));
+	json__key(w, "exponent");
+	if (r->fit.has_exponent)
+		json__double(w, r->fit.exponent);
+	else
+		json__null(w);
+	json__key(w, "r2");
+	json__double(w, r->fit.r2);
+	json__key(w, "a");
+	json__double(w, r->fit.a);
+	json__key(w, "b");
+	json__double(w, r->fit.b);
+	json__key(w, "exponent_r2");
+	if (r->fit.has_exponent)
+		json__double(w, r->fit.exp_r2);
+	else
+		json__null(w);
+	json__end_object(w);
+}
+
+static int isp_report_json(void *state, struct json *w)
+{
+	struct isp *a = state;
+	struct row *rows;
+	size_t n = 0, i, k;
+	char buf[24];
+
+	rows = rows_of(a, &n);
+	if (!rows)
+		return -ENOMEM;
+	json__key(w, "isp");
+	json__begin_array(w);
+	for (i = 0; i < n; i++) {
+		const struct isp_fn *fn = &a->fn[rows[i].fid];
+
+		json__begin_object(w);
+		json__key(w, "name");
+		json__string(w, an_ctx__name(a->ctx, rows[i].fid, buf));
+		if (an_ctx__linkage(a->ctx, rows[i].fid)) {
+			json__key(w, "linkage_name");
+			json__string(w, an_ctx__linkage(a->ctx, rows[i].fid));
+		}
+		json__key(w, "fid");
+		json__u64(w, rows[i].fid);
+		json__key(w, "size_source");
+		json__string(w, fn->arg ? "arg" : "io");
+		json__key(w, "points");
+		json__begin_array(w);
+		for (k = 0; k < fn->n; k++) {
+			const struct isp_point *p = &fn->pts[k];
+
+			json__begin_object(w);
+			json__key(w, "size");
+			json__u64(w, p->size);
+			json__key(w, "calls");
+			json__u64(w, p->calls);
+			json__key(w, "cost_min");
+			json__u64(w, p->cost_min);
+			json__key(w, "cost_avg");
+			json__double(w, (double)p->cost_sum / (double)p->calls);
+			json__key(w, "cost_max");
+			json__u64(w, p->cost_max);
+			json__end_object(w);
+		}
+		json__end_array(w);
+		fit_json(w, &rows[i]);
+		json__key(w, "total_cost");
+		json__u64(w, fn->total);
+		json__key(w, "unmatched");
+		json__u64(w, fn->unmatched);
+		json__key(w, "unsized");
+		json__u64(w, fn->unsized);
+		json__key(w, "bottleneck");
+		json__bool(w, rows[i].bottleneck);
+		json__end_object(w);
+	}
+	json__end_array(w);
+	json__key(w, "isp_info");
+	json__begin_object(w);
+	json__key(w, "cost");
+	json__string(w, cost_name(a->cost));
+	json__key(w, "cost_unit");
+	json__string(w, isp__cost_unit(a->cost));
+	json__key(w, "points");
+	json__u64(w, a->points);
+	json__key(w, "input_bytes");
+	json__u64(w, a->input_bytes);
+	json__key(w, "unmatched");
+	json__u64(w, a->unmatched);
+	json__key(w, "unsized");
+	json__u64(w, a->unsized);
+	json__key(w, "nomem");
+	json__u64(w, a->nomem);
+	json__key(w, "resync");
+	json__u64(w, a->resync);
+	free(rows);
+	return json__end_object(w);
+}
+
+const struct analyzer_ops analyzer_isp = {
+	.name = "isp",
+	.help = "input-sensitive profiles: per activation (input size, cost), per routine a "
+		"cost plot and a fitted growth class",
+	.init = isp_init,
+	.on_call = isp_on_call,
+	.on_return = isp_on_return,
+	.merge = isp_merge,
+	.report_text = isp_report_text,
+	.report_json = isp_report_json,
+	.free = isp_free,
+	.on_io = isp_on_io,
+	.opt_in = true,
+};

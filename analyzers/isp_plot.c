@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * --plots DIR: one SVG cost plot per routine (isp.h), as a person reads
+ * it: log-log axes with decade ticks, the worst-case points (max cost per
+ * size), the average points, the fitted curve, labelled axes, a legend,
+ * and each point's figures on hover. Self-contained: no script, no
+ * external reference. Files through common/outfile.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyzers/analyzer.h"
+#include "analyzers/isp_internal.h"
+#include "common/log.h"
+#include "common/outfile.h"
+
+#define W 720
+#define H 460
+#define ML 90 /* margins: left (tick labels), right, top (title), bottom */
+#define MR 30
+#define MT 76
+#define MB 60
+
+/* XML text of s. */
+static void esc(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		switch (*s) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+}
+
+struct axis {
+	double lo, hi; /* log10 of the range's ends, whole decades */
+};
+
+static void axis_of(struct axis *a, double vmin, double vmax)
+{
+	a->lo = floor(log10(vmin));
+	a->hi = ceil(log10(vmax));
+	if (a->hi <= a->lo)
+		a->hi = a->lo + 1;
+}
+
+static double px(const struct axis *a, double v)
+{
+	return ML + (log10(v) - a->lo) / (a->hi - a->lo) * (W - ML - MR);
+}
+
+static double py(const struct axis *a, double v)
+{
+	return H - MB - (log10(v) - a->lo) / (a->hi - a->lo) * (H - MT - MB);
+}
+
+/* The plot of one sorted routine. Returns 0 or -EIO. */
+static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct isp_fn *fn,
+		     const struct fit_result *fit, bool fitted)
+{
+	double xmin = INFINITY, xmax = 0, ymin = INFINITY, ymax = 0;
+	struct axis ax, ay;
+	size_t i, undrawn = 0;
+	uint64_t acts = 0;
+	char buf[24];
+	int d, k;
+
+	for (i = 0; i < fn->n; i++) {
+		const struct isp_point *p = &fn->pts[i];
+		double avg = (double)p->cost_sum / (double)p->calls;
+
+		acts += p->calls;
+		if (!p->size || !p->cost_max) {
+			undrawn++;
+			continue;
+		}
+		xmin = fmin(xmin, (double)p->size);
+		xmax = fmax(xmax, (double)p->size);
+		ymin = fmin(ymin, avg > 0 ? avg : (double)p->cost_max);
+		ymax = fmax(ymax, (double)p->cost_max);
+	}
+	if (xmax == 0) /* nothing drawable: empty axes over one decade */
+		xmin = xmax = ymin = ymax = 1;
+	/* the fitted curve stays inside the y range it is drawn in */
+	axis_of(&ax, xmin, xmax);
+	axis_of(&ay, ymin, ymax);
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		   "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
+		W, H, W, H);
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", W, H);
+	fputs("<text x=\"20\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", f);
+	esc(f, an_ctx__name(a->ctx, fid, buf));
+	fputs(": cost against input size</text>\n<text x=\"20\" y=\"44\" fill=\"#444\">", f);
+	fprintf(f, "%" PRIu64 " activations, %zu distinct sizes; ", acts, fn->n);
+	if (fitted) {
+		fprintf(f, "worst case fitted %s, R&#178; %.3f", fit__class_name(fit->cls),
+			fit->r2);
+		if (fit->has_exponent)
+			fprintf(f, ", log-log exponent %.2f", fit->exponent);
+		fprintf(f, "</text>\n<text x=\"20\" y=\"62\" fill=\"#444\">"
+			   "cost &#8776; %.4g + %.4g &#215; %.*s", fit->a, fit->b,
+			(int)strlen(fit__class_name(fit->cls)) - 3, fit__class_name(fit->cls) + 2);
+	} else {
+		fprintf(f, "no fit (fewer than %d sizes &#8805; 1)", FIT_MIN_SIZES);
+	}
+	if (undrawn)
+		fprintf(f, "; %zu size%s at 0 not on log axes", undrawn, undrawn == 1 ? "" : "s");
+	fputs("</text>\n", f);
+	/* frame, grid and decade ticks */
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+		   "stroke=\"#000\"/>\n",
+		ML, MT, W - ML - MR, H - MT - MB);
+	for (d = (int)ax.lo; d <= (int)ax.hi; d++) {
+		double x = px(&ax, pow(10, d));
+
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n", x,
+			MT, x, H - MB);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">1e%d</text>\n", x,
+			H - MB + 16, d);
+		for (k = 2; k < 10 && d < (int)ax.hi; k++) {
+			double xm = px(&ax, k * pow(10, d));
+
+			fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#000\"/>\n",
+				xm, H - MB, xm, H - MB - 4);
+		}
+	}
+	for (d = (int)ay.lo; d <= (int)ay.hi; d++) {
+		double y = py(&ay, pow(10, d));
+
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", ML,
+			y, W - MR, y);
+		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">1e%d</text>\n", ML - 6,
+			y + 4, d);
+	}
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">input size (%s, log scale)</text>\n",
+		(ML + W - MR) / 2, H - 18,
+		fn->arg ? "the --size argument" : "bytes read by the activation and its callees");
+	fprintf(f, "<text transform=\"translate(20,%d) rotate(-90)\" text-anchor=\"middle\">"
+		   "cost (%s, log scale)</text>\n",
+		(MT + H - MB) / 2, isp__cost_unit(a->cost));
+	/* fitted curve, clipped to the frame */
+	fprintf(f, "<clipPath id=\"frame\"><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
+		   "</clipPath>\n",
+		ML, MT, W - ML - MR, H - MT - MB);
+	if (fitted && xmax > 0) {
+		bool pen = false;
+
+		fputs("<path clip-path=\"url(#frame)\" fill=\"none\" stroke=\"#2a7\" "
+		      "stroke-width=\"2\" d=\"",
+		      f);
+		for (k = 0; k <= 200; k++) {
+			double n = pow(10, log10(xmin) + (log10(xmax) - log10(xmin)) * k / 200);
+			double y = fit__eval(fit, n);
+
+			if (!(y > 0)) {
+				pen = false;
+				continue;
+			}
+			/* keep far-off values finite for the renderer */
+			y = fmin(fmax(y, pow(10, ay.lo - 3)), pow(10, ay.hi + 3));
+			fprintf(f, "%c%.1f %.1f ", pen ? 'L' : 'M', px(&ax, n), py(&ay, y));
+			pen = true;
+		}
+		fputs("\"/>\n", f);
+	}
+	/* points: average (squares), then worst case (circles) on top */
+	for (i = 0; i < fn->n; i++) {
+		const struct isp_point *p = &fn->pts[i];
+		double avg = (double)p->cost_sum / (double)p->calls;
+
+		if (!p->size || !p->cost_max || !(avg > 0))
+			continue;
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"#36c\">"
+			   "<title>size %" PRIu64 ": %" PRIu64 " calls, avg %.0f</title></rect>\n",
+			px(&ax, (double)p->size) - 3.5, py(&ay, avg) - 3.5, p->size, p->calls, avg);
+	}
+	for (i = 0; i < fn->n; i++) {
+		const struct isp_point *p = &fn->pts[i];
+
+		if (!p->size || !p->cost_max)
+			continue;
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"#d33\">"
+			   "<title>size %" PRIu64 ": %" PRIu64 " calls, min %" PRIu64 ", max %" PRIu64
+			   "</title></circle>\n",
+			px(&ax, (double)p->size), py(&ay, (double)p->cost_max), p->size, p->calls,
+			p->cost_min, p->cost_max);
+	}
+	/* legend */
+	fprintf(f, "<g transform=\"translate(%d,%d)\">\n"
+		   "<rect x=\"0\" y=\"0\" width=\"170\" height=\"62\" fill=\"#fff\" stroke=\"#999\"/>\n"
+		   "<circle cx=\"14\" cy=\"14\" r=\"4.5\" fill=\"#d33\"/>"
+		   "<text x=\"26\" y=\"18\">worst case (max)</text>\n"
+		   "<rect x=\"10.5\" y=\"27.5\" width=\"7\" height=\"7\" fill=\"#36c\"/>"
+		   "<text x=\"26\" y=\"35\">average</text>\n"
+		   "<line x1=\"6\" y1=\"49\" x2=\"22\" y2=\"49\" stroke=\"#2a7\" stroke-width=\"2\"/>"
+		   "<text x=\"26\" y=\"53\">fitted %s</text>\n</g>\n",
+		ML + 10, MT + 10, fitted ? fit__class_name(fit->cls) : "(none)");
+	fputs("</svg>\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int isp__check_plots_dir(const char *dir)
+{
+	struct stat sb;
+
+	if (lstat(dir, &sb)) {
+		if (errno != ENOENT) {
+			log_err("--plots %s: %s", dir, strerror(errno));
+			return -errno;
+		}
+		/* absent: made now (its parent must exist), so a bad path
+		 * never costs a trace */
+		if (mkdir(dir, 0755)) {
+			int err = -errno;
+
+			log_err("--plots %s: cannot create it: %s", dir, strerror(-err));
+			return err;
+		}
+		return 0;
+	}
+	/* As root, a symlink here could send the plots anywhere. */
+	if (S_ISLNK(sb.st_mode)) {
+		log_err("--plots %s: is a symbolic link (give the directory itself)", dir);
+		return -ELOOP;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		log_err("--plots %s: not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (access(dir, W_OK | X_OK)) {
+		log_err("--plots %s: not writable", dir);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* dir/NAME.svg with NAME's characters other than [A-Za-z0-9_.-] as '_'
+ * (and the fid appended then, since two names may map to one file). */
+static int plot_path(char *out, size_t len, const char *dir, const char *name, uint32_t fid)
+{
+	char safe[128];
+	bool changed = false;
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < sizeof(safe); i++) {
+		char c = name[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '_' || c == '-' || (c == '.' && i);
+
+		safe[i] = ok ? c : '_';
+		changed |= !ok;
+	}
+	safe[i] = 0;
+	changed |= name[i] != 0;
+	if (changed)
+		return snprintf(out, len, "%s/%s-%" PRIu32 ".svg", dir, safe, fid) >= (int)len
+			       ? -ENAMETOOLONG
+			       : 0;
+	return snprintf(out, len, "%s/%s.svg", dir, safe) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+int isp__write_plots(void *state, const char *dir)
+{
+	struct isp *a = state;
+	char path[4096], buf[24];
+	uint32_t i;
+	int written = 0, err = 0;
+
+	for (i = 0; i < a->ctx->nfuncs; i++) {
+		struct isp_fn *fn = &a->fn[i];
+		struct fit_result fit = {.cls = FIT_O1};
+		struct outfile of;
+		bool fitted = false;
+		int e;
+
+		if (fn->n < 2)
+			continue; /* one size: nothing to plot against */
+		e = isp__sort(fn);
+		if (!e) {
+			e = isp__fit(fn, &fit);
+			fitted = !e;
+			if (e == -EINVAL)
+				e = 0;
+		}
+		if (!e)
+			e = plot_path(path, sizeof(path), dir, an_ctx__name(a->ctx, i, buf), i);
+		if (!e && (e = outfile__open(&of, path)) == 0) {
+			e = write_svg(of.f, a, i, fn, &fit, fitted);
+			if (e)
+				outfile__abort(&of);
+			else
+				e = outfile__commit(&of);
+		}
+		if (e) {
+			log_err("--plots: writing %s: %s", path, strerror(-e));
+			err = e;
+			continue;
+		}
+		written++;
+	}
+	return err ? err : written;
+}
