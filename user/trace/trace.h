@@ -53,6 +53,11 @@ struct trace_opts {
 			      trace__pause / trace__resume */
 	bool start_paused; /* with sampling: trace__attach puts no probe in
 			      (the first window opens at trace__resume) */
+	/* --lossless: a thread whose event leaves fewer than ring/2 free
+	 * slots in its CPU's ring is stopped (bpf/trace.bpf.c, throttle) if
+	 * the ptrace tracer holds it (map "guarded"; the tracer resumes it,
+	 * map "throttled": user/trace/guard.h) */
+	bool lossless;
 	trace_event_fn on_event;
 	void *ctx;
 };
@@ -111,6 +116,11 @@ int trace__drain(struct trace *t, int timeout_ms);
 void trace__set_epoch(struct trace *t, uint32_t epoch);
 int trace__pause(struct trace *t);
 int trace__resume(struct trace *t);
+
+/* --lossless: whether every CPU's ring holds fewer than a quarter of its
+ * slots unread (the low-water mark: held threads may go on). The loader's
+ * main thread (it reads the consumer positions). */
+bool trace__below_low(const struct trace *t);
 
 /* Remove every probe; nothing is left in the target. Safe to call twice. */
 void trace__detach(struct trace *t);
