@@ -16,8 +16,6 @@
  *    too), the target waited (waits > 0, waited_ns > 0), no event from a
  *    thread that could not be stopped, and the target wrote what it does
  *    untraced and exited 0;
- *  - -p and -d: cabbpf lets go of a running target while holding its
- *    threads: the target runs on to its normal end;
  *  - cabbpf killed with SIGKILL while it holds a target thread stopped:
  *    the target runs to its end all the same (exit 0, all its work done),
  *    continued by the watcher (user/trace/watchdog.h).
@@ -259,52 +257,6 @@ START_TEST(killed_while_holding)
 }
 END_TEST
 
-/* -p, -d: cabbpf lets go of a running target it holds threads of (a
- * starved cabbpf holds them most of the time): the target runs on
- * untraced to its normal end. */
-START_TEST(let_go_while_holding)
-{
-	char *target[] = {(char *)h_target("threads", 0), "2", "400000000", NULL};
-	char *opts[] = {"--lossless", "--ring-size", "1", "-a", "count", "-d", "2", NULL};
-	long tid[4], calls[4];
-	struct h_proc tp;
-	struct h_run r;
-	json_object *ll;
-	char *err;
-	pid_t w;
-	int st = 0, i;
-
-	h_spawn(&tp, target, NULL, NULL);
-	h_start_pid(&r, tp.pid, opts, "tracing");
-	starve(r.pid);
-	h_finish(&r);
-	h_assert_clean(&r);
-	ck_assert_str_eq(h_get(r.json, "stop_reason") ? json_object_get_string(h_get(r.json,
-								     "stop_reason"))
-						      : "",
-			 "duration reached");
-	ll = h_get(r.json, "lossless");
-	ck_assert_ptr_nonnull(ll);
-	ck_assert_int_gt(h_num(ll, "waits"), 0);
-	/* Nothing stopped is left behind: the target finishes its work. */
-	for (i = 0; i < 12000; i++) {
-		w = waitpid(tp.pid, &st, WNOHANG);
-		if (w == tp.pid)
-			break;
-		usleep(10000);
-	}
-	ck_assert_msg(w == tp.pid, "the target did not end within 120 s after cabbpf let go "
-				   "(left stopped?)");
-	ck_assert(WIFEXITED(st));
-	ck_assert_int_eq(WEXITSTATUS(st), 0);
-	err = h_slurp(tp.err_path);
-	ck_assert_int_eq(h_thread_lines(err, tid, calls, 4), 2);
-	ck_assert_int_eq(calls[0] + calls[1], 1200000000L);
-	free(err);
-	h_free(&r);
-}
-END_TEST
-
 static void remove_cgroup(void)
 {
 	if (cg_dir[0])
@@ -323,7 +275,6 @@ int main(void)
 	tcase_add_test(tc, starved_loses_without_lossless);
 	tcase_add_test(tc, starved_lossless_exact);
 	tcase_add_test(tc, killed_while_holding);
-	tcase_add_test(tc, let_go_while_holding);
 	suite_add_tcase(s, tc);
 	rc = h_run_suite(s);
 	remove_cgroup();
