@@ -108,6 +108,69 @@ static __noinline __u64 read_size(struct pt_regs *ctx, __u32 fid)
 	return n > 0 ? (__u64)(n - 1) : CABBPF_SIZE_UNREADABLE;
 }
 
+/*
+ * --lossless: back-pressure across the kernel boundary. After an event is
+ * written, if its CPU's ring holds more than (size - lossless_gap) events
+ * (the slot lossless_gap positions ahead is not yet free), the thread is
+ * stopped with SIGSTOP: the ptrace tracer (user/trace/guard.c) sees it as a
+ * signal-delivery-stop and keeps it there until the loader has drained the
+ * rings, then resumes it with the signal suppressed. The stop is taken on
+ * the way back to user mode, right after this probe, whatever cabbpf's
+ * own threads are doing (a starved loader cannot be late to it); the gap
+ * is the headroom for what other threads emit before their own next event
+ * stops them. Only threads the tracer holds (guarded, filled by it) are
+ * stopped; a request is sent once (throttled[tid] = when), cleared by the
+ * tracer when it resumes the thread. Without lossless the verifier drops
+ * all of it.
+ */
+#define SIGSTOP 19
+const volatile __u32 lossless = 0;
+const volatile __u64 lossless_gap = 0;
+
+/* Threads the ptrace tracer holds: this map is also the guard's (its
+ * loader reuses it, user/trace/guard.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} guarded SEC(".maps");
+
+/* Threads asked to stop at the mark: tid -> bpf_ktime_get_ns() then. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} throttled SEC(".maps");
+
+static __always_inline void throttle(struct tstate *st, __u32 tid)
+{
+	__u64 p = st->pub - 1 + lossless_gap, now;
+	__u32 cpu = bpf_get_smp_processor_id(), idx;
+	struct cabbpf_slot *slot;
+
+	idx = (cpu << ring_shift) | (__u32)(p & ring_mask);
+	slot = bpf_map_lookup_elem(&slots, &idx);
+	if (!slot || READ_ONCE(slot->hdr) == CABBPF_SLOT_FREE(p, ring_shift))
+		return; /* below the mark */
+	if (bpf_map_lookup_elem(&throttled, &tid))
+		return; /* asked already: the stop is on its way */
+	if (!bpf_map_lookup_elem(&guarded, &tid)) {
+		bump(CABBPF_STAT_UNHELD);
+		return;
+	}
+	now = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&throttled, &tid, &now, BPF_NOEXIST))
+		return;
+	if (bpf_send_signal_thread(SIGSTOP)) {
+		bpf_map_delete_elem(&throttled, &tid);
+		bump(CABBPF_STAT_UNHELD);
+		return;
+	}
+	bump(CABBPF_STAT_THROTTLES);
+}
+
 static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 {
 	/* What bpf_get_current_pid_tgid() returns, read without its helper
@@ -165,6 +228,8 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 			pipeline_submit(z, st);
 		}
 	}
+	if (lossless)
+		throttle(st, (__u32)id);
 out:
 	pipeline_end(st);
 	return 0;

@@ -113,7 +113,13 @@ enum cabbpf_stat {
 	 * one of its own probes (its sequence number was taken): carried on
 	 * the same way. */
 	CABBPF_STAT_SCHED_BUSY = 7,
-	CABBPF_STAT__MAX = 8,
+	/* --lossless (bpf/trace.bpf.c, throttle): threads stopped because
+	 * their CPU's ring passed the high-water mark, and events written past
+	 * the mark by a thread the tracer does not hold (it cannot be stopped:
+	 * a SIGSTOP to it would stop the whole process). */
+	CABBPF_STAT_THROTTLES = 8,
+	CABBPF_STAT_UNHELD = 9,
+	CABBPF_STAT__MAX = 10,
 };
 
 /*

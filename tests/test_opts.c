@@ -253,6 +253,9 @@ START_TEST(every_row_parsed)
 		/* The isp analyzer's rows shape a function trace that selects it. */
 		char *iargs[8] = {"-p", "1", "-a", "isp", lname, (char *)v, NULL};
 		bool isp = d->group && strstr(d->group, "(the isp analyzer");
+		/* --lossless is for exhaustive function tracing: with -p. */
+		char *largs[4] = {"-p", "1", lname, NULL};
+		bool lossless = d->name && !strcmp(d->name, "lossless");
 
 		if (d->type == OPT_NOTE || d->type == OPT_HELP || d->type == OPT_VERSION)
 			continue;
@@ -271,6 +274,8 @@ START_TEST(every_row_parsed)
 			parse_v(&p, v ? 6 : 5, sargs);
 		else if (isp)
 			parse_v(&p, v ? 6 : 5, iargs);
+		else if (lossless)
+			parse_v(&p, 3, largs);
 		else
 			parse_v(&p, v ? 3 : 2, args);
 		ck_assert_msg(p.ret == 0, "--%s %s: %s", d->name, v ? v : "", p.err);
@@ -547,6 +552,18 @@ START_TEST(sampling_options)
 	ck_assert_str_eq(p.o.cab_mode, "sampling");
 	parse(&p, "--cab-mode", "lossy", "-p", "1", NULL);
 	ASSERT_USAGE(&p, "--cab-mode wants exhaustive or sampling, not 'lossy'");
+	/* --lossless: exhaustive function tracing only */
+	parse(&p, "--lossless", "-p", "1", NULL);
+	ASSERT_OK(&p);
+	ck_assert(p.o.lossless);
+	parse(&p, "--lossless", "--sample", "5", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--lossless is for exhaustive function tracing: not with --sample, "
+			 "--start-disabled, --io or --floor");
+	parse(&p, "--lossless", "--io", NULL);
+	ASSERT_USAGE(&p, "--lossless is for exhaustive function tracing: not with --sample, "
+			 "--start-disabled, --io or --floor");
+	parse(&p, "--lossless", "--cab-mode", "sampling", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--lossless never drops: not with --cab-mode sampling (which overwrites)");
 }
 END_TEST
 

@@ -264,6 +264,13 @@ const struct opt_def opts__table[] = {
 		 "tracing on, SIGUSR2 off (with --sample, a signal\n"
 		 "ends the duty cycle: the user takes over)"},
 
+	{"lossless", 0, OPT_FLAG, OFF(lossless), .group = G_TUNE,
+	 .help = "never lose an event: a target thread whose event\n"
+		 "fills its CPU's kernel ring past half is stopped\n"
+		 "(ptrace, invisible to its parent) until cabbpf has\n"
+		 "drained it; the report gives the time it waited.\n"
+		 "For a starved or slow cabbpf (e.g. under a CPU\n"
+		 "quota); the target runs at cabbpf's pace"},
 	{"cab-mode", 0, OPT_CHOICE, "MODE", OFF(cab_mode), .group = G_TUNE,
 	 .choices = (const char *const[]){"exhaustive", "sampling", NULL},
 	 .wants = "exhaustive or sampling",
@@ -356,6 +363,11 @@ static int check_combination(struct opts *o)
 		{(o->sample_pct || o->start_disabled) && (o->io || o->floor || o->list || o->plan),
 		 "--sample and --start-disabled toggle function tracing: not with --io, --floor, "
 		 "--list or --plan"},
+		{o->lossless && (o->sample_pct || o->start_disabled || o->io || o->floor),
+		 "--lossless is for exhaustive function tracing: not with --sample, "
+		 "--start-disabled, --io or --floor"},
+		{o->lossless && o->cab_mode && !strcmp(o->cab_mode, "sampling"),
+		 "--lossless never drops: not with --cab-mode sampling (which overwrites)"},
 		{o->io && o->cmd, "--io watches running processes: give -p PID or no target"},
 		{o->mode <= OPTS_RECORD && !o->io && !o->pid && !o->cmd,
 		 "nothing to trace: give -p PID or -- COMMAND (see cabbpf --help)"},

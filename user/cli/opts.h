@@ -54,6 +54,7 @@ struct opts {
 	double sample_pct;	   /* --sample P: duty cycle in %, 0 = none */
 	unsigned sample_period_ms; /* --sample-period (1000 with --sample) */
 	bool start_disabled;	   /* --start-disabled: SIGUSR1 on, SIGUSR2 off */
+	bool lossless;		   /* --lossless: the target waits at a full ring */
 	/* System-wide I/O and containers (issue 4) */
 	bool io;	       /* --io: system-wide I/O statistics */
 	double interval;       /* -i seconds: periodic --io output; 0 = none */

@@ -46,6 +46,18 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 			"  WARNING: --cab-mode sampling: %llu records overwritten before the "
 			"analyzers read them. Counts, edges and times are lower bounds\n",
 			(unsigned long long)s->cab.overwritten);
+	if (s->lossless)
+		fprintf(out,
+			"  lossless: the target waited for cabbpf %llu time%s (a thread stopped at "
+			"a kernel ring's high-water mark until it was drained): %.3f s in all (thread "
+			"time), longest %.3f ms%s\n",
+			(unsigned long long)(s->guard ? s->guard->held : 0),
+			s->guard && s->guard->held == 1 ? "" : "s",
+			s->guard ? (double)s->guard->held_ns / 1e9 : 0.0,
+			s->guard ? (double)s->guard->held_max_ns / 1e6 : 0.0,
+			s->unheld ? "; SOME EVENTS PAST THE MARK CAME FROM THREADS THAT COULD NOT BE "
+				    "STOPPED"
+				  : "");
 	if (s->sampling) {
 		fputs("  ", out);
 		sampler__text(s->sampling, out);
@@ -168,6 +180,21 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__key(w, "chunks_grown");
 	err |= json__u64(w, s->cab.grown);
 	err |= json__end_object(w);
+	if (s->lossless) {
+		err |= json__key(w, "lossless");
+		err |= json__begin_object(w);
+		err |= json__key(w, "stop_requests");
+		err |= json__u64(w, s->throttles);
+		err |= json__key(w, "waits");
+		err |= json__u64(w, s->guard ? s->guard->held : 0);
+		err |= json__key(w, "waited_ns");
+		err |= json__u64(w, s->guard ? s->guard->held_ns : 0);
+		err |= json__key(w, "longest_wait_ns");
+		err |= json__u64(w, s->guard ? s->guard->held_max_ns : 0);
+		err |= json__key(w, "unheld_past_mark");
+		err |= json__u64(w, s->unheld);
+		err |= json__end_object(w);
+	}
 	if (s->guard) {
 		err |= json__key(w, "guard");
 		err |= json__begin_object(w);

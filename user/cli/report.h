@@ -38,6 +38,12 @@ struct summary {
 	const uint64_t *lost_per_cpu;
 	unsigned ncpus;
 	uint64_t reentry;        /* probe hits skipped by the re-entry guard */
+	/* --lossless: threads stopped at the rings' high-water mark (BPF's
+	 * count; guard->held* say how long they waited), and events past
+	 * the mark from threads that could not be stopped */
+	bool lossless;
+	uint64_t throttles;
+	uint64_t unheld;
 	struct cab_stats cab;    /* summed over the per-processor buffers */
 	bool cab_sampling;       /* --cab-mode sampling */
 	const char *stop_reason; /* "target exited", "interrupted", "duration", ... */

@@ -37,6 +37,7 @@
 #include "user/trace/stage.h"
 #include "user/trace/sampler.h"
 #include "user/trace/trace.h"
+#include "user/trace/watchdog.h"
 
 /* One run: what each stage leaves for the next. */
 struct ftrace {
@@ -93,6 +94,9 @@ struct ftrace {
 	/* cabbpf record (user/record/record.h); live: also analyzed now */
 	struct recorder *rec;
 	bool live;
+	/* --lossless: the watcher that continues the target if cabbpf dies
+	 * while holding it (user/trace/watchdog.h), or -1 */
+	int wd_fd;
 };
 
 /* Sampling requests: SIGUSR1 on, SIGUSR2 off (0 none, 1 on, 2 off). */
@@ -302,6 +306,12 @@ static int guard_target(struct ftrace *ft)
 		return err;
 	}
 	err = guard__seize(g);
+	if (err && ft->o.lossless) {
+		guard__free(g);
+		log_err("--lossless holds the target's threads as its ptrace tracer: not possible "
+			"here");
+		return err;
+	}
 	if (err) {
 		guard__free(g);
 		log_warn("tracing function entries only (no times, no call graph): return "
@@ -316,16 +326,52 @@ static int guard_target(struct ftrace *ft)
 	return 0;
 }
 
+/* --lossless without a guard (nothing to guard, --entry-only,
+ * --no-guard): the tracer alone, which holds the threads the BPF program
+ * stops at the rings' high-water mark. Returns 0 or -errno (logged). */
+static int lossless_tracer(struct ftrace *ft)
+{
+	struct guard *g = NULL;
+	int err;
+
+	err = guard__open_tracer(ft->tg.pid, ft->tg.spawned, &g);
+	if (!err)
+		err = guard__seize(g);
+	if (err) {
+		guard__free(g);
+		log_err("--lossless holds the target's threads as its ptrace tracer: not possible "
+			"here (%s)",
+			strerror(-err));
+		return err;
+	}
+	ft->tg.reaped = (int (*)(void *, int *))guard__reaped;
+	ft->tg.reaped_ctx = g;
+	ft->guard = g;
+	return 0;
+}
+
 static int plan_probes(struct ftrace *ft)
 {
 	const struct opts *o = &ft->o;
 	struct plan_opts plo_libs;
 	int err;
 
+	/* --lossless: first the watcher that continues the target should
+	 * cabbpf die while it holds it; before the tracer thread exists. */
+	if (o->lossless && !o->list && !o->plan) {
+		ft->wd_fd = watchdog__start(ft->tg.pid);
+		if (ft->wd_fd < 0)
+			return ft->wd_fd;
+	}
 	/* Return probes write into the target's stacks: the guard keeps the
 	 * unwinder and stack switches from seeing them (user/trace/guard.h). */
 	if (!o->entry_only && !o->list && !o->plan && !o->no_guard) {
 		err = guard_target(ft);
+		if (err)
+			return err;
+	}
+	if (o->lossless && !o->list && !o->plan && !ft->guard) {
+		err = lossless_tracer(ft);
 		if (err)
 			return err;
 	}
@@ -567,6 +613,8 @@ static int attach_guard(struct ftrace *ft)
 		.stats_fd = trace__map_fd(ft->tr, "stats"),
 		.ring_bytes = ft->o.ring_bytes,
 		.no_times = ft->o.no_times,
+		.guarded_fd = trace__map_fd(ft->tr, "guarded"),
+		.throttled_fd = ft->o.lossless ? trace__map_fd(ft->tr, "throttled") : -1,
 	};
 
 	return guard__attach(ft->guard, &gm);
@@ -598,6 +646,7 @@ static int open_trace(struct ftrace *ft)
 	to.sampling = ft->o.sample_pct > 0 || ft->o.start_disabled;
 	to.start_paused = ft->o.start_disabled;
 	to.gated = true; /* opened by start_run, once everything is in */
+	to.lossless = ft->o.lossless;
 	to.on_event = on_event;
 	to.ctx = ft;
 	err = trace__open(&to, &ft->tr);
@@ -847,6 +896,10 @@ static int run_until_stop(struct ftrace *ft)
 			break;
 		}
 		stage__flush(ft->stage);
+		/* --lossless: threads held at the high-water mark go on once a
+		 * round ends with every ring below the low-water mark. */
+		if (ft->o.lossless)
+			guard__drained(ft->guard, trace__below_low(ft->tr));
 		if (ft->smp) {
 			if (sample_request) {
 				sampler__request(ft->smp, sample_request == 1);
@@ -896,6 +949,9 @@ static int detach_probes(struct ftrace *ft, int run_err)
 	/* No return probe can appear any more: give back every return
 	 * address still replaced, and let go of the target. */
 	guard__stop(ft->guard, gst);
+	/* Every held thread was let go: the watcher has nothing to do. */
+	watchdog__done(ft->wd_fd);
+	ft->wd_fd = -1;
 	if (ft->guard && (gst->unguarded || gst->failed))
 		log_warn("the guard could not serve %llu unwinder or switch point%s (thread not "
 			 "held, or a stop failed): the target may have been harmed there",
@@ -998,6 +1054,9 @@ static int report(struct ftrace *ft)
 	sm.lost_per_cpu = lost_cpu;
 	sm.ncpus = trace__ncpus(ft->tr);
 	sm.reentry = totals[CABBPF_STAT_REENTRY];
+	sm.lossless = ft->o.lossless;
+	sm.throttles = totals[CABBPF_STAT_THROTTLES];
+	sm.unheld = totals[CABBPF_STAT_UNHELD];
 	sum_cab(ft, &sm.cab);
 	sm.stop_reason = ft->why;
 	/* What the analysis cost while tracing: on a busy machine the target
@@ -1059,6 +1118,7 @@ static void ftrace_free(struct ftrace *ft)
 	iotrace__free(ft->io);
 	trace__detach(ft->tr);
 	guard__stop(ft->guard, NULL); /* before the trace's maps go: its events use them */
+	watchdog__done(ft->wd_fd);
 	trace__free(ft->tr);	      /* detaches: nothing stays in the target */
 	guard__free(ft->guard);
 	if (ft->cgfd >= 0)
@@ -1109,6 +1169,7 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 		   o->view.svg_path || o->view.pprof_path || o->view.timeline_path;
 	ft->tg.pidfd = ft->tg.err_fd = -1;
 	ft->cgfd = -1;
+	ft->wd_fd = -1;
 	if (o->debug_dir)
 		syms__set_debug_dir(o->debug_dir);
 

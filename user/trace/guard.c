@@ -76,6 +76,10 @@ struct gthread {
 	/* stop handling: while detaching */
 	bool stopped;
 	int pass_sig; /* signal to deliver when let go */
+	/* --lossless: held in its signal-delivery-stop at the rings'
+	 * high-water mark since drain round held_gen */
+	bool held;
+	uint64_t held_gen;
 };
 
 struct guard {
@@ -103,6 +107,10 @@ struct guard {
 	struct gthread *th;
 	size_t nth, cap;
 	int guarded_fd, reqs_fd;
+	int throttled_fd;	  /* --lossless: bpf/trace.bpf.c's requests, or -1 */
+	atomic_uint_fast64_t drain_gen; /* guard__drained rounds */
+	atomic_bool drain_below;	/* the last round ended below the low mark */
+	atomic_int nheld;		/* threads held */
 	uint64_t tramp; /* the trampoline's address, 0 until known */
 	struct guard_stats st;
 	bool stopped;
@@ -240,7 +248,7 @@ int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out)
 		return -ENOMEM;
 	g->pid = pid;
 	g->spawned = spawned;
-	g->guarded_fd = g->reqs_fd = -1;
+	g->guarded_fd = g->reqs_fd = g->throttled_fd = -1;
 	snprintf(g->exe, sizeof(g->exe), "%s", exe);
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
@@ -277,6 +285,22 @@ int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out)
 cleanup:
 	guard__free(g);
 	return err;
+}
+
+int guard__open_tracer(pid_t pid, bool spawned, struct guard **out)
+{
+	struct guard *g = calloc(1, sizeof(*g));
+
+	*out = NULL;
+	if (!g)
+		return -ENOMEM;
+	g->pid = pid;
+	g->spawned = spawned;
+	g->guarded_fd = g->reqs_fd = g->throttled_fd = -1;
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	*out = g;
+	return 0;
 }
 
 /* ---- the tracer ---------------------------------------------------------- */
@@ -328,6 +352,10 @@ static void forget(struct guard *g, pid_t tid)
 	pthread_mutex_lock(&g->mu);
 	t = find_thread(g, tid);
 	if (t) {
+		if (t->held)
+			atomic_fetch_sub(&g->nheld, 1);
+		if (g->throttled_fd >= 0)
+			bpf_map_delete_elem(g->throttled_fd, &key);
 		*t = g->th[--g->nth];
 		if (g->guarded_fd >= 0)
 			bpf_map_delete_elem(g->guarded_fd, &key);
@@ -486,6 +514,93 @@ static int seize_all(struct guard *g)
 	return 0;
 }
 
+/* --lossless: whether bpf/trace.bpf.c asked tid to stop at the rings'
+ * high-water mark (throttled[tid]); *ts, if not NULL, gets when. */
+static bool throttled_since(struct guard *g, pid_t tid, uint64_t *ts)
+{
+	uint32_t key = (uint32_t)tid;
+	uint64_t v;
+
+	if (g->throttled_fd < 0 || bpf_map_lookup_elem(g->throttled_fd, &key, &v))
+		return false;
+	if (ts)
+		*ts = v;
+	return true;
+}
+
+/* Keep tid in its signal-delivery-stop until the loader's next drain
+ * round ends below the low-water mark. Returns false when it cannot be
+ * held (not tracked): the caller resumes it. */
+static bool hold(struct guard *g, pid_t tid)
+{
+	struct gthread *t = track(g, tid);
+
+	if (!t)
+		return false;
+	if (!t->held) {
+		t->held = true;
+		atomic_fetch_add(&g->nheld, 1);
+	}
+	t->held_gen = atomic_load(&g->drain_gen);
+	return true;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Let held thread t go (its stop request cleared first, so its next
+ * event past the mark asks again), counting how long it waited since the
+ * BPF program asked (bpf_ktime_get_ns is CLOCK_MONOTONIC). */
+static void unhold(struct guard *g, struct gthread *t, bool resume_it)
+{
+	uint32_t key = (uint32_t)t->tid;
+	uint64_t ts = 0, now = mono_ns(), d;
+
+	if (throttled_since(g, t->tid, &ts)) {
+		d = now > ts ? now - ts : 0;
+		g->st.held++;
+		g->st.held_ns += d;
+		if (d > g->st.held_max_ns)
+			g->st.held_max_ns = d;
+		bpf_map_delete_elem(g->throttled_fd, &key);
+	}
+	t->held = false;
+	atomic_fetch_sub(&g->nheld, 1);
+	if (resume_it)
+		resume(t->tid, 0);
+}
+
+/* Resume the held threads once a drain round that began after their stop
+ * ended below the low-water mark. */
+static void release_held(struct guard *g)
+{
+	uint64_t gen;
+	size_t i;
+
+	if (!atomic_load(&g->nheld) || !atomic_load(&g->drain_below))
+		return;
+	gen = atomic_load(&g->drain_gen);
+	for (i = 0; i < g->nth; i++)
+		if (g->th[i].held && gen > g->th[i].held_gen)
+			unhold(g, &g->th[i], true);
+}
+
+void guard__drained(struct guard *g, bool below)
+{
+	if (!g)
+		return;
+	atomic_store(&g->drain_below, below);
+	atomic_fetch_add(&g->drain_gen, 1);
+	/* Wake the tracer out of its wait (SIGCHLD is what it waits for). */
+	if (below && atomic_load(&g->nheld) && g->thr_started)
+		pthread_kill(g->thr, SIGCHLD);
+}
+
 /* One wait status of a tracee, while tracing. */
 static void handle(struct guard *g, pid_t tid, int st)
 {
@@ -537,14 +652,22 @@ static void handle(struct guard *g, pid_t tid, int st)
 	case 0:
 		if (sig == SIGSTOP) {
 			siginfo_t si;
+			bool guard_req, lossless_req;
 
 			memset(&si, 0, sizeof(si));
 			ptrace(PTRACE_GETSIGINFO, tid, NULL, &si);
 			/* Ours: sent by bpf_send_signal_thread (SI_KERNEL, which
-			 * no process can forge) with a request waiting. A SIGSTOP
-			 * from anyone else is delivered as sent. */
-			if (serve(g, tid) && si.si_code == SI_KERNEL)
+			 * no process can forge) with a request waiting: the
+			 * guard's, the rings' high-water mark's (--lossless), or
+			 * both (two SIGSTOPs merge into one). A SIGSTOP from
+			 * anyone else is delivered as sent. */
+			guard_req = serve(g, tid);
+			lossless_req = throttled_since(g, tid, NULL);
+			if ((guard_req || lossless_req) && si.si_code == SI_KERNEL) {
 				sig = 0;
+				if (lossless_req && hold(g, tid))
+					return; /* resumed by release_held() */
+			}
 		}
 		resume(tid, sig);
 		return;
@@ -567,6 +690,13 @@ static void detach_all(struct guard *g)
 	for (i = 0; i < g->nth; i++) {
 		g->th[i].stopped = false;
 		g->th[i].pass_sig = 0;
+		if (g->th[i].held) {
+			/* In its signal-delivery-stop already (--lossless): it
+			 * reports nothing more; let go below. */
+			unhold(g, &g->th[i], false);
+			g->th[i].stopped = true;
+			continue;
+		}
 		ptrace(PTRACE_INTERRUPT, g->th[i].tid, NULL, NULL);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -625,8 +755,18 @@ static void detach_all(struct guard *g)
 
 				memset(&si, 0, sizeof(si));
 				ptrace(PTRACE_GETSIGINFO, tid, NULL, &si);
-				if (sig == SIGSTOP && serve(g, tid) && si.si_code == SI_KERNEL)
-					sig = 0;
+				if (sig == SIGSTOP && si.si_code == SI_KERNEL) {
+					bool guard_req = serve(g, tid);
+
+					if (throttled_since(g, tid, NULL)) {
+						t->held = true; /* for unhold's count */
+						atomic_fetch_add(&g->nheld, 1);
+						unhold(g, t, false);
+						sig = 0;
+					} else if (guard_req) {
+						sig = 0;
+					}
+				}
 				t->pass_sig = sig;
 				t->stopped = true;
 				continue;
@@ -634,7 +774,8 @@ static void detach_all(struct guard *g)
 			/* An event or interrupt stop. Our SIGSTOP may still be
 			 * queued (the request is there): let the thread take it
 			 * first, or it would stop the whole process after we go. */
-			if (g->reqs_fd >= 0 && !bpf_map_lookup_elem(g->reqs_fd, &key, &r)) {
+			if ((g->reqs_fd >= 0 && !bpf_map_lookup_elem(g->reqs_fd, &key, &r)) ||
+			    throttled_since(g, tid, NULL)) {
 				resume(tid, 0);
 				continue;
 			}
@@ -700,6 +841,7 @@ static void *tracer_main(void *arg)
 		while (atomic_load(&g->state) == 0 &&
 		       (tid = waitpid(-1, &st, __WALL | WNOHANG)) > 0)
 			handle(g, tid, st);
+		release_held(g);
 		if (atomic_load(&g->state) != 0)
 			break;
 		if (tid < 0 && errno == ECHILD) {
@@ -808,7 +950,9 @@ static int load_skel(struct guard *g, const struct guard_maps *m, bool multi,
 	if (multi)
 		bpf_program__set_expected_attach_type(skel->progs.guard_site,
 						      UPROBE_MULTI_ATTACH_TYPE);
-	if (m->slots_fd >= 0) {
+	if (m->guarded_fd >= 0)
+		err = bpf_map__reuse_fd(skel->maps.guarded, m->guarded_fd);
+	if (!err && m->slots_fd >= 0) {
 		err = bpf_map__reuse_fd(skel->maps.slots, m->slots_fd);
 		if (!err)
 			err = bpf_map__reuse_fd(skel->maps.heads, m->heads_fd);
@@ -902,7 +1046,7 @@ static int attach_perf(struct guard *g)
 
 /* Make skel the guard's program: the tracer serves its requests and
  * fills its "guarded" map from now on. */
-static void install(struct guard *g, struct guard_bpf *skel)
+static void install(struct guard *g, struct guard_bpf *skel, int throttled_fd)
 {
 	size_t i;
 
@@ -913,6 +1057,7 @@ static void install(struct guard *g, struct guard_bpf *skel)
 		skel->bss->events_gate = g->gate_open ? 1 : 0;
 	g->guarded_fd = bpf_map__fd(skel->maps.guarded);
 	g->reqs_fd = bpf_map__fd(skel->maps.guard_reqs);
+	g->throttled_fd = throttled_fd;
 	for (i = 0; i < g->nth; i++) {
 		uint32_t key = (uint32_t)g->th[i].tid, one = 1;
 
@@ -934,8 +1079,9 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 	if (multi) {
 		err = load_skel(g, m, true, &skel);
 		if (!err) {
-			install(g, skel);
-			err = attach_multi(g);
+			install(g, skel, m->throttled_fd);
+			/* A tracer-only guard (--lossless) has no site. */
+			err = g->nsites ? attach_multi(g) : 0;
 			if (!err)
 				return 0;
 			log_debug("guard: multi-uprobe link refused (%s); one link per site",
@@ -949,8 +1095,8 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 		log_err("loading the guard's BPF program: %s", strerror(-err));
 		return err;
 	}
-	install(g, skel);
-	return attach_perf(g);
+	install(g, skel, m->throttled_fd);
+	return g->nsites ? attach_perf(g) : 0;
 }
 
 static void read_bpf_stats(struct guard *g)

@@ -50,6 +50,12 @@ struct guard_stats {
 	uint64_t failed;    /* stops that could not be requested or served */
 	uint64_t at_detach; /* return addresses put back when cabbpf let go */
 	uint32_t nsites;    /* uprobes placed on guard sites */
+	/* --lossless: threads held at the rings' high-water mark, how long
+	 * they waited (thread time, summed; from the BPF program's request
+	 * to the resume) and the longest wait */
+	uint64_t held;
+	uint64_t held_ns;
+	uint64_t held_max_ns;
 };
 
 /*
@@ -62,6 +68,13 @@ struct guard_stats {
  * move return addresses: no guard needed), or -ENOMEM.
  */
 int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out);
+
+/*
+ * A guard with no site: only the tracer, for --lossless when the target
+ * needs no guard (nothing reads return addresses, --entry-only,
+ * --no-guard). Returns 0 and *out, or -ENOMEM.
+ */
+int guard__open_tracer(pid_t pid, bool spawned, struct guard **out);
 
 /*
  * Starts the tracer thread and seizes every thread of the process (and,
@@ -83,6 +96,10 @@ struct guard_maps {
 	int slots_fd, heads_fd, tstates_fd, stats_fd;
 	size_t ring_bytes;
 	bool no_times;
+	/* bpf/trace.bpf.c's "guarded" (the threads the tracer holds: reused
+	 * as the guard's own) and, with --lossless, "throttled" (threads
+	 * asked to stop at the rings' high-water mark); -1: none */
+	int guarded_fd, throttled_fd;
 };
 int guard__attach(struct guard *g, const struct guard_maps *m);
 
@@ -94,6 +111,14 @@ int guard__attach(struct guard *g, const struct guard_maps *m);
  * thread; g may be NULL (-1).
  */
 int guard__reaped(struct guard *g, int *status);
+
+/*
+ * --lossless: the loader finished a drain round, after which every ring
+ * is below its low-water mark (below) or not. Threads held at the high-
+ * water mark before this round are resumed once a round ends below it.
+ * The loader's main thread, after each drain; g may be NULL.
+ */
+void guard__drained(struct guard *g, bool below);
 
 /*
  * Lets go of the target: stops every thread, writes back every return

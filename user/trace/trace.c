@@ -102,6 +102,11 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->cgroup_on = t->o.cgroup;
 	t->skel->rodata->sampling = t->o.sampling;
 	t->skel->rodata->sized_on = t->nsized > 0;
+	t->skel->rodata->lossless = t->o.lossless;
+	/* The high-water mark at half the ring: the other half is headroom
+	 * for what other threads emit before their next event stops them
+	 * (one event each, plus I/O and switch events). */
+	t->skel->rodata->lossless_gap = (t->mask + 1) / 2;
 	t->entry = t->o.floor ? t->skel->progs.empty_entry : t->skel->progs.on_entry;
 	t->ret = t->o.floor ? t->skel->progs.empty_return : t->skel->progs.on_return;
 	bpf_program__set_autoload(t->o.floor ? t->skel->progs.on_entry : t->skel->progs.empty_entry,
@@ -648,6 +653,25 @@ int trace__drain(struct trace *t, int timeout_ms)
 		nanosleep(&ts, NULL);
 	}
 	return n;
+}
+
+bool trace__below_low(const struct trace *t)
+{
+	uint64_t low = (t->mask + 1) / 4;
+	int cpu;
+
+	for (cpu = 0; cpu < t->ncpus; cpu++) {
+		const struct cabbpf_slot *region = t->ring + ((size_t)cpu << t->shift);
+		uint64_t p = t->cons[cpu] + low;
+
+		/* Position p not yet claimed (its slot still carries p's free
+		 * token): fewer than low events wait in this ring. A claimed
+		 * slot not yet published looks free too: a handful at most. */
+		if (__atomic_load_n(&region[p & t->mask].hdr, __ATOMIC_ACQUIRE) !=
+		    CABBPF_SLOT_FREE(p, t->shift))
+			return false;
+	}
+	return true;
 }
 
 /* Close a set's links: returns first, entries last (the reverse of

@@ -59,6 +59,11 @@ struct trace_opts {
 	bool gated;        /* without sampling: the caller opens the gate
 			      (trace__gate) once everything is in place;
 			      false: trace__attach opens it as it returns */
+	/* --lossless: a thread whose event leaves fewer than ring/2 free
+	 * slots in its CPU's ring is stopped (bpf/trace.bpf.c, throttle) if
+	 * the ptrace tracer holds it (map "guarded"; the tracer resumes it,
+	 * map "throttled": user/trace/guard.h) */
+	bool lossless;
 	trace_event_fn on_event;
 	void *ctx;
 };
@@ -129,6 +134,11 @@ void trace__set_epoch(struct trace *t, uint32_t epoch);
 void trace__gate(struct trace *t, bool open);
 int trace__pause(struct trace *t);
 int trace__resume(struct trace *t);
+
+/* --lossless: whether every CPU's ring holds fewer than a quarter of its
+ * slots unread (the low-water mark: held threads may go on). The loader's
+ * main thread (it reads the consumer positions). */
+bool trace__below_low(const struct trace *t);
 
 /* Remove every probe; nothing is left in the target. Safe to call twice. */
 void trace__detach(struct trace *t);

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A watcher that outlives cabbpf, for --lossless. While cabbpf holds the
+ * target's threads in ptrace signal-delivery-stops (SIGSTOP sent by the BPF
+ * program at the rings' high-water mark, user/trace/guard.h), a SIGKILL of
+ * cabbpf detaches them with that SIGSTOP still to be delivered: the kernel
+ * then stops the whole target (a group-stop), and nobody would continue
+ * it. The watcher is a separate process (double fork, its own session, no
+ * file of cabbpf's kept open: no probe outlives cabbpf through it) that
+ * waits on a pipe only cabbpf writes: a clean end of cabbpf sends one byte
+ * and it exits; an end without it (cabbpf killed) makes it watch the
+ * target for 2 s and send SIGCONT whenever a thread of it is stopped.
+ * Main thread; before any other thread exists (it forks).
+ */
+#ifndef USER_TRACE_WATCHDOG_H
+#define USER_TRACE_WATCHDOG_H
+
+#include <sys/types.h>
+
+/* Start the watcher of target pid. Returns the pipe's write end (>= 0;
+ * close-on-exec), to hand to watchdog__done, or -errno (logged). */
+int watchdog__start(pid_t pid);
+
+/* cabbpf let go of the target cleanly: the watcher exits without acting.
+ * fd < 0 is fine. */
+void watchdog__done(int fd);
+
+#endif /* USER_TRACE_WATCHDOG_H */
