@@ -1097,3 +1097,19 @@ long long h_png_ink(const char *path, int *w, int *h)
 	free(buf);
 	return ink;
 }
+
+void h_mk_cgroup(char *dir, size_t len, const char *name)
+{
+	snprintf(dir, len, "%s/%s", H_CGROOT, name);
+	rmdir(dir);
+	ck_assert_msg(mkdir(dir, 0755) == 0, "mkdir %s: %s", dir, strerror(errno));
+}
+
+void h_rm_cgroup(const char *dir)
+{
+	int i;
+
+	/* A reaped task leaves its cgroup at once; retry briefly anyway. */
+	for (i = 0; i < 100 && rmdir(dir) && errno == EBUSY; i++)
+		usleep(10000);
+}

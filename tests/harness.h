@@ -314,6 +314,12 @@ pid_t h_child_of(pid_t ppid);
 
 /* Whether pid is a zombie (exited, not reaped), or gone. */
 int h_is_zombie(pid_t pid);
+/* An empty cgroup v2 child of H_CGROOT named name, its path into dir
+ * (asserted made; a leftover of an earlier run is removed first). */
+#define H_CGROOT "/sys/fs/cgroup/unified"
+void h_mk_cgroup(char *dir, size_t len, const char *name);
+/* Remove it once its tasks are gone (reaped tasks leave it at once). */
+void h_rm_cgroup(const char *dir);
 /* CPU time (user + system) pid has used, in ms; -1 if it is gone. */
 long long h_cpu_ms(pid_t pid);
 /* Wait until pid has run ms of CPU time: progress that no load can fake

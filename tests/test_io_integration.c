@@ -161,23 +161,6 @@ static void assert_zc_rows(json_object *syscalls, bool only)
 	}
 }
 
-/* Make an empty cgroup v2 child (removed by rm_cgroup). */
-static void mk_cgroup(char *dir, size_t len, const char *name)
-{
-	snprintf(dir, len, "%s/%s", CGROOT, name);
-	rmdir(dir);
-	ck_assert_msg(mkdir(dir, 0755) == 0, "mkdir %s: %s", dir, strerror(errno));
-}
-
-static void rm_cgroup(const char *dir)
-{
-	int i;
-
-	/* A reaped task leaves its cgroup at once; retry briefly anyway. */
-	for (i = 0; i < 100 && rmdir(dir) && errno == EBUSY; i++)
-		usleep(10000);
-}
-
 /* -------------------------------------------------------------- tests -- */
 
 /* Function tracing: I/O in program order between calls and returns,
@@ -318,14 +301,14 @@ START_TEST(cgroup_only_inside)
 	pid_t in, out;
 
 	snprintf(name, sizeof(name), "cabbpf-test-%d", (int)getpid());
-	mk_cgroup(dir, sizeof(dir), name);
+	h_mk_cgroup(dir, sizeof(dir), name);
 	in = start_waiting_target(2, dir);
 	out = start_waiting_target(2, NULL);
 	h_start_until(&r, args, "watching");
 	run_target(out);
 	run_target(in);
 	h_interrupt(&r);
-	rm_cgroup(dir);
+	h_rm_cgroup(dir);
 	h_assert_ok(&r);
 	procs = h_get(r.json, "processes");
 	ck_assert_msg(json_object_array_length(procs) == 1, "%zu processes counted:\n%s",
@@ -359,7 +342,7 @@ START_TEST(cgroup_function_tracing)
 	pid_t out;
 
 	snprintf(name, sizeof(name), "cabbpf-test-f%d", (int)getpid());
-	mk_cgroup(dir, sizeof(dir), name);
+	h_mk_cgroup(dir, sizeof(dir), name);
 	h_run(&r, a1);
 	h_assert_ok(&r);
 	ck_assert_int_eq(h_calls(r.json, "main"), 1);
@@ -373,7 +356,7 @@ START_TEST(cgroup_function_tracing)
 	snprintf(want, sizeof(want), "-p %d is not in cgroup %s", (int)out, dir);
 	h_expect_failure(a2, 0, want);
 	run_target(out);
-	rm_cgroup(dir);
+	h_rm_cgroup(dir);
 }
 END_TEST
 
@@ -389,7 +372,7 @@ START_TEST(container_by_id)
 	pid_t in, out;
 
 	snprintf(name, sizeof(name), "cabbpf-test-c%d", (int)getpid());
-	mk_cgroup(parent, sizeof(parent), name);
+	h_mk_cgroup(parent, sizeof(parent), name);
 	snprintf(dir, sizeof(dir), "%s/docker-%s.scope", parent, id);
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	in = start_waiting_target(0, dir);
@@ -398,8 +381,8 @@ START_TEST(container_by_id)
 	run_target(in);
 	run_target(out);
 	h_interrupt(&r);
-	rm_cgroup(dir);
-	rm_cgroup(parent);
+	h_rm_cgroup(dir);
+	h_rm_cgroup(parent);
 	h_assert_ok(&r);
 	procs = h_get(r.json, "processes");
 	ck_assert_int_eq(json_object_array_length(procs), 1);

@@ -234,6 +234,26 @@ START_TEST(isp_attach_pid)
 }
 END_TEST
 
+/* --cgroup DIR -- CMD: CMD runs inside the cgroup, filtered in the
+ * kernel; the same exact points. */
+START_TEST(isp_in_cgroup)
+{
+	char dir[256], name[64];
+	char *args[] = {"-a", "isp", "--cost", "calls", "--cgroup", dir, "--",
+			(char *)h_target("isp", OPT(_i)), NULL};
+	struct h_run r;
+
+	snprintf(name, sizeof(name), "cabbpf-isp-%d", (int)getpid());
+	h_mk_cgroup(dir, sizeof(dir), name);
+	h_run(&r, args);
+	h_assert_clean(&r);
+	h_assert_no_loss(r.json);
+	assert_kernels(r.json);
+	h_free(&r);
+	h_rm_cgroup(dir);
+}
+END_TEST
+
 static void sh_out(const char *cmd, char *buf, size_t len)
 {
 	FILE *p = popen(cmd, "r");
@@ -336,6 +356,7 @@ int main(void)
 	tcase_add_loop_test(tc, isp_exact, 0, 2);
 	tcase_add_loop_test(tc, isp_threads_do_not_mix, 0, 2);
 	tcase_add_loop_test(tc, isp_attach_pid, 0, 2);
+	tcase_add_loop_test(tc, isp_in_cgroup, 0, 2);
 	tcase_add_test(tc, isp_plots_render);
 	tcase_add_test(tc, isp_bad_input);
 	suite_add_tcase(s, tc);

@@ -85,7 +85,7 @@ static const char G_OUT[] = "Analysis and output";
 static const char G_SAMPLE[] =
 	"Sampling (probes out of the target between windows: native speed; calls\n"
 	"inside a window exact, whole-run counts estimated with a 95% interval)";
-static const char G_VIEW[] = "Call tree, flame graph (the cct analyzer)";
+static const char G_VIEW[] = "Call tree, flame graph, exports (pprof, Chrome/Perfetto timeline)";
 static const char G_ISP[] =
 	"Input-sensitive profiles (the isp analyzer, -a isp): per routine, cost\n"
 	"against input size, fitted";

@@ -33,69 +33,12 @@ struct view_opts {
 	size_t nexcludes;
 };
 
-/* getopt codes of the long-only view options (a range of their own). */
-enum {
-	VIEW_OPT_DEPTH = 1200,
-	VIEW_OPT_MIN_PCT,
-	VIEW_OPT_FOLDED,
-	VIEW_OPT_FOLDED_METRIC,
-	VIEW_OPT_FLAMEGRAPH,
-	VIEW_OPT_MAX_NODES,
-	VIEW_OPT_COLLAPSE,
-	VIEW_OPT__END,
-};
-
-/* Entries for getopt_long's table, and the short options ("N:s:"). */
-#define VIEWS_LONGOPTS                                                                             \
-	{"exclude", required_argument, NULL, 'N'}, {"sort", required_argument, NULL, 's'},         \
-		{"depth", required_argument, NULL, VIEW_OPT_DEPTH},                                \
-		{"min-pct", required_argument, NULL, VIEW_OPT_MIN_PCT},                            \
-		{"folded", required_argument, NULL, VIEW_OPT_FOLDED},                              \
-		{"folded-metric", required_argument, NULL, VIEW_OPT_FOLDED_METRIC},                \
-		{"flamegraph", required_argument, NULL, VIEW_OPT_FLAMEGRAPH},                      \
-		{"cct-max-nodes", required_argument, NULL, VIEW_OPT_MAX_NODES},                    \
-	{                                                                                          \
-		"collapse-recursion", no_argument, NULL, VIEW_OPT_COLLAPSE                         \
-	}
-#define VIEWS_SHORTOPTS "N:s:"
-
-/* True for the getopt codes views__opt handles. */
-static inline bool views__is_opt(int c)
-{
-	return c == 'N' || c == 's' || (c >= VIEW_OPT_DEPTH && c < VIEW_OPT__END);
-}
-
-#define VIEWS_USAGE                                                                                \
-	"Call tree, flame graph (the cct analyzer):\n"                                             \
-	"  -N, --exclude GLOB       leave functions matching GLOB out of the trace\n"              \
-	"                           (repeatable; main executable's functions)\n"                   \
-	"      --depth N            text call tree: N levels (default: all)\n"                     \
-	"      --min-pct P          text call tree: hide contexts under P% of the\n"               \
-	"                           total time (default 1)\n"                                      \
-	"  -s, --sort KEY           per-function table order: calls, total (default),\n"           \
-	"                           self or cpu\n"                                                 \
-	"      --folded FILE        FlameGraph folded stacks (flamegraph.pl, inferno,\n"           \
-	"                           speedscope): 'main;parse;lex 1234' per context\n"              \
-	"      --folded-metric M    wall (default: self wall ns per context), cpu\n"               \
-	"                           (self on-CPU ns) or calls; also the flame graph's\n"           \
-	"      --flamegraph FILE    an SVG flame graph (self-contained; hover a frame\n"           \
-	"                           for its calls and times)\n"                                    \
-	"      --collapse-recursion direct recursion (f called by f) in one node\n"                \
-	"      --cct-max-nodes N    contexts kept per analyzer thread (default\n"                  \
-	"                           1048576, ~80 MiB); further calls are folded into\n"            \
-	"                           their caller's context and counted\n"                          \
-	"\n"
-
 /* Whether the -a list (NULL: the default set, opt-in analyzers left out)
  * selects the analyzer called name. Any thread. */
 bool views__selects(const char *list, const char *name);
 
 /* Defaults into *v. */
 void views__init(struct view_opts *v);
-
-/* One option (getopt code c, views__is_opt(c)) and its argument. Returns 0
- * or -EINVAL after logging why. */
-int views__opt(struct view_opts *v, int c, const char *arg);
 
 /*
  * Before tracing: the output paths can be written, and the cct analyzer is
