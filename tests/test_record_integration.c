@@ -159,6 +159,46 @@ START_TEST(round_trip)
 }
 END_TEST
 
+/* The isp analyzer from a recording: --cost and --plots act on the
+ * analysis; --size was the recording's (its size events are in the
+ * chunks). The profiles are the live run's, key for key. */
+START_TEST(isp_round_trip)
+{
+	char *rec = tmp_path("isp.cbr"), *live = tmp_path("isp-live.json"),
+	     *off = tmp_path("isp-off.json"), *plots = tmp_path("isp-plots");
+	char *pre[] = {"-a", "isp", "--cost", "calls", "--size", "work:arg0", "--json", live, NULL};
+	char *target[] = {(char *)h_target("isp", 2), NULL};
+	char *rep[] = {"report", rec,  "-a",	"isp",	     "--cost", "calls",
+		       "--json", off,  "--plots", plots, NULL};
+	char svg[PATH_MAX + 16];
+	json_object *lj, *oj;
+	struct h_run r, o;
+	struct stat sb;
+
+	record(&r, rec, pre, target);
+	run(&o, rep);
+	assert_status(&o, 0);
+	lj = h_parse_json(live);
+	oj = h_parse_json(off);
+	ck_assert(lj && oj);
+	ck_assert_ptr_nonnull(h_get(oj, "isp"));
+	ck_assert_msg(json_object_equal(h_get(lj, "isp"), h_get(oj, "isp")),
+		      "isp profiles differ from the live run's");
+	ck_assert(json_object_equal(h_get(lj, "isp_info"), h_get(oj, "isp_info")));
+	/* the argument-sized routine: 6 activations, sizes from arg0 */
+	ck_assert_str_eq(json_object_get_string(h_get(h_find(h_get(oj, "isp"), "name", "work",
+							     NULL, NULL),
+						      "size_source")),
+			 "arg");
+	snprintf(svg, sizeof(svg), "%s/quad.svg", plots);
+	ck_assert_msg(stat(svg, &sb) == 0 && sb.st_size > 1000, "no plot %s", svg);
+	json_object_put(lj);
+	json_object_put(oj);
+	h_free(&r);
+	h_free(&o);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- dump -- */
 
 /* Lines of out whose kind (4th field) is kind and whose 5th field is fn
@@ -541,6 +581,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, pprof_traces_from_recording, 0, 2);
 	tcase_add_loop_test(tc, target_unharmed, 0, 2);
 	tcase_add_loop_test(tc, timeline_exact, 0, 2);
+	tcase_add_test(tc, isp_round_trip);
 	tcase_add_test(tc, storm_no_loss);
 	tcase_add_test(tc, bad_recordings_refused);
 	tcase_add_test(tc, record_path_safe);

@@ -228,7 +228,7 @@ const struct opt_def opts__table[] = {
 		 "exponent, R^2; superlinear costly routines first.\n"
 		 "Not in the default set: it needs a run that feeds\n"
 		 "a routine inputs of several sizes to say anything"},
-	{"cost", 0, OPT_CHOICE, "C", OFF(cost_word), .group = G_ISP,
+	{"cost", 0, OPT_CHOICE, "C", OFF(cost_word), .flags = OPTF_OFFLINE, .group = G_ISP,
 	 .choices = (const char *const[]){"wall", "cpu", "calls", NULL},
 	 .wants = "wall, cpu or calls",
 	 .help = "a point's cost: wall (default: inclusive wall\n"
@@ -243,7 +243,8 @@ const struct opt_def opts__table[] = {
 		 "the length of that string (read up to 4095 bytes),\n"
 		 "read by the entry probe: ~70 ns more per call of\n"
 		 "those functions, none for the others (repeatable)"},
-	{"plots", 0, OPT_STR, "DIR", 0, 0, OPTF_NONEMPTY, OFF(isp.plots_dir), .group = G_ISP,
+	{"plots", 0, OPT_STR, "DIR", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(isp.plots_dir),
+	 .group = G_ISP,
 	 .wants = "a directory",
 	 .help = "one SVG cost plot per routine with 2+ sizes in DIR\n"
 		 "(created if absent): worst-case and average points,\n"

@@ -12,6 +12,7 @@
 #include "user/cli/pprof.h"
 #include "user/cli/views.h"
 #include "analyzers/timeline.h"
+#include "analyzers/isp.h"
 #include "user/elf/syms.h"
 
 void views__init(struct view_opts *v)
@@ -209,4 +210,18 @@ int views__write(const struct view_opts *v, struct runner *r, int pid, const cha
 	    (e = write_view(v->pprof_path, "--pprof", state, t, v, title, binary, duration_ns)))
 		err = e;
 	return err;
+}
+
+int views__write_plots(const struct isp_opts *isp, struct runner *rn)
+{
+	void *a = rn ? (void *)runner__analyzer(rn, "isp") : NULL;
+	int n;
+
+	if (!isp || !isp->plots_dir || !a)
+		return 0;
+	n = isp__write_plots(a, isp->plots_dir);
+	if (n < 0)
+		return -EIO; /* isp__write_plots said why */
+	log_info("--plots: %d cost plot%s written to %s", n, n == 1 ? "" : "s", isp->plots_dir);
+	return 0;
 }

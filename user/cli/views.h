@@ -33,6 +33,13 @@ struct view_opts {
 	size_t nexcludes;
 };
 
+struct isp_opts;
+
+/* --plots DIR (isp->plots_dir; nothing without it or without the isp
+ * analyzer in rn): one SVG cost plot per routine, said on stderr. Returns 0
+ * or -EIO (logged). After runner__join; main thread only. */
+int views__write_plots(const struct isp_opts *isp, struct runner *rn);
+
 /* Whether the -a list (NULL: the default set, opt-in analyzers left out)
  * selects the analyzer called name. Any thread. */
 bool views__selects(const char *list, const char *name);

@@ -115,6 +115,9 @@ int offline__report(const struct opts *o)
 		goto cleanup;
 	ro.analyzers = views__analyzers(&view, ro.analyzers, list, sizeof(list));
 	ro.timeline_limit = view.timeline_limit;
+	/* --cost, --plots; --size was the recording's (its size events are
+	 * in the chunks) */
+	ro.isp = &o->isp;
 	err = runner__new(&ro, NULL, 0, &rn);
 	if (err)
 		goto cleanup; /* a wrong -a is said by runner__new */
@@ -144,6 +147,8 @@ int offline__report(const struct opts *o)
 		goto cleanup;
 	}
 	if (views__write(&view, rn, m->pid, m->comm, m->binary, (uint64_t)(sm.duration_s * 1e9)))
+		err = -EIO;
+	if (views__write_plots(&o->isp, rn))
 		err = -EIO;
 cleanup:
 	runner__free(rn);

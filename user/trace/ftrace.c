@@ -1088,15 +1088,8 @@ static int report(struct ftrace *ft)
 	    !err)
 		err = -EIO;
 	/* --plots DIR (analyzers/isp.h) */
-	if (!ft->o.floor && ft->o.isp.plots_dir && runner__analyzer(ft->rn, "isp")) {
-		int n = isp__write_plots((void *)runner__analyzer(ft->rn, "isp"), ft->o.isp.plots_dir);
-
-		if (n < 0 && !err)
-			err = -EIO;
-		else if (n >= 0)
-			log_info("--plots: %d cost plot%s written to %s", n, n == 1 ? "" : "s",
-				 ft->o.isp.plots_dir);
-	}
+	if (!ft->o.floor && views__write_plots(&ft->o.isp, ft->rn) && !err)
+		err = -EIO;
 	report__summary_line(&sm);
 	free(lost_cpu);
 	return err;
