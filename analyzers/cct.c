@@ -9,6 +9,7 @@
 #include "analyzers/cct.h"
 #include "common/hmap.h"
 #include "common/json.h"
+#include "common/xml.h"
 #include "common/log.h"
 
 #define CHUNK_NODES (1u << CCT_CHUNK_SHIFT)
@@ -1237,34 +1238,6 @@ cleanup:
 	return err;
 }
 
-static void xml_escape(FILE *f, const char *s, size_t max)
-{
-	size_t i;
-
-	for (i = 0; s[i] && i < max; i++) {
-		switch (s[i]) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&apos;", f);
-			break;
-		default:
-			/* XML 1.0 forbids most control characters. */
-			fputc((unsigned char)s[i] < 0x20 ? ' ' : s[i], f);
-		}
-	}
-}
-
 /* FlameGraph's "hot" palette, chosen by the name so that a function keeps
  * its colour across graphs. */
 static void frame_colour(const char *name, unsigned rgb[3])
@@ -1313,7 +1286,7 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 	else
 		rgb[0] = 250, rgb[1] = 120, rgb[2] = 80;
 	fputs("<g><title>", f);
-	xml_escape(f, name, SIZE_MAX);
+	xml__escape(f, name, SIZE_MAX);
 	fprintf(f, " (%.2f%% of %s)\ncalls: %" PRIu64 "\nwall: total %.3f ms, self %.3f ms",
 		total ? 100.0 * (double)width / (double)total : 0.0,
 		unit[metric <= CCT_METRIC_CPU ? metric : 0], n->calls, (double)n->incl_ns / 1e6,
@@ -1334,9 +1307,9 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 	if (fit >= 2) {
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + SVG_FRAME_H - 4.5);
 		if (strlen(name) <= fit) {
-			xml_escape(f, name, SIZE_MAX);
+			xml__escape(f, name, SIZE_MAX);
 		} else {
-			xml_escape(f, name, fit - 2);
+			xml__escape(f, name, fit - 2);
 			fputs("..", f);
 		}
 		fputs("</text>", f);
@@ -1383,7 +1356,7 @@ int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f0\"/>\n"
 		"<text class=\"t\" x=\"%d\" y=\"24\">",
 		SVG_W, height, SVG_W, height, SVG_W, height, SVG_W / 2);
-	xml_escape(f, title ? title : "Flame Graph", SIZE_MAX);
+	xml__escape(f, title ? title : "Flame Graph", SIZE_MAX);
 	fputs("</text>\n", f);
 	if (!width[0]) {
 		fprintf(f,

@@ -19,6 +19,7 @@
 #include "analyzers/isp_internal.h"
 #include "common/log.h"
 #include "common/outfile.h"
+#include "common/xml.h"
 
 #define W 720
 #define H 460
@@ -26,28 +27,6 @@
 #define MR 30
 #define MT 76
 #define MB 60
-
-/* XML text of s. */
-static void esc(FILE *f, const char *s)
-{
-	for (; *s; s++)
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-}
 
 struct axis {
 	double lo, hi; /* log10 of the range's ends, whole decades */
@@ -107,7 +86,7 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 		W, H, W, H);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", W, H);
 	fputs("<text x=\"20\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", f);
-	esc(f, an_ctx__name(a->ctx, fid, buf));
+	xml__escape(f, an_ctx__name(a->ctx, fid, buf), SIZE_MAX);
 	fputs(": cost against input size</text>\n<text x=\"20\" y=\"44\" fill=\"#444\">", f);
 	fprintf(f, "%" PRIu64 " activations, %zu distinct sizes; ", acts, fn->n);
 	if (fitted) {

@@ -18,6 +18,7 @@
 #include "analyzers/callgraph.h"
 #include "analyzers/count.h"
 #include "common/hmap.h"
+#include "common/xml.h"
 #include "common/json.h"
 #include "pipeline/record.h"
 #include "pipeline/runner.h"
@@ -1784,6 +1785,23 @@ START_TEST(test_hmap)
 }
 END_TEST
 
+/* xml__escape: markup escaped, control characters blanked, max bytes. */
+START_TEST(test_xml_escape)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	xml__escape(f, "a<b>&\"c'\td", SIZE_MAX);
+	fputc('|', f);
+	xml__escape(f, "operator<<(int)", 9);
+	fclose(f);
+	ck_assert_str_eq(buf, "a&lt;b&gt;&amp;&quot;c&apos; d|operator&lt;");
+	free(buf);
+}
+END_TEST
+
 /* hmap__obj: one zeroed object per key, made once, found again. */
 START_TEST(test_hmap_obj)
 {
@@ -1851,6 +1869,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_json_write_error);
 	tcase_add_test(tc, test_hmap);
 	tcase_add_test(tc, test_hmap_obj);
+	tcase_add_test(tc, test_xml_escape);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(tcc, test_merge_two_buffers);
