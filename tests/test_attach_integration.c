@@ -31,6 +31,7 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
@@ -201,13 +202,29 @@ END_TEST
 START_TEST(duration_is_between_the_gates)
 {
 	char *args[] = {"-f", "tick", "-d", "1", "--", (char *)h_target("hot", 2), NULL};
+	struct timespec t0, t1;
+	double d, wall, att = -1, det = -1;
 	struct h_run r;
-	double d;
+	const char *p;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	h_run(&r, args);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	h_assert_clean(&r);
 	d = json_object_get_double(h_get(r.json, "duration_s"));
 	ck_assert_msg(d >= 1.0, "duration %.3f s with -d 1", d);
+	/* Not a timing bound but an invariant: the gates open after the last
+	 * probe went in and close before the first comes out, so the
+	 * duration between them leaves out the attach and detach times
+	 * cabbpf measured around its link system calls, inside its own
+	 * wall time. */
+	p = strstr(r.err, "probes: attached in ");
+	ck_assert_msg(p && sscanf(p, "probes: attached in %lf s, detached in %lf s", &att, &det) == 2,
+		      "no attach/detach times on stderr: %s", r.err);
+	wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_msg(d + att + det <= wall, "duration %.3f s + attach %.3f s + detach %.3f s > "
+		      "cabbpf's wall time %.3f s: the duration is not between the gates",
+		      d, att, det, wall);
 	h_free(&r);
 }
 END_TEST
