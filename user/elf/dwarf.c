@@ -188,42 +188,83 @@ static bool has_debug_info(Elf *elf)
 	return false;
 }
 
-/* Opens the DWARF of st: its own, or its debug file's. *path_out gets the
- * file read (malloc'd). Returns NULL when there is none. */
-static Dwarf *open_dwarf(const struct symtab *st, int *fd, Elf **elf, char **path_out)
-{
-	char dbg[PATH_MAX];
-	const char *path = NULL;
-	Dwarf *d;
+struct dwarf_file {
+	int fd;
+	Elf *elf;
+	char *path;
+};
 
-	*fd = -1;
-	*elf = NULL;
-	if (image__open_elf(st->path, fd, elf))
-		return NULL;
-	if (has_debug_info(*elf)) {
+void dwarf__close(struct dwarf_file *df)
+{
+	if (!df)
+		return;
+	if (df->elf)
+		elf_end(df->elf);
+	if (df->fd >= 0)
+		close(df->fd);
+	free(df->path);
+	free(df);
+}
+
+int dwarf__open(const struct symtab *st, struct dwarf_file **out)
+{
+	struct dwarf_file *df;
+	char dbg[PATH_MAX];
+	const char *path;
+
+	if (!st || !out)
+		return -EINVAL;
+	*out = NULL;
+	df = calloc(1, sizeof(*df));
+	if (!df)
+		return -ENOMEM;
+	df->fd = -1;
+	if (image__open_elf(st->path, &df->fd, &df->elf))
+		goto none;
+	if (has_debug_info(df->elf)) {
 		path = st->path;
 	} else {
 		bool found = st->debug_path
 				     ? snprintf(dbg, sizeof(dbg), "%s", st->debug_path) < (int)sizeof(dbg)
-				     : debuglink__find(*elf, st->path, dbg, sizeof(dbg));
+				     : debuglink__find(df->elf, st->path, dbg, sizeof(dbg));
 
-		elf_end(*elf);
-		close(*fd);
-		*elf = NULL;
-		*fd = -1;
-		if (!found || image__open_elf(dbg, fd, elf))
-			return NULL;
+		elf_end(df->elf);
+		close(df->fd);
+		df->elf = NULL;
+		df->fd = -1;
+		if (!found || image__open_elf(dbg, &df->fd, &df->elf) || !has_debug_info(df->elf))
+			goto none;
 		path = dbg;
 	}
-	d = dwarf_begin_elf(*elf, DWARF_C_READ, NULL);
-	if (d && !(*path_out = strdup(path))) {
-		dwarf_end(d);
-		d = NULL;
+	df->path = strdup(path);
+	if (!df->path) {
+		dwarf__close(df);
+		return -ENOMEM;
 	}
-	return d;
+	*out = df;
+	return 0;
+none:
+	dwarf__close(df);
+	return 0;
 }
 
 int dwarf__lines(const struct symtab *st, const size_t *idx, size_t n, struct srclines **out)
+{
+	struct dwarf_file *df = NULL;
+	int err;
+
+	if (!st || !out || (n && !idx))
+		return -EINVAL;
+	*out = NULL;
+	err = n ? dwarf__open(st, &df) : 0;
+	if (!err)
+		err = dwarf__lines_in(df, st, idx, n, out);
+	dwarf__close(df);
+	return err;
+}
+
+int dwarf__lines_in(struct dwarf_file *df, const struct symtab *st, const size_t *idx, size_t n,
+		    struct srclines **out)
 {
 	struct srclines *s = NULL;
 	struct cu_funcs cf = {0};
@@ -233,10 +274,9 @@ int dwarf__lines(const struct symtab *st, const size_t *idx, size_t n, struct sr
 	Dwarf_Die cu;
 	const char *comp_dir = NULL;
 	Dwarf *dbg = NULL;
-	Elf *elf = NULL;
 	bool have_cu = false;
 	size_t i;
-	int fd = -1, err = 0;
+	int err = 0;
 	double t0 = now_s();
 
 	if (!st || !out || (n && !idx))
@@ -248,11 +288,17 @@ int dwarf__lines(const struct symtab *st, const size_t *idx, size_t n, struct sr
 		goto cleanup;
 	}
 	s->n = n;
-	if (!n)
+	if (!n || !df)
 		goto done;
-	dbg = open_dwarf(st, &fd, &elf, &s->from);
-	if (!dbg)
+	dbg = dwarf_begin_elf(df->elf, DWARF_C_READ, NULL);
+	if (!dbg) {
+		log_debug("%s: DWARF unreadable: %s", df->path, dwarf_errmsg(-1));
 		goto done;
+	}
+	if (!(s->from = strdup(df->path))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	qs = malloc(n * sizeof(*qs));
 	if (!qs) {
 		err = -ENOMEM;
@@ -333,10 +379,6 @@ cleanup:
 	hmap__fini(&seen);
 	if (dbg)
 		dwarf_end(dbg);
-	if (elf)
-		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
 	dwarf__free(s);
 	return err;
 }

@@ -41,13 +41,31 @@ struct srclines {
 	size_t nfiles_, capfiles_;
 };
 
+struct dwarf_file;
+
+/*
+ * Opens the file that holds st's DWARF: st's own binary, or its separate
+ * debug file (the one its symbols came from, else debuglink's). Cheap (an
+ * ELF's section headers); keeps the file open, so its DWARF can be read
+ * later even when its path is gone (/proc/PID/root of a process that
+ * exited). *out is NULL when no file has DWARF (not an error).
+ * Returns 0, -EINVAL, -ENOMEM. Memory: close with dwarf__close.
+ */
+int dwarf__open(const struct symtab *st, struct dwarf_file **out);
+void dwarf__close(struct dwarf_file *df);
+
 /*
  * The source location of the functions st->syms[idx[0..n)] (idx as
- * syms__select makes it; NULL with n 0). Writes to *out a result with n
- * entries, all unknown when the binary has no DWARF anywhere (not an
- * error). Returns 0, -EINVAL (NULL argument), or -ENOMEM.
+ * syms__select makes it; NULL with n 0), read from df (dwarf__open of the
+ * same st; NULL: none). Writes to *out a result with n entries, all
+ * unknown without DWARF or when it cannot be read (not an error; -v says
+ * why). Returns 0, -EINVAL (NULL argument), or -ENOMEM.
  * Memory: the caller frees *out with dwarf__free.
  */
+int dwarf__lines_in(struct dwarf_file *df, const struct symtab *st, const size_t *idx, size_t n,
+		    struct srclines **out);
+
+/* dwarf__open, dwarf__lines_in, dwarf__close: at once. */
 int dwarf__lines(const struct symtab *st, const size_t *idx, size_t n, struct srclines **out);
 
 /* Releases s. Accepts NULL. */

@@ -77,6 +77,7 @@ struct ftrace {
 	struct an_bin *bins;
 	uint32_t nbins;
 	struct srclines **lines;
+	struct dwarf_file **dfs; /* each binary's DWARF file, opened at start */
 	bool lines_done;
 	struct trace_callsite *csites;
 	size_t ncsites;
@@ -581,21 +582,29 @@ static int locate_functions(struct ftrace *ft)
 	ft->src = calloc(ft->nfuncs + 1, sizeof(*ft->src));
 	ft->bins = calloc(nl + 1, sizeof(*ft->bins));
 	ft->lines = calloc(nl + 1, sizeof(*ft->lines));
-	if (!ft->src || !ft->bins || !ft->lines) {
+	ft->dfs = calloc(nl + 1, sizeof(*ft->dfs));
+	if (!ft->src || !ft->bins || !ft->lines || !ft->dfs) {
 		log_err("out of memory");
 		return -ENOMEM;
 	}
 	ft->nbins = (uint32_t)(nl + 1);
 	ft->bins[0].path = ft->tg.exe;
 	ft->bins[0].build_id = ft->st ? ft->st->build_id : NULL;
-	if (ft->st)
+	/* The files with DWARF are opened now: a path under /proc/PID/root
+	 * is gone once the process is (source_lines reads them at the end). */
+	if (ft->st) {
 		locate(ft->st, ft->idx, ft->n, 0, ft->src);
+		if (dwarf__open(ft->st, &ft->dfs[0]) == -ENOMEM)
+			return -ENOMEM;
+	}
 	for (i = 0; i < nl; i++) {
 		const struct lib *b = &libs->v[i];
 
 		ft->bins[1 + i].path = b->path;
 		ft->bins[1 + i].build_id = b->st->build_id;
 		locate(b->st, b->idx, b->n, (uint32_t)(1 + i), ft->src + k);
+		if (dwarf__open(b->st, &ft->dfs[1 + i]) == -ENOMEM)
+			return -ENOMEM;
 		k += b->n;
 	}
 	return 0;
@@ -603,7 +612,8 @@ static int locate_functions(struct ftrace *ft)
 
 /*
  * Every fid's source file and line (user/elf/dwarf.h) into ft->src,
- * from each binary's DWARF (its own or its debug file's). Reading DWARF
+ * from each binary's DWARF (its own or its debug file's, opened at the
+ * start by locate_functions). Reading DWARF
  * costs up to about half a second for thousands of functions (README,
  * "Source lines"), so it is done after the trace, and only for what shows
  * lines: --json, --pprof, a recording. Best effort: a binary whose DWARF
@@ -618,7 +628,7 @@ static void source_lines(struct ftrace *ft)
 	if (!ft->src || ft->lines_done)
 		return;
 	ft->lines_done = true;
-	if (ft->st && !dwarf__lines(ft->st, ft->idx, ft->n, &ft->lines[0]))
+	if (ft->st && !dwarf__lines_in(ft->dfs[0], ft->st, ft->idx, ft->n, &ft->lines[0]))
 		for (j = 0; j < ft->n; j++) {
 			ft->src[j].file = ft->lines[0]->v[j].file;
 			ft->src[j].line = ft->lines[0]->v[j].line;
@@ -626,7 +636,7 @@ static void source_lines(struct ftrace *ft)
 	for (i = 0; i < nl; k += libs->v[i].n, i++) {
 		const struct lib *b = &libs->v[i];
 
-		if (dwarf__lines(b->st, b->idx, b->n, &ft->lines[1 + i]))
+		if (dwarf__lines_in(ft->dfs[1 + i], b->st, b->idx, b->n, &ft->lines[1 + i]))
 			continue;
 		for (j = 0; j < b->n; j++) {
 			ft->src[k + j].file = ft->lines[1 + i]->v[j].file;
@@ -1251,7 +1261,10 @@ static void ftrace_free(struct ftrace *ft)
 	free(ft->lnames);
 	for (size_t i = 0; ft->lines && i < ft->nbins; i++)
 		dwarf__free(ft->lines[i]);
+	for (size_t i = 0; ft->dfs && i < ft->nbins; i++)
+		dwarf__close(ft->dfs[i]);
 	free(ft->lines);
+	free(ft->dfs);
 	free(ft->src);
 	free(ft->bins);
 	free(ft->binaries);
