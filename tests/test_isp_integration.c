@@ -346,7 +346,9 @@ static void sh_out(const char *cmd, char *buf, size_t len)
 }
 
 /* --plots DIR (default cost: wall): one SVG per routine with 2+ sizes,
- * well-formed, labelled, and rendered by Chromium as a person sees it. */
+ * well-formed, labelled, the cost plot and the workload plot under it
+ * (one bar per size, its activations), rendered by Chromium as a person
+ * sees it. */
 START_TEST(isp_plots_render)
 {
 	char dir[PATH_MAX], svg[PATH_MAX + 16], png[PATH_MAX + 16], cmd[3 * PATH_MAX], out[256];
@@ -379,23 +381,43 @@ START_TEST(isp_plots_render)
 	ck_assert_ptr_nonnull(strstr(text, "input size (bytes read"));
 	ck_assert_ptr_nonnull(strstr(text, "cost (ns wall, log scale)"));
 	ck_assert_ptr_nonnull(strstr(text, "fitted O("));
-	/* 6 sizes: 6 worst-case circles with their figures */
+	/* the workload plot under it: its title, its count axis */
+	ck_assert_ptr_nonnull(strstr(text, ">workload: activations per input size<"));
+	ck_assert_ptr_nonnull(strstr(text, "rotate(-90)\" text-anchor=\"middle\">activations<"));
+	/* 6 sizes: 6 worst-case circles with their figures, 6 bars of 3
+	 * activations each */
 	snprintf(cmd, sizeof(cmd), "xmllint --xpath \"count(//*[local-name()='circle']/*)\" '%s'",
 		 svg);
 	sh_out(cmd, out, sizeof(out));
 	ck_assert_str_eq(out, "6");
+	snprintf(cmd, sizeof(cmd), "xmllint --xpath \"count(//*[@class='wl'])\" '%s'", svg);
+	sh_out(cmd, out, sizeof(out));
+	ck_assert_str_eq(out, "6");
+	snprintf(cmd, sizeof(cmd),
+		 "xmllint --xpath \"count(//*[@class='wl']/*[contains(., ': 3 activations')])\" '%s'",
+		 svg);
+	sh_out(cmd, out, sizeof(out));
+	ck_assert_str_eq(out, "6");
 	free(text);
+	/* load: sizes 64 and 128 are read 3 times as often as the others */
+	snprintf(svg, sizeof(svg), "%s/load.svg", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "xmllint --xpath \"count(//*[@class='wl']/*[contains(., ': 9 activations')])\" '%s'",
+		 svg);
+	sh_out(cmd, out, sizeof(out));
+	ck_assert_str_eq(out, "2");
+	snprintf(svg, sizeof(svg), "%s/quad.svg", dir);
 	snprintf(png, sizeof(png), "%s/quad.png", h_tmp);
 	snprintf(cmd, sizeof(cmd),
 		 "chromium --headless --no-sandbox --disable-gpu --hide-scrollbars "
-		 "--screenshot='%s' --window-size=720,460 'file://%s' >/dev/null 2>&1",
+		 "--screenshot='%s' --window-size=720,694 'file://%s' >/dev/null 2>&1",
 		 png, svg);
 	ck_assert_int_eq(system(cmd), 0);
 	ink = h_png_ink(png, &w, &h);
 	ck_assert_int_eq(w, 720);
-	ck_assert_int_eq(h, 460);
-	/* frame, grid, labels, 12 markers, the curve: thousands of pixels;
-	 * a blank page has 0 */
+	ck_assert_int_eq(h, 694);
+	/* frames, grids, labels, 12 markers, the curve, 6 bars: thousands
+	 * of pixels; a blank page has 0 */
 	ck_assert_msg(ink > 5000, "plot nearly blank: %lld pixels of ink", ink);
 	h_plain_free(&p);
 	h_free(&r);

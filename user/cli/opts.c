@@ -249,9 +249,10 @@ const struct opt_def opts__table[] = {
 	{"plots", 0, OPT_STR, "DIR", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(isp.plots_dir),
 	 .group = G_ISP,
 	 .wants = "a directory",
-	 .help = "one SVG cost plot per routine with 2+ sizes in DIR\n"
-		 "(created if absent): worst-case and average points,\n"
-		 "fitted curve, log-log axes"},
+	 .help = "one SVG per routine with 2+ sizes in DIR (created\n"
+		 "if absent): the cost plot (worst-case and average\n"
+		 "points, fitted curve, log-log axes) and under it the\n"
+		 "workload plot (activations per size)"},
 
 	{"sample", 0, OPT_DOUBLE, "P", 0, 100, OPTF_LO_OPEN | OPTF_HI_OPEN | OPTF_PERCENT,
 	 OFF(sample_pct), .group = G_SAMPLE,
