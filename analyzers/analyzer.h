@@ -38,6 +38,23 @@ struct shadow_frame;
 #define AN_RESUMED (UINT32_MAX - 1)
 #define AN_RESUMED_NAME "<resumed>"
 
+/* The binary a traced function is in: pprof's mappings. */
+struct an_bin {
+	const char *path;     /* as traced (the main executable, or a library) */
+	const char *build_id; /* its GNU build id, lowercase hex, or NULL */
+};
+
+/* Where a traced function is: its source (user/elf/dwarf.h) and its
+ * code, for -l, the JSON function objects and pprof. */
+struct an_src {
+	const char *file; /* source file of its definition, or NULL when unknown */
+	uint32_t line;	  /* line of its name there, 0 when unknown */
+	uint32_t bin;	  /* index into an_ctx.bins */
+	uint64_t vaddr;	  /* link-time address of its entry */
+	uint64_t size;	  /* bytes of code (st_size) */
+	uint64_t foff;	  /* file offset of its entry */
+};
+
 /* Read-only context shared by every instance; outlives them. */
 struct an_ctx {
 	const char *const *fnames; /* function names by fid; entries may be NULL */
@@ -46,6 +63,11 @@ struct an_ctx {
 	 * NULL, when there is none */
 	const char *const *lnames;
 	uint32_t nfuncs;	   /* fids are < nfuncs (the runner filters) */
+	/* by fid (nfuncs entries), or NULL when not known (a recording of
+	 * format 1); bins: nbins entries that src[].bin index */
+	const struct an_src *src;
+	const struct an_bin *bins;
+	uint32_t nbins;
 	unsigned top;		   /* text reports: rows per table (> 0) */
 	/* Sampling (--sample, --start-disabled): the windows tracing was on,
 	 * filled by the loader once the analyzers have stopped, read by
@@ -67,6 +89,13 @@ const char *an_ctx__name(const struct an_ctx *c, uint32_t fid, char buf[24]);
 /* The linkage name of fid when it differs from its report name (a
  * demangled C++ or Rust name), else NULL. Any thread. */
 const char *an_ctx__linkage(const struct an_ctx *c, uint32_t fid);
+
+/* fid's source location when its file is known, else NULL. Any thread. */
+const struct an_src *an_ctx__src(const struct an_ctx *c, uint32_t fid);
+
+/* Writes fid's "file" and "line" keys into the function object w has open,
+ * where they are known (nothing otherwise). Any thread. */
+void an_ctx__json_src(const struct an_ctx *c, uint32_t fid, struct json *w);
 
 /* A call, reported at the callee's entry. */
 struct an_call {

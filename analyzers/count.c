@@ -529,6 +529,7 @@ static int count_report_json(void *state, struct json *w)
 		if (an_ctx__linkage(c->ctx, rows[i].fid)) {
 			json__kv_string(w, "linkage_name", an_ctx__linkage(c->ctx, rows[i].fid));
 		}
+		an_ctx__json_src(c->ctx, rows[i].fid, w);
 		json__kv_u64(w, "fid", rows[i].fid);
 		json__kv_u64(w, "calls", fn->calls);
 		if (c->ctx->windows) {

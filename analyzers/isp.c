@@ -594,6 +594,7 @@ static int isp_report_json(void *state, struct json *w)
 			json__key(w, "linkage_name");
 			json__string(w, an_ctx__linkage(a->ctx, rows[i].fid));
 		}
+		an_ctx__json_src(a->ctx, rows[i].fid, w);
 		json__key(w, "fid");
 		json__u64(w, rows[i].fid);
 		json__key(w, "size_source");

@@ -538,6 +538,9 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r->ctx.fnames = o->fnames;
 	r->ctx.lnames = o->lnames;
 	r->ctx.nfuncs = o->nfuncs;
+	r->ctx.src = o->src;
+	r->ctx.bins = o->bins;
+	r->ctx.nbins = o->nbins;
 	r->ctx.top = o->top ? o->top : DEFAULT_TOP;
 	r->ctx.cct = o->cct;
 	r->ctx.timeline_limit = o->timeline_limit;
@@ -742,6 +745,15 @@ void runner__set_windows(struct runner *r, const struct an_windows *w)
 {
 	/* The analysis threads have stopped: nothing reads ctx concurrently. */
 	r->ctx.windows = w;
+}
+
+void runner__set_src(struct runner *r, const struct an_src *src, const struct an_bin *bins,
+		      uint32_t nbins)
+{
+	/* As for the windows: read by the reports only. */
+	r->ctx.src = src;
+	r->ctx.bins = bins;
+	r->ctx.nbins = nbins;
 }
 
 const void *runner__analyzer(const struct runner *r, const char *name)

@@ -57,6 +57,8 @@
 
 #include "pipeline/shadow.h"
 
+struct an_bin;
+struct an_src;
 struct cab_pp;
 struct cct_opts;
 struct isp_opts;
@@ -67,6 +69,11 @@ struct runner_opts {
 	const char *const *fnames; /* function names by fid (borrowed) */
 	const char *const *lnames; /* linkage names by fid, or NULL (borrowed) */
 	uint32_t nfuncs;	   /* records with fid >= nfuncs are skipped */
+	/* where each function is (nfuncs entries) and its binaries
+	 * (analyzers/analyzer.h), or NULL: borrowed */
+	const struct an_src *src;
+	const struct an_bin *bins;
+	uint32_t nbins;
 	const char *analyzers;	   /* comma list, e.g. "count,callgraph"; NULL = all
 				      but the opt-in ones (isp) */
 	unsigned nthreads;	   /* analyzer threads; 0 = 1 */
@@ -164,6 +171,15 @@ const void *runner__analyzer(const struct runner *r, const char *name);
  * the whole run (analyzers/sampling.h). Thread: the setup thread.
  */
 void runner__set_windows(struct runner *r, const struct an_windows *w);
+
+/*
+ * Before the reports: where each function is (src: nfuncs entries, bins:
+ * nbins; both outlive the reports; NULL: not known), when it was learnt
+ * after runner__new (a recording's SOURCE block comes last). Thread: the
+ * setup thread, no analysis thread running.
+ */
+void runner__set_src(struct runner *r, const struct an_src *src, const struct an_bin *bins,
+		     uint32_t nbins);
 
 /*
  * After runner__join: every selected analyzer's tables, then a line on

@@ -8,6 +8,8 @@
 
 #include "tests/harness.h"
 
+#include <stdbool.h>
+
 #include <math.h>
 
 char h_targets[256];
@@ -1112,4 +1114,168 @@ void h_rm_cgroup(const char *dir)
 	/* A reaped task leaves its cgroup at once; retry briefly anyway. */
 	for (i = 0; i < 100 && rmdir(dir) && errno == EBUSY; i++)
 		usleep(10000);
+}
+
+int h_line_of(const char *file, const char *needle)
+{
+	char line[4096];
+	FILE *f = fopen(file, "re");
+	int n = 0;
+
+	ck_assert_msg(f != NULL, "%s: %s", file, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, needle)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	ck_abort_msg("no line of %s has '%s'", file, needle);
+	return 0;
+}
+
+const char *h_build_id(const char *path)
+{
+	static char id[160];
+	char cmd[PATH_MAX + 128];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | sed -n 's/.*Build ID: //p'", path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	id[0] = 0;
+	if (!fgets(id, sizeof(id), p))
+		id[0] = 0;
+	pclose(p);
+	id[strcspn(id, "\n")] = 0;
+	ck_assert_msg(id[0], "%s has no build id", path);
+	return id;
+}
+
+void h_pprof_read(struct h_pprof *p, const char *path)
+{
+	char cmd[PATH_MAX + 256], *line, *save = NULL;
+	bool in_samples = false;
+	FILE *f;
+	size_t cap = 0, len = 0;
+	char buf[4096];
+	int st;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(cmd, sizeof(cmd), "HOME=%s GOCACHE=%s/gocache go tool pprof -raw '%s' 2>&1",
+		 h_tmp, h_tmp, path);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(buf, sizeof(buf), f)) {
+		size_t n = strlen(buf);
+
+		if (len + n + 1 > cap) {
+			cap = (len + n + 1) * 2;
+			p->raw = realloc(p->raw, cap);
+			ck_assert_ptr_nonnull(p->raw);
+		}
+		memcpy(p->raw + len, buf, n + 1);
+		len += n;
+	}
+	st = pclose(f);
+	ck_assert_msg(st == 0 && p->raw, "go tool pprof -raw %s failed:\n%s", path,
+		      p->raw ? p->raw : "");
+	/* "Samples:", a header line of value types, then one line per
+	 * sample: "  v1  v2  v3: loc loc ...", up to "Locations" */
+	{
+		char *copy = strdup(p->raw);
+
+		for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			long long v[4];
+			int k = 0, used;
+			char *q = line;
+
+			if (!strncmp(line, "Samples:", 8)) {
+				in_samples = true;
+				continue;
+			}
+			if (!strncmp(line, "Locations", 9))
+				break;
+			if (!in_samples || !strchr(line, ':') || strchr(line, '/'))
+				continue;
+			while (k < 4 && sscanf(q, " %lld%n", &v[k], &used) == 1) {
+				q += used;
+				k++;
+			}
+			if (!k || *q != ':')
+				continue;
+			ck_assert_msg(!p->nv || p->nv == k, "samples of %d and %d values", p->nv, k);
+			p->nv = k;
+			p->samples++;
+			for (int i = 0; i < k; i++)
+				p->sum[i] += v[i];
+			if (k >= 3 && v[1] < v[2])
+				p->wall_lt_cpu++;
+		}
+		free(copy);
+	}
+}
+
+void h_pprof_free(struct h_pprof *p)
+{
+	free(p->raw);
+	memset(p, 0, sizeof(*p));
+}
+
+/* The first line of text after at that starts (past blanks) with prefix
+ * and holds needle, into out; NULL if none. */
+static const char *raw_line(const char *at, const char *needle, char *out, size_t len)
+{
+	const char *l = at;
+
+	while (l && *l) {
+		const char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l);
+		const char *hit = memmem(l, n, needle, strlen(needle));
+
+		if (hit) {
+			snprintf(out, len, "%.*s", (int)n, l);
+			return out;
+		}
+		l = e ? e + 1 : NULL;
+	}
+	return NULL;
+}
+
+const char *h_pprof_where(const struct h_pprof *p, const char *name)
+{
+	static char out[1024];
+	char needle[512], line[1024];
+	const char *locs = p->raw ? strstr(p->raw, "\nLocations") : NULL;
+	const char *at, *sp;
+
+	/* "     1: 0x1070 M=1 main /path/ctx.c:66 s=66" */
+	if (!locs)
+		return NULL;
+	for (at = locs; at && (at = strstr(at, " M=")); at++) {
+		const char *l = at + 3;
+
+		while (*l >= '0' && *l <= '9')
+			l++;
+		snprintf(needle, sizeof(needle), " %s ", name);
+		if (strncmp(l, needle, strlen(needle)))
+			continue;
+		if (!raw_line(l + strlen(needle), "", line, sizeof(line)))
+			return NULL;
+		sp = strchr(line, ' ');
+		snprintf(out, sizeof(out), "%.*s", sp ? (int)(sp - line) : (int)strlen(line), line);
+		return out;
+	}
+	return NULL;
+}
+
+const char *h_pprof_mapping(const struct h_pprof *p, const char *path)
+{
+	static char out[2048];
+	const char *maps = p->raw ? strstr(p->raw, "\nMappings") : NULL;
+	char needle[PATH_MAX + 2];
+
+	snprintf(needle, sizeof(needle), " %s ", path);
+	return maps ? raw_line(maps, needle, out, sizeof(out)) : NULL;
 }

@@ -345,4 +345,39 @@ json_object *h_timeline(const char *path);
  * in a timeline from h_timeline. */
 long long h_tl_count(json_object *tl, const char *ph, const char *name, long long tid);
 
+/* --------------------------------------------------------- sources -- */
+
+/* The number (from 1) of the first line of file that contains needle;
+ * asserted found. */
+int h_line_of(const char *file, const char *needle);
+
+/* The GNU build id of the ELF file at path (readelf -n), lowercase hex;
+ * static buffer; asserted found. */
+const char *h_build_id(const char *path);
+
+/* ------------------------------------------------------------- pprof -- */
+
+/* A pprof file read back by Go's own reader: `go tool pprof -raw` (with
+ * HOME and GOCACHE under h_tmp, so Go writes nothing elsewhere). */
+struct h_pprof {
+	char *raw;	       /* the -raw text */
+	int nv;		       /* values per sample */
+	long long samples;     /* samples read */
+	long long sum[4];      /* value k summed over the samples (--pprof: calls,
+				  wall, cpu) */
+	long long wall_lt_cpu; /* samples whose value 1 is below their value 2 */
+};
+
+/* Read path with go tool pprof -raw into *p; asserts it read it. */
+void h_pprof_read(struct h_pprof *p, const char *path);
+void h_pprof_free(struct h_pprof *p);
+
+/* What -raw shows for the location of function name after its name (its
+ * "FILE:LINE", or "FILE"), or NULL when no location is that function.
+ * Static buffer. */
+const char *h_pprof_where(const struct h_pprof *p, const char *name);
+
+/* The -raw line of the mapping whose file is path, or NULL. Static. */
+const char *h_pprof_mapping(const struct h_pprof *p, const char *path);
+
 #endif /* TESTS_HARNESS_H */

@@ -311,9 +311,28 @@ START_TEST(longjmp_tree)
 }
 END_TEST
 
+/* Each value of the tree summed over its nodes (sum[0] calls, [1]
+ * self_ns, [2] cpu_self_ns): what pprof's samples must add up to. */
+static void tree_sums(json_object *n, long long sum[3])
+{
+	json_object *kids = h_get(n, "children");
+	size_t i;
+
+	sum[0] += num(n, "calls");
+	sum[1] += num(n, "self_ns");
+	sum[2] += num(n, "cpu_self_ns");
+	for (i = 0; kids && i < json_object_array_length(kids); i++)
+		tree_sums(json_object_array_get_idx(kids, i), sum);
+}
+
 /* --pprof: a gzipped profile.proto that Go's own pprof reads: per
  * function, the calls summed over its contexts are exact (c and d are
- * reached through a and b; <root> is no frame of any stack). */
+ * reached through a and b; <root> is no frame of any stack); read with
+ * -raw: each function's file and line are its definition's in ctx.c
+ * (from the target's DWARF), its mapping the binary with its build id;
+ * the samples' calls, wall and on-CPU nanoseconds add up to the cct's
+ * exactly, and no sample has more on-CPU than wall time (nap sleeps: its
+ * on-CPU time is below its wall time). */
 START_TEST(pprof_read_by_go)
 {
 	char *path = tmp_path("ctx.pb.gz");
@@ -349,6 +368,39 @@ START_TEST(pprof_read_by_go)
 	for (i = 0; i < 6; i++)
 		ck_assert_msg(seen[i] == want[i].flat, "pprof: %s %ld calls, want %ld", want[i].fn,
 			      seen[i], want[i].flat);
+	{
+		static const char *const defs[] = {"int main(", "TRACED void a(", "TRACED void b(",
+						   "TRACED void c(", "TRACED void d(",
+						   "TRACED void nap("};
+		const char *src = "tests/targets/ctx.c", *where, *map;
+		char real[PATH_MAX], tail[128];
+		long long sums[3] = {0};
+		struct h_pprof pp;
+
+		h_pprof_read(&pp, path);
+		for (i = 0; i < 6; i++) {
+			where = h_pprof_where(&pp, want[i].fn);
+			ck_assert_msg(where, "pprof -raw: no location of %s:\n%s", want[i].fn, pp.raw);
+			snprintf(tail, sizeof(tail), "/%s:%d", src, h_line_of(src, defs[i]));
+			ck_assert_msg(where[0] == '/' && strlen(where) > strlen(tail) &&
+					      !strcmp(where + strlen(where) - strlen(tail), tail),
+				      "pprof -raw: %s at %s, want .../%s", want[i].fn, where, tail);
+		}
+		ck_assert_ptr_nonnull(realpath(h_target("ctx", OPT(_i)), real));
+		map = h_pprof_mapping(&pp, real);
+		ck_assert_msg(map, "no mapping of %s:\n%s", real, pp.raw);
+		ck_assert_ptr_nonnull(strstr(map, h_build_id(real)));
+		ck_assert_ptr_nonnull(strstr(map, "[FN][FL][LN]"));
+		/* the samples add up to the tree, exactly */
+		tree_sums(h_get(r.json, "cct"), sums);
+		ck_assert_int_eq(pp.nv, 3);
+		ck_assert_int_eq(pp.sum[0], sums[0]);
+		ck_assert_int_eq(pp.sum[1], sums[1]);
+		ck_assert_int_eq(pp.sum[2], sums[2]);
+		ck_assert_int_eq(pp.wall_lt_cpu, 0);
+		ck_assert_int_lt(pp.sum[2], pp.sum[1]); /* nap slept 1 ms */
+		h_pprof_free(&pp);
+	}
 	h_free(&r);
 }
 END_TEST

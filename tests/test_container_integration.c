@@ -272,6 +272,76 @@ START_TEST(mismatched_container_and_pid)
 }
 END_TEST
 
+/* -p HOSTPID of a stripped binary whose debug file is in the container's
+ * own /usr/lib/debug/.build-id (an image of its own: iotarget stripped,
+ * its debug file where Debian's -dbgsym packages put them): symbols and
+ * source lines through /proc/PID/root/usr/lib/debug, which the host's
+ * /usr/lib/debug does not have; exact calls. */
+START_TEST(pid_in_container_debug_file_inside)
+{
+	const char *image = "localhost/cabbpf-test:dbg", *src = "tests/targets/iotarget.c";
+	char cmd[8192], out[512], id[160], dbg[PATH_MAX], want[PATH_MAX + 128], pid[32];
+	char *args[] = {"-v", "-p", pid, "-f", "write_file", "-f", "read_file", NULL};
+	json_object *f;
+	const char *file;
+	struct ct a;
+	struct h_run r;
+	int i;
+
+	SKIP_IF_NO_RUNTIME();
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; d=%s/rootfs-dbg; rm -rf $d; mkdir -p $d/bin $d/tmp; chmod 1777 $d/tmp; "
+		 "cp /bin/busybox $d/bin/; gcc -O2 -g -static -o $d/bin/iotarget %s; "
+		 "id=$(readelf -n $d/bin/iotarget | sed -n 's/.*Build ID: //p'); "
+		 "mkdir -p $d/usr/lib/debug/.build-id/$(echo $id | cut -c1-2); "
+		 "objcopy --only-keep-debug $d/bin/iotarget "
+		 "$d/usr/lib/debug/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug; "
+		 "strip --strip-all $d/bin/iotarget; "
+		 "tar -C $d -cf %s/rootfs-dbg.tar .; podman import %s/rootfs-dbg.tar %s >/dev/null "
+		 "2>&1; echo $id",
+		 h_tmp, src, h_tmp, h_tmp, image);
+	ck_assert_int_eq(cmd_line(cmd, id, sizeof(id)), 0);
+	ck_assert_uint_eq(strlen(id), 40);
+	/* not on the host: only the container's copy can serve */
+	snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	ck_assert_int_ne(access(dbg, F_OK), 0);
+
+	snprintf(a.name, sizeof(a.name), "cabbpf-ct-dbg-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "podman run -d --name %s " RUNTIME_OPTS " %s /bin/iotarget -w 2>&1",
+		 a.name, image);
+	ck_assert_msg(cmd_line(cmd, a.id, sizeof(a.id)) == 0, "podman run: %s", a.id);
+	snprintf(cmd, sizeof(cmd), "podman inspect -f '{{.State.Pid}}' %s", a.name);
+	ck_assert_int_eq(cmd_line(cmd, out, sizeof(out)), 0);
+	a.pid = (pid_t)atoi(out);
+	ck_assert_int_gt(a.pid, 0);
+	snprintf(cmd, sizeof(cmd), "podman logs %s 2>&1", a.name);
+	for (i = 0; i < 400 && (cmd_line(cmd, out, sizeof(out)) || strncmp(out, "ready", 5)); i++)
+		usleep(25000);
+	ck_assert_msg(!strncmp(out, "ready", 5), "%s did not say ready: %s", a.name, out);
+
+	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
+	h_start_until(&r, args, "tracing");
+	ct_run(&a);
+	h_finish(&r);
+	h_assert_ok(&r);
+	snprintf(want, sizeof(want), "from its debug file /proc/%d/root%s\n", (int)a.pid, dbg);
+	ck_assert_msg(strstr(r.err, want), "no '%s' in:\n%s", want, r.err);
+	ck_assert_int_eq(h_calls(r.json, "write_file"), 1);
+	ck_assert_int_eq(h_calls(r.json, "read_file"), 1);
+	/* the source line from that file's DWARF */
+	f = h_fn(r.json, "write_file");
+	file = f ? json_object_get_string(h_get(f, "file")) : NULL;
+	ck_assert_msg(file && strstr(file, src), "write_file's file: %s", file ? file : "(none)");
+	ck_assert_int_eq(h_fn_field(r.json, "write_file", "line"),
+			 h_line_of(src, "TRACED void write_file("));
+	h_free(&r);
+	snprintf(cmd, sizeof(cmd), "podman rm -f %s >/dev/null 2>&1; podman rmi -f %s >/dev/null 2>&1",
+		 a.name, image);
+	if (system(cmd))
+		fprintf(stderr, "container-integration: removing %s failed\n", image);
+}
+END_TEST
+
 /* ---------------------------------------------------------- the suite -- */
 
 static void remove_all(void)
@@ -335,6 +405,7 @@ int main(void)
 	tcase_add_test(tc, io_cgroup_of_container);
 	tcase_add_test(tc, pid_in_container_exact);
 	tcase_add_test(tc, mismatched_container_and_pid);
+	tcase_add_test(tc, pid_in_container_debug_file_inside);
 	suite_add_tcase(s, tc);
 	rc = h_run_suite(s);
 	if (!skip_why[0])

@@ -13,6 +13,7 @@
 
 #include "tests/harness.h"
 #include "user/elf/syms.h"
+#include "user/proc/libs.h"
 
 #define OPT(i) ((i) ? 2 : 0)
 
@@ -569,6 +570,98 @@ START_TEST(script_traces_its_interpreter)
 }
 END_TEST
 
+/* Function name's JSON object says file (ending with /src) and the line
+ * of src holding def. */
+static void assert_src(json_object *j, const char *name, const char *src, const char *def)
+{
+	json_object *f = h_fn(j, name);
+	const char *file;
+	size_t n = strlen(src);
+
+	ck_assert_msg(f, "no function %s", name);
+	file = json_object_get_string(h_get(f, "file"));
+	ck_assert_msg(file && file[0] == '/' && strlen(file) > n &&
+			      !strcmp(file + strlen(file) - n, src) && file[strlen(file) - n - 1] == '/',
+		      "%s: file %s, want .../%s", name, file ? file : "(none)", src);
+	ck_assert_int_eq(h_fn_field(j, name, "line"), h_line_of(src, def));
+}
+
+/* Source lines (DWARF, user/elf/dwarf.h): -l lists each function's
+ * FILE:LINE, the JSON's function objects have "file" and "line": the line
+ * of the function's name in its source, at -O0 and -O2. */
+START_TEST(source_lines_in_list_and_json)
+{
+	const char *src = "tests/targets/recurse.c";
+	char *list[] = {"-l", "-f", "fib", "-f", "main", "--", (char *)h_target("recurse", OPT(_i)),
+			NULL};
+	char *run[] = {"-q", "--", (char *)h_target("recurse", OPT(_i)), "5", NULL};
+	char want[64];
+	struct h_run r;
+
+	ck_assert_int_eq(h_start(&r, list, 1, 0), 0);
+	h_finish(&r);
+	ck_assert_msg(r.status == 0, "cabbpf -l: %d\n%s", r.status, r.err);
+	snprintf(want, sizeof(want), " fib  /");
+	ck_assert_msg(strstr(r.out, want), "no '%s' in:\n%s", want, r.out);
+	snprintf(want, sizeof(want), "/%s:%d\n", src, h_line_of(src, "TRACED long fib("));
+	ck_assert_msg(strstr(r.out, want), "no '%s' in:\n%s", want, r.out);
+	snprintf(want, sizeof(want), "/%s:%d\n", src, h_line_of(src, "int main("));
+	ck_assert_msg(strstr(r.out, want), "no '%s' in:\n%s", want, r.out);
+	h_free(&r);
+	h_run(&r, run);
+	h_assert_clean(&r);
+	assert_src(r.json, "fib", src, "TRACED long fib(");
+	assert_src(r.json, "main", src, "int main(");
+	h_free(&r);
+}
+END_TEST
+
+/* Debian's libc has no .symtab: with libc6-dbg (scripts/install-deps.sh)
+ * its symbols come from the debug file by build id, which -v names; -l
+ * lists implementations that only that file names (not in libc's
+ * .dynsym), each with its source line from the same file's DWARF. */
+START_TEST(libc_symbols_from_libc6_dbg)
+{
+	char *args[] = {"-v", "-l", "-f", "libc:__memmove_avx*", "--",
+			(char *)h_target("recurse", 0), "1", NULL};
+	char libc[PATH_MAX], debug[PATH_MAX + 64], want[3 * PATH_MAX], cmd[PATH_MAX + 128];
+	char out[256];
+	const char *id;
+	struct h_run r;
+	FILE *p;
+
+	ck_assert_int_eq(libs__resolve(getpid(), "libc", libc, sizeof(libc)), 0);
+	id = h_build_id(libc);
+	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	snprintf(cmd, sizeof(cmd), "dpkg -S '%s' 2>&1", debug);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(fgets(out, sizeof(out), p));
+	pclose(p);
+	ck_assert_msg(!strncmp(out, "libc6-dbg:", 10),
+		      "%s: %s (scripts/install-deps.sh installs libc6-dbg)", debug, out);
+	ck_assert_int_eq(h_start(&r, args, 1, 0), 0);
+	h_finish(&r);
+	ck_assert_msg(r.status == 0, "cabbpf -l: %d\n%s", r.status, r.err);
+	/* libc by its loader's path (/lib/...), maybe not this process's
+	 * (/usr/lib/...): the same file */
+	snprintf(want, sizeof(want), "/libc.so.6 from its debug file %s\n", debug);
+	ck_assert_msg(strstr(r.err, want), "no '%s' in:\n%s", want, r.err);
+	ck_assert_msg(strstr(r.out, " __memcpy_avx_unaligned_erms  "
+				    "sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S:"),
+		      "%s", r.out);
+	/* that name is the debug file's only */
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -W --dyn-syms '%s' | grep -c '__memcpy_avx_unaligned_erms$'", libc);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(fgets(out, sizeof(out), p));
+	pclose(p);
+	ck_assert_int_eq(atoi(out), 0);
+	h_free(&r);
+}
+END_TEST
+
 /* A stripped binary with its symbols in a separate debug file, found as
  * gdb finds it: through .gnu_debuglink beside the binary, and by build id
  * under --debug-dir DIR/.build-id/xx/yyyy.debug; the counts are exact.
@@ -597,6 +690,8 @@ START_TEST(separate_debug_symbols)
 	h_run(&r, a1);
 	h_assert_clean(&r);
 	h_check(r.json, "recurse 5", "calls fib");
+	/* the source line from the debug file's DWARF */
+	assert_src(r.json, "fib", "tests/targets/recurse.c", "TRACED long fib(");
 	h_free(&r);
 	h_run(&r, a2);
 	h_assert_clean(&r);
@@ -776,6 +871,8 @@ int main(void)
 	tcase_add_test(bad, report_to_file);
 	tcase_add_test(bad, script_traces_its_interpreter);
 	tcase_add_test(bad, separate_debug_symbols);
+	tcase_add_loop_test(bad, source_lines_in_list_and_json, 0, 2);
+	tcase_add_test(bad, libc_symbols_from_libc6_dbg);
 	tcase_add_test(bad, json_path_checked_before_tracing);
 	tcase_add_test(bad, run_error_exits_1);
 	tcase_add_test(bad, bad_other_arch);

@@ -294,11 +294,14 @@ END_TEST
 
 /* The recording's calling contexts through --pprof, read by Go's pprof
  * with -traces: each context's calls exact (ctx's tree: main;a;c;d N,
- * main;b;c;d 2N, ...). */
+ * main;b;c;d 2N, ...); with -raw: the functions' source files and lines
+ * and the mapping (binary, build id) came through the recording (its
+ * SOURCE block), and every sample value adds up to the live run's. */
 START_TEST(pprof_traces_from_recording)
 {
-	char *rec = tmp_path("ctx.cbr"), *pb = tmp_path("ctx.pb.gz");
+	char *rec = tmp_path("ctx.cbr"), *pb = tmp_path("ctx.pb.gz"), *live = tmp_path("live.pb.gz");
 	char *target[] = {(char *)h_target("ctx", OPT(_i)), "20", "1", NULL};
+	char *pre[] = {"-a", "cct", "--pprof", live, NULL};
 	char *rep[] = {"report", rec, "-q", "--pprof", pb, NULL};
 	static const struct {
 		const char *stack; /* leaf first, as pprof -traces prints */
@@ -311,7 +314,7 @@ START_TEST(pprof_traces_from_recording)
 	size_t i;
 	FILE *p;
 
-	record(&r, rec, NULL, target);
+	record(&r, rec, pre, target);
 	run(&o, rep);
 	assert_status(&o, 0);
 	snprintf(cmd, sizeof(cmd),
@@ -339,6 +342,38 @@ START_TEST(pprof_traces_from_recording)
 	for (i = 0; i < 8; i++)
 		ck_assert_msg(seen[i] == want[i].calls, "pprof -traces: %s %ld calls, want %ld",
 			      want[i].stack, seen[i], want[i].calls);
+	{
+		static const char *const fns[] = {"main", "a", "b", "c", "d", "nap"};
+		static const char *const defs[] = {"int main(",	    "TRACED void a(",
+						   "TRACED void b(", "TRACED void c(",
+						   "TRACED void d(", "TRACED void nap("};
+		struct h_pprof off, on;
+		char real[PATH_MAX], tail[64], *map;
+		const char *w;
+
+		h_pprof_read(&off, pb);
+		h_pprof_read(&on, live);
+		for (i = 0; i < 6; i++) {
+			w = h_pprof_where(&off, fns[i]);
+			snprintf(tail, sizeof(tail), "/tests/targets/ctx.c:%d",
+				 h_line_of("tests/targets/ctx.c", defs[i]));
+			ck_assert_msg(w && strlen(w) > strlen(tail) &&
+					      !strcmp(w + strlen(w) - strlen(tail), tail),
+				      "%s at %s, want ...%s", fns[i], w ? w : "(none)", tail);
+			ck_assert_str_eq(w, h_pprof_where(&on, fns[i]) ? h_pprof_where(&on, fns[i])
+								       : "(none)");
+		}
+		ck_assert_ptr_nonnull(realpath(target[0], real));
+		map = (char *)h_pprof_mapping(&off, real);
+		ck_assert_msg(map && strstr(map, h_build_id(real)), "mapping of %s:\n%s", real,
+			      off.raw);
+		ck_assert_int_eq(off.samples, on.samples);
+		for (i = 0; i < 3; i++)
+			ck_assert_int_eq(off.sum[i], on.sum[i]);
+		ck_assert_int_eq(off.wall_lt_cpu, 0);
+		h_pprof_free(&off);
+		h_pprof_free(&on);
+	}
 	h_free(&r);
 	h_free(&o);
 }

@@ -120,9 +120,11 @@ const struct opt_def opts__table[] = {
 	 .wants = "a directory",
 	 .help = "separate debug files of stripped binaries (by build\n"
 		 "id, or .gnu_debuglink) under DIR (default\n"
-		 "/usr/lib/debug, where Debian's -dbgsym packages go)"},
+		 "/usr/lib/debug, where Debian's -dbgsym packages go;\n"
+		 "a container's own /usr/lib/debug is looked in first)"},
 	{"list", 'l', OPT_FLAG, OFF(list), .group = G_WHAT,
-	 .help = "print the functions that would be traced, and exit"},
+	 .help = "print the functions that would be traced (address,\n"
+		 "size, name, FILE:LINE where DWARF has it), and exit"},
 	{"plan", 0, OPT_FLAG, OFF(plan), .group = G_WHAT,
 	 .help = "print where each probe would go, its cost class\n"
 		 "(nop5, emulated, single-step, refused) and the\n"
@@ -198,7 +200,8 @@ const struct opt_def opts__table[] = {
 	 .wants = "a file name",
 	 .help = "the tree as a gzipped pprof profile (go tool pprof,\n"
 		 "Pyroscope, Parca, Grafana): calls, wall and on-CPU\n"
-		 "self time per calling context"},
+		 "self time per calling context; functions with their\n"
+		 "source file and line, binaries with their build id"},
 	{"timeline", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.timeline_path),
 	 .group = G_VIEW, .wants = "a file name",
 	 .help = "the call timeline as Chrome Trace Event JSON\n"
@@ -246,9 +249,10 @@ const struct opt_def opts__table[] = {
 	{"plots", 0, OPT_STR, "DIR", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(isp.plots_dir),
 	 .group = G_ISP,
 	 .wants = "a directory",
-	 .help = "one SVG cost plot per routine with 2+ sizes in DIR\n"
-		 "(created if absent): worst-case and average points,\n"
-		 "fitted curve, log-log axes"},
+	 .help = "one SVG per routine with 2+ sizes in DIR (created\n"
+		 "if absent): the cost plot (worst-case and average\n"
+		 "points, fitted curve, log-log axes) and under it the\n"
+		 "workload plot (activations per size)"},
 
 	{"sample", 0, OPT_DOUBLE, "P", 0, 100, OPTF_LO_OPEN | OPTF_HI_OPEN | OPTF_PERCENT,
 	 OFF(sample_pct), .group = G_SAMPLE,

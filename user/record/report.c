@@ -135,6 +135,12 @@ int offline__report(const struct opts *o)
 		log_err("merging the analyzers' results: %s", strerror(-err));
 		goto cleanup;
 	}
+	{
+		const struct recfmt_source *src = recfmt__source(r);
+
+		if (src)
+			runner__set_src(rn, src->src, src->bins, src->nbins);
+	}
 	offline__summary(m, recfmt__summary(r), &sm);
 	if (!o->quiet && (err = report__text_to(o->output_path, &sm, rn))) {
 		log_err("writing the report%s%s: %s", o->output_path ? " to " : "",

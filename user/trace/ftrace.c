@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "pipeline/runner.h"
 #include "user/cli/report.h"
+#include "user/elf/dwarf.h"
 #include "user/elf/ifunc.h"
 #include "user/elf/image.h"
 #include "user/elf/lang.h"
@@ -69,6 +70,15 @@ struct ftrace {
 	const char **names, **lnames, **binaries;
 	uint32_t *sp_delta;
 	uint8_t *sized; /* --size spec byte per fid (analyzers/isp.h), or NULL */
+	/* where each fid is (source line, binary, address): for the JSON,
+	 * pprof and the recording; lines[0] the executable's, lines[1 + i]
+	 * library i's (user/elf/dwarf.h) */
+	struct an_src *src;
+	struct an_bin *bins;
+	uint32_t nbins;
+	struct srclines **lines;
+	struct dwarf_file **dfs; /* each binary's DWARF file, opened at start */
+	bool lines_done;
 	struct trace_callsite *csites;
 	size_t ncsites;
 	struct trace *tr;
@@ -407,11 +417,23 @@ static void print_selection(const struct ftrace *ft)
 	size_t i;
 
 	if (ft->o.list) {
-		if (ft->st && ft->n)
-			syms__print_list(stdout, ft->st, ft->idx, ft->n);
-		for (i = 0; ft->libs && i < ft->libs->nlibs; i++)
-			syms__print_list(stdout, ft->libs->v[i].st, ft->libs->v[i].idx,
-					 ft->libs->v[i].n);
+		struct srclines *src = NULL;
+
+		/* with each function's source line where DWARF has it (not
+		 * an error when it cannot be read: the list without lines) */
+		if (ft->st && ft->n) {
+			dwarf__lines(ft->st, ft->idx, ft->n, &src);
+			syms__print_list(stdout, ft->st, ft->idx, ft->n, src ? src->v : NULL);
+			dwarf__free(src);
+		}
+		for (i = 0; ft->libs && i < ft->libs->nlibs; i++) {
+			const struct lib *b = &ft->libs->v[i];
+
+			src = NULL;
+			dwarf__lines(b->st, b->idx, b->n, &src);
+			syms__print_list(stdout, b->st, b->idx, b->n, src ? src->v : NULL);
+			dwarf__free(src);
+		}
 		return;
 	}
 	if (ft->n)
@@ -534,6 +556,95 @@ static int size_rules(struct ftrace *ft)
 	return 0;
 }
 
+/* One binary's functions st->syms[idx[0..n)] into src[0..n): binary
+ * bin, address and size (the source lines come later: source_lines). */
+static void locate(const struct symtab *st, const size_t *idx, size_t n, uint32_t bin,
+		   struct an_src *src)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct sym *s = &st->syms[idx[i]];
+
+		src[i] = (struct an_src){
+			.bin = bin, .vaddr = s->vaddr, .size = s->size, .foff = s->offset};
+	}
+}
+
+/* Where every fid's code is (ft->src, ft->bins): binary, address; the
+ * runner's reports read them (pprof's mappings). Returns 0 or -ENOMEM
+ * (logged). */
+static int locate_functions(struct ftrace *ft)
+{
+	const struct libs *libs = ft->libs;
+	size_t i, k = ft->n, nl = libs ? libs->nlibs : 0;
+
+	ft->src = calloc(ft->nfuncs + 1, sizeof(*ft->src));
+	ft->bins = calloc(nl + 1, sizeof(*ft->bins));
+	ft->lines = calloc(nl + 1, sizeof(*ft->lines));
+	ft->dfs = calloc(nl + 1, sizeof(*ft->dfs));
+	if (!ft->src || !ft->bins || !ft->lines || !ft->dfs) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	ft->nbins = (uint32_t)(nl + 1);
+	ft->bins[0].path = ft->tg.exe;
+	ft->bins[0].build_id = ft->st ? ft->st->build_id : NULL;
+	/* The files with DWARF are opened now: a path under /proc/PID/root
+	 * is gone once the process is (source_lines reads them at the end). */
+	if (ft->st) {
+		locate(ft->st, ft->idx, ft->n, 0, ft->src);
+		if (dwarf__open(ft->st, &ft->dfs[0]) == -ENOMEM)
+			return -ENOMEM;
+	}
+	for (i = 0; i < nl; i++) {
+		const struct lib *b = &libs->v[i];
+
+		ft->bins[1 + i].path = b->path;
+		ft->bins[1 + i].build_id = b->st->build_id;
+		locate(b->st, b->idx, b->n, (uint32_t)(1 + i), ft->src + k);
+		if (dwarf__open(b->st, &ft->dfs[1 + i]) == -ENOMEM)
+			return -ENOMEM;
+		k += b->n;
+	}
+	return 0;
+}
+
+/*
+ * Every fid's source file and line (user/elf/dwarf.h) into ft->src,
+ * from each binary's DWARF (its own or its debug file's, opened at the
+ * start by locate_functions). Reading DWARF
+ * costs up to about half a second for thousands of functions (README,
+ * "Source lines"), so it is done after the trace, and only for what shows
+ * lines: --json, --pprof, a recording. Best effort: a binary whose DWARF
+ * cannot be read keeps no lines (said with -v). Main thread, analyzers
+ * stopped (the reports read ft->src).
+ */
+static void source_lines(struct ftrace *ft)
+{
+	const struct libs *libs = ft->libs;
+	size_t i, j, k = ft->n, nl = libs ? libs->nlibs : 0;
+
+	if (!ft->src || ft->lines_done)
+		return;
+	ft->lines_done = true;
+	if (ft->st && !dwarf__lines_in(ft->dfs[0], ft->st, ft->idx, ft->n, &ft->lines[0]))
+		for (j = 0; j < ft->n; j++) {
+			ft->src[j].file = ft->lines[0]->v[j].file;
+			ft->src[j].line = ft->lines[0]->v[j].line;
+		}
+	for (i = 0; i < nl; k += libs->v[i].n, i++) {
+		const struct lib *b = &libs->v[i];
+
+		if (dwarf__lines_in(ft->dfs[1 + i], b->st, b->idx, b->n, &ft->lines[1 + i]))
+			continue;
+		for (j = 0; j < b->n; j++) {
+			ft->src[k + j].file = ft->lines[1 + i]->v[j].file;
+			ft->src[k + j].line = ft->lines[1 + i]->v[j].line;
+		}
+	}
+}
+
 /* The per-fid arrays trace_opts and runner_opts take: the executable's
  * functions, then the libraries'. Returns 0 or -errno (logged). */
 static int number_functions(struct ftrace *ft)
@@ -599,6 +710,8 @@ static int number_functions(struct ftrace *ft)
 		for (j = 0; j < libs->v[i].n; j++)
 			ft->lnames[k++] = libs->v[i].st->syms[libs->v[i].idx[j]].name;
 	ft->nfuncs = all;
+	if (locate_functions(ft))
+		return -ENOMEM;
 	return size_rules(ft);
 }
 
@@ -692,6 +805,9 @@ static int open_pipeline(struct ftrace *ft)
 	ro.fnames = ft->names;
 	ro.lnames = ft->lnames;
 	ro.nfuncs = (uint32_t)ft->nfuncs;
+	ro.src = ft->src;
+	ro.bins = ft->bins;
+	ro.nbins = ft->nbins;
 	/* --timeline adds its analyzer (opt-in) */
 	ro.analyzers = views__analyzers(&ft->o.view, ft->o.analyzers, list, sizeof(list));
 	ro.timeline_limit = ft->o.view.timeline_limit;
@@ -1067,7 +1183,18 @@ static int report(struct ftrace *ft)
 		sm.exit_status = tg->spawned ? tg->status : -1;
 	}
 
-	if (ft->rec && (err = recorder__finish(ft->rec, &sm))) {
+	/* where each function is in the source: only for what shows it */
+	if (ft->rec || ft->o.json_path || ft->o.view.pprof_path)
+		source_lines(ft);
+	if (ft->rec) {
+		struct recfmt_source rs = {.n = (uint32_t)ft->nfuncs,
+					   .src = ft->src,
+					   .nbins = ft->nbins,
+					   .bins = ft->bins};
+
+		err = recorder__finish(ft->rec, &sm, ft->src ? &rs : NULL);
+	}
+	if (err) {
 		report__summary_line(&sm);
 		free(lost_cpu);
 		return err;
@@ -1132,6 +1259,14 @@ static void ftrace_free(struct ftrace *ft)
 	free(ft->offsets);
 	free(ft->names);
 	free(ft->lnames);
+	for (size_t i = 0; ft->lines && i < ft->nbins; i++)
+		dwarf__free(ft->lines[i]);
+	for (size_t i = 0; ft->dfs && i < ft->nbins; i++)
+		dwarf__close(ft->dfs[i]);
+	free(ft->lines);
+	free(ft->dfs);
+	free(ft->src);
+	free(ft->bins);
 	free(ft->binaries);
 	free(ft->sp_delta);
 	free(ft->sized);
