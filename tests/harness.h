@@ -128,6 +128,10 @@ void h_free(struct h_run *r);
  * if found. */
 int h_wait_for(const char *path, const char *needle, int ms);
 
+/* Wait until file path contains needle n times, up to H_PATIENCE * ms.
+ * Returns 1 if it does. */
+int h_wait_count(const char *path, const char *needle, int n, int ms);
+
 /* h_start, then assert cabbpf printed needle on stderr ("tracing",
  * "watching") within 10 s: it attached, the test may go on. */
 void h_start_until(struct h_run *r, char *const *args, const char *needle);
@@ -289,9 +293,10 @@ struct h_proc {
 
 /* Start argv (NULL-terminated; argv[0] a path, or a name looked up in
  * PATH) with stdout and stderr into fresh files of h_tmp; env, unless NULL,
- * is a "NAME=VALUE" to set (or "NAME" to unset) in its environment. Asserts
- * it started; with ready, also that it printed ready on stdout within 10 s
- * (it is waiting for the test). */
+ * is a "NAME=VALUE" to set (or "NAME" to unset) in its environment. Returns
+ * once the child has exec'd argv[0] (asserted): /proc/PID/exe is the
+ * program then, as `cabbpf -p PID` must find it. With ready, also asserts
+ * it printed ready on stdout within 10 s (it is waiting for the test). */
 void h_spawn(struct h_proc *p, char *const *argv, const char *env, const char *ready);
 
 /* The byte at file offset off of exe (a real path) as mapped in process
