@@ -154,8 +154,18 @@ START_TEST(stop_launched_no_false_edges)
 {
 	enum stop s = (enum stop)(_i / 2);
 	int up;
-	char *args[] = {HOT_LOSSLESS, "-f", "tick", "-f", "outer", "-f", "inner", "-d", "1", "--",
-			(char *)h_target("hot", OPT(_i % 2)), NULL};
+	char *args[] = {HOT_LOSSLESS,
+			"-f",
+			"tick",
+			"-f",
+			"outer",
+			"-f",
+			"inner",
+			"-d",
+			"1",
+			"--",
+			(char *)h_target("hot", OPT(_i % 2)),
+			NULL};
 	struct h_run r;
 
 	if (s != STOP_DURATION) {
@@ -225,7 +235,8 @@ END_TEST
  * 1 s, and the attach and detach times are not in it). */
 START_TEST(duration_is_between_the_gates)
 {
-	char *args[] = {HOT_LOSSLESS, "-f", "tick", "-d", "1", "--", (char *)h_target("hot", 2), NULL};
+	char *args[] = {HOT_LOSSLESS, "-f", "tick", "-d", "1", "--", (char *)h_target("hot", 2),
+			NULL};
 	struct h_run r;
 	double d;
 

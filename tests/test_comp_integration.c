@@ -47,8 +47,10 @@ static json_object *find_node(json_object *node, const char *name)
 
 START_TEST(compensated_by_the_measured_cost)
 {
-	char *args[] = {"-q", "-a", "cct", "-f", "outer", "-f", "inner", "--",
-			(char *)h_target("costly", 0), N, "10", NULL};
+	char *args[] = {"-q",	 "-a",	  "cct",
+			"-f",	 "outer", "-f",
+			"inner", "--",	  (char *)h_target("costly", 0),
+			N,	 "10",	  NULL};
 	json_object *outer, *inner;
 	double raw, comp, cost, wall;
 	struct h_run r;

@@ -119,9 +119,13 @@ START_TEST(isp_exact)
 {
 	/* isp makes ~403,000 events: rings of 64 MiB per CPU (1,048,576)
 	 * hold them all, however late cabbpf drains (tests/harness.h) */
-	char *opts[] = {"--ring-size", "64", "-a", "count,callgraph,isp", "--cost", "calls",
-			"--size", "work:arg0", "--size", "chars:strlen(arg0)", "--size",
-			"maybe:strlen(arg0)", NULL};
+	char *opts[] = {"--ring-size", "64",
+			"-a",	       "count,callgraph,isp",
+			"--cost",      "calls",
+			"--size",      "work:arg0",
+			"--size",      "chars:strlen(arg0)",
+			"--size",      "maybe:strlen(arg0)",
+			NULL};
 	char *target[] = {(char *)h_target("isp", OPT(_i)), NULL};
 	long long steps = 0, main_in = 0;
 	struct h_plain p;
@@ -242,8 +246,9 @@ END_TEST
 START_TEST(isp_in_cgroup)
 {
 	char dir[256], name[64];
-	char *args[] = {"--ring-size", "64", "-a", "isp", "--cost", "calls", "--cgroup", dir, "--",
-			(char *)h_target("isp", OPT(_i)), NULL};
+	char *args[] = {"--ring-size", "64",	   "-a", "isp", "--cost",
+			"calls",       "--cgroup", dir,	 "--",	(char *)h_target("isp", OPT(_i)),
+			NULL};
 	struct h_run r;
 
 	snprintf(name, sizeof(name), "cabbpf-isp-%d", (int)getpid());

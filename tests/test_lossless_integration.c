@@ -265,8 +265,8 @@ START_TEST(starved_loses_without_lossless)
 	ck_assert_int_gt(ncpus, 0);
 	ck_assert_int_eq(h_num(r.json, "events") + lost, MADE);
 	ck_assert_msg(lost >= MADE - BEFORE_GO - ncpus * RING_SLOTS,
-		      "%lld call events lost of %lld made, with %lld CPUs' rings of %lld", lost, MADE,
-		      ncpus, RING_SLOTS);
+		      "%lld call events lost of %lld made, with %lld CPUs' rings of %lld", lost,
+		      MADE, ncpus, RING_SLOTS);
 	ck_assert_int_ge(h_num(r.json, "lost"), lost);
 	ck_assert_ptr_null(h_get(r.json, "lossless"));
 	h_free(&r);
@@ -449,8 +449,7 @@ START_TEST(let_go_while_holding)
 	/* The threads program was traced (not what PID ran before its exec). */
 	ck_assert_ptr_nonnull(realpath(h_target("threads", 0), real));
 	ck_assert_str_eq(json_object_get_string(h_get(h_get(r.json, "target"), "binary")), real);
-	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")),
-			 "duration reached");
+	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "duration reached");
 	ck_assert_int_gt(h_calls(r.json, "work"), 0);
 	ll = h_get(r.json, "lossless");
 	ck_assert_ptr_nonnull(ll);

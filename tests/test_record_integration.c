@@ -473,8 +473,8 @@ START_TEST(storm_no_loss)
 	 * throughput figure: bench/record.sh */
 	char *pre[] = {"--ring-size", "256", "-f", "leaf", NULL};
 	char *rep[] = {"report", rec, "-q", "--json", js, NULL};
-	char *live[] = {"-q",	"--ring-size", "256", "-f", "leaf", "--json",
-			lv,	"--",	       bin,   "2",  "500000", NULL};
+	char *live[] = {"-q", "--ring-size", "256", "-f", "leaf",   "--json",
+			lv,   "--",	     bin,   "2",  "500000", NULL};
 	struct h_run r, o, l;
 	json_object *j;
 

@@ -214,8 +214,16 @@ static pid_t paced_child(pid_t cabbpf)
 
 START_TEST(duty_cycle_estimate)
 {
-	char *args[] = {"-v",	  "--sample", "50", "--sample-period", "100", "-f", "tick", "--",
-			(char *)h_target("paced", OPT(_i)), NULL};
+	char *args[] = {"-v",
+			"--sample",
+			"50",
+			"--sample-period",
+			"100",
+			"-f",
+			"tick",
+			"--",
+			(char *)h_target("paced", OPT(_i)),
+			NULL};
 	long long ticks, est, err95, bound, prev_period = -1;
 	json_object *smp, *tick, *wins;
 	char needle[64];
@@ -246,8 +254,8 @@ START_TEST(duty_cycle_estimate)
 	} else {
 		h_interrupt(&r);
 	}
-	ck_assert_msg(tg && cpu_ok && up, "no paced target or no %d windows; stderr:\n%s",
-		      WINDOWS, r.err);
+	ck_assert_msg(tg && cpu_ok && up, "no paced target or no %d windows; stderr:\n%s", WINDOWS,
+		      r.err);
 	h_assert_clean(&r);
 	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "target exited");
 	t = strstr(r.err, "ticks=");
@@ -307,8 +315,9 @@ START_TEST(duty_cycle_estimate)
 	 * 1%), and 1 for each figure's rounding to an integer.
 	 */
 	bound = (long long)(t_quantile_1e6((long)n - 1) / 1.96 * (double)err95) + ticks / 50 + 2;
-	ck_assert_msg(llabs(est - ticks) <= bound, "estimate %lld +- %lld (%zu windows), bound %lld,"
-						   " the target made %lld",
+	ck_assert_msg(llabs(est - ticks) <= bound,
+		      "estimate %lld +- %lld (%zu windows), bound %lld,"
+		      " the target made %lld",
 		      est, err95, n, bound, ticks);
 	/* Edges are estimated the same way: tick's two callers add up to
 	 * tick's estimate (to the rounding of each). */
