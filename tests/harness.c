@@ -291,6 +291,31 @@ int h_wait_for(const char *path, const char *needle, int ms)
 	return 0;
 }
 
+/* Occurrences of needle in the file at path. */
+static int count_in(const char *path, const char *needle)
+{
+	char *s = h_slurp(path), *p;
+	int n = 0;
+
+	for (p = s; p && (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	free(s);
+	return n;
+}
+
+int h_wait_count(const char *path, const char *needle, int n, int ms)
+{
+	struct timespec ts = {0, 10 * 1000000};
+	int i;
+
+	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
+		if (count_in(path, needle) >= n)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return count_in(path, needle) >= n;
+}
+
 void h_start_until(struct h_run *r, char *const *args, const char *needle)
 {
 	char *err;
@@ -803,22 +828,43 @@ int h_thread_lines(const char *s, long *tid, long *calls, int max)
 
 void h_spawn(struct h_proc *p, char *const *argv, const char *env, const char *ready)
 {
+	int fds[2], err = 0;
+	ssize_t n;
+
 	memset(p, 0, sizeof(*p));
 	fresh_outputs("t", p->out_path, p->err_path);
+	/* The exec is waited for: its close-on-exec end closes when the
+	 * child is argv[0]. Returning at the fork let a test start `cabbpf
+	 * -p PID` while PID still ran this test's binary: cabbpf planned
+	 * probes in the wrong program, and saw nothing of the target (the
+	 * --lossless -p test of bfd033f, waits 0). */
+	ck_assert_int_eq(pipe2(fds, O_CLOEXEC), 0);
 	p->pid = fork();
 	ck_assert_int_ge(p->pid, 0);
 	if (p->pid == 0) {
+		close(fds[0]);
 		if (redirect(p->out_path, p->err_path))
-			_exit(126);
+			err = errno;
 		if (env && strchr(env, '='))
 			putenv((char *)env);
 		else if (env)
 			unsetenv(env);
 		/* Nor a target left spinning by a test that failed. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execvp(argv[0], argv);
+		if (!err) {
+			execvp(argv[0], argv);
+			err = errno;
+		}
+		if (write(fds[1], &err, sizeof(err)) < 0)
+			_exit(126);
 		_exit(127);
 	}
+	close(fds[1]);
+	do
+		n = read(fds[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	ck_assert_msg(n == 0, "cannot run %s: %s", argv[0], strerror(err));
 	if (ready)
 		ck_assert_msg(h_wait_for(p->out_path, ready, 10000), "%s did not start (no '%s')",
 			      argv[0], ready);

@@ -408,9 +408,18 @@ START_TEST(ring_full_blocks_until_two_chunks_free)
 	b.c = ring_new(4096, 1024, 1, CAB_EXHAUSTIVE, 0);
 	b.n = 512 + 1; /* one more than fits */
 	ck_assert_int_eq(pthread_create(&th, NULL, blocker_main, &b), 0);
-	sleep_ms(50);
+	/* Wait until the producer has filled the ring and blocked (the stall
+	 * is counted once it started waiting), however long a loaded machine
+	 * takes to run it: a fixed sleep here could end first. */
+	do {
+		sleep_ms(1);
+		cab__stats(b.c, &st);
+	} while (st.stalls == 0);
+	ck_assert_uint_eq(st.stalls, 1);
 	ck_assert_int_eq(__atomic_load_n(&b.done, __ATOMIC_ACQUIRE), 0);
-	/* One chunk freed: still blocked (fig. 3b waits for two). */
+	/* One chunk freed: still blocked (fig. 3b waits for two). The sleep
+	 * gives a wrong producer time to go on; a right one never does, so
+	 * no load can fail this. */
 	n = cab__take(b.c, &recs);
 	ck_assert_int_eq(n, 128);
 	for (i = 0; i < n; i++)
@@ -431,7 +440,9 @@ START_TEST(ring_full_blocks_until_two_chunks_free)
 	ck_assert_uint_eq(next, 513);
 	cab__stats(b.c, &st);
 	ck_assert_uint_eq(st.stalls, 1);
-	ck_assert_uint_ge(st.blocked_ns, 50 * 1000000ULL); /* slept 2 x 50 ms */
+	/* Blocked since before its stall was seen, until the second chunk
+	 * was freed: at least the 50 ms slept in between. */
+	ck_assert_uint_ge(st.blocked_ns, 50 * 1000000ULL);
 	ck_assert_uint_eq(st.produced, 513);
 	cab__free(b.c);
 }
@@ -806,6 +817,13 @@ START_TEST(pp_exhaustive_waits_at_max)
 	pp_fill(b.pp, 1, 0, 4);
 	pp_fill(b.pp, 1, 4, 4);
 	ck_assert_int_eq(pthread_create(&th, NULL, pp_blocker_main, &b), 0);
+	/* Wait until the producer is blocked (its stall is counted once it
+	 * waits), however long a loaded machine takes to run it; then 50 ms
+	 * more blocked, which a right producer never ends early. */
+	do {
+		sleep_ms(1);
+		cab_pp__stats(b.pp, &st);
+	} while (st.stalls == 0);
 	sleep_ms(50);
 	ck_assert_int_eq(__atomic_load_n(&b.done, __ATOMIC_ACQUIRE), 0);
 	ch = cab_pp__take(b.pp);
@@ -820,7 +838,9 @@ START_TEST(pp_exhaustive_waits_at_max)
 	cab_pp__release(b.pp, ch);
 	cab_pp__stats(b.pp, &st);
 	ck_assert_uint_eq(st.stalls, 1);
-	ck_assert_uint_ge(st.blocked_ns, 25 * 1000000ULL); /* slept 50 ms */
+	/* blocked from before its stall was seen until the release: at least
+	 * the 50 ms slept in between */
+	ck_assert_uint_ge(st.blocked_ns, 50 * 1000000ULL);
 	ck_assert_uint_eq(st.grown, 0);
 	cab_pp__free(b.pp);
 }

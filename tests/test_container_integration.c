@@ -75,7 +75,8 @@ static void ct_start(struct ct *c, const char *name)
 	c->pid = (pid_t)atoi(line);
 	ck_assert_int_gt(c->pid, 0);
 	snprintf(cmd, sizeof(cmd), "podman logs %s 2>&1", c->name);
-	for (i = 0; i < 400; i++) {
+	/* 10 s on a quiet machine, stretched as the harness's waits are */
+	for (i = 0; i < 400 * H_PATIENCE; i++) {
 		if (cmd_line(cmd, line, sizeof(line)) == 0 && !strncmp(line, "ready", 5))
 			return;
 		usleep(25000);

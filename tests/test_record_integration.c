@@ -95,7 +95,9 @@ START_TEST(round_trip)
 	const struct rt_case *c = &rt_cases[_i / 2];
 	char *rec = tmp_path("rt.cbr"), *live = tmp_path("rt-live.json"),
 	     *off = tmp_path("rt-off.json"), *one = tmp_path("rt-one.json");
-	char *pre[] = {"-a", "count,callgraph,io,cct", "--json", live, NULL};
+	/* demo makes ~303,000 events: rings of 64 MiB per CPU (1,048,576)
+	 * hold them all, however late cabbpf drains (tests/harness.h) */
+	char *pre[] = {"--ring-size", "64", "-a", "count,callgraph,io,cct", "--json", live, NULL};
 	char *target[6] = {(char *)h_target(c->name, OPT(_i % 2))};
 	char *rep[] = {"report", rec, "--json", off, NULL};
 	static const char *const analyzers[] = {"count", "callgraph", "io", "cct"};
@@ -500,9 +502,14 @@ START_TEST(storm_no_loss)
 	char *rec = tmp_path("storm.cbr"), *js = tmp_path("storm.json"), *lv = tmp_path("storm-live.json");
 	char bin[PATH_MAX];
 	char *target[] = {bin, "2", "500000", NULL};
-	char *pre[] = {"-f", "leaf", NULL};
+	/* 2,000,000 call events (and some scheduler ones): rings of 256 MiB
+	 * per CPU (4,194,304 events) hold them all, however late cabbpf
+	 * drains (tests/harness.h); whether it keeps up without is a
+	 * throughput figure: bench/record.sh */
+	char *pre[] = {"--ring-size", "256", "-f", "leaf", NULL};
 	char *rep[] = {"report", rec, "-q", "--json", js, NULL};
-	char *live[] = {"-q", "-f", "leaf", "--json", lv, "--", bin, "2", "500000", NULL};
+	char *live[] = {"-q", "--ring-size", "256", "-f", "leaf",   "--json",
+			lv,   "--",	     bin,   "2",  "500000", NULL};
 	struct h_run r, o, l;
 	json_object *j;
 
