@@ -326,6 +326,58 @@ void h_expect_failure(char *const *args, int setuid_nobody, const char *needle)
 	h_free(&r);
 }
 
+void h_assert_writes_safely(const char *what, char *const *args, int no_json, const char *path,
+			    const char *expect)
+{
+	static const char secret[] = "root-only secret\n";
+	char victim[PATH_MAX], absent[PATH_MAX];
+	struct stat sb;
+	struct h_run r;
+	char *bytes;
+	int dangling;
+
+	snprintf(victim, sizeof(victim), "%s/victim-%d", h_tmp, (int)getpid());
+	snprintf(absent, sizeof(absent), "%s/absent-%d", h_tmp, (int)getpid());
+	for (dangling = 0; dangling < 2; dangling++) {
+		unlink(path);
+		unlink(victim);
+		unlink(absent);
+		if (!dangling) {
+			h_write(victim, secret);
+			ck_assert_int_eq(chmod(victim, 0600), 0);
+		}
+		ck_assert_msg(symlink(dangling ? absent : victim, path) == 0, "symlink %s: %s",
+			      path, strerror(errno));
+		ck_assert_int_eq(h_start(&r, args, no_json, 0), 0);
+		h_finish(&r);
+		ck_assert_msg(r.status == 0, "%s through a %s symlink: exit %d:\n%s", what,
+			      dangling ? "dangling" : "planted", r.status, r.err);
+		if (dangling) {
+			ck_assert_msg(access(absent, F_OK) == -1 && errno == ENOENT,
+				      "%s: created the dangling link's target %s", what, absent);
+		} else {
+			bytes = h_slurp(victim);
+			ck_assert_msg(!strcmp(bytes, secret), "%s: the victim was overwritten", what);
+			free(bytes);
+			ck_assert_int_eq(lstat(victim, &sb), 0);
+			ck_assert_msg(S_ISREG(sb.st_mode) && (sb.st_mode & 07777) == 0600 &&
+					      sb.st_uid == 0,
+				      "%s: the victim's mode is now %o", what, sb.st_mode);
+		}
+		ck_assert_int_eq(lstat(path, &sb), 0);
+		ck_assert_msg(S_ISREG(sb.st_mode), "%s: %s is not a regular file (mode %o)", what,
+			      path, sb.st_mode);
+		ck_assert_int_eq(sb.st_uid, geteuid());
+		if (expect) {
+			bytes = h_slurp(path);
+			ck_assert_msg(strstr(bytes, expect), "%s: %s lacks '%s'", what, path, expect);
+			free(bytes);
+		}
+		h_free(&r);
+	}
+	unlink(victim);
+}
+
 size_t h_join_args(char **out, size_t max, char *const *pre, char *const *target)
 {
 	size_t n = 0, i;

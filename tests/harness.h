@@ -145,6 +145,17 @@ void h_expect_failure(char *const *args, int setuid_nobody, const char *needle);
  * Returns the count without the NULL. */
 size_t h_join_args(char **out, size_t max, char *const *pre, char *const *target);
 
+/* Files written as root (common/outfile.c): twice, plant at path a
+ * symlink -- first to a fresh victim file of mode 0600, then a dangling
+ * one (to a name in h_tmp where nothing is) -- run cabbpf with args
+ * (which name path; --json is added unless no_json) and assert it exited
+ * 0, the victim kept its bytes and its mode, nothing was created where the
+ * dangling link pointed, and path is now a regular file of ours (the link
+ * was replaced, not followed) holding expect (unless NULL). what names the
+ * writer in messages. path keeps the second run's file. */
+void h_assert_writes_safely(const char *what, char *const *args, int no_json, const char *path,
+			    const char *expect);
+
 /* ------------------------------------------------------- the JSON report -- */
 
 /* o[key], NULL if o is NULL or has no key. Owned by o. */
