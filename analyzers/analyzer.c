@@ -22,6 +22,14 @@ static const struct analyzer_ops *const registry[] = {
 
 _Static_assert(NREG <= AN_MAX, "AN_MAX too small for the registry");
 
+void an__put_u64(FILE *f, int width, uint64_t v, bool lb)
+{
+	if (lb)
+		fprintf(f, "%*" PRIu64 "%s", width - (int)strlen(AN_LB_MARK), v, AN_LB_MARK);
+	else
+		fprintf(f, "%*" PRIu64, width, v);
+}
+
 const char *an_ctx__linkage(const struct an_ctx *c, uint32_t fid)
 {
 	const char *l;

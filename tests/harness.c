@@ -964,6 +964,46 @@ int h_wait_cpu(pid_t pid, long long ms)
 	return used >= ms;
 }
 
+/* Whether every thread of pid is in state T (stopped) or t (traced). */
+static int all_stopped(pid_t pid)
+{
+	char dir[64], path[PATH_MAX], buf[512];
+	struct dirent *de;
+	int n = 0, stopped = 1;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (stopped && (de = readdir(d))) {
+		const char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/stat", dir, de->d_name);
+		if (proc_read(path, buf, sizeof(buf)) < 0)
+			continue; /* the thread ended */
+		p = strrchr(buf, ')');
+		stopped = p && (p[2] == 'T' || p[2] == 't');
+		n++;
+	}
+	closedir(d);
+	return stopped && n > 0;
+}
+
+int h_wait_stopped(pid_t pid, int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
+		if (all_stopped(pid))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
 int h_wait_traced(pid_t pid, int ms)
 {
 	char path[64], buf[4096];

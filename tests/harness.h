@@ -337,6 +337,10 @@ long long h_cpu_ms(pid_t pid);
  * (a fixed sleep can pass with the target never scheduled). Returns 1 when
  * reached, 0 if pid ended first. */
 int h_wait_cpu(pid_t pid, long long ms);
+/* Wait (up to H_PATIENCE * ms) until every thread of pid is stopped (a
+ * SIGSTOP takes effect when each thread is next scheduled, not when kill
+ * returns). Returns 1 if they are. */
+int h_wait_stopped(pid_t pid, int ms);
 /* Wait (up to H_PATIENCE * ms) until pid has a ptrace tracer. Returns 1 if
  * it has. */
 int h_wait_traced(pid_t pid, int ms);

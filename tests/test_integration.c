@@ -9,6 +9,7 @@
  * skips; without root the suite fails loudly instead of passing silently.
  */
 #include <check.h>
+#include <sched.h>
 #include <sys/types.h>
 
 #include "tests/harness.h"
@@ -274,6 +275,63 @@ START_TEST(attach_pid_follows_new_threads)
 }
 END_TEST
 
+/* What a run with losses reports of them: per kind, its per-CPU losses
+ * sum to its total; the text names each kind with losses on its own line,
+ * with its CPUs and the results it makes lower bounds; the JSON flags them
+ * (lower_bound, and the analyzers whose counts are marked); the tables
+ * mark the counts ("N+") and say why under them. */
+static void assert_lost_by_kind(const struct h_run *r)
+{
+	static const char *const kinds[] = {"calls", "io", "guard"};
+	static const char *const lines[] = {"calls and returns", "I/O", "guard"};
+	char want[128];
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		json_object *o = h_get(h_get(r->json, "lost_by_kind"), kinds[k]);
+		json_object *pc = h_get(o, "per_cpu"), *an = h_get(o, "analyzers");
+		long long sum = 0, lost = h_num(o, "lost");
+		size_t i;
+
+		ck_assert_ptr_nonnull(pc);
+		ck_assert_ptr_nonnull(an);
+		for (i = 0; i < json_object_array_length(pc); i++)
+			sum += json_object_get_int64(json_object_array_get_idx(pc, i));
+		ck_assert_msg(sum == lost, "%s: per_cpu sums to %lld, lost %lld", kinds[k], sum,
+			      lost);
+		ck_assert_int_eq(json_object_get_boolean(h_get(o, "lower_bound")), lost > 0);
+		snprintf(want, sizeof(want), "\n    %s: %lld lost (cpu", lines[k], lost);
+		ck_assert_msg((strstr(r->out, want) != NULL) == (lost > 0),
+			      "text %s '%s':\n%s", lost ? "lacks" : "has", want, r->out);
+		if (k == 2) { /* no analyzer's count depends on guard events */
+			ck_assert_int_eq(json_object_array_length(an), 0);
+			continue;
+		}
+		/* the default analyzers: count, callgraph, io, cct */
+		ck_assert_int_eq(json_object_array_length(an), lost ? (k == 0 ? 3 : 1) : 0);
+		if (lost && k == 0) {
+			ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(an, 0)),
+					 "count");
+			ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(an, 1)),
+					 "callgraph");
+			ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(an, 2)),
+					 "cct");
+		}
+		if (lost && k == 1)
+			ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(an, 0)),
+					 "io");
+	}
+	if (h_lost_by_kind(r->json, "calls") > 0) {
+		snprintf(want, sizeof(want), "+: a lower bound: %lld call events",
+			 h_lost_by_kind(r->json, "calls"));
+		ck_assert_msg(strstr(r->out, want), "no footnote '%s':\n%s", want, r->out);
+	}
+	if (h_lost_by_kind(r->json, "io") > 0) {
+		snprintf(want, sizeof(want), "I/O events were lost");
+		ck_assert_msg(strstr(r->out, want), "no footnote '%s':\n%s", want, r->out);
+	}
+}
+
 /*
  * Ring overflow: the smallest ring (1 MiB = 16384 slots per CPU) and a
  * loader frozen (SIGSTOP) from the start to the end of the program, while
@@ -327,6 +385,10 @@ START_TEST(ring_overflow_counts_every_drop)
 	for (i = 0; i < json_object_array_length(per_cpu); i++)
 		sum += json_object_get_int64(json_object_array_get_idx(per_cpu, i));
 	ck_assert_int_eq(sum, lost);
+	assert_lost_by_kind(&r);
+	/* the call graph's counts marked: "<root> -> main" was seen (the
+	 * rings were empty then) */
+	ck_assert_msg(strstr(r.out, "+  <root> -> main\n"), "edge not marked:\n%s", r.out);
 	ck_assert_int_eq(h_num(r.json, "order_gaps"), 0);
 	ck_assert_int_eq(h_thread_lines(r.err, tid, n, 4), 4);
 	for (k = 0; k < 4; k++) {
@@ -338,6 +400,67 @@ START_TEST(ring_overflow_counts_every_drop)
 		ck_assert_int_le(got, n[k]);
 		ck_assert_int_ge(got, 0);
 	}
+	h_free(&r);
+}
+END_TEST
+
+/*
+ * I/O events lost too, exactly. spawner's threads run on one CPU (the
+ * affinity they inherit) and are traced with -p through the smallest ring
+ * (16384 slots per CPU) by a cabbpf stopped (SIGSTOP) before the work
+ * starts: each thread's K = 20000 work() calls alone (40000 events) fill
+ * that CPU's ring, so every write() after them -- each thread's "tid="
+ * line, then main's "done" -- is a lost I/O event: T + 1 exactly, all on
+ * that CPU, and no I/O event arrives. Nothing depends on timing: the
+ * whole program runs while cabbpf is stopped.
+ */
+START_TEST(ring_overflow_loses_io_too)
+{
+	char *opts[] = {"--no-guard", "--ring-size", "1", "-f", "work", "-f", "worker", NULL};
+	char *target[] = {(char *)h_target("spawner", OPT(_i)), "3", "20000", NULL};
+	const long long T = 3, K = 20000;
+	cpu_set_t all, one;
+	json_object *pc;
+	struct h_proc t;
+	struct h_run r;
+	char want[128];
+	int cpu, i, st;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(all), &all), 0);
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &all); cpu++)
+		;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	h_spawn(&t, target, NULL, "ready");
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(all), &all), 0);
+	h_start_pid(&r, t.pid, opts, "tracing");
+	kill(r.pid, SIGSTOP);
+	ck_assert(h_wait_stopped(r.pid, 10000));
+	kill(t.pid, SIGUSR1);
+	ck_assert(h_wait_for(t.out_path, "done", 30000));
+	kill(t.pid, SIGTERM);
+	ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	kill(r.pid, SIGCONT);
+	h_finish(&r);
+	h_assert_ok(&r);
+	ck_assert_int_eq(h_lost_by_kind(r.json, "io"), T + 1);
+	ck_assert_int_eq(h_num(h_get(r.json, "io"), "events"), 0);
+	pc = h_get(h_get(h_get(r.json, "lost_by_kind"), "io"), "per_cpu");
+	for (i = 0; i < (int)json_object_array_length(pc); i++)
+		ck_assert_int_eq(json_object_get_int64(json_object_array_get_idx(pc, i)),
+				 i == cpu ? T + 1 : 0);
+	/* every call event delivered or counted lost as a call event */
+	ck_assert_int_eq(h_num(r.json, "events") + h_lost_by_kind(r.json, "calls"),
+			 2 * (T * K + T));
+	ck_assert_int_gt(h_lost_by_kind(r.json, "calls"), 0);
+	ck_assert_int_eq(h_lost_by_kind(r.json, "guard"), 0);
+	assert_lost_by_kind(&r);
+	snprintf(want, sizeof(want), "    I/O: %lld lost (cpu%d %lld): I/O call and byte counts are "
+		 "lower bounds", T + 1, cpu, T + 1);
+	ck_assert_msg(strstr(r.out, want), "text lacks '%s':\n%s", want, r.out);
+	ck_assert_int_eq(h_num(r.json, "order_gaps"), 0);
 	h_free(&r);
 }
 END_TEST
@@ -731,6 +854,7 @@ int main(void)
 	tcase_add_loop_test(exact, sigint_launched_command, 0, 2);
 	tcase_add_loop_test(exact, attach_pid_follows_new_threads, 0, 2);
 	tcase_add_loop_test(exact, ring_overflow_counts_every_drop, 0, 2);
+	tcase_add_loop_test(exact, ring_overflow_loses_io_too, 0, 2);
 	tcase_add_test(bad, bad_no_such_pid);
 	tcase_add_test(bad, bad_not_root);
 	tcase_add_test(bad, bad_not_elf);
