@@ -4,6 +4,7 @@
  * test code; the assertions use libcheck and end the calling test.
  */
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <png.h>
 
 #include "tests/harness.h"
@@ -187,7 +188,21 @@ static int redirect(const char *out, const char *err)
 	return 0;
 }
 
+static int start(struct h_run *r, char *const *args, int no_json, int setuid_nobody,
+		 int nofile);
+
 int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody)
+{
+	return start(r, args, no_json, setuid_nobody, 0);
+}
+
+int h_start_nofile(struct h_run *r, char *const *args, int no_json, int nofile)
+{
+	return start(r, args, no_json, 0, nofile);
+}
+
+static int start(struct h_run *r, char *const *args, int no_json, int setuid_nobody,
+		 int nofile)
 {
 	char *argv[H_MAX_ARGS];
 	int n = 0, i;
@@ -220,6 +235,15 @@ int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody)
 		setpgid(0, 0);
 		if (setuid_nobody && (setgid(65534) || setuid(65534)))
 			_exit(126);
+		if (nofile) {
+			struct rlimit rl = {(rlim_t)nofile, (rlim_t)nofile};
+
+			/* only 0, 1, 2: the same count whatever the test
+			 * runner left open */
+			close_range(3, ~0U, 0);
+			if (setrlimit(RLIMIT_NOFILE, &rl))
+				_exit(126);
+		}
 		/* A test that fails (its process ends) stops its cabbpf as
 		 * Ctrl-C would, which ends a launched target too: nothing
 		 * is left running on a loaded machine. */

@@ -107,6 +107,11 @@ json_object *h_parse_json(const char *path);
  * -1. h_finish collects it. */
 int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody);
 
+/* h_start (not as nobody) with only descriptors 0, 1, 2 open and at most
+ * nofile descriptors (RLIMIT_NOFILE, soft and hard): cabbpf runs out of
+ * them at the same point every time. */
+int h_start_nofile(struct h_run *r, char *const *args, int no_json, int nofile);
+
 /* Wait for a started cabbpf, then collect its outputs. */
 void h_finish(struct h_run *r);
 

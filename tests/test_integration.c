@@ -731,27 +731,85 @@ START_TEST(json_path_checked_before_tracing)
 }
 END_TEST
 
-/* A run that ends on an error (here: staging fails, as a test hook
- * makes it) reports what it has and exits 1, with --json or without. */
+/* A run that ends on an error reports what it has and exits 1, with
+ * --json or without; the error is said once, by the one who knows it.
+ * Three failures, each made by a test hook (user/trace/trace.h,
+ * stage.h): staging fails; a ring read fails mid-run (longrun ticks until
+ * it is stopped, so the failing read comes while it runs, whatever the
+ * timing); the last drain, after the probes are out, fails. */
 START_TEST(run_error_exits_1)
 {
-	char *args[] = {"--", (char *)h_target("recurse", 0), "15", NULL};
+	static const struct {
+		const char *hook, *value, *message;
+		bool endless; /* the target runs until cabbpf ends it */
+	} cases[] = {
+		{"CABBPF_TEST_FAIL_STAGING", "100", "cabbpf: error: staging events: ", false},
+		{"CABBPF_TEST_FAIL_RING_READ", "10",
+		 "cabbpf: error: reading the rings: Input/output error\n", true},
+		{"CABBPF_TEST_FAIL_FINAL_DRAIN", "1",
+		 "cabbpf: error: reading the rings after the probes were detached (the last "
+		 "drain): Input/output error",
+		 false},
+	};
+	char *finite[] = {"--", (char *)h_target("recurse", 0), "15", NULL};
+	char *endless[] = {"-f", "tick", "--", (char *)h_target("longrun", 0), NULL};
 	struct h_run r;
+	size_t c;
 	int json;
 
-	setenv("CABBPF_TEST_FAIL_STAGING", "100", 1);
-	for (json = 0; json < 2; json++) {
-		ck_assert_int_eq(h_start(&r, args, !json, 0), 0);
-		h_finish(&r);
-		ck_assert_msg(r.status == 1, "exit %d with%s --json:\n%s", r.status,
-			      json ? "" : "out", r.err);
-		ck_assert_ptr_nonnull(strstr(r.err, "staging events"));
-		ck_assert_ptr_nonnull(strstr(r.err, "stopped: error"));
-		if (json)
-			ck_assert_ptr_nonnull(r.json); /* the partial trace's report */
-		h_free(&r);
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		setenv(cases[c].hook, cases[c].value, 1);
+		for (json = 0; json < 2; json++) {
+			ck_assert_int_eq(h_start(&r, cases[c].endless ? endless : finite, !json, 0), 0);
+			h_finish(&r);
+			ck_assert_msg(r.status == 1, "%s: exit %d with%s --json:\n%s", cases[c].hook,
+				      r.status, json ? "" : "out", r.err);
+			ck_assert_msg(strstr(r.err, cases[c].message), "%s: stderr lacks '%s':\n%s",
+				      cases[c].hook, cases[c].message, r.err);
+			/* said once */
+			ck_assert_ptr_null(strstr(strstr(r.err, cases[c].message) + 1,
+						  cases[c].message));
+			ck_assert_ptr_nonnull(strstr(r.err, "stopped: error"));
+			if (json) { /* the partial trace's report */
+				ck_assert_ptr_nonnull(r.json);
+				ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")),
+						 "error");
+			} else {
+				ck_assert_ptr_nonnull(strstr(r.out, "cabbpf report: pid"));
+			}
+			h_free(&r);
+		}
+		unsetenv(cases[c].hook);
 	}
-	unsetenv("CABBPF_TEST_FAIL_STAGING");
+}
+END_TEST
+
+/* libbpf's warnings and errors reach stderr without -v; its debug
+ * chatter only with -v. A real warning, made deterministic: with at most 8
+ * descriptors (0-2 open), the BPF maps cannot all be created, and libbpf
+ * says so ("map '...': failed to create"); cabbpf exits 1. */
+START_TEST(libbpf_warnings_without_v)
+{
+	char *quiet[] = {"-q", "--", (char *)h_target("recurse", 0), "5", NULL};
+	char *verbose[] = {"-v", "-q", "--", (char *)h_target("recurse", 0), "5", NULL};
+	struct h_run r;
+
+	ck_assert_int_eq(h_start_nofile(&r, quiet, 1, 8), 0);
+	h_finish(&r);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "cabbpf: libbpf: map '") && strstr(r.err, "failed to create"),
+		      "no libbpf warning without -v:\n%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "cabbpf: error: loading BPF programs: Too many open files"));
+	/* debug lines stay hidden */
+	ck_assert_msg(!strstr(r.err, "libbpf: loading object"), "libbpf debug without -v:\n%s",
+		      r.err);
+	h_free(&r);
+	ck_assert_int_eq(h_start_nofile(&r, verbose, 1, 8), 0);
+	h_finish(&r);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "cabbpf: libbpf: loading object"));
+	ck_assert_ptr_nonnull(strstr(r.err, "cabbpf: libbpf: map '"));
+	h_free(&r);
 }
 END_TEST
 
@@ -868,6 +926,7 @@ int main(void)
 	tcase_add_test(bad, separate_debug_symbols);
 	tcase_add_test(bad, json_path_checked_before_tracing);
 	tcase_add_test(bad, run_error_exits_1);
+	tcase_add_test(bad, libbpf_warnings_without_v);
 	tcase_add_test(bad, bad_other_arch);
 	tcase_add_test(bad, bad_kernel_thread_and_zombie);
 	suite_add_tcase(s, exact);

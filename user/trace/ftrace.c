@@ -967,7 +967,9 @@ static int detach_probes(struct ftrace *ft, int run_err)
 		log_err("staging events: %s", strerror(-ft->stage_err));
 		err = ft->stage_err;
 	} else if (!run_err && got < 0) {
-		log_err("reading the rings: %s", strerror(-got));
+		log_err("reading the rings after the probes were detached (the last drain): %s; "
+			"the report lacks what was still in them",
+			strerror(-got));
 		err = got;
 	}
 	if (err)

@@ -25,7 +25,9 @@ struct cab_pp **stage__bufs(struct stage *s);
 
 /* [loader thread] Append one event that came from CPU cpu's ring: a call
  * event, or (kind CABBPF_EV_IO) a struct cabbpf_io_event read through e.
- * Returns 0 or -ENOMEM. */
+ * Returns 0 or -ENOMEM; or -EIO from the test hook
+ * CABBPF_TEST_FAIL_STAGING=N (compiled in, armed only by the environment:
+ * the N+1st push fails; see also trace.h's hooks). */
 int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e);
 
 /* [loader thread] Publish every partly filled chunk so the analyzers see

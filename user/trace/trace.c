@@ -52,6 +52,12 @@ struct trace {
 	struct link_set closing_set;
 	pthread_t closer;
 	bool closing;
+	bool detached; /* trace__detach ran: what is drained now is the last drain */
+	/* The test hooks of trace.h (0/false unless the environment arms
+	 * them): fail the drains once fail_read_at events were read, or the
+	 * drains after trace__detach. */
+	uint64_t read, fail_read_at;
+	bool fail_final;
 };
 
 /* The --size rules into the "sizespecs" map (bpf/trace.bpf.c), by fid.
@@ -171,6 +177,9 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 		return -ENOMEM;
 	}
 	t->o = *o;
+	if (getenv("CABBPF_TEST_FAIL_RING_READ"))
+		t->fail_read_at = strtoull(getenv("CABBPF_TEST_FAIL_RING_READ"), NULL, 10) + 1;
+	t->fail_final = getenv("CABBPF_TEST_FAIL_FINAL_DRAIN") != NULL;
 	for (uint32_t f = 0; o->size_specs && f < o->nfuncs; f++)
 		t->nsized += o->size_specs[f] != 0;
 	if (t->nsized > 4096) { /* bpf/trace.bpf.c: sizespecs' max_entries */
@@ -636,12 +645,17 @@ int trace__drain(struct trace *t, int timeout_ms)
 	struct timespec ts;
 	int cpu, n = 0, r;
 
+	/* The test hooks (trace.h): a ring read that fails mid-run, or in the
+	 * last drain. */
+	if ((t->fail_read_at && t->read + 1 >= t->fail_read_at) || (t->fail_final && t->detached))
+		return -EIO;
 	for (cpu = 0; cpu < t->ncpus; cpu++) {
 		r = drain_cpu(t, (unsigned)cpu);
 		if (r < 0)
 			return r;
 		n += r;
 	}
+	t->read += (uint64_t)n;
 	/* Then sleep a whole period even when events keep coming: nothing
 	 * wakes the loader (a wakeup per event would cost ~1 us in the
 	 * probe), and draining in batches is what keeps the loader and the
@@ -757,6 +771,7 @@ void trace__detach(struct trace *t)
 	t->switch_link = NULL;
 	detach_probes(t);
 	t->paused = false;
+	t->detached = true;
 }
 
 int trace__pause(struct trace *t)
