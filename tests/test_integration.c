@@ -813,6 +813,69 @@ START_TEST(libbpf_warnings_without_v)
 }
 END_TEST
 
+/* A process that exits while cabbpf attaches -- after target__attach
+ * found it, before the probes are in; a test hook stops cabbpf right there
+ * -- gets its own message and exit 1, with no report (nothing was traced:
+ * the gate never opened). Three ways: -p with no tracer (the process is
+ * reaped, the probes' attach finds no such process); -p with the guard as
+ * its ptrace tracer (the process is a zombie only the tracer can reap, and
+ * the probes go in on it); a launched command killed while held before
+ * its exec. */
+START_TEST(exits_during_attach)
+{
+	char *target[] = {(char *)h_target("longrun", 0), NULL};
+	char *noguard[] = {"--no-guard", NULL};
+	char *guarded[] = {"-f", "tick", NULL};
+	char *launched[] = {"-f", "tick", "--", (char *)h_target("longrun", 0), NULL};
+	const char *stopped = "stopped before attaching the probes";
+	char want[160];
+	struct h_proc t;
+	struct h_run r;
+	pid_t held;
+	int k, st;
+
+	setenv("CABBPF_TEST_PAUSE_ATTACH", "1", 1);
+	for (k = 0; k < 3; k++) {
+		if (k < 2) {
+			h_spawn(&t, target, "CABBPF_TEST_PAUSE_ATTACH", "ready");
+			h_start_pid(&r, t.pid, k ? guarded : noguard, stopped);
+		} else {
+			h_start_until(&r, launched, stopped);
+			t.pid = h_child_of(r.pid);
+			ck_assert_int_gt(t.pid, 0);
+		}
+		ck_assert(h_wait_stopped(r.pid, 10000));
+		ck_assert_int_eq(kill(t.pid, SIGKILL), 0);
+		if (k == 0) {
+			ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
+		} else {
+			/* a zombie until its tracer (or parent: cabbpf) waits */
+			for (held = 0; held < 1000 * H_PATIENCE && !h_is_zombie(t.pid); held++)
+				usleep(10000);
+			ck_assert(h_is_zombie(t.pid));
+		}
+		kill(r.pid, SIGCONT);
+		h_finish(&r);
+		if (k == 1) /* handed back to its parent once the tracer let go */
+			ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
+		ck_assert_msg(r.status == 1, "case %d: exit %d:\n%s", k, r.status, r.err);
+		snprintf(want, sizeof(want),
+			 "cabbpf: error: process %d (longrun-O0) exited while cabbpf was attaching%s",
+			 (int)t.pid, k == 2 ? " (killed by signal 9, Killed)" : "");
+		ck_assert_msg(strstr(r.err, want), "case %d: stderr lacks '%s':\n%s", k, want, r.err);
+		ck_assert_ptr_null(strstr(strstr(r.err, want) + strlen(want), "exited while")); /* once */
+		ck_assert_msg(!strstr(r.err, "attaching probes to") &&
+				      !strstr(r.err, "the kernel refused the probe") &&
+				      !strstr(r.err, "No such process"),
+			      "case %d: another message:\n%s", k, r.err);
+		ck_assert_ptr_null(strstr(r.err, "cabbpf: tracing ")); /* never traced */
+		ck_assert_ptr_null(r.json);			      /* no report */
+		h_free(&r);
+	}
+	unsetenv("CABBPF_TEST_PAUSE_ATTACH");
+}
+END_TEST
+
 /* An executable of another architecture is rejected before planning. */
 START_TEST(bad_other_arch)
 {
@@ -927,6 +990,7 @@ int main(void)
 	tcase_add_test(bad, json_path_checked_before_tracing);
 	tcase_add_test(bad, run_error_exits_1);
 	tcase_add_test(bad, libbpf_warnings_without_v);
+	tcase_add_test(bad, exits_during_attach);
 	tcase_add_test(bad, bad_other_arch);
 	tcase_add_test(bad, bad_kernel_thread_and_zombie);
 	suite_add_tcase(s, exact);

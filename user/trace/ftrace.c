@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -733,6 +734,32 @@ static int attach_io(struct ftrace *ft)
 	return err ? err : iotrace__attach(ft->io);
 }
 
+/* A target that exited while its probes went in (target__attach had
+ * found it alive): its own message, said once. Nothing was traced (the
+ * gate never opened), so there is no report and the run fails (exit 1).
+ * Returns -ESRCH when it is gone, else err. */
+static int gone_while_attaching(struct ftrace *ft, int err)
+{
+	struct target *tg = &ft->tg;
+	char how[96] = "";
+
+	/* -ESRCH: the kernel knows no such process. Else it may be a zombie
+	 * (probes go in on one). Gone either way; a launched command's status
+	 * comes once it is reaped, by us or by the guard's tracer thread,
+	 * which may be a moment behind: wait for that, not for the exit. */
+	if (err != -ESRCH && !target__gone(tg))
+		return err;
+	(void)target__wait(tg, 10000);
+	if (tg->spawned && tg->exited && WIFEXITED(tg->status))
+		snprintf(how, sizeof(how), " (status %d)", WEXITSTATUS(tg->status));
+	else if (tg->spawned && tg->exited && WIFSIGNALED(tg->status))
+		snprintf(how, sizeof(how), " (killed by signal %d, %s)", WTERMSIG(tg->status),
+			 strsignal(WTERMSIG(tg->status)));
+	log_err("process %d (%s) exited while cabbpf was attaching%s: nothing was traced",
+		(int)tg->pid, tg->comm, how);
+	return -ESRCH;
+}
+
 static int attach_probes(struct ftrace *ft)
 {
 	int slots_fd, err;
@@ -749,7 +776,17 @@ static int attach_probes(struct ftrace *ft)
 	ft->t_att = now_s();
 	ft->att_ns = sampler__now();
 	slots_fd = trace__map_fd(ft->tr, "slots");
+	/* Test hook (ftrace.h): cabbpf stops itself here, the target found
+	 * and the guard in, so a test can end the target mid-attach. */
+	if (getenv("CABBPF_TEST_PAUSE_ATTACH")) {
+		log_info("test hook CABBPF_TEST_PAUSE_ATTACH: stopped before attaching the probes "
+			 "(kill -CONT %d goes on)",
+			 (int)getpid());
+		raise(SIGSTOP);
+	}
 	err = trace__attach(ft->tr);
+	if (err == -ESRCH) /* not logged: the process is gone */
+		return gone_while_attaching(ft, err);
 	if (err)
 		return err;
 	ft->att_ns = sampler__now() - ft->att_ns;
@@ -767,7 +804,8 @@ static int attach_probes(struct ftrace *ft)
 	err = attach_io(ft);
 	if (err)
 		return err;
-	return 0;
+	/* Gone by now (a zombie still takes probes): nothing to trace. */
+	return gone_while_attaching(ft, 0);
 }
 
 /* ---- run until stop ---- */

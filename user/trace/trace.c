@@ -308,6 +308,8 @@ static int attach_perf(struct trace *t, bool *logged)
 		le = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, bin_of(t, fid),
 						     (size_t)t->o.offsets[fid], &uo);
 		r = -errno;
+		if (!le && r == -ESRCH)
+			return r; /* the process is gone: no site can go in */
 		if (!le) {
 			log_warn("the kernel refused the probe of function %u at 0x%lx of %s (%s), "
 				 "which the plan accepted: that function is not traced",
@@ -385,6 +387,8 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 	memset(refused, 0, sizeof(*refused) * m);
 	err = uprobe_multi__attach_all(bpf_program__fd(t->ret), bin, offs, cookies, m, true,
 				       t->o.pid, &t->mfd[1], &t->nmfd[1], refused);
+	if (err == -ESRCH)
+		return err; /* the process is gone meanwhile */
 	if (err) {
 		/* The entries are in and stay in: counts are still exact. */
 		log_warn("return probes of %s refused (%s): its returns are not seen", bin,
@@ -448,7 +452,7 @@ static int attach_multi(struct trace *t)
 		if (!n)
 			continue;
 		r = attach_file(t, bin, offs, cookies, n, refused);
-		if (r == -ENOMEM) {
+		if (r == -ENOMEM || r == -ESRCH) {
 			err = r;
 			goto cleanup;
 		}
@@ -542,6 +546,8 @@ static int attach(struct trace *t, bool *logged)
 			*logged = true;
 			return err;
 		}
+		if (err == -ESRCH)
+			return err; /* the process is gone: per-site links would be too */
 		log_debug("multi-uprobe link refused (%s); one link per site instead",
 			  strerror(-err));
 		trace__detach(t);
@@ -573,7 +579,9 @@ int trace__attach(struct trace *t)
 	bool logged = false;
 	int err = attach(t, &logged);
 
-	if (err && !logged)
+	/* -ESRCH: the process exited meanwhile; the caller, who knows the
+	 * target, says so (trace.h). */
+	if (err && !logged && err != -ESRCH)
 		log_err("attaching probes to %s: %s", t->o.binary, strerror(-err));
 	if (!err && !t->o.gated && !t->o.sampling)
 		trace__gate(t, true);

@@ -88,7 +88,8 @@ int trace__open(const struct trace_opts *o, struct trace **out);
 
 /* Put the probes in place. Returns 0, or -errno (logged) if no probe could be placed
  * (a function that the kernel refuses is skipped and counted: see
- * trace__refused). */
+ * trace__refused); or -ESRCH, not logged, when the process o.pid is gone
+ * (it exited while the probes went in): the caller names it. */
 int trace__attach(struct trace *t);
 
 /* Number of functions that could not be probed, and whether the probes went
