@@ -940,6 +940,7 @@ START_TEST(exec_same_and_other)
 	ck_assert_int_eq(h_returns(r.json, "open"), 0);
 	ck_assert_int_eq(h_num(h_get(r.json, "target"), "execs"), 1);
 	ck_assert(!json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_other_program")));
+	ck_assert(!json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_from_thread")));
 	h_free(&r);
 
 	h_run(&r, other);
@@ -948,6 +949,85 @@ START_TEST(exec_same_and_other)
 	ck_assert(json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_other_program")));
 	ck_assert_ptr_nonnull(strstr(r.err, "exec'd another program"));
 	ck_assert_ptr_nonnull(strstr(r.out, "ANOTHER program"));
+	h_free(&r);
+}
+END_TEST
+
+/* Another program is another file, whatever its bytes: a copy of reexec
+ * at another path (its device and inode differ) is another program. Its
+ * calls into the libraries the traced program shares with it (libc's
+ * sched_yield, one per image) are not counted; the same program's are. */
+START_TEST(exec_other_program_libs)
+{
+	char copy[PATH_MAX];
+	char *same[] = {"-f", "libc:sched_yield", "-f", "work", "-f", "main", "-f", "hop", "--",
+			(char *)h_target("reexec", OPT(_i)), "50", NULL};
+	char *other[] = {"-f", "libc:sched_yield", "-f", "work", "-f", "main", "-f", "hop", "--",
+			 (char *)h_target("reexec", OPT(_i)), "50", "other", copy, NULL};
+	struct h_run r;
+
+	snprintf(copy, sizeof(copy), "%s/reexec-copy-%d", h_tmp, (int)getpid());
+	h_shell("cp '%s' '%s'", h_target("reexec", OPT(_i)), copy);
+	h_run(&r, same);
+	h_assert_clean(&r);
+	ck_assert_int_eq(h_calls_like(r.json, "sched_yield"),
+			 h_expected("reexec 50", "calls sched_yield"));
+	h_check(r.json, "reexec 50", "calls work");
+	h_free(&r);
+
+	h_run(&r, other);
+	h_assert_clean(&r);
+	ck_assert_int_eq(h_calls_like(r.json, "sched_yield"),
+			 h_expected("reexec 50 other COPY", "calls sched_yield"));
+	H_CHECK(r.json, "reexec 50 other COPY", "calls work", "returns.exec");
+	ck_assert(json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_other_program")));
+	ck_assert_ptr_nonnull(strstr(r.out, "ANOTHER program, whose calls are not traced (nor in "
+					    "the libraries both use)"));
+	h_free(&r);
+}
+END_TEST
+
+/* execve in a multi-threaded process. From the main thread, while another
+ * thread is parked inside traced frames: the kernel kills that thread, and
+ * its frames end by exec too (none left open), the new image traced on.
+ * From another thread: its frames and the main thread's end by exec, the
+ * thread's events stay one stream (no gap, no tid reuse); the new image is
+ * not traced (the kernel's probes are bound to the main thread the execve
+ * ended), and the report says so. */
+START_TEST(exec_multithreaded)
+{
+	char *threads[] = {"--", (char *)h_target("reexec", OPT(_i)), "50", "threads", NULL};
+	char *thread_exec[] = {"--", (char *)h_target("reexec", OPT(_i)), "50", "thread-exec",
+			       NULL};
+	struct h_run r;
+
+	h_run(&r, threads);
+	h_assert_clean(&r);
+	H_CHECK(r.json, "reexec 50 threads", "calls main", "calls work", "calls hop",
+		"calls parker", "calls park", "edge <root> -> main", "edge main -> work",
+		"edge main -> hop", "edge <root> -> parker", "edge parker -> park", "edges",
+		"returns.exec");
+	ck_assert_int_eq(h_returns(r.json, "open"), 0);
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_num(h_get(r.json, "target"), "execs"), 1);
+	ck_assert(!json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_from_thread")));
+	ck_assert_int_eq(h_num(h_get(r.json, "runner"), "tid_reuse"), 0);
+	h_free(&r);
+
+	h_run(&r, thread_exec);
+	h_assert_clean(&r);
+	H_CHECK(r.json, "reexec 50 thread-exec", "calls main", "calls waiter", "calls runner",
+		"calls work", "calls hop", "edge <root> -> main", "edge main -> waiter",
+		"edge <root> -> runner", "edge runner -> work", "edge runner -> hop", "edges",
+		"returns.exec");
+	ck_assert_int_eq(h_returns(r.json, "open"), 0);
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_num(h_get(r.json, "target"), "execs"), 1);
+	ck_assert(json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_from_thread")));
+	ck_assert(!json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_other_program")));
+	ck_assert_int_eq(h_num(h_get(r.json, "runner"), "tid_reuse"), 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "its new image is NOT TRACED"));
+	ck_assert_ptr_nonnull(strstr(r.err, "not the main thread, called execve"));
 	h_free(&r);
 }
 END_TEST
@@ -963,6 +1043,8 @@ int main(void)
 	tcase_set_timeout(bad, 60);
 	tcase_add_loop_test(exact, recursion_exact, 0, 2);
 	tcase_add_loop_test(exact, exec_same_and_other, 0, 2);
+	tcase_add_loop_test(exact, exec_other_program_libs, 0, 2);
+	tcase_add_loop_test(exact, exec_multithreaded, 0, 2);
 	tcase_add_loop_test(exact, no_times_exact, 0, 2);
 	tcase_add_loop_test(exact, threads_exact_per_thread, 0, 2);
 	tcase_add_loop_test(exact, cpu_hopping_keeps_order, 0, 2);

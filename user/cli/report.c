@@ -85,9 +85,14 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 		s->duration_s, (unsigned long long)s->events, (unsigned long long)s->lost);
 	if (s->execs)
 		fprintf(out, "  execve: %llu; %s\n", (unsigned long long)s->execs,
-			s->exec_other ? "the last one ran ANOTHER program, whose calls are not traced"
-				      : "the same program, traced on (the old image's frames ended "
-					"by exec)");
+			s->exec_other ? "the last one ran ANOTHER program, whose calls are not traced "
+					"(nor in the libraries both use)"
+			: s->exec_thread
+				? "the last one was called by a thread other than the main one: its "
+				  "new image is NOT TRACED (the kernel's probes are bound to the main "
+				  "thread, which the execve ended)"
+				: "the same program, traced on (the old image's frames ended "
+				  "by exec)");
 	if (s->lost)
 		lost_text(out, s);
 	if (s->cab.overwritten)
@@ -157,6 +162,8 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__u64(w, s->execs);
 	err |= json__key(w, "exec_other_program");
 	err |= json__bool(w, s->exec_other);
+	err |= json__key(w, "exec_from_thread");
+	err |= json__bool(w, s->exec_thread);
 	err |= json__end_object(w);
 	if (s->sampling)
 		err |= sampler__json(s->sampling, w);

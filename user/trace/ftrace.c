@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1045,7 +1046,8 @@ static void sum_cab(struct ftrace *ft, struct cab_stats *sum)
 static int report(struct ftrace *ft)
 {
 	uint64_t totals[CABBPF_STAT__MAX] = {0}, io_counts[CABBPF_IOSTAT__MAX] = {0};
-	uint64_t *lost_cpu, ino = 0;
+	struct stage_exec ex = {0};
+	uint64_t *lost_cpu;
 	struct target *tg = &ft->tg;
 	struct summary sm;
 	struct stat sb;
@@ -1073,15 +1075,25 @@ static int report(struct ftrace *ft)
 	sm.guard = ft->guard ? &ft->gst : NULL;
 	sm.sampling = ft->smp;
 	sm.cab_sampling = ft->o.cab_mode && !strcmp(ft->o.cab_mode, "sampling");
-	sm.execs = stage__execs(ft->stage, &ino);
+	sm.execs = stage__execs(ft->stage, &ex);
 	/* A launched command's own start is an exec too: not the program's
 	 * doing. */
 	if (tg->spawned && sm.execs)
 		sm.execs--;
-	sm.exec_other = sm.execs && (stat(tg->exe, &sb) || (uint64_t)sb.st_ino != ino);
+	/* The same file: device and inode (the kernel's s_dev encoding is
+	 * major << 20 | minor), as bpf/trace.bpf.c compares them. */
+	sm.exec_other = sm.execs && (stat(tg->exe, &sb) || (uint64_t)sb.st_ino != ex.ino ||
+				     (major(sb.st_dev) << 20 | minor(sb.st_dev)) != ex.dev);
+	sm.exec_thread = sm.execs && ex.thread;
 	if (sm.exec_other)
-		log_warn("%s (pid %d) exec'd another program: its calls after that are not traced",
-			 tg->comm, (int)tg->pid);
+		log_warn("%s (pid %d) exec'd another program: its calls after that are not traced "
+			 "(nor counted in the libraries it shares with %s)",
+			 tg->comm, (int)tg->pid, tg->exe);
+	else if (sm.exec_thread)
+		log_warn("%s (pid %d): thread %u, not the main thread, called execve: the new image "
+			 "is not traced (the kernel's probes are bound to the main thread, which the "
+			 "execve ended)",
+			 tg->comm, (int)tg->pid, ex.thread);
 	sm.lost = totals[CABBPF_STAT_DROPS] + totals[CABBPF_STAT_IO_DROPS] +
 		  totals[CABBPF_STAT_GUARD_DROPS];
 	/* Not in lost: a switch-in event without room carries its interval

@@ -6,6 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -43,6 +45,7 @@ struct trace {
 	struct bpf_link **links;
 	uint32_t nlinks;
 	struct bpf_link *exec_link; /* on_exec: execve seen in the target */
+	struct bpf_link *exit_link; /* on_exit: threads killed by another's execve */
 	struct bpf_link *switch_link; /* on_switch: off-CPU intervals (on-CPU time) */
 	uint32_t refused;
 	bool multi;
@@ -98,6 +101,7 @@ static uint64_t entry_cookie(const struct trace *t, uint32_t fid)
  * programs (it must be fixed before load). */
 static int load(struct trace *t, bool multi)
 {
+	struct stat sb;
 	int err;
 
 	t->skel = trace_bpf__open();
@@ -109,6 +113,13 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->sampling = t->o.sampling;
 	t->skel->rodata->sized_on = t->nsized > 0;
 	t->skel->rodata->lossless = t->o.lossless;
+	/* The traced executable, so an execve of another program is seen as
+	 * such in the kernel (bpf/trace.bpf.c other_image): s_dev there is
+	 * MKDEV(major, minor) = major << 20 | minor. */
+	if (!stat(t->o.binary, &sb)) {
+		t->skel->rodata->exe_dev = major(sb.st_dev) << 20 | minor(sb.st_dev);
+		t->skel->rodata->exe_ino = sb.st_ino;
+	}
 	/* The high-water mark at half the ring: the other half is headroom
 	 * for what other threads emit before their next event stops them
 	 * (one event each, plus I/O and switch events). */
@@ -503,6 +514,11 @@ static void attach_exec(struct trace *t)
 		log_warn("exec tracepoint refused (%s): an execve in the target will show as "
 			 "missing returns",
 			 strerror(errno));
+	t->exit_link = bpf_program__attach(t->skel->progs.on_exit);
+	if (!t->exit_link)
+		log_warn("exit tracepoint refused (%s): the frames of threads an execve ends "
+			 "will show as open",
+			 strerror(errno));
 	/* On-CPU time needs timestamps; without the switch tracepoint the
 	 * reports say on-CPU time was not measured. */
 	if (!t->o.no_times && !t->switch_link) {
@@ -775,6 +791,8 @@ void trace__detach(struct trace *t)
 		trace__gate(t, false);
 	bpf_link__destroy(t->exec_link);
 	t->exec_link = NULL;
+	bpf_link__destroy(t->exit_link);
+	t->exit_link = NULL;
 	bpf_link__destroy(t->switch_link);
 	t->switch_link = NULL;
 	detach_probes(t);
