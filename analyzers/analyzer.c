@@ -41,6 +41,14 @@ void an_ctx__json_src(const struct an_ctx *c, uint32_t fid, struct json *w)
 		json__kv_u64(w, "line", s->line);
 }
 
+void an__put_u64(FILE *f, int width, uint64_t v, bool lb)
+{
+	if (lb)
+		fprintf(f, "%*" PRIu64 "%s", width - (int)strlen(AN_LB_MARK), v, AN_LB_MARK);
+	else
+		fprintf(f, "%*" PRIu64, width, v);
+}
+
 const char *an_ctx__linkage(const struct an_ctx *c, uint32_t fid)
 {
 	const char *l;

@@ -55,6 +55,15 @@ struct an_src {
 	uint64_t foff;	  /* file offset of its entry */
 };
 
+/* Kinds of events whose loss (a full kernel ring, or records overwritten
+ * in --cab-mode sampling) makes results lower bounds: struct an_ctx.lost,
+ * struct analyzer_ops.lower_bounds. */
+#define AN_LOST_CALLS 1u /* call events: entries and returns */
+#define AN_LOST_IO 2u	 /* I/O events */
+/* What the text tables append to a count that is a lower bound (inside
+ * its column's width): "1234+" reads "at least 1234". */
+#define AN_LB_MARK "+"
+
 /* Read-only context shared by every instance; outlives them. */
 struct an_ctx {
 	const char *const *fnames; /* function names by fid; entries may be NULL */
@@ -79,7 +88,23 @@ struct an_ctx {
 	uint64_t timeline_limit;
 	/* The isp analyzer's options (analyzers/isp.h); NULL: defaults. */
 	const struct isp_opts *isp;
+	/* The AN_LOST_* kinds of which events were lost in this run: set by
+	 * the runner once the analyzers have stopped (runner__set_lost), read
+	 * by the reports only, which mark the counts these losses make lower
+	 * bounds (an_ctx__lb, an__put_u64). */
+	unsigned lost;
 };
+
+/* Whether events of any of the AN_LOST_* kinds were lost in this run: the
+ * counts that depend on them are lower bounds. Any thread, after the run. */
+static inline bool an_ctx__lb(const struct an_ctx *c, unsigned kinds)
+{
+	return (c->lost & kinds) != 0;
+}
+
+/* Text tables: v right-aligned in width columns, with AN_LB_MARK inside
+ * the width when lb (so a table without losses is unchanged). */
+void an__put_u64(FILE *f, int width, uint64_t v, bool lb);
 
 /* Name of fid for reports: "<root>" for AN_ROOT, the table's name, or
  * "fid#N" written into buf when the table has none. Never NULL; the result
@@ -217,6 +242,11 @@ struct analyzer_ops {
 	 * default "every analyzer": its result is a file (timeline), or it
 	 * says something only of runs that feed varied inputs (isp). */
 	bool opt_in;
+	/* The AN_LOST_* kinds whose loss makes this analyzer's counts lower
+	 * bounds: its text tables mark them (AN_LB_MARK), the runner adds a
+	 * footnote, and the JSON lists the analyzer under
+	 * lost_by_kind.<kind>.analyzers (docs/json-schema.md). */
+	unsigned lower_bounds;
 };
 
 /* The registry, in report order. */

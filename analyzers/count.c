@@ -359,6 +359,7 @@ static int count_report_text(void *state, FILE *f)
 	struct count_thread **th = NULL;
 	struct fn_row *rows = NULL;
 	size_t nrows = 0, nth = 0, ncols, i, j;
+	bool lb = an_ctx__lb(c->ctx, AN_LOST_CALLS);
 	char buf[24];
 	int err = 0;
 
@@ -384,16 +385,19 @@ static int count_report_text(void *state, FILE *f)
 		const struct count_fn *fn = &c->fn[rows[i].fid];
 		uint64_t shown = 0, *v;
 
-		fprintf(f, "%12" PRIu64, fn->calls);
+		an__put_u64(f, 12, fn->calls, lb);
 		put_ms(f, fn->t.matched, fn->t.incl_ns);
 		put_ms(f, fn->t.matched, fn->t.self_ns);
 		for (j = 0; j < ncols; j++) {
 			v = hmap__find(&th[j]->fn, rows[i].fid);
-			fprintf(f, " %10" PRIu64, v ? *v : 0);
+			fputc(' ', f);
+			an__put_u64(f, 10, v ? *v : 0, lb);
 			shown += v ? *v : 0;
 		}
-		if (nth > ncols && ncols)
-			fprintf(f, " %10" PRIu64, fn->calls - shown);
+		if (nth > ncols && ncols) {
+			fputc(' ', f);
+			an__put_u64(f, 10, fn->calls - shown, lb);
+		}
 		fprintf(f, "  %s\n", an_ctx__name(c->ctx, rows[i].fid, buf));
 	}
 	if (nrows > c->ctx->top)
@@ -599,6 +603,7 @@ const struct analyzer_ops analyzer_count = {
 	.on_return = count_on_return,
 	.merge = count_merge,
 	.report_text = count_report_text,
+	.lower_bounds = AN_LOST_CALLS,
 	.report_json = count_report_json,
 	.free = count_free,
 };

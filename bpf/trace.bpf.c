@@ -35,6 +35,17 @@ const volatile __u32 want_time = 1;
 const volatile __u32 sampling = 0;
 volatile __u32 epoch = 0;
 
+/* The traced executable, set by the loader before load (s_dev of its
+ * inode's superblock in the kernel's encoding, and its inode number; 0 0:
+ * unknown, nothing checked), and whether the target process now runs
+ * another program: its last execve loaded another file (on_exec). The
+ * uprobes of the libraries both programs map (-f 'libc:*') would count
+ * that program's calls: while other_image is set the probes emit nothing.
+ * One load and branch on the hot path, beside the gate's. */
+const volatile __u32 exe_dev = 0;
+const volatile __u64 exe_ino = 0;
+volatile __u32 other_image = 0;
+
 /* --cgroup (issue 4): the loader sets cgroup_on before load and puts the
  * cgroup in cgfilter[0] after load. A rodata flag, not a map lookup: when
  * off the verifier drops the check altogether. */
@@ -187,12 +198,14 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 		return 0; /* the gate is closed: no sequence number taken */
 	if (target_tgid && tgid != target_tgid)
 		return 0;
+	if (other_image)
+		return 0; /* another program's call into a shared library */
 	if (cgroup_excluded())
 		return 0;
 	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_DROPS);
 	if (!e)
 		goto out;
-	e->tid = (__u32)id;
+	e->tid = pipeline_tid(st, (__u32)id);
 	e->pid = tgid;
 	e->kind = kind;
 	cookie = bpf_get_attach_cookie(ctx);
@@ -217,7 +230,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 		struct cabbpf_event *z = pipeline_claim(st, CABBPF_STAT_DROPS);
 
 		if (z) {
-			z->tid = (__u32)id;
+			z->tid = pipeline_tid(st, (__u32)id);
 			z->pid = tgid;
 			z->kind = CABBPF_EV_SIZE;
 			z->fid = fid;
@@ -250,36 +263,108 @@ int BPF_KRETPROBE(on_return)
 /*
  * execve replaced the image (the exec'ing thread, now the only one): the
  * old image's frames are gone without returns. Uprobes are bound to files,
- * so the same binary is traced on; the event says which file it is.
+ * so the same binary is traced on; the event says which file it is: fid
+ * the s_dev of its inode's superblock (kernel encoding), sp its inode
+ * number, pad 0 (CABBPF_EXEC_KILLED marks the events of on_exit). A
+ * thread other than the leader that exec's takes the process's id; its
+ * events keep the old one (tstate.alias), so its stream goes on in
+ * order. Another program: the probes go quiet (other_image) until an
+ * execve loads the traced one again.
  */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	__u64 ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+	__u32 dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
 	struct cabbpf_event *e;
 	struct tstate *st;
 	__u32 win = epoch;
 
+	if (target_tgid && p->tgid != target_tgid)
+		return 0;
+	/* Whatever the gate: state that outlives it. */
+	if (target_tgid && exe_ino)
+		other_image = ino != exe_ino || dev != exe_dev;
+	st = bpf_task_storage_get(&tstates, p, 0, 0);
+	if (st && (__u32)old_pid != (__u32)p->pid && !st->alias)
+		st->alias = (__u32)old_pid;
 	/* Closed gate (see epoch); sampling watches execve between windows
 	 * too (the shadow stacks close the old image's frames). */
 	if (!sampling && !win)
-		return 0;
-	if (target_tgid && p->tgid != target_tgid)
 		return 0;
 	if (cgroup_excluded())
 		return 0;
 	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_DROPS);
 	if (e) {
-		e->tid = (__u32)p->pid;
+		e->tid = pipeline_tid(st, (__u32)p->pid);
+		e->pid = p->tgid;
+		e->kind = CABBPF_EV_EXEC;
+		e->fid = dev;
+		e->seq = st->seq++;
+		e->ts = want_time ? bpf_ktime_get_ns() : 0;
+		e->sp = ino;
+		e->epoch = sampling ? win : 0;
+		e->pad = 0;
+		pipeline_submit(e, st);
+	}
+	pipeline_end(st);
+	return 0;
+}
+
+/*
+ * A thread that ends because another thread of its process called execve
+ * (the kernel kills every other thread before the new image runs): its
+ * frames end with the old image too, "by exec". Written for threads that
+ * have events (task storage) only, as an exec event flagged
+ * CABBPF_EXEC_KILLED (not an execve of the program's own).
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+{
+	struct task_struct *execer = p->signal->group_exec_task;
+	struct cabbpf_event *e;
+	struct tstate *st;
+	__u32 win = epoch;
+
+	if (!execer || execer == p)
+		return 0;
+	if (target_tgid && p->tgid != target_tgid)
+		return 0;
+	/* A thread other than the leader exec's: the kernel will give it
+	 * the leader's id once every other thread is gone (this one among
+	 * them), before on_exec runs; a switch-in event written in between
+	 * must already carry its old tid (tstate.alias). */
+	if (execer->pid != execer->tgid) {
+		st = bpf_task_storage_get(&tstates, execer, 0, 0);
+		if (st && !st->alias)
+			st->alias = (__u32)execer->pid;
+	}
+	if (!sampling && !win)
+		return 0;
+	if (cgroup_excluded())
+		return 0;
+	st = bpf_task_storage_get(&tstates, p, 0, 0);
+	if (!st)
+		return 0;
+	if (st->busy) {
+		bump(CABBPF_STAT_REENTRY);
+		return 0;
+	}
+	st->busy = 1;
+	e = pipeline_claim(st, CABBPF_STAT_DROPS);
+	if (e) {
+		e->tid = pipeline_tid(st, (__u32)p->pid);
 		e->pid = p->tgid;
 		e->kind = CABBPF_EV_EXEC;
 		e->fid = 0;
 		e->seq = st->seq++;
 		e->ts = want_time ? bpf_ktime_get_ns() : 0;
-		e->sp = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+		e->sp = 0;
 		e->epoch = sampling ? win : 0;
+		e->pad = CABBPF_EXEC_KILLED;
 		pipeline_submit(e, st);
 	}
-	pipeline_end(st);
+	st->busy = 0;
 	return 0;
 }
 
@@ -344,7 +429,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	}
 	st->off_pend = 0;
-	e->tid = (__u32)next->pid;
+	e->tid = pipeline_tid(st, (__u32)next->pid);
 	e->pid = next->tgid;
 	e->kind = CABBPF_EV_SCHED;
 	e->fid = 0;

@@ -22,9 +22,13 @@ enum cabbpf_kind {
 	 * stack, so they are closed for that reason and not as "missing". */
 	CABBPF_EV_GUARD = 4,
 	/* The thread called execve and a new image replaced the old one: every
-	 * frame of the old image is gone. sp holds the new executable's inode
-	 * number (fid 0), so the loader can tell whether it is the program it
-	 * traces. */
+	 * frame of the old image is gone. fid holds the new executable's
+	 * device (s_dev of its inode's superblock, the kernel's encoding:
+	 * major << 20 | minor) and sp its inode number, so the loader can
+	 * tell whether it is the program it traces; pad 0. With pad
+	 * CABBPF_EXEC_KILLED (fid, sp 0): the thread was killed because
+	 * another thread of its process called execve: its frames end the
+	 * same way, but it is not an execve of its own. */
 	CABBPF_EV_EXEC = 5,
 	/* A traced thread is back on a CPU after an off-CPU interval
 	 * (preempted, asleep, blocked): written by the scheduler's switch
@@ -43,6 +47,9 @@ enum cabbpf_kind {
 	 * functions whose entry cookie has CABBPF_COOKIE_SIZED. */
 	CABBPF_EV_SIZE = 7,
 };
+
+/* struct cabbpf_event.pad of a CABBPF_EV_EXEC event (see there). */
+#define CABBPF_EXEC_KILLED 1u
 
 /* The entry probe's cookie: fid in the low 31 bits, CABBPF_COOKIE_SIZED
  * when the function has a --size rule (its spec in the "sizespecs" map),
@@ -93,7 +100,7 @@ struct cabbpf_event {
 	 * off. 0 when sampling is not used.
 	 */
 	__u32 epoch;
-	__u32 pad;
+	__u32 pad; /* CABBPF_EV_EXEC: 0 or CABBPF_EXEC_KILLED; else not written */
 };
 
 /* Indices of the per-CPU counters in the BPF "stats" map. */

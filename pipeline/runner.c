@@ -83,6 +83,8 @@ struct runner {
 	_Atomic bool stop;	  /* abandon: start failed, or freed unjoined */
 	bool started, joined;
 	bool no_returns;	/* runner_opts.no_returns */
+	/* runner__set_lost: for the reports' lower-bound footnotes */
+	uint64_t lost_calls, lost_io, overwritten;
 	struct runner_stats st; /* totals, after join */
 	void (*tap)(void *ctx, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec);
 	void *tap_ctx;
@@ -756,6 +758,55 @@ void runner__set_src(struct runner *r, const struct an_src *src, const struct an
 	r->ctx.nbins = nbins;
 }
 
+void runner__set_lost(struct runner *r, uint64_t calls, uint64_t io, uint64_t overwritten)
+{
+	/* The analysis threads have stopped: nothing reads ctx concurrently.
+	 * An overwritten CAB record may have been of either kind. */
+	r->lost_calls = calls;
+	r->lost_io = io;
+	r->overwritten = overwritten;
+	r->ctx.lost = (calls || overwritten ? AN_LOST_CALLS : 0) |
+		      (io || overwritten ? AN_LOST_IO : 0);
+}
+
+int runner__json_lower_bounds(const struct runner *r, struct json *w, unsigned kind)
+{
+	unsigned a;
+	int err;
+
+	err = json__begin_array(w);
+	for (a = 0; !err && a < r->nops; a++)
+		if (r->ops[a]->lower_bounds & kind & r->ctx.lost)
+			err = json__string(w, r->ops[a]->name);
+	return err ? err : json__end_array(w);
+}
+
+/* Under an analyzer's tables whose counts are marked as lower bounds
+ * (AN_LB_MARK): which losses made them so. */
+static void lower_bound_note(const struct runner *r, const struct analyzer_ops *ops, FILE *f)
+{
+	unsigned k = ops->lower_bounds & r->ctx.lost;
+	const char *sep = "";
+
+	if (!k)
+		return;
+	fprintf(f, "  (" AN_LB_MARK ": a lower bound:");
+	if ((k & AN_LOST_CALLS) && r->lost_calls) {
+		fprintf(f, " %" PRIu64 " call events", r->lost_calls);
+		sep = " and";
+	}
+	if ((k & AN_LOST_IO) && r->lost_io) {
+		fprintf(f, "%s %" PRIu64 " I/O events", sep, r->lost_io);
+		sep = " and";
+	}
+	if (*sep)
+		fprintf(f, " were lost (kernel ring full)");
+	if (r->overwritten)
+		fprintf(f, "%s %" PRIu64 " records were overwritten (--cab-mode sampling)",
+			*sep ? ";" : "", r->overwritten);
+	fprintf(f, ")\n");
+}
+
 const void *runner__analyzer(const struct runner *r, const char *name)
 {
 	if (!r->joined || !r->nw)
@@ -775,6 +826,7 @@ int runner__report_text(struct runner *r, FILE *f)
 		err = r->ops[a]->report_text(r->w[0].set.state[a], f);
 		if (err)
 			return err;
+		lower_bound_note(r, r->ops[a], f);
 		fputc('\n', f);
 	}
 	if (r->no_returns)

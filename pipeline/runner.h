@@ -182,7 +182,24 @@ void runner__set_src(struct runner *r, const struct an_src *src, const struct an
 		     uint32_t nbins);
 
 /*
- * After runner__join: every selected analyzer's tables, then a line on
+ * After runner__join, before the reports: the events lost in the run (call
+ * and I/O events a full kernel ring dropped, records --cab-mode sampling
+ * overwrote), so the reports mark the counts they make lower bounds
+ * (analyzers/analyzer.h, AN_LOST_*). Thread: the setup thread.
+ */
+void runner__set_lost(struct runner *r, uint64_t calls, uint64_t io, uint64_t overwritten);
+
+/*
+ * After runner__set_lost: the names of the selected analyzers whose counts
+ * the loss of events of kind (AN_LOST_CALLS or AN_LOST_IO) made lower
+ * bounds, as a JSON array into w (empty when none was lost). Returns 0 or
+ * the writer's error. Thread: the setup thread.
+ */
+int runner__json_lower_bounds(const struct runner *r, struct json *w, unsigned kind);
+
+/*
+ * After runner__join: every selected analyzer's tables (each followed by a
+ * footnote when counts in it are marked as lower bounds), then a line on
  * returns and one on order, to f. Returns 0, -EINVAL (not joined), -ENOMEM
  * or -EIO. Thread: the setup thread.
  */

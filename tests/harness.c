@@ -4,6 +4,7 @@
  * test code; the assertions use libcheck and end the calling test.
  */
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <png.h>
 
 #include "tests/harness.h"
@@ -189,7 +190,21 @@ static int redirect(const char *out, const char *err)
 	return 0;
 }
 
+static int start(struct h_run *r, char *const *args, int no_json, int setuid_nobody,
+		 int nofile);
+
 int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody)
+{
+	return start(r, args, no_json, setuid_nobody, 0);
+}
+
+int h_start_nofile(struct h_run *r, char *const *args, int no_json, int nofile)
+{
+	return start(r, args, no_json, 0, nofile);
+}
+
+static int start(struct h_run *r, char *const *args, int no_json, int setuid_nobody,
+		 int nofile)
 {
 	char *argv[H_MAX_ARGS];
 	int n = 0, i;
@@ -222,6 +237,15 @@ int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody)
 		setpgid(0, 0);
 		if (setuid_nobody && (setgid(65534) || setuid(65534)))
 			_exit(126);
+		if (nofile) {
+			struct rlimit rl = {(rlim_t)nofile, (rlim_t)nofile};
+
+			/* only 0, 1, 2: the same count whatever the test
+			 * runner left open */
+			close_range(3, ~0U, 0);
+			if (setrlimit(RLIMIT_NOFILE, &rl))
+				_exit(126);
+		}
 		/* A test that fails (its process ends) stops its cabbpf as
 		 * Ctrl-C would, which ends a launched target too: nothing
 		 * is left running on a loaded machine. */
@@ -351,6 +375,58 @@ void h_expect_failure(char *const *args, int setuid_nobody, const char *needle)
 	ck_assert_msg(strstr(r.err, needle), "stderr lacks '%s':\n%s", needle, r.err);
 	ck_assert_msg(!strstr(r.err, "Segmentation"), "crash:\n%s", r.err);
 	h_free(&r);
+}
+
+void h_assert_writes_safely(const char *what, char *const *args, int no_json, const char *path,
+			    const char *expect)
+{
+	static const char secret[] = "root-only secret\n";
+	char victim[PATH_MAX], absent[PATH_MAX];
+	struct stat sb;
+	struct h_run r;
+	char *bytes;
+	int dangling;
+
+	snprintf(victim, sizeof(victim), "%s/victim-%d", h_tmp, (int)getpid());
+	snprintf(absent, sizeof(absent), "%s/absent-%d", h_tmp, (int)getpid());
+	for (dangling = 0; dangling < 2; dangling++) {
+		unlink(path);
+		unlink(victim);
+		unlink(absent);
+		if (!dangling) {
+			h_write(victim, secret);
+			ck_assert_int_eq(chmod(victim, 0600), 0);
+		}
+		ck_assert_msg(symlink(dangling ? absent : victim, path) == 0, "symlink %s: %s",
+			      path, strerror(errno));
+		ck_assert_int_eq(h_start(&r, args, no_json, 0), 0);
+		h_finish(&r);
+		ck_assert_msg(r.status == 0, "%s through a %s symlink: exit %d:\n%s", what,
+			      dangling ? "dangling" : "planted", r.status, r.err);
+		if (dangling) {
+			ck_assert_msg(access(absent, F_OK) == -1 && errno == ENOENT,
+				      "%s: created the dangling link's target %s", what, absent);
+		} else {
+			bytes = h_slurp(victim);
+			ck_assert_msg(!strcmp(bytes, secret), "%s: the victim was overwritten", what);
+			free(bytes);
+			ck_assert_int_eq(lstat(victim, &sb), 0);
+			ck_assert_msg(S_ISREG(sb.st_mode) && (sb.st_mode & 07777) == 0600 &&
+					      sb.st_uid == 0,
+				      "%s: the victim's mode is now %o", what, sb.st_mode);
+		}
+		ck_assert_int_eq(lstat(path, &sb), 0);
+		ck_assert_msg(S_ISREG(sb.st_mode), "%s: %s is not a regular file (mode %o)", what,
+			      path, sb.st_mode);
+		ck_assert_int_eq(sb.st_uid, geteuid());
+		if (expect) {
+			bytes = h_slurp(path);
+			ck_assert_msg(strstr(bytes, expect), "%s: %s lacks '%s'", what, path, expect);
+			free(bytes);
+		}
+		h_free(&r);
+	}
+	unlink(victim);
 }
 
 size_t h_join_args(char **out, size_t max, char *const *pre, char *const *target)
@@ -958,6 +1034,46 @@ int h_wait_cpu(pid_t pid, long long ms)
 	while ((used = h_cpu_ms(pid)) >= 0 && used < ms && !h_is_zombie(pid))
 		usleep(10000);
 	return used >= ms;
+}
+
+/* Whether every thread of pid is in state T (stopped) or t (traced). */
+static int all_stopped(pid_t pid)
+{
+	char dir[64], path[PATH_MAX], buf[512];
+	struct dirent *de;
+	int n = 0, stopped = 1;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (stopped && (de = readdir(d))) {
+		const char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/stat", dir, de->d_name);
+		if (proc_read(path, buf, sizeof(buf)) < 0)
+			continue; /* the thread ended */
+		p = strrchr(buf, ')');
+		stopped = p && (p[2] == 'T' || p[2] == 't');
+		n++;
+	}
+	closedir(d);
+	return stopped && n > 0;
+}
+
+int h_wait_stopped(pid_t pid, int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
+		if (all_stopped(pid))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
 }
 
 int h_wait_traced(pid_t pid, int ms)

@@ -107,6 +107,11 @@ json_object *h_parse_json(const char *path);
  * -1. h_finish collects it. */
 int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody);
 
+/* h_start (not as nobody) with only descriptors 0, 1, 2 open and at most
+ * nofile descriptors (RLIMIT_NOFILE, soft and hard): cabbpf runs out of
+ * them at the same point every time. */
+int h_start_nofile(struct h_run *r, char *const *args, int no_json, int nofile);
+
 /* Wait for a started cabbpf, then collect its outputs. */
 void h_finish(struct h_run *r);
 
@@ -148,6 +153,17 @@ void h_expect_failure(char *const *args, int setuid_nobody, const char *needle);
  * terminated), NULL-terminated; at most max pointers with the NULL.
  * Returns the count without the NULL. */
 size_t h_join_args(char **out, size_t max, char *const *pre, char *const *target);
+
+/* Files written as root (common/outfile.c): twice, plant at path a
+ * symlink -- first to a fresh victim file of mode 0600, then a dangling
+ * one (to a name in h_tmp where nothing is) -- run cabbpf with args
+ * (which name path; --json is added unless no_json) and assert it exited
+ * 0, the victim kept its bytes and its mode, nothing was created where the
+ * dangling link pointed, and path is now a regular file of ours (the link
+ * was replaced, not followed) holding expect (unless NULL). what names the
+ * writer in messages. path keeps the second run's file. */
+void h_assert_writes_safely(const char *what, char *const *args, int no_json, const char *path,
+			    const char *expect);
 
 /* ------------------------------------------------------- the JSON report -- */
 
@@ -352,6 +368,10 @@ long long h_cpu_ms(pid_t pid);
  * (a fixed sleep can pass with the target never scheduled). Returns 1 when
  * reached, 0 if pid ended first. */
 int h_wait_cpu(pid_t pid, long long ms);
+/* Wait (up to H_PATIENCE * ms) until every thread of pid is stopped (a
+ * SIGSTOP takes effect when each thread is next scheduled, not when kill
+ * returns). Returns 1 if they are. */
+int h_wait_stopped(pid_t pid, int ms);
 /* Wait (up to H_PATIENCE * ms) until pid has a ptrace tracer. Returns 1 if
  * it has. */
 int h_wait_traced(pid_t pid, int ms);

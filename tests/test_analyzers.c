@@ -1542,6 +1542,88 @@ START_TEST(test_report_text)
 }
 END_TEST
 
+/* Losses make counts lower bounds: the tables of the analyzers that
+ * depend on the lost kind mark them ("N+", in the column's width) with a
+ * note under the table; the others and a run without losses are as
+ * before; the JSON lists the analyzers. */
+static char *lower_bounds_json(struct runner *r, unsigned kind)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json *w = NULL;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(json__new(f, false, &w), 0);
+	ck_assert_int_eq(runner__json_lower_bounds(r, w, kind), 0);
+	ck_assert_int_eq(json__finish(w), 0);
+	json__free(w);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_report_lower_bounds)
+{
+	struct runner *r = new_runner(NULL, 1, NULL, 0);
+	char *plain, *txt, *js;
+	struct emu e;
+
+	emu_init(&e, 11);
+	emu_call(&e, MAIN);
+	emu_call(&e, A);
+	emu_ret(&e);
+	emu_ret(&e);
+	feed_range(r, &e, 0, e.nev, 3);
+	ck_assert_int_eq(runner__join(r), 0);
+	plain = run_text(r);
+	ck_assert_ptr_null(strstr(plain, AN_LB_MARK));
+
+	runner__set_lost(r, 5, 0, 0);
+	txt = run_text(r);
+	/* count and callgraph: CALLS right-aligned in 12 columns, marked */
+	ck_assert_ptr_nonnull(strstr(txt, "\n          1+"));
+	ck_assert_ptr_nonnull(strstr(txt, "\n          1+  main -> a\n"));
+	ck_assert_ptr_nonnull(
+		strstr(txt, "  (+: a lower bound: 5 call events were lost (kernel ring full))\n"));
+	ck_assert_ptr_null(strstr(txt, "I/O events were lost"));
+	js = lower_bounds_json(r, AN_LOST_CALLS);
+	ck_assert_str_eq(js, "[\"count\",\"callgraph\",\"cct\"]\n");
+	free(js);
+	js = lower_bounds_json(r, AN_LOST_IO);
+	ck_assert_str_eq(js, "[]\n");
+	free(js);
+	free(txt);
+
+	/* I/O lost: the io analyzer's note only */
+	runner__set_lost(r, 0, 3, 0);
+	txt = run_text(r);
+	ck_assert_ptr_nonnull(
+		strstr(txt, "  (+: a lower bound: 3 I/O events were lost (kernel ring full))\n"));
+	ck_assert_ptr_null(strstr(txt, "call events"));
+	ck_assert_ptr_null(strstr(txt, "1+  main -> a"));
+	js = lower_bounds_json(r, AN_LOST_IO);
+	ck_assert_str_eq(js, "[\"io\"]\n");
+	free(js);
+	free(txt);
+
+	/* records overwritten in the CAB buffers: either kind */
+	runner__set_lost(r, 0, 0, 7);
+	txt = run_text(r);
+	ck_assert_ptr_nonnull(
+		strstr(txt, "(+: a lower bound: 7 records were overwritten (--cab-mode sampling))"));
+	ck_assert_ptr_nonnull(strstr(txt, "1+  main -> a"));
+	free(txt);
+
+	runner__set_lost(r, 0, 0, 0);
+	txt = run_text(r);
+	ck_assert_str_eq(txt, plain);
+	free(txt);
+	free(plain);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
 /* ------------------------------------------------ registry, options -- */
 
 START_TEST(test_select)
@@ -1863,6 +1945,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_pending_limit);
 	tcase_add_test(tc, test_report_json_exact);
 	tcase_add_test(tc, test_report_text);
+	tcase_add_test(tc, test_report_lower_bounds);
 	tcase_add_test(tc, test_select);
 	tcase_add_test(tc, test_root_name);
 	tcase_add_test(tc, test_json);

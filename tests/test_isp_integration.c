@@ -432,6 +432,20 @@ START_TEST(isp_plots_render)
 }
 END_TEST
 
+/* --plots DIR as root: a symlink planted at one of the plots' paths (to a
+ * 0600 victim, or dangling) is replaced by the plot, never followed. */
+START_TEST(isp_plots_never_follow_symlinks)
+{
+	char dir[PATH_MAX], link[PATH_MAX + 16];
+	char *args[] = {"-q", "-a", "isp", "--plots", dir, "--", (char *)h_target("isp", 2), NULL};
+
+	snprintf(dir, sizeof(dir), "%s/%d-plots-safe", h_tmp, (int)getpid());
+	h_shell("rm -rf '%s' && mkdir '%s'", dir, dir);
+	snprintf(link, sizeof(link), "%s/quad.svg", dir);
+	h_assert_writes_safely("--plots", args, 1, link, ">quad: cost against input size<");
+}
+END_TEST
+
 /* Bad input fails before tracing, with a clear message: --plots on a
  * symlink or a file, a --size rule that matches nothing, isp options
  * without -a isp. */
@@ -468,6 +482,7 @@ int main(void)
 	tcase_add_loop_test(tc, isp_in_cgroup, 0, 2);
 	tcase_add_loop_test(tc, isp_cost_cpu, 0, 2);
 	tcase_add_test(tc, isp_plots_render);
+	tcase_add_test(tc, isp_plots_never_follow_symlinks);
 	tcase_add_test(tc, isp_bad_input);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);

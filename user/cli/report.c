@@ -7,6 +7,7 @@
 #include "common/outfile.h"
 #include "user/cli/report.h"
 #include "common/json.h"
+#include "analyzers/analyzer.h"
 #include "pipeline/runner.h"
 
 /* "exited with status 3", "killed by signal 9", or "" when unknown. */
@@ -22,6 +23,60 @@ static void describe_exit(const struct summary *s, char *buf, size_t len)
 			 strsignal(WTERMSIG(s->exit_status)));
 }
 
+/* The kinds of lost events, as the report names them, with what each
+ * loss does to the results (struct summary's lost_per_cpu order). */
+static const struct lost_kind {
+	const char *name; /* lost_by_kind.<name> */
+	const char *text;
+	const char *effect;
+	unsigned an; /* AN_LOST_*: analyzers whose counts are then lower bounds */
+} lost_kinds[3] = {
+	{"calls", "calls and returns",
+	 "call counts and call-graph edges are lower bounds (marked " AN_LB_MARK
+	 " in the tables); the times of functions with lost events are not exact",
+	 AN_LOST_CALLS},
+	{"io", "I/O", "I/O call and byte counts are lower bounds (marked " AN_LB_MARK ")",
+	 AN_LOST_IO},
+	{"guard", "guard",
+	 "frames unwound by an exception or left by a stack switch may be counted as "
+	 "missing returns: returns.unwound and returns.switched are lower bounds",
+	 0},
+};
+
+static uint64_t lost_of(const struct summary *s, unsigned k)
+{
+	return k == 0 ? s->lost_calls : k == 1 ? s->lost_io : s->lost_guard;
+}
+
+/* Every kind with losses on a line: its total, its CPUs (only those that
+ * lost any) and which results it makes lower bounds. */
+static void lost_text(FILE *out, const struct summary *s)
+{
+	unsigned k, i;
+
+	fprintf(out,
+		"  WARNING: %llu events were lost (kernel ring full); retry with a larger "
+		"--ring-size, or --lossless:\n",
+		(unsigned long long)s->lost);
+	for (k = 0; k < 3; k++) {
+		const char *sep = " (";
+
+		if (!lost_of(s, k))
+			continue;
+		fprintf(out, "    %s: %llu lost", lost_kinds[k].text,
+			(unsigned long long)lost_of(s, k));
+		for (i = 0; s->lost_per_cpu && i < s->ncpus; i++) {
+			uint64_t v = s->lost_per_cpu[k * s->ncpus + i];
+
+			if (!v)
+				continue;
+			fprintf(out, "%scpu%u %llu", sep, i, (unsigned long long)v);
+			sep = ", ";
+		}
+		fprintf(out, "%s: %s\n", *sep == ',' ? ")" : "", lost_kinds[k].effect);
+	}
+}
+
 void report__text(FILE *out, const struct summary *s, struct runner *r)
 {
 	fprintf(out, "cabbpf report: pid %d (%s) %s\n", (int)s->pid, s->comm, s->binary);
@@ -30,17 +85,16 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 		s->duration_s, (unsigned long long)s->events, (unsigned long long)s->lost);
 	if (s->execs)
 		fprintf(out, "  execve: %llu; %s\n", (unsigned long long)s->execs,
-			s->exec_other ? "the last one ran ANOTHER program, whose calls are not traced"
-				      : "the same program, traced on (the old image's frames ended "
-					"by exec)");
+			s->exec_other ? "the last one ran ANOTHER program, whose calls are not traced "
+					"(nor in the libraries both use)"
+			: s->exec_thread
+				? "the last one was called by a thread other than the main one: its "
+				  "new image is NOT TRACED (the kernel's probes are bound to the main "
+				  "thread, which the execve ended)"
+				: "the same program, traced on (the old image's frames ended "
+				  "by exec)");
 	if (s->lost)
-		fprintf(out,
-			"  WARNING: %llu events were lost (kernel ring full): %llu calls and "
-			"returns, %llu I/O, %llu guard. %s; retry with a larger --ring-size\n",
-			(unsigned long long)s->lost, (unsigned long long)s->lost_calls,
-			(unsigned long long)s->lost_io, (unsigned long long)s->lost_guard,
-			s->lost_calls ? "Call counts, edges and times are lower bounds"
-				      : "I/O byte counts are lower bounds");
+		lost_text(out, s);
 	if (s->cab.overwritten)
 		fprintf(out,
 			"  WARNING: --cab-mode sampling: %llu records overwritten before the "
@@ -68,6 +122,7 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 			"(thread inside a probe): each carried to the thread's next switch-in\n",
 			(unsigned long long)s->lost_sched, (unsigned long long)s->sched_busy);
 	fputc('\n', out);
+	runner__set_lost(r, s->lost_calls, s->lost_io, s->cab.overwritten);
 	runner__report_text(r, out);
 	if (s->guard && s->guard->sites_hit)
 		fprintf(out,
@@ -107,6 +162,8 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__u64(w, s->execs);
 	err |= json__key(w, "exec_other_program");
 	err |= json__bool(w, s->exec_other);
+	err |= json__key(w, "exec_from_thread");
+	err |= json__bool(w, s->exec_thread);
 	err |= json__end_object(w);
 	if (s->sampling)
 		err |= sampler__json(s->sampling, w);
@@ -138,19 +195,31 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__end_array(w);
 	err |= json__key(w, "lost_by_kind");
 	err |= json__begin_object(w);
+	runner__set_lost(r, s->lost_calls, s->lost_io, s->cab.overwritten);
 	for (k = 0; k < 3; k++) {
-		static const char *const kinds[] = {"calls", "io", "guard"};
-		const uint64_t tot[] = {s->lost_calls, s->lost_io, s->lost_guard};
+		uint64_t n = lost_of(s, k);
 
-		err |= json__key(w, kinds[k]);
+		err |= json__key(w, lost_kinds[k].name);
 		err |= json__begin_object(w);
 		err |= json__key(w, "lost");
-		err |= json__u64(w, tot[k]);
+		err |= json__u64(w, n);
 		err |= json__key(w, "per_cpu");
 		err |= json__begin_array(w);
 		for (i = 0; i < s->ncpus; i++)
 			err |= json__u64(w, s->lost_per_cpu ? s->lost_per_cpu[k * s->ncpus + i] : 0);
 		err |= json__end_array(w);
+		/* Whether results are lower bounds because of this kind's
+		 * losses (for calls and I/O also records --cab-mode sampling
+		 * overwrote), and which analyzers' counts. */
+		err |= json__key(w, "lower_bound");
+		err |= json__bool(w, n > 0 || (lost_kinds[k].an && s->cab.overwritten));
+		err |= json__key(w, "analyzers");
+		if (lost_kinds[k].an) {
+			err |= runner__json_lower_bounds(r, w, lost_kinds[k].an);
+		} else {
+			err |= json__begin_array(w);
+			err |= json__end_array(w);
+		}
 		err |= json__end_object(w);
 	}
 	err |= json__key(w, "sched");

@@ -55,6 +55,9 @@ struct summary {
 	const struct guard_stats *guard;
 	uint64_t execs;   /* execve calls the target made while traced */
 	bool exec_other;  /* the last one ran another program (not traced) */
+	/* the last one was called by a thread other than the main one: the
+	 * kernel's probes, bound to the main thread, miss the new image */
+	bool exec_thread;
 	/* --sample / --start-disabled: the windows; NULL when not sampling */
 	const struct sampler *sampling;
 };

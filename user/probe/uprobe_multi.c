@@ -60,7 +60,8 @@ struct split {
 };
 
 /* Attaches [0, cnt) of the arrays, splitting on failure (see the header).
- * Returns 0 or -ENOMEM; refusals are recorded, not returned. */
+ * Returns 0, -ENOMEM or -ESRCH (no such process); refusals are recorded,
+ * not returned. */
 static int split_attach(struct split *sp, const uint64_t *offsets, const uint64_t *cookies,
 			uint32_t cnt, bool *refused)
 {
@@ -84,7 +85,9 @@ static int split_attach(struct split *sp, const uint64_t *offsets, const uint64_
 		sp->fds[sp->nfds++] = fd;
 		return 0;
 	}
-	if (fd == -ENOMEM)
+	/* Out of memory, or the process is gone (it exited while we
+	 * attached): no split would do better. */
+	if (fd == -ENOMEM || fd == -ESRCH)
 		return fd;
 	if (cnt == 1) {
 		refused[0] = true;

@@ -32,7 +32,9 @@ int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
  * Returns 0 with the new link fds appended to the malloc'd array *fds of
  * *nfds fds (NULL / 0 to start one; the caller owns it and closes every
  * fd), or -errno when no site at all could be attached (then nothing new
- * is left open, *fds / *nfds are unchanged, refused[] says nothing). Arguments as for uprobe_multi__attach. Any thread.
+ * is left open, *fds / *nfds are unchanged, refused[] says nothing); at
+ * once -ESRCH when process pid is gone (no split is tried: no site could
+ * go in). Arguments as for uprobe_multi__attach. Any thread.
  */
 int uprobe_multi__attach_all(int prog_fd, const char *path, const uint64_t *offsets,
 			     const uint64_t *cookies, uint32_t cnt, bool retprobe, pid_t pid,

@@ -285,7 +285,8 @@ int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s)
 	for (i = 0; i < sizeof(s->cab) / sizeof(uint64_t); i++)
 		b_u64(&b, cab[i]);
 	ok = b_str(&b, s->stop_reason);
-	b_u32(&b, (uint32_t)s->exited | (uint32_t)s->exec_other << 1 | (uint32_t)s->has_guard << 2);
+	b_u32(&b, (uint32_t)s->exited | (uint32_t)s->exec_other << 1 | (uint32_t)s->has_guard << 2 |
+			  (uint32_t)s->exec_thread << 3);
 	b_u32(&b, (uint32_t)s->exit_status);
 	b_u64(&b, s->execs);
 	b_u64(&b, s->guard.sites_hit);
@@ -686,6 +687,7 @@ static int read_summary(struct recfmt_reader *r, struct cur *c)
 	s->exited = fl & 1;
 	s->exec_other = fl & 2;
 	s->has_guard = fl & 4;
+	s->exec_thread = fl & 8;
 	s->exit_status = (int32_t)c_u32(c);
 	s->execs = c_u64(c);
 	s->guard.sites_hit = c_u64(c);

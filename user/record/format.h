@@ -98,6 +98,7 @@ struct recfmt_summary {
 	struct cab_stats cab;
 	const char *stop_reason;
 	bool exited, exec_other, has_guard;
+	bool exec_thread; /* the last execve was called by a thread, not main */
 	int32_t exit_status;
 	uint64_t execs;
 	struct guard_stats guard;

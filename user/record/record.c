@@ -102,6 +102,7 @@ int recorder__finish(struct recorder *rc, const struct summary *sm,
 	s.exit_status = sm->exit_status;
 	s.execs = sm->execs;
 	s.exec_other = sm->exec_other;
+	s.exec_thread = sm->exec_thread;
 	s.has_guard = sm->guard != NULL;
 	if (sm->guard)
 		s.guard = *sm->guard;

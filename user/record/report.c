@@ -68,6 +68,7 @@ void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *
 	sm->exit_status = s->exit_status;
 	sm->execs = s->execs;
 	sm->exec_other = s->exec_other;
+	sm->exec_thread = s->exec_thread;
 	sm->guard = s->has_guard ? &s->guard : NULL;
 }
 

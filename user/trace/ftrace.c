@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -849,6 +851,32 @@ static int attach_io(struct ftrace *ft)
 	return err ? err : iotrace__attach(ft->io);
 }
 
+/* A target that exited while its probes went in (target__attach had
+ * found it alive): its own message, said once. Nothing was traced (the
+ * gate never opened), so there is no report and the run fails (exit 1).
+ * Returns -ESRCH when it is gone, else err. */
+static int gone_while_attaching(struct ftrace *ft, int err)
+{
+	struct target *tg = &ft->tg;
+	char how[96] = "";
+
+	/* -ESRCH: the kernel knows no such process. Else it may be a zombie
+	 * (probes go in on one). Gone either way; a launched command's status
+	 * comes once it is reaped, by us or by the guard's tracer thread,
+	 * which may be a moment behind: wait for that, not for the exit. */
+	if (err != -ESRCH && !target__gone(tg))
+		return err;
+	(void)target__wait(tg, 10000);
+	if (tg->spawned && tg->exited && WIFEXITED(tg->status))
+		snprintf(how, sizeof(how), " (status %d)", WEXITSTATUS(tg->status));
+	else if (tg->spawned && tg->exited && WIFSIGNALED(tg->status))
+		snprintf(how, sizeof(how), " (killed by signal %d, %s)", WTERMSIG(tg->status),
+			 strsignal(WTERMSIG(tg->status)));
+	log_err("process %d (%s) exited while cabbpf was attaching%s: nothing was traced",
+		(int)tg->pid, tg->comm, how);
+	return -ESRCH;
+}
+
 static int attach_probes(struct ftrace *ft)
 {
 	int slots_fd, err;
@@ -865,7 +893,17 @@ static int attach_probes(struct ftrace *ft)
 	ft->t_att = now_s();
 	ft->att_ns = sampler__now();
 	slots_fd = trace__map_fd(ft->tr, "slots");
+	/* Test hook (ftrace.h): cabbpf stops itself here, the target found
+	 * and the guard in, so a test can end the target mid-attach. */
+	if (getenv("CABBPF_TEST_PAUSE_ATTACH")) {
+		log_info("test hook CABBPF_TEST_PAUSE_ATTACH: stopped before attaching the probes "
+			 "(kill -CONT %d goes on)",
+			 (int)getpid());
+		raise(SIGSTOP);
+	}
 	err = trace__attach(ft->tr);
+	if (err == -ESRCH) /* not logged: the process is gone */
+		return gone_while_attaching(ft, err);
 	if (err)
 		return err;
 	ft->att_ns = sampler__now() - ft->att_ns;
@@ -883,7 +921,8 @@ static int attach_probes(struct ftrace *ft)
 	err = attach_io(ft);
 	if (err)
 		return err;
-	return 0;
+	/* Gone by now (a zombie still takes probes): nothing to trace. */
+	return gone_while_attaching(ft, 0);
 }
 
 /* ---- run until stop ---- */
@@ -1083,7 +1122,9 @@ static int detach_probes(struct ftrace *ft, int run_err)
 		log_err("staging events: %s", strerror(-ft->stage_err));
 		err = ft->stage_err;
 	} else if (!run_err && got < 0) {
-		log_err("reading the rings: %s", strerror(-got));
+		log_err("reading the rings after the probes were detached (the last drain): %s; "
+			"the report lacks what was still in them",
+			strerror(-got));
 		err = got;
 	}
 	if (err)
@@ -1121,7 +1162,8 @@ static void sum_cab(struct ftrace *ft, struct cab_stats *sum)
 static int report(struct ftrace *ft)
 {
 	uint64_t totals[CABBPF_STAT__MAX] = {0}, io_counts[CABBPF_IOSTAT__MAX] = {0};
-	uint64_t *lost_cpu, ino = 0;
+	struct stage_exec ex = {0};
+	uint64_t *lost_cpu;
 	struct target *tg = &ft->tg;
 	struct summary sm;
 	struct stat sb;
@@ -1149,15 +1191,25 @@ static int report(struct ftrace *ft)
 	sm.guard = ft->guard ? &ft->gst : NULL;
 	sm.sampling = ft->smp;
 	sm.cab_sampling = ft->o.cab_mode && !strcmp(ft->o.cab_mode, "sampling");
-	sm.execs = stage__execs(ft->stage, &ino);
+	sm.execs = stage__execs(ft->stage, &ex);
 	/* A launched command's own start is an exec too: not the program's
 	 * doing. */
 	if (tg->spawned && sm.execs)
 		sm.execs--;
-	sm.exec_other = sm.execs && (stat(tg->exe, &sb) || (uint64_t)sb.st_ino != ino);
+	/* The same file: device and inode (the kernel's s_dev encoding is
+	 * major << 20 | minor), as bpf/trace.bpf.c compares them. */
+	sm.exec_other = sm.execs && (stat(tg->exe, &sb) || (uint64_t)sb.st_ino != ex.ino ||
+				     (major(sb.st_dev) << 20 | minor(sb.st_dev)) != ex.dev);
+	sm.exec_thread = sm.execs && ex.thread;
 	if (sm.exec_other)
-		log_warn("%s (pid %d) exec'd another program: its calls after that are not traced",
-			 tg->comm, (int)tg->pid);
+		log_warn("%s (pid %d) exec'd another program: its calls after that are not traced "
+			 "(nor counted in the libraries it shares with %s)",
+			 tg->comm, (int)tg->pid, tg->exe);
+	else if (sm.exec_thread)
+		log_warn("%s (pid %d): thread %u, not the main thread, called execve: the new image "
+			 "is not traced (the kernel's probes are bound to the main thread, which the "
+			 "execve ended)",
+			 tg->comm, (int)tg->pid, ex.thread);
 	sm.lost = totals[CABBPF_STAT_DROPS] + totals[CABBPF_STAT_IO_DROPS] +
 		  totals[CABBPF_STAT_GUARD_DROPS];
 	/* Not in lost: a switch-in event without room carries its interval

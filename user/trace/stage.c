@@ -22,6 +22,8 @@ struct stage {
 	uint64_t sched_events; /* of events: CABBPF_EV_SCHED */
 	uint64_t execs;	       /* CABBPF_EV_EXEC events */
 	uint64_t exec_ino;     /* the last one's executable (inode number) */
+	uint32_t exec_dev;     /* and its device (kernel encoding: major << 20 | minor) */
+	uint32_t exec_thread;  /* its caller when not the main thread, else 0 */
 	uint64_t fail_after; /* tests: fail the push after fail_after - 1 events */
 	struct cab_pp **bufs;
 	struct open_chunk *open;
@@ -120,9 +122,13 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 				  e->sp);
 		s->guard_events += e->kind == CABBPF_EV_GUARD || e->kind == CABBPF_EV_EXEC;
 		s->sched_events += e->kind == CABBPF_EV_SCHED;
-		if (e->kind == CABBPF_EV_EXEC) {
+		/* A thread killed by another's execve is not an execve. */
+		if (e->kind == CABBPF_EV_EXEC && e->pad != CABBPF_EXEC_KILLED) {
 			s->execs++;
+			s->exec_dev = e->fid;
 			s->exec_ino = e->sp;
+			/* its tid is its stream's, the old one (tstate.alias) */
+			s->exec_thread = e->tid != e->pid ? e->tid : 0;
 		}
 	}
 	oc->n++;
@@ -162,10 +168,13 @@ uint64_t stage__sched_events(const struct stage *s)
 	return s->sched_events;
 }
 
-uint64_t stage__execs(const struct stage *s, uint64_t *last_ino)
+uint64_t stage__execs(const struct stage *s, struct stage_exec *last)
 {
-	if (last_ino)
-		*last_ino = s->exec_ino;
+	if (last) {
+		last->dev = s->exec_dev;
+		last->ino = s->exec_ino;
+		last->thread = s->exec_thread;
+	}
 	return s->execs;
 }
 

@@ -6,6 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -43,6 +45,7 @@ struct trace {
 	struct bpf_link **links;
 	uint32_t nlinks;
 	struct bpf_link *exec_link; /* on_exec: execve seen in the target */
+	struct bpf_link *exit_link; /* on_exit: threads killed by another's execve */
 	struct bpf_link *switch_link; /* on_switch: off-CPU intervals (on-CPU time) */
 	uint32_t refused;
 	bool multi;
@@ -52,6 +55,12 @@ struct trace {
 	struct link_set closing_set;
 	pthread_t closer;
 	bool closing;
+	bool detached; /* trace__detach ran: what is drained now is the last drain */
+	/* The test hooks of trace.h (0/false unless the environment arms
+	 * them): fail the drains once fail_read_at events were read, or the
+	 * drains after trace__detach. */
+	uint64_t read, fail_read_at;
+	bool fail_final;
 };
 
 /* The --size rules into the "sizespecs" map (bpf/trace.bpf.c), by fid.
@@ -92,6 +101,7 @@ static uint64_t entry_cookie(const struct trace *t, uint32_t fid)
  * programs (it must be fixed before load). */
 static int load(struct trace *t, bool multi)
 {
+	struct stat sb;
 	int err;
 
 	t->skel = trace_bpf__open();
@@ -103,6 +113,13 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->sampling = t->o.sampling;
 	t->skel->rodata->sized_on = t->nsized > 0;
 	t->skel->rodata->lossless = t->o.lossless;
+	/* The traced executable, so an execve of another program is seen as
+	 * such in the kernel (bpf/trace.bpf.c other_image): s_dev there is
+	 * MKDEV(major, minor) = major << 20 | minor. */
+	if (!stat(t->o.binary, &sb)) {
+		t->skel->rodata->exe_dev = major(sb.st_dev) << 20 | minor(sb.st_dev);
+		t->skel->rodata->exe_ino = sb.st_ino;
+	}
 	/* The high-water mark at half the ring: the other half is headroom
 	 * for what other threads emit before their next event stops them
 	 * (one event each, plus I/O and switch events). */
@@ -171,6 +188,9 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 		return -ENOMEM;
 	}
 	t->o = *o;
+	if (getenv("CABBPF_TEST_FAIL_RING_READ"))
+		t->fail_read_at = strtoull(getenv("CABBPF_TEST_FAIL_RING_READ"), NULL, 10) + 1;
+	t->fail_final = getenv("CABBPF_TEST_FAIL_FINAL_DRAIN") != NULL;
 	for (uint32_t f = 0; o->size_specs && f < o->nfuncs; f++)
 		t->nsized += o->size_specs[f] != 0;
 	if (t->nsized > 4096) { /* bpf/trace.bpf.c: sizespecs' max_entries */
@@ -299,6 +319,8 @@ static int attach_perf(struct trace *t, bool *logged)
 		le = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, bin_of(t, fid),
 						     (size_t)t->o.offsets[fid], &uo);
 		r = -errno;
+		if (!le && r == -ESRCH)
+			return r; /* the process is gone: no site can go in */
 		if (!le) {
 			log_warn("the kernel refused the probe of function %u at 0x%lx of %s (%s), "
 				 "which the plan accepted: that function is not traced",
@@ -376,6 +398,8 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 	memset(refused, 0, sizeof(*refused) * m);
 	err = uprobe_multi__attach_all(bpf_program__fd(t->ret), bin, offs, cookies, m, true,
 				       t->o.pid, &t->mfd[1], &t->nmfd[1], refused);
+	if (err == -ESRCH)
+		return err; /* the process is gone meanwhile */
 	if (err) {
 		/* The entries are in and stay in: counts are still exact. */
 		log_warn("return probes of %s refused (%s): its returns are not seen", bin,
@@ -439,7 +463,7 @@ static int attach_multi(struct trace *t)
 		if (!n)
 			continue;
 		r = attach_file(t, bin, offs, cookies, n, refused);
-		if (r == -ENOMEM) {
+		if (r == -ENOMEM || r == -ESRCH) {
 			err = r;
 			goto cleanup;
 		}
@@ -490,6 +514,11 @@ static void attach_exec(struct trace *t)
 		log_warn("exec tracepoint refused (%s): an execve in the target will show as "
 			 "missing returns",
 			 strerror(errno));
+	t->exit_link = bpf_program__attach(t->skel->progs.on_exit);
+	if (!t->exit_link)
+		log_warn("exit tracepoint refused (%s): the frames of threads an execve ends "
+			 "will show as open",
+			 strerror(errno));
 	/* On-CPU time needs timestamps; without the switch tracepoint the
 	 * reports say on-CPU time was not measured. */
 	if (!t->o.no_times && !t->switch_link) {
@@ -533,6 +562,8 @@ static int attach(struct trace *t, bool *logged)
 			*logged = true;
 			return err;
 		}
+		if (err == -ESRCH)
+			return err; /* the process is gone: per-site links would be too */
 		log_debug("multi-uprobe link refused (%s); one link per site instead",
 			  strerror(-err));
 		trace__detach(t);
@@ -564,7 +595,9 @@ int trace__attach(struct trace *t)
 	bool logged = false;
 	int err = attach(t, &logged);
 
-	if (err && !logged)
+	/* -ESRCH: the process exited meanwhile; the caller, who knows the
+	 * target, says so (trace.h). */
+	if (err && !logged && err != -ESRCH)
 		log_err("attaching probes to %s: %s", t->o.binary, strerror(-err));
 	if (!err && !t->o.gated && !t->o.sampling)
 		trace__gate(t, true);
@@ -636,12 +669,17 @@ int trace__drain(struct trace *t, int timeout_ms)
 	struct timespec ts;
 	int cpu, n = 0, r;
 
+	/* The test hooks (trace.h): a ring read that fails mid-run, or in the
+	 * last drain. */
+	if ((t->fail_read_at && t->read + 1 >= t->fail_read_at) || (t->fail_final && t->detached))
+		return -EIO;
 	for (cpu = 0; cpu < t->ncpus; cpu++) {
 		r = drain_cpu(t, (unsigned)cpu);
 		if (r < 0)
 			return r;
 		n += r;
 	}
+	t->read += (uint64_t)n;
 	/* Then sleep a whole period even when events keep coming: nothing
 	 * wakes the loader (a wakeup per event would cost ~1 us in the
 	 * probe), and draining in batches is what keeps the loader and the
@@ -753,10 +791,13 @@ void trace__detach(struct trace *t)
 		trace__gate(t, false);
 	bpf_link__destroy(t->exec_link);
 	t->exec_link = NULL;
+	bpf_link__destroy(t->exit_link);
+	t->exit_link = NULL;
 	bpf_link__destroy(t->switch_link);
 	t->switch_link = NULL;
 	detach_probes(t);
 	t->paused = false;
+	t->detached = true;
 }
 
 int trace__pause(struct trace *t)

@@ -88,7 +88,8 @@ int trace__open(const struct trace_opts *o, struct trace **out);
 
 /* Put the probes in place. Returns 0, or -errno (logged) if no probe could be placed
  * (a function that the kernel refuses is skipped and counted: see
- * trace__refused). */
+ * trace__refused); or -ESRCH, not logged, when the process o.pid is gone
+ * (it exited while the probes went in): the caller names it. */
 int trace__attach(struct trace *t);
 
 /* Number of functions that could not be probed, and whether the probes went
@@ -104,7 +105,16 @@ bool trace__cpu_time(const struct trace *t);
 /* Drain every CPU's ring (at most one ring's worth of events per CPU, in
  * ring order, through on_event), then sleep timeout_ms (0: no sleep; a
  * signal ends it early). Nothing wakes the loader: call it periodically.
- * Returns the number of events delivered, or on_event's -errno. */
+ * Returns the number of events delivered, or on_event's -errno.
+ *
+ * Test hooks, compiled in and armed only by the environment, so the tests
+ * can see that a run whose ring read fails exits 1 (tests/test_integration.c
+ * run_error_exits_1):
+ *   CABBPF_TEST_FAIL_RING_READ=N   every drain fails with -EIO once N
+ *                                  events have been read (mid-run);
+ *   CABBPF_TEST_FAIL_FINAL_DRAIN=1 the drains after trace__detach (the
+ *                                  last drain) fail with -EIO.
+ * (CABBPF_TEST_FAIL_STAGING, user/trace/stage.h, fails the staging.) */
 int trace__drain(struct trace *t, int timeout_ms);
 
 /*
