@@ -57,6 +57,9 @@ struct an_ctx {
 	uint64_t timeline_limit;
 	/* The isp analyzer's options (analyzers/isp.h); NULL: defaults. */
 	const struct isp_opts *isp;
+	/* JSON lists only the functions called (a table that holds the
+	 * functions of many programs: whole-container tracing) */
+	bool called_only;
 };
 
 /* Name of fid for reports: "<root>" for AN_ROOT, the table's name, or

@@ -631,6 +631,7 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r->nfuncs_cap = o->nfuncs;
 	r->nfuncs_used = o->nfuncs_used;
 	r->per_process = o->per_process;
+	r->ctx.called_only = o->called_only;
 	r->ctx.top = o->top ? o->top : DEFAULT_TOP;
 	r->ctx.cct = o->cct;
 	r->ctx.timeline_limit = o->timeline_limit;
@@ -770,10 +771,15 @@ static void add_shadow(struct runner_stats *st, const struct tstate *t)
 	/* A thread that ended while unwinding (pthread_cancel, pthread_exit:
 	 * forced unwinding never meets a catch) left its frames unwound, not
 	 * open. */
+	size_t i, noret = 0;
+
+	/* frames that armed no return are in returns.noret already */
+	for (i = 0; i < shadow__depth(&t->sh); i++)
+		noret += t->sh.f[i].noret;
 	if (t->sh.unwinding)
-		st->returns.unwound += shadow__depth(&t->sh);
+		st->returns.unwound += shadow__depth(&t->sh) - noret;
 	else
-		st->open += shadow__depth(&t->sh);
+		st->open += shadow__depth(&t->sh) - noret;
 	st->returns.matched += t->sh.c.matched;
 	st->returns.missing += t->sh.c.missing;
 	st->returns.unwound += t->sh.c.unwound;

@@ -93,6 +93,8 @@ struct runner_opts {
 	const _Atomic uint32_t *nfuncs_used;
 	/* one analyzer instance per process as well (see above) */
 	bool per_process;
+	/* JSON lists only the functions called (an_ctx.called_only) */
+	bool called_only;
 	const char *analyzers;	   /* comma list, e.g. "count,callgraph"; NULL = all
 				      but the opt-in ones (isp) */
 	unsigned nthreads;	   /* analyzer threads; 0 = 1 */

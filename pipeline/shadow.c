@@ -73,7 +73,7 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 		r.switched = true;
 		s->c.switched++;
 	} else if (fr->noret) {
-		s->c.noret++;
+		/* counted at its entry (c.noret): no return was ever due */
 	} else if (s->unwinding) {
 		r.unwound = true;
 		s->c.unwound++;
@@ -212,7 +212,9 @@ int shadow__entry_noret(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts
 		.ret = !noret && s->nret < SHADOW_URETPROBE_DEPTH,
 		.noret = noret,
 	};
-	if (!fr.ret && !noret)
+	if (noret)
+		s->c.noret++;
+	else if (!fr.ret)
 		s->c.depth_limited++;
 	err = push(s, &fr);
 	if (err)

@@ -116,7 +116,8 @@
  * probe declined it). Its frame is pushed like one past the kernel's
  * depth limit (ret false: rules 1 and 2a close it when a later event's sp
  * is at or above its slot, so it is the caller of what it calls, as it
- * should be) and counted "noret" rather than missing when it is closed.
+ * should be); it is counted "noret" at its entry, and neither missing nor
+ * open when it is closed.
  *
  * BEFORE THE START (-p, issue 15): probes emit nothing until the gate
  * opens (bpf/trace.bpf.c), but a call entered after its return probe went
@@ -174,9 +175,11 @@ struct shadow_counts {
 				   gate opened; -p), see "BEFORE THE START" */
 	uint64_t depth_limited; /* entries made with >= 64 returns pending */
 	uint64_t nomem;		/* entries not pushed: out of memory */
-	uint64_t noret;		/* frames whose entry armed no return probe (whole-
+	uint64_t noret;		/* entries that armed no return probe (whole-
 				   container tracing: the process was not guarded
-				   yet), closed when found dead, as in rule 1 */
+				   yet); their frames, closed when found dead (rule
+				   1) or still live at the end, are counted here
+				   only, not as missing or open */
 	uint64_t switches;	/* off-CPU intervals (CABBPF_EV_SCHED events) */
 	uint64_t offcpu_ns;	/* their total length */
 };
