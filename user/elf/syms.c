@@ -345,18 +345,49 @@ static int64_t file_crc32(const char *path)
 	return n ? -1 : (int64_t)crc;
 }
 
+/* The root a path under /proc/PID/root (or /proc/PID/exe) is seen
+ * from: "/proc/PID/root" into root, and the length of path's prefix that
+ * names it (0 when path is not under one: root is then ""). */
+static size_t proc_root(const char *path, char *root, size_t len)
+{
+	const char *p = path + 6;
+	size_t n;
+
+	root[0] = 0;
+	if (strncmp(path, "/proc/", 6) || *p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (!strncmp(p, "/root/", 6))
+		n = (size_t)(p + 5 - path);
+	else if (!strcmp(p, "/exe"))
+		n = 0; /* the file itself: no directory of it to look beside */
+	else
+		return 0;
+	snprintf(root, len, "%.*s/root", (int)(p - path), path);
+	return n;
+}
+
 /*
  * The separate debug file of the binary at path (elf open on it), as gdb
  * finds it: by build id, DEBUG_DIR/.build-id/xx/yyyy.debug; else by
  * .gnu_debuglink (its name, CRC-checked) beside the binary, in its .debug/
- * subdirectory, and under DEBUG_DIR + the binary's directory. Writes the
- * path into out; returns true when one exists.
+ * subdirectory, and under DEBUG_DIR + the binary's directory. A binary
+ * seen through /proc/PID/root (a container's) is looked for in that
+ * root's /usr/lib/debug first (the container's own debug packages), then
+ * in DEBUG_DIR on the host (a build id names one build wherever it is).
+ * Writes the path into out; returns true when one exists.
  */
 static bool find_debug_file(Elf *elf, const char *path, char *out, size_t len)
 {
 	Elf_Scn *scn = section_named(elf, ".note.gnu.build-id");
-	char dir[PATH_MAX], *slash;
+	char dir[PATH_MAX], *slash, root[64], dirs[2][PATH_MAX + 64];
+	size_t rlen = proc_root(path, root, sizeof(root)), nd = 0, di;
 	Elf_Data *d;
+
+	if (root[0])
+		snprintf(dirs[nd++], sizeof(dirs[0]), "%s/usr/lib/debug", root);
+	snprintf(dirs[nd++], sizeof(dirs[0]), "%s", debug_dir);
 
 	if (scn && (d = elf_getdata(scn, NULL)) && d->d_buf) {
 		GElf_Nhdr nh;
@@ -370,10 +401,11 @@ static bool find_debug_file(Elf *elf, const char *path, char *out, size_t len)
 				continue;
 			for (k = 0; k < nh.n_descsz; k++)
 				snprintf(hex + 2 * k, sizeof(hex) - 2 * k, "%02x", id[k]);
-			if ((size_t)snprintf(out, len, "%s/.build-id/%.2s/%s.debug", debug_dir, hex,
-					     hex + 2) < len &&
-			    !access(out, R_OK))
-				return true;
+			for (di = 0; di < nd; di++)
+				if ((size_t)snprintf(out, len, "%s/.build-id/%.2s/%s.debug", dirs[di],
+						     hex, hex + 2) < len &&
+				    !access(out, R_OK))
+					return true;
 		}
 	}
 	scn = section_named(elf, ".gnu_debuglink");
@@ -394,11 +426,16 @@ static bool find_debug_file(Elf *elf, const char *path, char *out, size_t len)
 			*slash = 0;
 		else
 			snprintf(dir, sizeof(dir), ".");
-		for (i = 0; i < 3; i++) {
-			int r = i == 0	 ? snprintf(out, len, "%s/%s", dir, name)
-				: i == 1 ? snprintf(out, len, "%s/.debug/%s", dir, name)
-					 : snprintf(out, len, "%s%s/%s", debug_dir, dir, name);
+		/* beside it, in .debug/, then under each debug directory (the
+		 * binary's directory as its root sees it) */
+		for (i = 0; i < 2 + (int)nd; i++) {
+			int r;
 
+			if (root[0] && !rlen)
+				break; /* /proc/PID/exe: no directory to look in */
+			r = i == 0   ? snprintf(out, len, "%s/%s", dir, name)
+			    : i == 1 ? snprintf(out, len, "%s/.debug/%s", dir, name)
+				     : snprintf(out, len, "%s%s/%s", dirs[i - 2], dir + rlen, name);
 			if (r > 0 && (size_t)r < len && strcmp(out, path) &&
 			    file_crc32(out) == (int64_t)want)
 				return true;
