@@ -441,7 +441,7 @@ START_TEST(whole_container_per_process)
 	ct_exec(&x[2], &a, "/bin/iotarget", &hp[2]);
 	ct_exec(&x[3], &a, "/bin/iotarget2", &hp[3]);
 	snprintf(line, sizeof(line),
-		 "pid %d (iotarget) /bin/iotarget: traced from its exec, return probes armed "
+		 "pid %d (iotarget) /bin/iotarget: traced from its start, return probes armed "
 		 "(guarded)",
 		 (int)hp[2]);
 	ck_assert_msg(h_wait_for(r.err_path, line, 10000), "no '%s'", line);

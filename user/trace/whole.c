@@ -70,6 +70,8 @@ struct wproc {
 	bool ended;		       /* gone from the cgroup (its pid may come back, reused) */
 	bool looked;		       /* looked at before */
 	uint64_t execs_looked;	       /* pub.execs at the last look */
+	uint64_t look_ns;	       /* when (CLOCK_MONOTONIC: bpf_ktime_get_ns's) */
+	uint64_t exec_ts;	       /* its last exec event's time (0: not known) */
 	const struct wimage *said_img; /* said on stderr with this image */
 	int said_from;		       /* and pub.from + 1 */
 };
@@ -558,6 +560,19 @@ static int look_at(struct whole *w, struct wproc *p)
 	ssize_t n;
 
 	bool by_exec = p->pub.execs > p->execs_looked;
+	struct timespec ts;
+
+	/* An exec whose event came after a look that already saw its
+	 * result (the process was found by a scan or another event in
+	 * between): nothing new, but it did exec. */
+	if (by_exec && p->looked && p->exec_ts && p->exec_ts < p->look_ns) {
+		p->pending = false;
+		p->execs_looked = p->pub.execs;
+		if (p->pub.from == WHOLE_FROM_FORK)
+			p->pub.from = WHOLE_FROM_EXEC;
+		return 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 
 	p->pending = false;
 	p->execs_looked = p->pub.execs;
@@ -605,6 +620,7 @@ static int look_at(struct whole *w, struct wproc *p)
 							    : WHOLE_FROM_START;
 	}
 	p->looked = true;
+	p->look_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	if (!w->started || !p->img->nfids)
 		return 0;
 	guard_and_arm(w, p, path);
@@ -617,8 +633,9 @@ static int look_at(struct whole *w, struct wproc *p)
 	p->said_from = (int)p->pub.from + 1;
 	if (w->nsaid < MAX_SAID)
 		log_info("pid %d (%s) %s: %s%s", (int)p->pub.pid, p->pub.comm, p->pub.exe,
-			 p->pub.from == WHOLE_FROM_EXEC	    ? "traced from its exec"
-			 : p->pub.from == WHOLE_FROM_FORK   ? "traced from its fork"
+			 /* exec or fork: its event may come after this look */
+			 p->pub.from == WHOLE_FROM_EXEC || p->pub.from == WHOLE_FROM_FORK
+				 ? "traced from its start"
 			 : p->pub.from == WHOLE_FROM_MOVED  ? "traced from its move into the cgroup"
 			 : p->pub.from == WHOLE_FROM_ATTACH ? "traced from now (its executable was "
 							      "attached now)"
@@ -889,6 +906,7 @@ void whole__see(struct whole *w, const struct cabbpf_event *e)
 		return; /* out of memory: the next scan may find it */
 	if (e->kind == CABBPF_EV_EXEC) {
 		p->pub.execs++;
+		p->exec_ts = e->ts;
 		p->ended = false;
 		enqueue(w, p);
 	} else if (created || p->ended) {
