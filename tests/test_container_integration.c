@@ -543,6 +543,27 @@ START_TEST(whole_cgroup_dir)
 		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)x[i].pid);
 		h_write(path, pidbuf);
 	}
+	/* -l and --plan: each executable once, whatever its processes */
+	{
+		char *largs[] = {"--cgroup", dir, "-f", "write_file", "-f", "pipe_io", "-l", NULL};
+		char *pargs[] = {"--cgroup", dir, "-f", "write_file", "--plan", NULL};
+
+		h_start(&r, largs, 1, 0);
+		h_finish(&r);
+		ck_assert_int_eq(r.status, 0);
+		ck_assert_ptr_nonnull(strstr(r.out, "write_file"));
+		ck_assert_ptr_nonnull(strstr(r.out, "pipe_io"));
+		ck_assert_ptr_null(strstr(r.out, "read_file"));
+		/* one executable, two processes: listed once */
+		ck_assert_ptr_nonnull(strstr(r.out, "iotarget-O2:\n"));
+		ck_assert_ptr_null(strstr(strstr(r.out, "iotarget-O2:\n") + 1, "iotarget-O2:\n"));
+		h_free(&r);
+		h_start(&r, pargs, 1, 0);
+		h_finish(&r);
+		ck_assert_int_eq(r.status, 0);
+		ck_assert_ptr_nonnull(strstr(r.out, "probe plan"));
+		h_free(&r);
+	}
 	h_start_until(&r, args, "tracing");
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)x[2].pid);
 	h_write(path, pidbuf);

@@ -118,7 +118,11 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 	fprintf(out, "  %u function%s traced%s, %.3f s, %llu events, %llu lost\n", s->nfuncs,
 		s->nfuncs == 1 ? "" : "s", s->refused ? " (some refused by the kernel)" : "",
 		s->duration_s, (unsigned long long)s->events, (unsigned long long)s->lost);
-	if (s->execs)
+	if (s->execs && s->whole)
+		fprintf(out, "  execve: %llu in the cgroup while traced (each process below says from "
+			"when its calls were seen)\n",
+			(unsigned long long)s->execs);
+	else if (s->execs)
 		fprintf(out, "  execve: %llu; %s\n", (unsigned long long)s->execs,
 			s->exec_other ? "the last one ran ANOTHER program, whose calls are not traced"
 				      : "the same program, traced on (the old image's frames ended "

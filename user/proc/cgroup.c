@@ -285,7 +285,8 @@ int cgroup__pids(const char *cgpath, pid_t **out, size_t *n)
 		*n = 0;
 		return err;
 	}
-	qsort(v, *n, sizeof(*v), cmp_pid);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_pid);
 	for (i = k = 0; i < *n; i++) /* a process that moved during the walk */
 		if (!k || v[k - 1] != v[i])
 			v[k++] = v[i];

@@ -314,6 +314,25 @@ static size_t image_count(const struct wimage *im)
 
 /* Write im's functions into the table from fid t->n on and publish the
  * new count. Returns 0, -E2BIG (no room: im->why set) or -ENOMEM. */
+/* The plan's summary line of a file (stderr) and, with -v, each function
+ * its first instruction keeps unprobed (as ftrace.c says them for -p). */
+static void say_plan(const struct whole *w, const struct plan *p, const struct symtab *st,
+		     const size_t *idx, const char *file)
+{
+	char line[256];
+	size_t i;
+
+	if (w->o.quiet_setup || !p)
+		return;
+	plan__summary(p, line, sizeof(line));
+	log_info("%s: %s", file, line);
+	for (i = 0; i < p->n; i++)
+		if (p->sites[i].rule == PLAN_SKIPPED)
+			log_debug("not probed: %s in %s: %s: %s", st->syms[idx[i]].name, file,
+				  p->sites[i].entry_text,
+				  insn__verdict_name(p->sites[i].entry_verdict));
+}
+
 static int image_number(struct whole *w, struct wimage *im)
 {
 	struct whole_table *t = &w->t;
@@ -339,6 +358,12 @@ static int image_number(struct whole *w, struct wimage *im)
 	im->fnames = calloc(im->n + 1, sizeof(*im->fnames));
 	if (!im->fnames)
 		return -ENOMEM;
+	if (im->n)
+		say_plan(w, im->plan, im->st, im->idx, im->path);
+	for (i = 0; im->libs && i < im->libs->nlibs; i++)
+		if (!im->lib_dup[i])
+			say_plan(w, im->libs->v[i].plan, im->libs->v[i].st, im->libs->v[i].idx,
+				 im->libs->v[i].path);
 	im->fid0 = k;
 	for (i = 0; i < im->n; i++, k++) {
 		const struct plan_site *ps = &im->plan->sites[i];
@@ -722,7 +747,7 @@ static int scan(struct whole *w, size_t *alive)
 		struct wproc *p = (struct wproc *)(uintptr_t)e->val;
 
 		if (p && !p->pending && !p->ended &&
-		    !bsearch(&p->pub.pid, v, n, sizeof(*v), cmp_pid) && kill(p->pub.pid, 0) &&
+		    (!n || !bsearch(&p->pub.pid, v, n, sizeof(*v), cmp_pid)) && kill(p->pub.pid, 0) &&
 		    errno == ESRCH)
 			p->ended = true;
 	}
