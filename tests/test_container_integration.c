@@ -523,13 +523,16 @@ END_TEST
 /* --cgroup DIR alone on a plain cgroup v2 directory: two host processes
  * in it at the start, one moved in while traced, one outside running the
  * same file (left out). The cgroup empties as they are reaped: cabbpf
- * stops by itself. No container runtime needed. */
+ * stops by itself. No container runtime needed. With libc's write and
+ * read selected too (-f libc:...): the library is probed once, for every
+ * process of the cgroup (the one outside maps it as well: left out). */
 START_TEST(whole_cgroup_dir)
 {
 	char dir[256], path[300], line[256], pidbuf[32];
 	char *argv[] = {(char *)h_target("iotarget", 2), "-w", NULL};
-	char *args[] = {"--cgroup", dir, "-f", "write_file", "-f", "read_file", "-f", "roundtrip",
-			"-f", "pipe_io", "-q", NULL};
+	char *args[] = {"--cgroup", dir,      "-f", "write_file", "-f",	"read_file",
+			"-f",	    "roundtrip", "-f", "pipe_io",    "-f",	"libc:write",
+			"-f",	    "libc:read", "-q", NULL};
 	struct h_proc x[4];
 	json_object *pe;
 	struct h_run r;
@@ -592,7 +595,13 @@ START_TEST(whole_cgroup_dir)
 		ck_assert_str_eq(str_of(pe, "found"), i < 2 ? "running" : "moved");
 		ck_assert_str_eq(str_of(pe, "traced_from"), i < 2 ? "start" : "moved");
 		ck_assert_ptr_null(h_get(pe, "container"));
+		/* write(2): 25 in write_file, 100 in pipe_io; read(2): 26, 100 */
+		ck_assert_int_eq(h_calls(pe, "libc:write"), 125);
+		ck_assert_int_eq(h_calls(pe, "libc:read"), 126);
+		ck_assert_int_eq(h_edge(pe, "iotarget-O2:pipe_io", "libc:write"), 100);
+		ck_assert_int_eq(h_edge(pe, "iotarget-O2:write_file", "libc:write"), 25);
 	}
+	ck_assert_int_eq(h_calls(r.json, "libc:write"), 3 * 125);
 	ck_assert_ptr_null(proc_of(r.json, x[3].pid));
 	h_free(&r);
 }
