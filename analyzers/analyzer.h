@@ -93,6 +93,9 @@ struct an_ctx {
 	 * by the reports only, which mark the counts these losses make lower
 	 * bounds (an_ctx__lb, an__put_u64). */
 	unsigned lost;
+	/* JSON lists only the functions called (a table that holds the
+	 * functions of many programs: whole-container tracing) */
+	bool called_only;
 };
 
 /* Whether events of any of the AN_LOST_* kinds were lost in this run: the
@@ -190,6 +193,7 @@ struct shadow_frame {
 	bool ret;	 /* the kernel gave this frame a return probe */
 	bool recursive;	 /* another frame of fid was below it at entry */
 	bool lost;	 /* its return address was put back: no return event */
+	bool noret;	 /* the probe armed no return for it (REC_FID_NORET) */
 	/* --size (analyzers/isp.h): the routine's designated argument, read
 	 * by the entry probe, came in a CABBPF_EV_SIZE event */
 	bool sized;

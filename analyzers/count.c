@@ -513,7 +513,7 @@ static int count_report_json(void *state, struct json *w)
 	char buf[24];
 	int err;
 
-	rows = fn_rows(c, false, &nrows);
+	rows = fn_rows(c, c->ctx->called_only, &nrows);
 	th = thread_list(c, &nth, cmp_thread_tid);
 	if (!rows || !th) {
 		err = -ENOMEM;

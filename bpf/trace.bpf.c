@@ -63,6 +63,31 @@ static __always_inline bool cgroup_excluded(void)
 	return cgroup_on && bpf_current_task_under_cgroup(&cgfilter, 0) != 1;
 }
 
+/*
+ * Whole-container tracing (issue 15 item 9): one session program per
+ * site (on_session: entry and return in one link, kernel >= 6.13) whose
+ * entry decides, per call, whether the kernel arms the return probe: only
+ * for a process the loader armed (its group leader has an "armed" entry:
+ * the guard holds it, or it needs none, user/trace/guard.h), and only for
+ * an entry that was written. Every other call (a process of the container
+ * not yet guarded, a process outside the cgroup that runs the same file,
+ * a closed gate, a full ring) gets no return probe at all: nothing is
+ * written into its stack, so nothing the loader does not watch can be
+ * harmed by a trampoline. Entries of unarmed processes are still counted,
+ * flagged CABBPF_FID_NORET. The storage lives on the leader's task_struct:
+ * a pid reused later is a new task, unarmed; execve disarms (on_exec).
+ */
+const volatile __u32 session = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} armed SEC(".maps");
+
+extern bool bpf_session_is_return(void) __ksym __weak;
+
 
 /* --size (issue 14): sized_on is set before load when a rule exists;
  * without one the verifier drops the size code and the hot path is what
@@ -182,6 +207,8 @@ static __always_inline void throttle(struct tstate *st, __u32 tid)
 	bump(CABBPF_STAT_THROTTLES);
 }
 
+/* Returns what a session entry returns (0: arm the return probe, 1: do
+ * not); 0 for the other programs, which ignore it. */
 static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 {
 	/* What bpf_get_current_pid_tgid() returns, read without its helper
@@ -192,16 +219,20 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	struct cabbpf_event *e;
 	struct tstate *st;
 	__u64 cookie;
-	__u32 win = epoch;
+	__u32 win = epoch, noret = 0;
+	/* a session entry: returns unless armed below */
+	int rc = session && kind == CABBPF_EV_ENTRY;
 
 	if (!win)
-		return 0; /* the gate is closed: no sequence number taken */
+		return rc; /* the gate is closed: no sequence number taken */
 	if (target_tgid && tgid != target_tgid)
-		return 0;
+		return rc;
 	if (other_image)
-		return 0; /* another program's call into a shared library */
+		return rc; /* another program's call into a shared library */
 	if (cgroup_excluded())
-		return 0;
+		return rc;
+	if (rc && !bpf_task_storage_get(&armed, task->group_leader, 0, 0))
+		noret = CABBPF_FID_NORET;
 	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_DROPS);
 	if (!e)
 		goto out;
@@ -210,7 +241,9 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	e->kind = kind;
 	cookie = bpf_get_attach_cookie(ctx);
 	/* the flag of --size stripped; without rules nothing to strip */
-	e->fid = sized_on ? (__u32)cookie & CABBPF_COOKIE_FID : (__u32)cookie;
+	e->fid = (sized_on ? (__u32)cookie & CABBPF_COOKIE_FID : (__u32)cookie) | noret;
+	if (rc && !noret)
+		rc = 0; /* written, armed: its return comes */
 	/* Taken only after the claim succeeded: drops leave no gap. */
 	e->seq = st->seq++;
 	e->ts = want_time ? bpf_ktime_get_ns() : 0;
@@ -245,7 +278,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 		throttle(st, (__u32)id);
 out:
 	pipeline_end(st);
-	return 0;
+	return rc;
 }
 
 SEC("uprobe")
@@ -258,6 +291,16 @@ SEC("uretprobe")
 int BPF_KRETPROBE(on_return)
 {
 	return emit(ctx, CABBPF_EV_RETURN);
+}
+
+/* Whole-container tracing: entry and return in one program (attach type
+ * BPF_TRACE_UPROBE_SESSION, set by the loader); see "armed". */
+SEC("uprobe")
+int BPF_KPROBE(on_session)
+{
+	if (bpf_session_is_return())
+		return emit(ctx, CABBPF_EV_RETURN);
+	return emit(ctx, CABBPF_EV_ENTRY);
 }
 
 /*
@@ -280,6 +323,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct tstate *st;
 	__u32 win = epoch;
 
+	/* A new image: not armed until the loader has looked at it (its
+	 * guard, user/trace/guard.h), whatever the gate and the target. */
+	if (session)
+		bpf_task_storage_delete(&armed, p);
 	if (target_tgid && p->tgid != target_tgid)
 		return 0;
 	/* Whatever the gate: state that outlives it. */

@@ -56,6 +56,10 @@ enum cabbpf_kind {
  * the signed sp correction in the high half (user/probe/plan.h). */
 #define CABBPF_COOKIE_SIZED 0x80000000u
 #define CABBPF_COOKIE_FID 0x7fffffffu
+/* An entry event's fid with this bit: the probe armed no return for the
+ * call (whole-container tracing, bpf/trace.bpf.c "armed"); REC_FID_NORET
+ * in the pipeline's records. */
+#define CABBPF_FID_NORET 0x80000000u
 
 /* A --size rule as the entry probe reads it ("sizespecs" map, by fid). */
 struct cabbpf_sizespec {

@@ -718,6 +718,33 @@ START_TEST(pp_publish_empty)
 }
 END_TEST
 
+/* The tag goes with the chunk; a plain reserve (or a reused chunk) has 0. */
+START_TEST(pp_tag)
+{
+	struct cab_pp *pp = pp_new(4, 1, 1, 4, CAB_EXHAUSTIVE);
+	const struct cab_chunk *ch;
+	uint64_t *r;
+
+	r = cab_pp__reserve_tag(pp, 7, 4242, 10);
+	ck_assert_ptr_nonnull(r);
+	r[0] = 1;
+	cab_pp__commit(pp, 1);
+	ch = cab_pp__take(pp);
+	ck_assert_ptr_nonnull(ch);
+	ck_assert_uint_eq(ch->tid, 7);
+	ck_assert_uint_eq(ch->tag, 4242);
+	ck_assert_uint_eq(ch->seq, 10);
+	cab_pp__release(pp, ch);
+	pp_fill(pp, 8, 0, 2); /* the same chunk again, untagged */
+	ch = cab_pp__take(pp);
+	ck_assert_ptr_nonnull(ch);
+	ck_assert_uint_eq(ch->tid, 8);
+	ck_assert_uint_eq(ch->tag, 0);
+	cab_pp__release(pp, ch);
+	cab_pp__free(pp);
+}
+END_TEST
+
 START_TEST(pp_growth)
 {
 	struct cab_pp *pp = pp_new(4, 1, 2, 8, CAB_EXHAUSTIVE);
@@ -876,6 +903,7 @@ static Suite *cab_suite(void)
 	tcase_add_test(tc, pp_roundtrip_in_order);
 	tcase_add_test(tc, pp_publish_empty);
 	tcase_add_test(tc, pp_growth);
+	tcase_add_test(tc, pp_tag);
 	tcase_add_test(tc, pp_sampling_recycles_oldest);
 	tcase_add_test(tc, pp_drained);
 	tcase_add_test(tc, pp_exhaustive_waits_at_max);

@@ -16,6 +16,8 @@
 static const char help_head[] =
 	"Usage: cabbpf [OPTIONS] -p PID\n"
 	"       cabbpf [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       cabbpf [OPTIONS] --container NAME|ID   (every process of a container)\n"
+	"       cabbpf [OPTIONS] --cgroup DIR          (every process of a cgroup)\n"
 	"       cabbpf --io [-p PID] [OPTIONS]\n"
 	"       cabbpf record -o FILE [OPTIONS] (-p PID | -- COMMAND [ARGS...])\n"
 	"       cabbpf report FILE [OPTIONS]    cabbpf dump FILE\n"
@@ -64,6 +66,7 @@ static const char help_tail[] =
 	"  sudo cabbpf -l -- ./myprog                   # which functions would be traced\n"
 	"  sudo cabbpf --io -d 60 -i 10                 # whole machine's I/O, 1 min\n"
 	"  sudo cabbpf --io --container 3f2a9c --json io.json\n"
+	"  sudo cabbpf --container web -d 30 --json web.json   # every process of it\n"
 	"  sudo cabbpf --cgroup /sys/fs/cgroup/unified/app -- ./myprog\n"
 	"  sudo cabbpf -a isp --plots plots -- ./myprog in1 in2 in3  # cost vs input\n"
 	"  sudo cabbpf -a isp --cost calls --size 'parse:strlen(arg0)' -p 4242\n"
@@ -104,6 +107,27 @@ const struct opt_def opts__table[] = {
 	 .help = "launch COMMAND and trace it from its first call\n"
 		 "to its exit; if cabbpf stops first (Ctrl-C, -d)\n"
 		 "COMMAND is ended too (SIGINT / SIGTERM)"},
+	{.type = OPT_NOTE,
+	 .group = G_TARGET,
+	 .label = "--container NAME|ID",
+	 .help = "alone (no -p, no --): every process of the\n"
+		 "container, running or started later (podman\n"
+		 "exec, a shell's children), until Ctrl-C, -d or\n"
+		 "the container's end: the executables they run\n"
+		 "(and -f LIB:GLOB libraries), found through\n"
+		 "/proc/PID/root; other containers running the\n"
+		 "same files are filtered out in the kernel. The\n"
+		 "report: one section per process, then all merged.\n"
+		 "An executable found later is traced from then\n"
+		 "(stderr says when); return probes only in a\n"
+		 "process its own guard holds (or that needs none;\n"
+		 "kernel >= 6.13), else its calls are counted only.\n"
+		 "Not with --lossless, --sample, --size, record"},
+	{.type = OPT_NOTE,
+	 .group = G_TARGET,
+	 .label = "--cgroup DIR",
+	 .help = "alone: the same for every process of a cgroup v2\n"
+		 "directory and its descendants"},
 
 	{"func", 'f', OPT_STRS, "GLOB", 0, OPTS_MAX_FUNCS, OPTF_NONEMPTY, OFF(funcs),
 	 .count_off = offsetof(struct opts, nfuncs), .group = G_WHAT,
@@ -322,13 +346,15 @@ const struct opt_def opts__table[] = {
 	 .wants = "a cgroup v2 directory",
 	 .help = "only tasks in cgroup v2 directory PATH and its\n"
 		 "descendants (filtered in the kernel); any mode.\n"
-		 "With -- COMMAND, COMMAND is started inside PATH"},
+		 "With -- COMMAND, COMMAND is started inside PATH;\n"
+		 "alone: every process of it (Target, above)"},
 	{"container", 0, OPT_STR, "ID|NAME", 0, 0, OPTF_NONEMPTY, OFF(container), .group = G_IO,
 	 .wants = "a container id or name",
 	 .help = "only the container ID (docker, containerd/CRI,\n"
 		 "podman; a unique prefix of the id is enough) or\n"
 		 "NAME (podman, docker: read from their state\n"
-		 "files); with -p, PID must be in it"},
+		 "files); with -p, PID must be in it; alone: every\n"
+		 "process of it (Target, above)"},
 };
 const size_t opts__ntable = sizeof(opts__table) / sizeof(opts__table[0]);
 
@@ -339,6 +365,10 @@ static void set_defaults(struct opts *o)
 	o->ring_bytes = 16UL << 20;
 	o->analyzer_threads = 1;
 }
+
+/* --container or --cgroup with neither -p nor a command, not --io: every
+ * process of that cgroup (user/trace/whole.h). */
+#define WHOLE(o) (!(o)->io && !(o)->pid && !(o)->cmd && ((o)->cgroup || (o)->container))
 
 /* The checks between options, in the order they are reported; the first
  * that holds is the usage error. Adding an option's conflict: one line. */
@@ -375,8 +405,21 @@ static int check_combination(struct opts *o)
 		{o->lossless && o->cab_mode && !strcmp(o->cab_mode, "sampling"),
 		 "--lossless never drops: not with --cab-mode sampling (which overwrites)"},
 		{o->io && o->cmd, "--io watches running processes: give -p PID or no target"},
-		{o->mode <= OPTS_RECORD && !o->io && !o->pid && !o->cmd,
-		 "nothing to trace: give -p PID or -- COMMAND (see cabbpf --help)"},
+		{o->mode <= OPTS_RECORD && !o->io && !o->pid && !o->cmd && !o->cgroup && !o->container,
+		 "nothing to trace: give -p PID, -- COMMAND, or --container NAME / --cgroup DIR (every "
+		 "process of it; see cabbpf --help)"},
+		/* Whole-container tracing (--container / --cgroup alone): */
+		{WHOLE(o) && o->mode == OPTS_RECORD,
+		 "cabbpf record takes one process (-p PID or -- COMMAND), not a whole container yet: "
+		 "trace the container live"},
+		{WHOLE(o) && o->lossless,
+		 "--lossless holds one process's threads: not with a whole container (give -p PID)"},
+		{WHOLE(o) && (o->sample_pct || o->start_disabled),
+		 "--sample and --start-disabled take one process (-p PID or -- COMMAND), not a whole "
+		 "container yet"},
+		{WHOLE(o) && o->isp.nsizes,
+		 "--size takes one process (-p PID or -- COMMAND), not a whole container yet"},
+		{WHOLE(o) && o->floor, "--floor takes one process (-p PID or -- COMMAND)"},
 		{o->mode == OPTS_RECORD && !o->record_path,
 		 "cabbpf record writes a file: give -o FILE (see cabbpf record --help)"},
 		{o->mode == OPTS_RECORD && o->record_path && o->json_path &&

@@ -17,6 +17,7 @@
 #include "user/trace/sampler.h"
 
 struct runner;
+struct whole;
 
 struct summary {
 	pid_t pid;
@@ -60,6 +61,10 @@ struct summary {
 	bool exec_thread;
 	/* --sample / --start-disabled: the windows; NULL when not sampling */
 	const struct sampler *sampling;
+	/* whole-container tracing (user/trace/whole.h): every process of a
+	 * cgroup, reported one by one and merged; comm is then what was
+	 * traced ("container NAME"), pid 0, binary NULL. NULL otherwise. */
+	const struct whole *whole;
 };
 
 /* Human report on out. */

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@
 #include "user/trace/sampler.h"
 #include "user/trace/trace.h"
 #include "user/trace/watchdog.h"
+#include "user/trace/whole.h"
 
 /* One run: what each stage leaves for the next. */
 struct ftrace {
@@ -109,7 +111,18 @@ struct ftrace {
 	/* --lossless: the watcher that continues the target if cabbpf dies
 	 * while holding it (user/trace/watchdog.h), or -1 */
 	int wd_fd;
+	/* whole-container tracing (--container / --cgroup alone: whole.h):
+	 * every process of the cgroup; no target, tg unused */
+	struct whole *whole;
+	struct whole_table *wt; /* its function table */
+	bool any_guard;		/* a process had its own guard */
 };
+
+/* --container or --cgroup without -p or a command: every process of it. */
+static bool whole_mode(const struct opts *o)
+{
+	return !o->pid && !o->cmd && (o->cgroup || o->container);
+}
 
 /* Sampling requests: SIGUSR1 on, SIGUSR2 off (0 none, 1 on, 2 off). */
 static volatile sig_atomic_t sample_request;
@@ -165,7 +178,11 @@ static void raise_fd_limit(void)
 static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
 {
 	struct ftrace *ft = ctx;
-	int err = stage__push(ft->stage, cpu, e);
+	int err;
+
+	if (ft->whole)
+		whole__see(ft->whole, e);
+	err = stage__push(ft->stage, cpu, e);
 
 	if (err)
 		ft->stage_err = err;
@@ -192,6 +209,57 @@ static int resolve_target(struct ftrace *ft)
 		return err;
 	ft->have_target = true;
 	return image__check_arch(ft->tg.exe);
+}
+
+/* Whole-container tracing: the cgroup, its processes, their executables
+ * and the function table (user/trace/whole.h). Returns 0 or -errno
+ * (logged). */
+static int open_whole(struct ftrace *ft)
+{
+	const struct opts *o = &ft->o;
+	struct whole_opts wo;
+	char what[4200];
+	int err;
+
+	err = cgroup__select(o->cgroup, o->container, &ft->cgfd, ft->cgpath, sizeof(ft->cgpath));
+	if (err)
+		return err;
+	if (o->container)
+		snprintf(what, sizeof(what), "container %s", o->container);
+	else
+		snprintf(what, sizeof(what), "cgroup %s", ft->cgpath);
+	memset(&wo, 0, sizeof(wo));
+	wo.cgpath = ft->cgpath;
+	wo.what = what;
+	wo.container = o->container;
+	wo.funcs = o->funcs;
+	wo.nfuncs = o->nfuncs;
+	wo.view = &o->view;
+	wo.entry_only = o->entry_only;
+	wo.no_guard = o->no_guard;
+	wo.quiet_setup = o->list || o->plan;
+	wo.plo.no_shift = o->no_shift;
+	wo.plo.returns = !o->entry_only;
+	wo.plo.entry_only = o->entry_only;
+	wo.probe_cost = ft->have_cost ? ft->probe_cost : NULL;
+	err = whole__open(&wo, &ft->whole);
+	if (!err)
+		ft->wt = whole__table(ft->whole);
+	return err;
+}
+
+/* The function table of a whole-container trace as the per-fid arrays
+ * trace_opts and runner_opts take (borrowed: not freed here). */
+static void borrow_table(struct ftrace *ft)
+{
+	ft->offsets = ft->wt->offsets;
+	ft->names = ft->wt->names;
+	ft->lnames = ft->wt->lnames;
+	ft->binaries = ft->wt->binaries;
+	ft->sp_delta = ft->wt->sp_delta;
+	ft->probe_ns = ft->wt->probe_ns;
+	ft->o.view.cct.probe_ns = ft->wt->probe_ns;
+	ft->nfuncs = atomic_load(&ft->wt->n);
 }
 
 /* ---- select functions ---- */
@@ -418,6 +486,10 @@ static void print_selection(const struct ftrace *ft)
 {
 	size_t i;
 
+	if (ft->whole) {
+		whole__print(ft->whole, stdout, ft->o.analyzers, ft->o.verbose, ft->o.list);
+		return;
+	}
 	if (ft->o.list) {
 		struct srclines *src = NULL;
 
@@ -747,6 +819,13 @@ static int open_trace(struct ftrace *ft)
 	to.pid = ft->tg.pid;
 	to.binary = ft->tg.exe;
 	to.binaries = ft->binaries;
+	if (ft->whole) {
+		/* every process of the cgroup: the function table grows
+		 * (trace__add); returns armed per process (trace__arm) */
+		to.pid = 0;
+		to.binary = whole__what(ft->whole);
+		to.session = !o->entry_only;
+	}
 	to.no_returns = o->entry_only;
 	to.sp_delta = ft->sp_delta;
 	to.size_specs = ft->sized;
@@ -810,6 +889,18 @@ static int open_pipeline(struct ftrace *ft)
 	ro.src = ft->src;
 	ro.bins = ft->bins;
 	ro.nbins = ft->nbins;
+	if (ft->whole) {
+		/* the table's room; what it holds is read at the join */
+		ro.nfuncs = ft->wt->cap;
+		ro.nfuncs_used = &ft->wt->n;
+		ro.per_process = true;
+		ro.called_only = true;
+		/* ft->src holds the functions known at the start only, not
+		 * the table's room: no source lines for a whole cgroup */
+		ro.src = NULL;
+		ro.bins = NULL;
+		ro.nbins = 0;
+	}
 	/* --timeline adds its analyzer (opt-in) */
 	ro.analyzers = views__analyzers(&ft->o.view, ft->o.analyzers, list, sizeof(list));
 	ro.timeline_limit = ft->o.view.timeline_limit;
@@ -881,8 +972,9 @@ static int attach_probes(struct ftrace *ft)
 {
 	int slots_fd, err;
 
-	err = number_functions(ft);
-	if (err)
+	if (ft->whole)
+		borrow_table(ft);
+	else if ((err = number_functions(ft)))
 		return err;
 	raise_fd_limit();
 	err = open_trace(ft);
@@ -921,8 +1013,26 @@ static int attach_probes(struct ftrace *ft)
 	err = attach_io(ft);
 	if (err)
 		return err;
-	/* Gone by now (a zombie still takes probes): nothing to trace. */
-	return gone_while_attaching(ft, 0);
+	if (ft->whole) {
+		struct guard_maps gm = {
+			.slots_fd = trace__map_fd(ft->tr, "slots"),
+			.heads_fd = trace__map_fd(ft->tr, "heads"),
+			.tstates_fd = trace__map_fd(ft->tr, "tstates"),
+			.stats_fd = trace__map_fd(ft->tr, "stats"),
+			.ring_bytes = ft->o.ring_bytes,
+			.no_times = ft->o.no_times,
+			.guarded_fd = trace__map_fd(ft->tr, "guarded"),
+			.throttled_fd = -1,
+		};
+
+		/* Each process's guard, then its return probes armed. */
+		err = whole__start(ft->whole, ft->tr, &gm);
+	}
+	if (err)
+		return err;
+	/* Gone by now (a zombie still takes probes): nothing to trace. A
+	 * whole cgroup has no one process to be gone. */
+	return ft->whole ? 0 : gone_while_attaching(ft, 0);
 }
 
 /* ---- run until stop ---- */
@@ -980,6 +1090,8 @@ static int start_run(struct ftrace *ft)
 	ft->t0 = now_s();
 	iotrace__gate(ft->io, true);
 	guard__gate(ft->guard, true);
+	if (ft->whole)
+		whole__gate(ft->whole, true);
 	if (!ft->o.sample_pct && !ft->o.start_disabled)
 		trace__gate(ft->tr, true);
 	if (ft->o.sample_pct > 0 || ft->o.start_disabled) {
@@ -1002,6 +1114,19 @@ static int start_run(struct ftrace *ft)
 	 * this line on every call counts. The same count as the report's "N
 	 * traced": the functions whose probes went in (not those the plan
 	 * left out, nor any the kernel still refused). */
+	if (ft->whole) {
+		size_t untraced, nimg = whole__nimages(ft->whole, &untraced);
+
+		log_info("tracing %zu function%s of %zu executable%s in %s (and of the "
+			 "executables its processes start)%s",
+			 ft->nfuncs - trace__refused(ft->tr),
+			 ft->nfuncs - trace__refused(ft->tr) == 1 ? "" : "s", nimg,
+			 nimg == 1 ? "" : "s", whole__what(ft->whole),
+			 trace__refused(ft->tr) ? "; not probed: see the plan lines (-v names them)"
+						: "");
+		ft->started = true;
+		return 0;
+	}
 	log_info("tracing %zu function%s of %s (pid %d)%s%s",
 		 ft->nfuncs - trace__refused(ft->tr),
 		 ft->nfuncs - trace__refused(ft->tr) == 1 ? "" : "s", ft->tg.exe, (int)ft->tg.pid,
@@ -1026,6 +1151,8 @@ static void stop_gate(struct ftrace *ft)
 		trace__gate(ft->tr, false);
 	iotrace__gate(ft->io, false);
 	guard__gate(ft->guard, false);
+	if (ft->whole)
+		whole__gate(ft->whole, false);
 	ft->t1 = now_s();
 }
 
@@ -1070,7 +1197,17 @@ static int run_until_stop(struct ftrace *ft)
 		ft->t1 = now_s();
 		if (ft->o.duration && ft->t1 - ft->t0 >= ft->o.duration)
 			ft->why = "duration reached";
-		if (ft->t1 >= next_check) {
+		if (ft->whole) {
+			bool empty = false;
+
+			/* Processes and executables found since the last round,
+			 * their guards; the cgroup every 100 ms. */
+			err = whole__poll(ft->whole, ft->t1 - ft->t0, &empty);
+			if (err)
+				break;
+			if (empty)
+				ft->why = ft->o.container ? "container exited" : "cgroup empty";
+		} else if (ft->t1 >= next_check) {
 			/* A syscall per check: every 10 ms is plenty. */
 			next_check = ft->t1 + 0.01;
 			if (target__poll_exit(&ft->tg))
@@ -1104,10 +1241,12 @@ static int detach_probes(struct ftrace *ft, int run_err)
 	/* No return probe can appear any more: give back every return
 	 * address still replaced, and let go of the target. */
 	guard__stop(ft->guard, gst);
+	if (ft->whole)
+		ft->any_guard = whole__stop(ft->whole, gst);
 	/* Every held thread was let go: the watcher has nothing to do. */
 	watchdog__done(ft->wd_fd);
 	ft->wd_fd = -1;
-	if (ft->guard && (gst->unguarded || gst->failed))
+	if ((ft->guard || ft->any_guard) && (gst->unguarded || gst->failed))
 		log_warn("the guard could not serve %llu unwinder or switch point%s (thread not "
 			 "held, or a stop failed): the target may have been harmed there",
 			 (unsigned long long)(gst->unguarded + gst->failed),
@@ -1198,9 +1337,18 @@ static int report(struct ftrace *ft)
 		sm.execs--;
 	/* The same file: device and inode (the kernel's s_dev encoding is
 	 * major << 20 | minor), as bpf/trace.bpf.c compares them. */
-	sm.exec_other = sm.execs && (stat(tg->exe, &sb) || (uint64_t)sb.st_ino != ex.ino ||
+	sm.exec_other = !ft->whole && sm.execs && (stat(tg->exe, &sb) || (uint64_t)sb.st_ino != ex.ino ||
 				     (major(sb.st_dev) << 20 | minor(sb.st_dev)) != ex.dev);
-	sm.exec_thread = sm.execs && ex.thread;
+	sm.exec_thread = !ft->whole && sm.execs && ex.thread;
+	if (ft->whole) {
+		/* every process of the cgroup: no one target */
+		sm.whole = ft->whole;
+		sm.comm = whole__what(ft->whole);
+		sm.binary = NULL;
+		sm.guard = ft->any_guard ? &ft->gst : NULL;
+		/* the table grew with the executables found later */
+		sm.nfuncs = atomic_load(&ft->wt->n) - trace__refused(ft->tr);
+	}
 	if (sm.exec_other)
 		log_warn("%s (pid %d) exec'd another program: its calls after that are not traced "
 			 "(nor counted in the libraries it shares with %s)",
@@ -1230,7 +1378,7 @@ static int report(struct ftrace *ft)
 	/* What the analysis cost while tracing: on a busy machine the target
 	 * pays it. */
 	sm.cpu_s = cpu_now_s() - ft->cpu0;
-	if (tg->exited || target__poll_exit(tg)) {
+	if (!ft->whole && (tg->exited || target__poll_exit(tg))) {
 		sm.exited = true;
 		sm.exit_status = tg->spawned ? tg->status : -1;
 	}
@@ -1262,8 +1410,8 @@ static int report(struct ftrace *ft)
 	}
 	/* --folded, --flamegraph (user/cli/views.h) */
 	if (!ft->o.floor &&
-	    views__write(&ft->o.view, ft->rn, ft->tg.pid, ft->tg.comm, ft->tg.exe,
-			 (uint64_t)((ft->t1 - ft->t0) * 1e9)) &&
+	    views__write(&ft->o.view, ft->rn, ft->tg.pid, ft->whole ? sm.comm : ft->tg.comm,
+			 ft->whole ? sm.comm : ft->tg.exe, (uint64_t)((ft->t1 - ft->t0) * 1e9)) &&
 	    !err)
 		err = -EIO;
 	/* --plots DIR (analyzers/isp.h) */
@@ -1290,6 +1438,14 @@ static void ftrace_free(struct ftrace *ft)
 	iotrace__free(ft->io);
 	trace__detach(ft->tr);
 	guard__stop(ft->guard, NULL); /* before the trace's maps go: its events use them */
+	if (ft->whole) {
+		/* its guards too; the table's arrays are its own */
+		whole__stop(ft->whole, NULL);
+		ft->offsets = NULL;
+		ft->names = ft->lnames = ft->binaries = NULL;
+		ft->sp_delta = NULL;
+		ft->probe_ns = NULL;
+	}
 	watchdog__done(ft->wd_fd);
 	trace__free(ft->tr);	      /* detaches: nothing stays in the target */
 	guard__free(ft->guard);
@@ -1330,6 +1486,7 @@ static void ftrace_free(struct ftrace *ft)
 	plan__free(ft->plan);
 	libs__free(ft->libs);
 	syms__free(ft->st);
+	whole__free(ft->whole);
 	free(ft);
 }
 
@@ -1358,11 +1515,22 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	if ((!o->analyzers || strstr(o->analyzers, "cct")) && !o->entry_only && !o->floor &&
 	    !o->list && !o->plan && !o->no_times)
 		ft->have_cost = !calibrate__probe_costs(o->no_times, ft->probe_cost);
-	err = resolve_target(ft);
-	if (!err)
-		err = select_functions(ft);
-	if (!err)
-		err = plan_probes(ft);
+	if (whole_mode(o)) {
+		/* every process of the container (user/trace/whole.h); SIGCHLD
+		 * blocked before any thread exists: the guards' tracers take it */
+		sigset_t chld;
+
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		pthread_sigmask(SIG_BLOCK, &chld, NULL);
+		err = open_whole(ft);
+	} else {
+		err = resolve_target(ft);
+		if (!err)
+			err = select_functions(ft);
+		if (!err)
+			err = plan_probes(ft);
+	}
 	if (!err && (o->list || o->plan)) {
 		print_selection(ft);
 		goto cleanup;

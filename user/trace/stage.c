@@ -10,6 +10,7 @@ struct open_chunk {
 	uint64_t *recs; /* NULL when no chunk is open */
 	uint64_t seq0;  /* sequence number of the first record */
 	uint32_t tid;
+	uint32_t pid; /* the chunk's tag: the thread's process */
 	uint32_t n;
 };
 
@@ -91,13 +92,17 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 	oc = &s->open[cpu];
 	/* A chunk holds consecutive records of one thread: start a new one
 	 * when the thread changes, the chunk is full, or the thread's
-	 * sequence jumped (its missing events are in another CPU's ring). */
-	if (!oc->recs || oc->tid != e->tid || oc->n == s->cap || e->seq != oc->seq0 + oc->n) {
+	 * sequence jumped (its missing events are in another CPU's ring).
+	 * Its tag is the thread's process (a tid reused by another process
+	 * starts over at sequence 0: a new chunk). */
+	if (!oc->recs || oc->tid != e->tid || oc->pid != e->pid || oc->n == s->cap ||
+	    e->seq != oc->seq0 + oc->n) {
 		publish(s, cpu);
-		oc->recs = cab_pp__reserve(s->bufs[cpu], e->tid, e->seq);
+		oc->recs = cab_pp__reserve_tag(s->bufs[cpu], e->tid, e->pid, e->seq);
 		if (!oc->recs)
 			return -ENOMEM;
 		oc->tid = e->tid;
+		oc->pid = e->pid;
 		oc->seq0 = e->seq;
 		oc->n = 0;
 	}

@@ -4,7 +4,8 @@
  * go into per-processor CAB buffers (cab/cab.h, struct cab_pp), one per CPU,
  * in chunks that each hold consecutive records of one thread and are headed
  * by its thread id and the sequence number of their first record
- * (dissertation section 2.4.3). The loader thread is the only producer; the
+ * (dissertation section 2.4.3), and tagged with the thread's process id
+ * (struct cab_chunk's tag: the runner's per-process analysis). The loader thread is the only producer; the
  * analyzer threads (pipeline/runner.h) are the consumers.
  */
 #ifndef USER_STAGE_H

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -107,7 +108,8 @@ static int load(struct trace *t, bool multi)
 	t->skel = trace_bpf__open();
 	if (!t->skel)
 		return -errno ? -errno : -ENOMEM;
-	t->skel->rodata->target_tgid = (__u32)t->o.pid;
+	t->skel->rodata->target_tgid = t->o.pid > 0 ? (__u32)t->o.pid : 0;
+	t->skel->rodata->session = t->o.session && !t->o.no_returns;
 	t->skel->rodata->want_time = !t->o.no_times;
 	t->skel->rodata->cgroup_on = t->o.cgroup;
 	t->skel->rodata->sampling = t->o.sampling;
@@ -130,7 +132,15 @@ static int load(struct trace *t, bool multi)
 				  false);
 	bpf_program__set_autoload(
 		t->o.floor ? t->skel->progs.on_return : t->skel->progs.empty_return, false);
-	if (multi) {
+	bpf_program__set_autoload(t->skel->progs.on_session, t->skel->rodata->session);
+	if (t->skel->rodata->session) {
+		/* one program for both: no return program of its own */
+		bpf_program__set_autoload(t->entry, false);
+		bpf_program__set_autoload(t->ret, false);
+		t->entry = t->skel->progs.on_session;
+		t->ret = NULL;
+		bpf_program__set_expected_attach_type(t->entry, UPROBE_SESSION_ATTACH_TYPE);
+	} else if (multi) {
 		bpf_program__set_expected_attach_type(t->entry, UPROBE_MULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(t->ret, UPROBE_MULTI_ATTACH_TYPE);
 	}
@@ -176,9 +186,10 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 	int err;
 
 	*out = NULL;
-	if (!o || o->pid <= 0 || !o->binary || !o->on_event || !o->nfuncs || o->ring_bytes < 4096 ||
-	    (o->ring_bytes & (o->ring_bytes - 1)) ||
-	    (o->ncallsites && (!o->callsites || !o->no_returns))) {
+	if (!o || o->pid < 0 || (!o->pid && !o->cgroup) || !o->binary || !o->on_event ||
+	    !o->nfuncs || o->ring_bytes < 4096 || (o->ring_bytes & (o->ring_bytes - 1)) ||
+	    (o->ncallsites && (!o->callsites || !o->no_returns)) ||
+	    (o->session && (o->ncallsites || o->sampling || o->floor))) {
 		log_err("trace__open: invalid options");
 		return -EINVAL;
 	}
@@ -224,6 +235,13 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 	 * back to per-site perf links if the kernel refuses the link. */
 	t->multi = true;
 	err = load(t, true);
+	if (err && o->session) {
+		/* no fallback: a per-site link cannot decline a return */
+		log_err("loading the session uprobe program: %s (whole-container tracing needs "
+			"kernel >= 6.13 for return probes; --entry-only counts calls without)",
+			strerror(-err));
+		goto cleanup;
+	}
 	if (err) {
 		log_debug("loading multi-uprobe programs failed (%d), using perf links", err);
 		trace_bpf__destroy(t->skel);
@@ -361,11 +379,14 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 	int err;
 
 	memset(refused, 0, sizeof(*refused) * n);
-	err = uprobe_multi__attach_all(bpf_program__fd(t->entry), bin, offs, cookies, n, false,
-				       t->o.pid, &t->mfd[0], &t->nmfd[0], refused);
+	err = uprobe_multi__attach_all(bpf_program__fd(t->entry), bin, offs, cookies, n,
+				       t->ret ? UPROBE_MULTI_ENTRY : UPROBE_MULTI_SESSION, t->o.pid,
+				       &t->mfd[0], &t->nmfd[0], refused);
 	if (err)
 		return err;
-	if (t->o.no_returns) { /* refused[] stays indexed as the sites given */
+	/* Entries only, or a session link: one link holds the whole story.
+	 * refused[] stays indexed as the sites given. */
+	if (t->o.no_returns || !t->ret) {
 		for (i = 0; i < n; i++) {
 			m += !refused[i];
 			if (refused[i] && (uint32_t)cookies[i] < t->o.nfuncs &&
@@ -413,11 +434,12 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 	return (int)m;
 }
 
-/* Multi links for every file (the main binary, shared libraries): one
- * pair per file, more where refused sites split them. A file whose every
- * site is refused is skipped; if all files fail, the first error returns
- * (the caller then falls back to per-site links). */
-static int attach_multi(struct trace *t)
+/* Multi links for every file of the functions [from, to) (the main
+ * binary, shared libraries): one pair per file, more where refused sites
+ * split them. A file whose every site is refused is skipped; if all files
+ * fail, the first error returns (the caller then falls back to per-site
+ * links). Adds the functions not attached to t->refused. */
+static int attach_range(struct trace *t, uint32_t from, uint32_t to)
 {
 	uint64_t *offs = NULL, *cookies = NULL;
 	bool *refused = NULL, *done = NULL;
@@ -425,22 +447,22 @@ static int attach_multi(struct trace *t)
 	size_t k;
 	int err = 0, first_err = 0, r;
 
-	size_t total = (size_t)t->o.nfuncs + t->o.ncallsites;
+	size_t total = (size_t)(to - from) + t->o.ncallsites;
 
-	offs = malloc(sizeof(*offs) * total);
-	cookies = malloc(sizeof(*cookies) * total);
-	refused = calloc(total, sizeof(*refused));
-	done = calloc(t->o.nfuncs, sizeof(*done));
+	offs = malloc(sizeof(*offs) * total + 1);
+	cookies = malloc(sizeof(*cookies) * total + 1);
+	refused = calloc(total + 1, sizeof(*refused));
+	done = calloc((size_t)to + 1, sizeof(*done));
 	if (!offs || !cookies || !refused || !done) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < t->o.nfuncs; i++) {
+	for (i = from; i < to; i++) {
 		const char *bin = bin_of(t, i);
 
 		if (done[i] || t->o.offsets[i] == TRACE_NO_PROBE)
 			continue;
-		for (j = i, n = 0; j < t->o.nfuncs; j++) {
+		for (j = i, n = 0; j < to; j++) {
 			if (done[j] || t->o.offsets[j] == TRACE_NO_PROBE ||
 			    strcmp(bin_of(t, j), bin))
 				continue;
@@ -482,19 +504,19 @@ static int attach_multi(struct trace *t)
 
 				callsite_refused(&c, NULL);
 			}
-		if (!t->o.no_returns)
+		if (!t->o.no_returns && t->ret)
 			attached += (uint32_t)r; /* no call sites: r entries went in */
 		else
 			for (k = 0; k < nfn; k++)
 				attached += !refused[k];
 	}
 	/* Functions counted at call sites are attached if any site is. */
-	for (i = 0, n = 0; i < t->o.nfuncs; i++)
+	for (i = from, n = 0; i < to; i++)
 		n += t->o.offsets[i] == TRACE_AT_CALLSITES;
 	attached += n;
 	if (!attached)
 		err = first_err ? first_err : -ENOENT;
-	t->refused = t->o.nfuncs - attached;
+	t->refused += (to - from) - attached;
 cleanup:
 	free(offs);
 	free(cookies);
@@ -552,13 +574,19 @@ static int attach(struct trace *t, bool *logged)
 		 * links (< 6.6), so the tests cover the fallback below here. */
 		const char *no_multi = getenv("CABBPF_TEST_NO_MULTI");
 
-		err = no_multi && *no_multi == '1' ? -EOPNOTSUPP : attach_multi(t);
+		t->refused = 0;
+		err = no_multi && *no_multi == '1' && !t->o.session ? -EOPNOTSUPP
+								     : attach_range(t, 0, t->o.nfuncs);
 		if (!err) {
 			attach_exec(t);
 			return 0;
 		}
-		if (err == -ENOENT) {
-			log_err("no probe site left to attach in %s", t->o.binary);
+		if (err == -ENOENT || (err && t->o.session)) {
+			if (err == -ENOENT)
+				log_err("no probe site left to attach in %s", t->o.binary);
+			else
+				log_err("attaching session uprobes to %s: %s", t->o.binary,
+					strerror(-err));
 			*logged = true;
 			return err;
 		}
@@ -580,6 +608,7 @@ static int attach(struct trace *t, bool *logged)
 		if (err)
 			return err;
 	}
+	t->refused = 0; /* what the multi attempt counted is void */
 	err = attach_perf(t, logged);
 	if (!err)
 		attach_exec(t);
@@ -602,6 +631,39 @@ int trace__attach(struct trace *t)
 	if (!err && !t->o.gated && !t->o.sampling)
 		trace__gate(t, true);
 	return err;
+}
+
+int trace__add(struct trace *t, uint32_t nfuncs)
+{
+	uint32_t from = t->o.nfuncs, before = t->refused;
+	int err;
+
+	if (t->o.pid || !t->multi || nfuncs < from)
+		return -EINVAL;
+	if (nfuncs == from)
+		return 0;
+	err = attach_range(t, from, nfuncs);
+	t->o.nfuncs = nfuncs;
+	if (err == -ENOMEM)
+		log_err("out of memory");
+	else if (err)
+		log_warn("no probe of the %u new functions went in: %s", nfuncs - from,
+			 strerror(-err));
+	return err ? err : (int)(nfuncs - from - (t->refused - before));
+}
+
+int trace__arm(struct trace *t, pid_t pid, bool on)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), fd, err = 0;
+	__u32 one = 1;
+
+	if (pfd < 0)
+		return -errno;
+	fd = bpf_map__fd(t->skel->maps.armed);
+	if (on ? bpf_map_update_elem(fd, &pfd, &one, BPF_ANY) : bpf_map_delete_elem(fd, &pfd))
+		err = -errno;
+	close(pfd);
+	return err == -ENOENT && !on ? 0 : err;
 }
 
 uint32_t trace__refused(const struct trace *t)
@@ -845,7 +907,8 @@ int trace__resume(struct trace *t)
 	 * return events (seen here: 223 of 1,600 returns missing). */
 	join_closer(t);
 	if (t->multi) {
-		err = attach_multi(t);
+		t->refused = 0;
+		err = attach_range(t, 0, t->o.nfuncs);
 	} else {
 		bool logged = false; /* the caller says what failed */
 
