@@ -37,6 +37,30 @@ START_TEST(recursion_exact)
 }
 END_TEST
 
+/* --bpf-stats: the kernel ran the entry program once per call and the
+ * return program once per return (a launched target runs only once the
+ * gate is open), and timed them. */
+START_TEST(bpf_stats_count_runs)
+{
+	char *args[] = {"--bpf-stats", "--", (char *)h_target("recurse", OPT(_i)), "20", NULL};
+	json_object *bs;
+	struct h_run r;
+	long long n = h_expected("recurse 20", "entries");
+
+	h_run(&r, args);
+	h_assert_clean(&r);
+	H_CHECK(r.json, "recurse 20", "calls fib");
+	bs = h_get(r.json, "bpf_stats");
+	ck_assert_ptr_nonnull(bs);
+	ck_assert_int_eq(json_object_get_int64(h_get(h_get(bs, "on_entry"), "runs")), n);
+	ck_assert_int_eq(json_object_get_int64(h_get(h_get(bs, "on_return"), "runs")), n);
+	ck_assert_int_gt(json_object_get_int64(h_get(h_get(bs, "on_entry"), "run_ns")), 0);
+	ck_assert_int_gt(json_object_get_int64(h_get(h_get(bs, "on_return"), "run_ns")), 0);
+	ck_assert_ptr_nonnull(strstr(r.err, "BPF run time"));
+	h_free(&r);
+}
+END_TEST
+
 /* --no-times: the same exact counts and edges, and no time recorded. */
 START_TEST(no_times_exact)
 {
@@ -1143,6 +1167,7 @@ int main(void)
 	tcase_add_loop_test(exact, exec_other_program_libs, 0, 2);
 	tcase_add_loop_test(exact, exec_multithreaded, 0, 2);
 	tcase_add_loop_test(exact, no_times_exact, 0, 2);
+	tcase_add_loop_test(exact, bpf_stats_count_runs, 0, 2);
 	tcase_add_loop_test(exact, threads_exact_per_thread, 0, 2);
 	tcase_add_loop_test(exact, cpu_hopping_keeps_order, 0, 2);
 	tcase_add_loop_test(exact, deep_recursion_past_uretprobe_limit, 0, 2);

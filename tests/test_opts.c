@@ -253,9 +253,10 @@ START_TEST(every_row_parsed)
 		/* The isp analyzer's rows shape a function trace that selects it. */
 		char *iargs[8] = {"-p", "1", "-a", "isp", lname, (char *)v, NULL};
 		bool isp = d->group && strstr(d->group, "(the isp analyzer");
-		/* --lossless is for exhaustive function tracing: with -p. */
+		/* --lossless is for exhaustive function tracing, --bpf-stats
+		 * measures its probes: with -p. */
 		char *largs[4] = {"-p", "1", lname, NULL};
-		bool lossless = d->name && !strcmp(d->name, "lossless");
+		bool lossless = d->name && (!strcmp(d->name, "lossless") || !strcmp(d->name, "bpf-stats"));
 
 		if (d->type == OPT_NOTE || d->type == OPT_HELP || d->type == OPT_VERSION)
 			continue;
@@ -599,6 +600,11 @@ START_TEST(sampling_options)
 	parse(&p, "--sample", "5", "--plan", "-p", "1", NULL);
 	ASSERT_USAGE(&p, "--sample and --start-disabled toggle function tracing: not with --io, "
 			 "--floor, --list or --plan");
+	parse(&p, "--bpf-stats", "--io", NULL);
+	ASSERT_USAGE(&p, "--bpf-stats measures the function probes: not with --io, --list or --plan");
+	parse(&p, "--bpf-stats", "-p", "1", NULL);
+	ASSERT_OK(&p);
+	ck_assert(p.o.bpf_stats);
 	parse(&p, "--start-disabled", "--sample", "5", "-p", "1", NULL);
 	ASSERT_OK(&p);
 	ck_assert(p.o.start_disabled);

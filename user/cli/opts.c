@@ -319,6 +319,11 @@ const struct opt_def opts__table[] = {
 	{"floor", 0, OPT_FLAG, OFF(floor), .group = G_TUNE,
 	 .help = "attach empty BPF programs on the same sites and\n"
 		 "report nothing but time (benchmark baseline)"},
+	{"bpf-stats", 0, OPT_FLAG, OFF(bpf_stats), .group = G_TUNE,
+	 .help = "measure the BPF programs' own run time (the\n"
+		 "kernel's per-program statistics, on for this run\n"
+		 "only; they add ~20-40 ns to each program run) and\n"
+		 "report ns per run of each, on stderr and in --json"},
 	{"no-guard", 0, OPT_FLAG, OFF(no_guard), .group = G_TUNE,
 	 .help = "do not watch the unwinder and stack switches as\n"
 		 "the target's ptrace tracer. Only for programs\n"
@@ -404,6 +409,8 @@ static int check_combination(struct opts *o)
 		 "--start-disabled, --io or --floor"},
 		{o->lossless && o->cab_mode && !strcmp(o->cab_mode, "sampling"),
 		 "--lossless never drops: not with --cab-mode sampling (which overwrites)"},
+		{o->bpf_stats && (o->io || o->list || o->plan),
+		 "--bpf-stats measures the function probes: not with --io, --list or --plan"},
 		{o->io && o->cmd, "--io watches running processes: give -p PID or no target"},
 		{o->mode <= OPTS_RECORD && !o->io && !o->pid && !o->cmd && !o->cgroup && !o->container,
 		 "nothing to trace: give -p PID, -- COMMAND, or --container NAME / --cgroup DIR (every "

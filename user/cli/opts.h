@@ -46,6 +46,7 @@ struct opts {
 	bool list;		   /* --list */
 	bool floor;		   /* --floor (benchmarks) */
 	bool no_times;		   /* --no-times */
+	bool bpf_stats;		   /* --bpf-stats: the probes' own run time */
 	bool no_guard;		   /* --no-guard: no ptrace guard (user/trace/guard.h) */
 	bool plan;		   /* --plan: print the probe plan, attach nothing */
 	bool no_shift;		   /* --no-shift: every probe on the entry */

@@ -441,6 +441,20 @@ after_target:
 		err |= json__u64(w, s->guard->failed);
 		err |= json__end_object(w);
 	}
+	if (s->bpf_stats) {
+		err |= json__key(w, "bpf_stats");
+		err |= json__begin_object(w);
+		for (i = 0; i < s->nprogs; i++) {
+			err |= json__key(w, s->progs[i].name);
+			err |= json__begin_object(w);
+			err |= json__key(w, "runs");
+			err |= json__u64(w, s->progs[i].runs);
+			err |= json__key(w, "run_ns");
+			err |= json__u64(w, s->progs[i].run_ns);
+			err |= json__end_object(w);
+		}
+		err |= json__end_object(w);
+	}
 	if (!err)
 		err = runner__report_json(r, w);
 	err |= json__end_object(w);
@@ -499,4 +513,14 @@ void report__summary_line(const struct summary *s)
 		(unsigned long long)s->lost, s->cpu_s,
 		s->events ? s->cpu_s * 1e9 / (double)s->events : 0.0, s->stop_reason,
 		ex[0] ? ", target " : "", ex);
+	if (s->bpf_stats) {
+		unsigned i;
+
+		fprintf(stderr, "cabbpf: BPF run time (kernel statistics, their own cost included):");
+		for (i = 0; i < s->nprogs; i++)
+			fprintf(stderr, "%s %s %.1f ns x %llu", i ? "," : "", s->progs[i].name,
+				(double)s->progs[i].run_ns / (double)s->progs[i].runs,
+				(unsigned long long)s->progs[i].runs);
+		fprintf(stderr, "%s\n", s->nprogs ? "" : " no program ran");
+	}
 }

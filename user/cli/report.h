@@ -15,6 +15,9 @@
 #include "cab/cab.h"
 #include "user/trace/guard.h"
 #include "user/trace/sampler.h"
+#include "user/trace/trace.h"
+
+#define SUMMARY_MAX_PROGS 8
 
 struct runner;
 struct whole;
@@ -65,6 +68,11 @@ struct summary {
 	 * cgroup, reported one by one and merged; comm is then what was
 	 * traced ("container NAME"), pid 0, binary NULL. NULL otherwise. */
 	const struct whole *whole;
+	/* --bpf-stats: the trace programs that ran, with the kernel's run
+	 * count and run time */
+	bool bpf_stats;
+	struct trace_prog_stat progs[SUMMARY_MAX_PROGS];
+	unsigned nprogs;
 };
 
 /* Human report on out. */

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "cab/cab.h"
 #include "common/log.h"
@@ -116,6 +117,9 @@ struct ftrace {
 	struct whole *whole;
 	struct whole_table *wt; /* its function table */
 	bool any_guard;		/* a process had its own guard */
+	/* --bpf-stats: the fd that keeps the kernel's run-time statistics on
+	 * for this run (released when closed), or -1 */
+	int stats_fd;
 };
 
 /* --container or --cgroup without -p or a command: every process of it. */
@@ -980,6 +984,16 @@ static int attach_probes(struct ftrace *ft)
 	err = open_trace(ft);
 	if (!err)
 		err = open_pipeline(ft);
+	if (!err && ft->o.bpf_stats) {
+		/* Counted from here: the probes' runs before the gate opens
+		 * return at once, a few against millions. */
+		ft->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (ft->stats_fd < 0) {
+			err = -errno;
+			log_err("--bpf-stats: enabling the kernel's BPF statistics: %s",
+				strerror(-err));
+		}
+	}
 	if (err)
 		return err;
 	ft->t_att = now_s();
@@ -1378,6 +1392,14 @@ static int report(struct ftrace *ft)
 	/* What the analysis cost while tracing: on a busy machine the target
 	 * pays it. */
 	sm.cpu_s = cpu_now_s() - ft->cpu0;
+	if (ft->o.bpf_stats) {
+		int n = trace__prog_stats(ft->tr, sm.progs, SUMMARY_MAX_PROGS);
+
+		if (n < 0)
+			log_warn("--bpf-stats: reading the programs' statistics: %s", strerror(-n));
+		sm.bpf_stats = true;
+		sm.nprogs = n > 0 ? (unsigned)n : 0;
+	}
 	if (!ft->whole && (tg->exited || target__poll_exit(tg))) {
 		sm.exited = true;
 		sm.exit_status = tg->spawned ? tg->status : -1;
@@ -1451,6 +1473,8 @@ static void ftrace_free(struct ftrace *ft)
 	guard__free(ft->guard);
 	if (ft->cgfd >= 0)
 		close(ft->cgfd);
+	if (ft->stats_fd >= 0)
+		close(ft->stats_fd);
 	if (ft->have_target && ft->tg.spawned && !ft->started)
 		target__abort(&ft->tg);
 	if (ft->have_target && ft->tg.spawned && ft->started && !target__wait(&ft->tg, 2000)) {
@@ -1507,6 +1531,7 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	ft->tg.pidfd = ft->tg.err_fd = -1;
 	ft->cgfd = -1;
 	ft->wd_fd = -1;
+	ft->stats_fd = -1;
 	if (o->debug_dir)
 		syms__set_debug_dir(o->debug_dir);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -949,6 +950,31 @@ int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *p
 	}
 	free(vals);
 	return err;
+}
+
+int trace__prog_stats(const struct trace *t, struct trace_prog_stat *out, unsigned max)
+{
+	struct bpf_program *p;
+	unsigned n = 0;
+
+	bpf_object__for_each_program(p, t->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd < 0 || n == max)
+			continue; /* not loaded (the other pair of --floor) */
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		if (!info.run_cnt)
+			continue;
+		snprintf(out[n].name, sizeof(out[n].name), "%s", bpf_program__name(p));
+		out[n].runs = info.run_cnt;
+		out[n].run_ns = info.run_time_ns;
+		n++;
+	}
+	return (int)n;
 }
 
 void trace__free(struct trace *t)

@@ -184,6 +184,18 @@ void trace__detach(struct trace *t);
  * then of I/O events, then of guard events. Returns 0 or -errno. */
 int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *per_cpu_drops);
 
+/* One loaded program's run statistics (the kernel's, kept while
+ * kernel.bpf_stats_enabled or a BPF_ENABLE_STATS fd is on). */
+struct trace_prog_stat {
+	char name[16];
+	uint64_t runs;	  /* times it ran */
+	uint64_t run_ns;  /* its summed run time */
+};
+
+/* The run statistics of t's programs that ran (run count > 0), at most max
+ * of them into out. Returns how many, or -errno. Main thread. */
+int trace__prog_stats(const struct trace *t, struct trace_prog_stat *out, unsigned max);
+
 /* Number of per-CPU rings (possible CPUs). */
 unsigned trace__ncpus(const struct trace *t);
 
