@@ -106,19 +106,21 @@ static __always_inline void bump(__u32 idx)
  * (CABBPF_STAT_DROPS, _IO_DROPS or _GUARD_DROPS: the event's kind). *stp is set when the guard
  * was taken: the caller fills the record (seq = (*stp)->seq++, only now that
  * the claim succeeded, so drops leave no gap), publishes it with
- * pipeline_submit(), and always ends with pipeline_end(*stp).
+ * pipeline_submit(), and always ends with pipeline_end(*stp). task is the
+ * current task (bpf_get_current_task_btf()), passed in by a caller that
+ * has it already: the helper is a call, not inlined on 6.18.
  */
 static __always_inline void *pipeline_claim(struct tstate *st, __u32 drop_stat);
 
-static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp, __u32 drop_stat)
+static __always_inline void *pipeline_begin_task(__u64 size, struct task_struct *task,
+						  struct tstate **stp, __u32 drop_stat)
 {
 	struct tstate *st;
 
 	*stp = NULL;
 	if (size > CABBPF_SLOT_BYTES - 8)
 		return NULL; /* constant: folded away */
-	st = bpf_task_storage_get(&tstates, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = bpf_task_storage_get(&tstates, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		bump(CABBPF_STAT_NOSTORE);
 		return NULL;
@@ -132,6 +134,12 @@ static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp, __u
 	st->busy = 1;
 	*stp = st;
 	return pipeline_claim(st, drop_stat);
+}
+
+/* pipeline_begin_task() of the current task. */
+static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp, __u32 drop_stat)
+{
+	return pipeline_begin_task(size, bpf_get_current_task_btf(), stp, drop_stat);
 }
 
 /*

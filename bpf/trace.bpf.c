@@ -233,7 +233,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 		return rc;
 	if (rc && !bpf_task_storage_get(&armed, task->group_leader, 0, 0))
 		noret = CABBPF_FID_NORET;
-	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_DROPS);
+	e = pipeline_begin_task(sizeof(*e), task, &st, CABBPF_STAT_DROPS);
 	if (!e)
 		goto out;
 	e->tid = pipeline_tid(st, (__u32)id);
