@@ -38,7 +38,9 @@ PROTO_C   := $(OUT)/proto/profile.pb-c.c
 PROTO_H   := $(OUT)/proto/profile.pb-c.h
 PROTO_OBJ := $(OUT)/obj/proto/profile.pb-c.o
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+# EXTRA_BPF_CFLAGS: e.g. -DNAME for a measured variant of a program (touch
+# bpf/*.bpf.c: the objects do not depend on the flags).
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror $(EXTRA_BPF_CFLAGS) \
               -Ivmlinux -Iinclude
 
 ifeq ($(V),1)
