@@ -50,7 +50,11 @@
  *                   returns normally, and then returns normally to main.
  *
  * With EXC_WAIT in the environment it first prints "ready" and waits for
- * SIGUSR1 (blocked, no handler), then runs as above.
+ * SIGUSR1 (blocked, no handler), then runs as above. With EXC_PAUSE_AT=I,
+ * thrower_inner stops the process (SIGSTOP) in iteration I, before it
+ * throws or returns: a tracer can attach then, whatever the load, with
+ * frames of every traced function pending; SIGCONT goes on. The output
+ * is the same.
  *
  * Output (stdout), deterministic for a given MODE and N:
  *   "mode=MODE n=N caught=C sum=S" (C: exceptions that reached catcher's
@@ -126,6 +130,7 @@ static const char *const names[C__N] = {
 static std::atomic<long> counts[C__N];
 static std::atomic<long> checksum;
 static std::atomic<long> caught;
+static long pause_at = -1; /* EXC_PAUSE_AT */
 
 enum mode {
 	M_BASIC,
@@ -170,6 +175,8 @@ TRACED long thrower_inner(long i)
 {
 	COUNT(C_INNER);
 	BARRIER();
+	if (i == pause_at)
+		raise(SIGSTOP);
 	if (mode != M_MIXED || i % 3 == 0)
 		throw std::runtime_error("thrower_inner");
 	return 3 * i + 1;
@@ -396,6 +403,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mode = (enum mode)m;
+	if (getenv("EXC_PAUSE_AT"))
+		pause_at = strtol(getenv("EXC_PAUSE_AT"), NULL, 10);
 	/* EXC_WAIT set: "ready" on stdout, then nothing until SIGUSR1 (no
 	 * handler: blocked and waited for), so a tracer can be in place
 	 * before the first call (whole-container tests). */
