@@ -1425,7 +1425,10 @@ const char *h_pprof_where(const struct h_pprof *p, const char *name)
 			continue;
 		if (!raw_line(l + strlen(needle), "", line, sizeof(line)))
 			return NULL;
-		sp = strchr(line, ' ');
+		/* FILE:LINE, then " s=START": the file may have spaces (a
+		 * clone under "c i/"), so cut at the last " s=" */
+		for (sp = NULL, at = line; (at = strstr(at, " s=")); at++)
+			sp = at;
 		snprintf(out, sizeof(out), "%.*s", sp ? (int)(sp - line) : (int)strlen(line), line);
 		return out;
 	}

@@ -406,19 +406,22 @@ END_TEST
  * /proc/PID/root and traces it exactly. */
 START_TEST(mount_namespace_pid)
 {
-	char sh[PATH_MAX * 3], real[PATH_MAX];
+	char sh[PATH_MAX * 3], real[PATH_MAX], mnt[PATH_MAX], want[PATH_MAX + 16];
 	char *none[] = {NULL};
 	char *unshare[] = {"unshare", "--mount", "--propagation", "private", "sh", "-c", sh, NULL};
-	const char *mnt = "/tmp/cabbpf-mntns-test";
 	struct h_proc t;
 	struct h_run r;
 	int st;
 
 	ck_assert_ptr_nonnull(realpath(h_target("iotarget", 2), real));
-	mkdir(mnt, 0755);
+	/* This run's own mount point (not one fixed path another run of the
+	 * suite may rmdir meanwhile); the clone's path may have spaces:
+	 * quoted for sh. */
+	snprintf(mnt, sizeof(mnt), "%s/mntns-%d", h_tmp, (int)getpid());
+	ck_assert_int_eq(mkdir(mnt, 0755), 0);
 	/* The binary exists only inside the namespace's private tmpfs. */
-	snprintf(sh, sizeof(sh), "mount -t tmpfs none %s && cp %s %s/app && exec %s/app -w", mnt,
-		 real, mnt, mnt);
+	snprintf(sh, sizeof(sh), "mount -t tmpfs none '%s' && cp '%s' '%s/app' && exec '%s/app' -w",
+		 mnt, real, mnt, mnt);
 	h_spawn(&t, unshare, NULL, "ready");
 	snprintf(sh, sizeof(sh), "%s/app", mnt);
 	ck_assert_int_ne(access(sh, F_OK), 0); /* not visible from here */
@@ -428,9 +431,9 @@ START_TEST(mount_namespace_pid)
 	h_finish(&r);
 	rmdir(mnt);
 	h_assert_ok(&r);
+	snprintf(want, sizeof(want), "/root%s/app", mnt);
 	ck_assert_ptr_nonnull(
-		strstr(json_object_get_string(h_get(h_get(r.json, "target"), "binary")),
-		       "/root/tmp/cabbpf-mntns-test/app"));
+		strstr(json_object_get_string(h_get(h_get(r.json, "target"), "binary")), want));
 	ck_assert_int_eq(h_calls(r.json, "sock_io"), 1);
 	assert_work_functions(r.json);
 	h_free(&r);
