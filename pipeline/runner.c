@@ -83,6 +83,7 @@ struct runner {
 	_Atomic bool stop;	  /* abandon: start failed, or freed unjoined */
 	bool started, joined;
 	bool no_returns;	/* runner_opts.no_returns */
+	const uint8_t *partial; /* runner_opts.partial */
 	struct runner_stats st; /* totals, after join */
 	void (*tap)(void *ctx, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec);
 	void *tap_ctx;
@@ -197,6 +198,7 @@ static struct tstate *tstate_get(struct worker *w, uint32_t tid)
 	if (created) {
 		t->tid = tid;
 		shadow__init(&t->sh, tid);
+		t->sh.partial = w->r->partial;
 		w->st.threads++;
 	}
 	return w->last = t;
@@ -535,6 +537,7 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	r->partial = o->partial;
 	r->ctx.fnames = o->fnames;
 	r->ctx.lnames = o->lnames;
 	r->ctx.nfuncs = o->nfuncs;
@@ -742,6 +745,11 @@ void runner__set_windows(struct runner *r, const struct an_windows *w)
 {
 	/* The analysis threads have stopped: nothing reads ctx concurrently. */
 	r->ctx.windows = w;
+}
+
+void runner__set_budget(struct runner *r, const struct an_budget *b)
+{
+	r->ctx.budget = b;
 }
 
 const void *runner__analyzer(const struct runner *r, const char *name)
