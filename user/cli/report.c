@@ -8,6 +8,7 @@
 #include "user/cli/report.h"
 #include "common/json.h"
 #include "pipeline/runner.h"
+#include "user/trace/budget.h"
 
 /* "exited with status 3", "killed by signal 9", or "" when unknown. */
 static void describe_exit(const struct summary *s, char *buf, size_t len)
@@ -62,6 +63,10 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 		fputs("  ", out);
 		sampler__text(s->sampling, out);
 	}
+	if (s->budget) {
+		fputs("  ", out);
+		budget__text(s->budget, out);
+	}
 	if (s->lost_sched || s->sched_busy)
 		fprintf(out,
 			"  off-CPU intervals: %llu switch-in events put off (ring full), %llu "
@@ -110,6 +115,8 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__end_object(w);
 	if (s->sampling)
 		err |= sampler__json(s->sampling, w);
+	if (s->budget)
+		err |= budget__json(s->budget, w);
 	err |= json__key(w, "stop_reason");
 	err |= json__string(w, s->stop_reason);
 	err |= json__key(w, "functions_traced");

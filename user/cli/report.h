@@ -57,6 +57,8 @@ struct summary {
 	bool exec_other;  /* the last one ran another program (not traced) */
 	/* --sample / --start-disabled: the windows; NULL when not sampling */
 	const struct sampler *sampling;
+	/* --budget: the controller's record; NULL without a budget */
+	const struct budget *budget;
 };
 
 /* Human report on out. */
