@@ -56,70 +56,102 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 	return true;
 }
 
+/* One stratum of a sampled span: windows (pooled until min_len of them)
+ * and the off epochs after them. */
+struct stratum {
+	double c, d; /* calls seen and length of its windows */
+	double len;  /* its whole length */
+};
+
 enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
 			      uint32_t ncounts, double *est, double *err95)
 {
-	uint64_t *on = NULL, *c = NULL, total = 0;
-	double exact = 0, e = 0, err = 0;
-	bool sampled = false, traced = false;
-	struct an_windows w = {0};
-	enum an_best k;
-	uint32_t i, nw = 0;
+	struct stratum *v = NULL;
+	double exact = 0, lead = 0, seen = 0, e = 0, var = 0, s2 = 0;
+	bool sampled = false, traced = false, open = false;
+	uint32_t i, n = 0, k;
 
 	*est = 0;
 	*err95 = 0;
 	if (!b || fid >= b->nfuncs)
 		return AN_BEST_NONE;
+	v = calloc(b->n + 1, sizeof(*v));
+	if (!v)
+		return AN_BEST_LOWER;
 	for (i = 0; i < b->n; i++) {
-		uint64_t n = i < ncounts ? counts[i] : 0;
+		double c = i < ncounts ? (double)counts[i] : 0, len = (double)b->len[i];
 
 		switch (b->modes[b->snap[i]][fid]) {
 		case AN_B_EXACT:
-			exact += (double)n;
+			exact += c;
 			traced = true;
 			break;
 		case AN_B_SAMPLED:
 			sampled = traced = true;
-			total += b->len[i];
-			nw += b->window[i] != 0;
+			seen += c;
+			if (b->window[i]) {
+				/* A window starts a stratum, unless the one open
+				 * has too little of its own yet: pooled. */
+				if (!open || v[n - 1].d >= (double)b->min_len) {
+					n++;
+					open = true;
+				}
+				v[n - 1].c += c;
+				v[n - 1].d += len;
+			} else if (!open) {
+				lead += len; /* before the first window */
+				continue;
+			}
+			v[n - 1].len += len;
 			break;
 		default:
 			break;
 		}
 	}
-	if (!traced)
-		return AN_BEST_NONE;
 	*est = exact;
-	if (!sampled)
-		return AN_BEST_EXACT;
-	if (nw) {
-		on = calloc(nw, sizeof(*on));
-		c = calloc(nw, sizeof(*c));
+	if (!traced) {
+		free(v);
+		return AN_BEST_NONE;
 	}
-	for (i = 0, nw = 0; on && c && i < b->n; i++)
-		if (b->modes[b->snap[i]][fid] == AN_B_SAMPLED && b->window[i]) {
-			on[nw] = b->len[i];
-			c[nw++] = i < ncounts ? counts[i] : 0;
-		}
-	w.n = nw;
-	w.on = on;
-	w.total = total;
-	w.measure = b->measure;
-	if (on && c && sampling__estimate(c, nw, &w, &e, &err)) {
-		*est = exact + e;
-		*err95 = err;
-		k = AN_BEST_ESTIMATED;
-	} else {
+	if (!sampled) {
+		free(v);
+		return AN_BEST_EXACT;
+	}
+	/* The last stratum may be short of windows: pooled with the one
+	 * before. */
+	if (n >= 2 && v[n - 1].d < (double)b->min_len) {
+		v[n - 2].c += v[n - 1].c;
+		v[n - 2].d += v[n - 1].d;
+		v[n - 2].len += v[n - 1].len;
+		n--;
+	}
+	if (!n || v[0].d <= 0) {
 		/* No window (or none with any length): what was seen of the
 		 * sampled epochs is a lower bound. */
-		for (i = 0; i < b->n; i++)
-			if (b->modes[b->snap[i]][fid] == AN_B_SAMPLED)
-				*est += (double)(i < ncounts ? counts[i] : 0);
-		k = AN_BEST_LOWER;
+		*est = exact + seen;
+		free(v);
+		return AN_BEST_LOWER;
 	}
-	free(on);
-	free(c);
-	return k;
+	v[0].len += lead; /* the span before the first window: its rate */
+	for (k = 0; k < n; k++) {
+		double r = v[k].d > 0 ? v[k].c / v[k].d : 0;
+
+		e += r * v[k].len;
+		if (k) {
+			double r0 = v[k - 1].d > 0 ? v[k - 1].c / v[k - 1].d : 0;
+
+			s2 += (r - r0) * (r - r0);
+		}
+		if (v[k].len > 0)
+			var += v[k].len * v[k].len * (1 - v[k].d / v[k].len);
+	}
+	*est = exact + e;
+	/* Systematic sampling's variance from successive differences of the
+	 * strata's rates: a rate that drifts or jumps (a phase) widens the
+	 * interval, as it should. */
+	*err95 = n < 2 ? -1 : 1.96 * sqrt(s2 / (2.0 * (n - 1)) * var);
+	free(v);
+	return AN_BEST_ESTIMATED;
 }
 
 const char *budget__best_name(enum an_best k)

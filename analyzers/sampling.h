@@ -88,6 +88,7 @@ struct an_budget {
 	const uint8_t *const *modes; /* [..][nfuncs]: enum an_bmode of each fid */
 	uint32_t nfuncs;
 	const char *measure; /* as in struct an_windows */
+	uint64_t min_len;    /* a stratum's windows pool until this long */
 };
 
 /* What a function's whole-run count is. */
@@ -102,10 +103,18 @@ enum an_best {
 /*
  * fid's whole-run calls from its calls seen per epoch (counts[e - 1],
  * ncounts <= b->n; missing epochs count 0): the calls of its exact epochs
- * as seen, plus the ratio estimate (sampling__estimate) of its sampled
- * epochs from the windows among them. Sets *est and *err95 (0 when exact;
- * -1 when there is one window only, so no error estimate). Returns what
- * the figure is. Pure; any thread; -ENOMEM is reported as AN_BEST_LOWER.
+ * as seen, plus an estimate of its sampled epochs stratified by window:
+ * each window (pooled with the next while shorter than min_len) stands
+ * for itself and the off epochs after it (the first also for those
+ * before it), at its own rate, so a program whose behaviour changes is
+ * estimated from the windows of each phase, not from an average of all
+ * (measured: a function hot in a first phase and not called in a second
+ * was estimated at 1.8x its calls by one ratio over all windows). The 95%
+ * interval is systematic sampling's, from the successive differences of
+ * the strata's rates, with each stratum's finite-population correction.
+ * Sets *est and *err95 (0 when exact; -1 with a single stratum: no error
+ * estimate). Returns what the figure is. Pure; any thread; -ENOMEM is
+ * reported as AN_BEST_LOWER.
  */
 enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
 			      uint32_t ncounts, double *est, double *err95);

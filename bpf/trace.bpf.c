@@ -56,12 +56,30 @@ __u64 gated[CABBPF_NGROUPS] = {0};
  * (not yet released by the kernel) stays closed. */
 __u32 grp_gen[CABBPF_NGROUPS] = {0};
 
+/* --budget: every probe hit per function (entries and returns, open or
+ * closed), counted here rather than from the events the loader drains: a
+ * loader starved by the machine's load would see them late, and the
+ * budget's guard must know now. Mapped by the loader (mmapable array,
+ * max_entries set to the function count before load). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} fhits SEC(".maps");
+
 static __always_inline bool group_closed(__u64 g, __u64 cookie)
 {
 	__u32 grp = ((__u32)cookie >> CABBPF_COOKIE_GRP_SHIFT) & (CABBPF_NGROUPS - 1);
+	__u32 fid = (__u32)cookie & CABBPF_COOKIE_FID;
+	__u64 *n;
 
 	if (!groups_on)
 		return false;
+	n = bpf_map_lookup_elem(&fhits, &fid);
+	if (n)
+		__sync_fetch_and_add(n, 1);
 	if (((g >> 32) & (1u << grp)) && (__u32)(cookie >> CABBPF_COOKIE_GEN_SHIFT) == grp_gen[grp])
 		return false;
 	__sync_fetch_and_add(&gated[grp], 1);

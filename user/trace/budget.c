@@ -55,12 +55,10 @@ struct budget {
 	bool have_clk;
 	uint64_t cpu_last; /* the CPU clock's last reading since start */
 	struct progress *prog;
-	uint64_t *hits, *seen, *dh; /* seen: in the model; dh: since the mark */
+	uint64_t *seen, *dh; /* probe hits in the model; since the mark */
 	double *rate;		    /* cost per native ns; < 0: not known */
 	double trap;		    /* the probes' cost so far (model), ns */
-	/* per group: the mean cost of a call of its functions, its closed
-	 * probes' hits folded into trap so far */
-	double gcost[CABBPF_NGROUPS];
+	/* closed groups' probe hits so far, per group and in all */
 	uint64_t gseen[CABBPF_NGROUPS];
 	uint64_t ngated;
 	uint8_t *mode, *next, *member;
@@ -115,10 +113,6 @@ static uint64_t cpu_ns(struct budget *b)
 	return b->cpu_last;
 }
 
-uint64_t *budget__hits(struct budget *b)
-{
-	return b->hits;
-}
 
 /* ----------------------------------------------------------- choice -- */
 
@@ -282,26 +276,31 @@ static int new_epoch(struct budget *b)
 
 /* ------------------------------------------------------------ model -- */
 
-/* Fold the hits the loader counted since the last call into the model,
- * and the hits of closed groups' probes (no event, the same trap). */
+/* Fold the probes' hits since the last call into the model: the
+ * kernel's counts (trace__fhits: now, whatever the loader's pace), each
+ * hit an entry or a return, half a traced call's cost (the whole of it
+ * without return probes); closed groups' hits are in them too (the same
+ * trap, no event), and counted apart for the report. dh: the calls since
+ * the mark, in hits. */
 static void account(struct budget *b)
 {
+	const volatile uint64_t *h = trace__fhits(b->tr);
+	double per_hit = b->o.entry_only ? 1.0 : 0.5;
 	uint64_t g[CABBPF_NGROUPS];
 	uint32_t i;
 
 	trace__gated(b->tr, g);
 	for (i = 0; i < CABBPF_NGROUPS; i++) {
-		b->trap += (double)(g[i] - b->gseen[i]) * b->gcost[i];
 		b->ngated += g[i] - b->gseen[i];
 		b->gseen[i] = g[i];
 	}
-	for (i = 0; i < b->o.nfuncs; i++) {
-		uint64_t d = b->hits[i] - b->seen[i];
+	for (i = 0; h && i < b->o.nfuncs; i++) {
+		uint64_t n = h[i], d = n - b->seen[i];
 
 		if (d) {
-			b->trap += (double)d * b->o.cost_ns[i];
+			b->trap += (double)d * b->o.cost_ns[i] * per_hit;
 			b->dh[i] += d;
-			b->seen[i] = b->hits[i];
+			b->seen[i] = n;
 		}
 	}
 }
@@ -322,10 +321,12 @@ static void learn(struct budget *b, uint64_t t, uint64_t cpu)
 	double nat = native_since(b, &b->mk, cpu);
 	uint32_t i;
 
-	/* Too little progress to tell a rate (a storm of traps in a
-	 * millisecond): what was known stays. */
+	/* An exact function's cost against the target's progress since the
+	 * mark, a sampled one's against the progress made in windows. Too
+	 * little of either (a storm of traps in a millisecond): what was
+	 * known stays. */
 	for (i = 0; i < b->o.nfuncs; i++) {
-		double c = (double)b->dh[i] * b->o.cost_ns[i];
+		double c = (double)b->dh[i] * b->o.cost_ns[i] * (b->o.entry_only ? 1.0 : 0.5);
 
 		if (b->mode[i] == AN_B_EXACT && nat >= MIN_NATIVE_NS)
 			b->rate[i] = c / nat;
@@ -386,20 +387,6 @@ static unsigned free_group(struct budget *b, uint32_t taken)
 	if (best < CABBPF_NGROUPS)
 		b->used[best] = ++b->uses;
 	return best;
-}
-
-/* Group g now holds member: the mean cost of their calls. */
-static void set_gcost(struct budget *b, unsigned g, const uint8_t *member)
-{
-	double sum = 0;
-	uint32_t i, n = 0;
-
-	for (i = 0; i < b->o.nfuncs; i++)
-		if (member[i]) {
-			sum += b->o.cost_ns[i];
-			n++;
-		}
-	b->gcost[g] = n ? sum / n : 0;
 }
 
 /* Take out the exact groups in drop (a mask), which the gate's last store
@@ -478,8 +465,6 @@ static int apply(struct budget *b, const char *why)
 			if (b->grp[i] != k)
 				b->member[i] = 0;
 		g = n ? free_group(b, add) : CABBPF_NGROUPS;
-		if (n && g < CABBPF_NGROUPS)
-			set_gcost(b, g, b->member);
 		if (n && (g == CABBPF_NGROUPS || trace__attach_group(b->tr, g, b->member))) {
 			/* not now: the bucket stays as it is */
 			for (i = 0; i < b->o.nfuncs; i++)
@@ -500,8 +485,6 @@ static int apply(struct budget *b, const char *why)
 	}
 	if (n) {
 		g = free_group(b, add);
-		if (g < CABBPF_NGROUPS)
-			set_gcost(b, g, b->member);
 		err = g == CABBPF_NGROUPS ? -EBUSY : trace__attach_group(b->tr, g, b->member);
 		for (i = 0; i < b->o.nfuncs; i++)
 			if (b->member[i]) {
@@ -544,7 +527,6 @@ static void open_window(struct budget *b, uint64_t t)
 	if (g == CABBPF_NGROUPS)
 		return; /* the last window's probes are still being released */
 	b->wg = g;
-	set_gcost(b, g, b->member);
 	err = trace__attach_group(b->tr, g, b->member);
 	if (err) {
 		log_err("budget: attaching the sampled functions failed (%s): no more windows",
@@ -614,7 +596,6 @@ int budget__new(const struct budget_opts *o, struct trace *tr, struct budget **o
 	b->o = *o;
 	b->tr = tr;
 	b->B = o->pct / 100.0;
-	b->hits = calloc(n, sizeof(*b->hits));
 	b->seen = calloc(n, sizeof(*b->seen));
 	b->dh = calloc(n, sizeof(*b->dh));
 	b->rate = calloc(n, sizeof(*b->rate));
@@ -623,7 +604,7 @@ int budget__new(const struct budget_opts *o, struct trace *tr, struct budget **o
 	b->member = calloc(n, 1);
 	b->grp = calloc(n, 1);
 	b->ngrp = calloc(n, 1);
-	if (!b->hits || !b->seen || !b->dh || !b->rate || !b->mode || !b->next || !b->member ||
+	if (!b->seen || !b->dh || !b->rate || !b->mode || !b->next || !b->member ||
 	    !b->grp || !b->ngrp) {
 		budget__free(b);
 		return -ENOMEM;
@@ -636,11 +617,6 @@ int budget__new(const struct budget_opts *o, struct trace *tr, struct budget **o
 	for (i = 0; i < n; i++)
 		if (b->grp[i] != BUDGET_NO_GROUP)
 			b->live |= 1u << b->grp[i];
-	for (i = 0; i < CABBPF_NGROUPS; i++) {
-		for (uint32_t f = 0; f < n; f++)
-			b->member[f] = b->grp[f] == i;
-		set_gcost(b, i, b->member);
-	}
 	count_modes(b);
 	b->have_clk = !clock_getcpuclockid(o->pid, &b->clk);
 	if (!b->have_clk)
@@ -685,16 +661,18 @@ static void guard(struct budget *b, uint64_t t, uint64_t cpu)
 	}
 	if (debt <= 0 || b->failed)
 		return;
-	/* Not before the target has made some progress of its own since
-	 * the last change: a pace measured over nothing says nothing (the
-	 * last change's probes may still be going out). */
+	/* The exact functions' pace against the target's own progress since
+	 * the last change, over at least half a millisecond of it (or 10 ms
+	 * of wall time: in a storm of traps progress is slow to come). */
 	since = native_since(b, &b->mk, cpu);
-	if (wall < 2000000ULL || since < MIN_NATIVE_NS)
+	if (wall < 2000000ULL || (since < MIN_NATIVE_NS && wall < 10000000ULL))
 		return;
 	for (i = 0; i < b->o.nfuncs; i++)
 		if (b->grp[i] != BUDGET_NO_GROUP) {
-			cost[b->grp[i]] += (double)b->dh[i] * b->o.cost_ns[i];
-			spent += (double)b->dh[i] * b->o.cost_ns[i];
+			double c = (double)b->dh[i] * b->o.cost_ns[i] * (b->o.entry_only ? 1.0 : 0.5);
+
+			cost[b->grp[i]] += c;
+			spent += c;
 		}
 	if (spent <= b->B * since)
 		return;
@@ -835,6 +813,8 @@ void budget__finish(struct budget *b, uint64_t end_ns)
 		.modes = (const uint8_t *const *)b->snaps,
 		.nfuncs = b->o.nfuncs,
 		.measure = b->by_progress ? "user CPU" : "wall",
+		/* 10 ms: ten ticks of the progress clock */
+		.min_len = b->by_progress ? 10 : 10000000,
 	};
 	b->aw = (struct an_windows){
 		.n = b->nep,
@@ -984,7 +964,6 @@ void budget__free(struct budget *b)
 		free(b->snaps[i]);
 	free(b->snaps);
 	free(b->ep);
-	free(b->hits);
 	free(b->seen);
 	free(b->dh);
 	free(b->rate);

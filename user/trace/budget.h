@@ -74,6 +74,7 @@ struct budget_opts {
 	 * some function's probes are out during e (pipeline/shadow.h) */
 	uint8_t *partial;
 	const char *const *names; /* [nfuncs], for -v's lines */
+	bool entry_only;	  /* no return probes: cost_ns is an entry's */
 };
 
 struct budget;
@@ -83,16 +84,6 @@ struct budget;
  * everything traced.
  * Returns 0 and *out (free with budget__free), or -ENOMEM. */
 int budget__new(const struct budget_opts *o, struct trace *tr, struct budget **out);
-
-/* An entry event of fid reached the loader. */
-static inline void budget__hit(uint64_t *hits, uint32_t fid, uint32_t nfuncs)
-{
-	if (fid < nfuncs)
-		hits[fid]++;
-}
-
-/* The per-fid counters budget__hit takes (owned by b). */
-uint64_t *budget__hits(struct budget *b);
 
 /* Check the budget, open and close windows, choose again at a period's
  * end. Returns 0, or -errno of an attach (logged; tracing then goes on

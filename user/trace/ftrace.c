@@ -93,13 +93,11 @@ struct ftrace {
 	struct sampler *smp;
 	uint64_t att_ns;
 	/* --budget (user/trace/budget.h): each fid's cost per traced call,
-	 * the shadow stacks' bitmap of partial epochs, the controller and
-	 * the per-fid entry counters it reads */
+	 * the shadow stacks' bitmap of partial epochs, the controller */
 	double *call_cost;
 	uint8_t *first_group; /* the group each fid starts in */
 	uint8_t *partial;
 	struct budget *bud;
-	uint64_t *bud_hits;
 	/* cabbpf record (user/record/record.h); live: also analyzed now */
 	struct recorder *rec;
 	bool live;
@@ -164,9 +162,6 @@ static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
 	struct ftrace *ft = ctx;
 	int err = stage__push(ft->stage, cpu, e);
 
-	/* --budget: each function's rate, counted as its events come */
-	if (ft->bud_hits && e->kind == CABBPF_EV_ENTRY)
-		budget__hit(ft->bud_hits, e->fid, (uint32_t)ft->nfuncs);
 	if (err)
 		ft->stage_err = err;
 	return err;
@@ -919,7 +914,8 @@ static int start_run(struct ftrace *ft)
 					 .nfuncs = (uint32_t)ft->nfuncs,
 					 .cost_ns = ft->call_cost,
 					 .partial = ft->partial,
-					 .names = ft->names};
+					 .names = ft->names,
+					 .entry_only = ft->o.entry_only};
 
 		/* Epoch 1 opens: everything traced, the rates to be learnt. */
 		err = budget__new(&bo, ft->tr, &ft->bud);
@@ -927,7 +923,6 @@ static int start_run(struct ftrace *ft)
 			log_err("budget: %s", strerror(-err));
 			return err;
 		}
-		ft->bud_hits = budget__hits(ft->bud);
 	}
 	if (ft->o.sample_pct > 0 || ft->o.start_disabled) {
 		struct sampler_opts so = {.pid = ft->tg.pid,

@@ -47,6 +47,9 @@ struct trace {
 	 * slots (bpf/pipeline.bpf.h); NULL until map_rings(). */
 	struct cabbpf_slot *ring;
 	size_t ring_len; /* bytes mapped */
+	/* groups: the per-function hit counters ("fhits"), mapped */
+	const volatile uint64_t *fhits;
+	size_t fhits_len;
 	unsigned shift;
 	uint64_t mask;
 	uint64_t *cons; /* per CPU: next ring position to read (private) */
@@ -142,6 +145,8 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->ring_mask = t->mask;
 	err = bpf_map__set_max_entries(t->skel->maps.slots, (__u32)t->ncpus << t->shift);
 	if (!err)
+		err = bpf_map__set_max_entries(t->skel->maps.fhits, t->o.groups ? t->o.nfuncs : 1);
+	if (!err)
 		err = bpf_map__set_max_entries(t->skel->maps.heads, (__u32)t->ncpus);
 	if (err)
 		return err;
@@ -172,6 +177,32 @@ static void unmap_rings(struct trace *t)
 	if (t->ring)
 		munmap(t->ring, t->ring_len);
 	t->ring = NULL;
+	if (t->fhits)
+		munmap((void *)t->fhits, t->fhits_len);
+	t->fhits = NULL;
+}
+
+/* Groups: map the per-function hit counters (read-only here). Returns 0
+ * or -errno. */
+static int map_fhits(struct trace *t)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (!t->o.groups)
+		return 0;
+	t->fhits_len = ((size_t)t->o.nfuncs * sizeof(uint64_t) + (size_t)page - 1) &
+		       ~((size_t)page - 1);
+	p = mmap(NULL, t->fhits_len, PROT_READ, MAP_SHARED, bpf_map__fd(t->skel->maps.fhits), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	t->fhits = p;
+	return 0;
+}
+
+const volatile uint64_t *trace__fhits(const struct trace *t)
+{
+	return t->fhits;
 }
 
 int trace__open(const struct trace_opts *o, struct trace **out)
@@ -243,6 +274,11 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 	err = map_rings(t);
 	if (err) {
 		log_err("mapping per-CPU rings of %zu bytes: %s", o->ring_bytes, strerror(-err));
+		goto cleanup;
+	}
+	err = map_fhits(t);
+	if (err) {
+		log_err("mapping the probes' hit counters: %s", strerror(-err));
 		goto cleanup;
 	}
 	*out = t;

@@ -164,6 +164,10 @@ void trace__detach_group(struct trace *t, unsigned g);
 /* Link sets taken out whose release by the kernel is not over (each
  * waits in a thread of its own). */
 uint32_t trace__closing(struct trace *t);
+/* Groups: every probe hit so far per function (entries and returns, of
+ * open groups and closed ones), counted in the kernel: [fid], read-only,
+ * valid until trace__free. NULL without groups. Any thread. */
+const volatile uint64_t *trace__fhits(const struct trace *t);
 /* Hits of each group's probes while the group was closed so far (traps
  * paid for no event: a set going in or out). Any thread. */
 void trace__gated(const struct trace *t, uint64_t out[CABBPF_NGROUPS]);
