@@ -375,7 +375,7 @@ static void budget_text(const struct count *c, FILE *f)
 {
 	const struct an_budget *b = c->ctx->budget;
 	struct best_row *rows = malloc((c->ctx->nfuncs + 1) * sizeof(*rows));
-	size_t n = 0, k[AN_BEST_NONE + 1] = {0}, i;
+	size_t n = 0, k[AN_BEST_NONE + 1] = {0}, i, low = 0;
 	char buf[24];
 
 	if (!rows) {
@@ -401,19 +401,29 @@ static void budget_text(const struct count *c, FILE *f)
 	for (i = 0; i < n && i < c->ctx->top; i++) {
 		const struct best_row *r = &rows[i];
 
+		bool tb = r->kind == AN_BEST_ESTIMATED &&
+			  budget__window_share(b, r->fid) > AN_B_TRAP_BOUND;
+
+		low += tb;
 		if (r->kind == AN_BEST_ESTIMATED && r->err95 >= 0)
-			fprintf(f, "%14.0f %12.0f  %-11s  %s\n", r->est, r->err95, "estimated",
-				an_ctx__name(c->ctx, r->fid, buf));
+			fprintf(f, "%14.0f %12.0f  %-11s  %s\n", r->est, r->err95,
+				tb ? "estimated*" : "estimated", an_ctx__name(c->ctx, r->fid, buf));
 		else
 			fprintf(f, "%14.0f %12s  %-11s  %s\n", r->est,
 				r->kind == AN_BEST_ESTIMATED ? "(1 window)" : "",
 				r->kind == AN_BEST_EXACT       ? "exact"
-				: r->kind == AN_BEST_ESTIMATED ? "estimated"
+				: r->kind == AN_BEST_ESTIMATED ? (tb ? "estimated*" : "estimated")
 							       : "at least",
 				an_ctx__name(c->ctx, r->fid, buf));
 	}
 	if (n > c->ctx->top)
 		fprintf(f, "  ... %zu more functions (the JSON report has all)\n", n - c->ctx->top);
+	if (low)
+		fprintf(f,
+			"  * more than half of its windows' time was its probes' traps: little of "
+			"them was the target's own progress, which the progress clock then "
+			"overstates (part of a trap counts as user time here): likely LOW, by "
+			"up to 25x for a function whose every call is a few ns of work\n");
 	free(rows);
 }
 
@@ -605,6 +615,10 @@ static int count_report_json(void *state, struct json *w)
 			/* --budget: the whole run's calls (exact, estimated
 			 * or a lower bound: "estimate" says which). */
 			json__kv_string(w, "estimate", budget__best_name(k));
+			/* how much of its windows were traps (see the text) */
+			if (k == AN_BEST_ESTIMATED)
+				json__kv_double(w, "window_probe_share",
+						budget__window_share(c->ctx->budget, rows[i].fid));
 			if (k != AN_BEST_NONE) {
 				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
 				json__key(w, "calls_est_err95");

@@ -154,6 +154,19 @@ enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uin
 	return AN_BEST_ESTIMATED;
 }
 
+double budget__window_share(const struct an_budget *b, uint32_t fid)
+{
+	double sum = 0, len = 0;
+	uint32_t i;
+
+	for (i = 0; b && b->probe_share && fid < b->nfuncs && i < b->n; i++)
+		if (b->window[i] && b->modes[b->snap[i]][fid] == AN_B_SAMPLED) {
+			sum += b->probe_share[i] * (double)b->len[i];
+			len += (double)b->len[i];
+		}
+	return len > 0 ? sum / len : 0;
+}
+
 const char *budget__best_name(enum an_best k)
 {
 	static const char *const names[] = {"exact", "estimated", "lower_bound", "not_traced"};

@@ -89,6 +89,11 @@ struct an_budget {
 	uint32_t nfuncs;
 	const char *measure; /* as in struct an_windows */
 	uint64_t min_len;    /* a stratum's windows pool until this long */
+	/* [n] or NULL: the share of the target's CPU time its probes took in
+	 * epoch e (the loader's model): where it is high, little of the
+	 * window is the target's own progress, and the progress clock's
+	 * error (part of a trap counted as user time) dominates */
+	const double *probe_share;
 };
 
 /* What a function's whole-run count is. */
@@ -118,6 +123,13 @@ enum an_best {
  */
 enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
 			      uint32_t ncounts, double *est, double *err95);
+
+/* The probe share (struct an_budget) of the windows of fid's sampled
+ * epochs, weighted by their length; 0 when it has none. Pure. */
+double budget__window_share(const struct an_budget *b, uint32_t fid);
+
+/* Above this window probe share an estimate is marked as likely low. */
+#define AN_B_TRAP_BOUND 0.5
 
 /* "exact", "estimated", "lower_bound", "not_traced". */
 const char *budget__best_name(enum an_best k);

@@ -90,6 +90,7 @@ struct budget {
 	uint64_t *len;
 	uint8_t *win, *skip;
 	uint32_t *snapi;
+	double *share;
 	struct an_budget ab;
 	struct an_windows aw;
 };
@@ -793,7 +794,8 @@ void budget__finish(struct budget *b, uint64_t end_ns)
 	b->win = calloc(b->nep + 1, 1);
 	b->skip = calloc(b->nep + 1, 1);
 	b->snapi = calloc(b->nep + 1, sizeof(*b->snapi));
-	if (!b->len || !b->win || !b->skip || !b->snapi)
+	b->share = calloc(b->nep + 1, sizeof(*b->share));
+	if (!b->len || !b->win || !b->skip || !b->snapi || !b->share)
 		return; /* no estimates: the reports see n = 0 */
 	for (i = 0; i < b->nep; i++) {
 		const struct bepoch *e = &b->ep[i];
@@ -803,6 +805,8 @@ void budget__finish(struct budget *b, uint64_t end_ns)
 		b->win[i] = e->window;
 		b->skip[i] = e->partial;
 		b->snapi[i] = e->snap;
+		b->share[i] =
+			e->c1 > e->c0 ? fmin(1, (e->m1 - e->m0) / (double)(e->c1 - e->c0)) : 0;
 		total += b->len[i];
 	}
 	b->ab = (struct an_budget){
@@ -815,6 +819,7 @@ void budget__finish(struct budget *b, uint64_t end_ns)
 		.measure = b->by_progress ? "user CPU" : "wall",
 		/* 10 ms: ten ticks of the progress clock */
 		.min_len = b->by_progress ? 10 : 10000000,
+		.probe_share = b->share,
 	};
 	b->aw = (struct an_windows){
 		.n = b->nep,
@@ -976,5 +981,6 @@ void budget__free(struct budget *b)
 	free(b->win);
 	free(b->skip);
 	free(b->snapi);
+	free(b->share);
 	free(b);
 }
