@@ -56,8 +56,8 @@ struct budget {
 	uint64_t cpu_last; /* the CPU clock's last reading since start */
 	struct progress *prog;
 	uint64_t *seen, *dh; /* probe hits in the model; since the mark */
-	double *rate;		    /* cost per native ns; < 0: not known */
-	double trap;		    /* the probes' cost so far (model), ns */
+	double *rate;	     /* cost per native ns; < 0: not known */
+	double trap;	     /* the probes' cost so far (model), ns */
 	/* closed groups' probe hits so far, per group and in all */
 	uint64_t gseen[CABBPF_NGROUPS];
 	uint64_t ngated;
@@ -113,7 +113,6 @@ static uint64_t cpu_ns(struct budget *b)
 		b->cpu_last = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	return b->cpu_last;
 }
-
 
 /* ----------------------------------------------------------- choice -- */
 
@@ -605,8 +604,8 @@ int budget__new(const struct budget_opts *o, struct trace *tr, struct budget **o
 	b->member = calloc(n, 1);
 	b->grp = calloc(n, 1);
 	b->ngrp = calloc(n, 1);
-	if (!b->seen || !b->dh || !b->rate || !b->mode || !b->next || !b->member ||
-	    !b->grp || !b->ngrp) {
+	if (!b->seen || !b->dh || !b->rate || !b->mode || !b->next || !b->member || !b->grp ||
+	    !b->ngrp) {
 		budget__free(b);
 		return -ENOMEM;
 	}
@@ -670,7 +669,8 @@ static void guard(struct budget *b, uint64_t t, uint64_t cpu)
 		return;
 	for (i = 0; i < b->o.nfuncs; i++)
 		if (b->grp[i] != BUDGET_NO_GROUP) {
-			double c = (double)b->dh[i] * b->o.cost_ns[i] * (b->o.entry_only ? 1.0 : 0.5);
+			double c =
+				(double)b->dh[i] * b->o.cost_ns[i] * (b->o.entry_only ? 1.0 : 0.5);
 
 			cost[b->grp[i]] += c;
 			spent += c;
