@@ -606,10 +606,17 @@ int runner__start(struct runner *r)
 	atomic_store(&r->readers, r->nw);
 	r->started = true;
 	for (i = 0; i < r->nw; i++) {
+		char name[16];
+
 		err = -pthread_create(&r->w[i].th, NULL, worker_main, &r->w[i]);
 		if (err)
 			goto cleanup;
 		r->w[i].th_started = true;
+		/* Named, for people (top -H, gdb) and for tests that stop an
+		 * analyzer alone (tests/test_sampling_integration.c). */
+		/* comm holds 15 bytes: cabbpf-an + at most 5 digits. */
+		snprintf(name, sizeof(name), "cabbpf-an%u", i % 100000u);
+		(void)pthread_setname_np(r->w[i].th, name);
 	}
 	return 0;
 cleanup:

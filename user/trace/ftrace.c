@@ -753,6 +753,10 @@ static int open_pipeline(struct ftrace *ft)
 	po.chunk_records = 256;
 	po.nchunks = 256;
 	po.max_chunks = 16384;
+	/* CABBPF_TEST_CAB_CHUNKS=N: buffers of at most N chunks (>= 256), so
+	 * the tests fill them in a fraction of a second. */
+	if (getenv("CABBPF_TEST_CAB_CHUNKS") && atoi(getenv("CABBPF_TEST_CAB_CHUNKS")) >= 256)
+		po.max_chunks = (size_t)atoi(getenv("CABBPF_TEST_CAB_CHUNKS"));
 	if (ft->o.record_path && (err = recorder__open(ft->o.record_path, &ft->rec)))
 		return err;
 	err = stage__new(trace__ncpus(ft->tr), &po, &ft->stage);
