@@ -965,13 +965,14 @@ static void detach_probes(struct trace *t)
 {
 	unsigned g;
 
+	/* Every group's links go out first, each in a closer of its own,
+	 * and only then are the closers waited for: a release waits for
+	 * return probes pending in long-lived frames, whose kernel lease
+	 * expires only 100 ms after the thread's last return probe fired
+	 * (trace__attach_group), which a group still in would keep firing. */
+	for (g = 0; g < CABBPF_NGROUPS; g++)
+		close_group_async(t, g);
 	join_closers(t);
-	for (g = 0; g < CABBPF_NGROUPS; g++) {
-		struct link_set ls;
-
-		take_links(t, g, &ls);
-		close_links(&ls);
-	}
 }
 
 void trace__detach(struct trace *t)
