@@ -18,7 +18,7 @@ ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 SANFLAGS  ?=
 OPT       ?= -O2
 
-PKGS      := libbpf libelf zlib libzstd
+PKGS      := libbpf libelf libdw zlib libzstd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CAPSTONE_LIBS := $(shell pkg-config --libs capstone 2>/dev/null)

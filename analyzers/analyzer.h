@@ -41,6 +41,32 @@ struct an_budget;
 #define AN_RESUMED (UINT32_MAX - 1)
 #define AN_RESUMED_NAME "<resumed>"
 
+/* The binary a traced function is in: pprof's mappings. */
+struct an_bin {
+	const char *path;     /* as traced (the main executable, or a library) */
+	const char *build_id; /* its GNU build id, lowercase hex, or NULL */
+};
+
+/* Where a traced function is: its source (user/elf/dwarf.h) and its
+ * code, for -l, the JSON function objects and pprof. */
+struct an_src {
+	const char *file; /* source file of its definition, or NULL when unknown */
+	uint32_t line;	  /* line of its name there, 0 when unknown */
+	uint32_t bin;	  /* index into an_ctx.bins */
+	uint64_t vaddr;	  /* link-time address of its entry */
+	uint64_t size;	  /* bytes of code (st_size) */
+	uint64_t foff;	  /* file offset of its entry */
+};
+
+/* Kinds of events whose loss (a full kernel ring, or records overwritten
+ * in --cab-mode sampling) makes results lower bounds: struct an_ctx.lost,
+ * struct analyzer_ops.lower_bounds. */
+#define AN_LOST_CALLS 1u /* call events: entries and returns */
+#define AN_LOST_IO 2u	 /* I/O events */
+/* What the text tables append to a count that is a lower bound (inside
+ * its column's width): "1234+" reads "at least 1234". */
+#define AN_LB_MARK "+"
+
 /* Read-only context shared by every instance; outlives them. */
 struct an_ctx {
 	const char *const *fnames; /* function names by fid; entries may be NULL */
@@ -49,6 +75,11 @@ struct an_ctx {
 	 * NULL, when there is none */
 	const char *const *lnames;
 	uint32_t nfuncs;	   /* fids are < nfuncs (the runner filters) */
+	/* by fid (nfuncs entries), or NULL when not known (a recording of
+	 * format 1); bins: nbins entries that src[].bin index */
+	const struct an_src *src;
+	const struct an_bin *bins;
+	uint32_t nbins;
 	unsigned top;		   /* text reports: rows per table (> 0) */
 	/* Sampling (--sample, --start-disabled): the windows tracing was on,
 	 * filled by the loader once the analyzers have stopped, read by
@@ -66,7 +97,26 @@ struct an_ctx {
 	uint64_t timeline_limit;
 	/* The isp analyzer's options (analyzers/isp.h); NULL: defaults. */
 	const struct isp_opts *isp;
+	/* The AN_LOST_* kinds of which events were lost in this run: set by
+	 * the runner once the analyzers have stopped (runner__set_lost), read
+	 * by the reports only, which mark the counts these losses make lower
+	 * bounds (an_ctx__lb, an__put_u64). */
+	unsigned lost;
+	/* JSON lists only the functions called (a table that holds the
+	 * functions of many programs: whole-container tracing) */
+	bool called_only;
 };
+
+/* Whether events of any of the AN_LOST_* kinds were lost in this run: the
+ * counts that depend on them are lower bounds. Any thread, after the run. */
+static inline bool an_ctx__lb(const struct an_ctx *c, unsigned kinds)
+{
+	return (c->lost & kinds) != 0;
+}
+
+/* Text tables: v right-aligned in width columns, with AN_LB_MARK inside
+ * the width when lb (so a table without losses is unchanged). */
+void an__put_u64(FILE *f, int width, uint64_t v, bool lb);
 
 /* Name of fid for reports: "<root>" for AN_ROOT, the table's name, or
  * "fid#N" written into buf when the table has none. Never NULL; the result
@@ -76,6 +126,13 @@ const char *an_ctx__name(const struct an_ctx *c, uint32_t fid, char buf[24]);
 /* The linkage name of fid when it differs from its report name (a
  * demangled C++ or Rust name), else NULL. Any thread. */
 const char *an_ctx__linkage(const struct an_ctx *c, uint32_t fid);
+
+/* fid's source location when its file is known, else NULL. Any thread. */
+const struct an_src *an_ctx__src(const struct an_ctx *c, uint32_t fid);
+
+/* Writes fid's "file" and "line" keys into the function object w has open,
+ * where they are known (nothing otherwise). Any thread. */
+void an_ctx__json_src(const struct an_ctx *c, uint32_t fid, struct json *w);
 
 /* A call, reported at the callee's entry. */
 struct an_call {
@@ -145,6 +202,7 @@ struct shadow_frame {
 	bool ret;	 /* the kernel gave this frame a return probe */
 	bool recursive;	 /* another frame of fid was below it at entry */
 	bool lost;	 /* its return address was put back: no return event */
+	bool noret;	 /* the probe armed no return for it (REC_FID_NORET) */
 	/* --size (analyzers/isp.h): the routine's designated argument, read
 	 * by the entry probe, came in a CABBPF_EV_SIZE event */
 	bool sized;
@@ -197,6 +255,11 @@ struct analyzer_ops {
 	 * default "every analyzer": its result is a file (timeline), or it
 	 * says something only of runs that feed varied inputs (isp). */
 	bool opt_in;
+	/* The AN_LOST_* kinds whose loss makes this analyzer's counts lower
+	 * bounds: its text tables mark them (AN_LB_MARK), the runner adds a
+	 * footnote, and the JSON lists the analyzer under
+	 * lost_by_kind.<kind>.analyzers (docs/json-schema.md). */
+	unsigned lower_bounds;
 };
 
 /* The registry, in report order. */

@@ -277,10 +277,11 @@ static int cg_report_text(void *state, FILE *f)
 		return -ENOMEM;
 	fprintf(f, "call graph: %zu caller -> callee edges\n", n);
 	fprintf(f, "%12s  %s\n", "CALLS", "CALLER -> CALLEE");
-	for (i = 0; i < n && i < g->ctx->top; i++)
-		fprintf(f, "%12" PRIu64 "  %s -> %s\n", rows[i].calls,
-			an_ctx__name(g->ctx, EDGE_CALLER(rows[i].key), b1),
+	for (i = 0; i < n && i < g->ctx->top; i++) {
+		an__put_u64(f, 12, rows[i].calls, an_ctx__lb(g->ctx, AN_LOST_CALLS));
+		fprintf(f, "  %s -> %s\n", an_ctx__name(g->ctx, EDGE_CALLER(rows[i].key), b1),
 			an_ctx__name(g->ctx, EDGE_CALLEE(rows[i].key), b2));
+	}
 	if (n > g->ctx->top)
 		fprintf(f, "  ... %zu more edges (the JSON report has all)\n", n - g->ctx->top);
 	if (g->ctx->budget)
@@ -536,6 +537,7 @@ const struct analyzer_ops analyzer_callgraph = {
 	.on_return = cg_on_return,
 	.merge = cg_merge,
 	.report_text = cg_report_text,
+	.lower_bounds = AN_LOST_CALLS,
 	.report_json = cg_report_json,
 	.free = cg_free,
 };

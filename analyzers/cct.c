@@ -937,7 +937,9 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 			ms_col(f, minus(n->incl_ns, cp.below[id]), true);
 			ms_col(f, minus(n->self_ns, cp.direct[id]), true);
 		}
-		fprintf(f, " %12" PRIu64 " ", n->calls);
+		fputc(' ', f);
+		an__put_u64(f, 12, n->calls, an_ctx__lb(g->ctx, AN_LOST_CALLS));
+		fputc(' ', f);
 		for (i = 1; i < d; i++)
 			fputs("  ", f);
 		print_row_tail(f, g, n->fid, n->missing, n->unwound, n->folded);
@@ -972,8 +974,8 @@ static int report_functions(struct cct *g, const struct cct_tree *t, FILE *f)
 	fprintf(f, "%12s %11s %11s %11s %11s  %s\n", "CALLS", "TOTAL_MS", "SELF_MS", "CPU_MS",
 		"CPU_SELF_MS", "FUNCTION");
 	for (i = 0; i < n && i < g->ctx->top; i++) {
-		fprintf(f, "%12" PRIu64 " %11.3f %11.3f", rows[i].calls, (double)rows[i].incl / 1e6,
-			(double)rows[i].self / 1e6);
+		an__put_u64(f, 12, rows[i].calls, an_ctx__lb(g->ctx, AN_LOST_CALLS));
+		fprintf(f, " %11.3f %11.3f", (double)rows[i].incl / 1e6, (double)rows[i].self / 1e6);
 		ms_col(f, rows[i].cpu_incl, g->o.cpu_time);
 		ms_col(f, rows[i].cpu_self, g->o.cpu_time);
 		print_row_tail(f, g, rows[i].fid, rows[i].missing, rows[i].unwound, 0);
@@ -1424,6 +1426,7 @@ const struct analyzer_ops analyzer_cct = {
 	.on_return = cct_on_return,
 	.merge = cct_merge,
 	.report_text = cct_report_text,
+	.lower_bounds = AN_LOST_CALLS,
 	.report_json = cct_report_json,
 	.free = cct_free,
 };

@@ -433,6 +433,7 @@ static int count_report_text(void *state, FILE *f)
 	struct count_thread **th = NULL;
 	struct fn_row *rows = NULL;
 	size_t nrows = 0, nth = 0, ncols, i, j;
+	bool lb = an_ctx__lb(c->ctx, AN_LOST_CALLS);
 	char buf[24];
 	int err = 0;
 
@@ -458,16 +459,19 @@ static int count_report_text(void *state, FILE *f)
 		const struct count_fn *fn = &c->fn[rows[i].fid];
 		uint64_t shown = 0, *v;
 
-		fprintf(f, "%12" PRIu64, fn->calls);
+		an__put_u64(f, 12, fn->calls, lb);
 		put_ms(f, fn->t.matched, fn->t.incl_ns);
 		put_ms(f, fn->t.matched, fn->t.self_ns);
 		for (j = 0; j < ncols; j++) {
 			v = hmap__find(&th[j]->fn, rows[i].fid);
-			fprintf(f, " %10" PRIu64, v ? *v : 0);
+			fputc(' ', f);
+			an__put_u64(f, 10, v ? *v : 0, lb);
 			shown += v ? *v : 0;
 		}
-		if (nth > ncols && ncols)
-			fprintf(f, " %10" PRIu64, fn->calls - shown);
+		if (nth > ncols && ncols) {
+			fputc(' ', f);
+			an__put_u64(f, 10, fn->calls - shown, lb);
+		}
 		fprintf(f, "  %s\n", an_ctx__name(c->ctx, rows[i].fid, buf));
 	}
 	if (nrows > c->ctx->top)
@@ -585,7 +589,7 @@ static int count_report_json(void *state, struct json *w)
 	char buf[24];
 	int err;
 
-	rows = fn_rows(c, false, &nrows);
+	rows = fn_rows(c, c->ctx->called_only, &nrows);
 	th = thread_list(c, &nth, cmp_thread_tid);
 	if (!rows || !th) {
 		err = -ENOMEM;
@@ -605,6 +609,7 @@ static int count_report_json(void *state, struct json *w)
 		if (an_ctx__linkage(c->ctx, rows[i].fid)) {
 			json__kv_string(w, "linkage_name", an_ctx__linkage(c->ctx, rows[i].fid));
 		}
+		an_ctx__json_src(c->ctx, rows[i].fid, w);
 		json__kv_u64(w, "fid", rows[i].fid);
 		json__kv_u64(w, "calls", fn->calls);
 		if (c->ctx->budget) {
@@ -694,6 +699,7 @@ const struct analyzer_ops analyzer_count = {
 	.on_return = count_on_return,
 	.merge = count_merge,
 	.report_text = count_report_text,
+	.lower_bounds = AN_LOST_CALLS,
 	.report_json = count_report_json,
 	.free = count_free,
 };

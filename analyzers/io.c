@@ -262,6 +262,9 @@ static int ioan_report_text(void *state, FILE *f)
 	size_t n = 0, i;
 	unsigned s, k;
 	char buf[24];
+	/* A lost I/O event is missing from every total it would be in. (A
+	 * lost call event moves I/O between functions, both ways: no bound.) */
+	bool lb = an_ctx__lb(a->ctx, AN_LOST_IO);
 
 	rows = fn_rows(a, &n);
 	if (!rows)
@@ -274,17 +277,31 @@ static int ioan_report_text(void *state, FILE *f)
 	for (i = 0; i < n && i < a->ctx->top; i++) {
 		const struct io_totals *t = &a->fn[rows[i].fid];
 
-		fprintf(f, "%12" PRIu64 " %12" PRIu64 " %9" PRIu64 " %9" PRIu64 " %12" PRIu64
-			   " %12" PRIu64 "  %s\n",
-			t->in_bytes, t->out_bytes, t->in_calls, t->out_calls, t->self_in_bytes,
-			t->self_out_bytes, an_ctx__name(a->ctx, rows[i].fid, buf));
+		an__put_u64(f, 12, t->in_bytes, lb);
+		fputc(' ', f);
+		an__put_u64(f, 12, t->out_bytes, lb);
+		fputc(' ', f);
+		an__put_u64(f, 9, t->in_calls, lb);
+		fputc(' ', f);
+		an__put_u64(f, 9, t->out_calls, lb);
+		fputc(' ', f);
+		an__put_u64(f, 12, t->self_in_bytes, lb);
+		fputc(' ', f);
+		an__put_u64(f, 12, t->self_out_bytes, lb);
+		fprintf(f, "  %s\n", an_ctx__name(a->ctx, rows[i].fid, buf));
 	}
 	if (n > a->ctx->top)
 		fprintf(f, "  ... %zu more functions (the JSON report has all)\n", n - a->ctx->top);
-	if (a->outside.in_calls || a->outside.out_calls)
-		fprintf(f, "%12" PRIu64 " %12" PRIu64 " %9" PRIu64 " %9" PRIu64 " %12s %12s  %s\n",
-			a->outside.in_bytes, a->outside.out_bytes, a->outside.in_calls,
-			a->outside.out_calls, "", "", "<outside traced functions>");
+	if (a->outside.in_calls || a->outside.out_calls) {
+		an__put_u64(f, 12, a->outside.in_bytes, lb);
+		fputc(' ', f);
+		an__put_u64(f, 12, a->outside.out_bytes, lb);
+		fputc(' ', f);
+		an__put_u64(f, 9, a->outside.in_calls, lb);
+		fputc(' ', f);
+		an__put_u64(f, 9, a->outside.out_calls, lb);
+		fprintf(f, " %12s %12s  %s\n", "", "", "<outside traced functions>");
+	}
 	if (a->events) {
 		fprintf(f, "I/O per system call and fd kind:\n");
 		fprintf(f, "%16s %-9s %10s %12s %12s %8s %8s\n", "SYSCALL", "FD_KIND", "CALLS",
@@ -295,10 +312,17 @@ static int ioan_report_text(void *state, FILE *f)
 
 				if (!t->calls)
 					continue;
-				fprintf(f, "%16s %-9s %10" PRIu64 " %12" PRIu64 " %12" PRIu64
-					   " %8" PRIu64 " %8" PRIu64 "\n",
-					syscalls__label(s), syscalls__fdkind_name(k), t->calls, t->bytes, t->req,
-					t->short_calls, t->errors);
+				fprintf(f, "%16s %-9s ", syscalls__label(s), syscalls__fdkind_name(k));
+				an__put_u64(f, 10, t->calls, lb);
+				fputc(' ', f);
+				an__put_u64(f, 12, t->bytes, lb);
+				fputc(' ', f);
+				an__put_u64(f, 12, t->req, lb);
+				fputc(' ', f);
+				an__put_u64(f, 8, t->short_calls, lb);
+				fputc(' ', f);
+				an__put_u64(f, 8, t->errors, lb);
+				fputc('\n', f);
 			}
 	}
 	if (a->nomem)
@@ -418,6 +442,7 @@ const struct analyzer_ops analyzer_io = {
 	.on_return = NULL,
 	.merge = ioan_merge,
 	.report_text = ioan_report_text,
+	.lower_bounds = AN_LOST_IO,
 	.report_json = ioan_report_json,
 	.free = ioan_free,
 	.on_io = ioan_on_io,

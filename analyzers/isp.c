@@ -510,7 +510,11 @@ static int isp_report_text(void *state, FILE *f)
 
 		for (k = 0; k < fn->n; k++)
 			pts += fn->pts[k].calls;
-		fprintf(f, "%9" PRIu64 " %8zu %8" PRIu64 " ", pts, fn->n, fn->pts[fn->n - 1].size);
+		an__put_u64(f, 9, pts, an_ctx__lb(a->ctx, AN_LOST_CALLS));
+		fprintf(f, " %8zu ", fn->n);
+		/* sizes from I/O bytes: each one a lower bound when I/O was lost */
+		an__put_u64(f, 8, fn->pts[fn->n - 1].size, !fn->arg && an_ctx__lb(a->ctx, AN_LOST_IO));
+		fputc(' ', f);
 		if (rows[i].fitted)
 			fprintf(f, "%-11s ", fit__class_name(rows[i].fit.cls));
 		else
@@ -523,7 +527,8 @@ static int isp_report_text(void *state, FILE *f)
 			fprintf(f, "%6.3f ", rows[i].fit.r2);
 		else
 			fprintf(f, "%6s ", "-");
-		fprintf(f, "%14" PRIu64 "  %s%s%s\n", fn->total, rows[i].bottleneck ? "* " : "",
+		an__put_u64(f, 14, fn->total, an_ctx__lb(a->ctx, AN_LOST_CALLS));
+		fprintf(f, "  %s%s%s\n", rows[i].bottleneck ? "* " : "",
 			an_ctx__name(a->ctx, rows[i].fid, buf),
 			fn->arg ? " [size: argument]" : "");
 	}
@@ -594,6 +599,7 @@ static int isp_report_json(void *state, struct json *w)
 			json__key(w, "linkage_name");
 			json__string(w, an_ctx__linkage(a->ctx, rows[i].fid));
 		}
+		an_ctx__json_src(a->ctx, rows[i].fid, w);
 		json__key(w, "fid");
 		json__u64(w, rows[i].fid);
 		json__key(w, "size_source");
@@ -664,4 +670,5 @@ const struct analyzer_ops analyzer_isp = {
 	.free = isp_free,
 	.on_io = isp_on_io,
 	.opt_in = true,
+	.lower_bounds = AN_LOST_CALLS | AN_LOST_IO,
 };

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * --plots DIR: one SVG cost plot per routine (isp.h), as a person reads
- * it: log-log axes with decade ticks, the worst-case points (max cost per
- * size), the average points, the fitted curve, labelled axes, a legend,
- * and each point's figures on hover. Self-contained: no script, no
+ * --plots DIR: one SVG per routine (isp.h), as a person reads it: the
+ * cost plot (log-log axes with decade ticks, the worst-case points (max
+ * cost per size), the average points, the fitted curve, labelled axes, a
+ * legend) and under it, on the same size axis, the workload plot (how
+ * many activations had each size: one bar per size, linear count axis);
+ * each point's and bar's figures on hover. Self-contained: no script, no
  * external reference. Files through common/outfile.h.
  */
 #include <errno.h>
@@ -22,11 +24,13 @@
 #include "common/xml.h"
 
 #define W 720
-#define H 460
-#define ML 90 /* margins: left (tick labels), right, top (title), bottom */
+#define H 694
+#define ML 90 /* margins: left (tick labels), right, top (title) */
 #define MR 30
-#define MT 76
-#define MB 60
+#define MT 100 /* title, subtitles and the legend's row above it */
+#define PB 424	/* the cost plot's bottom (its x tick labels under it) */
+#define WT 476	/* the workload plot: top and bottom, on the same x axis */
+#define WB 606
 
 struct axis {
 	double lo, hi; /* log10 of the range's ends, whole decades */
@@ -47,7 +51,76 @@ static double px(const struct axis *a, double v)
 
 static double py(const struct axis *a, double v)
 {
-	return H - MB - (log10(v) - a->lo) / (a->hi - a->lo) * (H - MT - MB);
+	return PB - (log10(v) - a->lo) / (a->hi - a->lo) * (PB - MT);
+}
+
+/* A frame from y top to bottom, the x grid at each decade, the decade
+ * labels under it and minor ticks. */
+static void x_axis(FILE *f, const struct axis *ax, int top, int bottom)
+{
+	int d, k;
+
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+		   "stroke=\"#000\"/>\n",
+		ML, top, W - ML - MR, bottom - top);
+	for (d = (int)ax->lo; d <= (int)ax->hi; d++) {
+		double x = px(ax, pow(10, d));
+
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n", x,
+			top, x, bottom);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">1e%d</text>\n", x,
+			bottom + 16, d);
+		for (k = 2; k < 10 && d < (int)ax->hi; k++) {
+			double xm = px(ax, k * pow(10, d));
+
+			fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#000\"/>\n",
+				xm, bottom, xm, bottom - 4);
+		}
+	}
+}
+
+/* The workload plot: one bar per size (size >= 1: the log axis), its
+ * height the activations of that size on a linear axis from 0 to the
+ * most frequent size's count; a title above it, the count axis left. */
+static void workload(FILE *f, const struct isp_fn *fn, const struct axis *ax, bool drawable)
+{
+	uint64_t most = 0;
+	size_t i;
+
+	for (i = 0; i < fn->n; i++)
+		if (fn->pts[i].size && fn->pts[i].calls > most)
+			most = fn->pts[i].calls;
+	fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">workload: activations per "
+		   "input size</text>\n",
+		ML, WT - 8);
+	fprintf(f, "<text transform=\"translate(20,%d) rotate(-90)\" text-anchor=\"middle\">"
+		   "activations</text>\n",
+		(WT + WB) / 2);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n", ML - 6, WB + 4);
+	if (!drawable || !most)
+		return;
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%" PRIu64 "</text>\n", ML - 6,
+		WT + 4, most);
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n", ML, WT,
+		W - MR, WT);
+	if (most > 1 && most % 2 == 0) { /* counts are whole: a whole middle tick */
+		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%" PRIu64 "</text>\n",
+			ML - 6, (WT + WB) / 2.0 + 4, most / 2);
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+			ML, (WT + WB) / 2.0, W - MR, (WT + WB) / 2.0);
+	}
+	for (i = 0; i < fn->n; i++) {
+		const struct isp_point *p = &fn->pts[i];
+		double h = (double)p->calls / (double)most * (WB - WT);
+
+		if (!p->size)
+			continue;
+		fprintf(f, "<rect class=\"wl\" x=\"%.1f\" y=\"%.1f\" width=\"6\" height=\"%.1f\" "
+			   "fill=\"#777\"><title>size %" PRIu64 ": %" PRIu64 " activation%s</title>"
+			   "</rect>\n",
+			px(ax, (double)p->size) - 3, WB - h, h, p->size, p->calls,
+			p->calls == 1 ? "" : "s");
+	}
 }
 
 /* The plot of one sorted routine. Returns 0 or -EIO. */
@@ -103,24 +176,10 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 	if (undrawn)
 		fprintf(f, "; %zu size%s at 0 not on log axes", undrawn, undrawn == 1 ? "" : "s");
 	fputs("</text>\n", f);
-	/* frame, grid and decade ticks */
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
-		   "stroke=\"#000\"/>\n",
-		ML, MT, W - ML - MR, H - MT - MB);
-	for (d = (int)ax.lo; d <= (int)ax.hi; d++) {
-		double x = px(&ax, pow(10, d));
-
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n", x,
-			MT, x, H - MB);
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">1e%d</text>\n", x,
-			H - MB + 16, d);
-		for (k = 2; k < 10 && d < (int)ax.hi; k++) {
-			double xm = px(&ax, k * pow(10, d));
-
-			fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#000\"/>\n",
-				xm, H - MB, xm, H - MB - 4);
-		}
-	}
+	/* frames, grids and decade ticks: the cost plot, and the workload
+	 * plot under it on the same size axis */
+	x_axis(f, &ax, MT, PB);
+	x_axis(f, &ax, WT, WB);
 	for (d = (int)ay.lo; d <= (int)ay.hi; d++) {
 		double y = py(&ay, pow(10, d));
 
@@ -130,15 +189,16 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 			y + 4, d);
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">input size (%s, log scale)</text>\n",
-		(ML + W - MR) / 2, H - 18,
+		(ML + W - MR) / 2, WB + 40,
 		fn->arg ? "the --size argument" : "bytes read by the activation and its callees");
 	fprintf(f, "<text transform=\"translate(20,%d) rotate(-90)\" text-anchor=\"middle\">"
 		   "cost (%s, log scale)</text>\n",
-		(MT + H - MB) / 2, isp__cost_unit(a->cost));
+		(MT + PB) / 2, isp__cost_unit(a->cost));
+	workload(f, fn, &ax, xmax > 0);
 	/* fitted curve, clipped to the frame */
 	fprintf(f, "<clipPath id=\"frame\"><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
 		   "</clipPath>\n",
-		ML, MT, W - ML - MR, H - MT - MB);
+		ML, MT, W - ML - MR, PB - MT);
 	if (fitted && xmax > 0) {
 		bool pen = false;
 
@@ -182,16 +242,15 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 			px(&ax, (double)p->size), py(&ay, (double)p->cost_max), p->size, p->calls,
 			p->cost_min, p->cost_max);
 	}
-	/* legend */
+	/* legend: one row above the plot, never over a point */
 	fprintf(f, "<g transform=\"translate(%d,%d)\">\n"
-		   "<rect x=\"0\" y=\"0\" width=\"170\" height=\"62\" fill=\"#fff\" stroke=\"#999\"/>\n"
-		   "<circle cx=\"14\" cy=\"14\" r=\"4.5\" fill=\"#d33\"/>"
-		   "<text x=\"26\" y=\"18\">worst case (max)</text>\n"
-		   "<rect x=\"10.5\" y=\"27.5\" width=\"7\" height=\"7\" fill=\"#36c\"/>"
-		   "<text x=\"26\" y=\"35\">average</text>\n"
-		   "<line x1=\"6\" y1=\"49\" x2=\"22\" y2=\"49\" stroke=\"#2a7\" stroke-width=\"2\"/>"
-		   "<text x=\"26\" y=\"53\">fitted %s</text>\n</g>\n",
-		ML + 10, MT + 10, fitted ? fit__class_name(fit->cls) : "(none)");
+		   "<circle cx=\"5\" cy=\"-4\" r=\"4.5\" fill=\"#d33\"/>"
+		   "<text x=\"15\" y=\"0\">worst case (max)</text>\n"
+		   "<rect x=\"146.5\" y=\"-7.5\" width=\"7\" height=\"7\" fill=\"#36c\"/>"
+		   "<text x=\"160\" y=\"0\">average</text>\n"
+		   "<line x1=\"232\" y1=\"-4\" x2=\"250\" y2=\"-4\" stroke=\"#2a7\" "
+		   "stroke-width=\"2\"/><text x=\"256\" y=\"0\">fitted %s</text>\n</g>\n",
+		ML, MT - 10, fitted ? fit__class_name(fit->cls) : "(none)");
 	fputs("</svg>\n", f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -354,4 +354,5 @@ const struct analyzer_ops analyzer_timeline = {
 	.report_json = tl_report_json,
 	.free = tl_free,
 	.opt_in = true,
+	.lower_bounds = AN_LOST_CALLS | AN_LOST_IO,
 };

@@ -91,7 +91,7 @@ static __always_inline void emit(__u32 tid, __u32 tgid, __u32 site, __u64 sp)
 		return;
 	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_GUARD_DROPS);
 	if (e) {
-		e->tid = tid;
+		e->tid = pipeline_tid(st, tid);
 		e->pid = tgid;
 		e->kind = CABBPF_EV_GUARD;
 		e->fid = site;

@@ -493,7 +493,7 @@ static __always_inline void emit_event(struct iocall *c, const struct fdinfo *fi
 	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_IO_DROPS);
 	if (!e)
 		goto out;
-	e->tid = (__u32)id;
+	e->tid = pipeline_tid(st, (__u32)id);
 	e->pid = id >> 32;
 	e->kind = CABBPF_EV_IO;
 	e->sc = (__u8)c->sc;

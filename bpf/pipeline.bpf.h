@@ -53,7 +53,13 @@ struct {
 struct tstate {
 	__u64 seq;  /* next sequence number of this thread */
 	__u32 busy; /* re-entry guard */
-	__u32 pad;
+	/* The tid this thread's events carry when it is not its own (0: its
+	 * own): a thread other than the leader that calls execve takes the
+	 * process's id (the kernel swaps them), but its task and so its
+	 * sequence numbers go on; its events keep its old tid, one stream
+	 * (bpf/trace.bpf.c on_exec). Every writer takes the tid through
+	 * pipeline_tid(). */
+	__u32 alias;
 	__u64 pub;  /* header that publishes the slot being written (pos + 1) */
 	/* bpf/trace.bpf.c's on_switch: when the thread left its CPU (0: on
 	 * a CPU), and off-CPU time not yet delivered in an event */
@@ -67,6 +73,13 @@ struct {
 	__type(key, int);
 	__type(value, struct tstate);
 } tstates SEC(".maps");
+
+/* The tid an event of the thread with state st and kernel tid tid carries
+ * (see tstate.alias). */
+static __always_inline __u32 pipeline_tid(const struct tstate *st, __u32 tid)
+{
+	return st->alias ? st->alias : tid;
+}
 
 /* One access, as written: neither merged, split nor moved by the compiler. */
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))

@@ -86,6 +86,17 @@ static __always_inline bool group_closed(__u64 g, __u64 cookie)
 	return true;
 }
 
+/* The traced executable, set by the loader before load (s_dev of its
+ * inode's superblock in the kernel's encoding, and its inode number; 0 0:
+ * unknown, nothing checked), and whether the target process now runs
+ * another program: its last execve loaded another file (on_exec). The
+ * uprobes of the libraries both programs map (-f 'libc:*') would count
+ * that program's calls: while other_image is set the probes emit nothing.
+ * One load and branch on the hot path, beside the gate's. */
+const volatile __u32 exe_dev = 0;
+const volatile __u64 exe_ino = 0;
+volatile __u32 other_image = 0;
+
 /* --cgroup (issue 4): the loader sets cgroup_on before load and puts the
  * cgroup in cgfilter[0] after load. A rodata flag, not a map lookup: when
  * off the verifier drops the check altogether. */
@@ -102,6 +113,31 @@ static __always_inline bool cgroup_excluded(void)
 {
 	return cgroup_on && bpf_current_task_under_cgroup(&cgfilter, 0) != 1;
 }
+
+/*
+ * Whole-container tracing (issue 15 item 9): one session program per
+ * site (on_session: entry and return in one link, kernel >= 6.13) whose
+ * entry decides, per call, whether the kernel arms the return probe: only
+ * for a process the loader armed (its group leader has an "armed" entry:
+ * the guard holds it, or it needs none, user/trace/guard.h), and only for
+ * an entry that was written. Every other call (a process of the container
+ * not yet guarded, a process outside the cgroup that runs the same file,
+ * a closed gate, a full ring) gets no return probe at all: nothing is
+ * written into its stack, so nothing the loader does not watch can be
+ * harmed by a trampoline. Entries of unarmed processes are still counted,
+ * flagged CABBPF_FID_NORET. The storage lives on the leader's task_struct:
+ * a pid reused later is a new task, unarmed; execve disarms (on_exec).
+ */
+const volatile __u32 session = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} armed SEC(".maps");
+
+extern bool bpf_session_is_return(void) __ksym __weak;
 
 
 /* --size (issue 14): sized_on is set before load when a rule exists;
@@ -222,6 +258,8 @@ static __always_inline void throttle(struct tstate *st, __u32 tid)
 	bump(CABBPF_STAT_THROTTLES);
 }
 
+/* Returns what a session entry returns (0: arm the return probe, 1: do
+ * not); 0 for the other programs, which ignore it. */
 static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 {
 	/* What bpf_get_current_pid_tgid() returns, read without its helper
@@ -232,26 +270,35 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	struct cabbpf_event *e;
 	struct tstate *st;
 	__u64 g = gate, cookie;
-	__u32 win = (__u32)g;
+	__u32 win = (__u32)g, noret = 0;
+	/* a session entry: returns unless armed below */
+	int rc = session && kind == CABBPF_EV_ENTRY;
 
 	if (!win)
-		return 0; /* the gate is closed: no sequence number taken */
+		return rc; /* the gate is closed: no sequence number taken */
 	if (target_tgid && tgid != target_tgid)
-		return 0;
+		return rc;
 	cookie = bpf_get_attach_cookie(ctx);
 	if (group_closed(g, cookie))
-		return 0; /* this probe's group is closed (--budget) */
+		return rc; /* this probe's group is closed (--budget) */
+	if (other_image)
+		return rc; /* another program's call into a shared library */
 	if (cgroup_excluded())
-		return 0;
+		return rc;
+	if (rc && !bpf_task_storage_get(&armed, task->group_leader, 0, 0))
+		noret = CABBPF_FID_NORET;
 	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_DROPS);
 	if (!e)
 		goto out;
-	e->tid = (__u32)id;
+	e->tid = pipeline_tid(st, (__u32)id);
 	e->pid = tgid;
 	e->kind = kind;
 	/* the flag of --size and the group stripped; without rules or
 	 * groups nothing to strip */
-	e->fid = sized_on || groups_on ? (__u32)cookie & CABBPF_COOKIE_FID : (__u32)cookie;
+	e->fid = (sized_on || groups_on ? (__u32)cookie & CABBPF_COOKIE_FID : (__u32)cookie) |
+		 noret;
+	if (rc && !noret)
+		rc = 0; /* written, armed: its return comes */
 	/* Taken only after the claim succeeded: drops leave no gap. */
 	e->seq = st->seq++;
 	e->ts = want_time ? bpf_ktime_get_ns() : 0;
@@ -272,7 +319,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 		struct cabbpf_event *z = pipeline_claim(st, CABBPF_STAT_DROPS);
 
 		if (z) {
-			z->tid = (__u32)id;
+			z->tid = pipeline_tid(st, (__u32)id);
 			z->pid = tgid;
 			z->kind = CABBPF_EV_SIZE;
 			z->fid = fid;
@@ -287,7 +334,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 		throttle(st, (__u32)id);
 out:
 	pipeline_end(st);
-	return 0;
+	return rc;
 }
 
 SEC("uprobe")
@@ -302,39 +349,125 @@ int BPF_KRETPROBE(on_return)
 	return emit(ctx, CABBPF_EV_RETURN);
 }
 
+/* Whole-container tracing: entry and return in one program (attach type
+ * BPF_TRACE_UPROBE_SESSION, set by the loader); see "armed". */
+SEC("uprobe")
+int BPF_KPROBE(on_session)
+{
+	if (bpf_session_is_return())
+		return emit(ctx, CABBPF_EV_RETURN);
+	return emit(ctx, CABBPF_EV_ENTRY);
+}
+
 /*
  * execve replaced the image (the exec'ing thread, now the only one): the
  * old image's frames are gone without returns. Uprobes are bound to files,
- * so the same binary is traced on; the event says which file it is.
+ * so the same binary is traced on; the event says which file it is: fid
+ * the s_dev of its inode's superblock (kernel encoding), sp its inode
+ * number, pad 0 (CABBPF_EXEC_KILLED marks the events of on_exit). A
+ * thread other than the leader that exec's takes the process's id; its
+ * events keep the old one (tstate.alias), so its stream goes on in
+ * order. Another program: the probes go quiet (other_image) until an
+ * execve loads the traced one again.
  */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	__u64 ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+	__u32 dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
 	struct cabbpf_event *e;
 	struct tstate *st;
 	__u32 win = (__u32)gate;
 
+	/* A new image: not armed until the loader has looked at it (its
+	 * guard, user/trace/guard.h), whatever the gate and the target. */
+	if (session)
+		bpf_task_storage_delete(&armed, p);
+	if (target_tgid && p->tgid != target_tgid)
+		return 0;
+	/* Whatever the gate: state that outlives it. */
+	if (target_tgid && exe_ino)
+		other_image = ino != exe_ino || dev != exe_dev;
+	st = bpf_task_storage_get(&tstates, p, 0, 0);
+	if (st && (__u32)old_pid != (__u32)p->pid && !st->alias)
+		st->alias = (__u32)old_pid;
 	/* Closed gate (see gate); sampling watches execve between windows
 	 * too (the shadow stacks close the old image's frames). */
 	if (!sampling && !win)
-		return 0;
-	if (target_tgid && p->tgid != target_tgid)
 		return 0;
 	if (cgroup_excluded())
 		return 0;
 	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_DROPS);
 	if (e) {
-		e->tid = (__u32)p->pid;
+		e->tid = pipeline_tid(st, (__u32)p->pid);
+		e->pid = p->tgid;
+		e->kind = CABBPF_EV_EXEC;
+		e->fid = dev;
+		e->seq = st->seq++;
+		e->ts = want_time ? bpf_ktime_get_ns() : 0;
+		e->sp = ino;
+		e->epoch = sampling ? win : 0;
+		e->pad = 0;
+		pipeline_submit(e, st);
+	}
+	pipeline_end(st);
+	return 0;
+}
+
+/*
+ * A thread that ends because another thread of its process called execve
+ * (the kernel kills every other thread before the new image runs): its
+ * frames end with the old image too, "by exec". Written for threads that
+ * have events (task storage) only, as an exec event flagged
+ * CABBPF_EXEC_KILLED (not an execve of the program's own).
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+{
+	struct task_struct *execer = p->signal->group_exec_task;
+	struct cabbpf_event *e;
+	struct tstate *st;
+	__u32 win = (__u32)gate;
+
+	if (!execer || execer == p)
+		return 0;
+	if (target_tgid && p->tgid != target_tgid)
+		return 0;
+	/* A thread other than the leader exec's: the kernel will give it
+	 * the leader's id once every other thread is gone (this one among
+	 * them), before on_exec runs; a switch-in event written in between
+	 * must already carry its old tid (tstate.alias). */
+	if (execer->pid != execer->tgid) {
+		st = bpf_task_storage_get(&tstates, execer, 0, 0);
+		if (st && !st->alias)
+			st->alias = (__u32)execer->pid;
+	}
+	if (!sampling && !win)
+		return 0;
+	if (cgroup_excluded())
+		return 0;
+	st = bpf_task_storage_get(&tstates, p, 0, 0);
+	if (!st)
+		return 0;
+	if (st->busy) {
+		bump(CABBPF_STAT_REENTRY);
+		return 0;
+	}
+	st->busy = 1;
+	e = pipeline_claim(st, CABBPF_STAT_DROPS);
+	if (e) {
+		e->tid = pipeline_tid(st, (__u32)p->pid);
 		e->pid = p->tgid;
 		e->kind = CABBPF_EV_EXEC;
 		e->fid = 0;
 		e->seq = st->seq++;
 		e->ts = want_time ? bpf_ktime_get_ns() : 0;
-		e->sp = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+		e->sp = 0;
 		e->epoch = sampling ? win : 0;
+		e->pad = CABBPF_EXEC_KILLED;
 		pipeline_submit(e, st);
 	}
-	pipeline_end(st);
+	st->busy = 0;
 	return 0;
 }
 
@@ -399,7 +532,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	}
 	st->off_pend = 0;
-	e->tid = (__u32)next->pid;
+	e->tid = pipeline_tid(st, (__u32)next->pid);
 	e->pid = next->tgid;
 	e->kind = CABBPF_EV_SCHED;
 	e->fid = 0;

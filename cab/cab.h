@@ -120,6 +120,9 @@ struct cab_chunk {
 	uint32_t nrec;  /* records in the chunk */
 	uint64_t seq;   /* producer-defined; the pipeline stores the per-thread
 			   sequence number of the first record */
+	uint32_t tag;   /* producer-defined (cab_pp__reserve_tag; 0 otherwise):
+			   the pipeline stores the thread's process id */
+	uint32_t pad;
 	uint64_t recs[]; /* nrec * record_words words */
 };
 
@@ -138,6 +141,11 @@ void cab_pp__free(struct cab_pp *pp);
  * counts its records as overwritten (sampling). Returns NULL only when
  * memory runs out. At most one chunk is open at a time. */
 uint64_t *cab_pp__reserve(struct cab_pp *pp, uint32_t tid, uint64_t seq);
+/* [producer] The same with a tag in the header (cab_pp__reserve: tag 0),
+ * e.g. the process the thread belongs to, which the consumer reads from
+ * the chunk it takes: the header, not a side table, says it, so a thread
+ * id reused by another process can never be attributed to the old one. */
+uint64_t *cab_pp__reserve_tag(struct cab_pp *pp, uint32_t tid, uint32_t tag, uint64_t seq);
 /* [producer] Publish the open chunk with nrec records (nrec may be 0, then
  * the chunk simply goes back to the pool). */
 void cab_pp__commit(struct cab_pp *pp, uint32_t nrec);

@@ -118,6 +118,8 @@ static struct cab_chunk *pp__alloc_chunk(struct cab_pp *pp)
 	ch->tid = 0;
 	ch->nrec = 0;
 	ch->seq = 0;
+	ch->tag = 0;
+	ch->pad = 0;
 	pp->all[pp->nalloc++] = ch;
 	return ch;
 }
@@ -256,6 +258,11 @@ static struct cab_chunk *pp__recycle(struct cab_pp *pp)
 
 uint64_t *cab_pp__reserve(struct cab_pp *pp, uint32_t tid, uint64_t seq)
 {
+	return cab_pp__reserve_tag(pp, tid, 0, seq);
+}
+
+uint64_t *cab_pp__reserve_tag(struct cab_pp *pp, uint32_t tid, uint32_t tag, uint64_t seq)
+{
 	struct cab_chunk *ch;
 	struct cab__backoff b;
 	uint64_t t0 = 0;
@@ -298,6 +305,7 @@ uint64_t *cab_pp__reserve(struct cab_pp *pp, uint32_t tid, uint64_t seq)
 	if (t0)
 		cab__cnt_add(&pp->blocked_ns, cab__now_ns() - t0);
 	ch->tid = tid;
+	ch->tag = tag;
 	ch->seq = seq;
 	ch->nrec = 0;
 	pp->open = ch;

@@ -23,6 +23,20 @@ static int dir_of(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* What may be at an output path (from lstat): nothing is fine (ENOENT is
+ * the caller's), a regular file or a symlink of ours too; 0 or -errno as
+ * outfile__check says. */
+static int existing_ok(const struct stat *sb)
+{
+	if (S_ISDIR(sb->st_mode))
+		return -EISDIR;
+	if (!S_ISREG(sb->st_mode) && !S_ISLNK(sb->st_mode))
+		return -EEXIST;
+	if (sb->st_uid != geteuid())
+		return -EPERM;
+	return 0;
+}
+
 int outfile__check(const char *path)
 {
 	char dir[4096];
@@ -44,13 +58,7 @@ int outfile__check(const char *path)
 		return -EACCES;
 	if (lstat(path, &sb)) /* nothing there yet: fine */
 		return errno == ENOENT ? 0 : -errno;
-	if (S_ISDIR(sb.st_mode))
-		return -EISDIR;
-	if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
-		return -EEXIST;
-	if (sb.st_uid != geteuid())
-		return -EPERM;
-	return 0;
+	return existing_ok(&sb);
 }
 
 const char *outfile__strerror(int err)
@@ -108,6 +116,7 @@ int outfile__open(struct outfile *o, const char *path)
 
 int outfile__commit(struct outfile *o)
 {
+	struct stat sb;
 	int err = 0;
 
 	if (!o->f)
@@ -122,6 +131,13 @@ int outfile__commit(struct outfile *o)
 	if (fclose(o->f) && !err)
 		err = -errno;
 	o->f = NULL;
+	/* The path again, just before the rename: what was there when the
+	 * file was opened (a whole trace ago) may have been replaced by
+	 * another user's file, a directory, a FIFO... (outfile.h). */
+	if (!err && lstat(o->path, &sb) == 0)
+		err = existing_ok(&sb);
+	else if (!err && errno != ENOENT)
+		err = -errno;
 	/* rename() replaces a symlink at the path, never what it points to. */
 	if (!err && rename(o->tmp, o->path))
 		err = -errno;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * user/outfile — every file cabbpf writes (--json, and later exports), as
+ * common/outfile — every file cabbpf writes (--json, and later exports), as
  * root, safely:
  *   - checked before tracing starts (outfile__check), so a bad path never
  *     costs a trace;
@@ -9,7 +9,12 @@
  *     so a symlink planted at the path is replaced, not followed: the file
  *     it points to is never touched, and a dangling one creates nothing;
  *   - never over a file (or link) that belongs to another user, nor over
- *     anything that is not a regular file or a symlink.
+ *     anything that is not a regular file or a symlink: checked when the
+ *     path is checked and opened, and again (lstat) just before the
+ *     rename, since a trace can last hours and the path may have been
+ *     replaced meanwhile. What remains between that lstat and the rename
+ *     is a window of two system calls, in which the worst a planted link
+ *     can do is be replaced (rename never follows it).
  * "-" means stdout. Threads: any; no shared state.
  */
 #ifndef USER_OUTFILE_H
@@ -41,8 +46,11 @@ struct outfile {
  */
 int outfile__open(struct outfile *o, const char *path);
 
-/* Flush, close and rename over the path. Returns 0 or -errno (then the
- * temporary file is removed and path is untouched). */
+/* Flush, close, check the path again as outfile__check does (lstat: it
+ * may have changed since outfile__open) and rename over it. Returns 0 or
+ * -errno: outfile__check's (-EPERM: now another user's; -EEXIST: now not a
+ * regular file or symlink; -EISDIR) or the write's; then the temporary
+ * file is removed and path is untouched. */
 int outfile__commit(struct outfile *o);
 
 /* Close and remove the temporary file. */

@@ -22,9 +22,13 @@ enum cabbpf_kind {
 	 * stack, so they are closed for that reason and not as "missing". */
 	CABBPF_EV_GUARD = 4,
 	/* The thread called execve and a new image replaced the old one: every
-	 * frame of the old image is gone. sp holds the new executable's inode
-	 * number (fid 0), so the loader can tell whether it is the program it
-	 * traces. */
+	 * frame of the old image is gone. fid holds the new executable's
+	 * device (s_dev of its inode's superblock, the kernel's encoding:
+	 * major << 20 | minor) and sp its inode number, so the loader can
+	 * tell whether it is the program it traces; pad 0. With pad
+	 * CABBPF_EXEC_KILLED (fid, sp 0): the thread was killed because
+	 * another thread of its process called execve: its frames end the
+	 * same way, but it is not an execve of its own. */
 	CABBPF_EV_EXEC = 5,
 	/* A traced thread is back on a CPU after an off-CPU interval
 	 * (preempted, asleep, blocked): written by the scheduler's switch
@@ -44,6 +48,9 @@ enum cabbpf_kind {
 	CABBPF_EV_SIZE = 7,
 };
 
+/* struct cabbpf_event.pad of a CABBPF_EV_EXEC event (see there). */
+#define CABBPF_EXEC_KILLED 1u
+
 /* The entry probe's cookie: fid in the low 26 bits, the probe's group
  * (--budget: which link set it belongs to, opened and closed on its own by
  * the gate's high half, bpf/trace.bpf.c) in bits 26-30,
@@ -61,6 +68,10 @@ enum cabbpf_kind {
 #define CABBPF_NGROUPS 32
 #define CABBPF_COOKIE_GEN_SHIFT 56
 #define CABBPF_SP24_MAX ((1 << 23) - 1)
+/* An entry event's fid with this bit: the probe armed no return for the
+ * call (whole-container tracing, bpf/trace.bpf.c "armed"); REC_FID_NORET
+ * in the pipeline's records. */
+#define CABBPF_FID_NORET 0x80000000u
 
 /* A --size rule as the entry probe reads it ("sizespecs" map, by fid). */
 struct cabbpf_sizespec {
@@ -105,7 +116,7 @@ struct cabbpf_event {
 	 * off. 0 when sampling is not used.
 	 */
 	__u32 epoch;
-	__u32 pad;
+	__u32 pad; /* CABBPF_EV_EXEC: 0 or CABBPF_EXEC_KILLED; else not written */
 };
 
 /* Indices of the per-CPU counters in the BPF "stats" map. */

@@ -7,6 +7,8 @@
  * the thread's program order, so they need neither.
  *
  *   w0 = kind << 56 | epoch << 32 | fid
+ *                             fid's top bit (REC_FID_NORET) on an entry:
+ *                             the probe armed no return for that call
  *                             kind is 1..0x7f: w0 is never CAB_CLEAR (0)
  *                             nor CAB_MAGIC (~0), as cab/cab.h requires;
  *                             epoch: the sampling window, low 24 bits
@@ -21,6 +23,10 @@
 
 #define REC_WORDS 3
 #define REC_EPOCH_MASK 0xffffffu
+/* An entry whose return the probe did not arm (bpf/trace.bpf.c, whole-
+ * container tracing: its process was not guarded yet): its frame will
+ * get no return event (pipeline/shadow.h). CABBPF_FID_NORET in events. */
+#define REC_FID_NORET 0x80000000u
 
 struct rec {
 	uint32_t kind; /* enum cabbpf_kind */

@@ -32,13 +32,28 @@ struct pchunk {
 	struct pchunk *next; /* inbox FIFO link */
 	uint64_t seq;
 	uint32_t tid;
+	uint32_t tag; /* the chunk's tag: the thread's process */
 	uint32_t nrec;
 	uint64_t recs[]; /* nrec * REC_WORDS */
+};
+
+/* Per process (runner_opts.per_process): the analyzer instances fed by
+ * its threads, and what its threads did; owned by one worker (each
+ * worker has its own groups, folded at the join). */
+struct group {
+	uint32_t pid;
+	struct an_set set;
+	struct shadow_sink sink; /* feeds set */
+	struct runner_stats st;	 /* threads, records, io_records, open, returns */
 };
 
 /* Order and shadow state of one program thread; owned by one worker. */
 struct tstate {
 	uint32_t tid;
+	/* where its calls go: the worker's set, or its process's group */
+	struct an_set *set;
+	const struct shadow_sink *sink;
+	struct group *grp; /* NULL unless per_process */
 	uint64_t next; /* next expected sequence number */
 	uint64_t last_ts; /* timestamp of the thread's last record analyzed */
 	struct shadow sh;
@@ -58,6 +73,7 @@ struct worker {
 
 	struct an_set set;
 	struct shadow_sink sink;
+	struct hmap groups;  /* per_process: pid -> struct group * */
 	struct hmap tids;    /* tid -> struct tstate * */
 	struct tstate *last; /* previous chunk's thread */
 	uint64_t pending_recs;
@@ -84,6 +100,14 @@ struct runner {
 	bool started, joined;
 	bool no_returns;	/* runner_opts.no_returns */
 	const uint8_t *partial; /* runner_opts.partial */
+	/* runner__set_lost: for the reports' lower-bound footnotes */
+	uint64_t lost_calls, lost_io, overwritten;
+	bool per_process;	/* runner_opts.per_process */
+	uint32_t nfuncs_cap;	/* runner_opts.nfuncs: the tables' size */
+	const _Atomic uint32_t *nfuncs_used; /* runner_opts.nfuncs_used */
+	/* after the join, per_process: every process's merged group, by pid */
+	struct group **procs;
+	size_t nprocs;
 	struct runner_stats st; /* totals, after join */
 	void (*tap)(void *ctx, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec);
 	void *tap_ctx;
@@ -126,7 +150,8 @@ static void backoff(unsigned *idle)
 		(*idle)++;
 }
 
-static struct pchunk *pchunk_new(uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec)
+static struct pchunk *pchunk_new(uint32_t tid, uint32_t tag, uint64_t seq, const uint64_t *recs,
+				 uint32_t nrec)
 {
 	size_t words = (size_t)nrec * REC_WORDS;
 	struct pchunk *pc = malloc(sizeof(*pc) + words * sizeof(uint64_t));
@@ -135,6 +160,7 @@ static struct pchunk *pchunk_new(uint32_t tid, uint64_t seq, const uint64_t *rec
 		return NULL;
 	pc->next = NULL;
 	pc->tid = tid;
+	pc->tag = tag;
 	pc->seq = seq;
 	pc->nrec = nrec;
 	memcpy(pc->recs, recs, words * sizeof(uint64_t));
@@ -185,7 +211,54 @@ static struct pchunk *heap_pop(struct tstate *t)
 
 /* --------------------------------------------------------- analysis -- */
 
-static struct tstate *tstate_get(struct worker *w, uint32_t tid)
+static void shadow_on_call(void *ctx, const struct an_call *c);
+static void shadow_on_return(void *ctx, const struct an_return *r);
+
+/* Process pid's group in w, made on first use. NULL: out of memory. */
+static struct group *group_get(struct worker *w, uint32_t pid)
+{
+	struct group *g;
+	bool created;
+
+	g = hmap__obj(&w->groups, pid, sizeof(*g), &created);
+	if (!g || !created)
+		return g;
+	g->pid = pid;
+	if (an_set__init(&g->set, w->r->ops, w->r->nops, &w->r->ctx)) {
+		/* Left in the map with no instance (an_set__fini accepts a
+		 * zeroed set): its threads go to the worker's set. */
+		memset(&g->set, 0, sizeof(g->set));
+		return NULL;
+	}
+	g->sink = (struct shadow_sink){
+		.on_call = shadow_on_call,
+		.on_return = shadow_on_return,
+		.ctx = &g->set,
+	};
+	return g;
+}
+
+/* Point t at the analyzers of process pid (per_process), or of the
+ * worker. A process whose group cannot be made (out of memory) is
+ * analyzed with the worker's set: in the merged figures, not its own. */
+static void tstate_bind(struct worker *w, struct tstate *t, uint32_t pid)
+{
+	struct group *g = w->r->per_process ? group_get(w, pid) : NULL;
+
+	if (g && !g->set.n && w->r->nops)
+		g = NULL;
+	if (w->r->per_process && !g)
+		w->st.unattributed++;
+	t->grp = g;
+	t->set = g ? &g->set : &w->set;
+	t->sink = g ? &g->sink : &w->sink;
+	if (g)
+		g->st.threads++;
+}
+
+static void add_shadow(struct runner_stats *st, const struct tstate *t);
+
+static struct tstate *tstate_get(struct worker *w, uint32_t tid, uint32_t pid)
 {
 	struct tstate *t;
 	bool created;
@@ -199,6 +272,7 @@ static struct tstate *tstate_get(struct worker *w, uint32_t tid)
 		t->tid = tid;
 		shadow__init(&t->sh, tid);
 		t->sh.partial = w->r->partial;
+		tstate_bind(w, t, pid);
 		w->st.threads++;
 	}
 	return w->last = t;
@@ -236,8 +310,10 @@ static void dispatch_io(struct worker *w, struct tstate *t, const uint64_t *rec)
 		.frames = t->sh.f,
 		.depth = t->sh.depth,
 	};
-	an_set__on_io(&w->set, &io);
+	an_set__on_io(t->set, &io);
 	w->st.io_records++;
+	if (t->grp)
+		t->grp->st.io_records++;
 }
 
 /* Run records, in program order, through the thread's shadow stack. */
@@ -245,6 +321,7 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 {
 	uint32_t nfuncs = w->r->ctx.nfuncs, i;
 	struct rec ev;
+	bool noret;
 
 	for (i = 0; i < nrec; i++) {
 		rec__decode(recs + (size_t)i * REC_WORDS, &ev);
@@ -255,7 +332,7 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 			continue;
 		}
 		if (ev.kind == CABBPF_EV_EXEC) {
-			shadow__exec(&t->sh, ev.ts, &w->sink);
+			shadow__exec(&t->sh, ev.ts, t->sink);
 			w->st.guard_records++;
 			continue;
 		}
@@ -265,10 +342,14 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 			continue;
 		}
 		if (ev.kind == CABBPF_EV_GUARD) { /* fid: the guard site, not a function */
-			(void)shadow__guard(&t->sh, ev.fid, ev.sp, ev.ts, &w->sink);
+			(void)shadow__guard(&t->sh, ev.fid, ev.sp, ev.ts, t->sink);
 			w->st.guard_records++;
 			continue;
 		}
+		/* An entry whose return the probe did not arm (a process not
+		 * yet guarded, in whole-container mode): flagged in the fid. */
+		noret = ev.kind == CABBPF_EV_ENTRY && (ev.fid & REC_FID_NORET);
+		ev.fid &= ~REC_FID_NORET;
 		if (ev.fid >= nfuncs) {
 			w->st.bad_records++;
 			continue;
@@ -282,14 +363,16 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 		shadow__set_epoch(&t->sh, ev.epoch);
 		if (ev.kind == CABBPF_EV_ENTRY) {
 			/* -ENOMEM is counted in the shadow's nomem. */
-			(void)shadow__entry(&t->sh, ev.fid, ev.sp, ev.ts, &w->sink);
+			(void)shadow__entry_noret(&t->sh, ev.fid, ev.sp, ev.ts, noret, t->sink);
 		} else if (ev.kind == CABBPF_EV_RETURN) {
-			shadow__return(&t->sh, ev.fid, ev.sp, ev.ts, &w->sink);
+			shadow__return(&t->sh, ev.fid, ev.sp, ev.ts, t->sink);
 		} else {
 			w->st.bad_records++;
 			continue;
 		}
 		w->st.records++;
+		if (t->grp)
+			t->grp->st.records++;
 	}
 }
 
@@ -336,15 +419,15 @@ static void skip_gap(struct worker *w, struct tstate *t)
  * One chunk of thread tid. pc, if not NULL, already holds these records
  * on the heap (an inbox chunk): it is kept as the pending copy or freed.
  */
-static int ingest(struct worker *w, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec,
-		  struct pchunk *pc)
+static int ingest(struct worker *w, uint32_t tid, uint32_t tag, uint64_t seq, const uint64_t *recs,
+		  uint32_t nrec, struct pchunk *pc)
 {
 	struct tstate *t;
 	int err = 0;
 
 	if (!nrec)
 		goto cleanup;
-	t = tstate_get(w, tid);
+	t = tstate_get(w, tid, tag);
 	if (!t) {
 		w->st.nomem_records += nrec;
 		err = -ENOMEM;
@@ -354,8 +437,17 @@ static int ingest(struct worker *w, uint32_t tid, uint64_t seq, const uint64_t *
 		/* Sequence numbers only restart with a new thread: the tid was
 		 * reused. The old thread's frames died with it. */
 		w->st.tid_reuse++;
-		shadow__abandon(&t->sh, recs[1], &w->sink);
+		shadow__abandon(&t->sh, recs[1], t->sink);
 		t->next = 0;
+		/* Possibly by another process (the chunk's tag says): what
+		 * the old thread's shadow counted is the old process's. */
+		if (w->r->per_process && (!t->grp || t->grp->pid != tag)) {
+			add_shadow(&w->st, t);
+			if (t->grp)
+				add_shadow(&t->grp->st, t);
+			memset(&t->sh.c, 0, sizeof(t->sh.c));
+			tstate_bind(w, t, tag);
+		}
 	}
 	if (seq <= t->next) {
 		dispatch_from(w, t, seq, recs, nrec);
@@ -364,7 +456,7 @@ static int ingest(struct worker *w, uint32_t tid, uint64_t seq, const uint64_t *
 	}
 	/* A hole before this chunk: hold it until the hole fills. */
 	if (!pc) {
-		pc = pchunk_new(tid, seq, recs, nrec);
+		pc = pchunk_new(tid, tag, seq, recs, nrec);
 		if (!pc) {
 			w->st.nomem_records += nrec;
 			err = -ENOMEM;
@@ -397,7 +489,7 @@ static inline struct worker *owner(struct runner *r, uint32_t tid)
 
 static void forward(struct worker *to, struct worker *from, const struct cab_chunk *ch)
 {
-	struct pchunk *pc = pchunk_new(ch->tid, ch->seq, ch->recs, ch->nrec);
+	struct pchunk *pc = pchunk_new(ch->tid, ch->tag, ch->seq, ch->recs, ch->nrec);
 
 	if (!pc) {
 		from->st.nomem_records += ch->nrec;
@@ -432,7 +524,7 @@ static unsigned drain_inbox(struct worker *w)
 	for (; pc; pc = next, n++) {
 		next = pc->next;
 		pc->next = NULL;
-		ingest(w, pc->tid, pc->seq, pc->recs, pc->nrec, pc);
+		ingest(w, pc->tid, pc->tag, pc->seq, pc->recs, pc->nrec, pc);
 	}
 	return n;
 }
@@ -459,7 +551,7 @@ static unsigned poll_bufs(struct worker *w, bool *all_done)
 			o = owner(w->r, ch->tid);
 			/* tap_only: recorded, not analyzed */
 			if (!w->r->tap_only && o == w)
-				ingest(w, ch->tid, ch->seq, ch->recs, ch->nrec, NULL);
+				ingest(w, ch->tid, ch->tag, ch->seq, ch->recs, ch->nrec, NULL);
 			else if (!w->r->tap_only)
 				forward(o, w, ch);
 			cab_pp__release(w->bufs[i], ch);
@@ -541,6 +633,13 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r->ctx.fnames = o->fnames;
 	r->ctx.lnames = o->lnames;
 	r->ctx.nfuncs = o->nfuncs;
+	r->ctx.src = o->src;
+	r->ctx.bins = o->bins;
+	r->ctx.nbins = o->nbins;
+	r->nfuncs_cap = o->nfuncs;
+	r->nfuncs_used = o->nfuncs_used;
+	r->per_process = o->per_process;
+	r->ctx.called_only = o->called_only;
 	r->ctx.top = o->top ? o->top : DEFAULT_TOP;
 	r->ctx.cct = o->cct;
 	r->ctx.timeline_limit = o->timeline_limit;
@@ -631,13 +730,19 @@ cleanup:
 
 int runner__feed(struct runner *r, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec)
 {
+	return runner__feed_tag(r, tid, 0, seq, recs, nrec);
+}
+
+int runner__feed_tag(struct runner *r, uint32_t tid, uint32_t tag, uint64_t seq,
+		     const uint64_t *recs, uint32_t nrec)
+{
 	struct worker *w;
 
 	if (r->started || r->joined)
 		return -EINVAL;
 	w = owner(r, tid);
 	w->st.chunks++;
-	return ingest(w, tid, seq, recs, nrec, NULL);
+	return ingest(w, tid, tag, seq, recs, nrec, NULL);
 }
 
 static void add_stats(struct runner_stats *d, const struct runner_stats *s)
@@ -671,6 +776,37 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.before += s->returns.before;
 	d->returns.depth_limited += s->returns.depth_limited;
 	d->returns.nomem += s->returns.nomem;
+	d->returns.noret += s->returns.noret;
+	d->unattributed += s->unattributed;
+}
+
+/* A thread's shadow counts into st (returns.*, open). */
+static void add_shadow(struct runner_stats *st, const struct tstate *t)
+{
+	/* A thread that ended while unwinding (pthread_cancel, pthread_exit:
+	 * forced unwinding never meets a catch) left its frames unwound, not
+	 * open. */
+	size_t i, noret = 0;
+
+	/* frames that armed no return are in returns.noret already */
+	for (i = 0; i < shadow__depth(&t->sh); i++)
+		noret += t->sh.f[i].noret;
+	if (t->sh.unwinding)
+		st->returns.unwound += shadow__depth(&t->sh) - noret;
+	else
+		st->open += shadow__depth(&t->sh) - noret;
+	st->returns.matched += t->sh.c.matched;
+	st->returns.missing += t->sh.c.missing;
+	st->returns.unwound += t->sh.c.unwound;
+	st->returns.switched += t->sh.c.switched;
+	st->returns.exec += t->sh.c.exec;
+	st->returns.orphan += t->sh.c.orphan;
+	st->returns.sampled += t->sh.c.sampled;
+	st->returns.orphan_sampled += t->sh.c.orphan_sampled;
+	st->returns.before += t->sh.c.before;
+	st->returns.depth_limited += t->sh.c.depth_limited;
+	st->returns.nomem += t->sh.c.nomem;
+	st->returns.noret += t->sh.c.noret;
 }
 
 /* After the threads: analyze what still waits for a hole, in order. */
@@ -686,34 +822,79 @@ static void finish_worker(struct worker *w)
 			continue;
 		while (t->nheap)
 			skip_gap(w, t);
-		/* A thread that ended while unwinding (pthread_cancel,
-		 * pthread_exit: forced unwinding never meets a catch) left its
-		 * frames unwound, not open. */
-		if (t->sh.unwinding)
-			w->st.returns.unwound += shadow__depth(&t->sh);
-		else
-			w->st.open += shadow__depth(&t->sh);
-		w->st.returns.matched += t->sh.c.matched;
-		w->st.returns.missing += t->sh.c.missing;
-		w->st.returns.unwound += t->sh.c.unwound;
-		w->st.returns.switched += t->sh.c.switched;
-		w->st.returns.exec += t->sh.c.exec;
-		w->st.returns.orphan += t->sh.c.orphan;
-		w->st.returns.sampled += t->sh.c.sampled;
-		w->st.returns.orphan_sampled += t->sh.c.orphan_sampled;
-		w->st.returns.before += t->sh.c.before;
-		w->st.returns.depth_limited += t->sh.c.depth_limited;
-		w->st.returns.nomem += t->sh.c.nomem;
+		add_shadow(&w->st, t);
+		if (t->grp)
+			add_shadow(&t->grp->st, t);
 		/* Counted above as open (or unwound); the analyzers get their
 		 * times up to the thread's last event (an_return.open). */
 		if (!t->sh.unwinding)
-			shadow__close_open(&t->sh, t->last_ts, &w->sink);
+			shadow__close_open(&t->sh, t->last_ts, t->sink);
 	}
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group *x = *(struct group *const *)a, *y = *(struct group *const *)b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* per_process, after the workers finished: every group into the total
+ * (worker 0's set), then each process's groups of workers 1.. into
+ * worker 0's group of that process, listed by pid in r->procs. Returns
+ * 0 or -ENOMEM. */
+static int fold_groups(struct runner *r)
+{
+	struct hmap_ent *e;
+	struct group *g, *d;
+	unsigned i, a;
+	size_t it, n = 0;
+	int err = 0;
+
+	for (i = 0; i < r->nw && !err; i++) {
+		it = 0;
+		while (!err && hmap__next(&r->w[i].groups, &it, &e)) {
+			g = (struct group *)(uintptr_t)e->val;
+			for (a = 0; g && a < g->set.n && !err; a++)
+				err = r->ops[a]->merge(r->w[0].set.state[a], g->set.state[a]);
+		}
+	}
+	for (i = 1; i < r->nw && !err; i++) {
+		it = 0;
+		while (!err && hmap__next(&r->w[i].groups, &it, &e)) {
+			g = (struct group *)(uintptr_t)e->val;
+			if (!g || !g->set.n)
+				continue;
+			d = group_get(&r->w[0], g->pid);
+			if (!d || (!d->set.n && r->nops)) {
+				err = -ENOMEM;
+				break;
+			}
+			for (a = 0; a < r->nops && !err; a++)
+				err = r->ops[a]->merge(d->set.state[a], g->set.state[a]);
+			add_stats(&d->st, &g->st);
+		}
+	}
+	if (err)
+		return err;
+	r->procs = calloc(hmap__len(&r->w[0].groups) + 1, sizeof(*r->procs));
+	if (!r->procs)
+		return -ENOMEM;
+	it = 0;
+	while (hmap__next(&r->w[0].groups, &it, &e)) {
+		g = (struct group *)(uintptr_t)e->val;
+		if (g && (g->set.n || !r->nops))
+			r->procs[n++] = g;
+	}
+	qsort(r->procs, n, sizeof(*r->procs), cmp_group);
+	r->nprocs = n;
+	return 0;
 }
 
 int runner__join(struct runner *r)
 {
 	unsigned i, a;
+	uint32_t used;
 	int err = 0;
 
 	if (r->joined)
@@ -728,10 +909,19 @@ int runner__join(struct runner *r)
 		finish_worker(&r->w[i]);
 		add_stats(&r->st, &r->w[i].st);
 	}
+	/* A table with room to grow (runner_opts.nfuncs_used): the merges
+	 * and the reports go over the functions it holds, not its room. */
+	if (r->nfuncs_used) {
+		used = atomic_load_explicit(r->nfuncs_used, memory_order_acquire);
+		if (used < r->ctx.nfuncs)
+			r->ctx.nfuncs = used;
+	}
 	/* Fold every worker's instances into worker 0's: reports read those. */
 	for (i = 1; i < r->nw && !err; i++)
 		for (a = 0; a < r->nops && !err; a++)
 			err = r->ops[a]->merge(r->w[0].set.state[a], r->w[i].set.state[a]);
+	if (!err && r->per_process)
+		err = fold_groups(r);
 	r->joined = true;
 	if (r->st.order_gaps)
 		log_warn("%" PRIu64 " gaps in per-thread event order (%" PRIu64 " events)",
@@ -759,11 +949,92 @@ void runner__set_budget(struct runner *r, const struct an_budget *b)
 	r->ctx.budget = b;
 }
 
+void runner__set_src(struct runner *r, const struct an_src *src, const struct an_bin *bins,
+		      uint32_t nbins)
+{
+	/* As for the windows: read by the reports only. */
+	r->ctx.src = src;
+	r->ctx.bins = bins;
+	r->ctx.nbins = nbins;
+}
+
+void runner__set_lost(struct runner *r, uint64_t calls, uint64_t io, uint64_t overwritten)
+{
+	/* The analysis threads have stopped: nothing reads ctx concurrently.
+	 * An overwritten CAB record may have been of either kind. */
+	r->lost_calls = calls;
+	r->lost_io = io;
+	r->overwritten = overwritten;
+	r->ctx.lost = (calls || overwritten ? AN_LOST_CALLS : 0) |
+		      (io || overwritten ? AN_LOST_IO : 0);
+}
+
+int runner__json_lower_bounds(const struct runner *r, struct json *w, unsigned kind)
+{
+	unsigned a;
+	int err;
+
+	err = json__begin_array(w);
+	for (a = 0; !err && a < r->nops; a++)
+		if (r->ops[a]->lower_bounds & kind & r->ctx.lost)
+			err = json__string(w, r->ops[a]->name);
+	return err ? err : json__end_array(w);
+}
+
+/* Under an analyzer's tables whose counts are marked as lower bounds
+ * (AN_LB_MARK): which losses made them so. */
+static void lower_bound_note(const struct runner *r, const struct analyzer_ops *ops, FILE *f)
+{
+	unsigned k = ops->lower_bounds & r->ctx.lost;
+	const char *sep = "";
+
+	if (!k)
+		return;
+	fprintf(f, "  (" AN_LB_MARK ": a lower bound:");
+	if ((k & AN_LOST_CALLS) && r->lost_calls) {
+		fprintf(f, " %" PRIu64 " call events", r->lost_calls);
+		sep = " and";
+	}
+	if ((k & AN_LOST_IO) && r->lost_io) {
+		fprintf(f, "%s %" PRIu64 " I/O events", sep, r->lost_io);
+		sep = " and";
+	}
+	if (*sep)
+		fprintf(f, " were lost (kernel ring full)");
+	if (r->overwritten)
+		fprintf(f, "%s %" PRIu64 " records were overwritten (--cab-mode sampling)",
+			*sep ? ";" : "", r->overwritten);
+	fprintf(f, ")\n");
+}
+
 const void *runner__analyzer(const struct runner *r, const char *name)
 {
 	if (!r->joined || !r->nw)
 		return NULL;
 	return an_set__state(&r->w[0].set, name);
+}
+
+/* The returns line of s. */
+static void returns_text(const struct runner *r, const struct runner_stats *s, FILE *f)
+{
+	if (r->no_returns)
+		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go program, "
+			   "or a target the guard could not hold)\n");
+	else
+		fprintf(f,
+			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
+			" unwound by exceptions, %" PRIu64 " lost to stack switches, %" PRIu64
+			" ended by exec, %" PRIu64 " orphan, %" PRIu64 " entered before attach, %" PRIu64
+			" open at stop; %" PRIu64
+			" calls got no return probe (kernel limit: 64 pending per thread)\n",
+			s->returns.matched, s->returns.missing, s->returns.unwound,
+			s->returns.switched, s->returns.exec, s->returns.orphan, s->returns.before,
+			s->open, s->returns.depth_limited);
+	if (s->returns.noret)
+		fprintf(f,
+			"returns: %" PRIu64 " calls entered without a return probe (their process was "
+			"not guarded yet, or could not be)\n",
+			s->returns.noret);
 }
 
 int runner__report_text(struct runner *r, FILE *f)
@@ -778,21 +1049,10 @@ int runner__report_text(struct runner *r, FILE *f)
 		err = r->ops[a]->report_text(r->w[0].set.state[a], f);
 		if (err)
 			return err;
+		lower_bound_note(r, r->ops[a], f);
 		fputc('\n', f);
 	}
-	if (r->no_returns)
-		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go program, "
-			   "or a target the guard could not hold)\n");
-	else
-		fprintf(f,
-			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
-			" unwound by exceptions, %" PRIu64 " lost to stack switches, %" PRIu64
-			" ended by exec, %" PRIu64 " orphan, %" PRIu64 " entered before attach, %" PRIu64
-			" open at stop; %" PRIu64
-			" calls got no return probe (kernel limit: 64 pending per thread)\n",
-			s->returns.matched, s->returns.missing, s->returns.unwound,
-			s->returns.switched, s->returns.exec, s->returns.orphan, s->returns.before,
-			s->open, s->returns.depth_limited);
+	returns_text(r, s, f);
 	if (s->returns.sampled || s->returns.orphan_sampled)
 		fprintf(f,
 			"sampling: %" PRIu64 " calls returned while tracing was off, %" PRIu64
@@ -810,19 +1070,9 @@ int runner__report_text(struct runner *r, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-int runner__report_json(struct runner *r, struct json *w)
+/* The "returns" object of s. */
+static void returns_json(const struct runner_stats *s, struct json *w)
 {
-	const struct runner_stats *s = &r->st;
-	unsigned a;
-	int err;
-
-	if (!r->joined || json__depth(w) == 0)
-		return -EINVAL;
-	for (a = 0; a < r->nops; a++) {
-		err = r->ops[a]->report_json(r->w[0].set.state[a], w);
-		if (err)
-			return err;
-	}
 	json__key(w, "returns");
 	json__begin_object(w);
 	json__kv_u64(w, "matched", s->returns.matched);
@@ -836,7 +1086,24 @@ int runner__report_json(struct runner *r, struct json *w)
 	json__kv_u64(w, "before_attach", s->returns.before);
 	json__kv_u64(w, "open", s->open);
 	json__kv_u64(w, "depth_limited", s->returns.depth_limited);
+	json__kv_u64(w, "unarmed", s->returns.noret);
 	json__end_object(w);
+}
+
+int runner__report_json(struct runner *r, struct json *w)
+{
+	const struct runner_stats *s = &r->st;
+	unsigned a;
+	int err;
+
+	if (!r->joined || json__depth(w) == 0)
+		return -EINVAL;
+	for (a = 0; a < r->nops; a++) {
+		err = r->ops[a]->report_json(r->w[0].set.state[a], w);
+		if (err)
+			return err;
+	}
+	returns_json(s, w);
 	json__kv_u64(w, "order_gaps", s->order_gaps);
 	json__kv_u64(w, "order_gap_events", s->gap_records);
 	json__key(w, "runner");
@@ -854,7 +1121,74 @@ int runner__report_json(struct runner *r, struct json *w)
 	json__kv_u64(w, "nomem_records", s->nomem_records + s->returns.nomem);
 	json__kv_u64(w, "size_records", s->size_records);
 	json__kv_u64(w, "size_unset", s->size_unset);
+	if (r->per_process)
+		json__kv_u64(w, "unattributed_threads", s->unattributed);
 	return json__end_object(w);
+}
+
+size_t runner__nprocs(const struct runner *r)
+{
+	return r->joined ? r->nprocs : 0;
+}
+
+uint32_t runner__proc_pid(const struct runner *r, size_t i)
+{
+	return r->joined && i < r->nprocs ? r->procs[i]->pid : 0;
+}
+
+void runner__proc_stats(const struct runner *r, size_t i, struct runner_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (r->joined && i < r->nprocs)
+		*st = r->procs[i]->st;
+}
+
+const void *runner__proc_analyzer(const struct runner *r, size_t i, const char *name)
+{
+	if (!r->joined || i >= r->nprocs)
+		return NULL;
+	return an_set__state(&r->procs[i]->set, name);
+}
+
+int runner__report_text_proc(struct runner *r, size_t i, FILE *f)
+{
+	const struct group *g;
+	unsigned a;
+	int err;
+
+	if (!r->joined || i >= r->nprocs)
+		return -EINVAL;
+	g = r->procs[i];
+	for (a = 0; a < g->set.n; a++) {
+		err = r->ops[a]->report_text(g->set.state[a], f);
+		if (err)
+			return err;
+		fputc('\n', f);
+	}
+	returns_text(r, &g->st, f);
+	fprintf(f, "events: %" PRIu64 " calls and returns of %" PRIu64 " thread%s, %" PRIu64 " I/O\n",
+		g->st.records, g->st.threads, g->st.threads == 1 ? "" : "s", g->st.io_records);
+	return ferror(f) ? -EIO : 0;
+}
+
+int runner__report_json_proc(struct runner *r, size_t i, struct json *w)
+{
+	const struct group *g;
+	unsigned a;
+	int err;
+
+	if (!r->joined || i >= r->nprocs || json__depth(w) == 0)
+		return -EINVAL;
+	g = r->procs[i];
+	for (a = 0; a < g->set.n; a++) {
+		err = r->ops[a]->report_json(g->set.state[a], w);
+		if (err)
+			return err;
+	}
+	returns_json(&g->st, w);
+	json__kv_u64(w, "threads", g->st.threads);
+	json__kv_u64(w, "events", g->st.records);
+	return json__kv_u64(w, "io_events", g->st.io_records);
 }
 
 void runner__free(struct runner *r)
@@ -878,6 +1212,15 @@ void runner__free(struct runner *r)
 		while (hmap__next(&w->tids, &it, &e))
 			tstate_free((struct tstate *)(uintptr_t)e->val);
 		hmap__fini(&w->tids);
+		it = 0;
+		while (hmap__next(&w->groups, &it, &e)) {
+			struct group *g = (struct group *)(uintptr_t)e->val;
+
+			if (g)
+				an_set__fini(&g->set);
+			free(g);
+		}
+		hmap__fini(&w->groups);
 		for (pc = w->in_head; pc; pc = next) {
 			next = pc->next;
 			free(pc);
@@ -889,5 +1232,6 @@ void runner__free(struct runner *r)
 		free(w->done);
 	}
 	free(r->w);
+	free(r->procs);
 	free(r);
 }

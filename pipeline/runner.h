@@ -43,6 +43,24 @@
  * doubling from 1 us to 1 ms, because the target and the loader share the
  * machine's few cores.
  *
+ * Processes (runner_opts.per_process, whole-container tracing): every
+ * chunk carries its thread's process id (struct cab_chunk's tag), and
+ * each analyzer thread keeps one instance of every analyzer per process
+ * as well; a thread is bound to its process's instances when first seen
+ * (again when its tid is reused, by whichever process the tag then
+ * names). runner__join folds every process's instances into the merged
+ * result (what a run without per_process would report, exactly: the
+ * analyzers merge disjoint sets of threads) and the analyzer threads'
+ * instances of one process into one, reported by runner__report_*_proc.
+ *
+ * A growing function table (runner_opts.nfuncs_used): functions are
+ * added while the analyzers run (whole-container tracing attaches the
+ * executables of processes started later). nfuncs is then the tables'
+ * room, fixed for the run (every analyzer sizes its per-function arrays
+ * by it); the names of a new fid are written before any event can carry
+ * it (the loader writes them, then attaches the probes, then publishes
+ * the chunks the events come in: the CAB's release/acquire orders them).
+ *
  * Memory: the runner does not own the buffers; they must outlive
  * runner__join(). Function names are borrowed too and must outlive the
  * runner.
@@ -50,6 +68,7 @@
 #ifndef ANALYZERS_RUNNER_H
 #define ANALYZERS_RUNNER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +76,8 @@
 
 #include "pipeline/shadow.h"
 
+struct an_bin;
+struct an_src;
 struct cab_pp;
 struct cct_opts;
 struct isp_opts;
@@ -69,6 +90,20 @@ struct runner_opts {
 	const char *const *fnames; /* function names by fid (borrowed) */
 	const char *const *lnames; /* linkage names by fid, or NULL (borrowed) */
 	uint32_t nfuncs;	   /* records with fid >= nfuncs are skipped */
+	/* where each function is (nfuncs entries) and its binaries
+	 * (analyzers/analyzer.h), or NULL: borrowed */
+	const struct an_src *src;
+	const struct an_bin *bins;
+	uint32_t nbins;
+	/* a table that grows during the run (see above), or NULL: the
+	 * functions it holds, published by the loader (release) as it adds
+	 * them; <= nfuncs. Read at the join: merges and reports go over
+	 * that many. Must outlive the runner. */
+	const _Atomic uint32_t *nfuncs_used;
+	/* one analyzer instance per process as well (see above) */
+	bool per_process;
+	/* JSON lists only the functions called (an_ctx.called_only) */
+	bool called_only;
 	const char *analyzers;	   /* comma list, e.g. "count,callgraph"; NULL = all
 				      but the opt-in ones (isp) */
 	unsigned nthreads;	   /* analyzer threads; 0 = 1 */
@@ -111,6 +146,9 @@ struct runner_stats {
 	uint64_t gap_records;	      /* sequence numbers in those holes */
 	uint64_t forced_gaps;	      /* of order_gaps: given up early (max_pending) */
 	uint64_t tid_reuse;	      /* a tid restarted at sequence 0 */
+	uint64_t unattributed;	      /* per_process: threads in the merged figures
+					 only (their process's instances could not be
+					 made: out of memory) */
 	uint64_t threads;	      /* program threads seen */
 	uint64_t open;		      /* frames still on a shadow stack at the end */
 	struct shadow_counts returns; /* summed over all program threads */
@@ -152,6 +190,9 @@ int runner__join(struct runner *r);
  * Thread: the setup thread, before runner__start or instead of it.
  */
 int runner__feed(struct runner *r, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec);
+/* The same for a chunk tagged tag (its thread's process: per_process). */
+int runner__feed_tag(struct runner *r, uint32_t tid, uint32_t tag, uint64_t seq,
+		     const uint64_t *recs, uint32_t nrec);
 
 /* After runner__join: the counters. Any thread. */
 void runner__stats(const struct runner *r, struct runner_stats *st);
@@ -173,7 +214,33 @@ void runner__set_windows(struct runner *r, const struct an_windows *w);
 void runner__set_budget(struct runner *r, const struct an_budget *b);
 
 /*
- * After runner__join: every selected analyzer's tables, then a line on
+ * Before the reports: where each function is (src: nfuncs entries, bins:
+ * nbins; both outlive the reports; NULL: not known), when it was learnt
+ * after runner__new (a recording's SOURCE block comes last). Thread: the
+ * setup thread, no analysis thread running.
+ */
+void runner__set_src(struct runner *r, const struct an_src *src, const struct an_bin *bins,
+		     uint32_t nbins);
+
+/*
+ * After runner__join, before the reports: the events lost in the run (call
+ * and I/O events a full kernel ring dropped, records --cab-mode sampling
+ * overwrote), so the reports mark the counts they make lower bounds
+ * (analyzers/analyzer.h, AN_LOST_*). Thread: the setup thread.
+ */
+void runner__set_lost(struct runner *r, uint64_t calls, uint64_t io, uint64_t overwritten);
+
+/*
+ * After runner__set_lost: the names of the selected analyzers whose counts
+ * the loss of events of kind (AN_LOST_CALLS or AN_LOST_IO) made lower
+ * bounds, as a JSON array into w (empty when none was lost). Returns 0 or
+ * the writer's error. Thread: the setup thread.
+ */
+int runner__json_lower_bounds(const struct runner *r, struct json *w, unsigned kind);
+
+/*
+ * After runner__join: every selected analyzer's tables (each followed by a
+ * footnote when counts in it are marked as lower bounds), then a line on
  * returns and one on order, to f. Returns 0, -EINVAL (not joined), -ENOMEM
  * or -EIO. Thread: the setup thread.
  */
@@ -187,6 +254,24 @@ int runner__report_text(struct runner *r, FILE *f);
  * the writer's error. Thread: the setup thread.
  */
 int runner__report_json(struct runner *r, struct json *w);
+
+/*
+ * per_process, after runner__join: the processes whose threads were
+ * analyzed, in pid order (i < runner__nprocs), each with its own
+ * analyzers' results: its pid; its counters (threads, records,
+ * io_records, open, returns; the rest 0); the instance of analyzer name
+ * (NULL if not selected); its analyzers' tables, its returns line and
+ * event counts as text; and its analyzers' keys, "returns", "threads",
+ * "events" and "io_events" into the JSON object w has open. Returns as
+ * runner__report_text / runner__report_json (-EINVAL: not joined, or i
+ * out of range). Thread: the setup thread (the reports), any (the rest).
+ */
+size_t runner__nprocs(const struct runner *r);
+uint32_t runner__proc_pid(const struct runner *r, size_t i);
+void runner__proc_stats(const struct runner *r, size_t i, struct runner_stats *st);
+const void *runner__proc_analyzer(const struct runner *r, size_t i, const char *name);
+int runner__report_text_proc(struct runner *r, size_t i, FILE *f);
+int runner__report_json_proc(struct runner *r, size_t i, struct json *w);
 
 /*
  * Free; NULL is fine. If the threads were started and not joined, they are

@@ -72,6 +72,8 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 	} else if (fr->lost) {
 		r.switched = true;
 		s->c.switched++;
+	} else if (fr->noret) {
+		/* counted at its entry (c.noret): no return was ever due */
 	} else if (s->unwinding) {
 		r.unwound = true;
 		s->c.unwound++;
@@ -173,6 +175,12 @@ static uint32_t resumed_caller(struct shadow *s, uint64_t sp)
 int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		  const struct shadow_sink *k)
 {
+	return shadow__entry_noret(s, fid, sp, ts, false, k);
+}
+
+int shadow__entry_noret(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts, bool noret,
+			const struct shadow_sink *k)
+{
 	struct shadow_frame fr;
 	struct an_call c;
 	bool unwound = false;
@@ -214,9 +222,12 @@ int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		.epoch = s->epoch,
 		/* The kernel checks its depth before it cleans up dead return
 		 * instances; live frames are the best estimate we have. */
-		.ret = s->nret < SHADOW_URETPROBE_DEPTH,
+		.ret = !noret && s->nret < SHADOW_URETPROBE_DEPTH,
+		.noret = noret,
 	};
-	if (!fr.ret)
+	if (noret)
+		s->c.noret++;
+	else if (!fr.ret)
 		s->c.depth_limited++;
 	err = push(s, &fr);
 	if (err)

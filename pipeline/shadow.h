@@ -121,6 +121,14 @@
  * frames of functions traced all along still match their returns across
  * epochs (by stack pointer and fid).
  *
+ * NO RETURN ARMED (whole-container tracing): an entry flagged noret had
+ * no return probe armed (its process was not guarded yet: the session
+ * probe declined it). Its frame is pushed like one past the kernel's
+ * depth limit (ret false: rules 1 and 2a close it when a later event's sp
+ * is at or above its slot, so it is the caller of what it calls, as it
+ * should be); it is counted "noret" at its entry, and neither missing nor
+ * open when it is closed.
+ *
  * BEFORE THE START (-p, issue 15): probes emit nothing until the gate
  * opens (bpf/trace.bpf.c), but a call entered after its return probe went
  * in and before the gate opened has its return probe armed: its return
@@ -177,6 +185,11 @@ struct shadow_counts {
 				   gate opened; -p), see "BEFORE THE START" */
 	uint64_t depth_limited; /* entries made with >= 64 returns pending */
 	uint64_t nomem;		/* entries not pushed: out of memory */
+	uint64_t noret;		/* entries that armed no return probe (whole-
+				   container tracing: the process was not guarded
+				   yet); their frames, closed when found dead (rule
+				   1) or still live at the end, are counted here
+				   only, not as missing or open */
 	uint64_t switches;	/* off-CPU intervals (CABBPF_EV_SCHED events) */
 	uint64_t offcpu_ns;	/* their total length */
 };
@@ -224,6 +237,10 @@ void shadow__fini(struct shadow *s);
  * entry's frame could not be pushed (the call is still reported and counted
  * in c.nomem; the stack stays consistent).
  */
+/* shadow__entry for an entry that armed no return probe when noret (see
+ * NO RETURN ARMED); shadow__entry is noret false. */
+int shadow__entry_noret(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts, bool noret,
+			const struct shadow_sink *k);
 int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		  const struct shadow_sink *k);
 void shadow__return(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,

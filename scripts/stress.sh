@@ -19,11 +19,13 @@ log=$(mktemp /tmp/cabbpf-stress.XXXXXX)
 for i in $(seq "$RUNS"); do
 	start=$(date +%s)
 	if ! OUT=.output tests/run.sh .output/tests/test_* >"$log" 2>&1; then
-		echo "stress: run $i of $RUNS FAILED under $HOGS CPU hogs; log: $log"
+		echo "stress: run $i of $RUNS FAILED under $HOGS CPU hogs (load average" \
+			"$(cut -d' ' -f1-3 /proc/loadavg)); log: $log"
 		grep -E ':F:|:E:|printed no check summary' "$log" | head -20
 		exit 1
 	fi
-	echo "stress: run $i of $RUNS clean ($(tail -n 1 "$log"), $(( $(date +%s) - start )) s)"
+	echo "stress: run $i of $RUNS clean ($(tail -n 1 "$log"), $(( $(date +%s) - start )) s," \
+		"load average $(cut -d' ' -f1-3 /proc/loadavg))"
 done
 rm -f "$log"
 echo "stress: $RUNS of $RUNS runs clean under $HOGS CPU hogs"

@@ -4,9 +4,12 @@
  * test code; the assertions use libcheck and end the calling test.
  */
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <png.h>
 
 #include "tests/harness.h"
+
+#include <stdbool.h>
 
 #include <math.h>
 
@@ -187,7 +190,21 @@ static int redirect(const char *out, const char *err)
 	return 0;
 }
 
+static int start(struct h_run *r, char *const *args, int no_json, int setuid_nobody,
+		 int nofile);
+
 int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody)
+{
+	return start(r, args, no_json, setuid_nobody, 0);
+}
+
+int h_start_nofile(struct h_run *r, char *const *args, int no_json, int nofile)
+{
+	return start(r, args, no_json, 0, nofile);
+}
+
+static int start(struct h_run *r, char *const *args, int no_json, int setuid_nobody,
+		 int nofile)
 {
 	char *argv[H_MAX_ARGS];
 	int n = 0, i;
@@ -220,6 +237,15 @@ int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody)
 		setpgid(0, 0);
 		if (setuid_nobody && (setgid(65534) || setuid(65534)))
 			_exit(126);
+		if (nofile) {
+			struct rlimit rl = {(rlim_t)nofile, (rlim_t)nofile};
+
+			/* only 0, 1, 2: the same count whatever the test
+			 * runner left open */
+			close_range(3, ~0U, 0);
+			if (setrlimit(RLIMIT_NOFILE, &rl))
+				_exit(126);
+		}
 		/* A test that fails (its process ends) stops its cabbpf as
 		 * Ctrl-C would, which ends a launched target too: nothing
 		 * is left running on a loaded machine. */
@@ -289,6 +315,31 @@ int h_wait_for(const char *path, const char *needle, int ms)
 	return 0;
 }
 
+/* Occurrences of needle in the file at path. */
+static int count_in(const char *path, const char *needle)
+{
+	char *s = h_slurp(path), *p;
+	int n = 0;
+
+	for (p = s; p && (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	free(s);
+	return n;
+}
+
+int h_wait_count(const char *path, const char *needle, int n, int ms)
+{
+	struct timespec ts = {0, 10 * 1000000};
+	int i;
+
+	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
+		if (count_in(path, needle) >= n)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return count_in(path, needle) >= n;
+}
+
 void h_start_until(struct h_run *r, char *const *args, const char *needle)
 {
 	char *err;
@@ -324,6 +375,58 @@ void h_expect_failure(char *const *args, int setuid_nobody, const char *needle)
 	ck_assert_msg(strstr(r.err, needle), "stderr lacks '%s':\n%s", needle, r.err);
 	ck_assert_msg(!strstr(r.err, "Segmentation"), "crash:\n%s", r.err);
 	h_free(&r);
+}
+
+void h_assert_writes_safely(const char *what, char *const *args, int no_json, const char *path,
+			    const char *expect)
+{
+	static const char secret[] = "root-only secret\n";
+	char victim[PATH_MAX], absent[PATH_MAX];
+	struct stat sb;
+	struct h_run r;
+	char *bytes;
+	int dangling;
+
+	snprintf(victim, sizeof(victim), "%s/victim-%d", h_tmp, (int)getpid());
+	snprintf(absent, sizeof(absent), "%s/absent-%d", h_tmp, (int)getpid());
+	for (dangling = 0; dangling < 2; dangling++) {
+		unlink(path);
+		unlink(victim);
+		unlink(absent);
+		if (!dangling) {
+			h_write(victim, secret);
+			ck_assert_int_eq(chmod(victim, 0600), 0);
+		}
+		ck_assert_msg(symlink(dangling ? absent : victim, path) == 0, "symlink %s: %s",
+			      path, strerror(errno));
+		ck_assert_int_eq(h_start(&r, args, no_json, 0), 0);
+		h_finish(&r);
+		ck_assert_msg(r.status == 0, "%s through a %s symlink: exit %d:\n%s", what,
+			      dangling ? "dangling" : "planted", r.status, r.err);
+		if (dangling) {
+			ck_assert_msg(access(absent, F_OK) == -1 && errno == ENOENT,
+				      "%s: created the dangling link's target %s", what, absent);
+		} else {
+			bytes = h_slurp(victim);
+			ck_assert_msg(!strcmp(bytes, secret), "%s: the victim was overwritten", what);
+			free(bytes);
+			ck_assert_int_eq(lstat(victim, &sb), 0);
+			ck_assert_msg(S_ISREG(sb.st_mode) && (sb.st_mode & 07777) == 0600 &&
+					      sb.st_uid == 0,
+				      "%s: the victim's mode is now %o", what, sb.st_mode);
+		}
+		ck_assert_int_eq(lstat(path, &sb), 0);
+		ck_assert_msg(S_ISREG(sb.st_mode), "%s: %s is not a regular file (mode %o)", what,
+			      path, sb.st_mode);
+		ck_assert_int_eq(sb.st_uid, geteuid());
+		if (expect) {
+			bytes = h_slurp(path);
+			ck_assert_msg(strstr(bytes, expect), "%s: %s lacks '%s'", what, path, expect);
+			free(bytes);
+		}
+		h_free(&r);
+	}
+	unlink(victim);
 }
 
 size_t h_join_args(char **out, size_t max, char *const *pre, char *const *target)
@@ -801,22 +904,43 @@ int h_thread_lines(const char *s, long *tid, long *calls, int max)
 
 void h_spawn(struct h_proc *p, char *const *argv, const char *env, const char *ready)
 {
+	int fds[2], err = 0;
+	ssize_t n;
+
 	memset(p, 0, sizeof(*p));
 	fresh_outputs("t", p->out_path, p->err_path);
+	/* The exec is waited for: its close-on-exec end closes when the
+	 * child is argv[0]. Returning at the fork let a test start `cabbpf
+	 * -p PID` while PID still ran this test's binary: cabbpf planned
+	 * probes in the wrong program, and saw nothing of the target (the
+	 * --lossless -p test of bfd033f, waits 0). */
+	ck_assert_int_eq(pipe2(fds, O_CLOEXEC), 0);
 	p->pid = fork();
 	ck_assert_int_ge(p->pid, 0);
 	if (p->pid == 0) {
+		close(fds[0]);
 		if (redirect(p->out_path, p->err_path))
-			_exit(126);
+			err = errno;
 		if (env && strchr(env, '='))
 			putenv((char *)env);
 		else if (env)
 			unsetenv(env);
 		/* Nor a target left spinning by a test that failed. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execvp(argv[0], argv);
+		if (!err) {
+			execvp(argv[0], argv);
+			err = errno;
+		}
+		if (write(fds[1], &err, sizeof(err)) < 0)
+			_exit(126);
 		_exit(127);
 	}
+	close(fds[1]);
+	do
+		n = read(fds[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	ck_assert_msg(n == 0, "cannot run %s: %s", argv[0], strerror(err));
 	if (ready)
 		ck_assert_msg(h_wait_for(p->out_path, ready, 10000), "%s did not start (no '%s')",
 			      argv[0], ready);
@@ -933,6 +1057,46 @@ int h_wait_cpu(pid_t pid, long long ms)
 	while ((used = h_cpu_ms(pid)) >= 0 && used < ms && !h_is_zombie(pid))
 		usleep(10000);
 	return used >= ms;
+}
+
+/* Whether every thread of pid is in state T (stopped) or t (traced). */
+static int all_stopped(pid_t pid)
+{
+	char dir[64], path[PATH_MAX], buf[512];
+	struct dirent *de;
+	int n = 0, stopped = 1;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (stopped && (de = readdir(d))) {
+		const char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/stat", dir, de->d_name);
+		if (proc_read(path, buf, sizeof(buf)) < 0)
+			continue; /* the thread ended */
+		p = strrchr(buf, ')');
+		stopped = p && (p[2] == 'T' || p[2] == 't');
+		n++;
+	}
+	closedir(d);
+	return stopped && n > 0;
+}
+
+int h_wait_stopped(pid_t pid, int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
+		if (all_stopped(pid))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
 }
 
 int h_wait_traced(pid_t pid, int ms)
@@ -1135,4 +1299,168 @@ void h_rm_cgroup(const char *dir)
 	/* A reaped task leaves its cgroup at once; retry briefly anyway. */
 	for (i = 0; i < 100 && rmdir(dir) && errno == EBUSY; i++)
 		usleep(10000);
+}
+
+int h_line_of(const char *file, const char *needle)
+{
+	char line[4096];
+	FILE *f = fopen(file, "re");
+	int n = 0;
+
+	ck_assert_msg(f != NULL, "%s: %s", file, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, needle)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	ck_abort_msg("no line of %s has '%s'", file, needle);
+	return 0;
+}
+
+const char *h_build_id(const char *path)
+{
+	static char id[160];
+	char cmd[PATH_MAX + 128];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | sed -n 's/.*Build ID: //p'", path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	id[0] = 0;
+	if (!fgets(id, sizeof(id), p))
+		id[0] = 0;
+	pclose(p);
+	id[strcspn(id, "\n")] = 0;
+	ck_assert_msg(id[0], "%s has no build id", path);
+	return id;
+}
+
+void h_pprof_read(struct h_pprof *p, const char *path)
+{
+	char cmd[PATH_MAX + 256], *line, *save = NULL;
+	bool in_samples = false;
+	FILE *f;
+	size_t cap = 0, len = 0;
+	char buf[4096];
+	int st;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(cmd, sizeof(cmd), "HOME=%s GOCACHE=%s/gocache go tool pprof -raw '%s' 2>&1",
+		 h_tmp, h_tmp, path);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(buf, sizeof(buf), f)) {
+		size_t n = strlen(buf);
+
+		if (len + n + 1 > cap) {
+			cap = (len + n + 1) * 2;
+			p->raw = realloc(p->raw, cap);
+			ck_assert_ptr_nonnull(p->raw);
+		}
+		memcpy(p->raw + len, buf, n + 1);
+		len += n;
+	}
+	st = pclose(f);
+	ck_assert_msg(st == 0 && p->raw, "go tool pprof -raw %s failed:\n%s", path,
+		      p->raw ? p->raw : "");
+	/* "Samples:", a header line of value types, then one line per
+	 * sample: "  v1  v2  v3: loc loc ...", up to "Locations" */
+	{
+		char *copy = strdup(p->raw);
+
+		for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			long long v[4];
+			int k = 0, used;
+			char *q = line;
+
+			if (!strncmp(line, "Samples:", 8)) {
+				in_samples = true;
+				continue;
+			}
+			if (!strncmp(line, "Locations", 9))
+				break;
+			if (!in_samples || !strchr(line, ':') || strchr(line, '/'))
+				continue;
+			while (k < 4 && sscanf(q, " %lld%n", &v[k], &used) == 1) {
+				q += used;
+				k++;
+			}
+			if (!k || *q != ':')
+				continue;
+			ck_assert_msg(!p->nv || p->nv == k, "samples of %d and %d values", p->nv, k);
+			p->nv = k;
+			p->samples++;
+			for (int i = 0; i < k; i++)
+				p->sum[i] += v[i];
+			if (k >= 3 && v[1] < v[2])
+				p->wall_lt_cpu++;
+		}
+		free(copy);
+	}
+}
+
+void h_pprof_free(struct h_pprof *p)
+{
+	free(p->raw);
+	memset(p, 0, sizeof(*p));
+}
+
+/* The first line of text after at that starts (past blanks) with prefix
+ * and holds needle, into out; NULL if none. */
+static const char *raw_line(const char *at, const char *needle, char *out, size_t len)
+{
+	const char *l = at;
+
+	while (l && *l) {
+		const char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l);
+		const char *hit = memmem(l, n, needle, strlen(needle));
+
+		if (hit) {
+			snprintf(out, len, "%.*s", (int)n, l);
+			return out;
+		}
+		l = e ? e + 1 : NULL;
+	}
+	return NULL;
+}
+
+const char *h_pprof_where(const struct h_pprof *p, const char *name)
+{
+	static char out[1024];
+	char needle[512], line[1024];
+	const char *locs = p->raw ? strstr(p->raw, "\nLocations") : NULL;
+	const char *at, *sp;
+
+	/* "     1: 0x1070 M=1 main /path/ctx.c:66 s=66" */
+	if (!locs)
+		return NULL;
+	for (at = locs; at && (at = strstr(at, " M=")); at++) {
+		const char *l = at + 3;
+
+		while (*l >= '0' && *l <= '9')
+			l++;
+		snprintf(needle, sizeof(needle), " %s ", name);
+		if (strncmp(l, needle, strlen(needle)))
+			continue;
+		if (!raw_line(l + strlen(needle), "", line, sizeof(line)))
+			return NULL;
+		sp = strchr(line, ' ');
+		snprintf(out, sizeof(out), "%.*s", sp ? (int)(sp - line) : (int)strlen(line), line);
+		return out;
+	}
+	return NULL;
+}
+
+const char *h_pprof_mapping(const struct h_pprof *p, const char *path)
+{
+	static char out[2048];
+	const char *maps = p->raw ? strstr(p->raw, "\nMappings") : NULL;
+	char needle[PATH_MAX + 2];
+
+	snprintf(needle, sizeof(needle), " %s ", path);
+	return maps ? raw_line(maps, needle, out, sizeof(out)) : NULL;
 }

@@ -1126,6 +1126,123 @@ START_TEST(test_tid_reuse)
 }
 END_TEST
 
+/* One thread's call main -> a (returned), main still open when fed
+ * again: records from seq 0 at stack top sp, a's entry flagged noret if
+ * asked. */
+static void one_call(uint64_t *w, uint64_t ts, uint64_t sp, bool a_noret)
+{
+	rec__encode(w, CABBPF_EV_ENTRY, MAIN, ts, sp);
+	rec__encode(w + REC_WORDS, CABBPF_EV_ENTRY, A | (a_noret ? REC_FID_NORET : 0), ts + 1,
+		    sp - 0x40);
+	if (!a_noret)
+		rec__encode(w + 2 * REC_WORDS, CABBPF_EV_RETURN, A, ts + 2, sp - 0x38);
+	else /* its return never comes: the next call finds it dead */
+		rec__encode(w + 2 * REC_WORDS, CABBPF_EV_ENTRY, B, ts + 2, sp - 0x40);
+}
+
+/* per_process: each process's threads in its own instances (by the
+ * chunk's tag), the merged result equal to all of them, a reused tid
+ * bound to its new process; two analyzer threads, so the processes'
+ * instances are folded across them. */
+START_TEST(test_per_process)
+{
+	_Atomic uint32_t used = NF;
+	struct runner_opts o = {
+		.fnames = fnames,
+		.nfuncs = NF,
+		.nfuncs_used = &used,
+		.analyzers = "count,callgraph",
+		.nthreads = 2,
+		.per_process = true,
+	};
+	struct runner_stats st;
+	struct runner *r = NULL;
+	uint64_t w[3 * REC_WORDS];
+	size_t i;
+
+	ck_assert_int_eq(runner__new(&o, NULL, 0, &r), 0);
+	one_call(w, 100, 0x7000, false);
+	/* process 10: threads 10 and 11 (two analyzer threads own them) */
+	ck_assert_int_eq(runner__feed_tag(r, 10, 10, 0, w, 3), 0);
+	ck_assert_int_eq(runner__feed_tag(r, 11, 10, 0, w, 3), 0);
+	/* process 20: thread 21, its a armed no return */
+	one_call(w, 200, 0x7000, true);
+	ck_assert_int_eq(runner__feed_tag(r, 21, 20, 0, w, 3), 0);
+	/* thread 11 again from sequence 0: its id reused by process 30 */
+	one_call(w, 300, 0x6000, false);
+	ck_assert_int_eq(runner__feed_tag(r, 11, 30, 0, w, 3), 0);
+	ck_assert_int_eq(runner__join(r), 0);
+
+	ck_assert_uint_eq(runner__nprocs(r), 3);
+	ck_assert_uint_eq(runner__proc_pid(r, 0), 10);
+	ck_assert_uint_eq(runner__proc_pid(r, 1), 20);
+	ck_assert_uint_eq(runner__proc_pid(r, 2), 30);
+	ck_assert_uint_eq(count__calls(runner__proc_analyzer(r, 0, "count"), MAIN), 2);
+	ck_assert_uint_eq(count__calls(runner__proc_analyzer(r, 0, "count"), A), 2);
+	ck_assert_uint_eq(count__calls(runner__proc_analyzer(r, 0, "count"), B), 0);
+	ck_assert_uint_eq(count__calls(runner__proc_analyzer(r, 1, "count"), A), 1);
+	ck_assert_uint_eq(count__calls(runner__proc_analyzer(r, 1, "count"), B), 1);
+	/* a, which armed no return, is dead when b comes at its slot */
+	ck_assert_uint_eq(callgraph__edge(runner__proc_analyzer(r, 1, "callgraph"), MAIN, B), 1);
+	ck_assert_uint_eq(count__calls(runner__proc_analyzer(r, 2, "count"), MAIN), 1);
+	ck_assert_uint_eq(callgraph__edge(runner__proc_analyzer(r, 2, "callgraph"), MAIN, A), 1);
+	ck_assert_ptr_null(runner__proc_analyzer(r, 3, "count"));
+	/* merged: the sum */
+	ck_assert_uint_eq(count__calls(runner__analyzer(r, "count"), MAIN), 4);
+	ck_assert_uint_eq(count__calls(runner__analyzer(r, "count"), A), 4);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), MAIN, A), 4);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), MAIN, B), 1);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.tid_reuse, 1);
+	ck_assert_uint_eq(st.returns.matched, 3);
+	ck_assert_uint_eq(st.returns.noret, 1);
+	/* the first thread 11's main, ended with it */
+	ck_assert_uint_eq(st.returns.missing, 1);
+	ck_assert_uint_eq(st.unattributed, 0);
+	for (i = 0; i < 3; i++) {
+		struct runner_stats ps;
+
+		runner__proc_stats(r, i, &ps);
+		ck_assert_uint_eq(ps.records, i == 0 ? 6 : 3);
+		ck_assert_uint_eq(ps.threads, i == 0 ? 2 : 1);
+		ck_assert_uint_eq(ps.returns.matched, i == 1 ? 0 : i == 0 ? 2 : 1);
+		ck_assert_uint_eq(ps.returns.missing, i == 0);
+		ck_assert_uint_eq(ps.returns.noret, i == 1);
+		ck_assert_uint_eq(ps.open, i == 1 ? 2 : 1); /* main (and b) */
+	}
+	runner__free(r);
+}
+END_TEST
+
+/* An entry that armed no return: counted, the caller of what it calls,
+ * closed as "noret" (not missing) when a later event finds it dead. */
+START_TEST(test_noret_entry)
+{
+	struct runner *r = new_runner("count,callgraph", 1, NULL, 0);
+	struct runner_stats st;
+	uint64_t w[5 * REC_WORDS];
+
+	rec__encode(w, CABBPF_EV_ENTRY, MAIN, 1, 0x7000);
+	rec__encode(w + REC_WORDS, CABBPF_EV_ENTRY, A | REC_FID_NORET, 2, 0x6f00);
+	rec__encode(w + 2 * REC_WORDS, CABBPF_EV_ENTRY, B, 3, 0x6e00);	/* a calls b */
+	rec__encode(w + 3 * REC_WORDS, CABBPF_EV_RETURN, B, 4, 0x6e08);
+	rec__encode(w + 4 * REC_WORDS, CABBPF_EV_ENTRY, C, 5, 0x6f00); /* a returned: main calls c */
+	ck_assert_int_eq(runner__feed(r, 1, 0, w, 5), 0);
+	ck_assert_int_eq(runner__join(r), 0);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(st.bad_records, 0);
+	ck_assert_uint_eq(count__calls(runner__analyzer(r, "count"), A), 1);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), MAIN, A), 1);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), A, B), 1);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), MAIN, C), 1);
+	ck_assert_uint_eq(st.returns.noret, 1);
+	ck_assert_uint_eq(st.returns.missing, 0);
+	ck_assert_uint_eq(st.returns.depth_limited, 0);
+	ck_assert_uint_eq(st.returns.matched, 1);
+	runner__free(r);
+}
+END_TEST
+
 START_TEST(test_bad_records)
 {
 	struct runner_stats st;
@@ -1465,7 +1582,7 @@ START_TEST(test_report_json_exact)
 		"\"collapse_recursion\":false,\"cpu_time\":false,"
 		"\"wall_includes_probe_cost\":true},"
 		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,\"orphan\":0,\"sampled\":0,\"orphan_sampled\":0,\"before_attach\":0,\"open\":0,\"depth_"
-		"limited\":0},"
+		"limited\":0,\"unarmed\":0},"
 		"\"order_gaps\":0,\"order_gap_events\":0,"
 		"\"runner\":{\"analyzer_threads\":1,\"analyzed\":6,\"chunks\":2,"
 		"\"out_of_order_chunks\":0,\"forwarded_chunks\":0,\"forced_gaps\":0,\"threads\":1,"
@@ -1539,6 +1656,88 @@ START_TEST(test_report_text)
 	runner__free(r);
 	emu_fini(&e1);
 	emu_fini(&e2);
+}
+END_TEST
+
+/* Losses make counts lower bounds: the tables of the analyzers that
+ * depend on the lost kind mark them ("N+", in the column's width) with a
+ * note under the table; the others and a run without losses are as
+ * before; the JSON lists the analyzers. */
+static char *lower_bounds_json(struct runner *r, unsigned kind)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json *w = NULL;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(json__new(f, false, &w), 0);
+	ck_assert_int_eq(runner__json_lower_bounds(r, w, kind), 0);
+	ck_assert_int_eq(json__finish(w), 0);
+	json__free(w);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_report_lower_bounds)
+{
+	struct runner *r = new_runner(NULL, 1, NULL, 0);
+	char *plain, *txt, *js;
+	struct emu e;
+
+	emu_init(&e, 11);
+	emu_call(&e, MAIN);
+	emu_call(&e, A);
+	emu_ret(&e);
+	emu_ret(&e);
+	feed_range(r, &e, 0, e.nev, 3);
+	ck_assert_int_eq(runner__join(r), 0);
+	plain = run_text(r);
+	ck_assert_ptr_null(strstr(plain, AN_LB_MARK));
+
+	runner__set_lost(r, 5, 0, 0);
+	txt = run_text(r);
+	/* count and callgraph: CALLS right-aligned in 12 columns, marked */
+	ck_assert_ptr_nonnull(strstr(txt, "\n          1+"));
+	ck_assert_ptr_nonnull(strstr(txt, "\n          1+  main -> a\n"));
+	ck_assert_ptr_nonnull(
+		strstr(txt, "  (+: a lower bound: 5 call events were lost (kernel ring full))\n"));
+	ck_assert_ptr_null(strstr(txt, "I/O events were lost"));
+	js = lower_bounds_json(r, AN_LOST_CALLS);
+	ck_assert_str_eq(js, "[\"count\",\"callgraph\",\"cct\"]\n");
+	free(js);
+	js = lower_bounds_json(r, AN_LOST_IO);
+	ck_assert_str_eq(js, "[]\n");
+	free(js);
+	free(txt);
+
+	/* I/O lost: the io analyzer's note only */
+	runner__set_lost(r, 0, 3, 0);
+	txt = run_text(r);
+	ck_assert_ptr_nonnull(
+		strstr(txt, "  (+: a lower bound: 3 I/O events were lost (kernel ring full))\n"));
+	ck_assert_ptr_null(strstr(txt, "call events"));
+	ck_assert_ptr_null(strstr(txt, "1+  main -> a"));
+	js = lower_bounds_json(r, AN_LOST_IO);
+	ck_assert_str_eq(js, "[\"io\"]\n");
+	free(js);
+	free(txt);
+
+	/* records overwritten in the CAB buffers: either kind */
+	runner__set_lost(r, 0, 0, 7);
+	txt = run_text(r);
+	ck_assert_ptr_nonnull(
+		strstr(txt, "(+: a lower bound: 7 records were overwritten (--cab-mode sampling))"));
+	ck_assert_ptr_nonnull(strstr(txt, "1+  main -> a"));
+	free(txt);
+
+	runner__set_lost(r, 0, 0, 0);
+	txt = run_text(r);
+	ck_assert_str_eq(txt, plain);
+	free(txt);
+	free(plain);
+	runner__free(r);
+	emu_fini(&e);
 }
 END_TEST
 
@@ -1860,9 +2059,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_merge_gaps_and_dups);
 	tcase_add_test(tc, test_tid_reuse);
 	tcase_add_test(tc, test_bad_records);
+	tcase_add_test(tc, test_per_process);
+	tcase_add_test(tc, test_noret_entry);
 	tcase_add_test(tc, test_pending_limit);
 	tcase_add_test(tc, test_report_json_exact);
 	tcase_add_test(tc, test_report_text);
+	tcase_add_test(tc, test_report_lower_bounds);
 	tcase_add_test(tc, test_select);
 	tcase_add_test(tc, test_root_name);
 	tcase_add_test(tc, test_json);

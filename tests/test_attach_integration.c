@@ -31,6 +31,7 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
@@ -42,6 +43,14 @@
 #include "user/proc/libs.h"
 
 #define OPT(i) ((i) ? 2 : 0)
+
+/* hot never rests: its events grow with the time traced, past what any
+ * ring holds if cabbpf drains late on a loaded machine. --lossless makes
+ * its threads wait at a ring's high-water mark instead: nothing lost,
+ * whatever the load (tests/harness.h, h_assert_no_loss). What these tests
+ * are about, the gate's instants at attach and detach, is the same with
+ * it: the held threads are let go at detach like the others. */
+#define HOT_LOSSLESS "--lossless"
 
 /* How a run is stopped. */
 enum stop { STOP_SIGINT, STOP_SIGTERM, STOP_DURATION };
@@ -113,16 +122,30 @@ static void start_pid(struct h_run *r, pid_t pid, char *const *opts)
 	ck_assert_msg(up, "cabbpf did not start (no 'tracing'); stderr:\n%s", r->err);
 }
 
-/* Stop r (started) the way s says; -d runs stop by themselves. */
-static void stop_run(struct h_run *r, enum stop s)
+/*
+ * Stop r (started, tracing target) the way s says, once some calls were
+ * traced: target (hot, which never rests) has run 20 ms more of CPU since
+ * it was traced (h_cpu_ms counts 10 ms ticks: 10 ms at least, thousands
+ * of loops), however loaded the machine (a fixed 300 ms sleep could pass
+ * with hot never scheduled). -d runs stop by themselves: cabbpf is stopped
+ * meanwhile, so its window cannot close before hot has run in it (the
+ * test sees "tracing" or "ready" within the 1 s window, and the stop holds
+ * it open). Stopped, cabbpf drains nothing: hot's events of those 20-30 ms
+ * (~3 M events per CPU second at most) stay below half a ring (131,072),
+ * where --lossless would hold a thread, so hot's progress comes.
+ */
+static void stop_run(struct h_run *r, enum stop s, pid_t target)
 {
-	if (s == STOP_DURATION) {
-		h_finish(r);
-		return;
-	}
-	/* Some calls traced first (hot never rests: 0.3 s is thousands). */
-	usleep(300 * 1000);
-	kill(r->pid, s == STOP_SIGINT ? SIGINT : SIGTERM);
+	long long cpu;
+
+	if (s == STOP_DURATION)
+		kill(r->pid, SIGSTOP);
+	cpu = h_cpu_ms(target);
+	(void)h_wait_cpu(target, cpu + 20); /* hot never ends: it comes */
+	if (s == STOP_DURATION)
+		kill(r->pid, SIGCONT);
+	else
+		kill(r->pid, s == STOP_SIGINT ? SIGINT : SIGTERM);
 	h_finish(r);
 }
 
@@ -132,19 +155,32 @@ START_TEST(stop_launched_no_false_edges)
 {
 	enum stop s = (enum stop)(_i / 2);
 	int up;
-	char *args[] = {"-f", "tick", "-f", "outer", "-f", "inner", "-d", "1", "--",
-			(char *)h_target("hot", OPT(_i % 2)), NULL};
+	char *args[] = {HOT_LOSSLESS,
+			"-f",
+			"tick",
+			"-f",
+			"outer",
+			"-f",
+			"inner",
+			"-d",
+			"1",
+			"--",
+			(char *)h_target("hot", OPT(_i % 2)),
+			NULL};
 	struct h_run r;
 
 	if (s != STOP_DURATION) {
-		args[6] = "-f"; /* no -d: "-f inner" once more */
-		args[7] = "inner";
+		args[7] = "-f"; /* no -d: "-f inner" once more */
+		args[8] = "inner";
 	}
 	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
 	/* Stopped whatever happens (a loaded machine may be slow to start
 	 * it): the assertions come after. */
-	up = s == STOP_DURATION || h_wait_for(r.out_path, "ready", 60000);
-	stop_run(&r, s);
+	up = h_wait_for(r.out_path, "ready", 60000);
+	if (up)
+		stop_run(&r, s, h_child_of(r.pid));
+	else
+		h_interrupt(&r);
 	ck_assert_msg(up, "hot did not start; stderr:\n%s", r.err);
 	assert_exact(&r, 1, 1);
 	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")),
@@ -161,7 +197,7 @@ START_TEST(pid_busy_no_false_edges)
 	enum stop s = (enum stop)(_i / 2);
 	const char *exe = h_target("hot", OPT(_i % 2));
 	char *target[] = {(char *)exe, "2", NULL};
-	char *opts[] = {"-f", "tick", "-f", "outer", "-f", "inner", "-d", "1", NULL};
+	char *opts[] = {HOT_LOSSLESS, "-f", "tick", "-f", "outer", "-f", "inner", "-d", "1", NULL};
 	char real[PATH_MAX];
 	unsigned char file_byte, after;
 	struct symtab *st = NULL;
@@ -171,7 +207,7 @@ START_TEST(pid_busy_no_false_edges)
 	int fd;
 
 	if (s != STOP_DURATION)
-		opts[6] = NULL;
+		opts[7] = NULL;
 	ck_assert_ptr_nonnull(realpath(exe, real));
 	ck_assert_int_eq(syms__load(real, &st), 0);
 	tick = syms__find(st, "tick");
@@ -182,7 +218,7 @@ START_TEST(pid_busy_no_false_edges)
 
 	h_spawn(&t, target, NULL, "ready");
 	start_pid(&r, t.pid, opts);
-	stop_run(&r, s);
+	stop_run(&r, s, t.pid);
 	assert_exact(&r, 2, 0);
 
 	ck_assert_int_eq(h_mapped_byte(t.pid, real, tick->offset, &after), 0);
@@ -200,14 +236,31 @@ END_TEST
  * 1 s, and the attach and detach times are not in it). */
 START_TEST(duration_is_between_the_gates)
 {
-	char *args[] = {"-f", "tick", "-d", "1", "--", (char *)h_target("hot", 2), NULL};
+	char *args[] = {HOT_LOSSLESS, "-f", "tick", "-d", "1", "--", (char *)h_target("hot", 2),
+			NULL};
+	struct timespec t0, t1;
+	double d, wall, att = -1, det = -1;
 	struct h_run r;
-	double d;
+	const char *p;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	h_run(&r, args);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	h_assert_clean(&r);
 	d = json_object_get_double(h_get(r.json, "duration_s"));
 	ck_assert_msg(d >= 1.0, "duration %.3f s with -d 1", d);
+	/* Not a timing bound but an invariant: the gates open after the last
+	 * probe went in and close before the first comes out, so the
+	 * duration between them leaves out the attach and detach times
+	 * cabbpf measured around its link system calls, inside its own
+	 * wall time. */
+	p = strstr(r.err, "probes: attached in ");
+	ck_assert_msg(p && sscanf(p, "probes: attached in %lf s, detached in %lf s", &att, &det) == 2,
+		      "no attach/detach times on stderr: %s", r.err);
+	wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_msg(d + att + det <= wall, "duration %.3f s + attach %.3f s + detach %.3f s > "
+		      "cabbpf's wall time %.3f s: the duration is not between the gates",
+		      d, att, det, wall);
 	h_free(&r);
 }
 END_TEST

@@ -408,9 +408,18 @@ START_TEST(ring_full_blocks_until_two_chunks_free)
 	b.c = ring_new(4096, 1024, 1, CAB_EXHAUSTIVE, 0);
 	b.n = 512 + 1; /* one more than fits */
 	ck_assert_int_eq(pthread_create(&th, NULL, blocker_main, &b), 0);
-	sleep_ms(50);
+	/* Wait until the producer has filled the ring and blocked (the stall
+	 * is counted once it started waiting), however long a loaded machine
+	 * takes to run it: a fixed sleep here could end first. */
+	do {
+		sleep_ms(1);
+		cab__stats(b.c, &st);
+	} while (st.stalls == 0);
+	ck_assert_uint_eq(st.stalls, 1);
 	ck_assert_int_eq(__atomic_load_n(&b.done, __ATOMIC_ACQUIRE), 0);
-	/* One chunk freed: still blocked (fig. 3b waits for two). */
+	/* One chunk freed: still blocked (fig. 3b waits for two). The sleep
+	 * gives a wrong producer time to go on; a right one never does, so
+	 * no load can fail this. */
 	n = cab__take(b.c, &recs);
 	ck_assert_int_eq(n, 128);
 	for (i = 0; i < n; i++)
@@ -431,7 +440,9 @@ START_TEST(ring_full_blocks_until_two_chunks_free)
 	ck_assert_uint_eq(next, 513);
 	cab__stats(b.c, &st);
 	ck_assert_uint_eq(st.stalls, 1);
-	ck_assert_uint_ge(st.blocked_ns, 50 * 1000000ULL); /* slept 2 x 50 ms */
+	/* Blocked since before its stall was seen, until the second chunk
+	 * was freed: at least the 50 ms slept in between. */
+	ck_assert_uint_ge(st.blocked_ns, 50 * 1000000ULL);
 	ck_assert_uint_eq(st.produced, 513);
 	cab__free(b.c);
 }
@@ -707,6 +718,33 @@ START_TEST(pp_publish_empty)
 }
 END_TEST
 
+/* The tag goes with the chunk; a plain reserve (or a reused chunk) has 0. */
+START_TEST(pp_tag)
+{
+	struct cab_pp *pp = pp_new(4, 1, 1, 4, CAB_EXHAUSTIVE);
+	const struct cab_chunk *ch;
+	uint64_t *r;
+
+	r = cab_pp__reserve_tag(pp, 7, 4242, 10);
+	ck_assert_ptr_nonnull(r);
+	r[0] = 1;
+	cab_pp__commit(pp, 1);
+	ch = cab_pp__take(pp);
+	ck_assert_ptr_nonnull(ch);
+	ck_assert_uint_eq(ch->tid, 7);
+	ck_assert_uint_eq(ch->tag, 4242);
+	ck_assert_uint_eq(ch->seq, 10);
+	cab_pp__release(pp, ch);
+	pp_fill(pp, 8, 0, 2); /* the same chunk again, untagged */
+	ch = cab_pp__take(pp);
+	ck_assert_ptr_nonnull(ch);
+	ck_assert_uint_eq(ch->tid, 8);
+	ck_assert_uint_eq(ch->tag, 0);
+	cab_pp__release(pp, ch);
+	cab_pp__free(pp);
+}
+END_TEST
+
 START_TEST(pp_growth)
 {
 	struct cab_pp *pp = pp_new(4, 1, 2, 8, CAB_EXHAUSTIVE);
@@ -806,6 +844,13 @@ START_TEST(pp_exhaustive_waits_at_max)
 	pp_fill(b.pp, 1, 0, 4);
 	pp_fill(b.pp, 1, 4, 4);
 	ck_assert_int_eq(pthread_create(&th, NULL, pp_blocker_main, &b), 0);
+	/* Wait until the producer is blocked (its stall is counted once it
+	 * waits), however long a loaded machine takes to run it; then 50 ms
+	 * more blocked, which a right producer never ends early. */
+	do {
+		sleep_ms(1);
+		cab_pp__stats(b.pp, &st);
+	} while (st.stalls == 0);
 	sleep_ms(50);
 	ck_assert_int_eq(__atomic_load_n(&b.done, __ATOMIC_ACQUIRE), 0);
 	ch = cab_pp__take(b.pp);
@@ -820,7 +865,9 @@ START_TEST(pp_exhaustive_waits_at_max)
 	cab_pp__release(b.pp, ch);
 	cab_pp__stats(b.pp, &st);
 	ck_assert_uint_eq(st.stalls, 1);
-	ck_assert_uint_ge(st.blocked_ns, 25 * 1000000ULL); /* slept 50 ms */
+	/* blocked from before its stall was seen until the release: at least
+	 * the 50 ms slept in between */
+	ck_assert_uint_ge(st.blocked_ns, 50 * 1000000ULL);
 	ck_assert_uint_eq(st.grown, 0);
 	cab_pp__free(b.pp);
 }
@@ -856,6 +903,7 @@ static Suite *cab_suite(void)
 	tcase_add_test(tc, pp_roundtrip_in_order);
 	tcase_add_test(tc, pp_publish_empty);
 	tcase_add_test(tc, pp_growth);
+	tcase_add_test(tc, pp_tag);
 	tcase_add_test(tc, pp_sampling_recycles_oldest);
 	tcase_add_test(tc, pp_drained);
 	tcase_add_test(tc, pp_exhaustive_waits_at_max);

@@ -520,6 +520,22 @@ START_TEST(iomode_zerocopy_exact)
 }
 END_TEST
 
+/* --io's files as root: -o (the text report) and --json through a
+ * symlink planted at the path (to a 0600 victim, or dangling): replaced,
+ * never followed. A tenth of a second of the machine's I/O is enough: only
+ * the files are looked at. */
+START_TEST(iomode_writes_safely)
+{
+	char path[PATH_MAX];
+	char *text[] = {"--io", "-d", "0.1", "-o", path, NULL};
+	char *json[] = {"--io", "-d", "0.1", "-q", "--json", path, NULL};
+
+	snprintf(path, sizeof(path), "%s/%d-io.out", h_tmp, (int)getpid());
+	h_assert_writes_safely("--io -o", text, 1, path, "cabbpf --io: every process");
+	h_assert_writes_safely("--io --json", json, 1, path, "\"processes\"");
+}
+END_TEST
+
 /* Bad input: a clear message and a non-zero exit each (h_expect_failure). */
 
 START_TEST(bad_cgroup_missing)
@@ -592,6 +608,7 @@ int main(void)
 	tcase_add_test(bad, bad_cgroup_not_v2);
 	tcase_add_test(bad, bad_container);
 	tcase_add_test(bad, bad_io_options);
+	tcase_add_test(bad, iomode_writes_safely);
 	suite_add_tcase(s, exact);
 	suite_add_tcase(s, cg);
 	suite_add_tcase(s, bad);

@@ -117,8 +117,15 @@ static void assert_kernels(json_object *j)
 /* The whole run: every routine exact. */
 START_TEST(isp_exact)
 {
-	char *opts[] = {"-a",	"count,callgraph,isp", "--cost", "calls", "--size", "work:arg0",
-			"--size", "chars:strlen(arg0)", "--size", "maybe:strlen(arg0)", NULL};
+	/* isp makes ~403,000 events: rings of 64 MiB per CPU (1,048,576)
+	 * hold them all, however late cabbpf drains (tests/harness.h) */
+	char *opts[] = {"--ring-size", "64",
+			"-a",	       "count,callgraph,isp",
+			"--cost",      "calls",
+			"--size",      "work:arg0",
+			"--size",      "chars:strlen(arg0)",
+			"--size",      "maybe:strlen(arg0)",
+			NULL};
 	char *target[] = {(char *)h_target("isp", OPT(_i)), NULL};
 	long long steps = 0, main_in = 0;
 	struct h_plain p;
@@ -193,7 +200,7 @@ END_TEST
  * size is its own thread's reads. */
 START_TEST(isp_threads_do_not_mix)
 {
-	char *opts[] = {"-a", "count,isp", "--cost", "calls", NULL};
+	char *opts[] = {"--ring-size", "64", "-a", "count,isp", "--cost", "calls", NULL};
 	char *target[] = {(char *)h_target("isp", OPT(_i)), "-t", NULL};
 	struct h_plain p;
 	struct h_run r;
@@ -215,7 +222,7 @@ END_TEST
 /* -p on a process blocked before its work: the same points. */
 START_TEST(isp_attach_pid)
 {
-	char *opts[] = {"-a", "isp", "--cost", "calls", NULL};
+	char *opts[] = {"--ring-size", "64", "-a", "isp", "--cost", "calls", NULL};
 	char *argv[] = {(char *)h_target("isp", OPT(_i)), "-w", NULL};
 	struct h_proc t;
 	struct h_run r;
@@ -239,8 +246,9 @@ END_TEST
 START_TEST(isp_in_cgroup)
 {
 	char dir[256], name[64];
-	char *args[] = {"-a", "isp", "--cost", "calls", "--cgroup", dir, "--",
-			(char *)h_target("isp", OPT(_i)), NULL};
+	char *args[] = {"--ring-size", "64",	   "-a", "isp", "--cost",
+			"calls",       "--cgroup", dir,	 "--",	(char *)h_target("isp", OPT(_i)),
+			NULL};
 	struct h_run r;
 
 	snprintf(name, sizeof(name), "cabbpf-isp-%d", (int)getpid());
@@ -251,6 +259,85 @@ START_TEST(isp_in_cgroup)
 	assert_kernels(r.json);
 	h_free(&r);
 	h_rm_cgroup(dir);
+}
+END_TEST
+
+/* The child of cct node n named name, or NULL. */
+static json_object *cct_child(json_object *n, const char *name)
+{
+	json_object *kids = h_get(n, "children");
+	size_t i;
+
+	for (i = 0; kids && i < json_object_array_length(kids); i++) {
+		json_object *c = json_object_array_get_idx(kids, i);
+
+		if (!strcmp(json_object_get_string(h_get(c, "name")), name))
+			return c;
+	}
+	return NULL;
+}
+
+/* --cost cpu: on-CPU time of each activation, against its wall time.
+ * isp -s naps (nanosleep of 4 << i ms) and spins (1M << i iterations),
+ * sizes from their arguments. In one run, with the cct beside it:
+ *  - the isp cost of each routine is exactly its on-CPU time in the tree
+ *    (cpu_incl_ns of main;nap), not its wall time (incl_ns);
+ *  - nap's wall time is at least the sleeps asked for (the kernel's
+ *    guarantee), while each nap's on-CPU cost is under a tenth of its own
+ *    sleep: a sleeping routine costs almost nothing on the CPU;
+ *  - spin's on-CPU time is at most its wall time and follows its work:
+ *    the largest size's cheapest activation costs more than the smallest
+ *    size's dearest (32 times the iterations; on-CPU time, unlike wall
+ *    time, does not grow with the machine's load).
+ * No bound depends on how loaded the machine is. */
+START_TEST(isp_cost_cpu)
+{
+	char *opts[] = {"-a",	  "isp,cct",	"--cost", "cpu", "--size", "nap:arg0",
+			"--size", "spin:arg0", NULL};
+	char *target[] = {(char *)h_target("isp", OPT(_i)), "-s", NULL};
+	long long slept = 0;
+	json_object *j, *mainn, *nap, *spin, *info;
+	struct h_plain p;
+	struct h_run r;
+	int i;
+
+	h_traced_same(&p, &r, opts, target);
+	j = r.json;
+	h_assert_no_loss(j);
+	info = h_get(j, "isp_info");
+	ck_assert_str_eq(json_object_get_string(h_get(info, "cost")), "cpu");
+	ck_assert_str_eq(json_object_get_string(h_get(info, "cost_unit")), "ns on-CPU");
+	ck_assert(json_object_get_boolean(h_get(h_get(j, "cct_info"), "cpu_time")));
+	mainn = cct_child(h_get(j, "cct"), "main");
+	nap = cct_child(mainn, "nap");
+	spin = cct_child(mainn, "spin");
+	ck_assert_msg(nap && spin, "no main;nap or main;spin in the tree");
+	ck_assert_int_eq(h_num(nap, "calls"), NSIZES * REPS);
+	ck_assert_int_eq(h_num(spin, "calls"), NSIZES * REPS);
+	ck_assert_uint_eq(npoints(j, "nap"), NSIZES);
+	ck_assert_uint_eq(npoints(j, "spin"), NSIZES);
+	/* the isp cost is the on-CPU time, exactly */
+	ck_assert_int_eq(h_num(routine(j, "nap"), "total_cost"), h_num(nap, "cpu_incl_ns"));
+	ck_assert_int_eq(h_num(routine(j, "spin"), "total_cost"), h_num(spin, "cpu_incl_ns"));
+	for (i = 0; i < NSIZES; i++) {
+		long long ms = 4LL << i;
+		json_object *pt = point(j, "nap", ms);
+
+		ck_assert_int_eq(h_num(pt, "calls"), REPS);
+		ck_assert_msg(h_num(pt, "cost_max") * 10 < ms * 1000000,
+			      "nap(%lld ms): %lld ns on-CPU, not under a tenth of its sleep", ms,
+			      h_num(pt, "cost_max"));
+		ck_assert_int_eq(h_num(point(j, "spin", 1000000LL << i), "calls"), REPS);
+		slept += REPS * ms * 1000000;
+	}
+	/* wall: at least the sleeps; on-CPU: a small part of it */
+	ck_assert_int_ge(h_num(nap, "incl_ns"), slept);
+	ck_assert_int_lt(h_num(nap, "cpu_incl_ns") * 10, h_num(nap, "incl_ns"));
+	ck_assert_int_le(h_num(spin, "cpu_incl_ns"), h_num(spin, "incl_ns"));
+	ck_assert_int_gt(h_num(point(j, "spin", 1000000LL << (NSIZES - 1)), "cost_min"),
+			 h_num(point(j, "spin", 1000000LL), "cost_max"));
+	h_plain_free(&p);
+	h_free(&r);
 }
 END_TEST
 
@@ -267,7 +354,9 @@ static void sh_out(const char *cmd, char *buf, size_t len)
 }
 
 /* --plots DIR (default cost: wall): one SVG per routine with 2+ sizes,
- * well-formed, labelled, and rendered by Chromium as a person sees it. */
+ * well-formed, labelled, the cost plot and the workload plot under it
+ * (one bar per size, its activations), rendered by Chromium as a person
+ * sees it. */
 START_TEST(isp_plots_render)
 {
 	char dir[PATH_MAX], svg[PATH_MAX + 16], png[PATH_MAX + 16], cmd[3 * PATH_MAX], out[256];
@@ -300,26 +389,60 @@ START_TEST(isp_plots_render)
 	ck_assert_ptr_nonnull(strstr(text, "input size (bytes read"));
 	ck_assert_ptr_nonnull(strstr(text, "cost (ns wall, log scale)"));
 	ck_assert_ptr_nonnull(strstr(text, "fitted O("));
-	/* 6 sizes: 6 worst-case circles with their figures */
+	/* the workload plot under it: its title, its count axis */
+	ck_assert_ptr_nonnull(strstr(text, ">workload: activations per input size<"));
+	ck_assert_ptr_nonnull(strstr(text, "rotate(-90)\" text-anchor=\"middle\">activations<"));
+	/* 6 sizes: 6 worst-case circles with their figures, 6 bars of 3
+	 * activations each */
 	snprintf(cmd, sizeof(cmd), "xmllint --xpath \"count(//*[local-name()='circle']/*)\" '%s'",
 		 svg);
 	sh_out(cmd, out, sizeof(out));
 	ck_assert_str_eq(out, "6");
+	snprintf(cmd, sizeof(cmd), "xmllint --xpath \"count(//*[@class='wl'])\" '%s'", svg);
+	sh_out(cmd, out, sizeof(out));
+	ck_assert_str_eq(out, "6");
+	snprintf(cmd, sizeof(cmd),
+		 "xmllint --xpath \"count(//*[@class='wl']/*[contains(., ': 3 activations')])\" '%s'",
+		 svg);
+	sh_out(cmd, out, sizeof(out));
+	ck_assert_str_eq(out, "6");
 	free(text);
+	/* load: sizes 64 and 128 are read 3 times as often as the others */
+	snprintf(svg, sizeof(svg), "%s/load.svg", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "xmllint --xpath \"count(//*[@class='wl']/*[contains(., ': 9 activations')])\" '%s'",
+		 svg);
+	sh_out(cmd, out, sizeof(out));
+	ck_assert_str_eq(out, "2");
+	snprintf(svg, sizeof(svg), "%s/quad.svg", dir);
 	snprintf(png, sizeof(png), "%s/quad.png", h_tmp);
 	snprintf(cmd, sizeof(cmd),
 		 "chromium --headless --no-sandbox --disable-gpu --hide-scrollbars "
-		 "--screenshot='%s' --window-size=720,460 'file://%s' >/dev/null 2>&1",
+		 "--screenshot='%s' --window-size=720,694 'file://%s' >/dev/null 2>&1",
 		 png, svg);
 	ck_assert_int_eq(system(cmd), 0);
 	ink = h_png_ink(png, &w, &h);
 	ck_assert_int_eq(w, 720);
-	ck_assert_int_eq(h, 460);
-	/* frame, grid, labels, 12 markers, the curve: thousands of pixels;
-	 * a blank page has 0 */
+	ck_assert_int_eq(h, 694);
+	/* frames, grids, labels, 12 markers, the curve, 6 bars: thousands
+	 * of pixels; a blank page has 0 */
 	ck_assert_msg(ink > 5000, "plot nearly blank: %lld pixels of ink", ink);
 	h_plain_free(&p);
 	h_free(&r);
+}
+END_TEST
+
+/* --plots DIR as root: a symlink planted at one of the plots' paths (to a
+ * 0600 victim, or dangling) is replaced by the plot, never followed. */
+START_TEST(isp_plots_never_follow_symlinks)
+{
+	char dir[PATH_MAX], link[PATH_MAX + 16];
+	char *args[] = {"-q", "-a", "isp", "--plots", dir, "--", (char *)h_target("isp", 2), NULL};
+
+	snprintf(dir, sizeof(dir), "%s/%d-plots-safe", h_tmp, (int)getpid());
+	h_shell("rm -rf '%s' && mkdir '%s'", dir, dir);
+	snprintf(link, sizeof(link), "%s/quad.svg", dir);
+	h_assert_writes_safely("--plots", args, 1, link, ">quad: cost against input size<");
 }
 END_TEST
 
@@ -357,7 +480,9 @@ int main(void)
 	tcase_add_loop_test(tc, isp_threads_do_not_mix, 0, 2);
 	tcase_add_loop_test(tc, isp_attach_pid, 0, 2);
 	tcase_add_loop_test(tc, isp_in_cgroup, 0, 2);
+	tcase_add_loop_test(tc, isp_cost_cpu, 0, 2);
 	tcase_add_test(tc, isp_plots_render);
+	tcase_add_test(tc, isp_plots_never_follow_symlinks);
 	tcase_add_test(tc, isp_bad_input);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);

@@ -412,7 +412,8 @@ START_TEST(conflicts)
 	struct parsed p;
 
 	parse(&p, "-q", NULL);
-	ASSERT_USAGE(&p, "nothing to trace: give -p PID or -- COMMAND (see cabbpf --help)");
+	ASSERT_USAGE(&p, "nothing to trace: give -p PID, -- COMMAND, or --container NAME / --cgroup "
+			 "DIR (every process of it; see cabbpf --help)");
 	parse(&p, "-p", "1", "--", "ls", NULL);
 	ASSERT_USAGE(&p, "give either -p PID or -- COMMAND, not both");
 	parse(&p, "-p", "1", "--cgroup", "a", "--container", "b", NULL);
@@ -439,6 +440,69 @@ START_TEST(conflicts)
 	parse(&p, "--io", NULL);
 	ASSERT_OK(&p);
 	ck_assert_int_eq(p.o.pid, 0);
+}
+END_TEST
+
+static void as(enum opts_mode mode, char *name);
+
+/* --container or --cgroup alone: every process of it (whole-container
+ * tracing); what takes one process only is refused with it. */
+START_TEST(whole_container)
+{
+	struct parsed p;
+
+	parse(&p, "--container", "web", NULL);
+	ASSERT_OK(&p);
+	ck_assert_str_eq(p.o.container, "web");
+	ck_assert_int_eq(p.o.pid, 0);
+	ck_assert_ptr_null(p.o.cmd);
+	parse(&p, "--cgroup", "/sys/fs/cgroup/unified/app", "-f", "parse_*", "-f", "libc:malloc",
+	      "--json", "o.json", NULL);
+	ASSERT_OK(&p);
+	ck_assert_str_eq(p.o.cgroup, "/sys/fs/cgroup/unified/app");
+	ck_assert_uint_eq(p.o.nfuncs, 2);
+	parse(&p, "--container", "web", "--entry-only", NULL);
+	ASSERT_OK(&p);
+	ck_assert_str_eq(p.o.analyzers, "count");
+	parse(&p, "--container", "web", "-l", NULL);
+	ASSERT_OK(&p);
+	parse(&p, "--container", "web", "--lossless", NULL);
+	ASSERT_USAGE(&p, "--lossless holds one process's threads: not with a whole container (give "
+			 "-p PID)");
+	parse(&p, "--cgroup", "d", "--sample", "10", NULL);
+	ASSERT_USAGE(&p, "--sample and --start-disabled take one process (-p PID or -- COMMAND), "
+			 "not a whole container yet");
+	parse(&p, "--cgroup", "d", "--start-disabled", NULL);
+	ASSERT_USAGE(&p, "--sample and --start-disabled take one process (-p PID or -- COMMAND), "
+			 "not a whole container yet");
+	parse(&p, "--container", "web", "--budget", "10", NULL);
+	ASSERT_USAGE(&p, "--budget takes one process (-p PID or -- COMMAND), not a whole container "
+			 "yet");
+	parse(&p, "--container", "web", "-a", "isp", "--size", "f:arg0", NULL);
+	ASSERT_USAGE(&p, "--size takes one process (-p PID or -- COMMAND), not a whole container "
+			 "yet");
+	parse(&p, "--container", "web", "--floor", NULL);
+	ASSERT_USAGE(&p, "--floor takes one process (-p PID or -- COMMAND)");
+	/* with a target, the options keep their meaning: a filter */
+	parse(&p, "--container", "web", "--lossless", "-p", "7", NULL);
+	ASSERT_OK(&p);
+	parse(&p, "--cgroup", "d", "--sample", "10", "--", "ls", NULL);
+	ASSERT_OK(&p);
+	parse(&p, "--io", "--container", "web", NULL);
+	ASSERT_OK(&p);
+}
+END_TEST
+
+/* cabbpf record takes one process: not a whole container. */
+START_TEST(whole_container_record)
+{
+	struct parsed p;
+
+	as(OPTS_RECORD, "record");
+	parse(&p, "-o", "r.cab", "--container", "web", NULL);
+	ASSERT_USAGE(&p, "cabbpf record takes one process (-p PID or -- COMMAND), not a whole "
+			 "container yet: trace the container live");
+	as(OPTS_LIVE, "cabbpf");
 }
 END_TEST
 
@@ -594,7 +658,8 @@ START_TEST(help_lists_every_row)
 
 	ck_assert(!strncmp(help, "Usage: cabbpf [OPTIONS] -p PID\n", 31));
 	ck_assert_ptr_nonnull(strstr(help, "\nExamples:\n"));
-	ck_assert_ptr_nonnull(strstr(help, "1 when it could not be, 2 for a usage error.\n"));
+	ck_assert_ptr_nonnull(strstr(help, "1 when it could not be or ended on an error"));
+	ck_assert_ptr_nonnull(strstr(help, "2 for a usage error.\n"));
 	for (i = 0; i < opts__ntable; i++) {
 		const struct opt_def *d = &opts__table[i];
 
@@ -805,6 +870,8 @@ int main(void)
 	tcase_add_test(tc, too_many_patterns);
 	tcase_add_test(tc, unknown_and_missing);
 	tcase_add_test(tc, conflicts);
+	tcase_add_test(tc, whole_container);
+	tcase_add_test(tc, whole_container_record);
 	tcase_add_test(tc, isp_options);
 	tcase_add_test(tc, sampling_options);
 	tcase_add_test(tc, budget_options);

@@ -78,11 +78,16 @@ static long plan_moved(const char *bin)
 	return moved;
 }
 
+/* Rings of 64 MiB per CPU (1,048,576 events): the largest target here,
+ * demo, makes ~303,000 events, which they hold however late cabbpf
+ * drains (tests/harness.h, h_assert_no_loss). */
+#define RING "--ring-size", "64"
+
 /* Runs cabbpf on argv (target and its arguments) with and without
  * --no-shift, asserts a clean run, and that both agree on every count. */
 static void run_both(struct h_run *r, char *const *target)
 {
-	char *none[] = {NULL}, *noshift[] = {"--no-shift", NULL};
+	char *none[] = {RING, NULL}, *noshift[] = {RING, "--no-shift", NULL};
 	char *a1[16], *a2[16];
 	struct h_run r0;
 
@@ -161,7 +166,8 @@ static long callsite_fns(const char *err)
  * many functions the plan counted at call sites. */
 static long run_eo(struct h_run *r, char *const *target)
 {
-	char *eo[] = {"--entry-only", NULL}, *eo0[] = {"--entry-only", "--no-callsites", NULL};
+	char *eo[] = {RING, "--entry-only", NULL};
+	char *eo0[] = {RING, "--entry-only", "--no-callsites", NULL};
 	char *a1[16], *a2[16];
 	struct h_run r0;
 	long ncs;
@@ -239,8 +245,8 @@ END_TEST
  * counts with returns, and with --entry-only (call sites included). */
 START_TEST(per_site_link_fallback)
 {
-	char *full[] = {"--", (char *)ftarget(0, "demo", 2), NULL};
-	char *eo[] = {"--entry-only", "--", (char *)ftarget(0, "demo", 2), NULL};
+	char *full[] = {RING, "--", (char *)ftarget(0, "demo", 2), NULL};
+	char *eo[] = {RING, "--entry-only", "--", (char *)ftarget(0, "demo", 2), NULL};
 	struct h_run r;
 
 	ck_assert_int_eq(setenv("CABBPF_TEST_NO_MULTI", "1", 1), 0);

@@ -28,6 +28,13 @@ static const char *const bins[] = {NULL, NULL, "/usr/lib/libfoo.so"};
 static const uint64_t offs[] = {0x1130, 0x1200, 0x4000};
 static const double costs[] = {650.5, 12000.25, 300};
 static const uint64_t lost_cpu[] = {1, 2, 3, 4, 5, 6};
+static const struct an_bin sbins[] = {{"/usr/bin/prog", "e09dba08e909e021"},
+				      {"/usr/lib/libfoo.so", NULL}};
+static const struct an_src srcs[] = {
+	{"/src/prog/main.c", 12, 0, 0x1130, 40, 0x1130},
+	{"/src/prog/parse.c", 7, 0, 0x1200, 96, 0x1200},
+	{NULL, 0, 1, 0x4000, 8, 0x3000}, /* no DWARF */
+};
 
 #define NTHREADS 3
 #define PER_THREAD 600 /* calls of parse per thread: several chunks each */
@@ -66,6 +73,7 @@ static char *make_recording(size_t *len)
 				.start_realtime_ns = 1700000000123456789ull,
 				.tool = "cabbpf test"};
 	struct recfmt_funcs fn = {3, names, lnames, bins, offs, costs};
+	struct recfmt_source src = {3, srcs, 2, sbins};
 	struct recfmt_summary s = {.nfuncs = 3,
 				   .duration_s = 1.25,
 				   .cpu_s = 0.5,
@@ -98,6 +106,7 @@ static char *make_recording(size_t *len)
 					 0);
 		}
 	ck_assert_int_eq(recfmt__put_summary(wr, &s), 0);
+	ck_assert_int_eq(recfmt__put_source(wr, &src), 0);
 	ck_assert_int_eq(recfmt__finish(wr), 0);
 	recfmt__writer_free(wr);
 	ck_assert_int_eq(fclose(f), 0);
@@ -211,8 +220,34 @@ START_TEST(round_trip)
 	ck_assert_int_eq(s->exit_status, 256);
 	ck_assert_uint_eq(s->guard.at_detach, 7);
 	ck_assert_uint_eq(s->guard.nsites, 8);
+	ck_assert_ptr_null(recfmt__source(r));
+	ck_assert_int_eq(recfmt__next(r, &it), 1);
+	ck_assert_int_eq(it.type, RECFMT_SOURCE);
+	{
+		const struct recfmt_source *so = recfmt__source(r);
+
+		ck_assert_ptr_nonnull(so);
+		ck_assert_uint_eq(so->n, 3);
+		ck_assert_uint_eq(so->nbins, 2);
+		ck_assert_str_eq(so->bins[0].path, "/usr/bin/prog");
+		ck_assert_str_eq(so->bins[0].build_id, "e09dba08e909e021");
+		ck_assert_str_eq(so->bins[1].path, "/usr/lib/libfoo.so");
+		ck_assert_ptr_null(so->bins[1].build_id);
+		for (i = 0; i < 3; i++) {
+			if (srcs[i].file)
+				ck_assert_str_eq(so->src[i].file, srcs[i].file);
+			else
+				ck_assert_ptr_null(so->src[i].file);
+			ck_assert_uint_eq(so->src[i].line, srcs[i].line);
+			ck_assert_uint_eq(so->src[i].bin, srcs[i].bin);
+			ck_assert_uint_eq(so->src[i].vaddr, srcs[i].vaddr);
+			ck_assert_uint_eq(so->src[i].size, srcs[i].size);
+			ck_assert_uint_eq(so->src[i].foff, srcs[i].foff);
+		}
+	}
 	ck_assert_int_eq(recfmt__next(r, &it), 1);
 	ck_assert_int_eq(it.type, RECFMT_END);
+	ck_assert_ptr_nonnull(recfmt__source(r));
 	ck_assert_int_eq(recfmt__next(r, &it), 0);
 	recfmt__reader_free(r);
 	fclose(f);
@@ -294,11 +329,11 @@ END_TEST
 
 /* A file whose zstd stream is sound but whose blocks are not (what a
  * buggy or hostile writer makes): the blocks of plain, compressed. */
-static char *compress_plain(const void *plain, size_t n, size_t *len)
+static char *compress_plain_v(const void *plain, size_t n, size_t *len, uint32_t ver)
 {
 	size_t cap = ZSTD_compressBound(n) + RECFMT_HEADER_BYTES, z;
 	char *buf = malloc(cap);
-	uint32_t ver = RECFMT_VERSION, fl = 0;
+	uint32_t fl = 0;
 
 	memcpy(buf, RECFMT_MAGIC, 8);
 	memcpy(buf + 8, &ver, 4);
@@ -307,6 +342,23 @@ static char *compress_plain(const void *plain, size_t n, size_t *len)
 	ck_assert(!ZSTD_isError(z));
 	*len = z + RECFMT_HEADER_BYTES;
 	return buf;
+}
+
+static char *compress_plain(const void *plain, size_t n, size_t *len)
+{
+	return compress_plain_v(plain, n, len, RECFMT_VERSION);
+}
+
+static void expect_plain_error_v(const uint32_t *words, size_t nwords, const char *needle,
+				 uint32_t ver)
+{
+	size_t len;
+	char *buf = compress_plain_v(words, nwords * 4, &len, ver), err[1024];
+	uint64_t records;
+
+	ck_assert_int_lt(read_all(buf, len, err, sizeof(err), &records), 0);
+	ck_assert_msg(strstr(err, needle), "want '%s' in '%s'", needle, err);
+	free(buf);
 }
 
 static void expect_plain_error(const uint32_t *words, size_t nwords, const char *needle)
@@ -354,6 +406,109 @@ START_TEST(end_totals_checked)
 	 * tool "": 4+4+4+4+4+8+4 = 32 bytes. The SUMMARY is empty: refused
 	 * before END is reached. */
 	expect_plain_error(plain, sizeof(plain) / 4, "runs past the end of its block");
+}
+END_TEST
+
+/* SOURCE (version 2): checked against FUNCS and its own bounds; version 1
+ * files are still read (no SOURCE: recfmt__source NULL), and a SOURCE
+ * block in one is refused. */
+START_TEST(source_block_checked)
+{
+	/* META (ncpus 1), FUNCS of no function; then SOURCE out of place
+	 * before the SUMMARY, or END without a SUMMARY */
+#define META_FUNCS RECFMT_META, 32, 1, 0, 0, 0, 1, 0, 0, 0, RECFMT_FUNCS, 8, 0, 0
+	const uint32_t early[] = {META_FUNCS, RECFMT_SOURCE, 8, 0, 0};
+	const uint32_t v1_read[] = {META_FUNCS, RECFMT_END, 16, 0, 0, 0, 0};
+	size_t len;
+	char *buf;
+	uint64_t records;
+	char err[1024];
+
+	expect_plain_error(early, sizeof(early) / 4, "a SOURCE block where CHUNK or SUMMARY");
+	/* a version 1 file without SUMMARY is refused for that, not its version */
+	buf = compress_plain_v(v1_read, sizeof(v1_read), &len, 1);
+	ck_assert_int_lt(read_all(buf, len, err, sizeof(err), &records), 0);
+	ck_assert_msg(strstr(err, "END block where CHUNK or SUMMARY"), "%s", err);
+	free(buf);
+	expect_plain_error_v(early, sizeof(early) / 4, "this cabbpf reads versions 1 to", 3);
+#undef META_FUNCS
+}
+END_TEST
+
+/* A real recording's SOURCE block corrupted in its counts: the function
+ * count must be FUNCS', a function's binary one of the block's. */
+START_TEST(source_block_bounds)
+{
+	size_t len, n, at, k;
+	char *buf = make_recording(&len), *plain = plain_of(buf, len, &n), *z, err[1024];
+	uint64_t records;
+	uint32_t hdr[2] = {0, 0}, v;
+	size_t zlen;
+
+	ck_assert_ptr_nonnull(plain);
+	/* find the SOURCE block by walking the blocks */
+	for (at = 0; at + 8 <= n; at += 8 + hdr[1]) {
+		memcpy(hdr, plain + at, 8);
+		if (hdr[0] == RECFMT_SOURCE)
+			break;
+	}
+	ck_assert_uint_eq(hdr[0], RECFMT_SOURCE);
+	/* version 1: read whole without its SOURCE block; with it, refused */
+	{
+		char *v1 = malloc(n);
+		size_t m = n - 8 - hdr[1];
+		struct recfmt_reader *r = NULL;
+		struct recfmt_item it;
+		FILE *f;
+		int ret;
+
+		memcpy(v1, plain, at);
+		memcpy(v1 + at, plain + at + 8 + hdr[1], n - at - 8 - hdr[1]);
+		z = compress_plain_v(v1, m, &zlen, 1);
+		ck_assert_int_eq(read_all(z, zlen, err, sizeof(err), &records), 0);
+		ck_assert_uint_eq(records, NTHREADS * (4 * PER_THREAD + 2));
+		f = fmemopen(z, zlen, "rb");
+		ck_assert_int_eq(recfmt__reader_new(f, "v1", &r), 0);
+		while ((ret = recfmt__next(r, &it)) == 1)
+			;
+		ck_assert_int_eq(ret, 0);
+		ck_assert_uint_eq(recfmt__version(r), 1);
+		ck_assert_ptr_null(recfmt__source(r));
+		recfmt__reader_free(r);
+		fclose(f);
+		free(z);
+		free(v1);
+		z = compress_plain_v(plain, n, &zlen, 1);
+		ck_assert_int_lt(read_all(z, zlen, err, sizeof(err), &records), 0);
+		ck_assert_msg(strstr(err, "a SOURCE block where END was expected"), "%s", err);
+		free(z);
+	}
+	/* n = 4 functions */
+	v = 4;
+	memcpy(plain + at + 8, &v, 4);
+	z = compress_plain(plain, n, &zlen);
+	ck_assert_int_lt(read_all(z, zlen, err, sizeof(err), &records), 0);
+	ck_assert_msg(strstr(err, "SOURCE for 4 functions, FUNCS has 3"), "%s", err);
+	free(z);
+	v = 3;
+	memcpy(plain + at + 8, &v, 4);
+	/* the first function's binary: 7 of 2. Past n, nbins and the two
+	 * binaries' strings. */
+	k = at + 16;
+	for (int b = 0; b < 4; b++) {
+		uint32_t sl;
+
+		memcpy(&sl, plain + k, 4);
+		k += 4 + sl;
+	}
+	v = 7;
+	memcpy(plain + k, &v, 4);
+	z = compress_plain(plain, n, &zlen);
+	ck_assert_int_lt(read_all(z, zlen, err, sizeof(err), &records), 0);
+	ck_assert_msg(strstr(err, "function 0 in binary 7 of 2"), "%s", err);
+	free(z);
+	free(plain);
+	free(buf);
 }
 END_TEST
 
@@ -415,6 +570,8 @@ int main(void)
 	tcase_add_test(tc, every_byte_corruption_refused);
 	tcase_add_test(tc, bad_blocks_refused);
 	tcase_add_test(tc, end_totals_checked);
+	tcase_add_test(tc, source_block_checked);
+	tcase_add_test(tc, source_block_bounds);
 	tcase_add_test(tc, report_through_runner);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -28,9 +28,11 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "analyzers/cct.h"
 #include "analyzers/timeline.h"
 #include "common/json.h"
 #include "pipeline/runner.h"
+#include "user/cli/pprof.h"
 #include "user/cli/report.h"
 #include "user/cli/views.h"
 #include "user/record/format.h"
@@ -128,8 +130,20 @@ static int report_of(const char *buf, size_t len, FILE *devnull)
 	err = runner__join(rn);
 	if (err)
 		goto cleanup;
+	/* the SOURCE block (files, lines, binaries) into the reports and
+	 * pprof's mappings, as cabbpf report does */
+	if (recfmt__source(r))
+		runner__set_src(rn, recfmt__source(r)->src, recfmt__source(r)->bins,
+				recfmt__source(r)->nbins);
 	offline__summary(m, recfmt__summary(r), &sm);
 	report__text(devnull, &sm, rn);
+	if (runner__analyzer(rn, "cct")) {
+		void *cs = (void *)runner__analyzer(rn, "cct");
+		const struct cct_tree *t = cct__merged(cs);
+
+		if (t)
+			pprof__write(devnull, t, cct__ctx(cs), view.cct.cpu_time, m->binary, 0);
+	}
 	if (runner__analyzer(rn, "timeline"))
 		timeline__write(runner__analyzer(rn, "timeline"), devnull, m->pid, m->comm, NULL,
 				NULL);

@@ -49,6 +49,9 @@
  *                   caught or not, catcher calls after_catch(i), which
  *                   returns normally, and then returns normally to main.
  *
+ * With EXC_WAIT in the environment it first prints "ready" and waits for
+ * SIGUSR1 (blocked, no handler), then runs as above.
+ *
  * Output (stdout), deterministic for a given MODE and N:
  *   "mode=MODE n=N caught=C sum=S" (C: exceptions that reached catcher's
  *   catch clause: N in basic, rethrow, dtor, deep; 4N in threads; 0 in
@@ -85,6 +88,7 @@
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <unistd.h>
 
 #if defined(__clang__)
@@ -392,6 +396,21 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mode = (enum mode)m;
+	/* EXC_WAIT set: "ready" on stdout, then nothing until SIGUSR1 (no
+	 * handler: blocked and waited for), so a tracer can be in place
+	 * before the first call (whole-container tests). */
+	if (getenv("EXC_WAIT")) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		printf("ready\n");
+		fflush(stdout);
+		if (sigwait(&set, &sig))
+			return 1;
+	}
 	if (mode == M_CANCEL) {
 		ret = run_cancel(n);
 	} else if (mode == M_THREADS) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * isp [-w] [-t] — routines of known complexity fed by read(), for the
+ * isp [-w] [-t | -s] — routines of known complexity fed by read(), for the
  * input-sensitive profiling tests (tests/test_isp_integration.c). Writes
  * nothing on stdout or stderr (but "ready <pid>\n" with -w) and exits 0.
  *
@@ -27,6 +27,12 @@
  * every call), so their activations interleave: each activation's input
  * must be its own thread's.
  *
+ * -s instead: sleeping against spinning, for --cost cpu: REPS times over,
+ * for i = 0..5, nap(4 << i) (sleeps that many ms in nanosleep: on-CPU a
+ * few microseconds, its wall time at least the sleep) and spin(1M << i)
+ * (that many iterations of an untraced loop: on-CPU all along). Sizes from
+ * the argument: --size nap:arg0 --size spin:arg0.
+ *
  * -w first writes "ready <pid>\n" (one write(2)) and waits for SIGUSR1
  * (sigwait: no handler), then does the same.
  */
@@ -38,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TRACED __attribute__((noinline, noipa))
@@ -125,6 +132,22 @@ TRACED void maybe(const char *s)
 	BARRIER();
 }
 
+TRACED void nap(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts))
+		;
+	BARRIER();
+}
+
+TRACED void spin(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink += (unsigned long)i;
+	BARRIER();
+}
+
 static pthread_barrier_t bar;
 static int zero_fd;
 
@@ -149,7 +172,7 @@ static void *thread_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	bool threads = false, wait = false;
+	bool threads = false, wait = false, sleeps = false;
 	char str[400];
 	pthread_t t[2];
 	int i, r;
@@ -159,8 +182,10 @@ int main(int argc, char **argv)
 			threads = true;
 		else if (!strcmp(argv[i], "-w"))
 			wait = true;
+		else if (!strcmp(argv[i], "-s"))
+			sleeps = true;
 		else {
-			fprintf(stderr, "usage: isp [-w] [-t]\n");
+			fprintf(stderr, "usage: isp [-w] [-t | -s]\n");
 			return 2;
 		}
 	}
@@ -177,6 +202,14 @@ int main(int argc, char **argv)
 			return 1;
 		if (sigwait(&set, &sig))
 			return 1;
+	}
+	if (sleeps) {
+		for (r = 0; r < REPS; r++)
+			for (i = 0; i < NSIZES; i++) {
+				nap(4L << i);
+				spin(1000000L << i);
+			}
+		return 0;
 	}
 	zero_fd = open("/dev/zero", O_RDONLY);
 	if (zero_fd < 0)

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * threads T K — T threads calling work() concurrently.
+ * threads T K [GO] — T threads calling work() concurrently.
  *
  * main starts T pthreads (T >= 1) and joins them. Thread i (i = 0..T-1) runs
  * worker(), which calls work() exactly K*(i+1) times and then prints, on
  * stderr, one line "tid=<tid> calls=<K*(i+1)>" (tid = gettid(), the kernel
  * thread id the tracer sees). All threads wait at a barrier before their
  * loops, so the loops overlap in time. Exit status 0; usage error 2.
+ *
+ * With GO (a path): once every thread runs (each has entered worker()),
+ * main prints "threads: waiting for GO" on stderr and waits, polling
+ * without a traced call, until the file GO exists; only then are the
+ * threads let into their loops. A test can so put the tracer in the state
+ * it wants (starved, stopped) before any work() call, with the threads
+ * already created (their creation is behind them, ptrace stops included).
  *
  * Exact counts:
  *   main:   1
@@ -21,6 +28,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TRACED __attribute__((noinline, noipa))
@@ -33,6 +41,7 @@ struct job {
 
 static pthread_barrier_t start_line;
 static long per_thread_k;
+static int running; /* threads that entered worker() (GO) */
 
 TRACED unsigned long work(unsigned long x)
 {
@@ -46,6 +55,7 @@ TRACED void *worker(void *arg)
 	unsigned long acc = 1;
 	long i;
 
+	__atomic_add_fetch(&running, 1, __ATOMIC_RELEASE);
 	pthread_barrier_wait(&start_line);
 	for (i = 0; i < job->calls; i++) {
 		acc = work(acc);
@@ -57,12 +67,14 @@ TRACED void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
+	struct timespec ms = {0, 1000000};
+	const char *go = argc == 4 ? argv[3] : NULL;
 	struct job *jobs;
 	char *end1, *end2;
 	long t, i;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: threads T K\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: threads T K [GO]\n");
 		return 2;
 	}
 	t = strtol(argv[1], &end1, 10);
@@ -72,7 +84,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	jobs = calloc((size_t)t, sizeof(*jobs));
-	if (!jobs || pthread_barrier_init(&start_line, NULL, (unsigned)t)) {
+	/* With GO, main is at the start line too: it lets the threads go. */
+	if (!jobs || pthread_barrier_init(&start_line, NULL, (unsigned)(t + (go != NULL)))) {
 		perror("threads");
 		return 1;
 	}
@@ -82,6 +95,14 @@ int main(int argc, char **argv)
 			perror("pthread_create");
 			return 1;
 		}
+	}
+	if (go) {
+		while (__atomic_load_n(&running, __ATOMIC_ACQUIRE) < t)
+			nanosleep(&ms, NULL);
+		fprintf(stderr, "threads: waiting for GO\n");
+		while (access(go, F_OK))
+			nanosleep(&ms, NULL);
+		pthread_barrier_wait(&start_line);
 	}
 	for (i = 0; i < t; i++)
 		pthread_join(jobs[i].thread, NULL);

@@ -16,6 +16,8 @@
 static const char help_head[] =
 	"Usage: cabbpf [OPTIONS] -p PID\n"
 	"       cabbpf [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       cabbpf [OPTIONS] --container NAME|ID   (every process of a container)\n"
+	"       cabbpf [OPTIONS] --cgroup DIR          (every process of a cgroup)\n"
 	"       cabbpf --io [-p PID] [OPTIONS]\n"
 	"       cabbpf record -o FILE [OPTIONS] (-p PID | -- COMMAND [ARGS...])\n"
 	"       cabbpf report FILE [OPTIONS]    cabbpf dump FILE\n"
@@ -64,13 +66,15 @@ static const char help_tail[] =
 	"  sudo cabbpf -l -- ./myprog                   # which functions would be traced\n"
 	"  sudo cabbpf --io -d 60 -i 10                 # whole machine's I/O, 1 min\n"
 	"  sudo cabbpf --io --container 3f2a9c --json io.json\n"
+	"  sudo cabbpf --container web -d 30 --json web.json   # every process of it\n"
 	"  sudo cabbpf --cgroup /sys/fs/cgroup/unified/app -- ./myprog\n"
 	"  sudo cabbpf -a isp --plots plots -- ./myprog in1 in2 in3  # cost vs input\n"
 	"  sudo cabbpf -a isp --cost calls --size 'parse:strlen(arg0)' -p 4242\n"
 	"\n"
 	"Results go to stdout, progress and statistics (events, events/s, lost) to\n"
 	"stderr. Exit status: 0 when a trace was taken (also after Ctrl-C or when the\n"
-	"target exits early), 1 when it could not be, 2 for a usage error.\n"
+	"target exits early), 1 when it could not be or ended on an error (reading the\n"
+	"rings, writing a file: what was traced is still reported), 2 for a usage error.\n"
 	"\n"
 	"Subcommands (cabbpf SUBCOMMAND --help):\n"
 	"  cabbpf record -o FILE ... (-p PID | -- CMD)   trace into a recording\n"
@@ -103,6 +107,27 @@ const struct opt_def opts__table[] = {
 	 .help = "launch COMMAND and trace it from its first call\n"
 		 "to its exit; if cabbpf stops first (Ctrl-C, -d)\n"
 		 "COMMAND is ended too (SIGINT / SIGTERM)"},
+	{.type = OPT_NOTE,
+	 .group = G_TARGET,
+	 .label = "--container NAME|ID",
+	 .help = "alone (no -p, no --): every process of the\n"
+		 "container, running or started later (podman\n"
+		 "exec, a shell's children), until Ctrl-C, -d or\n"
+		 "the container's end: the executables they run\n"
+		 "(and -f LIB:GLOB libraries), found through\n"
+		 "/proc/PID/root; other containers running the\n"
+		 "same files are filtered out in the kernel. The\n"
+		 "report: one section per process, then all merged.\n"
+		 "An executable found later is traced from then\n"
+		 "(stderr says when); return probes only in a\n"
+		 "process its own guard holds (or that needs none;\n"
+		 "kernel >= 6.13), else its calls are counted only.\n"
+		 "Not with --lossless, --sample, --size, record"},
+	{.type = OPT_NOTE,
+	 .group = G_TARGET,
+	 .label = "--cgroup DIR",
+	 .help = "alone: the same for every process of a cgroup v2\n"
+		 "directory and its descendants"},
 
 	{"func", 'f', OPT_STRS, "GLOB", 0, OPTS_MAX_FUNCS, OPTF_NONEMPTY, OFF(funcs),
 	 .count_off = offsetof(struct opts, nfuncs), .group = G_WHAT,
@@ -120,9 +145,11 @@ const struct opt_def opts__table[] = {
 	 .wants = "a directory",
 	 .help = "separate debug files of stripped binaries (by build\n"
 		 "id, or .gnu_debuglink) under DIR (default\n"
-		 "/usr/lib/debug, where Debian's -dbgsym packages go)"},
+		 "/usr/lib/debug, where Debian's -dbgsym packages go;\n"
+		 "a container's own /usr/lib/debug is looked in first)"},
 	{"list", 'l', OPT_FLAG, OFF(list), .group = G_WHAT,
-	 .help = "print the functions that would be traced, and exit"},
+	 .help = "print the functions that would be traced (address,\n"
+		 "size, name, FILE:LINE where DWARF has it), and exit"},
 	{"plan", 0, OPT_FLAG, OFF(plan), .group = G_WHAT,
 	 .help = "print where each probe would go, its cost class\n"
 		 "(nop5, emulated, single-step, refused) and the\n"
@@ -198,7 +225,8 @@ const struct opt_def opts__table[] = {
 	 .wants = "a file name",
 	 .help = "the tree as a gzipped pprof profile (go tool pprof,\n"
 		 "Pyroscope, Parca, Grafana): calls, wall and on-CPU\n"
-		 "self time per calling context"},
+		 "self time per calling context; functions with their\n"
+		 "source file and line, binaries with their build id"},
 	{"timeline", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.timeline_path),
 	 .group = G_VIEW, .wants = "a file name",
 	 .help = "the call timeline as Chrome Trace Event JSON\n"
@@ -246,9 +274,10 @@ const struct opt_def opts__table[] = {
 	{"plots", 0, OPT_STR, "DIR", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(isp.plots_dir),
 	 .group = G_ISP,
 	 .wants = "a directory",
-	 .help = "one SVG cost plot per routine with 2+ sizes in DIR\n"
-		 "(created if absent): worst-case and average points,\n"
-		 "fitted curve, log-log axes"},
+	 .help = "one SVG per routine with 2+ sizes in DIR (created\n"
+		 "if absent): the cost plot (worst-case and average\n"
+		 "points, fitted curve, log-log axes) and under it the\n"
+		 "workload plot (activations per size)"},
 
 	{"sample", 0, OPT_DOUBLE, "P", 0, 100, OPTF_LO_OPEN | OPTF_HI_OPEN | OPTF_PERCENT,
 	 OFF(sample_pct), .group = G_SAMPLE,
@@ -329,13 +358,15 @@ const struct opt_def opts__table[] = {
 	 .wants = "a cgroup v2 directory",
 	 .help = "only tasks in cgroup v2 directory PATH and its\n"
 		 "descendants (filtered in the kernel); any mode.\n"
-		 "With -- COMMAND, COMMAND is started inside PATH"},
+		 "With -- COMMAND, COMMAND is started inside PATH;\n"
+		 "alone: every process of it (Target, above)"},
 	{"container", 0, OPT_STR, "ID|NAME", 0, 0, OPTF_NONEMPTY, OFF(container), .group = G_IO,
 	 .wants = "a container id or name",
 	 .help = "only the container ID (docker, containerd/CRI,\n"
 		 "podman; a unique prefix of the id is enough) or\n"
 		 "NAME (podman, docker: read from their state\n"
-		 "files); with -p, PID must be in it"},
+		 "files); with -p, PID must be in it; alone: every\n"
+		 "process of it (Target, above)"},
 };
 const size_t opts__ntable = sizeof(opts__table) / sizeof(opts__table[0]);
 
@@ -346,6 +377,10 @@ static void set_defaults(struct opts *o)
 	o->ring_bytes = 16UL << 20;
 	o->analyzer_threads = 1;
 }
+
+/* --container or --cgroup with neither -p nor a command, not --io: every
+ * process of that cgroup (user/trace/whole.h). */
+#define WHOLE(o) (!(o)->io && !(o)->pid && !(o)->cmd && ((o)->cgroup || (o)->container))
 
 /* The checks between options, in the order they are reported; the first
  * that holds is the usage error. Adding an option's conflict: one line. */
@@ -392,8 +427,23 @@ static int check_combination(struct opts *o)
 		{o->lossless && o->cab_mode && !strcmp(o->cab_mode, "sampling"),
 		 "--lossless never drops: not with --cab-mode sampling (which overwrites)"},
 		{o->io && o->cmd, "--io watches running processes: give -p PID or no target"},
-		{o->mode <= OPTS_RECORD && !o->io && !o->pid && !o->cmd,
-		 "nothing to trace: give -p PID or -- COMMAND (see cabbpf --help)"},
+		{o->mode <= OPTS_RECORD && !o->io && !o->pid && !o->cmd && !o->cgroup && !o->container,
+		 "nothing to trace: give -p PID, -- COMMAND, or --container NAME / --cgroup DIR (every "
+		 "process of it; see cabbpf --help)"},
+		/* Whole-container tracing (--container / --cgroup alone): */
+		{WHOLE(o) && o->mode == OPTS_RECORD,
+		 "cabbpf record takes one process (-p PID or -- COMMAND), not a whole container yet: "
+		 "trace the container live"},
+		{WHOLE(o) && o->lossless,
+		 "--lossless holds one process's threads: not with a whole container (give -p PID)"},
+		{WHOLE(o) && (o->sample_pct || o->start_disabled),
+		 "--sample and --start-disabled take one process (-p PID or -- COMMAND), not a whole "
+		 "container yet"},
+		{WHOLE(o) && o->budget_pct,
+		 "--budget takes one process (-p PID or -- COMMAND), not a whole container yet"},
+		{WHOLE(o) && o->isp.nsizes,
+		 "--size takes one process (-p PID or -- COMMAND), not a whole container yet"},
+		{WHOLE(o) && o->floor, "--floor takes one process (-p PID or -- COMMAND)"},
 		{o->mode == OPTS_RECORD && !o->record_path,
 		 "cabbpf record writes a file: give -o FILE (see cabbpf record --help)"},
 		{o->mode == OPTS_RECORD && o->record_path && o->json_path &&

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -61,16 +62,77 @@ static int gzip_to(FILE *f, const uint8_t *buf, size_t len)
 	return err;
 }
 
+/* The mappings: one per binary of the functions (ctx->bins), or one for
+ * the main binary when where the functions are is not known. */
+struct maps {
+	Perftools__Profiles__Mapping *v, **p;
+	uint32_t n;
+};
+
+/* Mapping k of ctx->bins (k < ctx->nbins), its range the link-time
+ * addresses of every function of that binary: a symbolizer that has the
+ * file (by build id) maps a location's address back to the same function
+ * (address - memory_start + file_offset = the entry's file offset). */
+static int map_bins(struct maps *m, const struct an_ctx *ctx, struct strtab *st,
+		    const char *binary)
+{
+	bool have = ctx->src && ctx->bins && ctx->nbins;
+	uint32_t k, f, nb = have ? ctx->nbins : 1;
+
+	m->v = calloc(nb, sizeof(*m->v));
+	m->p = calloc(nb, sizeof(*m->p));
+	if (!m->v || !m->p)
+		return -ENOMEM;
+	m->n = nb;
+	for (k = 0; k < nb; k++) {
+		Perftools__Profiles__Mapping *M = &m->v[k];
+		const struct an_bin *b = have ? &ctx->bins[k] : NULL;
+		uint64_t lo = UINT64_MAX, hi = 0, off = 0;
+		bool files = false, lines = false;
+
+		perftools__profiles__mapping__init(M);
+		M->id = k + 1;
+		M->filename = str_add(st, b && b->path ? b->path : binary ? binary : "");
+		M->build_id = b && b->build_id ? str_add(st, b->build_id) : 0;
+		if (M->filename < 0 || M->build_id < 0)
+			return -ENOMEM;
+		for (f = 0; b && f < ctx->nfuncs; f++) {
+			const struct an_src *x = &ctx->src[f];
+
+			if (x->bin != k || !x->vaddr)
+				continue;
+			if (x->vaddr < lo) {
+				lo = x->vaddr;
+				off = x->foff;
+			}
+			if (x->vaddr + (x->size ? x->size : 1) > hi)
+				hi = x->vaddr + (x->size ? x->size : 1);
+			files |= x->file != NULL;
+			lines |= x->line != 0;
+		}
+		if (hi) {
+			M->memory_start = lo;
+			M->memory_limit = hi;
+			M->file_offset = off;
+		}
+		M->has_functions = 1;
+		M->has_filenames = files;
+		M->has_line_numbers = lines;
+		m->p[k] = M;
+	}
+	return 0;
+}
+
 int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bool cpu,
 		 const char *binary, uint64_t duration_ns)
 {
 	Perftools__Profiles__Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
 	Perftools__Profiles__ValueType vt[3], *vtp[3];
-	Perftools__Profiles__Mapping map = PERFTOOLS__PROFILES__MAPPING__INIT, *mapp = &map;
 	Perftools__Profiles__Function *fn = NULL, **fnp = NULL;
 	Perftools__Profiles__Location *loc = NULL, **locp = NULL;
 	Perftools__Profiles__Line *line = NULL, **linep = NULL;
 	Perftools__Profiles__Sample *smp = NULL, **smpp = NULL;
+	struct maps maps = {0};
 	uint64_t *locids = NULL, *fid_loc = NULL;
 	int64_t *vals = NULL;
 	struct strtab st = {0};
@@ -81,8 +143,8 @@ int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bo
 	int err = -ENOMEM;
 	char b[24];
 
-	/* Locations: one per function met in the tree (fid, or the <root>
-	 * and <resumed> pseudo-callers, which never appear in a stack). */
+	/* Locations: one per function met in the tree (fid, or the
+	 * <resumed> pseudo-caller: no mapping, no file). */
 	fid_loc = calloc(nf, sizeof(*fid_loc));
 	fn = calloc(nf, sizeof(*fn));
 	fnp = calloc(nf, sizeof(*fnp));
@@ -118,11 +180,9 @@ int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bo
 	locids = calloc(depth_total + 1, sizeof(*locids));
 	if (!locids)
 		goto cleanup;
-	map.id = 1;
-	map.filename = str_add(&st, binary ? binary : "");
-	map.has_functions = 1;
-	if (map.filename < 0)
+	if ((err = map_bins(&maps, ctx, &st, binary)))
 		goto cleanup;
+	err = -ENOMEM;
 	depth_total = 0;
 	for (id = 1; id < t->n; id++) {
 		const struct cct_node *n = cct__node(t, id);
@@ -140,6 +200,9 @@ int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bo
 						   : ctx->nfuncs + 1;
 			if (!fid_loc[slot]) {
 				Perftools__Profiles__Function *F = &fn[nloc];
+				const struct an_src *x =
+					fid < ctx->nfuncs && ctx->src ? &ctx->src[fid] : NULL;
+				const char *file = NULL;
 
 				perftools__profiles__function__init(F);
 				F->id = nloc + 1;
@@ -147,15 +210,28 @@ int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bo
 				F->system_name = an_ctx__linkage(ctx, fid)
 							 ? str_add(&st, an_ctx__linkage(ctx, fid))
 							 : F->name;
-				if (F->name < 0 || F->system_name < 0)
+				/* its source file; without DWARF, its binary */
+				if (x && x->file)
+					file = x->file;
+				else if (x && x->bin < maps.n && ctx->bins)
+					file = ctx->bins[x->bin].path;
+				else if (fid < ctx->nfuncs)
+					file = binary;
+				F->filename = file ? str_add(&st, file) : 0;
+				F->start_line = x ? x->line : 0;
+				if (F->name < 0 || F->system_name < 0 || F->filename < 0)
 					goto cleanup;
 				fnp[nloc] = F;
 				perftools__profiles__line__init(&line[nloc]);
 				line[nloc].function_id = F->id;
+				line[nloc].line = x ? x->line : 0;
 				linep[nloc] = &line[nloc];
 				perftools__profiles__location__init(&loc[nloc]);
 				loc[nloc].id = nloc + 1;
-				loc[nloc].mapping_id = 1;
+				if (fid < ctx->nfuncs) {
+					loc[nloc].mapping_id = x && x->bin < maps.n ? x->bin + 1 : 1;
+					loc[nloc].address = x ? x->vaddr : 0;
+				}
 				loc[nloc].n_line = 1;
 				loc[nloc].line = &linep[nloc];
 				locp[nloc] = &loc[nloc];
@@ -176,8 +252,8 @@ int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bo
 	p.sample_type = vtp;
 	p.n_sample = nsmp;
 	p.sample = smpp;
-	p.n_mapping = 1;
-	p.mapping = &mapp;
+	p.n_mapping = maps.n;
+	p.mapping = maps.p;
 	p.n_location = nloc;
 	p.location = locp;
 	p.n_function = nloc;
@@ -208,5 +284,7 @@ cleanup:
 	free(smp);
 	free(smpp);
 	free(vals);
+	free(maps.v);
+	free(maps.p);
 	return err;
 }

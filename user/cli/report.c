@@ -7,8 +7,10 @@
 #include "common/outfile.h"
 #include "user/cli/report.h"
 #include "common/json.h"
+#include "analyzers/analyzer.h"
 #include "pipeline/runner.h"
 #include "user/trace/budget.h"
+#include "user/trace/whole.h"
 
 /* "exited with status 3", "killed by signal 9", or "" when unknown. */
 static void describe_exit(const struct summary *s, char *buf, size_t len)
@@ -23,25 +25,171 @@ static void describe_exit(const struct summary *s, char *buf, size_t len)
 			 strsignal(WTERMSIG(s->exit_status)));
 }
 
+/* The kinds of lost events, as the report names them, with what each
+ * loss does to the results (struct summary's lost_per_cpu order). */
+static const struct lost_kind {
+	const char *name; /* lost_by_kind.<name> */
+	const char *text;
+	const char *effect;
+	unsigned an; /* AN_LOST_*: analyzers whose counts are then lower bounds */
+} lost_kinds[3] = {
+	{"calls", "calls and returns",
+	 "call counts and call-graph edges are lower bounds (marked " AN_LB_MARK
+	 " in the tables); the times of functions with lost events are not exact",
+	 AN_LOST_CALLS},
+	{"io", "I/O", "I/O call and byte counts are lower bounds (marked " AN_LB_MARK ")",
+	 AN_LOST_IO},
+	{"guard", "guard",
+	 "frames unwound by an exception or left by a stack switch may be counted as "
+	 "missing returns: returns.unwound and returns.switched are lower bounds",
+	 0},
+};
+
+static uint64_t lost_of(const struct summary *s, unsigned k)
+{
+	return k == 0 ? s->lost_calls : k == 1 ? s->lost_io : s->lost_guard;
+}
+
+/* Every kind with losses on a line: its total, its CPUs (only those that
+ * lost any) and which results it makes lower bounds. */
+static void lost_text(FILE *out, const struct summary *s)
+{
+	unsigned k, i;
+
+	fprintf(out,
+		"  WARNING: %llu events were lost (kernel ring full); retry with a larger "
+		"--ring-size, or --lossless:\n",
+		(unsigned long long)s->lost);
+	for (k = 0; k < 3; k++) {
+		const char *sep = " (";
+
+		if (!lost_of(s, k))
+			continue;
+		fprintf(out, "    %s: %llu lost", lost_kinds[k].text,
+			(unsigned long long)lost_of(s, k));
+		for (i = 0; s->lost_per_cpu && i < s->ncpus; i++) {
+			uint64_t v = s->lost_per_cpu[k * s->ncpus + i];
+
+			if (!v)
+				continue;
+			fprintf(out, "%scpu%u %llu", sep, i, (unsigned long long)v);
+			sep = ", ";
+		}
+		fprintf(out, "%s: %s\n", *sep == ',' ? ")" : "", lost_kinds[k].effect);
+	}
+}
+
+static const char *const found_words[] = {
+	[WHOLE_RUNNING] = "running at the start",
+	[WHOLE_NEW] = "started while traced",
+	[WHOLE_MOVED] = "moved into the cgroup while traced",
+};
+static const char *const found_keys[] = {
+	[WHOLE_RUNNING] = "running",
+	[WHOLE_NEW] = "new",
+	[WHOLE_MOVED] = "moved",
+};
+static const char *const from_keys[] = {
+	[WHOLE_FROM_START] = "start", [WHOLE_FROM_EXEC] = "exec", [WHOLE_FROM_FORK] = "fork",
+	[WHOLE_FROM_MOVED] = "moved", [WHOLE_FROM_ATTACH] = "attach",
+};
+static const char *const from_words[] = {
+	[WHOLE_FROM_START] = "traced from the start",
+	[WHOLE_FROM_EXEC] = "traced from its exec",
+	[WHOLE_FROM_FORK] = "traced from its fork",
+	[WHOLE_FROM_MOVED] = "traced from its move into the cgroup",
+};
+
+/* Whole-container tracing: what the report says of process p, on one
+ * line (after "== pid N (comm) exe: "). */
+static void proc_words(FILE *out, const struct whole_proc *p)
+{
+	fprintf(out, "%s", found_words[p->found]);
+	if (p->untraced_image)
+		fprintf(out, "; its executable is not traced (%s)", p->image_why);
+	else if (p->from == WHOLE_FROM_ATTACH)
+		fprintf(out, "; traced from %.3f s (its executable's probes went in then)",
+			p->traced_from_s);
+	else
+		fprintf(out, "; %s", from_words[p->from]);
+	if (p->untraced_image)
+		return;
+	if (p->armed)
+		fprintf(out, "; return probes %s", p->guarded ? "armed, its guard holds it"
+							      : "armed (nothing to guard)");
+	else if (p->unarmed_why)
+		fprintf(out, "; NO return probes: %s (calls counted, no times)", p->unarmed_why);
+}
+
+/* Whole-container tracing: a section per process with events, the list of
+ * the others, then the merged result. */
+static void whole_text(FILE *out, const struct summary *s, struct runner *r)
+{
+	const struct whole *w = s->whole;
+	size_t i, k, np = whole__nprocs(w), nr = runner__nprocs(r), quiet = 0;
+
+	for (i = 0; i < nr; i++) {
+		uint32_t pid = runner__proc_pid(r, i);
+		const struct whole_proc *p = whole__proc_of(w, (pid_t)pid);
+
+		fprintf(out, "== pid %u (%s) %s: ", pid, p ? p->comm : "?", p ? p->exe : "?");
+		if (p)
+			proc_words(out, p);
+		fprintf(out, " ==\n");
+		runner__report_text_proc(r, i, out);
+		fputc('\n', out);
+	}
+	for (i = 0; i < np; i++) {
+		const struct whole_proc *p = whole__proc(w, i);
+
+		for (k = 0; k < nr && runner__proc_pid(r, k) != (uint32_t)p->pid; k++)
+			;
+		if (k < nr)
+			continue;
+		if (!quiet++)
+			fprintf(out, "processes with no traced event:\n");
+		fprintf(out, "  pid %d (%s) %s: ", (int)p->pid, p->comm, p->exe);
+		proc_words(out, p);
+		fputc('\n', out);
+	}
+	if (quiet)
+		fputc('\n', out);
+	fprintf(out, "== all %zu process%s of %s, merged ==\n", nr, nr == 1 ? "" : "es", s->comm);
+}
+
 void report__text(FILE *out, const struct summary *s, struct runner *r)
 {
-	fprintf(out, "cabbpf report: pid %d (%s) %s\n", (int)s->pid, s->comm, s->binary);
+	if (s->whole) {
+		size_t untraced, nimg = whole__nimages(s->whole, &untraced);
+
+		fprintf(out, "cabbpf report: %s (cgroup %s): %zu process%s, %zu executable%s traced",
+			s->comm, whole__cgpath(s->whole), whole__nprocs(s->whole),
+			whole__nprocs(s->whole) == 1 ? "" : "es", nimg, nimg == 1 ? "" : "s");
+		if (untraced)
+			fprintf(out, ", %zu not (nothing to trace in them)", untraced);
+		fputc('\n', out);
+	} else {
+		fprintf(out, "cabbpf report: pid %d (%s) %s\n", (int)s->pid, s->comm, s->binary);
+	}
 	fprintf(out, "  %u function%s traced%s, %.3f s, %llu events, %llu lost\n", s->nfuncs,
 		s->nfuncs == 1 ? "" : "s", s->refused ? " (some refused by the kernel)" : "",
 		s->duration_s, (unsigned long long)s->events, (unsigned long long)s->lost);
-	if (s->execs)
+	if (s->execs && s->whole)
+		fprintf(out, "  execve: %llu in the cgroup while traced (each process below says from "
+			"when its calls were seen)\n",
+			(unsigned long long)s->execs);
+	else if (s->execs)
 		fprintf(out, "  execve: %llu; %s\n", (unsigned long long)s->execs,
-			s->exec_other ? "the last one ran ANOTHER program, whose calls are not traced"
-				      : "the same program, traced on (the old image's frames ended "
-					"by exec)");
+			s->exec_other ? "the last one ran ANOTHER program, whose calls are not traced "
+					"(nor in the libraries both use)"
+			: s->exec_thread
+				? "the last one was called by a thread other than the main one: its "
+				  "new image is NOT TRACED (the kernel's probes are bound to the main "
+				  "thread, which the execve ended)"
+				: "the same program, traced on (the old image's frames ended "
+				  "by exec)");
 	if (s->lost)
-		fprintf(out,
-			"  WARNING: %llu events were lost (kernel ring full): %llu calls and "
-			"returns, %llu I/O, %llu guard. %s; retry with a larger --ring-size\n",
-			(unsigned long long)s->lost, (unsigned long long)s->lost_calls,
-			(unsigned long long)s->lost_io, (unsigned long long)s->lost_guard,
-			s->lost_calls ? "Call counts, edges and times are lower bounds"
-				      : "I/O byte counts are lower bounds");
+		lost_text(out, s);
 	if (s->cab.overwritten)
 		fprintf(out,
 			"  WARNING: --cab-mode sampling: %llu records overwritten before the "
@@ -73,6 +221,9 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 			"(thread inside a probe): each carried to the thread's next switch-in\n",
 			(unsigned long long)s->lost_sched, (unsigned long long)s->sched_busy);
 	fputc('\n', out);
+	runner__set_lost(r, s->lost_calls, s->lost_io, s->cab.overwritten);
+	if (s->whole)
+		whole_text(out, s, r);
 	runner__report_text(r, out);
 	if (s->guard && s->guard->sites_hit)
 		fprintf(out,
@@ -86,6 +237,61 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 								: "");
 }
 
+/* Whole-container tracing: "target" (what was traced) and "processes"
+ * (every process found, with its own analyzers' results when it had
+ * events). Returns 0 or the writer's error bits. */
+static int whole_json(struct json *w, const struct summary *s, struct runner *r)
+{
+	const struct whole *wh = s->whole;
+	size_t i, k, np = whole__nprocs(wh), nr = runner__nprocs(r), untraced, nimg;
+	int err = 0;
+
+	nimg = whole__nimages(wh, &untraced);
+	err |= json__key(w, "target");
+	err |= json__begin_object(w);
+	err |= json__kv_string(w, "what", s->comm);
+	err |= json__kv_string(w, "cgroup", whole__cgpath(wh));
+	err |= json__kv_u64(w, "processes", np);
+	err |= json__kv_u64(w, "executables_traced", nimg);
+	err |= json__kv_u64(w, "executables_untraced", untraced);
+	err |= json__end_object(w);
+	err |= json__key(w, "processes");
+	err |= json__begin_array(w);
+	for (i = 0; i < np; i++) {
+		const struct whole_proc *p = whole__proc(wh, i);
+
+		for (k = 0; k < nr && runner__proc_pid(r, k) != (uint32_t)p->pid; k++)
+			;
+		err |= json__begin_object(w);
+		err |= json__kv_u64(w, "pid", (uint64_t)p->pid);
+		err |= json__kv_string(w, "command", p->comm);
+		err |= json__kv_string(w, "binary", p->exe);
+		err |= json__key(w, "container");
+		err |= json__string(w, p->container[0] ? p->container : NULL);
+		err |= json__kv_string(w, "found", found_keys[p->found]);
+		err |= json__kv_u64(w, "execs", p->execs);
+		err |= json__key(w, "traced_from");
+		err |= json__string(w, p->untraced_image ? NULL : from_keys[p->from]);
+		err |= json__key(w, "traced_from_s");
+		err |= json__double(w, p->from == WHOLE_FROM_ATTACH ? p->traced_from_s : 0);
+		err |= json__key(w, "untraced_reason");
+		err |= json__string(w, p->untraced_image ? p->image_why : NULL);
+		err |= json__key(w, "return_probes");
+		err |= json__bool(w, p->armed);
+		err |= json__key(w, "guarded");
+		err |= json__bool(w, p->guarded);
+		err |= json__key(w, "no_return_probes_reason");
+		err |= json__string(w, !p->armed && !p->untraced_image ? p->unarmed_why : NULL);
+		if (k < nr)
+			err |= runner__report_json_proc(r, k, w) ? 1 : 0;
+		else
+			err |= json__kv_u64(w, "events", 0);
+		err |= json__end_object(w);
+	}
+	err |= json__end_array(w);
+	return err;
+}
+
 static int write_json(struct json *w, const struct summary *s, struct runner *r)
 {
 	char ex[96];
@@ -96,6 +302,10 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__begin_object(w);
 	err |= json__key(w, "version");
 	err |= json__u64(w, 1);
+	if (s->whole) {
+		err |= whole_json(w, s, r);
+		goto after_target;
+	}
 	err |= json__key(w, "target");
 	err |= json__begin_object(w);
 	err |= json__key(w, "pid");
@@ -112,7 +322,10 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__u64(w, s->execs);
 	err |= json__key(w, "exec_other_program");
 	err |= json__bool(w, s->exec_other);
+	err |= json__key(w, "exec_from_thread");
+	err |= json__bool(w, s->exec_thread);
 	err |= json__end_object(w);
+after_target:
 	if (s->sampling)
 		err |= sampler__json(s->sampling, w);
 	if (s->budget)
@@ -145,19 +358,31 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__end_array(w);
 	err |= json__key(w, "lost_by_kind");
 	err |= json__begin_object(w);
+	runner__set_lost(r, s->lost_calls, s->lost_io, s->cab.overwritten);
 	for (k = 0; k < 3; k++) {
-		static const char *const kinds[] = {"calls", "io", "guard"};
-		const uint64_t tot[] = {s->lost_calls, s->lost_io, s->lost_guard};
+		uint64_t n = lost_of(s, k);
 
-		err |= json__key(w, kinds[k]);
+		err |= json__key(w, lost_kinds[k].name);
 		err |= json__begin_object(w);
 		err |= json__key(w, "lost");
-		err |= json__u64(w, tot[k]);
+		err |= json__u64(w, n);
 		err |= json__key(w, "per_cpu");
 		err |= json__begin_array(w);
 		for (i = 0; i < s->ncpus; i++)
 			err |= json__u64(w, s->lost_per_cpu ? s->lost_per_cpu[k * s->ncpus + i] : 0);
 		err |= json__end_array(w);
+		/* Whether results are lower bounds because of this kind's
+		 * losses (for calls and I/O also records --cab-mode sampling
+		 * overwrote), and which analyzers' counts. */
+		err |= json__key(w, "lower_bound");
+		err |= json__bool(w, n > 0 || (lost_kinds[k].an && s->cab.overwritten));
+		err |= json__key(w, "analyzers");
+		if (lost_kinds[k].an) {
+			err |= runner__json_lower_bounds(r, w, lost_kinds[k].an);
+		} else {
+			err |= json__begin_array(w);
+			err |= json__end_array(w);
+		}
 		err |= json__end_object(w);
 	}
 	err |= json__key(w, "sched");

@@ -17,6 +17,8 @@
 #include "user/trace/sampler.h"
 
 struct runner;
+struct budget;
+struct whole;
 
 struct summary {
 	pid_t pid;
@@ -55,10 +57,17 @@ struct summary {
 	const struct guard_stats *guard;
 	uint64_t execs;   /* execve calls the target made while traced */
 	bool exec_other;  /* the last one ran another program (not traced) */
+	/* the last one was called by a thread other than the main one: the
+	 * kernel's probes, bound to the main thread, miss the new image */
+	bool exec_thread;
 	/* --sample / --start-disabled: the windows; NULL when not sampling */
 	const struct sampler *sampling;
 	/* --budget: the controller's record; NULL without a budget */
 	const struct budget *budget;
+	/* whole-container tracing (user/trace/whole.h): every process of a
+	 * cgroup, reported one by one and merged; comm is then what was
+	 * traced ("container NAME"), pid 0, binary NULL. NULL otherwise. */
+	const struct whole *whole;
 };
 
 /* Human report on out. */

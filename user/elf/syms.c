@@ -12,7 +12,6 @@
 #include "user/elf/syms.h"
 
 #include <errno.h>
-#include <zlib.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
@@ -26,6 +25,8 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "user/elf/debuglink.h"
+#include "user/elf/dwarf.h"
 #include "user/elf/image.h"
 
 struct cand {
@@ -300,111 +301,9 @@ cleanup:
 	return err;
 }
 
-/* Where separate debug files are looked for (syms__set_debug_dir). */
-static char debug_dir[PATH_MAX] = "/usr/lib/debug";
-
 void syms__set_debug_dir(const char *dir)
 {
-	snprintf(debug_dir, sizeof(debug_dir), "%s", dir);
-}
-
-/* The section named name of elf, or NULL. */
-static Elf_Scn *section_named(Elf *elf, const char *name)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	GElf_Shdr sh;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
-/* The standard CRC-32 of the file at path (.gnu_debuglink's check), or
- * -1 when it cannot be read. */
-static int64_t file_crc32(const char *path)
-{
-	unsigned char buf[65536];
-	uLong crc = crc32(0, NULL, 0);
-	size_t n;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return -1;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		crc = crc32(crc, buf, (uInt)n);
-	n = (size_t)ferror(f);
-	fclose(f);
-	return n ? -1 : (int64_t)crc;
-}
-
-/*
- * The separate debug file of the binary at path (elf open on it), as gdb
- * finds it: by build id, DEBUG_DIR/.build-id/xx/yyyy.debug; else by
- * .gnu_debuglink (its name, CRC-checked) beside the binary, in its .debug/
- * subdirectory, and under DEBUG_DIR + the binary's directory. Writes the
- * path into out; returns true when one exists.
- */
-static bool find_debug_file(Elf *elf, const char *path, char *out, size_t len)
-{
-	Elf_Scn *scn = section_named(elf, ".note.gnu.build-id");
-	char dir[PATH_MAX], *slash;
-	Elf_Data *d;
-
-	if (scn && (d = elf_getdata(scn, NULL)) && d->d_buf) {
-		GElf_Nhdr nh;
-		size_t off = 0, noff, doff, k;
-
-		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			const unsigned char *id = (const unsigned char *)d->d_buf + doff;
-			char hex[256] = "";
-
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2 || nh.n_descsz > 64)
-				continue;
-			for (k = 0; k < nh.n_descsz; k++)
-				snprintf(hex + 2 * k, sizeof(hex) - 2 * k, "%02x", id[k]);
-			if ((size_t)snprintf(out, len, "%s/.build-id/%.2s/%s.debug", debug_dir, hex,
-					     hex + 2) < len &&
-			    !access(out, R_OK))
-				return true;
-		}
-	}
-	scn = section_named(elf, ".gnu_debuglink");
-	if (!scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf || !d->d_size)
-		return false;
-	{
-		const char *name = d->d_buf;
-		size_t nlen = strnlen(name, d->d_size), coff = (nlen + 4) & ~(size_t)3;
-		uint32_t want;
-		int i;
-
-		if (nlen == d->d_size || coff + 4 > d->d_size || strchr(name, '/'))
-			return false;
-		memcpy(&want, (const char *)d->d_buf + coff, 4);
-		snprintf(dir, sizeof(dir), "%s", path);
-		slash = strrchr(dir, '/');
-		if (slash)
-			*slash = 0;
-		else
-			snprintf(dir, sizeof(dir), ".");
-		for (i = 0; i < 3; i++) {
-			int r = i == 0	 ? snprintf(out, len, "%s/%s", dir, name)
-				: i == 1 ? snprintf(out, len, "%s/.debug/%s", dir, name)
-					 : snprintf(out, len, "%s%s/%s", debug_dir, dir, name);
-
-			if (r > 0 && (size_t)r < len && strcmp(out, path) &&
-			    file_crc32(out) == (int64_t)want)
-				return true;
-		}
-	}
-	return false;
+	debuglink__set_dir(dir);
 }
 
 int syms__load(const char *path, struct symtab **out)
@@ -414,7 +313,7 @@ int syms__load(const char *path, struct symtab **out)
 	struct seg *segs = NULL;
 	size_t nsegs = 0;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	char dbg[PATH_MAX];
+	char dbg[PATH_MAX], hex[160];
 	GElf_Shdr sh;
 	GElf_Ehdr eh;
 	Elf *elf = NULL, *delf = NULL;
@@ -461,7 +360,11 @@ int syms__load(const char *path, struct symtab **out)
 	 * Debian's -dbgsym packages). Offsets still come from the binary's own
 	 * segments below.
 	 */
-	if (!symtab && find_debug_file(elf, path, dbg, sizeof(dbg)) &&
+	if (debuglink__build_id(elf, hex, sizeof(hex)) && !(st->build_id = strdup(hex))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (!symtab && debuglink__find(elf, path, dbg, sizeof(dbg)) &&
 	    !image__open_elf(dbg, &dfd, &delf)) {
 		Elf_Scn *ds = NULL;
 
@@ -514,7 +417,8 @@ int syms__load(const char *path, struct symtab **out)
 	for (size_t k = 0; k < st->nsyms; k++)
 		st->syms[k].pretty = st->pretty_[k] = demangle__name(st->syms[k].name);
 	log_debug("%s: %zu functions, %zu of size 0, %zu unmapped, from %s", path, st->nsyms,
-		  st->nzero, st->nunmapped, st->from_dynsym ? ".dynsym" : ".symtab");
+		  st->nzero, st->nunmapped,
+		  st->from_dynsym ? ".dynsym" : st->debug_path ? "its debug file's .symtab" : ".symtab");
 	*out = st;
 	st = NULL;
 cleanup:
@@ -822,6 +726,7 @@ void syms__free(struct symtab *st)
 		return;
 	free(st->path);
 	free(st->debug_path);
+	free(st->build_id);
 	free(st->syms);
 	free(st->zero);
 	free(st->strings_);
@@ -942,15 +847,21 @@ void syms__warn_unmatched(const struct symtab *st, const char *const *globs, siz
 	}
 }
 
-void syms__print_list(FILE *out, const struct symtab *st, const size_t *idx, size_t n)
+void syms__print_list(FILE *out, const struct symtab *st, const size_t *idx, size_t n,
+		      const struct srcline *src)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		const struct sym *s = &st->syms[idx[i]];
 
-		fprintf(out, "0x%08llx %6llu %s\n", (unsigned long long)s->vaddr,
+		fprintf(out, "0x%08llx %6llu %s", (unsigned long long)s->vaddr,
 			(unsigned long long)s->size, s->name);
+		if (src && src[i].file && src[i].line)
+			fprintf(out, "  %s:%u", src[i].file, src[i].line);
+		else if (src && src[i].file)
+			fprintf(out, "  %s", src[i].file);
+		fputc('\n', out);
 	}
 	fprintf(stderr, "cabbpf: %zu function%s of %s would be traced%s\n", n, n == 1 ? "" : "s",
 		st->path, st->from_dynsym ? " (stripped: exported functions only)" : "");

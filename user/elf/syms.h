@@ -59,6 +59,7 @@ struct sym {
 struct symtab {
 	char *path;	  /* the path given to syms__load() */
 	char *debug_path; /* the separate debug file its symbols came from, or NULL */
+	char *build_id;	  /* its GNU build id, lowercase hex, or NULL */
 	bool pie;	  /* ET_DYN (PIE or shared object): loaded at a runtime bias */
 	bool from_dynsym; /* no .symtab (stripped): only exported functions are known */
 	struct sym *syms; /* functions with size > 0, sorted by vaddr, one per address */
@@ -82,7 +83,9 @@ struct symtab {
 /*
  * Where syms__load looks for separate debug files (build-id and
  * .gnu_debuglink, as gdb's debug-file-directory): dir instead of
- * /usr/lib/debug (--debug-dir). Call before loading; the main thread.
+ * /usr/lib/debug (--debug-dir); a binary under /proc/PID/root has its
+ * container's /usr/lib/debug searched first (user/elf/debuglink.h).
+ * Call before loading; the main thread.
  */
 void syms__set_debug_dir(const char *dir);
 
@@ -203,12 +206,16 @@ int syms__why_unmatched(const struct symtab *st, const char *glob, char *buf, si
 void syms__warn_unmatched(const struct symtab *st, const char *const *globs, size_t n,
 			  bool others_matched);
 
+struct srcline;
+
 /*
  * --list: writes to @out one line per selected function (@idx[0..@n),
- * indices into @st->syms): address, size, name; then says on stderr how
- * many would be traced. Threads: any thread.
+ * indices into @st->syms): address, size, name, and where @src (NULL, or
+ * @n entries parallel to @idx: user/elf/dwarf.h) knows it, "FILE:LINE";
+ * then says on stderr how many would be traced. Threads: any thread.
  */
-void syms__print_list(FILE *out, const struct symtab *st, const size_t *idx, size_t n);
+void syms__print_list(FILE *out, const struct symtab *st, const size_t *idx, size_t n,
+		      const struct srcline *src);
 
 /*
  * Returns the function that has @name as its preferred name or as an alias,

@@ -25,7 +25,7 @@ struct link_create_uprobe_multi {
 };
 
 int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
-			 const uint64_t *cookies, uint32_t cnt, bool retprobe, pid_t pid)
+			 const uint64_t *cookies, uint32_t cnt, int retprobe, pid_t pid)
 {
 	union {
 		union bpf_attr attr; /* the kernel wants the whole union's size */
@@ -36,12 +36,13 @@ int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 
 	memset(&u, 0, sizeof(u));
 	u.lc.prog_fd = (uint32_t)prog_fd;
-	u.lc.attach_type = UPROBE_MULTI_ATTACH_TYPE;
+	u.lc.attach_type = retprobe == UPROBE_MULTI_SESSION ? UPROBE_SESSION_ATTACH_TYPE
+							    : UPROBE_MULTI_ATTACH_TYPE;
 	u.lc.path = (uint64_t)(uintptr_t)path;
 	u.lc.offsets = (uint64_t)(uintptr_t)offsets;
 	u.lc.cookies = (uint64_t)(uintptr_t)cookies;
 	u.lc.cnt = cnt;
-	u.lc.um_flags = retprobe ? 1 /* BPF_F_UPROBE_MULTI_RETURN */ : 0;
+	u.lc.um_flags = retprobe == UPROBE_MULTI_RETURN ? 1 /* BPF_F_UPROBE_MULTI_RETURN */ : 0;
 	u.lc.pid = pid > 0 ? (uint32_t)pid : 0;
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &u.attr, sizeof(u.attr));
 	if (fd < 0)
@@ -52,7 +53,7 @@ int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 struct split {
 	int prog_fd;
 	const char *path;
-	bool retprobe;
+	int retprobe;
 	pid_t pid;
 	int *fds;
 	uint32_t nfds, cap;
@@ -60,7 +61,8 @@ struct split {
 };
 
 /* Attaches [0, cnt) of the arrays, splitting on failure (see the header).
- * Returns 0 or -ENOMEM; refusals are recorded, not returned. */
+ * Returns 0, -ENOMEM or -ESRCH (no such process); refusals are recorded,
+ * not returned. */
 static int split_attach(struct split *sp, const uint64_t *offsets, const uint64_t *cookies,
 			uint32_t cnt, bool *refused)
 {
@@ -84,7 +86,9 @@ static int split_attach(struct split *sp, const uint64_t *offsets, const uint64_
 		sp->fds[sp->nfds++] = fd;
 		return 0;
 	}
-	if (fd == -ENOMEM)
+	/* Out of memory, or the process is gone (it exited while we
+	 * attached): no split would do better. */
+	if (fd == -ENOMEM || fd == -ESRCH)
 		return fd;
 	if (cnt == 1) {
 		refused[0] = true;
@@ -100,7 +104,7 @@ static int split_attach(struct split *sp, const uint64_t *offsets, const uint64_
 }
 
 int uprobe_multi__attach_all(int prog_fd, const char *path, const uint64_t *offsets,
-			     const uint64_t *cookies, uint32_t cnt, bool retprobe, pid_t pid,
+			     const uint64_t *cookies, uint32_t cnt, int retprobe, pid_t pid,
 			     int **fds, uint32_t *nfds, bool *refused)
 {
 	struct split sp = {prog_fd, path, retprobe, pid, *fds, *nfds, *nfds, 0};

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -211,4 +212,85 @@ int cgroup__check_pid(const char *cgpath, pid_t pid, const char *container)
 			container ? "container" : "cgroup", container ? container : cgpath, want,
 			have, container ? ", in no container" : "");
 	return -ESRCH;
+}
+
+/* Append the pids of dir's cgroup.procs, then recurse into its children.
+ * A directory gone meanwhile (a cgroup removed) is skipped. */
+static int pids_of(const char *dir, int depth, pid_t **v, size_t *n, size_t *cap)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	FILE *f;
+	DIR *d;
+	long p;
+	int err = 0;
+
+	if (depth > 64)
+		return 0; /* deeper than any real hierarchy */
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	while (fscanf(f, "%ld", &p) == 1) {
+		if (*n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 64;
+			pid_t *nv = realloc(*v, nc * sizeof(*nv));
+
+			if (!nv) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			*v = nv;
+			*cap = nc;
+		}
+		(*v)[(*n)++] = (pid_t)p;
+	}
+	fclose(f);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!err && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+			continue;
+		err = pids_of(path, depth + 1, v, n, cap);
+	}
+	closedir(d);
+	return err;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int cgroup__pids(const char *cgpath, pid_t **out, size_t *n)
+{
+	struct stat sb;
+	size_t cap = 0, i, k;
+	pid_t *v = NULL;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if (stat(cgpath, &sb))
+		return -errno;
+	err = pids_of(cgpath, 0, &v, n, &cap);
+	if (err) {
+		free(v);
+		*n = 0;
+		return err;
+	}
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_pid);
+	for (i = k = 0; i < *n; i++) /* a process that moved during the walk */
+		if (!k || v[k - 1] != v[i])
+			v[k++] = v[i];
+	*n = k;
+	*out = v;
+	return 0;
 }

@@ -51,4 +51,13 @@ int cgroup__enter(const char *path, pid_t pid);
  */
 int cgroup__check_pid(const char *cgpath, pid_t pid, const char *container);
 
+/*
+ * Whole-container tracing: every process in cgroup directory cgpath and
+ * its descendants (their cgroup.procs), sorted, each once. Returns 0 with
+ * *out (malloc'd, the caller frees; NULL when none) and *n, -ENOENT when
+ * cgpath is gone (the container ended), or -errno. Not logged: the caller
+ * polls it. Any thread.
+ */
+int cgroup__pids(const char *cgpath, pid_t **out, size_t *n);
+
 #endif /* USER_PROC_CGROUP_H */

@@ -356,6 +356,18 @@ bool target__poll_exit(struct target *t)
 	return t->exited;
 }
 
+bool target__gone(const struct target *t)
+{
+	struct pollfd p = {.fd = t->pidfd, .events = POLLIN};
+
+	if (t->exited)
+		return true;
+	/* A pidfd is readable once the process has exited, a zombie too. */
+	if (t->pidfd >= 0)
+		return poll(&p, 1, 0) == 1;
+	return kill(t->pid, 0) && errno == ESRCH;
+}
+
 bool target__wait(struct target *t, int timeout_ms)
 {
 	struct timespec ts = {0, 1000000};

@@ -57,6 +57,11 @@ int target__attach(struct target *t, pid_t pid);
  * Returns false while it runs. */
 bool target__poll_exit(struct target *t);
 
+/* Non-blocking, reaps nothing: true once the process has exited, also as
+ * a zombie not reaped yet (by us or by the guard's tracer thread); false
+ * while it runs. For a launched one, target__poll_exit gives the status. */
+bool target__gone(const struct target *t);
+
 /* Wait up to timeout_ms for the process to exit. Returns true if it did. */
 bool target__wait(struct target *t, int timeout_ms);
 

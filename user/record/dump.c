@@ -57,8 +57,12 @@ static void dump_record(FILE *out, const struct recfmt_funcs *fn, uint32_t tid, 
 	case CABBPF_EV_GUARD:
 		fprintf(out, "site=%" PRIu32 " sp=0x%" PRIx64, rc.fid, rc.sp);
 		break;
-	case CABBPF_EV_EXEC:
-		fprintf(out, "inode=%" PRIu64, rc.sp);
+	case CABBPF_EV_EXEC: /* fid: the device, kernel encoding; 0 0: ended by another's */
+		if (!rc.fid && !rc.sp)
+			fprintf(out, "ended by another thread's execve");
+		else
+			fprintf(out, "dev=%" PRIu32 ":%" PRIu32 " inode=%" PRIu64, rc.fid >> 20,
+				rc.fid & 0xfffff, rc.sp);
 		break;
 	case CABBPF_EV_SCHED:
 		fprintf(out, "off_cpu_ns=%" PRIu64, rc.sp);

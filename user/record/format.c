@@ -210,6 +210,32 @@ int recfmt__put_funcs(struct recfmt_writer *w, const struct recfmt_funcs *fn)
 	return err;
 }
 
+int recfmt__put_source(struct recfmt_writer *w, const struct recfmt_source *s)
+{
+	struct bytes b = {0};
+	bool ok = true;
+	uint32_t i;
+	int err;
+
+	b_u32(&b, s->n);
+	b_u32(&b, s->nbins);
+	for (i = 0; i < s->nbins && ok; i++)
+		ok = b_str(&b, s->bins[i].path) && b_str(&b, s->bins[i].build_id);
+	for (i = 0; i < s->n && ok; i++) {
+		const struct an_src *x = &s->src[i];
+
+		b_u32(&b, x->bin);
+		b_u64(&b, x->vaddr);
+		b_u64(&b, x->size);
+		b_u64(&b, x->foff);
+		ok = b_str(&b, x->file);
+		b_u32(&b, x->line);
+	}
+	err = ok ? w_block(w, RECFMT_SOURCE, &b) : (w->err = -EINVAL);
+	free(b.p);
+	return err;
+}
+
 int recfmt__put_chunk(struct recfmt_writer *w, uint32_t tid, uint64_t seq, const uint64_t *recs,
 		      uint32_t nrec)
 {
@@ -259,7 +285,8 @@ int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s)
 	for (i = 0; i < sizeof(s->cab) / sizeof(uint64_t); i++)
 		b_u64(&b, cab[i]);
 	ok = b_str(&b, s->stop_reason);
-	b_u32(&b, (uint32_t)s->exited | (uint32_t)s->exec_other << 1 | (uint32_t)s->has_guard << 2);
+	b_u32(&b, (uint32_t)s->exited | (uint32_t)s->exec_other << 1 | (uint32_t)s->has_guard << 2 |
+			  (uint32_t)s->exec_thread << 3);
 	b_u32(&b, (uint32_t)s->exit_status);
 	b_u64(&b, s->execs);
 	b_u64(&b, s->guard.sites_hit);
@@ -327,7 +354,8 @@ struct recfmt_reader {
 	struct bytes win; /* decompressed bytes not parsed yet start at wpos */
 	size_t wpos;
 	uint64_t base; /* stream offset of win.p[0] */
-	int stage;     /* blocks read so far: 0 none, 1 META, 2 FUNCS, 3 SUMMARY, 4 END */
+	int stage;     /* blocks read so far: 0 none, 1 META, 2 FUNCS, 3 SUMMARY, 4 END,
+			  5 SOURCE (after SUMMARY) */
 	uint64_t chunks, records;
 	/* META */
 	struct recfmt_meta meta;
@@ -337,6 +365,11 @@ struct recfmt_reader {
 	char **names, **lnames, **binaries;
 	uint64_t *offsets;
 	double *probe_ns;
+	/* SOURCE */
+	struct recfmt_source src;
+	struct an_src *srcv;
+	struct an_bin *binv;
+	char **srcfiles; /* src.n, the strings behind srcv[].file */
 	/* SUMMARY */
 	struct recfmt_summary sum;
 	char *stop_reason;
@@ -386,8 +419,9 @@ int recfmt__reader_new(FILE *f, const char *name, struct recfmt_reader **out)
 		return -EINVAL;
 	}
 	memcpy(&ver, hdr + 8, 4);
-	if (ver != RECFMT_VERSION) {
-		log_err("%s: recording format version %u (byte 8); this cabbpf reads version %u",
+	if (ver < 1 || ver > RECFMT_VERSION) {
+		log_err("%s: recording format version %u (byte 8); this cabbpf reads versions 1 to "
+			"%u",
 			name, ver, RECFMT_VERSION);
 		return -EINVAL;
 	}
@@ -653,6 +687,7 @@ static int read_summary(struct recfmt_reader *r, struct cur *c)
 	s->exited = fl & 1;
 	s->exec_other = fl & 2;
 	s->has_guard = fl & 4;
+	s->exec_thread = fl & 8;
 	s->exit_status = (int32_t)c_u32(c);
 	s->execs = c_u64(c);
 	s->guard.sites_hit = c_u64(c);
@@ -664,6 +699,59 @@ static int read_summary(struct recfmt_reader *r, struct cur *c)
 	s->guard.at_detach = c_u64(c);
 	s->guard.nsites = c_u32(c);
 	return c_end(c, "SUMMARY");
+}
+
+static int read_source(struct recfmt_reader *r, struct cur *c)
+{
+	uint32_t n = c_u32(c), nb = c_u32(c), i;
+	uint64_t at = c->base;
+
+	if (c->bad)
+		return c_end(c, "SOURCE");
+	/* FUNCS said how many functions; a binary takes at least 8 bytes, a
+	 * function 36: bounds before allocating. */
+	if (n != r->fn.n)
+		return corrupt(r, at, "SOURCE for %u functions, FUNCS has %u", n, r->fn.n);
+	if (nb > c->len / 8 || (size_t)n > c->len / 36)
+		return corrupt(r, at + 4, "%u binaries and %u functions in a block of %zu bytes", nb,
+			       n, c->len);
+	r->binv = calloc((size_t)nb + 1, sizeof(*r->binv));
+	r->srcv = calloc((size_t)n + 1, sizeof(*r->srcv));
+	r->srcfiles = calloc((size_t)n + 1, sizeof(char *));
+	if (!r->binv || !r->srcv || !r->srcfiles)
+		return -ENOMEM;
+	r->src.nbins = nb;
+	for (i = 0; i < nb && !c->bad; i++) {
+		char *p = c_str(c), *id = c_str(c);
+
+		r->binv[i].path = p;
+		/* "" stands for none */
+		if (id && !id[0]) {
+			free(id);
+			id = NULL;
+		}
+		r->binv[i].build_id = id;
+	}
+	for (i = 0; i < n && !c->bad; i++) {
+		struct an_src *x = &r->srcv[i];
+		uint64_t fat = c->base + c->off;
+
+		x->bin = c_u32(c);
+		x->vaddr = c_u64(c);
+		x->size = c_u64(c);
+		x->foff = c_u64(c);
+		r->srcfiles[i] = c_str(c);
+		x->line = c_u32(c);
+		if (c->bad)
+			break;
+		if (x->bin >= nb)
+			return corrupt(r, fat, "function %u in binary %u of %u", i, x->bin, nb);
+		x->file = r->srcfiles[i][0] ? r->srcfiles[i] : NULL;
+	}
+	r->src.n = n;
+	r->src.src = r->srcv;
+	r->src.bins = r->binv;
+	return c_end(c, "SOURCE");
 }
 
 static int read_chunk(struct recfmt_reader *r, struct cur *c, struct recfmt_item *it)
@@ -699,9 +787,10 @@ static int read_chunk(struct recfmt_reader *r, struct cur *c, struct recfmt_item
 
 int recfmt__next(struct recfmt_reader *r, struct recfmt_item *it)
 {
-	static const char *const names[] = {"", "META", "FUNCS", "CHUNK", "SUMMARY", "END"};
+	static const char *const names[] = {"", "META", "FUNCS", "CHUNK", "SUMMARY", "END",
+					    "SOURCE"};
 	/* The block each stage may see next: META, FUNCS, then CHUNKs or the
-	 * SUMMARY, then END. */
+	 * SUMMARY, then (version 2) SOURCE or END, then END. */
 	uint32_t hdr[2], type, len;
 	uint64_t at;
 	struct cur c;
@@ -721,19 +810,22 @@ int recfmt__next(struct recfmt_reader *r, struct recfmt_item *it)
 	memcpy(hdr, r->win.p + r->wpos, 8);
 	type = hdr[0];
 	len = hdr[1];
-	if (type < RECFMT_META || type > RECFMT_END)
+	if (type < RECFMT_META || type > RECFMT_SOURCE)
 		return corrupt(r, at, "unknown block type %u", type);
 	if (len > RECFMT_MAX_BLOCK)
 		return corrupt(r, at + 4, "a %s block of %u bytes (at most %u)", names[type], len,
 			       RECFMT_MAX_BLOCK);
 	if ((r->stage == 0 && type != RECFMT_META) || (r->stage == 1 && type != RECFMT_FUNCS) ||
 	    (r->stage == 2 && type != RECFMT_CHUNK && type != RECFMT_SUMMARY) ||
-	    (r->stage == 3 && type != RECFMT_END))
+	    (r->stage == 3 && type != RECFMT_END &&
+	     !(type == RECFMT_SOURCE && r->version >= 2)) ||
+	    (r->stage == 5 && type != RECFMT_END))
 		return corrupt(r, at, "a %s block where %s was expected", names[type],
-			       r->stage == 0   ? "META"
-			       : r->stage == 1 ? "FUNCS"
-			       : r->stage == 2 ? "CHUNK or SUMMARY"
-					       : "END");
+			       r->stage == 0				? "META"
+			       : r->stage == 1				? "FUNCS"
+			       : r->stage == 2				? "CHUNK or SUMMARY"
+			       : r->stage == 3 && r->version >= 2	? "SOURCE or END"
+									: "END");
 	ret = need(r, 8 + (size_t)len);
 	if (ret == 0)
 		return corrupt(r, r->base + r->win.len, "the data ends inside a %s block",
@@ -757,6 +849,9 @@ int recfmt__next(struct recfmt_reader *r, struct recfmt_item *it)
 	case RECFMT_SUMMARY:
 		ret = read_summary(r, &c);
 		break;
+	case RECFMT_SOURCE:
+		ret = read_source(r, &c);
+		break;
 	default: {
 		uint64_t chunks = c_u64(&c), records = c_u64(&c);
 
@@ -775,7 +870,11 @@ int recfmt__next(struct recfmt_reader *r, struct recfmt_item *it)
 	if (ret)
 		return ret;
 	if (type != RECFMT_CHUNK)
-		r->stage = type == RECFMT_META ? 1 : type == RECFMT_FUNCS ? 2 : type == RECFMT_SUMMARY ? 3 : 4;
+		r->stage = type == RECFMT_META	     ? 1
+			   : type == RECFMT_FUNCS    ? 2
+			   : type == RECFMT_SUMMARY  ? 3
+			   : type == RECFMT_SOURCE   ? 5
+						     : 4;
 	return 1;
 }
 
@@ -792,6 +891,11 @@ const struct recfmt_funcs *recfmt__funcs(const struct recfmt_reader *r)
 const struct recfmt_summary *recfmt__summary(const struct recfmt_reader *r)
 {
 	return r->stage >= 3 ? &r->sum : NULL;
+}
+
+const struct recfmt_source *recfmt__source(const struct recfmt_reader *r)
+{
+	return r->srcv && r->src.n == r->fn.n && (r->stage == 5 || r->stage == 4) ? &r->src : NULL;
 }
 
 uint32_t recfmt__version(const struct recfmt_reader *r)
@@ -816,6 +920,15 @@ void recfmt__reader_free(struct recfmt_reader *r)
 		free(r->lnames[i]);
 		free(r->binaries[i]);
 	}
+	for (i = 0; r->srcfiles && i < r->fn.n; i++)
+		free(r->srcfiles[i]);
+	for (i = 0; r->binv && i < r->src.nbins; i++) {
+		free((char *)r->binv[i].path);
+		free((char *)r->binv[i].build_id);
+	}
+	free(r->srcfiles);
+	free(r->srcv);
+	free(r->binv);
 	free(r->names);
 	free(r->lnames);
 	free(r->binaries);

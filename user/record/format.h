@@ -13,6 +13,8 @@
  *   SUMMARY  what the run's report says around the analyzers: duration,
  *            events, lost and dropped by kind and CPU, CAB counters, stop
  *            reason, exit status, guard counters (once, after the chunks)
+ *   SOURCE   where each function is: source file and line, binary (path,
+ *            build id), address (version 2; optional, after SUMMARY)
  *   END      chunk and record totals, checked by the reader (once, last)
  *
  * A reader never trusts the file: every length is bounded, every field
@@ -28,11 +30,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyzers/analyzer.h"
 #include "cab/cab.h"
 #include "user/trace/guard.h"
 
 #define RECFMT_MAGIC "CABBPFRC"
-#define RECFMT_VERSION 1u
+/* 2: the SOURCE block (1 is still read: no source lines) */
+#define RECFMT_VERSION 2u
 #define RECFMT_HEADER_BYTES 16
 /* Bounds a reader enforces (a corrupt length must not allocate gigabytes). */
 #define RECFMT_MAX_BLOCK (256u << 20)
@@ -46,6 +50,7 @@ enum recfmt_block {
 	RECFMT_CHUNK = 3,
 	RECFMT_SUMMARY = 4,
 	RECFMT_END = 5,
+	RECFMT_SOURCE = 6,
 };
 
 /* META flags */
@@ -75,6 +80,14 @@ struct recfmt_funcs {
 	const double *probe_ns;	     /* measured cost of a probed call, or NULL */
 };
 
+/* SOURCE: where each function of FUNCS is (analyzers/analyzer.h). */
+struct recfmt_source {
+	uint32_t n;		  /* FUNCS' n */
+	const struct an_src *src; /* n entries; .bin < nbins */
+	uint32_t nbins;
+	const struct an_bin *bins;
+};
+
 struct recfmt_summary {
 	uint32_t nfuncs, refused;
 	double duration_s, cpu_s;
@@ -85,6 +98,7 @@ struct recfmt_summary {
 	struct cab_stats cab;
 	const char *stop_reason;
 	bool exited, exec_other, has_guard;
+	bool exec_thread; /* the last execve was called by a thread, not main */
 	int32_t exit_status;
 	uint64_t execs;
 	struct guard_stats guard;
@@ -106,6 +120,8 @@ int recfmt__put_funcs(struct recfmt_writer *w, const struct recfmt_funcs *fn);
 int recfmt__put_chunk(struct recfmt_writer *w, uint32_t tid, uint64_t seq, const uint64_t *recs,
 		      uint32_t nrec);
 int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s);
+/* After the summary, before finishing (optional). */
+int recfmt__put_source(struct recfmt_writer *w, const struct recfmt_source *s);
 /* The END block, the end of the zstd stream, flushed to f. */
 int recfmt__finish(struct recfmt_writer *w);
 /* Bytes given to the compressor (blocks), bytes written to f so far, and
@@ -146,6 +162,9 @@ int recfmt__next(struct recfmt_reader *r, struct recfmt_item *it);
 const struct recfmt_meta *recfmt__meta(const struct recfmt_reader *r);
 const struct recfmt_funcs *recfmt__funcs(const struct recfmt_reader *r);
 const struct recfmt_summary *recfmt__summary(const struct recfmt_reader *r);
+/* After a SOURCE block was read; else NULL (version 1, or a writer that
+ * had none). */
+const struct recfmt_source *recfmt__source(const struct recfmt_reader *r);
 /* The format version of the file. */
 uint32_t recfmt__version(const struct recfmt_reader *r);
 void recfmt__reader_free(struct recfmt_reader *r);

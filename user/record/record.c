@@ -74,7 +74,8 @@ void recorder__tap(void *ctx, uint32_t tid, uint64_t seq, const uint64_t *recs, 
 	pthread_mutex_unlock(&rc->lock);
 }
 
-int recorder__finish(struct recorder *rc, const struct summary *sm)
+int recorder__finish(struct recorder *rc, const struct summary *sm,
+		     const struct recfmt_source *src)
 {
 	struct recfmt_summary s;
 	uint64_t raw, written, records;
@@ -101,12 +102,15 @@ int recorder__finish(struct recorder *rc, const struct summary *sm)
 	s.exit_status = sm->exit_status;
 	s.execs = sm->execs;
 	s.exec_other = sm->exec_other;
+	s.exec_thread = sm->exec_thread;
 	s.has_guard = sm->guard != NULL;
 	if (sm->guard)
 		s.guard = *sm->guard;
 	err = rc->tap_err;
 	if (!err)
 		err = recfmt__put_summary(rc->w, &s);
+	if (!err && src)
+		err = recfmt__put_source(rc->w, src);
 	if (!err)
 		err = recfmt__finish(rc->w);
 	if (err) {

@@ -33,11 +33,12 @@ int recorder__begin(struct recorder *rc, const struct recfmt_meta *m,
  * here). A write error is kept and reported by recorder__finish. */
 void recorder__tap(void *rc, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec);
 
-/* After the runner joined: the run's summary, the END block, and the file
- * renamed into place; one line on stderr (events, bytes, bytes/event).
- * Returns 0 or -errno (logged: also a tap's earlier write error). Main
- * thread. */
-int recorder__finish(struct recorder *rc, const struct summary *sm);
+/* After the runner joined: the run's summary, the SOURCE block (src: where
+ * each function is; NULL: none), the END block, and the file renamed into
+ * place; one line on stderr (events, bytes, bytes/event). Returns 0 or
+ * -errno (logged: also a tap's earlier write error). Main thread. */
+int recorder__finish(struct recorder *rc, const struct summary *sm,
+		     const struct recfmt_source *src);
 
 /* Free; an unfinished recording is removed. NULL is fine. */
 void recorder__free(struct recorder *rc);

@@ -68,6 +68,7 @@ void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *
 	sm->exit_status = s->exit_status;
 	sm->execs = s->execs;
 	sm->exec_other = s->exec_other;
+	sm->exec_thread = s->exec_thread;
 	sm->guard = s->has_guard ? &s->guard : NULL;
 }
 
@@ -134,6 +135,12 @@ int offline__report(const struct opts *o)
 	if (err) {
 		log_err("merging the analyzers' results: %s", strerror(-err));
 		goto cleanup;
+	}
+	{
+		const struct recfmt_source *src = recfmt__source(r);
+
+		if (src)
+			runner__set_src(rn, src->src, src->bins, src->nbins);
 	}
 	offline__summary(m, recfmt__summary(r), &sm);
 	if (!o->quiet && (err = report__text_to(o->output_path, &sm, rn))) {

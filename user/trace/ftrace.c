@@ -8,11 +8,14 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +23,7 @@
 #include "common/log.h"
 #include "pipeline/runner.h"
 #include "user/cli/report.h"
+#include "user/elf/dwarf.h"
 #include "user/elf/ifunc.h"
 #include "user/elf/image.h"
 #include "user/elf/lang.h"
@@ -39,6 +43,7 @@
 #include "user/trace/sampler.h"
 #include "user/trace/trace.h"
 #include "user/trace/watchdog.h"
+#include "user/trace/whole.h"
 
 /* One run: what each stage leaves for the next. */
 struct ftrace {
@@ -70,6 +75,15 @@ struct ftrace {
 	const char **names, **lnames, **binaries;
 	uint32_t *sp_delta;
 	uint8_t *sized; /* --size spec byte per fid (analyzers/isp.h), or NULL */
+	/* where each fid is (source line, binary, address): for the JSON,
+	 * pprof and the recording; lines[0] the executable's, lines[1 + i]
+	 * library i's (user/elf/dwarf.h) */
+	struct an_src *src;
+	struct an_bin *bins;
+	uint32_t nbins;
+	struct srclines **lines;
+	struct dwarf_file **dfs; /* each binary's DWARF file, opened at start */
+	bool lines_done;
 	struct trace_callsite *csites;
 	size_t ncsites;
 	struct trace *tr;
@@ -104,7 +118,18 @@ struct ftrace {
 	/* --lossless: the watcher that continues the target if cabbpf dies
 	 * while holding it (user/trace/watchdog.h), or -1 */
 	int wd_fd;
+	/* whole-container tracing (--container / --cgroup alone: whole.h):
+	 * every process of the cgroup; no target, tg unused */
+	struct whole *whole;
+	struct whole_table *wt; /* its function table */
+	bool any_guard;		/* a process had its own guard */
 };
+
+/* --container or --cgroup without -p or a command: every process of it. */
+static bool whole_mode(const struct opts *o)
+{
+	return !o->pid && !o->cmd && (o->cgroup || o->container);
+}
 
 /* Sampling requests: SIGUSR1 on, SIGUSR2 off (0 none, 1 on, 2 off). */
 static volatile sig_atomic_t sample_request;
@@ -160,7 +185,11 @@ static void raise_fd_limit(void)
 static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
 {
 	struct ftrace *ft = ctx;
-	int err = stage__push(ft->stage, cpu, e);
+	int err;
+
+	if (ft->whole)
+		whole__see(ft->whole, e);
+	err = stage__push(ft->stage, cpu, e);
 
 	if (err)
 		ft->stage_err = err;
@@ -187,6 +216,57 @@ static int resolve_target(struct ftrace *ft)
 		return err;
 	ft->have_target = true;
 	return image__check_arch(ft->tg.exe);
+}
+
+/* Whole-container tracing: the cgroup, its processes, their executables
+ * and the function table (user/trace/whole.h). Returns 0 or -errno
+ * (logged). */
+static int open_whole(struct ftrace *ft)
+{
+	const struct opts *o = &ft->o;
+	struct whole_opts wo;
+	char what[4200];
+	int err;
+
+	err = cgroup__select(o->cgroup, o->container, &ft->cgfd, ft->cgpath, sizeof(ft->cgpath));
+	if (err)
+		return err;
+	if (o->container)
+		snprintf(what, sizeof(what), "container %s", o->container);
+	else
+		snprintf(what, sizeof(what), "cgroup %s", ft->cgpath);
+	memset(&wo, 0, sizeof(wo));
+	wo.cgpath = ft->cgpath;
+	wo.what = what;
+	wo.container = o->container;
+	wo.funcs = o->funcs;
+	wo.nfuncs = o->nfuncs;
+	wo.view = &o->view;
+	wo.entry_only = o->entry_only;
+	wo.no_guard = o->no_guard;
+	wo.quiet_setup = o->list || o->plan;
+	wo.plo.no_shift = o->no_shift;
+	wo.plo.returns = !o->entry_only;
+	wo.plo.entry_only = o->entry_only;
+	wo.probe_cost = ft->have_cost ? ft->probe_cost : NULL;
+	err = whole__open(&wo, &ft->whole);
+	if (!err)
+		ft->wt = whole__table(ft->whole);
+	return err;
+}
+
+/* The function table of a whole-container trace as the per-fid arrays
+ * trace_opts and runner_opts take (borrowed: not freed here). */
+static void borrow_table(struct ftrace *ft)
+{
+	ft->offsets = ft->wt->offsets;
+	ft->names = ft->wt->names;
+	ft->lnames = ft->wt->lnames;
+	ft->binaries = ft->wt->binaries;
+	ft->sp_delta = ft->wt->sp_delta;
+	ft->probe_ns = ft->wt->probe_ns;
+	ft->o.view.cct.probe_ns = ft->wt->probe_ns;
+	ft->nfuncs = atomic_load(&ft->wt->n);
 }
 
 /* ---- select functions ---- */
@@ -413,12 +493,28 @@ static void print_selection(const struct ftrace *ft)
 {
 	size_t i;
 
+	if (ft->whole) {
+		whole__print(ft->whole, stdout, ft->o.analyzers, ft->o.verbose, ft->o.list);
+		return;
+	}
 	if (ft->o.list) {
-		if (ft->st && ft->n)
-			syms__print_list(stdout, ft->st, ft->idx, ft->n);
-		for (i = 0; ft->libs && i < ft->libs->nlibs; i++)
-			syms__print_list(stdout, ft->libs->v[i].st, ft->libs->v[i].idx,
-					 ft->libs->v[i].n);
+		struct srclines *src = NULL;
+
+		/* with each function's source line where DWARF has it (not
+		 * an error when it cannot be read: the list without lines) */
+		if (ft->st && ft->n) {
+			dwarf__lines(ft->st, ft->idx, ft->n, &src);
+			syms__print_list(stdout, ft->st, ft->idx, ft->n, src ? src->v : NULL);
+			dwarf__free(src);
+		}
+		for (i = 0; ft->libs && i < ft->libs->nlibs; i++) {
+			const struct lib *b = &ft->libs->v[i];
+
+			src = NULL;
+			dwarf__lines(b->st, b->idx, b->n, &src);
+			syms__print_list(stdout, b->st, b->idx, b->n, src ? src->v : NULL);
+			dwarf__free(src);
+		}
 		return;
 	}
 	if (ft->n)
@@ -601,6 +697,95 @@ static int budget_costs(struct ftrace *ft)
 	return 0;
 }
 
+/* One binary's functions st->syms[idx[0..n)] into src[0..n): binary
+ * bin, address and size (the source lines come later: source_lines). */
+static void locate(const struct symtab *st, const size_t *idx, size_t n, uint32_t bin,
+		   struct an_src *src)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct sym *s = &st->syms[idx[i]];
+
+		src[i] = (struct an_src){
+			.bin = bin, .vaddr = s->vaddr, .size = s->size, .foff = s->offset};
+	}
+}
+
+/* Where every fid's code is (ft->src, ft->bins): binary, address; the
+ * runner's reports read them (pprof's mappings). Returns 0 or -ENOMEM
+ * (logged). */
+static int locate_functions(struct ftrace *ft)
+{
+	const struct libs *libs = ft->libs;
+	size_t i, k = ft->n, nl = libs ? libs->nlibs : 0;
+
+	ft->src = calloc(ft->nfuncs + 1, sizeof(*ft->src));
+	ft->bins = calloc(nl + 1, sizeof(*ft->bins));
+	ft->lines = calloc(nl + 1, sizeof(*ft->lines));
+	ft->dfs = calloc(nl + 1, sizeof(*ft->dfs));
+	if (!ft->src || !ft->bins || !ft->lines || !ft->dfs) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	ft->nbins = (uint32_t)(nl + 1);
+	ft->bins[0].path = ft->tg.exe;
+	ft->bins[0].build_id = ft->st ? ft->st->build_id : NULL;
+	/* The files with DWARF are opened now: a path under /proc/PID/root
+	 * is gone once the process is (source_lines reads them at the end). */
+	if (ft->st) {
+		locate(ft->st, ft->idx, ft->n, 0, ft->src);
+		if (dwarf__open(ft->st, &ft->dfs[0]) == -ENOMEM)
+			return -ENOMEM;
+	}
+	for (i = 0; i < nl; i++) {
+		const struct lib *b = &libs->v[i];
+
+		ft->bins[1 + i].path = b->path;
+		ft->bins[1 + i].build_id = b->st->build_id;
+		locate(b->st, b->idx, b->n, (uint32_t)(1 + i), ft->src + k);
+		if (dwarf__open(b->st, &ft->dfs[1 + i]) == -ENOMEM)
+			return -ENOMEM;
+		k += b->n;
+	}
+	return 0;
+}
+
+/*
+ * Every fid's source file and line (user/elf/dwarf.h) into ft->src,
+ * from each binary's DWARF (its own or its debug file's, opened at the
+ * start by locate_functions). Reading DWARF
+ * costs up to about half a second for thousands of functions (README,
+ * "Source lines"), so it is done after the trace, and only for what shows
+ * lines: --json, --pprof, a recording. Best effort: a binary whose DWARF
+ * cannot be read keeps no lines (said with -v). Main thread, analyzers
+ * stopped (the reports read ft->src).
+ */
+static void source_lines(struct ftrace *ft)
+{
+	const struct libs *libs = ft->libs;
+	size_t i, j, k = ft->n, nl = libs ? libs->nlibs : 0;
+
+	if (!ft->src || ft->lines_done)
+		return;
+	ft->lines_done = true;
+	if (ft->st && !dwarf__lines_in(ft->dfs[0], ft->st, ft->idx, ft->n, &ft->lines[0]))
+		for (j = 0; j < ft->n; j++) {
+			ft->src[j].file = ft->lines[0]->v[j].file;
+			ft->src[j].line = ft->lines[0]->v[j].line;
+		}
+	for (i = 0; i < nl; k += libs->v[i].n, i++) {
+		const struct lib *b = &libs->v[i];
+
+		if (dwarf__lines_in(ft->dfs[1 + i], b->st, b->idx, b->n, &ft->lines[1 + i]))
+			continue;
+		for (j = 0; j < b->n; j++) {
+			ft->src[k + j].file = ft->lines[1 + i]->v[j].file;
+			ft->src[k + j].line = ft->lines[1 + i]->v[j].line;
+		}
+	}
+}
+
 /* The per-fid arrays trace_opts and runner_opts take: the executable's
  * functions, then the libraries'. Returns 0 or -errno (logged). */
 static int number_functions(struct ftrace *ft)
@@ -669,6 +854,8 @@ static int number_functions(struct ftrace *ft)
 		for (j = 0; j < libs->v[i].n; j++)
 			ft->lnames[k++] = libs->v[i].st->syms[libs->v[i].idx[j]].name;
 	ft->nfuncs = all;
+	if (locate_functions(ft))
+		return -ENOMEM;
 	return size_rules(ft);
 }
 
@@ -702,6 +889,13 @@ static int open_trace(struct ftrace *ft)
 	to.pid = ft->tg.pid;
 	to.binary = ft->tg.exe;
 	to.binaries = ft->binaries;
+	if (ft->whole) {
+		/* every process of the cgroup: the function table grows
+		 * (trace__add); returns armed per process (trace__arm) */
+		to.pid = 0;
+		to.binary = whole__what(ft->whole);
+		to.session = !o->entry_only;
+	}
 	to.no_returns = o->entry_only;
 	to.sp_delta = ft->sp_delta;
 	to.size_specs = ft->sized;
@@ -768,6 +962,21 @@ static int open_pipeline(struct ftrace *ft)
 	ro.fnames = ft->names;
 	ro.lnames = ft->lnames;
 	ro.nfuncs = (uint32_t)ft->nfuncs;
+	ro.src = ft->src;
+	ro.bins = ft->bins;
+	ro.nbins = ft->nbins;
+	if (ft->whole) {
+		/* the table's room; what it holds is read at the join */
+		ro.nfuncs = ft->wt->cap;
+		ro.nfuncs_used = &ft->wt->n;
+		ro.per_process = true;
+		ro.called_only = true;
+		/* ft->src holds the functions known at the start only, not
+		 * the table's room: no source lines for a whole cgroup */
+		ro.src = NULL;
+		ro.bins = NULL;
+		ro.nbins = 0;
+	}
 	/* --timeline adds its analyzer (opt-in) */
 	ro.analyzers = views__analyzers(&ft->o.view, ft->o.analyzers, list, sizeof(list));
 	ro.timeline_limit = ft->o.view.timeline_limit;
@@ -817,12 +1026,39 @@ static int attach_io(struct ftrace *ft)
 	return err ? err : iotrace__attach(ft->io);
 }
 
+/* A target that exited while its probes went in (target__attach had
+ * found it alive): its own message, said once. Nothing was traced (the
+ * gate never opened), so there is no report and the run fails (exit 1).
+ * Returns -ESRCH when it is gone, else err. */
+static int gone_while_attaching(struct ftrace *ft, int err)
+{
+	struct target *tg = &ft->tg;
+	char how[96] = "";
+
+	/* -ESRCH: the kernel knows no such process. Else it may be a zombie
+	 * (probes go in on one). Gone either way; a launched command's status
+	 * comes once it is reaped, by us or by the guard's tracer thread,
+	 * which may be a moment behind: wait for that, not for the exit. */
+	if (err != -ESRCH && !target__gone(tg))
+		return err;
+	(void)target__wait(tg, 10000);
+	if (tg->spawned && tg->exited && WIFEXITED(tg->status))
+		snprintf(how, sizeof(how), " (status %d)", WEXITSTATUS(tg->status));
+	else if (tg->spawned && tg->exited && WIFSIGNALED(tg->status))
+		snprintf(how, sizeof(how), " (killed by signal %d, %s)", WTERMSIG(tg->status),
+			 strsignal(WTERMSIG(tg->status)));
+	log_err("process %d (%s) exited while cabbpf was attaching%s: nothing was traced",
+		(int)tg->pid, tg->comm, how);
+	return -ESRCH;
+}
+
 static int attach_probes(struct ftrace *ft)
 {
 	int slots_fd, err;
 
-	err = number_functions(ft);
-	if (err)
+	if (ft->whole)
+		borrow_table(ft);
+	else if ((err = number_functions(ft)))
 		return err;
 	raise_fd_limit();
 	err = open_trace(ft);
@@ -833,7 +1069,17 @@ static int attach_probes(struct ftrace *ft)
 	ft->t_att = now_s();
 	ft->att_ns = sampler__now();
 	slots_fd = trace__map_fd(ft->tr, "slots");
+	/* Test hook (ftrace.h): cabbpf stops itself here, the target found
+	 * and the guard in, so a test can end the target mid-attach. */
+	if (getenv("CABBPF_TEST_PAUSE_ATTACH")) {
+		log_info("test hook CABBPF_TEST_PAUSE_ATTACH: stopped before attaching the probes "
+			 "(kill -CONT %d goes on)",
+			 (int)getpid());
+		raise(SIGSTOP);
+	}
 	err = trace__attach(ft->tr);
+	if (err == -ESRCH) /* not logged: the process is gone */
+		return gone_while_attaching(ft, err);
 	if (err)
 		return err;
 	ft->att_ns = sampler__now() - ft->att_ns;
@@ -851,7 +1097,26 @@ static int attach_probes(struct ftrace *ft)
 	err = attach_io(ft);
 	if (err)
 		return err;
-	return 0;
+	if (ft->whole) {
+		struct guard_maps gm = {
+			.slots_fd = trace__map_fd(ft->tr, "slots"),
+			.heads_fd = trace__map_fd(ft->tr, "heads"),
+			.tstates_fd = trace__map_fd(ft->tr, "tstates"),
+			.stats_fd = trace__map_fd(ft->tr, "stats"),
+			.ring_bytes = ft->o.ring_bytes,
+			.no_times = ft->o.no_times,
+			.guarded_fd = trace__map_fd(ft->tr, "guarded"),
+			.throttled_fd = -1,
+		};
+
+		/* Each process's guard, then its return probes armed. */
+		err = whole__start(ft->whole, ft->tr, &gm);
+	}
+	if (err)
+		return err;
+	/* Gone by now (a zombie still takes probes): nothing to trace. A
+	 * whole cgroup has no one process to be gone. */
+	return ft->whole ? 0 : gone_while_attaching(ft, 0);
 }
 
 /* ---- run until stop ---- */
@@ -909,6 +1174,8 @@ static int start_run(struct ftrace *ft)
 	ft->t0 = now_s();
 	iotrace__gate(ft->io, true);
 	guard__gate(ft->guard, true);
+	if (ft->whole)
+		whole__gate(ft->whole, true);
 	if (!ft->o.sample_pct && !ft->o.start_disabled && !ft->o.budget_pct)
 		trace__gate(ft->tr, true);
 	if (ft->o.budget_pct) {
@@ -948,6 +1215,19 @@ static int start_run(struct ftrace *ft)
 	 * this line on every call counts. The same count as the report's "N
 	 * traced": the functions whose probes went in (not those the plan
 	 * left out, nor any the kernel still refused). */
+	if (ft->whole) {
+		size_t untraced, nimg = whole__nimages(ft->whole, &untraced);
+
+		log_info("tracing %zu function%s of %zu executable%s in %s (and of the "
+			 "executables its processes start)%s",
+			 ft->nfuncs - trace__refused(ft->tr),
+			 ft->nfuncs - trace__refused(ft->tr) == 1 ? "" : "s", nimg,
+			 nimg == 1 ? "" : "s", whole__what(ft->whole),
+			 trace__refused(ft->tr) ? "; not probed: see the plan lines (-v names them)"
+						: "");
+		ft->started = true;
+		return 0;
+	}
 	log_info("tracing %zu function%s of %s (pid %d)%s%s",
 		 ft->nfuncs - trace__refused(ft->tr),
 		 ft->nfuncs - trace__refused(ft->tr) == 1 ? "" : "s", ft->tg.exe, (int)ft->tg.pid,
@@ -974,6 +1254,8 @@ static void stop_gate(struct ftrace *ft)
 		trace__gate(ft->tr, false);
 	iotrace__gate(ft->io, false);
 	guard__gate(ft->guard, false);
+	if (ft->whole)
+		whole__gate(ft->whole, false);
 	ft->t1 = now_s();
 }
 
@@ -1022,7 +1304,17 @@ static int run_until_stop(struct ftrace *ft)
 		ft->t1 = now_s();
 		if (ft->o.duration && ft->t1 - ft->t0 >= ft->o.duration)
 			ft->why = "duration reached";
-		if (ft->t1 >= next_check) {
+		if (ft->whole) {
+			bool empty = false;
+
+			/* Processes and executables found since the last round,
+			 * their guards; the cgroup every 100 ms. */
+			err = whole__poll(ft->whole, ft->t1 - ft->t0, &empty);
+			if (err)
+				break;
+			if (empty)
+				ft->why = ft->o.container ? "container exited" : "cgroup empty";
+		} else if (ft->t1 >= next_check) {
 			/* A syscall per check: every 10 ms is plenty. */
 			next_check = ft->t1 + 0.01;
 			if (target__poll_exit(&ft->tg))
@@ -1056,10 +1348,12 @@ static int detach_probes(struct ftrace *ft, int run_err)
 	/* No return probe can appear any more: give back every return
 	 * address still replaced, and let go of the target. */
 	guard__stop(ft->guard, gst);
+	if (ft->whole)
+		ft->any_guard = whole__stop(ft->whole, gst);
 	/* Every held thread was let go: the watcher has nothing to do. */
 	watchdog__done(ft->wd_fd);
 	ft->wd_fd = -1;
-	if (ft->guard && (gst->unguarded || gst->failed))
+	if ((ft->guard || ft->any_guard) && (gst->unguarded || gst->failed))
 		log_warn("the guard could not serve %llu unwinder or switch point%s (thread not "
 			 "held, or a stop failed): the target may have been harmed there",
 			 (unsigned long long)(gst->unguarded + gst->failed),
@@ -1074,7 +1368,9 @@ static int detach_probes(struct ftrace *ft, int run_err)
 		log_err("staging events: %s", strerror(-ft->stage_err));
 		err = ft->stage_err;
 	} else if (!run_err && got < 0) {
-		log_err("reading the rings: %s", strerror(-got));
+		log_err("reading the rings after the probes were detached (the last drain): %s; "
+			"the report lacks what was still in them",
+			strerror(-got));
 		err = got;
 	}
 	if (err)
@@ -1113,7 +1409,8 @@ static void sum_cab(struct ftrace *ft, struct cab_stats *sum)
 static int report(struct ftrace *ft)
 {
 	uint64_t totals[CABBPF_STAT__MAX] = {0}, io_counts[CABBPF_IOSTAT__MAX] = {0};
-	uint64_t *lost_cpu, ino = 0;
+	struct stage_exec ex = {0};
+	uint64_t *lost_cpu;
 	struct target *tg = &ft->tg;
 	struct summary sm;
 	struct stat sb;
@@ -1142,15 +1439,34 @@ static int report(struct ftrace *ft)
 	sm.sampling = ft->smp;
 	sm.budget = ft->bud;
 	sm.cab_sampling = ft->o.cab_mode && !strcmp(ft->o.cab_mode, "sampling");
-	sm.execs = stage__execs(ft->stage, &ino);
+	sm.execs = stage__execs(ft->stage, &ex);
 	/* A launched command's own start is an exec too: not the program's
 	 * doing. */
 	if (tg->spawned && sm.execs)
 		sm.execs--;
-	sm.exec_other = sm.execs && (stat(tg->exe, &sb) || (uint64_t)sb.st_ino != ino);
+	/* The same file: device and inode (the kernel's s_dev encoding is
+	 * major << 20 | minor), as bpf/trace.bpf.c compares them. */
+	sm.exec_other = !ft->whole && sm.execs && (stat(tg->exe, &sb) || (uint64_t)sb.st_ino != ex.ino ||
+				     (major(sb.st_dev) << 20 | minor(sb.st_dev)) != ex.dev);
+	sm.exec_thread = !ft->whole && sm.execs && ex.thread;
+	if (ft->whole) {
+		/* every process of the cgroup: no one target */
+		sm.whole = ft->whole;
+		sm.comm = whole__what(ft->whole);
+		sm.binary = NULL;
+		sm.guard = ft->any_guard ? &ft->gst : NULL;
+		/* the table grew with the executables found later */
+		sm.nfuncs = atomic_load(&ft->wt->n) - trace__refused(ft->tr);
+	}
 	if (sm.exec_other)
-		log_warn("%s (pid %d) exec'd another program: its calls after that are not traced",
-			 tg->comm, (int)tg->pid);
+		log_warn("%s (pid %d) exec'd another program: its calls after that are not traced "
+			 "(nor counted in the libraries it shares with %s)",
+			 tg->comm, (int)tg->pid, tg->exe);
+	else if (sm.exec_thread)
+		log_warn("%s (pid %d): thread %u, not the main thread, called execve: the new image "
+			 "is not traced (the kernel's probes are bound to the main thread, which the "
+			 "execve ended)",
+			 tg->comm, (int)tg->pid, ex.thread);
 	sm.lost = totals[CABBPF_STAT_DROPS] + totals[CABBPF_STAT_IO_DROPS] +
 		  totals[CABBPF_STAT_GUARD_DROPS];
 	/* Not in lost: a switch-in event without room carries its interval
@@ -1171,12 +1487,23 @@ static int report(struct ftrace *ft)
 	/* What the analysis cost while tracing: on a busy machine the target
 	 * pays it. */
 	sm.cpu_s = cpu_now_s() - ft->cpu0;
-	if (tg->exited || target__poll_exit(tg)) {
+	if (!ft->whole && (tg->exited || target__poll_exit(tg))) {
 		sm.exited = true;
 		sm.exit_status = tg->spawned ? tg->status : -1;
 	}
 
-	if (ft->rec && (err = recorder__finish(ft->rec, &sm))) {
+	/* where each function is in the source: only for what shows it */
+	if (ft->rec || ft->o.json_path || ft->o.view.pprof_path)
+		source_lines(ft);
+	if (ft->rec) {
+		struct recfmt_source rs = {.n = (uint32_t)ft->nfuncs,
+					   .src = ft->src,
+					   .nbins = ft->nbins,
+					   .bins = ft->bins};
+
+		err = recorder__finish(ft->rec, &sm, ft->src ? &rs : NULL);
+	}
+	if (err) {
 		report__summary_line(&sm);
 		free(lost_cpu);
 		return err;
@@ -1192,8 +1519,8 @@ static int report(struct ftrace *ft)
 	}
 	/* --folded, --flamegraph (user/cli/views.h) */
 	if (!ft->o.floor &&
-	    views__write(&ft->o.view, ft->rn, ft->tg.pid, ft->tg.comm, ft->tg.exe,
-			 (uint64_t)((ft->t1 - ft->t0) * 1e9)) &&
+	    views__write(&ft->o.view, ft->rn, ft->tg.pid, ft->whole ? sm.comm : ft->tg.comm,
+			 ft->whole ? sm.comm : ft->tg.exe, (uint64_t)((ft->t1 - ft->t0) * 1e9)) &&
 	    !err)
 		err = -EIO;
 	/* --plots DIR (analyzers/isp.h) */
@@ -1220,6 +1547,14 @@ static void ftrace_free(struct ftrace *ft)
 	iotrace__free(ft->io);
 	trace__detach(ft->tr);
 	guard__stop(ft->guard, NULL); /* before the trace's maps go: its events use them */
+	if (ft->whole) {
+		/* its guards too; the table's arrays are its own */
+		whole__stop(ft->whole, NULL);
+		ft->offsets = NULL;
+		ft->names = ft->lnames = ft->binaries = NULL;
+		ft->sp_delta = NULL;
+		ft->probe_ns = NULL;
+	}
 	watchdog__done(ft->wd_fd);
 	trace__free(ft->tr);	      /* detaches: nothing stays in the target */
 	guard__free(ft->guard);
@@ -1245,6 +1580,14 @@ static void ftrace_free(struct ftrace *ft)
 	free(ft->offsets);
 	free(ft->names);
 	free(ft->lnames);
+	for (size_t i = 0; ft->lines && i < ft->nbins; i++)
+		dwarf__free(ft->lines[i]);
+	for (size_t i = 0; ft->dfs && i < ft->nbins; i++)
+		dwarf__close(ft->dfs[i]);
+	free(ft->lines);
+	free(ft->dfs);
+	free(ft->src);
+	free(ft->bins);
 	free(ft->binaries);
 	free(ft->sp_delta);
 	free(ft->sized);
@@ -1256,6 +1599,7 @@ static void ftrace_free(struct ftrace *ft)
 	plan__free(ft->plan);
 	libs__free(ft->libs);
 	syms__free(ft->st);
+	whole__free(ft->whole);
 	free(ft);
 }
 
@@ -1285,11 +1629,22 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	     o->budget_pct) &&
 	    !o->floor && !o->list && !o->plan)
 		ft->have_cost = !calibrate__probe_costs(o->no_times, ft->probe_cost);
-	err = resolve_target(ft);
-	if (!err)
-		err = select_functions(ft);
-	if (!err)
-		err = plan_probes(ft);
+	if (whole_mode(o)) {
+		/* every process of the container (user/trace/whole.h); SIGCHLD
+		 * blocked before any thread exists: the guards' tracers take it */
+		sigset_t chld;
+
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		pthread_sigmask(SIG_BLOCK, &chld, NULL);
+		err = open_whole(ft);
+	} else {
+		err = resolve_target(ft);
+		if (!err)
+			err = select_functions(ft);
+		if (!err)
+			err = plan_probes(ft);
+	}
 	if (!err && (o->list || o->plan)) {
 		print_selection(ft);
 		goto cleanup;

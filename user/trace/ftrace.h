@@ -26,8 +26,17 @@
  * Trace o's target (-p or -- COMMAND) until *stop is set (a signal's
  * number), -d elapses or the target exits; report. Returns 0 after a
  * report (or --list, --plan), or -errno, logged once where the cause was
- * known: nothing could be traced, or the run ended on an error (its
- * partial report is still written) or the report could not be written.
+ * known: nothing could be traced (-ESRCH, "process N exited while cabbpf
+ * was attaching", when the target found alive was gone before tracing
+ * began: no report, since no event was taken), or the run ended on an
+ * error (its partial report is still written) or the report could not be
+ * written.
+ *
+ * Test hook, compiled in and armed only by the environment:
+ * CABBPF_TEST_PAUSE_ATTACH=1 makes cabbpf say so on stderr and stop
+ * itself (SIGSTOP) after the guard is in and before the function probes
+ * go in, so a test can end the target there
+ * (tests/test_integration.c exits_during_attach).
  */
 int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop);
 

@@ -715,7 +715,7 @@ static void detach_all(struct guard *g)
 				 left, left == 1 ? "" : "s", (int)g->pid);
 			break;
 		}
-		tid = waitpid(-1, &st, __WALL | WNOHANG);
+		tid = waitpid(-1, &st, __WALL | __WNOTHREAD | WNOHANG);
 		if (tid == 0) {
 			struct timespec ms = {0, 1000000};
 
@@ -838,8 +838,11 @@ static void *tracer_main(void *arg)
 		struct timespec to = {0, 10000000};
 		pid_t tid = 0;
 
+		/* __WNOTHREAD: this thread's tracees only, not the children of
+		 * cabbpf's other threads (a watchdog, or the tracers of other
+		 * guards: whole-container tracing has one per process). */
 		while (atomic_load(&g->state) == 0 &&
-		       (tid = waitpid(-1, &st, __WALL | WNOHANG)) > 0)
+		       (tid = waitpid(-1, &st, __WALL | __WNOTHREAD | WNOHANG)) > 0)
 			handle(g, tid, st);
 		release_held(g);
 		if (atomic_load(&g->state) != 0)

@@ -10,6 +10,7 @@ struct open_chunk {
 	uint64_t *recs; /* NULL when no chunk is open */
 	uint64_t seq0;  /* sequence number of the first record */
 	uint32_t tid;
+	uint32_t pid; /* the chunk's tag: the thread's process */
 	uint32_t n;
 };
 
@@ -22,6 +23,8 @@ struct stage {
 	uint64_t sched_events; /* of events: CABBPF_EV_SCHED */
 	uint64_t execs;	       /* CABBPF_EV_EXEC events */
 	uint64_t exec_ino;     /* the last one's executable (inode number) */
+	uint32_t exec_dev;     /* and its device (kernel encoding: major << 20 | minor) */
+	uint32_t exec_thread;  /* its caller when not the main thread, else 0 */
 	uint64_t fail_after; /* tests: fail the push after fail_after - 1 events */
 	struct cab_pp **bufs;
 	struct open_chunk *open;
@@ -89,13 +92,17 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 	oc = &s->open[cpu];
 	/* A chunk holds consecutive records of one thread: start a new one
 	 * when the thread changes, the chunk is full, or the thread's
-	 * sequence jumped (its missing events are in another CPU's ring). */
-	if (!oc->recs || oc->tid != e->tid || oc->n == s->cap || e->seq != oc->seq0 + oc->n) {
+	 * sequence jumped (its missing events are in another CPU's ring).
+	 * Its tag is the thread's process (a tid reused by another process
+	 * starts over at sequence 0: a new chunk). */
+	if (!oc->recs || oc->tid != e->tid || oc->pid != e->pid || oc->n == s->cap ||
+	    e->seq != oc->seq0 + oc->n) {
 		publish(s, cpu);
-		oc->recs = cab_pp__reserve(s->bufs[cpu], e->tid, e->seq);
+		oc->recs = cab_pp__reserve_tag(s->bufs[cpu], e->tid, e->pid, e->seq);
 		if (!oc->recs)
 			return -ENOMEM;
 		oc->tid = e->tid;
+		oc->pid = e->pid;
 		oc->seq0 = e->seq;
 		oc->n = 0;
 	}
@@ -120,9 +127,13 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 				  e->sp);
 		s->guard_events += e->kind == CABBPF_EV_GUARD || e->kind == CABBPF_EV_EXEC;
 		s->sched_events += e->kind == CABBPF_EV_SCHED;
-		if (e->kind == CABBPF_EV_EXEC) {
+		/* A thread killed by another's execve is not an execve. */
+		if (e->kind == CABBPF_EV_EXEC && e->pad != CABBPF_EXEC_KILLED) {
 			s->execs++;
+			s->exec_dev = e->fid;
 			s->exec_ino = e->sp;
+			/* its tid is its stream's, the old one (tstate.alias) */
+			s->exec_thread = e->tid != e->pid ? e->tid : 0;
 		}
 	}
 	oc->n++;
@@ -162,10 +173,13 @@ uint64_t stage__sched_events(const struct stage *s)
 	return s->sched_events;
 }
 
-uint64_t stage__execs(const struct stage *s, uint64_t *last_ino)
+uint64_t stage__execs(const struct stage *s, struct stage_exec *last)
 {
-	if (last_ino)
-		*last_ino = s->exec_ino;
+	if (last) {
+		last->dev = s->exec_dev;
+		last->ino = s->exec_ino;
+		last->thread = s->exec_thread;
+	}
 	return s->execs;
 }
 

@@ -4,7 +4,8 @@
  * go into per-processor CAB buffers (cab/cab.h, struct cab_pp), one per CPU,
  * in chunks that each hold consecutive records of one thread and are headed
  * by its thread id and the sequence number of their first record
- * (dissertation section 2.4.3). The loader thread is the only producer; the
+ * (dissertation section 2.4.3), and tagged with the thread's process id
+ * (struct cab_chunk's tag: the runner's per-process analysis). The loader thread is the only producer; the
  * analyzer threads (pipeline/runner.h) are the consumers.
  */
 #ifndef USER_STAGE_H
@@ -25,7 +26,9 @@ struct cab_pp **stage__bufs(struct stage *s);
 
 /* [loader thread] Append one event that came from CPU cpu's ring: a call
  * event, or (kind CABBPF_EV_IO) a struct cabbpf_io_event read through e.
- * Returns 0 or -ENOMEM. */
+ * Returns 0 or -ENOMEM; or -EIO from the test hook
+ * CABBPF_TEST_FAIL_STAGING=N (compiled in, armed only by the environment:
+ * the N+1st push fails; see also trace.h's hooks). */
 int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e);
 
 /* [loader thread] Publish every partly filled chunk so the analyzers see
@@ -44,9 +47,16 @@ uint64_t stage__io_events(const struct stage *s);
 uint64_t stage__guard_events(const struct stage *s);
 /* [any] Of those, CABBPF_EV_SCHED events (off-CPU intervals): not calls. */
 uint64_t stage__sched_events(const struct stage *s);
-/* EXEC events (the target called execve), and the inode number of the
- * last one's executable in *last_ino (if not NULL). */
-uint64_t stage__execs(const struct stage *s, uint64_t *last_ino);
+/* The last execve's executable and caller. */
+struct stage_exec {
+	uint32_t dev;	 /* device, the kernel's encoding: major << 20 | minor */
+	uint64_t ino;	 /* inode number */
+	uint32_t thread; /* the thread that called it when not the main one, else 0 */
+};
+
+/* [any] EXEC events of execve calls the target made (not those of threads
+ * another's execve killed), and the last one's in *last (if not NULL). */
+uint64_t stage__execs(const struct stage *s, struct stage_exec *last);
 
 /* Free; NULL is fine. Only after the analyzers are done with the buffers. */
 void stage__free(struct stage *s);

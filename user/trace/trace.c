@@ -6,6 +6,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -56,6 +59,7 @@ struct trace {
 	/* the probe links of each group (without o.groups, all in [0]) */
 	struct link_set sets[CABBPF_NGROUPS];
 	struct bpf_link *exec_link; /* on_exec: execve seen in the target */
+	struct bpf_link *exit_link; /* on_exit: threads killed by another's execve */
 	struct bpf_link *switch_link; /* on_switch: off-CPU intervals (on-CPU time) */
 	uint32_t refused;
 	bool multi;
@@ -66,6 +70,12 @@ struct trace {
 	uint32_t nclosers, capclosers;
 	uint64_t gate;		     /* o.groups: the gate as last stored */
 	uint8_t gen[CABBPF_NGROUPS]; /* each group's generation (its links' cookies) */
+	bool detached; /* trace__detach ran: what is drained now is the last drain */
+	/* The test hooks of trace.h (0/false unless the environment arms
+	 * them): fail the drains once fail_read_at events were read, or the
+	 * drains after trace__detach. */
+	uint64_t read, fail_read_at;
+	bool fail_final;
 };
 
 /* The --size rules into the "sizespecs" map (bpf/trace.bpf.c), by fid.
@@ -115,18 +125,27 @@ static uint64_t group_bits(const struct trace *t, unsigned g)
  * programs (it must be fixed before load). */
 static int load(struct trace *t, bool multi)
 {
+	struct stat sb;
 	int err;
 
 	t->skel = trace_bpf__open();
 	if (!t->skel)
 		return -errno ? -errno : -ENOMEM;
-	t->skel->rodata->target_tgid = (__u32)t->o.pid;
+	t->skel->rodata->target_tgid = t->o.pid > 0 ? (__u32)t->o.pid : 0;
+	t->skel->rodata->session = t->o.session && !t->o.no_returns;
 	t->skel->rodata->want_time = !t->o.no_times;
 	t->skel->rodata->cgroup_on = t->o.cgroup;
 	t->skel->rodata->sampling = t->o.sampling || t->o.groups;
 	t->skel->rodata->groups_on = t->o.groups;
 	t->skel->rodata->sized_on = t->nsized > 0;
 	t->skel->rodata->lossless = t->o.lossless;
+	/* The traced executable, so an execve of another program is seen as
+	 * such in the kernel (bpf/trace.bpf.c other_image): s_dev there is
+	 * MKDEV(major, minor) = major << 20 | minor. */
+	if (!stat(t->o.binary, &sb)) {
+		t->skel->rodata->exe_dev = major(sb.st_dev) << 20 | minor(sb.st_dev);
+		t->skel->rodata->exe_ino = sb.st_ino;
+	}
 	/* The high-water mark at half the ring: the other half is headroom
 	 * for what other threads emit before their next event stops them
 	 * (one event each, plus I/O and switch events). */
@@ -137,7 +156,15 @@ static int load(struct trace *t, bool multi)
 				  false);
 	bpf_program__set_autoload(
 		t->o.floor ? t->skel->progs.on_return : t->skel->progs.empty_return, false);
-	if (multi) {
+	bpf_program__set_autoload(t->skel->progs.on_session, t->skel->rodata->session);
+	if (t->skel->rodata->session) {
+		/* one program for both: no return program of its own */
+		bpf_program__set_autoload(t->entry, false);
+		bpf_program__set_autoload(t->ret, false);
+		t->entry = t->skel->progs.on_session;
+		t->ret = NULL;
+		bpf_program__set_expected_attach_type(t->entry, UPROBE_SESSION_ATTACH_TYPE);
+	} else if (multi) {
 		bpf_program__set_expected_attach_type(t->entry, UPROBE_MULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(t->ret, UPROBE_MULTI_ATTACH_TYPE);
 	}
@@ -211,10 +238,11 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 	int err;
 
 	*out = NULL;
-	if (!o || o->pid <= 0 || !o->binary || !o->on_event || !o->nfuncs ||
-	    o->nfuncs > CABBPF_COOKIE_FID || o->ring_bytes < 4096 ||
-	    (o->groups && !o->first_group) || (o->ring_bytes & (o->ring_bytes - 1)) ||
-	    (o->ncallsites && (!o->callsites || !o->no_returns))) {
+	if (!o || o->pid < 0 || (!o->pid && !o->cgroup) || !o->binary || !o->on_event ||
+	    !o->nfuncs || o->nfuncs > CABBPF_COOKIE_FID || o->ring_bytes < 4096 ||
+	    (o->ring_bytes & (o->ring_bytes - 1)) || (o->groups && (!o->first_group || o->pid <= 0)) ||
+	    (o->ncallsites && (!o->callsites || !o->no_returns)) ||
+	    (o->session && (o->ncallsites || o->sampling || o->floor || o->groups))) {
 		log_err("trace__open: invalid options");
 		return -EINVAL;
 	}
@@ -224,6 +252,9 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 		return -ENOMEM;
 	}
 	t->o = *o;
+	if (getenv("CABBPF_TEST_FAIL_RING_READ"))
+		t->fail_read_at = strtoull(getenv("CABBPF_TEST_FAIL_RING_READ"), NULL, 10) + 1;
+	t->fail_final = getenv("CABBPF_TEST_FAIL_FINAL_DRAIN") != NULL;
 	for (uint32_t f = 0; o->size_specs && f < o->nfuncs; f++)
 		t->nsized += o->size_specs[f] != 0;
 	if (t->nsized > 4096) { /* bpf/trace.bpf.c: sizespecs' max_entries */
@@ -257,6 +288,13 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 	 * back to per-site perf links if the kernel refuses the link. */
 	t->multi = true;
 	err = load(t, true);
+	if (err && o->session) {
+		/* no fallback: a per-site link cannot decline a return */
+		log_err("loading the session uprobe program: %s (whole-container tracing needs "
+			"kernel >= 6.13 for return probes; --entry-only counts calls without)",
+			strerror(-err));
+		goto cleanup;
+	}
 	if (err) {
 		log_debug("loading multi-uprobe programs failed (%d), using perf links", err);
 		trace_bpf__destroy(t->skel);
@@ -361,6 +399,8 @@ static int attach_perf(struct trace *t, bool *logged)
 		le = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, bin_of(t, fid),
 						     (size_t)t->o.offsets[fid], &uo);
 		r = -errno;
+		if (!le && r == -ESRCH)
+			return r; /* the process is gone: no site can go in */
 		if (!le) {
 			log_warn("the kernel refused the probe of function %u at 0x%lx of %s (%s), "
 				 "which the plan accepted: that function is not traced",
@@ -401,11 +441,14 @@ static int attach_file(struct trace *t, struct link_set *ls, const char *bin, ui
 	int err;
 
 	memset(refused, 0, sizeof(*refused) * n);
-	err = uprobe_multi__attach_all(bpf_program__fd(t->entry), bin, offs, cookies, n, false,
-				       t->o.pid, &ls->mfd[0], &ls->nmfd[0], refused);
+	err = uprobe_multi__attach_all(bpf_program__fd(t->entry), bin, offs, cookies, n,
+				       t->ret ? UPROBE_MULTI_ENTRY : UPROBE_MULTI_SESSION, t->o.pid,
+				       &ls->mfd[0], &ls->nmfd[0], refused);
 	if (err)
 		return err;
-	if (t->o.no_returns) { /* refused[] stays indexed as the sites given */
+	/* Entries only, or a session link: one link holds the whole story.
+	 * refused[] stays indexed as the sites given. */
+	if (t->o.no_returns || !t->ret) {
 		for (i = 0; i < n; i++) {
 			m += !refused[i];
 			if (refused[i] && (cookies[i] & CABBPF_COOKIE_FID) < t->o.nfuncs &&
@@ -442,6 +485,8 @@ static int attach_file(struct trace *t, struct link_set *ls, const char *bin, ui
 	memset(refused, 0, sizeof(*refused) * m);
 	err = uprobe_multi__attach_all(bpf_program__fd(t->ret), bin, offs, cookies, m, true,
 				       t->o.pid, &ls->mfd[1], &ls->nmfd[1], refused);
+	if (err == -ESRCH)
+		return err; /* the process is gone meanwhile */
 	if (err) {
 		/* The entries are in and stay in: counts are still exact. */
 		log_warn("return probes of %s refused (%s): its returns are not seen", bin,
@@ -455,12 +500,15 @@ static int attach_file(struct trace *t, struct link_set *ls, const char *bin, ui
 	return (int)m;
 }
 
-/* Multi links for every file (the main binary, shared libraries) into
- * group g's set: one pair per file, more where refused sites split them;
- * the functions fid with member[fid] (NULL: all). A file whose every site
- * is refused is skipped; if all files fail, the first error returns (the
- * caller then falls back to per-site links). */
-static int attach_multi(struct trace *t, unsigned g, const uint8_t *member, uint32_t *nattached)
+/* Multi links for every file of the functions [from, to) (the main
+ * binary, shared libraries) into group g's set: one pair per file, more
+ * where refused sites split them; the functions fid with member[fid]
+ * (NULL: all). A file whose every site is refused is skipped; if all files
+ * fail, the first error returns (the caller then falls back to per-site
+ * links). Without member, adds the functions not attached to t->refused;
+ * *nattached (if not NULL): the functions attached. */
+static int attach_range(struct trace *t, unsigned g, const uint8_t *member, uint32_t from,
+			uint32_t to, uint32_t *nattached)
 {
 	uint64_t *offs = NULL, *cookies = NULL;
 	bool *refused = NULL, *done = NULL;
@@ -468,22 +516,22 @@ static int attach_multi(struct trace *t, unsigned g, const uint8_t *member, uint
 	size_t k;
 	int err = 0, first_err = 0, r;
 
-	size_t total = (size_t)t->o.nfuncs + t->o.ncallsites;
+	size_t total = (size_t)(to - from) + t->o.ncallsites;
 
-	offs = malloc(sizeof(*offs) * total);
-	cookies = malloc(sizeof(*cookies) * total);
-	refused = calloc(total, sizeof(*refused));
-	done = calloc(t->o.nfuncs, sizeof(*done));
+	offs = malloc(sizeof(*offs) * total + 1);
+	cookies = malloc(sizeof(*cookies) * total + 1);
+	refused = calloc(total + 1, sizeof(*refused));
+	done = calloc((size_t)to + 1, sizeof(*done));
 	if (!offs || !cookies || !refused || !done) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < t->o.nfuncs; i++) {
+	for (i = from; i < to; i++) {
 		const char *bin = bin_of(t, i);
 
 		if (done[i] || t->o.offsets[i] == TRACE_NO_PROBE || (member && !member[i]))
 			continue;
-		for (j = i, n = 0; j < t->o.nfuncs; j++) {
+		for (j = i, n = 0; j < to; j++) {
 			if (done[j] || t->o.offsets[j] == TRACE_NO_PROBE ||
 			    (member && !member[j]) || strcmp(bin_of(t, j), bin))
 				continue;
@@ -509,7 +557,7 @@ static int attach_multi(struct trace *t, unsigned g, const uint8_t *member, uint
 		if (!n)
 			continue;
 		r = attach_file(t, &t->sets[g], bin, offs, cookies, n, refused);
-		if (r == -ENOMEM) {
+		if (r == -ENOMEM || r == -ESRCH) {
 			err = r;
 			goto cleanup;
 		}
@@ -528,20 +576,20 @@ static int attach_multi(struct trace *t, unsigned g, const uint8_t *member, uint
 
 				callsite_refused(&c, NULL);
 			}
-		if (!t->o.no_returns)
+		if (!t->o.no_returns && t->ret)
 			attached += (uint32_t)r; /* no call sites: r entries went in */
 		else
 			for (k = 0; k < nfn; k++)
 				attached += !refused[k];
 	}
 	/* Functions counted at call sites are attached if any site is. */
-	for (i = 0, n = 0; i < t->o.nfuncs; i++)
+	for (i = from, n = 0; i < to; i++)
 		n += t->o.offsets[i] == TRACE_AT_CALLSITES && (!member || member[i]);
 	attached += n;
 	if (!attached)
 		err = first_err ? first_err : -ENOENT;
 	if (!member)
-		t->refused = t->o.nfuncs - attached;
+		t->refused += (to - from) - attached;
 	if (nattached)
 		*nattached = attached;
 cleanup:
@@ -562,6 +610,11 @@ static void attach_exec(struct trace *t)
 	if (!t->exec_link)
 		log_warn("exec tracepoint refused (%s): an execve in the target will show as "
 			 "missing returns",
+			 strerror(errno));
+	t->exit_link = bpf_program__attach(t->skel->progs.on_exit);
+	if (!t->exit_link)
+		log_warn("exit tracepoint refused (%s): the frames of threads an execve ends "
+			 "will show as open",
 			 strerror(errno));
 	/* On-CPU time needs timestamps; without the switch tracepoint the
 	 * reports say on-CPU time was not measured. */
@@ -604,7 +657,7 @@ static int attach_groups(struct trace *t, bool *logged)
 		}
 		if (!n)
 			continue;
-		err = attach_multi(t, g, member, &n);
+		err = attach_range(t, g, member, 0, t->o.nfuncs, &n);
 		if (err == -ENOMEM)
 			break;
 		if (err) {
@@ -659,16 +712,25 @@ static int attach(struct trace *t, bool *logged)
 		 * links (< 6.6), so the tests cover the fallback below here. */
 		const char *no_multi = getenv("CABBPF_TEST_NO_MULTI");
 
-		err = no_multi && *no_multi == '1' ? -EOPNOTSUPP : attach_multi(t, 0, NULL, NULL);
+		t->refused = 0;
+		err = no_multi && *no_multi == '1' && !t->o.session
+			      ? -EOPNOTSUPP
+			      : attach_range(t, 0, NULL, 0, t->o.nfuncs, NULL);
 		if (!err) {
 			attach_exec(t);
 			return 0;
 		}
-		if (err == -ENOENT) {
-			log_err("no probe site left to attach in %s", t->o.binary);
+		if (err == -ENOENT || (err && t->o.session)) {
+			if (err == -ENOENT)
+				log_err("no probe site left to attach in %s", t->o.binary);
+			else
+				log_err("attaching session uprobes to %s: %s", t->o.binary,
+					strerror(-err));
 			*logged = true;
 			return err;
 		}
+		if (err == -ESRCH)
+			return err; /* the process is gone: per-site links would be too */
 		log_debug("multi-uprobe link refused (%s); one link per site instead",
 			  strerror(-err));
 		trace__detach(t);
@@ -685,6 +747,7 @@ static int attach(struct trace *t, bool *logged)
 		if (err)
 			return err;
 	}
+	t->refused = 0; /* what the multi attempt counted is void */
 	err = attach_perf(t, logged);
 	if (!err)
 		attach_exec(t);
@@ -700,11 +763,46 @@ int trace__attach(struct trace *t)
 	bool logged = false;
 	int err = attach(t, &logged);
 
-	if (err && !logged)
+	/* -ESRCH: the process exited meanwhile; the caller, who knows the
+	 * target, says so (trace.h). */
+	if (err && !logged && err != -ESRCH)
 		log_err("attaching probes to %s: %s", t->o.binary, strerror(-err));
 	if (!err && !t->o.gated && !t->o.sampling && !t->o.groups)
 		trace__gate(t, true);
 	return err;
+}
+
+int trace__add(struct trace *t, uint32_t nfuncs)
+{
+	uint32_t from = t->o.nfuncs, before = t->refused;
+	int err;
+
+	if (t->o.pid || !t->multi || nfuncs < from)
+		return -EINVAL;
+	if (nfuncs == from)
+		return 0;
+	err = attach_range(t, 0, NULL, from, nfuncs, NULL);
+	t->o.nfuncs = nfuncs;
+	if (err == -ENOMEM)
+		log_err("out of memory");
+	else if (err)
+		log_warn("no probe of the %u new functions went in: %s", nfuncs - from,
+			 strerror(-err));
+	return err ? err : (int)(nfuncs - from - (t->refused - before));
+}
+
+int trace__arm(struct trace *t, pid_t pid, bool on)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), fd, err = 0;
+	__u32 one = 1;
+
+	if (pfd < 0)
+		return -errno;
+	fd = bpf_map__fd(t->skel->maps.armed);
+	if (on ? bpf_map_update_elem(fd, &pfd, &one, BPF_ANY) : bpf_map_delete_elem(fd, &pfd))
+		err = -errno;
+	close(pfd);
+	return err == -ENOENT && !on ? 0 : err;
 }
 
 uint32_t trace__refused(const struct trace *t)
@@ -772,12 +870,17 @@ int trace__drain(struct trace *t, int timeout_ms)
 	struct timespec ts;
 	int cpu, n = 0, r;
 
+	/* The test hooks (trace.h): a ring read that fails mid-run, or in the
+	 * last drain. */
+	if ((t->fail_read_at && t->read + 1 >= t->fail_read_at) || (t->fail_final && t->detached))
+		return -EIO;
 	for (cpu = 0; cpu < t->ncpus; cpu++) {
 		r = drain_cpu(t, (unsigned)cpu);
 		if (r < 0)
 			return r;
 		n += r;
 	}
+	t->read += (uint64_t)n;
 	/* Then sleep a whole period even when events keep coming: nothing
 	 * wakes the loader (a wakeup per event would cost ~1 us in the
 	 * probe), and draining in batches is what keeps the loader and the
@@ -984,10 +1087,13 @@ void trace__detach(struct trace *t)
 		trace__gate(t, false);
 	bpf_link__destroy(t->exec_link);
 	t->exec_link = NULL;
+	bpf_link__destroy(t->exit_link);
+	t->exit_link = NULL;
 	bpf_link__destroy(t->switch_link);
 	t->switch_link = NULL;
 	detach_probes(t);
 	t->paused = false;
+	t->detached = true;
 }
 
 int trace__pause(struct trace *t)
@@ -1041,7 +1147,8 @@ int trace__resume(struct trace *t)
 	 * return events (seen here: 223 of 1,600 returns missing). */
 	join_closers(t);
 	if (t->multi) {
-		err = attach_multi(t, 0, NULL, NULL);
+		t->refused = 0;
+		err = attach_range(t, 0, NULL, 0, t->o.nfuncs, NULL);
 	} else {
 		bool logged = false; /* the caller says what failed */
 
@@ -1082,7 +1189,7 @@ int trace__attach_group(struct trace *t, unsigned g, const uint8_t *member)
 	t->gen[g]++;
 	__atomic_store_n(&t->skel->bss->grp_gen[g], t->gen[g], __ATOMIC_RELEASE);
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	err = attach_multi(t, g, member, &n);
+	err = attach_range(t, g, member, 0, t->o.nfuncs, &n);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	/* Thousands of sites into a target that traps hard take 60-300 ms
 	 * here (bench/budget.sh): worth knowing with -v. */

@@ -25,7 +25,9 @@ typedef int (*trace_event_fn)(void *ctx, unsigned cpu, const struct cabbpf_event
 struct trace_callsite;
 
 struct trace_opts {
-	pid_t pid;	    /* process to trace; > 0 */
+	/* process to trace; > 0, or 0 with cgroup: every process in the
+	 * cgroup (whole-container tracing) */
+	pid_t pid;
 	const char *binary; /* file to probe */
 	/* file of each function (index = fid), e.g. a shared library; NULL
 	 * (the array or an entry) = binary */
@@ -38,6 +40,12 @@ struct trace_opts {
 	 * ISP_SPEC_*; 0 = none); such entries read their size */
 	const uint8_t *size_specs;
 	bool no_returns; /* entry probes only (no uretprobes) */
+	/* whole-container tracing: one session link per file (entry and
+	 * return in one program, kernel >= 6.13) whose entries arm the return
+	 * probe only for processes armed with trace__arm (bpf/trace.bpf.c);
+	 * multi-uprobe links only (no per-site fallback), no call sites, no
+	 * sampling. With no_returns: plain entry links. */
+	bool session;
 	/* file offset of each function's probe site; index = fid;
 	 * TRACE_NO_PROBE = not probed (counted in trace__refused);
 	 * TRACE_AT_CALLSITES = probed only at its callsites[] entries */
@@ -97,8 +105,27 @@ int trace__open(const struct trace_opts *o, struct trace **out);
 
 /* Put the probes in place. Returns 0, or -errno (logged) if no probe could be placed
  * (a function that the kernel refuses is skipped and counted: see
- * trace__refused). */
+ * trace__refused); or -ESRCH, not logged, when the process o.pid is gone
+ * (it exited while the probes went in): the caller names it. */
 int trace__attach(struct trace *t);
+
+/*
+ * Whole-container tracing (o.pid 0): the function table grew to nfuncs
+ * (the arrays of trace_opts hold the new fids' offsets and files; their
+ * pointers are the same): attach the functions from the old count up.
+ * Gated like the rest (open now if the trace is running). Returns the
+ * number of those functions attached (the rest are counted refused), or
+ * -errno (logged) when none could be. The loader's main thread.
+ */
+int trace__add(struct trace *t, uint32_t nfuncs);
+
+/*
+ * Session mode: let process pid's calls arm return probes from now on
+ * (its guard holds it, or it needs none), or no longer. The process's
+ * execve disarms it (bpf/trace.bpf.c). Returns 0 or -errno (-ESRCH: it is
+ * gone). The loader's main thread.
+ */
+int trace__arm(struct trace *t, pid_t pid, bool on);
 
 /* Number of functions that could not be probed, and whether the probes went
  * in through one multi-uprobe link per program (fast detach) or one perf link
@@ -113,7 +140,16 @@ bool trace__cpu_time(const struct trace *t);
 /* Drain every CPU's ring (at most one ring's worth of events per CPU, in
  * ring order, through on_event), then sleep timeout_ms (0: no sleep; a
  * signal ends it early). Nothing wakes the loader: call it periodically.
- * Returns the number of events delivered, or on_event's -errno. */
+ * Returns the number of events delivered, or on_event's -errno.
+ *
+ * Test hooks, compiled in and armed only by the environment, so the tests
+ * can see that a run whose ring read fails exits 1 (tests/test_integration.c
+ * run_error_exits_1):
+ *   CABBPF_TEST_FAIL_RING_READ=N   every drain fails with -EIO once N
+ *                                  events have been read (mid-run);
+ *   CABBPF_TEST_FAIL_FINAL_DRAIN=1 the drains after trace__detach (the
+ *                                  last drain) fail with -EIO.
+ * (CABBPF_TEST_FAIL_STAGING, user/trace/stage.h, fails the staging.) */
 int trace__drain(struct trace *t, int timeout_ms);
 
 /*

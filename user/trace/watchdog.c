@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,45 +14,161 @@
 #include "common/log.h"
 #include "user/trace/watchdog.h"
 
-/* How long after cabbpf's death a stop may still appear: a thread woken
- * from its ptrace stop by the tracer's exit takes the SIGSTOP when it next
- * runs, which a loaded machine may put off. */
+/* The watch lasts at least this long after cabbpf's end. */
 #define RESCUE_MS 2000
 
-/* Whether a thread of pid is stopped (state T): its task directory. */
-static int any_stopped(pid_t pid)
+/* CPU time after which a thread has certainly taken a stop it carried: the
+ * stop is taken as it leaves the kernel, before its first instruction. */
+#define SETTLE_RUN_NS 10000000ULL
+
+/*
+ * A thread held in a ptrace stop when cabbpf died is woken by the kernel
+ * with the SIGSTOP still to take, and takes it (stopping the whole
+ * target) when it next runs: at once on a quiet machine, after a long
+ * while on a loaded one or in a throttled cgroup. So the watch does not
+ * end after a fixed time but once every thread of the target is past that
+ * point ("settled"), whatever the load: seen sleeping (S: it ran since,
+ * or never was held), or having switched out voluntarily since it was
+ * first seen untraced (a held thread's first run ends in the stop), or
+ * having run SETTLE_RUN_NS since (a thread that computes never sleeps).
+ * A thread in D may be frozen (cgroup freezer: a paused container) with
+ * the stop still to take when thawed: it settles by running too.
+ * Until then a thread still in its ptrace stop ('t': the tracer's exit has
+ * not let it go yet) or runnable but not yet run keeps the watch going.
+ */
+struct wthread {
+	pid_t tid;
+	bool seen; /* seen untraced: vol0 and run0 are then */
+	bool settled;
+	unsigned long long vol0, run0;
+};
+
+struct wtable {
+	struct wthread *v;
+	size_t n, cap;
+};
+
+/* A thread's on-CPU time in ns (schedstat: 0 if the kernel keeps none). */
+static unsigned long long run_ns(pid_t pid, const char *tid)
 {
-	char path[320], buf[512];
+	char path[320], buf[128];
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = 0;
+		v = strtoull(buf, NULL, 10);
+	}
+	return v;
+}
+
+/* A thread's state letter and voluntary context switches, from its status
+ * file; 0 if it is gone. */
+static char thread_state(pid_t pid, const char *tid, unsigned long long *vol)
+{
+	char path[320], buf[4096], *p;
+	ssize_t n;
+	char st = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strstr(buf, "\nState:");
+	if (!p || sscanf(p + 7, " %c", &st) != 1)
+		st = '?';
+	p = strstr(buf, "\nvoluntary_ctxt_switches:");
+	*vol = p ? strtoull(p + 26, NULL, 10) : 0;
+	return st;
+}
+
+static struct wthread *wfind(struct wtable *t, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].tid == tid)
+			return &t->v[i];
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct wthread *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = cap;
+	}
+	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+	t->v[t->n].tid = tid;
+	return &t->v[t->n++];
+}
+
+/* One look at every thread of pid: *stopped if one is stopped (T),
+ * *settled if every one is settled. Returns -1 when pid is gone. */
+static int scan(pid_t pid, struct wtable *t, int *stopped, int *settled)
+{
+	char path[64];
 	struct dirent *de;
 	DIR *d;
-	int stopped = 0;
 
+	*stopped = 0;
+	*settled = 1;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (!d)
 		return -1; /* gone */
-	while (!stopped && (de = readdir(d))) {
-		char *p;
-		ssize_t n;
-		int fd;
+	while ((de = readdir(d))) {
+		unsigned long long vol = 0, run;
+		struct wthread *w;
+		char st;
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		/* On-CPU time first: if it grew, the state read after it is
+		 * already past any stop the thread took. */
+		run = run_ns(pid, de->d_name);
+		st = thread_state(pid, de->d_name, &vol);
+		if (!st)
+			continue; /* exited meanwhile */
+		if (st == 'T')
+			*stopped = 1;
+		w = wfind(t, (pid_t)atoi(de->d_name));
+		if (!w) {
+			*settled = 0; /* no memory: keep watching */
 			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = 0;
-		/* "pid (comm) S ...": comm may hold ')' itself, the last one ends it. */
-		p = strrchr(buf, ')');
-		stopped = p && p[1] == ' ' && p[2] == 'T';
+		}
+		if (st == 't' || w->settled)
+			goto next; /* still its tracer's; or done */
+		if (!w->seen) {
+			w->seen = true;
+			w->vol0 = vol;
+			w->run0 = run;
+			/* Sleeping (S) means it ran since its tracer let go of
+			 * it; D may be a frozen thread (cgroup freezer) that has
+			 * not: it settles by running, like R. */
+			w->settled = st == 'S' || st == 'Z' || st == 'X';
+		} else {
+			w->settled = vol > w->vol0 || run >= w->run0 + SETTLE_RUN_NS;
+		}
+	next:
+		if (!w->settled)
+			*settled = 0;
 	}
 	closedir(d);
-	return stopped;
+	return 0;
 }
 
 /* The watcher's life: wait for cabbpf's end, then rescue if it was not
@@ -59,21 +176,23 @@ static int any_stopped(pid_t pid)
 static void watch(int rfd, pid_t pid)
 {
 	struct timespec tick = {0, 2000000};
+	struct wtable t = {0};
+	int i, stopped, settled;
 	char c;
 	ssize_t n;
-	int i, r;
 
 	do
 		n = read(rfd, &c, 1);
 	while (n < 0 && errno == EINTR);
 	if (n == 1)
 		_exit(0); /* cabbpf let go cleanly */
-	for (i = 0; i < RESCUE_MS / 2; i++) {
-		r = any_stopped(pid);
-		if (r < 0)
+	for (i = 0;; i++) {
+		if (scan(pid, &t, &stopped, &settled) < 0)
 			break;
-		if (r)
+		if (stopped)
 			kill(pid, SIGCONT);
+		else if (settled && i >= RESCUE_MS / 2)
+			break;
 		nanosleep(&tick, NULL);
 	}
 	_exit(0);

@@ -9,7 +9,12 @@
  * file of cabbpf's kept open: no probe outlives cabbpf through it) that
  * waits on a pipe only cabbpf writes: a clean end of cabbpf sends one byte
  * and it exits; an end without it (cabbpf killed) makes it watch the
- * target for 2 s and send SIGCONT whenever a thread of it is stopped.
+ * target and send SIGCONT whenever a thread of it is stopped: for 2 s at
+ * least, and until every thread that could still carry the SIGSTOP has
+ * run past it (a loaded machine, or a throttled cgroup, may put off a
+ * woken thread for longer than any fixed time: watchdog.c). A target that
+ * someone stops on purpose meanwhile is continued too; one a debugger
+ * attaches to meanwhile keeps the watch going until it lets go or exits.
  * Main thread; before any other thread exists (it forks).
  */
 #ifndef USER_TRACE_WATCHDOG_H
