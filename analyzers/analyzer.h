@@ -26,6 +26,8 @@ struct json;
 struct cct_opts;
 struct isp_opts;
 struct shadow_frame;
+struct an_windows;
+struct an_budget;
 
 /* The caller of a call made with an empty shadow stack (thread start, or
  * the first probed function of a call chain). Named "<root>" in reports. */
@@ -33,7 +35,8 @@ struct shadow_frame;
 #define AN_ROOT_NAME "<root>"
 /* The caller of a call made in a sampling window after the first when the
  * thread's stack holds nothing from this window: a function entered while
- * tracing was off may be live in between, so the caller is not known.
+ * tracing was off may be live in between, so the caller is not known
+ * (--budget: also any call made while some functions' probes are out).
  * Named "<resumed>" in reports. */
 #define AN_RESUMED (UINT32_MAX - 1)
 #define AN_RESUMED_NAME "<resumed>"
@@ -82,6 +85,12 @@ struct an_ctx {
 	 * filled by the loader once the analyzers have stopped, read by
 	 * the reports only (analyzers/sampling.h). NULL without sampling. */
 	const struct an_windows *windows;
+	/* --budget: the epochs and every function's mode in each, for the
+	 * functions' whole-run estimates (analyzers/sampling.h); windows then
+	 * holds the epochs in which every function was traced (an edge's
+	 * caller is known only there). Set and read as windows is. NULL
+	 * without a budget. */
+	const struct an_budget *budget;
 	/* The cct analyzer's options (analyzers/cct.h); NULL: defaults. */
 	const struct cct_opts *cct;
 	/* The timeline analyzer's bound (analyzers/timeline.h); 0: default. */

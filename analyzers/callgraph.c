@@ -284,7 +284,13 @@ static int cg_report_text(void *state, FILE *f)
 	}
 	if (n > g->ctx->top)
 		fprintf(f, "  ... %zu more edges (the JSON report has all)\n", n - g->ctx->top);
-	if (g->ctx->windows)
+	if (g->ctx->budget)
+		fprintf(f, "  budget: calls above are what was seen; a call made while some "
+			   "functions' probes were out has caller <resumed> (its real caller may "
+			   "have been one of them); the JSON has each edge's whole-run estimate "
+			   "(calls_est: the callee's calls shared as in the epochs when every "
+			   "function was traced)\n");
+	else if (g->ctx->windows)
 		fprintf(f, "  sampling: calls above are what the windows saw; <resumed> is the "
 			   "caller of calls made before a frame of their window was on the stack; "
 			   "the JSON has each edge's whole-run estimate (calls_est)\n");
@@ -294,6 +300,102 @@ static int cg_report_text(void *state, FILE *f)
 		err = -EIO;
 	free(rows);
 	return err;
+}
+
+/* --budget: per callee, its calls per epoch (the sum of its edges'), as
+ * budget__estimate takes them. Returns the map (callee -> struct
+ * sampling_counts *) or -ENOMEM. */
+static int callee_counts(const struct callgraph *g, struct hmap *out)
+{
+	struct hmap_ent *e;
+	size_t it = 0;
+
+	memset(out, 0, sizeof(*out));
+	while (hmap__next(&g->wedges, &it, &e)) {
+		const struct sampling_counts *c = (const struct sampling_counts *)(uintptr_t)e->val;
+		uint64_t *v;
+
+		if (!c)
+			continue;
+		if (hmap__upsert(out, EDGE_CALLEE(e->key), &v))
+			return -ENOMEM;
+		if (!*v) {
+			struct sampling_counts *n = calloc(1, sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			*v = (uint64_t)(uintptr_t)n;
+		}
+		if (sampling__merge((struct sampling_counts *)(uintptr_t)*v, c))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void callee_counts_free(struct hmap *m)
+{
+	struct hmap_ent *e;
+	size_t it = 0;
+
+	while (hmap__next(m, &it, &e)) {
+		struct sampling_counts *c = (struct sampling_counts *)(uintptr_t)e->val;
+
+		if (c) {
+			sampling__fini(c);
+			free(c);
+		}
+	}
+	hmap__fini(m);
+}
+
+/* The sum of counts over the epochs that are windows of w (all: w NULL). */
+static double sum_windows(const struct sampling_counts *c, const struct an_windows *w)
+{
+	double s = 0;
+	uint32_t i;
+
+	for (i = 0; c && i < c->n; i++)
+		if (!w || i >= w->n || !w->skip || !w->skip[i])
+			s += (double)c->w[i];
+	return s;
+}
+
+/*
+ * --budget: edge caller -> callee's whole-run calls: the callee's
+ * whole-run calls (exact, or estimated: analyzers/sampling.h) shared among
+ * its callers as in the epochs in which everything was traced (where a
+ * caller is known), or as in all epochs when it was never called there.
+ * The 95% interval adds the share's (binomial) and the callee's. *err95
+ * -1 when the callee's estimate has none. Returns false when the callee
+ * was not traced.
+ */
+static bool budget_edge(const struct callgraph *g, const struct hmap *callees, uint64_t key,
+			double *est, double *err95)
+{
+	const struct an_windows *w = g->ctx->windows;
+	uint32_t callee = EDGE_CALLEE(key);
+	uint64_t *v = hmap__find(&g->wedges, key), *cv = hmap__find(callees, callee);
+	const struct sampling_counts *c = v ? (const struct sampling_counts *)(uintptr_t)*v : NULL;
+	const struct sampling_counts *cc =
+		cv ? (const struct sampling_counts *)(uintptr_t)*cv : NULL;
+	double nc, ncerr, a = sum_windows(c, w), n = sum_windows(cc, w), p, e;
+
+	if (budget__estimate(g->ctx->budget, callee, cc ? cc->w : NULL, cc ? cc->n : 0, &nc,
+			     &ncerr) == AN_BEST_NONE)
+		return false;
+	if (n <= 0) {
+		a = sum_windows(c, NULL);
+		n = sum_windows(cc, NULL);
+	}
+	p = n > 0 ? a / n : 0;
+	*est = p * nc;
+	if (ncerr < 0) {
+		*err95 = -1;
+		return true;
+	}
+	e = n > 0 ? 1.96 * nc * sqrt(p * (1 - p) / n) : 0;
+	*err95 = sqrt(e * e + p * ncerr * p * ncerr);
+	return true;
 }
 
 struct thread_edge {
@@ -361,13 +463,14 @@ static int cg_report_json(void *state, struct json *w)
 	struct callgraph *g = state;
 	struct edge_row *rows = NULL;
 	struct thread_edge *te = NULL;
+	struct hmap callees = {0};
 	size_t n = 0, nte = 0, i, j;
 	char b1[24];
 	int err;
 
 	rows = edge_rows(g, &n);
 	te = thread_edges(g, &nte);
-	if (!rows || !te) {
+	if (!rows || !te || (g->ctx->budget && callee_counts(g, &callees))) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -378,7 +481,18 @@ static int cg_report_json(void *state, struct json *w)
 		json__kv_string(w, "caller", an_ctx__name(g->ctx, EDGE_CALLER(rows[i].key), b1));
 		json__kv_string(w, "callee", an_ctx__name(g->ctx, EDGE_CALLEE(rows[i].key), b1));
 		json__kv_u64(w, "calls", rows[i].calls);
-		if (g->ctx->windows) {
+		if (g->ctx->budget) {
+			double est, err95;
+
+			if (budget_edge(g, &callees, rows[i].key, &est, &err95)) {
+				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
+				json__key(w, "calls_est_err95");
+				if (err95 < 0)
+					json__null(w);
+				else
+					json__u64(w, (uint64_t)llround(err95));
+			}
+		} else if (g->ctx->windows) {
 			/* Sampling: the whole run's calls of the edge, estimated
 			 * as count's are (analyzers/sampling.h). */
 			uint64_t *v = hmap__find(&g->wedges, rows[i].key);
@@ -409,6 +523,7 @@ static int cg_report_json(void *state, struct json *w)
 	if (g->nomem)
 		log_warn("callgraph: %" PRIu64 " calls not recorded (out of memory)", g->nomem);
 cleanup:
+	callee_counts_free(&callees);
 	free(rows);
 	free(te);
 	return err;

@@ -353,6 +353,80 @@ static void estimates_text(const struct count *c, const struct fn_row *rows, siz
 	}
 }
 
+/* One function's whole-run figure under --budget. */
+struct best_row {
+	double est, err95;
+	enum an_best kind;
+	uint32_t fid;
+};
+
+static int cmp_best_row(const void *a, const void *b)
+{
+	const struct best_row *x = a, *y = b;
+
+	if (x->est != y->est)
+		return x->est > y->est ? -1 : 1;
+	return x->fid < y->fid ? -1 : x->fid > y->fid;
+}
+
+/* --budget: every traced function's whole-run calls, what each figure is
+ * (exact, estimated, a lower bound), the most called first. */
+static void budget_text(const struct count *c, FILE *f)
+{
+	const struct an_budget *b = c->ctx->budget;
+	struct best_row *rows = malloc((c->ctx->nfuncs + 1) * sizeof(*rows));
+	size_t n = 0, k[AN_BEST_NONE + 1] = {0}, i, low = 0;
+	char buf[24];
+
+	if (!rows) {
+		fprintf(f, "budget: no memory for the estimates\n");
+		return;
+	}
+	for (uint32_t fid = 0; fid < c->ctx->nfuncs; fid++) {
+		struct best_row *r = &rows[n];
+
+		r->kind = budget__estimate(b, fid, c->fn[fid].wc.w, c->fn[fid].wc.n, &r->est,
+					   &r->err95);
+		r->fid = fid;
+		k[r->kind]++;
+		if (r->kind != AN_BEST_NONE && (r->est > 0 || r->kind != AN_BEST_EXACT))
+			n++;
+	}
+	qsort(rows, n, sizeof(*rows), cmp_best_row);
+	fprintf(f,
+		"budget: whole run, per function (%zu exact all along, %zu estimated from "
+		"windows with a 95%% interval, %zu lower bounds: sampled with no window):\n",
+		k[AN_BEST_EXACT], k[AN_BEST_ESTIMATED], k[AN_BEST_LOWER]);
+	fprintf(f, "%14s %12s  %-11s  FUNCTION\n", "CALLS", "+-95%", "FIGURE");
+	for (i = 0; i < n && i < c->ctx->top; i++) {
+		const struct best_row *r = &rows[i];
+
+		bool tb = r->kind == AN_BEST_ESTIMATED &&
+			  budget__window_share(b, r->fid) > AN_B_TRAP_BOUND;
+
+		low += tb;
+		if (r->kind == AN_BEST_ESTIMATED && r->err95 >= 0)
+			fprintf(f, "%14.0f %12.0f  %-11s  %s\n", r->est, r->err95,
+				tb ? "estimated*" : "estimated", an_ctx__name(c->ctx, r->fid, buf));
+		else
+			fprintf(f, "%14.0f %12s  %-11s  %s\n", r->est,
+				r->kind == AN_BEST_ESTIMATED ? "(1 window)" : "",
+				r->kind == AN_BEST_EXACT       ? "exact"
+				: r->kind == AN_BEST_ESTIMATED ? (tb ? "estimated*" : "estimated")
+							       : "at least",
+				an_ctx__name(c->ctx, r->fid, buf));
+	}
+	if (n > c->ctx->top)
+		fprintf(f, "  ... %zu more functions (the JSON report has all)\n", n - c->ctx->top);
+	if (low)
+		fprintf(f,
+			"  * more than half of its windows' time was its probes' traps: little of "
+			"them was the target's own progress, which the progress clock then "
+			"overstates (part of a trap counts as user time here): likely LOW, by "
+			"up to 25x for a function whose every call is a few ns of work\n");
+	free(rows);
+}
+
 static int count_report_text(void *state, FILE *f)
 {
 	struct count *c = state;
@@ -403,7 +477,9 @@ static int count_report_text(void *state, FILE *f)
 	if (nrows > c->ctx->top)
 		fprintf(f, "  ... %zu more functions (the JSON report has all)\n",
 			nrows - c->ctx->top);
-	if (c->ctx->windows)
+	if (c->ctx->budget)
+		budget_text(c, f);
+	else if (c->ctx->windows)
 		estimates_text(c, rows, nrows, f);
 	if (c->nomem)
 		fprintf(f, "  warning: %" PRIu64 " per-thread calls not recorded (out of memory)\n",
@@ -536,7 +612,27 @@ static int count_report_json(void *state, struct json *w)
 		an_ctx__json_src(c->ctx, rows[i].fid, w);
 		json__kv_u64(w, "fid", rows[i].fid);
 		json__kv_u64(w, "calls", fn->calls);
-		if (c->ctx->windows) {
+		if (c->ctx->budget) {
+			double est, err95;
+			enum an_best k = budget__estimate(c->ctx->budget, rows[i].fid, fn->wc.w,
+							  fn->wc.n, &est, &err95);
+
+			/* --budget: the whole run's calls (exact, estimated
+			 * or a lower bound: "estimate" says which). */
+			json__kv_string(w, "estimate", budget__best_name(k));
+			/* how much of its windows were traps (see the text) */
+			if (k == AN_BEST_ESTIMATED)
+				json__kv_double(w, "window_probe_share",
+						budget__window_share(c->ctx->budget, rows[i].fid));
+			if (k != AN_BEST_NONE) {
+				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
+				json__key(w, "calls_est_err95");
+				if (k == AN_BEST_ESTIMATED && err95 < 0)
+					json__null(w);
+				else
+					json__u64(w, (uint64_t)llround(err95 > 0 ? err95 : 0));
+			}
+		} else if (c->ctx->windows) {
 			double est, err95;
 
 			/* Sampling: the whole run's calls, estimated from

@@ -11,7 +11,8 @@ uint64_t sampling__on(const struct an_windows *w)
 	uint32_t i;
 
 	for (i = 0; w && i < w->n; i++)
-		on += w->on[i];
+		if (!w->skip || !w->skip[i])
+			on += w->on[i];
 	return on;
 }
 
@@ -19,23 +20,31 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 			double *est, double *err95)
 {
 	double sum_c = 0, sum_d, r, ss = 0, f;
-	uint32_t i;
+	uint32_t i, nw = 0;
 
 	*est = 0;
 	*err95 = -1;
 	sum_d = (double)sampling__on(w);
 	if (!w || !w->n || sum_d <= 0)
 		return false;
-	for (i = 0; i < ncounts && i < w->n; i++)
-		sum_c += (double)counts[i];
+	for (i = 0; i < w->n; i++) {
+		if (w->skip && w->skip[i])
+			continue;
+		nw++;
+		if (i < ncounts)
+			sum_c += (double)counts[i];
+	}
 	r = sum_c / sum_d;
 	*est = r * (double)w->total;
-	if (w->n < 2)
+	if (nw < 2)
 		return true;
 	for (i = 0; i < w->n; i++) {
 		double c = i < ncounts ? (double)counts[i] : 0;
-		double dev = c - r * (double)w->on[i];
+		double dev;
 
+		if (w->skip && w->skip[i])
+			continue;
+		dev = c - r * (double)w->on[i];
 		ss += dev * dev;
 	}
 	/* Finite population: the windows are fraction f of the run, and a
@@ -43,9 +52,126 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 	f = sum_d / (double)w->total;
 	if (f > 1)
 		f = 1;
-	*err95 = 1.96 * (double)w->total / sum_d *
-		 sqrt((double)w->n / (w->n - 1) * ss * (1 - f));
+	*err95 = 1.96 * (double)w->total / sum_d * sqrt((double)nw / (nw - 1) * ss * (1 - f));
 	return true;
+}
+
+/* One stratum of a sampled span: windows (pooled until min_len of them)
+ * and the off epochs after them. */
+struct stratum {
+	double c, d; /* calls seen and length of its windows */
+	double len;  /* its whole length */
+};
+
+enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
+			      uint32_t ncounts, double *est, double *err95)
+{
+	struct stratum *v = NULL;
+	double exact = 0, lead = 0, seen = 0, e = 0, var = 0, s2 = 0;
+	bool sampled = false, traced = false, open = false;
+	uint32_t i, n = 0, k;
+
+	*est = 0;
+	*err95 = 0;
+	if (!b || fid >= b->nfuncs)
+		return AN_BEST_NONE;
+	v = calloc(b->n + 1, sizeof(*v));
+	if (!v)
+		return AN_BEST_LOWER;
+	for (i = 0; i < b->n; i++) {
+		double c = i < ncounts ? (double)counts[i] : 0, len = (double)b->len[i];
+
+		switch (b->modes[b->snap[i]][fid]) {
+		case AN_B_EXACT:
+			exact += c;
+			traced = true;
+			break;
+		case AN_B_SAMPLED:
+			sampled = traced = true;
+			seen += c;
+			if (b->window[i]) {
+				/* A window starts a stratum, unless the one open
+				 * has too little of its own yet: pooled. */
+				if (!open || v[n - 1].d >= (double)b->min_len) {
+					n++;
+					open = true;
+				}
+				v[n - 1].c += c;
+				v[n - 1].d += len;
+			} else if (!open) {
+				lead += len; /* before the first window */
+				continue;
+			}
+			v[n - 1].len += len;
+			break;
+		default:
+			break;
+		}
+	}
+	*est = exact;
+	if (!traced) {
+		free(v);
+		return AN_BEST_NONE;
+	}
+	if (!sampled) {
+		free(v);
+		return AN_BEST_EXACT;
+	}
+	/* The last stratum may be short of windows: pooled with the one
+	 * before. */
+	if (n >= 2 && v[n - 1].d < (double)b->min_len) {
+		v[n - 2].c += v[n - 1].c;
+		v[n - 2].d += v[n - 1].d;
+		v[n - 2].len += v[n - 1].len;
+		n--;
+	}
+	if (!n || v[0].d <= 0) {
+		/* No window (or none with any length): what was seen of the
+		 * sampled epochs is a lower bound. */
+		*est = exact + seen;
+		free(v);
+		return AN_BEST_LOWER;
+	}
+	v[0].len += lead; /* the span before the first window: its rate */
+	for (k = 0; k < n; k++) {
+		double r = v[k].d > 0 ? v[k].c / v[k].d : 0;
+
+		e += r * v[k].len;
+		if (k) {
+			double r0 = v[k - 1].d > 0 ? v[k - 1].c / v[k - 1].d : 0;
+
+			s2 += (r - r0) * (r - r0);
+		}
+		if (v[k].len > 0)
+			var += v[k].len * v[k].len * (1 - v[k].d / v[k].len);
+	}
+	*est = exact + e;
+	/* Systematic sampling's variance from successive differences of the
+	 * strata's rates: a rate that drifts or jumps (a phase) widens the
+	 * interval, as it should. */
+	*err95 = n < 2 ? -1 : 1.96 * sqrt(s2 / (2.0 * (n - 1)) * var);
+	free(v);
+	return AN_BEST_ESTIMATED;
+}
+
+double budget__window_share(const struct an_budget *b, uint32_t fid)
+{
+	double sum = 0, len = 0;
+	uint32_t i;
+
+	for (i = 0; b && b->probe_share && fid < b->nfuncs && i < b->n; i++)
+		if (b->window[i] && b->modes[b->snap[i]][fid] == AN_B_SAMPLED) {
+			sum += b->probe_share[i] * (double)b->len[i];
+			len += (double)b->len[i];
+		}
+	return len > 0 ? sum / len : 0;
+}
+
+const char *budget__best_name(enum an_best k)
+{
+	static const char *const names[] = {"exact", "estimated", "lower_bound", "not_traced"};
+
+	return k <= AN_BEST_NONE ? names[k] : "?";
 }
 
 int sampling__add(struct sampling_counts *c, uint32_t epoch, uint64_t k)

@@ -36,6 +36,10 @@ struct an_windows {
 	uint64_t total;	    /* the run, from the first window's start to the end */
 	const char *measure; /* what on and total measure: "user CPU" (progress
 				ticks) or "wall" (ns) */
+	/* [n] or NULL: epochs that are not windows of the sample (--budget:
+	 * epochs in which some function's probes were out, where an edge's
+	 * caller may not be known): their counts and on-times are left out */
+	const uint8_t *skip;
 };
 
 /* A count kept per window: w[epoch - 1], grown on demand (windows past
@@ -67,5 +71,67 @@ uint64_t sampling__on(const struct an_windows *w);
  */
 bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct an_windows *w,
 			double *est, double *err95);
+
+/*
+ * --budget (user/trace/budget.h): the run is a sequence of epochs 1..n (a
+ * new one at every change of what is traced); in each, every function
+ * was exact (its probes in throughout), sampled (its probes in only in
+ * window epochs) or not traced (not probed at all).
+ */
+enum an_bmode { AN_B_NONE = 0, AN_B_EXACT = 1, AN_B_SAMPLED = 2 };
+
+struct an_budget {
+	uint32_t n;		     /* epochs 1..n */
+	const uint64_t *len;	     /* [n]: epoch e's length (index e - 1), in measure */
+	const uint8_t *window;	     /* [n]: 1 when the sampled functions' probes were in */
+	const uint32_t *snap;	     /* [n]: the modes in force: modes[snap[e - 1]] */
+	const uint8_t *const *modes; /* [..][nfuncs]: enum an_bmode of each fid */
+	uint32_t nfuncs;
+	const char *measure; /* as in struct an_windows */
+	uint64_t min_len;    /* a stratum's windows pool until this long */
+	/* [n] or NULL: the share of the target's CPU time its probes took in
+	 * epoch e (the loader's model): where it is high, little of the
+	 * window is the target's own progress, and the progress clock's
+	 * error (part of a trap counted as user time) dominates */
+	const double *probe_share;
+};
+
+/* What a function's whole-run count is. */
+enum an_best {
+	AN_BEST_EXACT,	   /* exact all along: the count seen is the count */
+	AN_BEST_ESTIMATED, /* sampled some of the time, with a window there */
+	AN_BEST_LOWER,	   /* sampled some of the time without any window
+			      there: the count seen is a lower bound */
+	AN_BEST_NONE,	   /* not traced */
+};
+
+/*
+ * fid's whole-run calls from its calls seen per epoch (counts[e - 1],
+ * ncounts <= b->n; missing epochs count 0): the calls of its exact epochs
+ * as seen, plus an estimate of its sampled epochs stratified by window:
+ * each window (pooled with the next while shorter than min_len) stands
+ * for itself and the off epochs after it (the first also for those
+ * before it), at its own rate, so a program whose behaviour changes is
+ * estimated from the windows of each phase, not from an average of all
+ * (measured: a function hot in a first phase and not called in a second
+ * was estimated at 1.8x its calls by one ratio over all windows). The 95%
+ * interval is systematic sampling's, from the successive differences of
+ * the strata's rates, with each stratum's finite-population correction.
+ * Sets *est and *err95 (0 when exact; -1 with a single stratum: no error
+ * estimate). Returns what the figure is. Pure; any thread; -ENOMEM is
+ * reported as AN_BEST_LOWER.
+ */
+enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
+			      uint32_t ncounts, double *est, double *err95);
+
+/* The probe share (struct an_budget) of the windows of fid's sampled
+ * epochs, weighted by their length; 0 when it has none. Pure. */
+double budget__window_share(const struct an_budget *b, uint32_t fid);
+
+/* Above this window probe share an estimate is marked as likely low. */
+#define AN_B_TRAP_BOUND 0.5
+
+/* "exact", "estimated", "lower_bound", "not_traced". */
+const char *budget__best_name(enum an_best k);
 
 #endif /* ANALYZERS_SAMPLING_H */

@@ -22,8 +22,8 @@ const volatile __u32 want_time = 1;
 
 #include "pipeline.bpf.h"
 
-/* The gate (issue 15): epoch (in .bss, written through the skeleton's
- * mmap) is 0 while closed. The loader opens it once every probe of the run
+/* The gate (issue 15): its low half, the epoch (gate in .bss, written
+ * through the skeleton's mmap), is 0 while closed. The loader opens it once every probe of the run
  * (or of a sampling window) is in, and closes it at the instant tracing
  * stops, before the first link is taken out: the probes' progressive
  * attach and detach (tens of ms to seconds, in an order that puts return
@@ -31,9 +31,60 @@ const volatile __u32 want_time = 1;
  * events of one instant to another, and a window's edges are two stores.
  * Without sampling the loader stores 1; with it, the open window's number
  * (the loader sets sampling before load), which the events carry. One load
- * and one branch on the hot path, whatever the mode. */
+ * and one branch on the hot path, whatever the mode.
+ *
+ * --budget (issue 13 item 5): each probe belongs to a group (its link set,
+ * in its cookie: include/cabbpf_event.h) and the gate's high half says
+ * which groups are open; a group's links go in and out on their own. The
+ * epoch and the open groups change in one 64-bit store, so an event is
+ * never labelled with one configuration and emitted under another, and
+ * of two link sets on the same site (an exact set being replaced by the
+ * next) exactly one emits at any instant. Without groups_on the verifier
+ * drops the group test. */
 const volatile __u32 sampling = 0;
-volatile __u32 epoch = 0;
+const volatile __u32 groups_on = 0;
+volatile __u64 gate = 0;
+
+/* Hits of probes whose group was closed, per group: traps the target paid
+ * for no event (a link set being put in, or being taken out: under a
+ * target that traps hard, taking 500 sites out took 30 ms here), which
+ * --budget counts in what tracing costs. In .bss: the loader reads them
+ * through its mapping, without a system call. */
+__u64 gated[CABBPF_NGROUPS] = {0};
+/* Each group's generation now (the loader sets it while the group is
+ * closed, before it opens it): a probe of an older link set of the group
+ * (not yet released by the kernel) stays closed. */
+__u32 grp_gen[CABBPF_NGROUPS] = {0};
+
+/* --budget: every probe hit per function (entries and returns, open or
+ * closed), counted here rather than from the events the loader drains: a
+ * loader starved by the machine's load would see them late, and the
+ * budget's guard must know now. Mapped by the loader (mmapable array,
+ * max_entries set to the function count before load). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} fhits SEC(".maps");
+
+static __always_inline bool group_closed(__u64 g, __u64 cookie)
+{
+	__u32 grp = ((__u32)cookie >> CABBPF_COOKIE_GRP_SHIFT) & (CABBPF_NGROUPS - 1);
+	__u32 fid = (__u32)cookie & CABBPF_COOKIE_FID;
+	__u64 *n;
+
+	if (!groups_on)
+		return false;
+	n = bpf_map_lookup_elem(&fhits, &fid);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	if (((g >> 32) & (1u << grp)) && (__u32)(cookie >> CABBPF_COOKIE_GEN_SHIFT) == grp_gen[grp])
+		return false;
+	__sync_fetch_and_add(&gated[grp], 1);
+	return true;
+}
 
 /* The traced executable, set by the loader before load (s_dev of its
  * inode's superblock in the kernel's encoding, and its inode number; 0 0:
@@ -218,8 +269,8 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	__u32 tgid = id >> 32;
 	struct cabbpf_event *e;
 	struct tstate *st;
-	__u64 cookie;
-	__u32 win = epoch, noret = 0;
+	__u64 g = gate, cookie;
+	__u32 win = (__u32)g, noret = 0;
 	/* a session entry: returns unless armed below */
 	int rc = session && kind == CABBPF_EV_ENTRY;
 
@@ -227,6 +278,9 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 		return rc; /* the gate is closed: no sequence number taken */
 	if (target_tgid && tgid != target_tgid)
 		return rc;
+	cookie = bpf_get_attach_cookie(ctx);
+	if (group_closed(g, cookie))
+		return rc; /* this probe's group is closed (--budget) */
 	if (other_image)
 		return rc; /* another program's call into a shared library */
 	if (cgroup_excluded())
@@ -239,9 +293,10 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	e->tid = pipeline_tid(st, (__u32)id);
 	e->pid = tgid;
 	e->kind = kind;
-	cookie = bpf_get_attach_cookie(ctx);
-	/* the flag of --size stripped; without rules nothing to strip */
-	e->fid = (sized_on ? (__u32)cookie & CABBPF_COOKIE_FID : (__u32)cookie) | noret;
+	/* the flag of --size and the group stripped; without rules or
+	 * groups nothing to strip */
+	e->fid = (sized_on || groups_on ? (__u32)cookie & CABBPF_COOKIE_FID : (__u32)cookie) |
+		 noret;
 	if (rc && !noret)
 		rc = 0; /* written, armed: its return comes */
 	/* Taken only after the claim succeeded: drops leave no gap. */
@@ -251,7 +306,8 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	 * user/probe/plan.h) carries in the cookie's upper half how far rsp moved,
 	 * one on a call instruction -8 (signed): the event still names the
 	 * return-address slot. 0 otherwise. */
-	e->sp = PT_REGS_SP(ctx) + (__s64)(__s32)(cookie >> 32);
+	e->sp = PT_REGS_SP(ctx) +
+		(groups_on ? ((__s64)(cookie << 8) >> 40) : (__s64)(__s32)(cookie >> 32));
 	e->epoch = sampling ? win : 0;
 	pipeline_submit(e, st);
 	/* The designated size, as the next event of the thread. A full ring
@@ -321,7 +377,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u32 dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
 	struct cabbpf_event *e;
 	struct tstate *st;
-	__u32 win = epoch;
+	__u32 win = (__u32)gate;
 
 	/* A new image: not armed until the loader has looked at it (its
 	 * guard, user/trace/guard.h), whatever the gate and the target. */
@@ -335,7 +391,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	st = bpf_task_storage_get(&tstates, p, 0, 0);
 	if (st && (__u32)old_pid != (__u32)p->pid && !st->alias)
 		st->alias = (__u32)old_pid;
-	/* Closed gate (see epoch); sampling watches execve between windows
+	/* Closed gate (see gate); sampling watches execve between windows
 	 * too (the shadow stacks close the old image's frames). */
 	if (!sampling && !win)
 		return 0;
@@ -371,7 +427,7 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 	struct task_struct *execer = p->signal->group_exec_task;
 	struct cabbpf_event *e;
 	struct tstate *st;
-	__u32 win = epoch;
+	__u32 win = (__u32)gate;
 
 	if (!execer || execer == p)
 		return 0;
@@ -442,9 +498,9 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 
 	if (!out && !in)
 		return 0;
-	/* Closed gate (see epoch); with sampling the intervals are followed
+	/* Closed gate (see gate); with sampling the intervals are followed
 	 * between windows too, so one that spans a window's edge is right. */
-	if (!sampling && !epoch)
+	if (!sampling && !(__u32)gate)
 		return 0;
 	if (prev == next)
 		return 0;

@@ -51,11 +51,23 @@ enum cabbpf_kind {
 /* struct cabbpf_event.pad of a CABBPF_EV_EXEC event (see there). */
 #define CABBPF_EXEC_KILLED 1u
 
-/* The entry probe's cookie: fid in the low 31 bits, CABBPF_COOKIE_SIZED
- * when the function has a --size rule (its spec in the "sizespecs" map),
- * the signed sp correction in the high half (user/probe/plan.h). */
+/* The entry probe's cookie: fid in the low 26 bits, the probe's group
+ * (--budget: which link set it belongs to, opened and closed on its own by
+ * the gate's high half, bpf/trace.bpf.c) in bits 26-30,
+ * CABBPF_COOKIE_SIZED when the function has a --size rule (its spec in the
+ * "sizespecs" map), the signed sp correction in the high half
+ * (user/probe/plan.h). A return probe's cookie: fid and group.
+ * With groups, the high half is the sp correction in 24 bits (signed:
+ * bits 32-55) and the link set's generation in the top byte: a group used
+ * again opens only its new links, whatever the kernel has not yet
+ * released of its old ones. */
 #define CABBPF_COOKIE_SIZED 0x80000000u
-#define CABBPF_COOKIE_FID 0x7fffffffu
+#define CABBPF_COOKIE_FID 0x03ffffffu
+#define CABBPF_COOKIE_GRP_SHIFT 26
+#define CABBPF_COOKIE_GRP_MASK 31u
+#define CABBPF_NGROUPS 32
+#define CABBPF_COOKIE_GEN_SHIFT 56
+#define CABBPF_SP24_MAX ((1 << 23) - 1)
 /* An entry event's fid with this bit: the probe armed no return for the
  * call (whole-container tracing, bpf/trace.bpf.c "armed"); REC_FID_NORET
  * in the pipeline's records. */

@@ -99,6 +99,7 @@ struct runner {
 	_Atomic bool stop;	  /* abandon: start failed, or freed unjoined */
 	bool started, joined;
 	bool no_returns;	/* runner_opts.no_returns */
+	const uint8_t *partial; /* runner_opts.partial */
 	/* runner__set_lost: for the reports' lower-bound footnotes */
 	uint64_t lost_calls, lost_io, overwritten;
 	bool per_process;	/* runner_opts.per_process */
@@ -270,6 +271,7 @@ static struct tstate *tstate_get(struct worker *w, uint32_t tid, uint32_t pid)
 	if (created) {
 		t->tid = tid;
 		shadow__init(&t->sh, tid);
+		t->sh.partial = w->r->partial;
 		tstate_bind(w, t, pid);
 		w->st.threads++;
 	}
@@ -627,6 +629,7 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	r->partial = o->partial;
 	r->ctx.fnames = o->fnames;
 	r->ctx.lnames = o->lnames;
 	r->ctx.nfuncs = o->nfuncs;
@@ -702,10 +705,17 @@ int runner__start(struct runner *r)
 	atomic_store(&r->readers, r->nw);
 	r->started = true;
 	for (i = 0; i < r->nw; i++) {
+		char name[16];
+
 		err = -pthread_create(&r->w[i].th, NULL, worker_main, &r->w[i]);
 		if (err)
 			goto cleanup;
 		r->w[i].th_started = true;
+		/* Named, for people (top -H, gdb) and for tests that stop an
+		 * analyzer alone (tests/test_sampling_integration.c). */
+		/* comm holds 15 bytes: cabbpf-an + at most 5 digits. */
+		snprintf(name, sizeof(name), "cabbpf-an%u", i % 100000u);
+		(void)pthread_setname_np(r->w[i].th, name);
 	}
 	return 0;
 cleanup:
@@ -932,6 +942,11 @@ void runner__set_windows(struct runner *r, const struct an_windows *w)
 {
 	/* The analysis threads have stopped: nothing reads ctx concurrently. */
 	r->ctx.windows = w;
+}
+
+void runner__set_budget(struct runner *r, const struct an_budget *b)
+{
+	r->ctx.budget = b;
 }
 
 void runner__set_src(struct runner *r, const struct an_src *src, const struct an_bin *bins,

@@ -83,6 +83,8 @@ struct cct_opts;
 struct isp_opts;
 struct json;
 struct runner;
+struct an_windows;
+struct an_budget;
 
 struct runner_opts {
 	const char *const *fnames; /* function names by fid (borrowed) */
@@ -121,6 +123,9 @@ struct runner_opts {
 	void (*tap)(void *ctx, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec);
 	void *tap_ctx;
 	bool tap_only;
+	/* --budget: bitmap of the partial epochs (pipeline/shadow.h, BUDGET),
+	 * written by the loader while the analysis runs; NULL: none */
+	const uint8_t *partial;
 };
 
 struct runner_stats {
@@ -205,6 +210,8 @@ const void *runner__analyzer(const struct runner *r, const char *name);
  * the whole run (analyzers/sampling.h). Thread: the setup thread.
  */
 void runner__set_windows(struct runner *r, const struct an_windows *w);
+/* The same for --budget's epochs (struct an_budget, analyzers/sampling.h). */
+void runner__set_budget(struct runner *r, const struct an_budget *b);
 
 /*
  * Before the reports: where each function is (src: nfuncs entries, bins:

@@ -143,13 +143,26 @@ static int push(struct shadow *s, const struct shadow_frame *fr)
 	return 0;
 }
 
+/* --budget: whether some function's probes were out in the thread's
+ * current epoch (pipeline/shadow.h, BUDGET). The loader sets the bit
+ * before the epoch opens, and its events come after: acquire pairs with
+ * its release. */
+static bool epoch_partial(const struct shadow *s)
+{
+	uint32_t e = s->epoch & 0xffffff;
+
+	return s->partial &&
+	       (__atomic_load_n(&s->partial[e >> 3], __ATOMIC_ACQUIRE) >> (e & 7)) & 1;
+}
+
 /* Sampling: the caller of a call at entry slot sp (pipeline/shadow.h,
  * SAMPLING). Remembers the slots of calls whose caller was known. */
 static uint32_t resumed_caller(struct shadow *s, uint64_t sp)
 {
 	uint64_t top_sp = s->depth ? s->f[s->depth - 1].sp : 0, *v;
 	uint64_t key = (sp * 0x9E3779B97F4A7C15ULL) ^ top_sp;
-	bool known = s->epoch == 1 || (s->depth && s->f[s->depth - 1].epoch == s->epoch);
+	bool known = !epoch_partial(s) &&
+		     (s->epoch == 1 || (s->depth && s->f[s->depth - 1].epoch == s->epoch));
 
 	if (known) {
 		/* Out of memory only loses a later recovery. */

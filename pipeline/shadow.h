@@ -108,8 +108,18 @@
  * slot below a top frame at the same slot (or below an empty stack) while
  * its caller was known: a function entered while tracing was off would
  * sit in between and push the call's slot lower. (A different call path
- * landing on exactly the same two slots would fool it; none is known.) A return that matches no frame in a window after the first had
- * its entry while tracing was off ("orphan_sampled", not "orphan").
+ * landing on exactly the same two slots would fool it; none is known.) A
+ * return that matches no frame in a window after the first had its entry
+ * while tracing was off ("orphan_sampled", not "orphan").
+ *
+ * BUDGET (--budget): some functions are traced all along, others only in
+ * windows, so in an epoch between windows ("partial": s->partial has its
+ * bit) a function not traced then may be live between the top frame and a
+ * call: such a call's caller is AN_RESUMED (or recovered as above), never
+ * the top frame, whatever epoch that frame has. Callers are known only in
+ * epochs in which every function is traced, as in a sampling window;
+ * frames of functions traced all along still match their returns across
+ * epochs (by stack pointer and fid).
  *
  * NO RETURN ARMED (whole-container tracing): an entry flagged noret had
  * no return probe armed (its process was not guarded yet: the session
@@ -201,6 +211,9 @@ struct shadow {
 	bool caught;	    /* a CATCH came: unwinding ends at the next event */
 	bool exec_closing;  /* shadow__exec is closing the old image's frames */
 	uint32_t epoch;	    /* sampling window of the latest call or return */
+	/* --budget: bitmap of partial epochs (bit e), written by the loader
+	 * before the epoch opens, or NULL (none: sampling) */
+	const uint8_t *partial;
 	struct hmap seen;   /* sampling: (entry slot, top frame's slot) of calls
 			       whose caller was known (see SAMPLING above) */
 	bool closing_open;  /* shadow__close_open is closing the last frames */

@@ -1005,6 +1005,29 @@ pid_t h_child_of(pid_t ppid)
 	return found;
 }
 
+pid_t h_thread_named(pid_t pid, const char *comm)
+{
+	char dir[64], path[64 + 256 + 8], name[64];
+	size_t len = strlen(comm);
+	struct dirent *de;
+	pid_t tid = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	while (d && !tid && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/comm", dir, de->d_name);
+		if (proc_read(path, name, sizeof(name)) > 0 && !strncmp(name, comm, len) &&
+		    name[len] == '\n')
+			tid = (pid_t)atoi(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return tid;
+}
+
 int h_is_zombie(pid_t pid)
 {
 	char st[512];

@@ -354,6 +354,9 @@ void h_reap_ok(pid_t pid);
  * has no /proc/PID/task/TID/children. */
 pid_t h_child_of(pid_t ppid);
 
+/* The thread of process pid whose name (comm) is comm, or 0. */
+pid_t h_thread_named(pid_t pid, const char *comm);
+
 /* Whether pid is a zombie (exited, not reaped), or gone. */
 int h_is_zombie(pid_t pid);
 /* An empty cgroup v2 child of H_CGROOT named name, its path into dir

@@ -406,7 +406,7 @@ END_TEST
  * /proc/PID/root and traces it exactly. */
 START_TEST(mount_namespace_pid)
 {
-	char sh[PATH_MAX * 3], real[PATH_MAX], mnt[PATH_MAX], want[PATH_MAX + 16];
+	char sh[PATH_MAX * 3], real[PATH_MAX], mnt[320], want[340];
 	char *none[] = {NULL};
 	char *unshare[] = {"unshare", "--mount", "--propagation", "private", "sh", "-c", sh, NULL};
 	struct h_proc t;

@@ -257,6 +257,9 @@ START_TEST(every_row_parsed)
 		 * measures its probes: with -p. */
 		char *largs[4] = {"-p", "1", lname, NULL};
 		bool lossless = d->name && (!strcmp(d->name, "lossless") || !strcmp(d->name, "bpf-stats"));
+		/* --budget chooses its own windows: with -p, without --sample. */
+		char *bargs[5] = {"-p", "1", lname, (char *)v, NULL};
+		bool budget = d->name && !strcmp(d->name, "budget");
 
 		if (d->type == OPT_NOTE || d->type == OPT_HELP || d->type == OPT_VERSION)
 			continue;
@@ -271,7 +274,9 @@ START_TEST(every_row_parsed)
 			continue;
 		}
 		snprintf(lname, sizeof(lname), "--%s", d->name);
-		if (sampling)
+		if (budget)
+			parse_v(&p, 4, bargs);
+		else if (sampling)
 			parse_v(&p, v ? 6 : 5, sargs);
 		else if (isp)
 			parse_v(&p, v ? 6 : 5, iargs);
@@ -471,6 +476,9 @@ START_TEST(whole_container)
 	parse(&p, "--cgroup", "d", "--start-disabled", NULL);
 	ASSERT_USAGE(&p, "--sample and --start-disabled take one process (-p PID or -- COMMAND), "
 			 "not a whole container yet");
+	parse(&p, "--container", "web", "--budget", "10", NULL);
+	ASSERT_USAGE(&p, "--budget takes one process (-p PID or -- COMMAND), not a whole container "
+			 "yet");
 	parse(&p, "--container", "web", "-a", "isp", "--size", "f:arg0", NULL);
 	ASSERT_USAGE(&p, "--size takes one process (-p PID or -- COMMAND), not a whole container "
 			 "yet");
@@ -593,7 +601,7 @@ START_TEST(sampling_options)
 	parse(&p, "--sample", "5", "--sample-period", "9", "-p", "1", NULL);
 	ASSERT_USAGE(&p, "--sample-period wants 10 to 3600000 (ms), not '9'");
 	parse(&p, "--sample-period", "100", "-p", "1", NULL);
-	ASSERT_USAGE(&p, "--sample-period goes with --sample P");
+	ASSERT_USAGE(&p, "--sample-period goes with --sample P or --budget P");
 	parse(&p, "--start-disabled", "--io", NULL);
 	ASSERT_USAGE(&p, "--sample and --start-disabled toggle function tracing: not with --io, "
 			 "--floor, --list or --plan");
@@ -715,6 +723,58 @@ static void assert_fits(const char *text)
 	}
 }
 
+/* --budget: a percentage above 0 (a slowdown: 100% and more are fine),
+ * its period (--sample-period, default 500 ms), and what it cannot join,
+ * each refusal saying why. */
+START_TEST(budget_options)
+{
+	struct parsed p;
+
+	parse(&p, "--budget", "25%", "-p", "1", NULL);
+	ASSERT_OK(&p);
+	ck_assert(p.o.budget_pct == 25.0);
+	ck_assert_uint_eq(p.o.sample_period_ms, 500);
+	parse(&p, "--budget", "300", "--sample-period", "250", "--", "ls", NULL);
+	ASSERT_OK(&p);
+	ck_assert(p.o.budget_pct == 300.0);
+	ck_assert_uint_eq(p.o.sample_period_ms, 250);
+	parse(&p, "--budget", "0", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--budget wants a percentage above 0 (e.g. 25 or 25%: at most 1.25x as "
+			 "slow), not '0'");
+	parse(&p, "--budget", "-5", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--budget wants a percentage above 0 (e.g. 25 or 25%: at most 1.25x as "
+			 "slow), not '-5'");
+	parse(&p, "--budget", "lots", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--budget wants a percentage above 0 (e.g. 25 or 25%: at most 1.25x as "
+			 "slow), not 'lots'");
+	parse(&p, "--budget", "10", "--sample", "10", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--budget chooses what to trace and when: not with --sample or "
+			 "--start-disabled");
+	parse(&p, "--budget", "10", "--start-disabled", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--budget chooses what to trace and when: not with --sample or "
+			 "--start-disabled");
+	parse(&p, "--budget", "10", "--lossless", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--budget keeps the target's pace: not with --lossless (which makes it "
+			 "wait for cabbpf)");
+	parse(&p, "--budget", "10", "--io", NULL);
+	ASSERT_USAGE(&p, "--budget is for function tracing: not with --io, --floor, --list or "
+			 "--plan");
+	parse(&p, "--budget", "10", "--floor", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--budget is for function tracing: not with --io, --floor, --list or "
+			 "--plan");
+	parse(&p, "--budget", "10", "-l", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--budget is for function tracing: not with --io, --floor, --list or "
+			 "--plan");
+	as(OPTS_RECORD, "record");
+	parse(&p, "-o", "x", "--budget", "10", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "cabbpf record does not record --budget's epochs: trace with --budget "
+			 "live");
+	as(OPTS_REPORT, "report");
+	parse(&p, "a.cbr", "--budget", "10", NULL);
+	ASSERT_USAGE(&p, "--budget is not an option of cabbpf report (see cabbpf report --help)");
+}
+END_TEST
+
 /* cabbpf record / report / dump (user/main.c's subcommands). */
 START_TEST(subcommands)
 {
@@ -820,6 +880,7 @@ int main(void)
 	tcase_add_test(tc, whole_container_record);
 	tcase_add_test(tc, isp_options);
 	tcase_add_test(tc, sampling_options);
+	tcase_add_test(tc, budget_options);
 	tcase_add_test(tc, help_lists_every_row);
 	tcase_add_test(tc, version);
 	tcase_add_test(tc, subcommands);

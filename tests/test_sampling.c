@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Unit suite for analyzers/sampling.c: the whole-run estimate from
- * sampling windows and its 95% interval, on numbers worked by hand.
+ * sampling windows and its 95% interval, on numbers worked by hand; and
+ * --budget's (budget__estimate over epochs of mixed modes) and its choice
+ * of exact and sampled functions (user/trace/budget.c, budget__choose).
  */
 #include <check.h>
 #include <math.h>
 
 #include "analyzers/sampling.h"
+#include "user/trace/budget.h"
 
 #define NEAR(a, b) ck_assert_msg(fabs((a) - (b)) < 1e-6 * (fabs(b) + 1), "%.9g != %.9g", (a), (b))
 
@@ -71,6 +74,128 @@ START_TEST(edges)
 }
 END_TEST
 
+/* Epochs that are not windows of the sample (skip) count for nothing. */
+START_TEST(skipped_epochs)
+{
+	const uint64_t on[3] = {100, 500, 100};
+	const uint64_t c[3] = {10, 999, 30};
+	const uint8_t skip[3] = {0, 1, 0};
+	struct an_windows w = {.n = 3, .on = on, .total = 400, .skip = skip};
+	double est, err;
+
+	ck_assert(sampling__estimate(c, 3, &w, &est, &err));
+	NEAR(est, 80.0); /* as two_windows_by_hand */
+	NEAR(err, 1.96 * 2 * sqrt(200.0));
+	ck_assert_uint_eq(sampling__on(&w), 200);
+}
+END_TEST
+
+/*
+ * --budget: five epochs; f exact in the first, sampled after (windows in
+ * epochs 2 and 4); g exact throughout; h sampled only in epoch 3, no
+ * window there; z never traced.
+ *   f: exact part 7; strata: window 2 (10 calls in 100) with epoch 3,
+ *   length 400, rate 0.1: 40; window 4 (30 in 100) with epoch 5, length
+ *   200, rate 0.3: 60; est 107. Successive differences: s2 = 0.2^2 / 2 =
+ *   0.02; sum of len^2 (1 - d/len) = 160000 * 0.75 + 40000 * 0.5 = 140000;
+ *   err95 = 1.96 sqrt(0.02 * 140000).
+ *   With min_len 150 the first window pools with the second: one stratum
+ *   of 40 calls in 200 over 600: 120, est 127, no interval.
+ */
+START_TEST(budget_estimate_by_hand)
+{
+	enum { F, G, H, Z, N };
+	const uint8_t m0[N] = {AN_B_EXACT, AN_B_EXACT, AN_B_NONE, AN_B_NONE};
+	const uint8_t m1[N] = {AN_B_SAMPLED, AN_B_EXACT, AN_B_NONE, AN_B_NONE};
+	const uint8_t m2[N] = {AN_B_SAMPLED, AN_B_EXACT, AN_B_SAMPLED, AN_B_NONE};
+	const uint8_t *modes[3] = {m0, m1, m2};
+	const uint64_t len[5] = {100, 100, 300, 100, 100};
+	const uint8_t window[5] = {0, 1, 0, 1, 0};
+	const uint32_t snap[5] = {0, 1, 2, 1, 1};
+	struct an_budget b = {.n = 5,
+			      .len = len,
+			      .window = window,
+			      .snap = snap,
+			      .modes = modes,
+			      .nfuncs = N,
+			      .measure = "wall"};
+	const uint64_t cf[5] = {7, 10, 0, 30, 0}, cg[5] = {1, 2, 3, 4, 5}, ch[3] = {0, 0, 9};
+	double est, err;
+
+	ck_assert_int_eq(budget__estimate(&b, F, cf, 5, &est, &err), AN_BEST_ESTIMATED);
+	NEAR(est, 107.0);
+	NEAR(err, 1.96 * sqrt(0.02 * 140000));
+	b.min_len = 150;
+	ck_assert_int_eq(budget__estimate(&b, F, cf, 5, &est, &err), AN_BEST_ESTIMATED);
+	NEAR(est, 127.0);
+	NEAR(err, -1.0);
+	b.min_len = 0;
+	ck_assert_int_eq(budget__estimate(&b, G, cg, 5, &est, &err), AN_BEST_EXACT);
+	NEAR(est, 15.0);
+	NEAR(err, 0.0);
+	/* missing epochs count 0 */
+	ck_assert_int_eq(budget__estimate(&b, G, cg, 2, &est, &err), AN_BEST_EXACT);
+	NEAR(est, 3.0);
+	ck_assert_int_eq(budget__estimate(&b, H, ch, 3, &est, &err), AN_BEST_LOWER);
+	NEAR(est, 9.0);
+	ck_assert_int_eq(budget__estimate(&b, Z, NULL, 0, &est, &err), AN_BEST_NONE);
+	ck_assert_int_eq(budget__estimate(&b, N, NULL, 0, &est, &err), AN_BEST_NONE);
+	ck_assert_str_eq(budget__best_name(AN_BEST_LOWER), "lower_bound");
+}
+END_TEST
+
+/* budget__choose: the costliest exact functions leave when the exact set
+ * costs more than the budget, down to half of it; cheap sampled ones come
+ * back while the exact set stays under 0.4 B, all of them when everything
+ * fits under 0.8 B; unknown rates stay as they are; none on noise. */
+START_TEST(budget_choice)
+{
+	const double o1[5] = {0.01, 0.5, 0.02, -1, 0.05};
+	const uint8_t x1[5] = {AN_B_EXACT, AN_B_EXACT, AN_B_EXACT, AN_B_SAMPLED, AN_B_EXACT};
+	const double o2[4] = {0.01, 0.03, 0.5, -1};
+	const uint8_t x2[4] = {AN_B_EXACT, AN_B_SAMPLED, AN_B_SAMPLED, AN_B_SAMPLED};
+	const double o3[2] = {0.11, 0.3};
+	const uint8_t x3[2] = {AN_B_EXACT, AN_B_SAMPLED};
+	uint8_t next[5];
+
+	/* 0.58 > 0.2: the 0.5 one goes (0.08 <= 0.1) */
+	ck_assert_uint_eq(budget__choose(o1, x1, 5, 0.2, next), 1);
+	ck_assert_int_eq(next[1], AN_B_SAMPLED);
+	ck_assert_int_eq(next[0], AN_B_EXACT);
+	ck_assert_int_eq(next[3], AN_B_SAMPLED);
+	ck_assert_int_eq(next[4], AN_B_EXACT);
+	/* B 0.2: 0.01 + 0.03 <= 0.08, + 0.5 is not */
+	ck_assert_uint_eq(budget__choose(o2, x2, 4, 0.2, next), 1);
+	ck_assert_int_eq(next[1], AN_B_EXACT);
+	ck_assert_int_eq(next[2], AN_B_SAMPLED);
+	ck_assert_int_eq(next[3], AN_B_SAMPLED);
+	/* B 1: all the known ones fit (0.54 <= 0.8) */
+	ck_assert_uint_eq(budget__choose(o2, x2, 4, 1.0, next), 2);
+	ck_assert_int_eq(next[2], AN_B_EXACT);
+	ck_assert_int_eq(next[3], AN_B_SAMPLED);
+	/* 0.11 is above B/2 but within 1.25 B/2: it stays, nothing comes */
+	ck_assert_uint_eq(budget__choose(o3, x3, 2, 0.2, next), 0);
+	ck_assert_int_eq(next[0], AN_B_EXACT);
+	ck_assert_int_eq(next[1], AN_B_SAMPLED);
+}
+END_TEST
+
+/* The first buckets: probed functions spread over BUDGET_FIRST_GROUPS
+ * runs, the others in none. */
+START_TEST(budget_first_groups)
+{
+	const double cost[5] = {1, 0, 1, 1, 1};
+	uint8_t g[5];
+
+	budget__first_groups(cost, 5, g);
+	ck_assert_uint_eq(g[0], 0);
+	ck_assert_uint_eq(g[1], BUDGET_NO_GROUP);
+	ck_assert_uint_eq(g[2], 1 * BUDGET_FIRST_GROUPS / 4);
+	ck_assert_uint_eq(g[3], 2 * BUDGET_FIRST_GROUPS / 4);
+	ck_assert_uint_eq(g[4], 3 * BUDGET_FIRST_GROUPS / 4);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sampling");
@@ -81,6 +206,10 @@ int main(void)
 	tcase_add_test(tc, constant_rate);
 	tcase_add_test(tc, two_windows_by_hand);
 	tcase_add_test(tc, edges);
+	tcase_add_test(tc, skipped_epochs);
+	tcase_add_test(tc, budget_estimate_by_hand);
+	tcase_add_test(tc, budget_choice);
+	tcase_add_test(tc, budget_first_groups);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

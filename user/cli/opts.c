@@ -286,9 +286,21 @@ const struct opt_def opts__table[] = {
 		 "P% of each period, every probe out in between"},
 	{"sample-period", 0, OPT_UINT, "MS", 10, 3600000, OFF(sample_period_ms), .group = G_SAMPLE,
 	 .wants = "10 to 3600000 (ms)",
-	 .help = "the period (default 1000). Taking probes out\n"
-		 "waits for the kernel (~0.1-0.4 s here): keep the\n"
-		 "off-time above that"},
+	 .help = "the period (default 1000; --budget's: 500).\n"
+		 "Taking probes out waits for the kernel (~0.1-0.4 s\n"
+		 "here): keep the off-time above that"},
+	{"budget", 0, OPT_DOUBLE, "P", 0, 100000, OPTF_LO_OPEN | OPTF_PERCENT, OFF(budget_pct),
+	 .group = G_SAMPLE, .wants = "a percentage above 0 (e.g. 25 or 25%: at most 1.25x as slow)",
+	 .help = "keep the target's slowdown (its CPU time) under\n"
+		 "P% without choosing functions: each function's\n"
+		 "calls x its probes' measured cost decide; the\n"
+		 "cheap and rare stay exact, the hot and costly are\n"
+		 "traced in windows (estimated, 95% interval), the\n"
+		 "choice made again every --sample-period. The\n"
+		 "report says which counts are exact. A program\n"
+		 "shorter than a few periods gets few or no\n"
+		 "windows: its hot functions' counts are then\n"
+		 "lower bounds (\"at least\")"},
 	{"start-disabled", 0, OPT_FLAG, OFF(start_disabled), .group = G_SAMPLE,
 	 .help = "attach nothing until SIGUSR1; then SIGUSR1 turns\n"
 		 "tracing on, SIGUSR2 off (with --sample, a signal\n"
@@ -397,7 +409,17 @@ static int check_combination(struct opts *o)
 		{o->pid && o->cmd, "give either -p PID or -- COMMAND, not both"},
 		{o->cgroup && o->container, "give either --cgroup or --container, not both"},
 		{o->interval && !o->io, "-i works with --io only"},
-		{o->sample_period_ms && !o->sample_pct, "--sample-period goes with --sample P"},
+		{o->sample_period_ms && !o->sample_pct && !o->budget_pct,
+		 "--sample-period goes with --sample P or --budget P"},
+		{o->budget_pct && (o->sample_pct || o->start_disabled),
+		 "--budget chooses what to trace and when: not with --sample or --start-disabled"},
+		{o->budget_pct && o->lossless,
+		 "--budget keeps the target's pace: not with --lossless (which makes it wait for "
+		 "cabbpf)"},
+		{o->budget_pct && (o->io || o->floor || o->list || o->plan),
+		 "--budget is for function tracing: not with --io, --floor, --list or --plan"},
+		{o->budget_pct && o->mode == OPTS_RECORD,
+		 "cabbpf record does not record --budget's epochs: trace with --budget live"},
 		{o->quiet && o->output_path, "-q writes no text report: not with -o FILE"},
 		{o->output_path && o->json_path && !strcmp(o->output_path, o->json_path),
 		 "-o and --json name the same file"},
@@ -424,6 +446,8 @@ static int check_combination(struct opts *o)
 		{WHOLE(o) && (o->sample_pct || o->start_disabled),
 		 "--sample and --start-disabled take one process (-p PID or -- COMMAND), not a whole "
 		 "container yet"},
+		{WHOLE(o) && o->budget_pct,
+		 "--budget takes one process (-p PID or -- COMMAND), not a whole container yet"},
 		{WHOLE(o) && o->isp.nsizes,
 		 "--size takes one process (-p PID or -- COMMAND), not a whole container yet"},
 		{WHOLE(o) && o->floor, "--floor takes one process (-p PID or -- COMMAND)"},
@@ -465,6 +489,8 @@ static int check_combination(struct opts *o)
 		o->analyzers = "count";
 	if (o->sample_pct && !o->sample_period_ms)
 		o->sample_period_ms = 1000;
+	if (o->budget_pct && !o->sample_period_ms)
+		o->sample_period_ms = 500;
 	/* -s and --folded-metric: the choice's index is the view's enum
 	 * (enum cct_sort, enum cct_metric: the rows list them in that order). */
 	for (i = 0; i < opts__ntable; i++) {

@@ -53,9 +53,11 @@ struct opts {
 	bool no_callsites;	   /* --no-callsites: no call-site counting */
 	bool entry_only;	   /* --entry-only: no return probes (-a count) */
 	double sample_pct;	   /* --sample P: duty cycle in %, 0 = none */
-	unsigned sample_period_ms; /* --sample-period (1000 with --sample) */
+	unsigned sample_period_ms; /* --sample-period (1000 with --sample, 500 with
+				      --budget) */
 	bool start_disabled;	   /* --start-disabled: SIGUSR1 on, SIGUSR2 off */
 	bool lossless;		   /* --lossless: the target waits at a full ring */
+	double budget_pct;	   /* --budget P: the slowdown allowed in %, 0 = none */
 	/* System-wide I/O and containers (issue 4) */
 	bool io;	       /* --io: system-wide I/O statistics */
 	double interval;       /* -i seconds: periodic --io output; 0 = none */

@@ -9,6 +9,7 @@
 #include "common/json.h"
 #include "analyzers/analyzer.h"
 #include "pipeline/runner.h"
+#include "user/trace/budget.h"
 #include "user/trace/whole.h"
 
 /* "exited with status 3", "killed by signal 9", or "" when unknown. */
@@ -210,6 +211,10 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 		fputs("  ", out);
 		sampler__text(s->sampling, out);
 	}
+	if (s->budget) {
+		fputs("  ", out);
+		budget__text(s->budget, out);
+	}
 	if (s->lost_sched || s->sched_busy)
 		fprintf(out,
 			"  off-CPU intervals: %llu switch-in events put off (ring full), %llu "
@@ -323,6 +328,8 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 after_target:
 	if (s->sampling)
 		err |= sampler__json(s->sampling, w);
+	if (s->budget)
+		err |= budget__json(s->budget, w);
 	err |= json__key(w, "stop_reason");
 	err |= json__string(w, s->stop_reason);
 	err |= json__key(w, "functions_traced");

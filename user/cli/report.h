@@ -20,6 +20,7 @@
 #define SUMMARY_MAX_PROGS 8
 
 struct runner;
+struct budget;
 struct whole;
 
 struct summary {
@@ -64,6 +65,8 @@ struct summary {
 	bool exec_thread;
 	/* --sample / --start-disabled: the windows; NULL when not sampling */
 	const struct sampler *sampling;
+	/* --budget: the controller's record; NULL without a budget */
+	const struct budget *budget;
 	/* whole-container tracing (user/trace/whole.h): every process of a
 	 * cgroup, reported one by one and merged; comm is then what was
 	 * traced ("container NAME"), pid 0, binary NULL. NULL otherwise. */

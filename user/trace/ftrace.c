@@ -36,6 +36,7 @@
 #include "user/proc/libs.h"
 #include "user/proc/target.h"
 #include "user/record/record.h"
+#include "user/trace/budget.h"
 #include "user/trace/calibrate.h"
 #include "user/trace/ftrace.h"
 #include "user/trace/guard.h"
@@ -106,6 +107,12 @@ struct ftrace {
 	/* --sample / --start-disabled (user/trace/sampler.h) */
 	struct sampler *smp;
 	uint64_t att_ns;
+	/* --budget (user/trace/budget.h): each fid's cost per traced call,
+	 * the shadow stacks' bitmap of partial epochs, the controller */
+	double *call_cost;
+	uint8_t *first_group; /* the group each fid starts in */
+	uint8_t *partial;
+	struct budget *bud;
 	/* cabbpf record (user/record/record.h); live: also analyzed now */
 	struct recorder *rec;
 	bool live;
@@ -634,6 +641,66 @@ static int size_rules(struct ftrace *ft)
 	return 0;
 }
 
+/* The site class of fid (the executable's functions, then the
+ * libraries'), INSN_REFUSED when it is counted at call sites. */
+static enum insn_class site_class(const struct ftrace *ft, size_t fid)
+{
+	const struct libs *libs = ft->libs;
+	size_t i, k = ft->n;
+
+	if (fid < ft->n)
+		return ft->plan->sites[fid].rule == PLAN_CALLSITES ? INSN_REFUSED
+								   : ft->plan->sites[fid].cls;
+	for (i = 0; libs && i < libs->nlibs; k += libs->v[i].n, i++)
+		if (fid < k + libs->v[i].n)
+			return libs->v[i].plan->sites[fid - k].cls;
+	return INSN_REFUSED;
+}
+
+/* --budget: what one traced call of each function costs the target, by
+ * its site's class: measured at start-up (user/trace/calibrate.h), else
+ * the plan's figures (an entry plus a return). Functions counted at their
+ * call sites cost what an emulated call instruction does. Returns 0 or
+ * -ENOMEM (logged). */
+static int budget_costs(struct ftrace *ft)
+{
+	size_t all = ft->n + (ft->libs ? ft->libs->nfuncs : 0), i;
+
+	ft->call_cost = calloc(all + 1, sizeof(*ft->call_cost));
+	if (!ft->call_cost) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < all; i++) {
+		enum insn_class c = site_class(ft, i);
+
+		if (ft->offsets[i] == TRACE_NO_PROBE)
+			continue;
+		/* The probe's generation takes the cookie's top byte: 24 bits
+		 * of sp correction are left (include/cabbpf_event.h). */
+		if ((int32_t)ft->sp_delta[i] > CABBPF_SP24_MAX ||
+		    (int32_t)ft->sp_delta[i] < -CABBPF_SP24_MAX - 1) {
+			log_warn("--budget: not tracing %s: its probe is %d bytes of stack from "
+				 "its entry, more than a budget's probe can carry",
+				 ft->names[i], (int)(int32_t)ft->sp_delta[i]);
+			ft->offsets[i] = TRACE_NO_PROBE;
+			continue;
+		}
+		if (c == INSN_REFUSED)
+			c = INSN_EMULATED; /* call sites: a call instruction */
+		ft->call_cost[i] = ft->have_cost && ft->probe_cost[c] > 0
+					   ? ft->probe_cost[c]
+					   : insn__cost_ns(c) + (ft->o.entry_only ? 0 : 300);
+	}
+	ft->first_group = calloc(all + 1, 1);
+	if (!ft->first_group) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	budget__first_groups(ft->call_cost, (uint32_t)all, ft->first_group);
+	return 0;
+}
+
 /* One binary's functions st->syms[idx[0..n)] into src[0..n): binary
  * bin, address and size (the source lines come later: source_lines). */
 static void locate(const struct symtab *st, const size_t *idx, size_t n, uint32_t bin,
@@ -731,6 +798,7 @@ static int number_functions(struct ftrace *ft)
 	const struct libs *libs = ft->libs;
 	size_t i, j, k, n = ft->n, all = n + (libs ? libs->nfuncs : 0);
 	char line[256];
+	int err;
 
 	if (n) {
 		plan__summary(ft->plan, line, sizeof(line));
@@ -784,6 +852,8 @@ static int number_functions(struct ftrace *ft)
 	}
 	if (!ft->o.entry_only)
 		drop_unsafe(ft);
+	if (ft->o.budget_pct && (err = budget_costs(ft)))
+		return err;
 	for (i = 0, k = n; libs && i < libs->nlibs; i++)
 		for (j = 0; j < libs->v[i].n; j++)
 			ft->lnames[k++] = libs->v[i].st->syms[libs->v[i].idx[j]].name;
@@ -842,6 +912,8 @@ static int open_trace(struct ftrace *ft)
 	to.no_times = o->no_times;
 	to.cgroup = ft->cgfd >= 0;
 	to.sampling = ft->o.sample_pct > 0 || ft->o.start_disabled;
+	to.groups = ft->o.budget_pct > 0;
+	to.first_group = ft->first_group;
 	to.start_paused = ft->o.start_disabled;
 	to.gated = true; /* opened by start_run, once everything is in */
 	to.lossless = ft->o.lossless;
@@ -879,6 +951,10 @@ static int open_pipeline(struct ftrace *ft)
 	po.chunk_records = 256;
 	po.nchunks = 256;
 	po.max_chunks = 16384;
+	/* CABBPF_TEST_CAB_CHUNKS=N: buffers of at most N chunks (>= 256), so
+	 * the tests fill them in a fraction of a second. */
+	if (getenv("CABBPF_TEST_CAB_CHUNKS") && atoi(getenv("CABBPF_TEST_CAB_CHUNKS")) >= 256)
+		po.max_chunks = (size_t)atoi(getenv("CABBPF_TEST_CAB_CHUNKS"));
 	if (ft->o.record_path && (err = recorder__open(ft->o.record_path, &ft->rec)))
 		return err;
 	err = stage__new(trace__ncpus(ft->tr), &po, &ft->stage);
@@ -917,6 +993,14 @@ static int open_pipeline(struct ftrace *ft)
 		ro.tap_only = !ft->live;
 	}
 	ro.isp = &ft->o.isp;
+	if (ft->o.budget_pct) {
+		ft->partial = calloc(BUDGET_PARTIAL_BYTES, 1);
+		if (!ft->partial) {
+			log_err("out of memory");
+			return -ENOMEM;
+		}
+		ro.partial = ft->partial;
+	}
 	err = runner__new(&ro, stage__bufs(ft->stage), trace__ncpus(ft->tr), &ft->rn);
 	/* runner__new names a wrong analyzer itself (-EINVAL); not the rest */
 	if (err && err != -EINVAL)
@@ -1106,8 +1190,25 @@ static int start_run(struct ftrace *ft)
 	guard__gate(ft->guard, true);
 	if (ft->whole)
 		whole__gate(ft->whole, true);
-	if (!ft->o.sample_pct && !ft->o.start_disabled)
+	if (!ft->o.sample_pct && !ft->o.start_disabled && !ft->o.budget_pct)
 		trace__gate(ft->tr, true);
+	if (ft->o.budget_pct) {
+		struct budget_opts bo = {.pid = ft->tg.pid,
+					 .pct = ft->o.budget_pct,
+					 .period_ms = ft->o.sample_period_ms,
+					 .nfuncs = (uint32_t)ft->nfuncs,
+					 .cost_ns = ft->call_cost,
+					 .partial = ft->partial,
+					 .names = ft->names,
+					 .entry_only = ft->o.entry_only};
+
+		/* Epoch 1 opens: everything traced, the rates to be learnt. */
+		err = budget__new(&bo, ft->tr, &ft->bud);
+		if (err) {
+			log_err("budget: %s", strerror(-err));
+			return err;
+		}
+	}
 	if (ft->o.sample_pct > 0 || ft->o.start_disabled) {
 		struct sampler_opts so = {.pid = ft->tg.pid,
 					  .pct = ft->o.sample_pct,
@@ -1161,6 +1262,8 @@ static void stop_gate(struct ftrace *ft)
 {
 	if (ft->smp)
 		sampler__finish(ft->smp, sampler__now());
+	else if (ft->bud)
+		budget__finish(ft->bud, sampler__now());
 	else
 		trace__gate(ft->tr, false);
 	iotrace__gate(ft->io, false);
@@ -1179,7 +1282,9 @@ static int run_until_stop(struct ftrace *ft)
 	int got, err = 0;
 
 	while (!ft->why) {
-		got = trace__drain(ft->tr, 2); /* a drain per 2 ms: see trace__drain */
+		/* a drain per 2 ms (see trace__drain); --budget checks its
+		 * guard every 1 ms */
+		got = trace__drain(ft->tr, ft->bud ? 1 : 2);
 		/* on_event's error stops the drain too: say which it was. */
 		if (ft->stage_err) {
 			log_err("staging events: %s", strerror(-ft->stage_err));
@@ -1204,6 +1309,8 @@ static int run_until_stop(struct ftrace *ft)
 			/* A failed attach was logged; the trace goes on, off. */
 			(void)sampler__tick(ft->smp, sampler__now());
 		}
+		if (ft->bud)
+			(void)budget__tick(ft->bud, sampler__now());
 		if (*ft->stop) {
 			ft->why = "interrupted";
 			break;
@@ -1285,7 +1392,8 @@ static int detach_probes(struct ftrace *ft, int run_err)
 	stage__close(ft->stage);
 	runner__join(ft->rn);
 	ft->runner_started = false;
-	runner__set_windows(ft->rn, sampler__windows(ft->smp));
+	runner__set_windows(ft->rn, ft->bud ? budget__windows(ft->bud) : sampler__windows(ft->smp));
+	runner__set_budget(ft->rn, budget__plan(ft->bud));
 	return err;
 }
 
@@ -1343,6 +1451,7 @@ static int report(struct ftrace *ft)
 		    stage__guard_events(ft->stage) - stage__sched_events(ft->stage);
 	sm.guard = ft->guard ? &ft->gst : NULL;
 	sm.sampling = ft->smp;
+	sm.budget = ft->bud;
 	sm.cab_sampling = ft->o.cab_mode && !strcmp(ft->o.cab_mode, "sampling");
 	sm.execs = stage__execs(ft->stage, &ex);
 	/* A launched command's own start is an exec too: not the program's
@@ -1486,6 +1595,10 @@ static void ftrace_free(struct ftrace *ft)
 	runner__free(ft->rn);
 	recorder__free(ft->rec);
 	sampler__free(ft->smp);
+	budget__free(ft->bud);
+	free(ft->call_cost);
+	free(ft->first_group);
+	free(ft->partial);
 	free(ft->probe_ns);
 	stage__free(ft->stage);
 	free(ft->offsets);
@@ -1537,8 +1650,9 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 
 	/* Before any other child exists (the guard's tracer reaps every
 	 * child): what a probed call costs, for the cct's compensated times. */
-	if ((!o->analyzers || strstr(o->analyzers, "cct")) && !o->entry_only && !o->floor &&
-	    !o->list && !o->plan && !o->no_times)
+	if ((((!o->analyzers || strstr(o->analyzers, "cct")) && !o->entry_only && !o->no_times) ||
+	     o->budget_pct) &&
+	    !o->floor && !o->list && !o->plan)
 		ft->have_cost = !calibrate__probe_costs(o->no_times, ft->probe_cost);
 	if (whole_mode(o)) {
 		/* every process of the container (user/trace/whole.h); SIGCHLD

@@ -19,14 +19,28 @@
 #include "user/probe/uprobe_multi.h"
 #include "trace.skel.h"
 
-/* Probe links taken out of a trace, to be closed (struct trace's fields,
- * moved). */
+/* One group's probe links: multi-uprobe links (several when refused sites
+ * split the set: [0] entries, [1] returns), or else one perf link per
+ * site (entries at even slots, returns at odd ones). */
 struct link_set {
 	int *mfd[2];
 	uint32_t nmfd[2];
 	struct bpf_link **links;
 	uint32_t nlinks;
 };
+
+/* A thread closing link sets taken out of the trace: closing a link takes
+ * its breakpoints out at once, then waits for the kernel's grace periods
+ * (50-400 ms here, or as long as the target: see trace__attach_group), so
+ * the loader does not wait. */
+struct closer {
+	pthread_t th;
+	struct link_set ls;
+	uint64_t ns; /* how long the release took (set by the thread) */
+};
+
+/* A closer thread mostly waits in close(): a small stack. */
+#define CLOSER_STACK (256 * 1024)
 
 struct trace {
 	struct trace_opts o;
@@ -37,15 +51,14 @@ struct trace {
 	 * slots (bpf/pipeline.bpf.h); NULL until map_rings(). */
 	struct cabbpf_slot *ring;
 	size_t ring_len; /* bytes mapped */
+	/* groups: the per-function hit counters ("fhits"), mapped */
+	const volatile uint64_t *fhits;
+	size_t fhits_len;
 	unsigned shift;
 	uint64_t mask;
 	uint64_t *cons; /* per CPU: next ring position to read (private) */
-	/* multi-uprobe links (several when refused sites split the set:
-	 * [0] entries, [1] returns), or else one perf link per site */
-	int *mfd[2];
-	uint32_t nmfd[2];
-	struct bpf_link **links;
-	uint32_t nlinks;
+	/* the probe links of each group (without o.groups, all in [0]) */
+	struct link_set sets[CABBPF_NGROUPS];
 	struct bpf_link *exec_link; /* on_exec: execve seen in the target */
 	struct bpf_link *exit_link; /* on_exit: threads killed by another's execve */
 	struct bpf_link *switch_link; /* on_switch: off-CPU intervals (on-CPU time) */
@@ -53,10 +66,11 @@ struct trace {
 	bool multi;
 	uint32_t nsized; /* functions with a --size rule */
 	bool paused; /* sampling: between windows (trace__pause) */
-	/* sampling: the links of the last pause, closed by thread closer */
-	struct link_set closing_set;
-	pthread_t closer;
-	bool closing;
+	/* link sets being closed, oldest first */
+	struct closer **closers;
+	uint32_t nclosers, capclosers;
+	uint64_t gate;		     /* o.groups: the gate as last stored */
+	uint8_t gen[CABBPF_NGROUPS]; /* each group's generation (its links' cookies) */
 	bool detached; /* trace__detach ran: what is drained now is the last drain */
 	/* The test hooks of trace.h (0/false unless the environment arms
 	 * them): fail the drains once fail_read_at events were read, or the
@@ -87,7 +101,8 @@ static int fill_sizespecs(struct trace *t)
 }
 
 /* The entry probe's cookie of fid (include/cabbpf_event.h): the fid, the
- * --size flag, the sp correction in the high half. */
+ * --size flag, the sp correction in the high half (with groups: its low
+ * 24 bits; trace__attach refuses a larger one). */
 static uint64_t entry_cookie(const struct trace *t, uint32_t fid)
 {
 	uint64_t c = fid;
@@ -95,8 +110,16 @@ static uint64_t entry_cookie(const struct trace *t, uint32_t fid)
 	if (t->o.size_specs && t->o.size_specs[fid])
 		c |= CABBPF_COOKIE_SIZED;
 	if (t->o.sp_delta)
-		c |= (uint64_t)t->o.sp_delta[fid] << 32;
+		c |= (uint64_t)(t->o.groups ? t->o.sp_delta[fid] & 0xffffffu : t->o.sp_delta[fid])
+		     << 32;
 	return c;
+}
+
+/* The group and generation bits of a probe of group g (o.groups). */
+static uint64_t group_bits(const struct trace *t, unsigned g)
+{
+	return (uint64_t)g << CABBPF_COOKIE_GRP_SHIFT | (uint64_t)t->gen[g]
+								<< CABBPF_COOKIE_GEN_SHIFT;
 }
 
 /* Open and load the skeleton; multi selects the attach type of the probe
@@ -113,7 +136,8 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->session = t->o.session && !t->o.no_returns;
 	t->skel->rodata->want_time = !t->o.no_times;
 	t->skel->rodata->cgroup_on = t->o.cgroup;
-	t->skel->rodata->sampling = t->o.sampling;
+	t->skel->rodata->sampling = t->o.sampling || t->o.groups;
+	t->skel->rodata->groups_on = t->o.groups;
 	t->skel->rodata->sized_on = t->nsized > 0;
 	t->skel->rodata->lossless = t->o.lossless;
 	/* The traced executable, so an execve of another program is seen as
@@ -149,6 +173,8 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->ring_mask = t->mask;
 	err = bpf_map__set_max_entries(t->skel->maps.slots, (__u32)t->ncpus << t->shift);
 	if (!err)
+		err = bpf_map__set_max_entries(t->skel->maps.fhits, t->o.groups ? t->o.nfuncs : 1);
+	if (!err)
 		err = bpf_map__set_max_entries(t->skel->maps.heads, (__u32)t->ncpus);
 	if (err)
 		return err;
@@ -179,6 +205,32 @@ static void unmap_rings(struct trace *t)
 	if (t->ring)
 		munmap(t->ring, t->ring_len);
 	t->ring = NULL;
+	if (t->fhits)
+		munmap((void *)t->fhits, t->fhits_len);
+	t->fhits = NULL;
+}
+
+/* Groups: map the per-function hit counters (read-only here). Returns 0
+ * or -errno. */
+static int map_fhits(struct trace *t)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (!t->o.groups)
+		return 0;
+	t->fhits_len = ((size_t)t->o.nfuncs * sizeof(uint64_t) + (size_t)page - 1) &
+		       ~((size_t)page - 1);
+	p = mmap(NULL, t->fhits_len, PROT_READ, MAP_SHARED, bpf_map__fd(t->skel->maps.fhits), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	t->fhits = p;
+	return 0;
+}
+
+const volatile uint64_t *trace__fhits(const struct trace *t)
+{
+	return t->fhits;
 }
 
 int trace__open(const struct trace_opts *o, struct trace **out)
@@ -188,9 +240,10 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 
 	*out = NULL;
 	if (!o || o->pid < 0 || (!o->pid && !o->cgroup) || !o->binary || !o->on_event ||
-	    !o->nfuncs || o->ring_bytes < 4096 || (o->ring_bytes & (o->ring_bytes - 1)) ||
+	    !o->nfuncs || o->nfuncs > CABBPF_COOKIE_FID || o->ring_bytes < 4096 ||
+	    (o->ring_bytes & (o->ring_bytes - 1)) || (o->groups && (!o->first_group || o->pid <= 0)) ||
 	    (o->ncallsites && (!o->callsites || !o->no_returns)) ||
-	    (o->session && (o->ncallsites || o->sampling || o->floor))) {
+	    (o->session && (o->ncallsites || o->sampling || o->floor || o->groups))) {
 		log_err("trace__open: invalid options");
 		return -EINVAL;
 	}
@@ -262,6 +315,11 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 		log_err("mapping per-CPU rings of %zu bytes: %s", o->ring_bytes, strerror(-err));
 		goto cleanup;
 	}
+	err = map_fhits(t);
+	if (err) {
+		log_err("mapping the probes' hit counters: %s", strerror(-err));
+		goto cleanup;
+	}
 	*out = t;
 	return 0;
 cleanup:
@@ -287,9 +345,11 @@ static void callsite_refused(const struct trace_callsite *c, bool *refused)
 }
 
 /* The call-site cookie: fid low, the signed sp correction high. */
-static uint64_t callsite_cookie(const struct trace_callsite *c)
+static uint64_t callsite_cookie(const struct trace *t, const struct trace_callsite *c)
 {
-	return c->fid | (uint64_t)(uint32_t)c->sp_delta << 32;
+	return c->fid |
+	       (uint64_t)(t->o.groups ? (uint32_t)c->sp_delta & 0xffffffu : (uint32_t)c->sp_delta)
+		       << 32;
 }
 
 /* Per-site perf links for the call sites (entries at even slots). */
@@ -302,15 +362,15 @@ static void attach_callsites_perf(struct trace *t)
 		const struct trace_callsite *c = &t->o.callsites[i];
 		struct bpf_link *l;
 
-		uo.bpf_cookie = callsite_cookie(c);
+		uo.bpf_cookie = callsite_cookie(t, c);
 		l = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, bin_of(t, c->fid),
 						    (size_t)c->offset, &uo);
 		if (!l) {
 			callsite_refused(c, NULL);
 			continue;
 		}
-		t->links[t->nlinks++] = l;
-		t->links[t->nlinks++] = NULL;
+		t->sets[0].links[t->sets[0].nlinks++] = l;
+		t->sets[0].links[t->sets[0].nlinks++] = NULL;
 	}
 }
 
@@ -320,8 +380,10 @@ static int attach_perf(struct trace *t, bool *logged)
 	uint32_t fid;
 	int r;
 
-	t->links = calloc(((size_t)t->o.nfuncs + t->o.ncallsites) * 2, sizeof(*t->links));
-	if (!t->links)
+	struct link_set *ls = &t->sets[0];
+
+	ls->links = calloc(((size_t)t->o.nfuncs + t->o.ncallsites) * 2, sizeof(*ls->links));
+	if (!ls->links)
 		return -ENOMEM;
 	for (fid = 0; fid < t->o.nfuncs; fid++) {
 		struct bpf_link *le, *lr;
@@ -348,9 +410,9 @@ static int attach_perf(struct trace *t, bool *logged)
 			t->refused++;
 			continue;
 		}
-		t->links[t->nlinks++] = le;
+		ls->links[ls->nlinks++] = le;
 		if (t->o.no_returns) {
-			t->links[t->nlinks++] = NULL; /* keeps entries at even slots */
+			ls->links[ls->nlinks++] = NULL; /* keeps entries at even slots */
 			continue;
 		}
 		uo.bpf_cookie = fid;
@@ -363,18 +425,18 @@ static int attach_perf(struct trace *t, bool *logged)
 			*logged = true;
 			return r;
 		}
-		t->links[t->nlinks++] = lr;
+		ls->links[ls->nlinks++] = lr;
 	}
 	attach_callsites_perf(t);
-	return t->nlinks ? 0 : -ENOENT;
+	return ls->nlinks ? 0 : -ENOENT;
 }
 
 /* Both multi links of one file over the sites of fids [0, n) of that file
- * (offs, cookies = fids; refused is scratch space); a site the kernel
- * refuses is split off (uprobe_multi__attach_all). Returns the number of
- * functions attached, or -errno. */
-static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_t *cookies,
-		       uint32_t n, bool *refused)
+ * (offs, cookies = fids; refused is scratch space), into set ls; a site
+ * the kernel refuses is split off (uprobe_multi__attach_all). Returns the
+ * number of functions attached, or -errno. */
+static int attach_file(struct trace *t, struct link_set *ls, const char *bin, uint64_t *offs,
+		       uint64_t *cookies, uint32_t n, bool *refused)
 {
 	uint32_t i, m = 0;
 	int err;
@@ -382,7 +444,7 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 	memset(refused, 0, sizeof(*refused) * n);
 	err = uprobe_multi__attach_all(bpf_program__fd(t->entry), bin, offs, cookies, n,
 				       t->ret ? UPROBE_MULTI_ENTRY : UPROBE_MULTI_SESSION, t->o.pid,
-				       &t->mfd[0], &t->nmfd[0], refused);
+				       &ls->mfd[0], &ls->nmfd[0], refused);
 	if (err)
 		return err;
 	/* Entries only, or a session link: one link holds the whole story.
@@ -390,8 +452,8 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 	if (t->o.no_returns || !t->ret) {
 		for (i = 0; i < n; i++) {
 			m += !refused[i];
-			if (refused[i] && (uint32_t)cookies[i] < t->o.nfuncs &&
-			    t->o.offsets[(uint32_t)cookies[i]] == offs[i])
+			if (refused[i] && (cookies[i] & CABBPF_COOKIE_FID) < t->o.nfuncs &&
+			    t->o.offsets[cookies[i] & CABBPF_COOKIE_FID] == offs[i])
 				log_warn("the kernel refused the probe of function %u at 0x%lx "
 					 "of %s, which the plan accepted: that function is not "
 					 "traced",
@@ -412,14 +474,18 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 			continue;
 		}
 		offs[m] = offs[i];
-		/* returns: no sp correction, no --size flag */
-		cookies[m++] = (uint32_t)cookies[i] & CABBPF_COOKIE_FID;
+		/* returns: no sp correction, no --size flag; the group and
+		 * its generation */
+		cookies[m++] = (cookies[i] &
+				(uint64_t)(CABBPF_COOKIE_FID |
+					   CABBPF_COOKIE_GRP_MASK << CABBPF_COOKIE_GRP_SHIFT)) |
+			       (cookies[i] & 0xffULL << CABBPF_COOKIE_GEN_SHIFT);
 	}
 	if (!m)
 		return 0;
 	memset(refused, 0, sizeof(*refused) * m);
 	err = uprobe_multi__attach_all(bpf_program__fd(t->ret), bin, offs, cookies, m, true,
-				       t->o.pid, &t->mfd[1], &t->nmfd[1], refused);
+				       t->o.pid, &ls->mfd[1], &ls->nmfd[1], refused);
 	if (err == -ESRCH)
 		return err; /* the process is gone meanwhile */
 	if (err) {
@@ -431,16 +497,19 @@ static int attach_file(struct trace *t, const char *bin, uint64_t *offs, uint64_
 	for (i = 0; i < m; i++)
 		if (refused[i])
 			log_warn("function %u: return probe refused; its returns are not seen",
-				 (unsigned)cookies[i]);
+				 (unsigned)(cookies[i] & CABBPF_COOKIE_FID));
 	return (int)m;
 }
 
 /* Multi links for every file of the functions [from, to) (the main
- * binary, shared libraries): one pair per file, more where refused sites
- * split them. A file whose every site is refused is skipped; if all files
+ * binary, shared libraries) into group g's set: one pair per file, more
+ * where refused sites split them; the functions fid with member[fid]
+ * (NULL: all). A file whose every site is refused is skipped; if all files
  * fail, the first error returns (the caller then falls back to per-site
- * links). Adds the functions not attached to t->refused. */
-static int attach_range(struct trace *t, uint32_t from, uint32_t to)
+ * links). Without member, adds the functions not attached to t->refused;
+ * *nattached (if not NULL): the functions attached. */
+static int attach_range(struct trace *t, unsigned g, const uint8_t *member, uint32_t from,
+			uint32_t to, uint32_t *nattached)
 {
 	uint64_t *offs = NULL, *cookies = NULL;
 	bool *refused = NULL, *done = NULL;
@@ -461,31 +530,34 @@ static int attach_range(struct trace *t, uint32_t from, uint32_t to)
 	for (i = from; i < to; i++) {
 		const char *bin = bin_of(t, i);
 
-		if (done[i] || t->o.offsets[i] == TRACE_NO_PROBE)
+		if (done[i] || t->o.offsets[i] == TRACE_NO_PROBE || (member && !member[i]))
 			continue;
 		for (j = i, n = 0; j < to; j++) {
 			if (done[j] || t->o.offsets[j] == TRACE_NO_PROBE ||
-			    strcmp(bin_of(t, j), bin))
+			    (member && !member[j]) || strcmp(bin_of(t, j), bin))
 				continue;
 			done[j] = true;
 			if (t->o.offsets[j] == TRACE_AT_CALLSITES)
 				continue;
 			offs[n] = t->o.offsets[j];
-			/* fid in the low half, the sp correction in the high half */
-			cookies[n++] = entry_cookie(t, j);
+			/* fid and group in the low half, the sp correction in
+			 * the high half */
+			cookies[n++] = entry_cookie(t, j) | (t->o.groups ? group_bits(t, g) : 0);
 		}
 		nfn = n;
 		for (k = 0; k < t->o.ncallsites; k++) {
 			const struct trace_callsite *c = &t->o.callsites[k];
 
-			if (c->fid < t->o.nfuncs && !strcmp(bin_of(t, c->fid), bin)) {
+			if (c->fid < t->o.nfuncs && (!member || member[c->fid]) &&
+			    !strcmp(bin_of(t, c->fid), bin)) {
 				offs[n] = c->offset;
-				cookies[n++] = callsite_cookie(c);
+				cookies[n++] = callsite_cookie(t, c) |
+					       (t->o.groups ? group_bits(t, g) : 0);
 			}
 		}
 		if (!n)
 			continue;
-		r = attach_file(t, bin, offs, cookies, n, refused);
+		r = attach_file(t, &t->sets[g], bin, offs, cookies, n, refused);
 		if (r == -ENOMEM || r == -ESRCH) {
 			err = r;
 			goto cleanup;
@@ -513,11 +585,14 @@ static int attach_range(struct trace *t, uint32_t from, uint32_t to)
 	}
 	/* Functions counted at call sites are attached if any site is. */
 	for (i = from, n = 0; i < to; i++)
-		n += t->o.offsets[i] == TRACE_AT_CALLSITES;
+		n += t->o.offsets[i] == TRACE_AT_CALLSITES && (!member || member[i]);
 	attached += n;
 	if (!attached)
 		err = first_err ? first_err : -ENOENT;
-	t->refused += (to - from) - attached;
+	if (!member)
+		t->refused += (to - from) - attached;
+	if (nattached)
+		*nattached = attached;
 cleanup:
 	free(offs);
 	free(cookies);
@@ -557,6 +632,61 @@ bool trace__cpu_time(const struct trace *t)
 	return t->switch_link != NULL;
 }
 
+/* Groups: every function into its first group (o.first_group), the gate
+ * closed. Returns 0, or -errno with *logged set when it said why. */
+static int attach_groups(struct trace *t, bool *logged)
+{
+	const char *no_multi = getenv("CABBPF_TEST_NO_MULTI");
+	uint8_t *member = calloc(t->o.nfuncs, 1);
+	uint32_t g, f, n, attached = 0;
+	int err = 0, first_err = 0;
+
+	if (!member)
+		return -ENOMEM;
+	if (no_multi && *no_multi == '1') {
+		free(member);
+		log_err("--budget needs multi-uprobe links (Linux 6.6 or later), which were "
+			"refused here (%s)",
+			strerror(EOPNOTSUPP));
+		*logged = true;
+		return -EOPNOTSUPP;
+	}
+	for (g = 0; g < CABBPF_NGROUPS; g++) {
+		for (f = 0, n = 0; f < t->o.nfuncs; f++) {
+			member[f] = t->o.first_group[f] == g && t->o.offsets[f] != TRACE_NO_PROBE;
+			n += member[f];
+		}
+		if (!n)
+			continue;
+		err = attach_range(t, g, member, 0, t->o.nfuncs, &n);
+		if (err == -ENOMEM)
+			break;
+		if (err) {
+			first_err = first_err ? first_err : err;
+			err = 0;
+			continue;
+		}
+		attached += n;
+	}
+	free(member);
+	if (!err && !attached)
+		err = first_err ? first_err : -ENOENT;
+	if (err == -ENOENT) {
+		log_err("no probe site left to attach in %s", t->o.binary);
+		*logged = true;
+	} else if (err) {
+		log_err("--budget needs multi-uprobe links (Linux 6.6 or later), which were "
+			"refused here (%s)",
+			strerror(-err));
+		*logged = true;
+	}
+	if (!err) {
+		t->refused = t->o.nfuncs - attached;
+		attach_exec(t);
+	}
+	return err;
+}
+
 /* trace__attach without the last word: returns 0, or -errno with
  * *logged set when it said why already. */
 static int attach(struct trace *t, bool *logged)
@@ -570,14 +700,23 @@ static int attach(struct trace *t, bool *logged)
 		attach_exec(t);
 		return 0;
 	}
+	if (t->multi && t->o.groups)
+		return attach_groups(t, logged);
+	if (!t->multi && t->o.groups) {
+		log_err("--budget needs multi-uprobe links (Linux 6.6 or later): this kernel "
+			"refused to load them");
+		*logged = true;
+		return -EOPNOTSUPP;
+	}
 	if (t->multi) {
 		/* CABBPF_TEST_NO_MULTI=1: act as a kernel without multi-uprobe
 		 * links (< 6.6), so the tests cover the fallback below here. */
 		const char *no_multi = getenv("CABBPF_TEST_NO_MULTI");
 
 		t->refused = 0;
-		err = no_multi && *no_multi == '1' && !t->o.session ? -EOPNOTSUPP
-								     : attach_range(t, 0, t->o.nfuncs);
+		err = no_multi && *no_multi == '1' && !t->o.session
+			      ? -EOPNOTSUPP
+			      : attach_range(t, 0, NULL, 0, t->o.nfuncs, NULL);
 		if (!err) {
 			attach_exec(t);
 			return 0;
@@ -629,7 +768,7 @@ int trace__attach(struct trace *t)
 	 * target, says so (trace.h). */
 	if (err && !logged && err != -ESRCH)
 		log_err("attaching probes to %s: %s", t->o.binary, strerror(-err));
-	if (!err && !t->o.gated && !t->o.sampling)
+	if (!err && !t->o.gated && !t->o.sampling && !t->o.groups)
 		trace__gate(t, true);
 	return err;
 }
@@ -643,7 +782,7 @@ int trace__add(struct trace *t, uint32_t nfuncs)
 		return -EINVAL;
 	if (nfuncs == from)
 		return 0;
-	err = attach_range(t, from, nfuncs);
+	err = attach_range(t, 0, NULL, from, nfuncs, NULL);
 	t->o.nfuncs = nfuncs;
 	if (err == -ENOMEM)
 		log_err("out of memory");
@@ -775,74 +914,169 @@ bool trace__below_low(const struct trace *t)
 	return true;
 }
 
-/* Close a set's links: returns first, entries last (the reverse of
- * attach): a return can then never be reported without its entry. In
- * between, entries without returns show up as open or missing frames,
- * which the shadow stacks handle; orphan returns they could not place.
- * Closing a link removes its breakpoints at once, then waits for the
- * kernel's grace periods (50-400 ms here). Frees the set's arrays. */
+/* Close the links of one kind of a set (0 entries, 1 returns). */
+static void close_kind(struct link_set *ls, unsigned kind)
+{
+	uint32_t k;
+
+	for (k = 0; k < ls->nmfd[kind]; k++)
+		close(ls->mfd[kind][k]);
+	free(ls->mfd[kind]);
+	ls->mfd[kind] = NULL;
+	for (k = kind; k < ls->nlinks; k += 2)
+		bpf_link__destroy(ls->links[k]);
+}
+
+static void *close_returns_main(void *arg)
+{
+	close_kind(arg, 1);
+	return NULL;
+}
+
+/* Close a set's links, its returns in a thread of their own while this
+ * one closes its entries. Closing a link takes out its probes at once,
+ * then waits for the kernel's grace periods (50-400 ms here); a site's
+ * breakpoint leaves the target when its last probe does, so entries and
+ * returns closed one after the other would leave it in for a grace period
+ * after the returns went (a target hitting it pays for nothing). The gate
+ * is closed first (every caller closes it: trace__detach, the pauses, the
+ * groups' gate), so no event comes from either meanwhile, in whatever
+ * order they go. Frees the set's arrays. */
 static void close_links(struct link_set *ls)
 {
-	uint32_t i;
+	pthread_attr_t at;
+	pthread_t th;
+	bool two;
 
-	for (i = 2; i-- > 0;) {
-		uint32_t k;
-
-		for (k = 0; k < ls->nmfd[i]; k++)
-			close(ls->mfd[i][k]);
-		free(ls->mfd[i]);
-	}
-	for (i = 1; i < ls->nlinks; i += 2)
-		bpf_link__destroy(ls->links[i]);
-	for (i = 0; i < ls->nlinks; i += 2)
-		bpf_link__destroy(ls->links[i]);
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, CLOSER_STACK);
+	two = ls->nmfd[1] && !pthread_create(&th, &at, close_returns_main, ls);
+	pthread_attr_destroy(&at);
+	if (!two)
+		close_kind(ls, 1);
+	close_kind(ls, 0);
+	if (two)
+		pthread_join(th, NULL);
 	free(ls->links);
 	memset(ls, 0, sizeof(*ls));
 }
 
-/* Move t's probe links into *ls (t has none after). */
-static void take_links(struct trace *t, struct link_set *ls)
+/* Move group g's probe links into *ls (t has none of them after). */
+static void take_links(struct trace *t, unsigned g, struct link_set *ls)
 {
-	memcpy(ls->mfd, t->mfd, sizeof(ls->mfd));
-	memcpy(ls->nmfd, t->nmfd, sizeof(ls->nmfd));
-	ls->links = t->links;
-	ls->nlinks = t->nlinks;
-	memset(t->mfd, 0, sizeof(t->mfd));
-	memset(t->nmfd, 0, sizeof(t->nmfd));
-	t->links = NULL;
-	t->nlinks = 0;
+	*ls = t->sets[g];
+	memset(&t->sets[g], 0, sizeof(t->sets[g]));
 }
 
 static void *closer_main(void *arg)
 {
+	struct closer *c = arg;
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	close_links(arg);
+	close_links(&c->ls);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	log_debug("sampling: the last window's probes released in %.3f ms",
-		  (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6);
+	c->ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ULL + (uint64_t)b.tv_nsec -
+		(uint64_t)a.tv_nsec;
+	log_debug("sampling: the last window's probes released in %.3f ms", (double)c->ns / 1e6);
 	return NULL;
 }
 
-/* Wait for a pause's links to be closed (sampling). */
-static void join_closer(struct trace *t)
+/* Forget closer i, joined. */
+static void drop_closer(struct trace *t, uint32_t i)
 {
-	if (t->closing) {
-		pthread_join(t->closer, NULL);
-		t->closing = false;
+	free(t->closers[i]);
+	memmove(t->closers + i, t->closers + i + 1, (--t->nclosers - i) * sizeof(*t->closers));
+}
+
+/* Join the oldest closer (its links are gone after). */
+static void join_oldest(struct trace *t)
+{
+	pthread_join(t->closers[0]->th, NULL);
+	drop_closer(t, 0);
+}
+
+/* Wait until every closer is done. */
+static void join_closers(struct trace *t)
+{
+	while (t->nclosers)
+		join_oldest(t);
+}
+
+/* Join every closer that is done, without waiting. */
+static void reap_closers(struct trace *t)
+{
+	uint32_t i = 0;
+
+	while (i < t->nclosers)
+		if (pthread_tryjoin_np(t->closers[i]->th, NULL))
+			i++;
+		else
+			drop_closer(t, i);
+}
+
+/* Take group g's links out and hand them to a closer thread: the
+ * breakpoints go at once, the kernel's release goes on in that thread
+ * (it can last as long as the target: see trace__attach_group). */
+static void close_group_async(struct trace *t, unsigned g)
+{
+	struct closer *c;
+	pthread_attr_t at;
+	int err;
+
+	if (!t->sets[g].nmfd[0] && !t->sets[g].nmfd[1] && !t->sets[g].nlinks)
+		return;
+	reap_closers(t); /* forget those that are done */
+	if (t->nclosers == t->capclosers) {
+		uint32_t cap = t->capclosers ? t->capclosers * 2 : 16;
+		struct closer **v = realloc(t->closers, cap * sizeof(*v));
+
+		if (!v)
+			join_oldest(t);
+		else
+			t->closers = v, t->capclosers = cap;
 	}
+	c = t->nclosers < t->capclosers ? calloc(1, sizeof(*c)) : NULL;
+	if (!c) {
+		struct link_set ls;
+
+		take_links(t, g, &ls);
+		close_links(&ls); /* no memory: wait here */
+		return;
+	}
+	take_links(t, g, &c->ls);
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, CLOSER_STACK);
+	err = pthread_create(&c->th, &at, closer_main, c);
+	pthread_attr_destroy(&at);
+	if (err) {
+		close_links(&c->ls); /* no thread: wait here */
+		free(c);
+		return;
+	}
+	t->closers[t->nclosers++] = c;
+}
+
+uint32_t trace__closing(struct trace *t)
+{
+	reap_closers(t);
+	return t->nclosers;
 }
 
 /* Remove the probe links (not the exec tracepoint), waiting until they are
  * gone. */
 static void detach_probes(struct trace *t)
 {
-	struct link_set ls;
+	unsigned g;
 
-	join_closer(t);
-	take_links(t, &ls);
-	close_links(&ls);
+	/* Every group's links go out first, each in a closer of its own,
+	 * and only then are the closers waited for: a release waits for
+	 * return probes pending in long-lived frames, whose kernel lease
+	 * expires only 100 ms after the thread's last return probe fired
+	 * (trace__attach_group), which a group still in would keep firing. */
+	for (g = 0; g < CABBPF_NGROUPS; g++)
+		close_group_async(t, g);
+	join_closers(t);
 }
 
 void trace__detach(struct trace *t)
@@ -873,21 +1107,27 @@ int trace__pause(struct trace *t)
 	 * for the kernel's grace periods, 50-400 ms here: a thread of ours
 	 * waits, not the loader, which goes on draining. The next resume or
 	 * the detach joins it. */
-	join_closer(t);
-	take_links(t, &t->closing_set);
-	if (pthread_create(&t->closer, NULL, closer_main, &t->closing_set))
-		close_links(&t->closing_set); /* no thread: wait here */
-	else
-		t->closing = true;
+	close_group_async(t, 0);
 	t->paused = true;
 	return 0;
 }
 
-void trace__set_epoch(struct trace *t, uint32_t epoch)
+static void store_gate(struct trace *t, uint64_t g)
 {
 	/* A plain store into the mapped .bss: the probes' next load sees it
 	 * (x86 stores become visible in order, within nanoseconds). */
-	__atomic_store_n(&t->skel->bss->epoch, epoch, __ATOMIC_RELEASE);
+	t->gate = g;
+	__atomic_store_n(&t->skel->bss->gate, g, __ATOMIC_RELEASE);
+}
+
+void trace__set_epoch(struct trace *t, uint32_t epoch)
+{
+	store_gate(t, epoch);
+}
+
+void trace__set_gate(struct trace *t, uint32_t epoch, uint32_t groups)
+{
+	store_gate(t, (uint64_t)groups << 32 | epoch);
 }
 
 void trace__gate(struct trace *t, bool open)
@@ -906,10 +1146,10 @@ int trace__resume(struct trace *t)
 	/* The last pause's links must be gone first: new links attached
 	 * while old ones of the same sites are still being released lose
 	 * return events (seen here: 223 of 1,600 returns missing). */
-	join_closer(t);
+	join_closers(t);
 	if (t->multi) {
 		t->refused = 0;
-		err = attach_range(t, 0, t->o.nfuncs);
+		err = attach_range(t, 0, NULL, 0, t->o.nfuncs, NULL);
 	} else {
 		bool logged = false; /* the caller says what failed */
 
@@ -920,6 +1160,50 @@ int trace__resume(struct trace *t)
 		return err;
 	t->paused = false;
 	return 0;
+}
+
+void trace__gated(const struct trace *t, uint64_t out[CABBPF_NGROUPS])
+{
+	unsigned g;
+
+	for (g = 0; g < CABBPF_NGROUPS; g++)
+		out[g] = __atomic_load_n(&t->skel->bss->gated[g], __ATOMIC_RELAXED);
+}
+
+int trace__attach_group(struct trace *t, unsigned g, const uint8_t *member)
+{
+	struct timespec a, b;
+	uint32_t n = 0;
+	int err;
+
+	if (!t->o.groups || !t->multi || g >= CABBPF_NGROUPS || t->sets[g].nmfd[0])
+		return -EINVAL;
+	/* Nothing is waited for: not the group's last links (its new
+	 * generation is what the gate opens: the caller keeps the group
+	 * closed until then), nor the kernel's release of the same sites in
+	 * other groups. That release can wait for the target: from Linux
+	 * 6.13 a return probe pending in a frame that lives long (main)
+	 * holds the kernel's SRCU read lock as long as other return probes
+	 * keep firing in its thread, and the release waits for it; measured
+	 * here, probes put back on sites still being released lose no
+	 * return (the budget suite asserts it). */
+	t->gen[g]++;
+	__atomic_store_n(&t->skel->bss->grp_gen[g], t->gen[g], __ATOMIC_RELEASE);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	err = attach_range(t, g, member, 0, t->o.nfuncs, &n);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	/* Thousands of sites into a target that traps hard take 60-300 ms
+	 * here (bench/budget.sh): worth knowing with -v. */
+	log_debug("group %u: %u functions put in in %.3f ms", g, err ? 0 : n,
+		  (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6);
+	return err;
+}
+
+void trace__detach_group(struct trace *t, unsigned g)
+{
+	if (!t->o.groups || g >= CABBPF_NGROUPS)
+		return;
+	close_group_async(t, g);
 }
 
 int trace__stats(struct trace *t, uint64_t totals[CABBPF_STAT__MAX], uint64_t *per_cpu_drops)
@@ -985,5 +1269,6 @@ void trace__free(struct trace *t)
 	unmap_rings(t);
 	trace_bpf__destroy(t->skel);
 	free(t->cons);
+	free(t->closers);
 	free(t);
 }

@@ -72,6 +72,15 @@ struct trace_opts {
 	 * the ptrace tracer holds it (map "guarded"; the tracer resumes it,
 	 * map "throttled": user/trace/guard.h) */
 	bool lossless;
+	/* --budget: every probe belongs to a group (0 .. CABBPF_NGROUPS - 1)
+	 * whose links go in and out on their own (trace__attach_group,
+	 * trace__detach_group) and which the gate opens on its own
+	 * (trace__set_gate); events carry the epoch. trace__attach puts
+	 * function fid in group first_group[fid] (none: >= CABBPF_NGROUPS),
+	 * the gate closed. Needs multi-uprobe links (refused otherwise: one
+	 * link per site would take a grace period per function out). */
+	bool groups;
+	const uint8_t *first_group;
 	trace_event_fn on_event;
 	void *ctx;
 };
@@ -170,6 +179,34 @@ void trace__set_epoch(struct trace *t, uint32_t epoch);
 void trace__gate(struct trace *t, bool open);
 int trace__pause(struct trace *t);
 int trace__resume(struct trace *t);
+
+/*
+ * Groups (o.groups). trace__set_gate stores the epoch and the open groups
+ * (bit g: group g) at once: an event is emitted only by a probe of an open
+ * group, labelled with epoch; epoch 0 closes everything.
+ * trace__attach_group puts the probes of the functions fid with member[fid]
+ * into group g, which must hold no links and stay closed until they are in:
+ * a new generation of the group (in the cookies, and the one the probes
+ * accept), so links of the group the kernel is still releasing stay
+ * silent; one multi-uprobe link pair per file. Returns 0 or -errno (logged
+ * by the caller). trace__detach_group takes group g's links out at once
+ * (their breakpoints leave the target unless another group holds the
+ * site) and leaves their release to a thread of its own. The loader's main
+ * thread.
+ */
+void trace__set_gate(struct trace *t, uint32_t epoch, uint32_t groups);
+int trace__attach_group(struct trace *t, unsigned g, const uint8_t *member);
+void trace__detach_group(struct trace *t, unsigned g);
+/* Link sets taken out whose release by the kernel is not over (each
+ * waits in a thread of its own). */
+uint32_t trace__closing(struct trace *t);
+/* Groups: every probe hit so far per function (entries and returns, of
+ * open groups and closed ones), counted in the kernel: [fid], read-only,
+ * valid until trace__free. NULL without groups. Any thread. */
+const volatile uint64_t *trace__fhits(const struct trace *t);
+/* Hits of each group's probes while the group was closed so far (traps
+ * paid for no event: a set going in or out). Any thread. */
+void trace__gated(const struct trace *t, uint64_t out[CABBPF_NGROUPS]);
 
 /* --lossless: whether every CPU's ring holds fewer than a quarter of its
  * slots unread (the low-water mark: held threads may go on). The loader's

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * budget N [PHASE2] — a steady program with known counts for --budget
+ * (issue 13 item 5): functions that are cheap to trace because they are
+ * rare, and one that is costly because it is hot.
+ *
+ * main runs N rounds. In round i:
+ *   hot(i)     every round: spins ~5-7 us (a fixed loop), and every 100th
+ *              call (i % 100 == 0) calls child(i);
+ *   rare(i)    when i % 1000 == 0, called by main.
+ * With PHASE2 = M (> 0), main then runs M more rounds in which only
+ * calm(j) is called (every round: a second phase whose hot function is
+ * another one).
+ * child and rare are leaves. The program prints, on its last stdout line,
+ * "calls: main=1 hot=N child=C rare=R calm=M" (C = ceil(N/100),
+ * R = ceil(N/1000)) and exits 0; usage errors exit 2. With BUDGET_CPU set
+ * in its environment it then prints its own CPU time on stderr,
+ * "cpu_ns=<ns>" (bench/budget.sh: the slowdown a budget keeps).
+ *
+ * Exact edges: <root>->main 1, main->hot N, hot->child C, main->rare R,
+ * main->calm M. child is never called by main or rare: an edge main->child
+ * in a report is false (its real caller, hot, was not traced then).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define TRACED __attribute__((noinline, noipa))
+/* hot's and calm's work: ~7 us a call at -O2 and at -O0 (a loop that
+ * compiles 4x slower there), so the budget sees the same costs */
+#ifdef __OPTIMIZE__
+#define SPIN 20000
+#else
+#define SPIN 5000
+#endif
+#define BARRIER() __asm__ volatile("" ::: "memory")
+
+static volatile unsigned long sink;
+static unsigned long n_child, n_rare;
+
+TRACED void child(long i)
+{
+	n_child++;
+	sink += (unsigned long)i;
+}
+
+TRACED void rare(long i)
+{
+	n_rare++;
+	sink ^= (unsigned long)i;
+}
+
+TRACED void hot(long i)
+{
+	for (int k = 0; k < SPIN; k++)
+		sink += (unsigned long)k;
+	if (i % 100 == 0)
+		child(i);
+	BARRIER();
+}
+
+TRACED void calm(long j)
+{
+	for (int k = 0; k < SPIN; k++)
+		sink -= (unsigned long)k;
+	sink += (unsigned long)j;
+	BARRIER();
+}
+
+int main(int argc, char **argv)
+{
+	long n, m = 0, i;
+
+	if (argc < 2 || argc > 3 || (n = atol(argv[1])) <= 0 ||
+	    (argc == 3 && (m = atol(argv[2])) <= 0)) {
+		fprintf(stderr, "usage: budget N [PHASE2]\n");
+		return 2;
+	}
+	for (i = 0; i < n; i++) {
+		hot(i);
+		BARRIER();
+		if (i % 1000 == 0)
+			rare(i);
+		BARRIER();
+	}
+	for (i = 0; i < m; i++) {
+		calm(i);
+		BARRIER();
+	}
+	printf("calls: main=1 hot=%ld child=%lu rare=%lu calm=%ld\n", n, n_child, n_rare, m);
+	if (getenv("BUDGET_CPU")) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+		fprintf(stderr, "cpu_ns=%lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+	}
+	return 0;
+}

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Integration suite for --budget (issue 13 item 5): the real kernel, probe
+ * groups put in and taken out, the budget target (tests/targets/budget.c)
+ * at -O0 and -O2, whose own last line gives its exact counts.
+ *  - --budget 10: hot (a call every round, ~7 us of work: its probes would
+ *    cost ~25% of the target's time) is sampled in windows and estimated
+ *    within the report's own 95% interval (asserted at twice its
+ *    half-width, plus 2%); child (once per 100 rounds) and rare (once per
+ *    1000) cost well under the budget and stay exact: their counts are the
+ *    program's, exactly, and say "exact"; every return matched.
+ *  - no false exact edge: child's real caller, hot, is out of the target
+ *    between windows, so its calls there have caller <resumed>, never
+ *    main; in the call graph and in the calling-context tree.
+ *  - behaviour that changes: a second phase where calm becomes the hot
+ *    function: calm, exact while it was rare, becomes sampled (the report
+ *    gives its time in both modes) and is estimated within its interval;
+ *    the target is unharmed (same output and exit as untraced).
+ * Needs root and BPF, like every integration suite: no skips.
+ */
+#include <check.h>
+#include <math.h>
+
+#include "tests/harness.h"
+
+#define OPT(i) ((i) ? 2 : 0)
+
+/* Rounds: 1.5-2.5 s of the target's CPU time at either level. */
+#define ROUNDS "300000"
+
+/* budget.functions[] element named name, or NULL. */
+static json_object *bfn(json_object *root, const char *name)
+{
+	return h_find(h_get(h_get(root, "budget"), "functions"), "name", name, NULL, NULL);
+}
+
+/* The function's whole-run figure is exact and equals the program's own
+ * count. */
+static void assert_exact(const struct h_run *r, const char *name)
+{
+	long long own = h_own_calls(r->out, name);
+
+	ck_assert_msg(own > 0, "%s: the program's count is missing:\n%s", name, r->out);
+	ck_assert_msg(h_calls(r->json, name) == own, "%s: %lld seen, %lld made", name,
+		      h_calls(r->json, name), own);
+	ck_assert_str_eq(json_object_get_string(h_get(h_fn(r->json, name), "estimate")), "exact");
+	ck_assert_int_eq(h_fn_field(r->json, name, "calls_est"), own);
+	ck_assert_int_eq(h_fn_field(r->json, name, "calls_est_err95"), 0);
+}
+
+/* The function is estimated from windows, within twice the report's 95%
+ * interval plus 2% of the truth. */
+static void assert_estimated(const struct h_run *r, const char *name)
+{
+	long long own = h_own_calls(r->out, name);
+	long long est = h_fn_field(r->json, name, "calls_est");
+	json_object *e95 = h_get(h_fn(r->json, name), "calls_est_err95");
+	long long err95 = e95 ? json_object_get_int64(e95) : -1;
+
+	ck_assert_msg(own > 0, "%s: the program's count is missing:\n%s", name, r->out);
+	ck_assert_str_eq(json_object_get_string(h_get(h_fn(r->json, name), "estimate")),
+			 "estimated");
+	/* Fewer seen than made: it was out of the target part of the time. */
+	ck_assert_int_lt(h_calls(r->json, name), own);
+	ck_assert_msg(err95 > 0, "%s: no interval (one window?): %s", name, r->err);
+	ck_assert_msg(llabs(est - own) <= 2 * err95 + own / 50,
+		      "%s: estimated %lld +- %lld, the program made %lld", name, est, err95, own);
+}
+
+/* The calls_est of edge caller -> callee, 0 when the edge is absent. */
+static long long edge_est(json_object *root, const char *caller, const char *callee)
+{
+	json_object *e = h_find(h_get(root, "callgraph"), "caller", caller, "callee", callee);
+
+	return e ? h_num(e, "calls_est") : 0;
+}
+
+/* The child of calling-context node n named name, or NULL. */
+static json_object *ctx_child(json_object *n, const char *name)
+{
+	return h_find(h_get(n, "children"), "name", name, NULL, NULL);
+}
+
+/* calls of the context at a;b;c below the tree's root, 0 when absent. */
+static long long ctx_calls(json_object *tree, const char *const *path)
+{
+	json_object *n = tree;
+
+	for (; *path && n; path++)
+		n = ctx_child(n, *path);
+	return n ? h_num(n, "calls") : 0;
+}
+
+START_TEST(exact_and_estimated)
+{
+	char *args[] = {"--budget",
+			"10",
+			"--sample-period",
+			"250",
+			"-a",
+			"count,callgraph,cct",
+			"--",
+			(char *)h_target("budget", OPT(_i)),
+			ROUNDS,
+			NULL};
+	long long child;
+	json_object *tree;
+	struct h_run r;
+
+	h_run(&r, args);
+	h_assert_clean(&r);
+	assert_exact(&r, "rare");
+	assert_exact(&r, "child");
+	assert_exact(&r, "main");
+	assert_estimated(&r, "hot");
+	ck_assert_str_eq(json_object_get_string(h_get(bfn(r.json, "hot"), "mode")), "sampled");
+	ck_assert_str_eq(json_object_get_string(h_get(bfn(r.json, "rare"), "mode")), "exact");
+	ck_assert_int_eq(h_num(bfn(r.json, "rare"), "sampled_ns"), 0);
+	ck_assert_int_ge(h_num(h_get(r.json, "budget"), "windows"), 2);
+	/* What was seen is exact: every return matched. */
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+
+	/* No false exact edge: child's calls are under hot (in windows) or
+	 * <resumed> (hot out of the target), never main or rare. */
+	child = h_calls(r.json, "child");
+	ck_assert_int_eq(h_edge(r.json, "main", "child"), 0);
+	ck_assert_int_eq(h_edge(r.json, "rare", "child"), 0);
+	ck_assert_int_eq(h_edge(r.json, "<root>", "child"), 0);
+	ck_assert_int_gt(h_edge(r.json, "hot", "child"), 0);
+	ck_assert_int_gt(h_edge(r.json, "<resumed>", "child"), 0);
+	ck_assert_int_eq(h_edge(r.json, "hot", "child") + h_edge(r.json, "<resumed>", "child"),
+			 child);
+	/* main calls rare at the same stack slots in and out of windows: its
+	 * caller is known (pipeline/shadow.h), or <resumed>; nothing else. */
+	ck_assert_int_eq(h_edge(r.json, "main", "rare") + h_edge(r.json, "<resumed>", "rare"),
+			 h_calls(r.json, "rare"));
+	/* The edges' estimates share the callee's: child's all come to its
+	 * exact count (to the rounding of each). */
+	ck_assert_int_le(llabs(edge_est(r.json, "hot", "child") +
+			       edge_est(r.json, "<resumed>", "child") - child),
+			 2);
+
+	/* The calling-context tree says the same. */
+	tree = h_get(r.json, "cct");
+	ck_assert_ptr_nonnull(tree);
+	ck_assert_int_eq(ctx_calls(tree, (const char *const[]){"main", "child", NULL}), 0);
+	ck_assert_int_eq(ctx_calls(tree, (const char *const[]){"main", "rare", "child", NULL}), 0);
+	ck_assert_int_eq(ctx_calls(tree, (const char *const[]){"main", "hot", "child", NULL}) +
+				 ctx_calls(tree, (const char *const[]){"<resumed>", "child", NULL}),
+			 child);
+	ck_assert_int_gt(ctx_calls(tree, (const char *const[]){"<resumed>", "child", NULL}), 0);
+
+	/* The text report says which counts are exact and which estimated. */
+	ck_assert_ptr_nonnull(strstr(r.out, "budget: 10% of the target's CPU time"));
+	ck_assert_ptr_nonnull(strstr(r.out, "budget: whole run, per function"));
+	ck_assert_ptr_nonnull(strstr(r.out, "exact        rare"));
+	ck_assert_ptr_nonnull(strstr(r.out, "estimated    hot"));
+	h_free(&r);
+}
+END_TEST
+
+START_TEST(behaviour_changes)
+{
+	char *target[] = {(char *)h_target("budget", OPT(_i)), "150000", "150000", NULL};
+	char *opts[] = {"--budget", "10", "--sample-period", "250", "-a", "count", NULL};
+	json_object *calm;
+	struct h_plain p;
+	struct h_run r;
+
+	/* The target is unharmed: same output, same exit as untraced. */
+	h_traced_same(&p, &r, opts, target);
+	h_assert_no_loss(r.json);
+	assert_exact(&r, "rare");
+	assert_exact(&r, "child");
+	assert_estimated(&r, "hot");
+	/* calm was exact (never called) until its phase came, then cost too
+	 * much: sampled from then on, and estimated. */
+	calm = bfn(r.json, "calm");
+	ck_assert_ptr_nonnull(calm);
+	ck_assert_int_gt(h_num(calm, "exact_ns"), 0);
+	ck_assert_int_gt(h_num(calm, "sampled_ns"), 0);
+	assert_estimated(&r, "calm");
+	ck_assert_int_ge(h_num(h_get(r.json, "budget"), "changes"), 2);
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("budget_integration");
+	TCase *tc = tcase_create("budget");
+
+	if (h_integration_setup("budget", NULL))
+		return 1;
+	tcase_set_timeout(tc, 180);
+	tcase_add_loop_test(tc, exact_and_estimated, 0, 2);
+	tcase_add_loop_test(tc, behaviour_changes, 0, 2);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
+}
