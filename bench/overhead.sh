@@ -88,8 +88,10 @@ floor() {
 for T in $TS; do
 	for entry in $ENTRIES; do
 		W=$O/calls-$entry
+		# awk reads to the end: an early exit would kill objdump with
+		# SIGPIPE, which pipefail makes fatal (seen: exit 141)
 		first=$(objdump -d --no-show-raw-insn "$W" |
-			awk '/<leaf>:/ { getline; sub(/^[ \t]*[0-9a-f]+:[ \t]*/, ""); print; exit }')
+			awk '!f && /<leaf>:/ { getline; sub(/^[ \t]*[0-9a-f]+:[ \t]*/, ""); print; f = 1 }')
 		echo "== $T thread(s) x $N calls of leaf(), $entry entry ($first), $R runs, load $(load)"
 		for r in $(seq "$R"); do
 			# Loop figures, then the statistics runs, alternated in
