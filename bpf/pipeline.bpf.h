@@ -9,6 +9,10 @@
 #ifndef CABBPF_PIPELINE_BPF_H
 #define CABBPF_PIPELINE_BPF_H
 
+/* One access, as written: neither merged, split nor moved by the compiler. */
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
+
 /* Geometry of the per-CPU regions of "slots", set by the loader before
  * load (rodata: the verifier folds them): 2^ring_shift slots per CPU. */
 const volatile __u32 ring_shift = 0;
@@ -81,16 +85,123 @@ static __always_inline __u32 pipeline_tid(const struct tstate *st, __u32 tid)
 	return st->alias ? st->alias : tid;
 }
 
-/* One access, as written: neither merged, split nor moved by the compiler. */
-#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
-#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
-
 static __always_inline void bump(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
 
 	if (v)
 		*v += 1;
+}
+
+/*
+ * The thread table: where a thread's state lives, looked up without a
+ * helper call. bpf_task_storage_get() is a call into the kernel (its
+ * recursion-safe variant in these programs, with a per-CPU busy count and
+ * the storage list's walk): ~45-50 ns per event here, where each kernel
+ * return goes through the SRSO return thunk; an array lookup is inlined
+ * by the verifier and this one is a multiply, a shift and two compares.
+ *
+ * A thread's slot is chosen by a hash of its task_struct's address (the
+ * one identity a thread keeps all its life: its pid changes when a
+ * thread other than the leader calls execve). The first event of a
+ * thread takes its slot if it is free (compare-and-swap of owner); if
+ * another live thread holds it, the thread's state is in task storage
+ * instead, for all its life (it never takes the slot later: its storage
+ * is found first). on_exit frees the slot of a thread that ends. owner is
+ * the address less the table's own (a pointer difference: the verifier
+ * lets privileged programs turn that, not a bare pointer, into a number),
+ * tag the thread's stack canary (random, drawn at fork, kept across
+ * execve; the start time would do but for a non-leader's execve, which
+ * takes the leader's): an address reused by a task after a slot was left
+ * behind (a thread that ended while on_exit was not attached) does not
+ * match it. tstab_mask + 1 slots of 64 bytes (a power of two, set by
+ * the loader before load; the objects that share the table are given the
+ * trace object's: user/trace/trace.h trace__tstab_mask).
+ */
+const volatile __u32 tstab_mask = CABBPF_TSTAB_SLOTS - 1;
+
+struct tslot {
+	__u64 owner;
+	__u64 tag;
+	struct tstate st;
+	__u64 pad[1];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CABBPF_TSTAB_SLOTS); /* = tstab_mask + 1 */
+	__type(key, __u32);
+	__type(value, struct tslot);
+} tstab SEC(".maps");
+
+/* The task's key in tstab (never 0: a task is not the map). */
+static __always_inline __u64 tstab_key(const struct task_struct *task)
+{
+	return (__u64)task - (__u64)&tstab;
+}
+
+/* See tslot.tag; a kernel built without stack protector: the start time. */
+static __always_inline __u64 tstab_tag(const struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->stack_canary))
+		return task->stack_canary;
+	return task->start_time;
+}
+
+static __always_inline struct tslot *tstab_slot(__u64 key)
+{
+	/* Fibonacci hashing: the product's high bits mix every bit of the
+	 * address (task_structs are slab objects: their low bits repeat). */
+	__u32 idx = (__u32)((key * 0x9E3779B97F4A7C15ull) >> 32) & tstab_mask;
+
+	return bpf_map_lookup_elem(&tstab, &idx);
+}
+
+/*
+ * The state of thread task: its tstab slot, or its task storage; created
+ * (zeroed) if create and it has none. NULL: none (or none could be made:
+ * task storage full). Any program may call it for any task it holds a
+ * trusted pointer to.
+ */
+static __always_inline struct tstate *pipeline_state(struct task_struct *task, bool create)
+{
+	__u64 key = tstab_key(task), tag = tstab_tag(task);
+	struct tslot *s = tstab_slot(key);
+	struct tstate *st;
+
+	if (s && READ_ONCE(s->owner) == key && s->tag == tag)
+		return &s->st;
+	st = bpf_task_storage_get(&tstates, task, 0, 0);
+	if (st || !create)
+		return st;
+	if (!s) /* a table smaller than the mask: an object with no events */
+		return bpf_task_storage_get(&tstates, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* Free slots are only ever taken here; a slot left by a thread that
+	 * ended unseen (see above) stays taken, and its hash's threads use
+	 * task storage. */
+	if (__sync_val_compare_and_swap(&s->owner, 0, key) == 0) {
+		s->tag = tag;
+		__builtin_memset(&s->st, 0, sizeof(s->st));
+		return &s->st;
+	}
+	bump(CABBPF_STAT_TSTAB_TAKEN);
+	return bpf_task_storage_get(&tstates, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/* Free the tstab slot of a task that ends (on_exit), if it holds one. Its
+ * state is zeroed before the slot is released (x86 stores are seen in
+ * order; the next owner's compare-and-swap pairs with the release store). */
+static __always_inline void pipeline_state_free(struct task_struct *task)
+{
+	__u64 key = tstab_key(task);
+	struct tslot *s = tstab_slot(key);
+
+	if (!s || READ_ONCE(s->owner) != key || s->tag != tstab_tag(task))
+		return;
+	__builtin_memset(&s->st, 0, sizeof(s->st));
+	s->tag = 0;
+	asm volatile("" ::: "memory");
+	WRITE_ONCE(s->owner, 0);
 }
 
 /* Claim attempts before an event counts as dropped: a failed claim means
@@ -120,9 +231,11 @@ static __always_inline void *pipeline_begin_task(__u64 size, struct task_struct 
 	*stp = NULL;
 	if (size > CABBPF_SLOT_BYTES - 8)
 		return NULL; /* constant: folded away */
-	st = bpf_task_storage_get(&tstates, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = pipeline_state(task, true);
 	if (!st) {
+		/* the event is lost (of its kind), and why */
 		bump(CABBPF_STAT_NOSTORE);
+		bump(drop_stat);
 		return NULL;
 	}
 	/* A probe cannot normally fire inside a probe of the same thread, but

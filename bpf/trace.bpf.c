@@ -388,7 +388,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	/* Whatever the gate: state that outlives it. */
 	if (target_tgid && exe_ino)
 		other_image = ino != exe_ino || dev != exe_dev;
-	st = bpf_task_storage_get(&tstates, p, 0, 0);
+	st = pipeline_state(p, false);
 	if (st && (__u32)old_pid != (__u32)p->pid && !st->alias)
 		st->alias = (__u32)old_pid;
 	/* Closed gate (see gate); sampling watches execve between windows
@@ -421,8 +421,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
  * have events (task storage) only, as an exec event flagged
  * CABBPF_EXEC_KILLED (not an execve of the program's own).
  */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+static __always_inline void exit_by_exec(struct task_struct *p)
 {
 	struct task_struct *execer = p->signal->group_exec_task;
 	struct cabbpf_event *e;
@@ -430,28 +429,28 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 	__u32 win = (__u32)gate;
 
 	if (!execer || execer == p)
-		return 0;
+		return;
 	if (target_tgid && p->tgid != target_tgid)
-		return 0;
+		return;
 	/* A thread other than the leader exec's: the kernel will give it
 	 * the leader's id once every other thread is gone (this one among
 	 * them), before on_exec runs; a switch-in event written in between
 	 * must already carry its old tid (tstate.alias). */
 	if (execer->pid != execer->tgid) {
-		st = bpf_task_storage_get(&tstates, execer, 0, 0);
+		st = pipeline_state(execer, false);
 		if (st && !st->alias)
 			st->alias = (__u32)execer->pid;
 	}
 	if (!sampling && !win)
-		return 0;
+		return;
 	if (cgroup_excluded())
-		return 0;
-	st = bpf_task_storage_get(&tstates, p, 0, 0);
+		return;
+	st = pipeline_state(p, false);
 	if (!st)
-		return 0;
+		return;
 	if (st->busy) {
 		bump(CABBPF_STAT_REENTRY);
-		return 0;
+		return;
 	}
 	st->busy = 1;
 	e = pipeline_claim(st, CABBPF_STAT_DROPS);
@@ -468,6 +467,15 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 		pipeline_submit(e, st);
 	}
 	st->busy = 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+{
+	exit_by_exec(p);
+	/* Its last event is written: its tstab slot is free for the next
+	 * thread of its hash (pipeline.bpf.h). */
+	pipeline_state_free(p);
 	return 0;
 }
 
@@ -506,13 +514,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (out && prev->pid) {
-		st = bpf_task_storage_get(&tstates, prev, 0, 0);
+		st = pipeline_state(prev, false);
 		if (st)
 			st->off_ts = now;
 	}
 	if (!in || !next->pid)
 		return 0;
-	st = bpf_task_storage_get(&tstates, next, 0, 0);
+	st = pipeline_state(next, false);
 	if (!st || !st->off_ts)
 		return 0;
 	off = now - st->off_ts + st->off_pend;

@@ -124,7 +124,10 @@ enum cabbpf_stat {
 	CABBPF_STAT_EVENTS = 0,  /* reserved: the loader counts events it reads */
 	CABBPF_STAT_DROPS = 1,   /* call events (entry, return) lost: ring full */
 	CABBPF_STAT_REENTRY = 2, /* probe hit while the thread was in a probe */
-	CABBPF_STAT_NOSTORE = 3, /* task storage could not be created */
+	/* Events lost because the thread's state could not be created
+	 * (task storage full: out of memory); also counted as lost of their
+	 * kind (CABBPF_STAT_DROPS, _IO_DROPS, _GUARD_DROPS). */
+	CABBPF_STAT_NOSTORE = 3,
 	CABBPF_STAT_IO_DROPS = 4,    /* I/O events lost: ring full */
 	CABBPF_STAT_GUARD_DROPS = 5, /* guard events lost: ring full */
 	/* Switch-in events not written because the ring was full: the
@@ -142,8 +145,16 @@ enum cabbpf_stat {
 	 * a SIGSTOP to it would stop the whole process). */
 	CABBPF_STAT_THROTTLES = 8,
 	CABBPF_STAT_UNHELD = 9,
-	CABBPF_STAT__MAX = 10,
+	/* Threads whose state lives in task storage because another live
+	 * thread held their slot of the thread table (bpf/pipeline.bpf.h):
+	 * not a loss, their events cost ~45 ns more each. */
+	CABBPF_STAT_TSTAB_TAKEN = 10,
+	CABBPF_STAT__MAX = 11,
 };
+
+/* Slots of the probes' thread table (bpf/pipeline.bpf.h "tstab"): 64 bytes
+ * each, a power of two. */
+#define CABBPF_TSTAB_SLOTS 16384
 
 /*
  * I/O system calls that move a buffer between the thread's memory and the

@@ -68,21 +68,29 @@ struct ct {
 	pid_t pid; /* iotarget's host pid */
 };
 
-/* Start container name running iotarget -w; wait until it said "ready". */
-static void ct_start(struct ct *c, const char *name)
+/* Run container name (this process's pid appended) with command cmdline
+ * of the test image, detached; fill c's name, id and host pid. */
+static void ct_launch(struct ct *c, const char *name, const char *cmdline)
 {
 	char cmd[1024], line[256];
-	int i;
 
 	snprintf(c->name, sizeof(c->name), "%s-%d", name, (int)getpid());
-	snprintf(cmd, sizeof(cmd),
-		 "podman run -d --name %s " RUNTIME_OPTS " " IMAGE " /bin/iotarget -w 2>&1",
-		 c->name);
+	snprintf(cmd, sizeof(cmd), "podman run -d --name %s " RUNTIME_OPTS " " IMAGE " %s 2>&1",
+		 c->name, cmdline);
 	ck_assert_msg(cmd_line(cmd, c->id, sizeof(c->id)) == 0, "podman run: %s", c->id);
 	snprintf(cmd, sizeof(cmd), "podman inspect -f '{{.State.Pid}}' %s", c->name);
 	ck_assert_int_eq(cmd_line(cmd, line, sizeof(line)), 0);
 	c->pid = (pid_t)atoi(line);
 	ck_assert_int_gt(c->pid, 0);
+}
+
+/* Start container name running iotarget -w; wait until it said "ready". */
+static void ct_start(struct ct *c, const char *name)
+{
+	char cmd[1024], line[256] = "";
+	int i;
+
+	ct_launch(c, name, "/bin/iotarget -w");
 	snprintf(cmd, sizeof(cmd), "podman logs %s 2>&1", c->name);
 	/* 10 s on a quiet machine, stretched as the harness's waits are */
 	for (i = 0; i < 400 * H_PATIENCE; i++) {
@@ -125,17 +133,7 @@ static json_object *container_entry(json_object *root, const char *id)
  * traced), for processes started in it with podman exec. */
 static void ct_start_idle(struct ct *c, const char *name)
 {
-	char cmd[1024], line[256];
-
-	snprintf(c->name, sizeof(c->name), "%s-%d", name, (int)getpid());
-	snprintf(cmd, sizeof(cmd),
-		 "podman run -d --name %s " RUNTIME_OPTS " " IMAGE " /bin/sleep 100000 2>&1",
-		 c->name);
-	ck_assert_msg(cmd_line(cmd, c->id, sizeof(c->id)) == 0, "podman run: %s", c->id);
-	snprintf(cmd, sizeof(cmd), "podman inspect -f '{{.State.Pid}}' %s", c->name);
-	ck_assert_int_eq(cmd_line(cmd, line, sizeof(line)), 0);
-	c->pid = (pid_t)atoi(line);
-	ck_assert_int_gt(c->pid, 0);
+	ct_launch(c, name, "/bin/sleep 100000");
 }
 
 /* The host pid of the process of the cgroup v2 directory dir whose pid in

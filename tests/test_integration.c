@@ -86,7 +86,7 @@ END_TEST
 
 /* Several threads: exact counts per thread, keyed by the tids the target
  * itself reports. */
-START_TEST(threads_exact_per_thread)
+static void threads_exact(int _i)
 {
 	char *args[] = {"--", (char *)h_target("threads", OPT(_i)), "4", "1000", NULL};
 	long tid[4], calls[4];
@@ -104,11 +104,16 @@ START_TEST(threads_exact_per_thread)
 	}
 	h_free(&r);
 }
+
+START_TEST(threads_exact_per_thread)
+{
+	threads_exact(_i);
+}
 END_TEST
 
 /* A thread forced to hop between CPUs: its events come through two CPUs'
  * rings and CAB buffers, and must still be analysed in program order. */
-START_TEST(cpu_hopping_keeps_order)
+static void hopping_in_order(int _i)
 {
 	char *args[] = {"--", (char *)h_target("hop", OPT(_i)), "2000", NULL};
 	struct h_run r;
@@ -127,6 +132,11 @@ START_TEST(cpu_hopping_keeps_order)
 	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
 	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
 	h_free(&r);
+}
+
+START_TEST(cpu_hopping_keeps_order)
+{
+	hopping_in_order(_i);
 }
 END_TEST
 
@@ -1115,7 +1125,7 @@ END_TEST
  * thread's events stay one stream (no gap, no tid reuse); the new image is
  * not traced (the kernel's probes are bound to the main thread the execve
  * ended), and the report says so. */
-START_TEST(exec_multithreaded)
+static void exec_mt(int _i, bool one_slot)
 {
 	char *threads[] = {"--", (char *)h_target("reexec", OPT(_i)), "50", "threads", NULL};
 	char *thread_exec[] = {"--", (char *)h_target("reexec", OPT(_i)), "50", "thread-exec",
@@ -1133,6 +1143,11 @@ START_TEST(exec_multithreaded)
 	ck_assert_int_eq(h_num(h_get(r.json, "target"), "execs"), 1);
 	ck_assert(!json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_from_thread")));
 	ck_assert_int_eq(h_num(h_get(r.json, "runner"), "tid_reuse"), 0);
+	/* parker and main have events while both live: with one slot, one
+	 * of them keeps its state in task storage */
+	if (one_slot)
+		ck_assert_int_ge(h_num(h_get(r.json, "thread_states"), "in_task_storage"), 1);
+	ck_assert_int_eq(h_num(h_get(r.json, "thread_states"), "events_without_state"), 0);
 	h_free(&r);
 
 	h_run(&r, thread_exec);
@@ -1149,7 +1164,29 @@ START_TEST(exec_multithreaded)
 	ck_assert_int_eq(h_num(h_get(r.json, "runner"), "tid_reuse"), 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "its new image is NOT TRACED"));
 	ck_assert_ptr_nonnull(strstr(r.err, "not the main thread, called execve"));
+	if (one_slot)
+		ck_assert_int_ge(h_num(h_get(r.json, "thread_states"), "in_task_storage"), 1);
 	h_free(&r);
+}
+
+START_TEST(exec_multithreaded)
+{
+	exec_mt(_i, false);
+}
+END_TEST
+
+/* The probes' thread table (bpf/pipeline.bpf.h) cut to one slot: threads
+ * that live together share it, so all but one keep their state in task
+ * storage, and a slot a thread leaves when it ends is taken by the next;
+ * per-thread counts, order across CPUs and execve from a thread (whose
+ * pid changes, its state not) stay exact. */
+START_TEST(thread_table_one_slot)
+{
+	setenv("CABBPF_TEST_TSTAB_SLOTS", "1", 1);
+	threads_exact(_i);
+	hopping_in_order(_i);
+	exec_mt(_i, true);
+	unsetenv("CABBPF_TEST_TSTAB_SLOTS");
 }
 END_TEST
 
@@ -1166,6 +1203,7 @@ int main(void)
 	tcase_add_loop_test(exact, exec_same_and_other, 0, 2);
 	tcase_add_loop_test(exact, exec_other_program_libs, 0, 2);
 	tcase_add_loop_test(exact, exec_multithreaded, 0, 2);
+	tcase_add_loop_test(exact, thread_table_one_slot, 0, 2);
 	tcase_add_loop_test(exact, no_times_exact, 0, 2);
 	tcase_add_loop_test(exact, bpf_stats_count_runs, 0, 2);
 	tcase_add_loop_test(exact, threads_exact_per_thread, 0, 2);

@@ -91,7 +91,9 @@ static char *make_recording(size_t *len)
 				   .has_guard = true,
 				   .exit_status = 256,
 				   .execs = 1,
-				   .guard = {1, 2, 3, 4, 5, 6, 7, 8}};
+				   .guard = {1, 2, 3, 4, 5, 6, 7, 8},
+				   .tstab_taken = 9,
+				   .nostate = 10};
 
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(recfmt__writer_new(f, 1, &wr), 0);
@@ -220,6 +222,9 @@ START_TEST(round_trip)
 	ck_assert_int_eq(s->exit_status, 256);
 	ck_assert_uint_eq(s->guard.at_detach, 7);
 	ck_assert_uint_eq(s->guard.nsites, 8);
+	ck_assert(s->has_tstates);
+	ck_assert_uint_eq(s->tstab_taken, 9);
+	ck_assert_uint_eq(s->nostate, 10);
 	ck_assert_ptr_null(recfmt__source(r));
 	ck_assert_int_eq(recfmt__next(r, &it), 1);
 	ck_assert_int_eq(it.type, RECFMT_SOURCE);
@@ -430,8 +435,75 @@ START_TEST(source_block_checked)
 	ck_assert_int_lt(read_all(buf, len, err, sizeof(err), &records), 0);
 	ck_assert_msg(strstr(err, "END block where CHUNK or SUMMARY"), "%s", err);
 	free(buf);
-	expect_plain_error_v(early, sizeof(early) / 4, "this cabbpf reads versions 1 to", 3);
+	expect_plain_error_v(early, sizeof(early) / 4, "this cabbpf reads versions 1 to",
+			     RECFMT_VERSION + 1);
 #undef META_FUNCS
+}
+END_TEST
+
+/* The plain stream of a version 2 writer from a version 3 one's (n
+ * bytes): SUMMARY without its last two u64 (the thread-state counts).
+ * Returns a malloc'd copy, its length in *m. */
+static char *plain_v2(const char *plain, size_t n, size_t *m)
+{
+	char *o = malloc(n);
+	uint32_t hdr[2] = {0, 0};
+	size_t at;
+
+	ck_assert_ptr_nonnull(o);
+	for (at = 0; at + 8 <= n; at += 8 + hdr[1]) {
+		memcpy(hdr, plain + at, 8);
+		if (hdr[0] == RECFMT_SUMMARY)
+			break;
+	}
+	ck_assert_uint_eq(hdr[0], RECFMT_SUMMARY);
+	ck_assert_uint_ge(hdr[1], 16);
+	memcpy(o, plain, at + 8 + hdr[1] - 16);
+	memcpy(o + at + 8 + hdr[1] - 16, plain + at + 8 + hdr[1], n - at - 8 - hdr[1]);
+	hdr[1] -= 16;
+	memcpy(o + at + 4, &hdr[1], 4);
+	*m = n - 16;
+	return o;
+}
+
+/* Version 2 (SUMMARY without the thread-state counts) is still read; the
+ * counts are then unknown, not 0. */
+START_TEST(version2_summary_read)
+{
+	size_t len, n, m, zlen;
+	char *buf = make_recording(&len), *plain = plain_of(buf, len, &n), *old, *z;
+	struct recfmt_reader *r = NULL;
+	struct recfmt_item it;
+	FILE *f;
+	int ret;
+
+	ck_assert_ptr_nonnull(plain);
+	old = plain_v2(plain, n, &m);
+	z = compress_plain_v(old, m, &zlen, 2);
+	f = fmemopen(z, zlen, "rb");
+	ck_assert_int_eq(recfmt__reader_new(f, "v2", &r), 0);
+	while ((ret = recfmt__next(r, &it)) == 1)
+		if (it.type == RECFMT_SUMMARY)
+			ck_assert(!recfmt__summary(r)->has_tstates);
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(recfmt__version(r), 2);
+	ck_assert_ptr_nonnull(recfmt__source(r));
+	recfmt__reader_free(r);
+	fclose(f);
+	free(z);
+	/* as version 3, the shorter SUMMARY is refused */
+	z = compress_plain_v(old, m, &zlen, 3);
+	{
+		char err[1024];
+		uint64_t records;
+
+		ck_assert_int_lt(read_all(z, zlen, err, sizeof(err), &records), 0);
+		ck_assert_msg(strstr(err, "runs past the end of its block"), "%s", err);
+	}
+	free(z);
+	free(old);
+	free(plain);
+	free(buf);
 }
 END_TEST
 
@@ -453,17 +525,20 @@ START_TEST(source_block_bounds)
 			break;
 	}
 	ck_assert_uint_eq(hdr[0], RECFMT_SOURCE);
-	/* version 1: read whole without its SOURCE block; with it, refused */
+	/* version 1: read whole without its SOURCE block; with it, refused
+	 * (a version 1 SUMMARY is a version 2 one: SOURCE is 16 bytes
+	 * nearer the start) */
 	{
-		char *v1 = malloc(n);
-		size_t m = n - 8 - hdr[1];
+		size_t n2;
+		char *p2 = plain_v2(plain, n, &n2), *v1 = malloc(n2);
+		size_t m = n2 - 8 - hdr[1], at2 = at - 16;
 		struct recfmt_reader *r = NULL;
 		struct recfmt_item it;
 		FILE *f;
 		int ret;
 
-		memcpy(v1, plain, at);
-		memcpy(v1 + at, plain + at + 8 + hdr[1], n - at - 8 - hdr[1]);
+		memcpy(v1, p2, at2);
+		memcpy(v1 + at2, p2 + at2 + 8 + hdr[1], n2 - at2 - 8 - hdr[1]);
 		z = compress_plain_v(v1, m, &zlen, 1);
 		ck_assert_int_eq(read_all(z, zlen, err, sizeof(err), &records), 0);
 		ck_assert_uint_eq(records, NTHREADS * (4 * PER_THREAD + 2));
@@ -478,7 +553,8 @@ START_TEST(source_block_bounds)
 		fclose(f);
 		free(z);
 		free(v1);
-		z = compress_plain_v(plain, n, &zlen, 1);
+		z = compress_plain_v(p2, n2, &zlen, 1);
+		free(p2);
 		ck_assert_int_lt(read_all(z, zlen, err, sizeof(err), &records), 0);
 		ck_assert_msg(strstr(err, "a SOURCE block where END was expected"), "%s", err);
 		free(z);
@@ -572,6 +648,7 @@ int main(void)
 	tcase_add_test(tc, end_totals_checked);
 	tcase_add_test(tc, source_block_checked);
 	tcase_add_test(tc, source_block_bounds);
+	tcase_add_test(tc, version2_summary_read);
 	tcase_add_test(tc, report_through_runner);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

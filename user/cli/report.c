@@ -215,6 +215,11 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 		fputs("  ", out);
 		budget__text(s->budget, out);
 	}
+	if (s->nostate)
+		fprintf(out,
+			"  %llu events lost because no thread state could be created (task storage "
+			"full: out of memory)\n",
+			(unsigned long long)s->nostate);
 	if (s->lost_sched || s->sched_busy)
 		fprintf(out,
 			"  off-CPU intervals: %llu switch-in events put off (ring full), %llu "
@@ -395,6 +400,15 @@ after_target:
 	err |= json__end_object(w);
 	err |= json__key(w, "reentry_skipped");
 	err |= json__u64(w, s->reentry);
+	if (s->has_tstates) {
+		err |= json__key(w, "thread_states");
+		err |= json__begin_object(w);
+		err |= json__key(w, "in_task_storage");
+		err |= json__u64(w, s->tstab_taken);
+		err |= json__key(w, "events_without_state");
+		err |= json__u64(w, s->nostate);
+		err |= json__end_object(w);
+	}
 	err |= json__key(w, "cab");
 	err |= json__begin_object(w);
 	err |= json__key(w, "mode");

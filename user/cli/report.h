@@ -32,7 +32,8 @@ struct summary {
 	bool multi;              /* probes through multi-uprobe links */
 	double duration_s;
 	uint64_t events;         /* events received from the kernel rings */
-	uint64_t lost;           /* events lost: kernel ring full (all kinds) */
+	uint64_t lost;           /* events lost: kernel ring full, or no thread state
+				    (all kinds) */
 	uint64_t lost_calls;     /* of those, call events (entries, returns) */
 	uint64_t lost_io;        /* I/O events */
 	uint64_t lost_guard;     /* guard events (user/trace/guard.h) */
@@ -43,6 +44,12 @@ struct summary {
 	const uint64_t *lost_per_cpu;
 	unsigned ncpus;
 	uint64_t reentry;        /* probe hits skipped by the re-entry guard */
+	/* The probes' thread states (bpf/pipeline.bpf.h): threads whose state
+	 * went to task storage (their table slot was held by another), and
+	 * events lost because no state could be created (counted in lost
+	 * too). has_tstates: known (live, or a recording of version 3 on). */
+	bool has_tstates;
+	uint64_t tstab_taken, nostate;
 	/* --lossless: threads stopped at the rings' high-water mark (BPF's
 	 * count; guard->held* say how long they waited), and events past
 	 * the mark from threads that could not be stopped */

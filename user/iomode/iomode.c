@@ -114,7 +114,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	io_o.aggregate = true;
 	io_o.floor = o->floor;
 	io_o.cgroup_fd = cgfd;
-	io_o.slots_fd = io_o.heads_fd = io_o.tstates_fd = io_o.stats_fd = -1;
+	io_o.slots_fd = io_o.heads_fd = io_o.tstates_fd = io_o.tstab_fd = io_o.stats_fd = -1;
 	t_load = now_s();
 	err = iotrace__open(&io_o, &io);
 	if (err)

@@ -28,7 +28,7 @@ int iotrace__open(const struct iotrace_opts *o, struct iotrace **out)
 
 	*out = NULL;
 	if (!o || (!o->aggregate &&
-		   (o->slots_fd < 0 || o->heads_fd < 0 || o->tstates_fd < 0 || o->stats_fd < 0 ||
+		   (o->slots_fd < 0 || o->heads_fd < 0 || o->tstates_fd < 0 || o->tstab_fd < 0 || o->stats_fd < 0 ||
 		    o->ring_bytes < CABBPF_SLOT_BYTES || (o->ring_bytes & (o->ring_bytes - 1))))) {
 		log_err("iotrace__open: invalid options");
 		return -EINVAL;
@@ -66,6 +66,9 @@ int iotrace__open(const struct iotrace_opts *o, struct iotrace **out)
 		if (!err)
 			err = bpf_map__set_max_entries(io->skel->maps.iofiles,
 						       o->max_files ? o->max_files : 32768);
+		/* No events: no thread states (bpf/pipeline.bpf.h). */
+		if (!err)
+			err = bpf_map__set_max_entries(io->skel->maps.tstab, 1);
 	} else {
 		/* The aggregates are unused: keep them tiny. Share the trace's
 		 * rings, sequence numbers and counters. */
@@ -82,6 +85,9 @@ int iotrace__open(const struct iotrace_opts *o, struct iotrace **out)
 			err = bpf_map__reuse_fd(io->skel->maps.heads, o->heads_fd);
 		if (!err)
 			err = bpf_map__reuse_fd(io->skel->maps.tstates, o->tstates_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(io->skel->maps.tstab, o->tstab_fd);
+		io->skel->rodata->tstab_mask = o->tstab_mask;
 		if (!err)
 			err = bpf_map__reuse_fd(io->skel->maps.stats, o->stats_fd);
 	}

@@ -27,8 +27,10 @@ struct iotrace_opts {
 	bool floor;	/* attach the empty program (benchmark floor) */
 	int cgroup_fd;	/* open cgroup v2 directory to filter on, or -1 */
 	int slots_fd;	/* events mode: the trace's "slots", "heads", */
-	int heads_fd;	/* "tstates" and "stats" maps; -1 in aggregate */
-	int tstates_fd; /* mode */
+	int heads_fd;	/* "tstates", "tstab" and "stats" maps; -1 in */
+	int tstates_fd; /* aggregate mode */
+	int tstab_fd;
+	uint32_t tstab_mask; /* events mode: trace__tstab_mask */
 	int stats_fd;
 	size_t ring_bytes;  /* events mode: ring size per CPU, as the trace's */
 	uint32_t max_procs; /* aggregate mode: iostats keys (0 = 16384) */

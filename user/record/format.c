@@ -297,6 +297,8 @@ int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s)
 	b_u64(&b, s->guard.failed);
 	b_u64(&b, s->guard.at_detach);
 	b_u32(&b, s->guard.nsites);
+	b_u64(&b, s->tstab_taken);
+	b_u64(&b, s->nostate);
 	err = ok ? w_block(w, RECFMT_SUMMARY, &b) : (w->err = -EINVAL);
 	free(b.p);
 	return err;
@@ -698,6 +700,11 @@ static int read_summary(struct recfmt_reader *r, struct cur *c)
 	s->guard.failed = c_u64(c);
 	s->guard.at_detach = c_u64(c);
 	s->guard.nsites = c_u32(c);
+	s->has_tstates = r->version >= 3;
+	if (s->has_tstates) {
+		s->tstab_taken = c_u64(c);
+		s->nostate = c_u64(c);
+	}
 	return c_end(c, "SUMMARY");
 }
 

@@ -35,8 +35,9 @@
 #include "user/trace/guard.h"
 
 #define RECFMT_MAGIC "CABBPFRC"
-/* 2: the SOURCE block (1 is still read: no source lines) */
-#define RECFMT_VERSION 2u
+/* 2: the SOURCE block (1 is still read: no source lines); 3: SUMMARY ends
+ * with the probes' thread-state counts (1 and 2 are read without them) */
+#define RECFMT_VERSION 3u
 #define RECFMT_HEADER_BYTES 16
 /* Bounds a reader enforces (a corrupt length must not allocate gigabytes). */
 #define RECFMT_MAX_BLOCK (256u << 20)
@@ -93,6 +94,10 @@ struct recfmt_summary {
 	double duration_s, cpu_s;
 	uint64_t events, lost, lost_calls, lost_io, lost_guard, lost_sched, sched_busy;
 	uint64_t reentry;
+	/* version 3: threads whose state went to task storage, events lost
+	 * for want of a state (user/cli/report.h); has_tstates false before */
+	bool has_tstates;
+	uint64_t tstab_taken, nostate;
 	uint32_t ncpus;
 	const uint64_t *lost_per_cpu; /* 3 x ncpus: calls, then I/O, then guard */
 	struct cab_stats cab;

@@ -94,6 +94,8 @@ int recorder__finish(struct recorder *rc, const struct summary *sm,
 	s.lost_sched = sm->lost_sched;
 	s.sched_busy = sm->sched_busy;
 	s.reentry = sm->reentry;
+	s.tstab_taken = sm->tstab_taken;
+	s.nostate = sm->nostate;
 	s.ncpus = sm->ncpus;
 	s.lost_per_cpu = sm->lost_per_cpu;
 	s.cab = sm->cab;

@@ -60,6 +60,9 @@ void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *
 	sm->lost_sched = s->lost_sched;
 	sm->sched_busy = s->sched_busy;
 	sm->reentry = s->reentry;
+	sm->has_tstates = s->has_tstates;
+	sm->tstab_taken = s->tstab_taken;
+	sm->nostate = s->nostate;
 	sm->ncpus = s->ncpus;
 	sm->lost_per_cpu = s->lost_per_cpu;
 	sm->cab = s->cab;

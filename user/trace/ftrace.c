@@ -865,18 +865,30 @@ static int number_functions(struct ftrace *ft)
 
 /* Load the guard's probes into the trace's rings. Returns 0 or -errno
  * (logged). */
-static int attach_guard(struct ftrace *ft)
+/* The trace object's maps the guard's program shares (its events go into
+ * the same rings, in each thread's order); "throttled" only with
+ * --lossless and throttled. */
+static struct guard_maps guard_maps_of(const struct ftrace *ft, bool throttled)
 {
 	struct guard_maps gm = {
 		.slots_fd = trace__map_fd(ft->tr, "slots"),
 		.heads_fd = trace__map_fd(ft->tr, "heads"),
 		.tstates_fd = trace__map_fd(ft->tr, "tstates"),
+		.tstab_fd = trace__map_fd(ft->tr, "tstab"),
+		.tstab_mask = trace__tstab_mask(ft->tr),
 		.stats_fd = trace__map_fd(ft->tr, "stats"),
 		.ring_bytes = ft->o.ring_bytes,
 		.no_times = ft->o.no_times,
 		.guarded_fd = trace__map_fd(ft->tr, "guarded"),
-		.throttled_fd = ft->o.lossless ? trace__map_fd(ft->tr, "throttled") : -1,
+		.throttled_fd = throttled && ft->o.lossless ? trace__map_fd(ft->tr, "throttled") : -1,
 	};
+
+	return gm;
+}
+
+static int attach_guard(struct ftrace *ft)
+{
+	struct guard_maps gm = guard_maps_of(ft, true);
 
 	return guard__attach(ft->guard, &gm);
 }
@@ -1024,6 +1036,8 @@ static int attach_io(struct ftrace *ft)
 	io_o.slots_fd = trace__map_fd(tr, "slots");
 	io_o.heads_fd = trace__map_fd(tr, "heads");
 	io_o.tstates_fd = trace__map_fd(tr, "tstates");
+	io_o.tstab_fd = trace__map_fd(tr, "tstab");
+	io_o.tstab_mask = trace__tstab_mask(tr);
 	io_o.stats_fd = trace__map_fd(tr, "stats");
 	io_o.ring_bytes = ft->o.ring_bytes;
 	err = iotrace__open(&io_o, &ft->io);
@@ -1112,16 +1126,7 @@ static int attach_probes(struct ftrace *ft)
 	if (err)
 		return err;
 	if (ft->whole) {
-		struct guard_maps gm = {
-			.slots_fd = trace__map_fd(ft->tr, "slots"),
-			.heads_fd = trace__map_fd(ft->tr, "heads"),
-			.tstates_fd = trace__map_fd(ft->tr, "tstates"),
-			.stats_fd = trace__map_fd(ft->tr, "stats"),
-			.ring_bytes = ft->o.ring_bytes,
-			.no_times = ft->o.no_times,
-			.guarded_fd = trace__map_fd(ft->tr, "guarded"),
-			.throttled_fd = -1,
-		};
+		struct guard_maps gm = guard_maps_of(ft, false);
 
 		/* Each process's guard, then its return probes armed. */
 		err = whole__start(ft->whole, ft->tr, &gm);
@@ -1493,6 +1498,9 @@ static int report(struct ftrace *ft)
 	sm.lost_per_cpu = lost_cpu;
 	sm.ncpus = trace__ncpus(ft->tr);
 	sm.reentry = totals[CABBPF_STAT_REENTRY];
+	sm.has_tstates = true;
+	sm.tstab_taken = totals[CABBPF_STAT_TSTAB_TAKEN];
+	sm.nostate = totals[CABBPF_STAT_NOSTORE];
 	sm.lossless = ft->o.lossless;
 	sm.throttles = totals[CABBPF_STAT_THROTTLES];
 	sm.unheld = totals[CABBPF_STAT_UNHELD];

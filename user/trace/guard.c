@@ -955,12 +955,18 @@ static int load_skel(struct guard *g, const struct guard_maps *m, bool multi,
 						      UPROBE_MULTI_ATTACH_TYPE);
 	if (m->guarded_fd >= 0)
 		err = bpf_map__reuse_fd(skel->maps.guarded, m->guarded_fd);
+	/* Without events no thread states (bpf/pipeline.bpf.h): a tiny table. */
+	if (!err && m->slots_fd < 0)
+		err = bpf_map__set_max_entries(skel->maps.tstab, 1);
 	if (!err && m->slots_fd >= 0) {
 		err = bpf_map__reuse_fd(skel->maps.slots, m->slots_fd);
 		if (!err)
 			err = bpf_map__reuse_fd(skel->maps.heads, m->heads_fd);
 		if (!err)
 			err = bpf_map__reuse_fd(skel->maps.tstates, m->tstates_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.tstab, m->tstab_fd);
+		skel->rodata->tstab_mask = m->tstab_mask;
 		if (!err)
 			err = bpf_map__reuse_fd(skel->maps.stats, m->stats_fd);
 	}

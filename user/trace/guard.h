@@ -88,12 +88,13 @@ int guard__seize(struct guard *g);
 
 /*
  * Loads the guard's BPF program with the trace object's rings (map fds of
- * "slots", "heads", "tstates", "stats"; ring_bytes as given to trace) and
+ * "slots", "heads", "tstates", "tstab", "stats"; ring_bytes as given to trace) and
  * attaches it to every site. Call again if the trace object was reloaded
  * (new map fds): the old program is replaced. Returns 0 or -errno (logged).
  */
 struct guard_maps {
-	int slots_fd, heads_fd, tstates_fd, stats_fd;
+	int slots_fd, heads_fd, tstates_fd, tstab_fd, stats_fd;
+	uint32_t tstab_mask; /* trace__tstab_mask */
 	size_t ring_bytes;
 	bool no_times;
 	/* bpf/trace.bpf.c's "guarded" (the threads the tracer holds: reused

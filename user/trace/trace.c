@@ -56,6 +56,7 @@ struct trace {
 	size_t fhits_len;
 	unsigned shift;
 	uint64_t mask;
+	uint32_t tstab_slots; /* the thread table's size (bpf/pipeline.bpf.h) */
 	uint64_t *cons; /* per CPU: next ring position to read (private) */
 	/* the probe links of each group (without o.groups, all in [0]) */
 	struct link_set sets[CABBPF_NGROUPS];
@@ -171,7 +172,20 @@ static int load(struct trace *t, bool multi)
 	}
 	t->skel->rodata->ring_shift = t->shift;
 	t->skel->rodata->ring_mask = t->mask;
+	/* CABBPF_TEST_TSTAB_SLOTS=N (a power of two): a thread table of N
+	 * slots, so tests can make threads share slots (task storage, slots
+	 * freed and taken again: bpf/pipeline.bpf.h). */
+	t->tstab_slots = CABBPF_TSTAB_SLOTS;
+	if (getenv("CABBPF_TEST_TSTAB_SLOTS")) {
+		long n = atol(getenv("CABBPF_TEST_TSTAB_SLOTS"));
+
+		if (n >= 1 && n <= CABBPF_TSTAB_SLOTS && !(n & (n - 1)))
+			t->tstab_slots = (uint32_t)n;
+	}
+	t->skel->rodata->tstab_mask = t->tstab_slots - 1;
 	err = bpf_map__set_max_entries(t->skel->maps.slots, (__u32)t->ncpus << t->shift);
+	if (!err)
+		err = bpf_map__set_max_entries(t->skel->maps.tstab, t->tstab_slots);
 	if (!err)
 		err = bpf_map__set_max_entries(t->skel->maps.fhits, t->o.groups ? t->o.nfuncs : 1);
 	if (!err)
@@ -819,6 +833,11 @@ bool trace__multi(const struct trace *t)
 unsigned trace__ncpus(const struct trace *t)
 {
 	return (unsigned)t->ncpus;
+}
+
+uint32_t trace__tstab_mask(const struct trace *t)
+{
+	return t->tstab_slots - 1;
 }
 
 int trace__map_fd(const struct trace *t, const char *name)

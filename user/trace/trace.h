@@ -236,8 +236,13 @@ int trace__prog_stats(const struct trace *t, struct trace_prog_stat *out, unsign
 /* Number of per-CPU rings (possible CPUs). */
 unsigned trace__ncpus(const struct trace *t);
 
+/* The thread table's index mask (its size less one, bpf/pipeline.bpf.h),
+ * which the objects sharing "tstab" must set as their rodata tstab_mask.
+ * Valid after trace__open. */
+uint32_t trace__tstab_mask(const struct trace *t);
+
 /* fd of the loaded BPF map named name ("slots", "heads", "tstates",
- * "stats"), for other BPF objects that write into the same rings with the
+ * "tstab", "stats"), for other BPF objects that write into the same rings with the
  * same sequence numbers (user/iomode/iotrace.h; they need ring_bytes too). Owned by t; valid until
  * trace__free, and replaced if trace__attach falls back to per-site links: ask after trace__attach.
  * Returns the fd or -ENOENT. */
