@@ -329,8 +329,10 @@ static void refs(const cs_insn *in, struct insn *out)
 	}
 }
 
-int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
-		 struct insn *out)
+/* insn__decode and, without what a sweep does not read (text, sp use,
+ * memory references, verdict and class), insn__scan. */
+static int decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
+		  struct insn *out, bool whole)
 {
 	const uint8_t *p = code;
 	uint64_t a = addr;
@@ -373,6 +375,8 @@ int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t a
 	} else if (has_group(dt, X86_GRP_JUMP)) {
 		out->indirect_jump = true;
 	}
+	if (!whole)
+		return 0;
 	out->uses_sp = mentions_sp(d->h, in);
 	if (!out->padding && !out->direct_branch)
 		refs(in, out);
@@ -398,6 +402,18 @@ int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t a
 	else
 		out->cls = INSN_SSTEP;
 	return 0;
+}
+
+int insn__decode(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
+		 struct insn *out)
+{
+	return decode(d, code, len, addr, out, true);
+}
+
+int insn__scan(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
+	       struct insn *out)
+{
+	return decode(d, code, len, addr, out, false);
 }
 
 const char *insn__verdict_name(enum insn_verdict v)

@@ -66,7 +66,7 @@ static int sweep(struct insn_dec *d, const struct symtab *st, const struct image
 		while (pos < len) {
 			struct insn in;
 
-			if (insn__decode(d, code + pos, len - pos, s->vaddr + pos, &in)) {
+			if (insn__scan(d, code + pos, len - pos, s->vaddr + pos, &in)) {
 				bodies[i].undecoded = true;
 				break;
 			}
