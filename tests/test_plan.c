@@ -23,14 +23,27 @@
 #include "user/probe/plan.h"
 #include "user/elf/syms.h"
 
+/* The class of the instruction b[0..n) at 0x1000, *out its decoding; and
+ * insn__scan (the sweep's decoder) agrees on every field it fills. */
 static enum insn_class cls_of(const uint8_t *b, size_t n, struct insn *out)
 {
 	struct insn_dec *d = NULL;
-	struct insn in;
+	struct insn in, sc;
+	int rc, src;
 
 	ck_assert_int_eq(insn__open(&d), 0);
-	if (insn__decode(d, b, n, 0x1000, &in))
+	rc = insn__decode(d, b, n, 0x1000, &in);
+	if (rc)
 		in.cls = INSN_REFUSED;
+	src = insn__scan(d, b, n, 0x1000, &sc);
+	ck_assert_int_eq(src, rc);
+	ck_assert_uint_eq(sc.len, in.len);
+	ck_assert(sc.flow == in.flow && sc.is_call == in.is_call &&
+		  sc.no_fallthrough == in.no_fallthrough && sc.padding == in.padding &&
+		  sc.direct_branch == in.direct_branch && sc.indirect_jump == in.indirect_jump);
+	ck_assert_uint_eq(sc.target, in.target);
+	if (!rc)
+		ck_assert_str_eq(sc.text, "");
 	insn__close(d);
 	if (out)
 		*out = in;
