@@ -148,13 +148,18 @@ static __always_inline __u64 tstab_tag(const struct task_struct *task)
 	return task->start_time;
 }
 
-static __always_inline struct tslot *tstab_slot(__u64 key)
+/* task's slot of tstab (NULL: a table smaller than the mask, in an object
+ * with no events); *held: whether task holds it. */
+static __always_inline struct tslot *tstab_slot(struct task_struct *task, bool *held)
 {
+	__u64 key = tstab_key(task);
 	/* Fibonacci hashing: the product's high bits mix every bit of the
 	 * address (task_structs are slab objects: their low bits repeat). */
 	__u32 idx = (__u32)((key * 0x9E3779B97F4A7C15ull) >> 32) & tstab_mask;
+	struct tslot *s = bpf_map_lookup_elem(&tstab, &idx);
 
-	return bpf_map_lookup_elem(&tstab, &idx);
+	*held = s && READ_ONCE(s->owner) == key && s->tag == tstab_tag(task);
+	return s;
 }
 
 /*
@@ -165,26 +170,25 @@ static __always_inline struct tslot *tstab_slot(__u64 key)
  */
 static __always_inline struct tstate *pipeline_state(struct task_struct *task, bool create)
 {
-	__u64 key = tstab_key(task), tag = tstab_tag(task);
-	struct tslot *s = tstab_slot(key);
+	bool held;
+	struct tslot *s = tstab_slot(task, &held);
 	struct tstate *st;
 
-	if (s && READ_ONCE(s->owner) == key && s->tag == tag)
+	if (held)
 		return &s->st;
 	st = bpf_task_storage_get(&tstates, task, 0, 0);
 	if (st || !create)
 		return st;
-	if (!s) /* a table smaller than the mask: an object with no events */
-		return bpf_task_storage_get(&tstates, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	/* Free slots are only ever taken here; a slot left by a thread that
 	 * ended unseen (see above) stays taken, and its hash's threads use
 	 * task storage. */
-	if (__sync_val_compare_and_swap(&s->owner, 0, key) == 0) {
-		s->tag = tag;
+	if (s && __sync_val_compare_and_swap(&s->owner, 0, tstab_key(task)) == 0) {
+		s->tag = tstab_tag(task);
 		__builtin_memset(&s->st, 0, sizeof(s->st));
 		return &s->st;
 	}
-	bump(CABBPF_STAT_TSTAB_TAKEN);
+	if (s)
+		bump(CABBPF_STAT_TSTAB_TAKEN);
 	return bpf_task_storage_get(&tstates, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
@@ -193,10 +197,10 @@ static __always_inline struct tstate *pipeline_state(struct task_struct *task, b
  * order; the next owner's compare-and-swap pairs with the release store). */
 static __always_inline void pipeline_state_free(struct task_struct *task)
 {
-	__u64 key = tstab_key(task);
-	struct tslot *s = tstab_slot(key);
+	bool held;
+	struct tslot *s = tstab_slot(task, &held);
 
-	if (!s || READ_ONCE(s->owner) != key || s->tag != tstab_tag(task))
+	if (!held)
 		return;
 	__builtin_memset(&s->st, 0, sizeof(s->st));
 	s->tag = 0;

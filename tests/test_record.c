@@ -441,6 +441,22 @@ START_TEST(source_block_checked)
 }
 END_TEST
 
+/* The offset of the first block of type in the plain stream plain[0..n),
+ * its header in hdr; asserts there is one. */
+static size_t block_at(const char *plain, size_t n, uint32_t type, uint32_t hdr[2])
+{
+	size_t at;
+
+	hdr[0] = hdr[1] = 0;
+	for (at = 0; at + 8 <= n; at += 8 + hdr[1]) {
+		memcpy(hdr, plain + at, 8);
+		if (hdr[0] == type)
+			break;
+	}
+	ck_assert_uint_eq(hdr[0], type);
+	return at;
+}
+
 /* The plain stream of a version 2 writer from a version 3 one's (n
  * bytes): SUMMARY without its last two u64 (the thread-state counts).
  * Returns a malloc'd copy, its length in *m. */
@@ -451,12 +467,7 @@ static char *plain_v2(const char *plain, size_t n, size_t *m)
 	size_t at;
 
 	ck_assert_ptr_nonnull(o);
-	for (at = 0; at + 8 <= n; at += 8 + hdr[1]) {
-		memcpy(hdr, plain + at, 8);
-		if (hdr[0] == RECFMT_SUMMARY)
-			break;
-	}
-	ck_assert_uint_eq(hdr[0], RECFMT_SUMMARY);
+	at = block_at(plain, n, RECFMT_SUMMARY, hdr);
 	ck_assert_uint_ge(hdr[1], 16);
 	memcpy(o, plain, at + 8 + hdr[1] - 16);
 	memcpy(o + at + 8 + hdr[1] - 16, plain + at + 8 + hdr[1], n - at - 8 - hdr[1]);
@@ -518,13 +529,7 @@ START_TEST(source_block_bounds)
 	size_t zlen;
 
 	ck_assert_ptr_nonnull(plain);
-	/* find the SOURCE block by walking the blocks */
-	for (at = 0; at + 8 <= n; at += 8 + hdr[1]) {
-		memcpy(hdr, plain + at, 8);
-		if (hdr[0] == RECFMT_SOURCE)
-			break;
-	}
-	ck_assert_uint_eq(hdr[0], RECFMT_SOURCE);
+	at = block_at(plain, n, RECFMT_SOURCE, hdr);
 	/* version 1: read whole without its SOURCE block; with it, refused
 	 * (a version 1 SUMMARY is a version 2 one: SOURCE is 16 bytes
 	 * nearer the start) */
