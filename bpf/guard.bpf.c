@@ -54,7 +54,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, CABBPF_GUARD_REQS);
 	__type(key, __u32);
 	__type(value, struct cabbpf_guard_req);
 } guard_reqs SEC(".maps");

@@ -22,6 +22,13 @@
  * pending return instances than this. */
 #define CABBPF_GUARD_MAX 64
 
+/* Threads that may wait for the guard's tracer at once (a request lives
+ * from the guard site until the tracer has handled it, ~1 ms): 4,096
+ * preallocated requests of ~1 KiB. With 65,536 the map took 68 MiB of
+ * kernel memory and ~100 ms of cabbpf's start-up to create. A request
+ * that finds the map full is counted as a failed stop (reported). */
+#define CABBPF_GUARD_REQS 4096
+
 /* What a guard site is (the attach cookie; the fid of its event). */
 enum cabbpf_guard_site {
 	/* _Unwind_RaiseException, _Unwind_Resume, _Unwind_Resume_or_Rethrow:

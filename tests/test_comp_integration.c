@@ -21,7 +21,10 @@
  * Needs root and BPF, like every integration suite: no skips.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 
 #include "tests/harness.h"
 
@@ -89,6 +92,98 @@ START_TEST(compensated_by_the_measured_cost)
 }
 END_TEST
 
+/* The figures cabbpf printed ("measured: A ns (nop5), B ns (emulated), C
+ * ns ...") into c[3]; whether they were kept from an earlier run. */
+static bool printed_cost(const char *err, double c[3])
+{
+	const char *s = strstr(err, "measured: ");
+
+	ck_assert_msg(s, "no probe cost on stderr:\n%s", err);
+	ck_assert_int_eq(sscanf(s, "measured: %lf ns (nop5), %lf ns (emulated), %lf ns", &c[0],
+				&c[1], &c[2]),
+			 3);
+	return strstr(s, " s ago (") != NULL;
+}
+
+static void run_costly(struct h_run *r)
+{
+	char *args[] = {"-q", "-a", "cct", "-f", "inner", "--", (char *)h_target("costly", 0),
+			"5",  NULL};
+
+	h_run(r, args);
+	h_assert_ok(r);
+}
+
+/* The probe cost is measured once and kept (for this boot and this
+ * binary) in a directory only root may write: the next run prints the same
+ * figures, "N s ago", and skips the measurement; CABBPF_RECALIBRATE=1
+ * measures again; a symlink planted at the file is never followed (the
+ * file it points to keeps its bytes and mode); a directory others may
+ * write is not used at all. */
+START_TEST(probe_cost_kept_for_later_runs)
+{
+	char dir[512], file[600], victim[600], buf[64];
+	double a[3], b[3];
+	struct stat sb;
+	struct h_run r;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/run", h_tmp);
+	snprintf(file, sizeof(file), "%s/probe-costs", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", h_tmp);
+	setenv("CABBPF_TEST_RUN_DIR", dir, 1);
+	run_costly(&r);
+	ck_assert(!printed_cost(r.err, a));
+	h_free(&r);
+	ck_assert_int_eq(lstat(dir, &sb), 0);
+	ck_assert_int_eq(sb.st_mode & 0777, 0700);
+	ck_assert_int_eq(lstat(file, &sb), 0);
+	ck_assert(S_ISREG(sb.st_mode));
+	run_costly(&r);
+	ck_assert(printed_cost(r.err, b));
+	ck_assert(a[0] == b[0] && a[1] == b[1] && a[2] == b[2]);
+	h_free(&r);
+	setenv("CABBPF_RECALIBRATE", "1", 1);
+	run_costly(&r);
+	ck_assert(!printed_cost(r.err, b));
+	h_free(&r);
+	unsetenv("CABBPF_RECALIBRATE");
+
+	/* a link at the file's path: replaced, its target untouched */
+	fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "victim\n", 7), 7);
+	close(fd);
+	ck_assert_int_eq(unlink(file), 0);
+	ck_assert_int_eq(symlink(victim, file), 0);
+	run_costly(&r);
+	ck_assert(!printed_cost(r.err, b)); /* not read through the link */
+	h_free(&r);
+	ck_assert_int_eq(stat(victim, &sb), 0);
+	ck_assert_int_eq(sb.st_mode & 0777, 0600);
+	fd = open(victim, O_RDONLY);
+	ck_assert_int_eq(read(fd, buf, sizeof(buf)), 7);
+	close(fd);
+	ck_assert(!memcmp(buf, "victim\n", 7));
+	ck_assert_int_eq(lstat(file, &sb), 0);
+	ck_assert(S_ISREG(sb.st_mode));
+
+	/* a directory others may write: neither read nor written */
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	ck_assert_int_eq(unlink(file), 0);
+	run_costly(&r);
+	ck_assert(!printed_cost(r.err, b));
+	h_free(&r);
+	ck_assert_int_ne(lstat(file, &sb), 0);
+	run_costly(&r);
+	ck_assert(!printed_cost(r.err, b));
+	h_free(&r);
+	unsetenv("CABBPF_TEST_RUN_DIR");
+	unlink(victim);
+	rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("comp_integration");
@@ -98,6 +193,7 @@ int main(void)
 		return 1;
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, compensated_by_the_measured_cost);
+	tcase_add_test(tc, probe_cost_kept_for_later_runs);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

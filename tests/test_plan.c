@@ -290,6 +290,31 @@ static long sp_sub_of(const char *t)
 	return -1;
 }
 
+/* p (built with po) places every probe where a plan whose sweep decodes
+ * every function of the file does: the fast sweep loses no target. */
+static void same_as_full_sweep(const struct symtab *st, const size_t *idx, size_t n,
+			       const struct plan_opts *po, const struct plan *p)
+{
+	struct plan_opts full = *po;
+	struct plan *pf = NULL;
+	size_t i;
+
+	full.decode_all = true;
+	ck_assert_int_eq(plan__build(st, idx, n, &full, &pf), 0);
+	ck_assert_uint_eq(pf->n, p->n);
+	for (i = 0; i < n; i++) {
+		ck_assert_msg(pf->sites[i].offset == p->sites[i].offset &&
+				      pf->sites[i].cls == p->sites[i].cls &&
+				      pf->sites[i].rule == p->sites[i].rule,
+			      "%s: %s at +%u (%s), the full sweep: +%u (%s)", st->path,
+			      st->syms[idx[i]].name, p->sites[i].shift,
+			      insn__class_name(p->sites[i].cls), pf->sites[i].shift,
+			      insn__class_name(pf->sites[i].cls));
+	}
+	ck_assert_uint_eq(pf->shifted, p->shifted);
+	plan__free(pf);
+}
+
 /* Checks every site of the plan of bin against objdump; returns how many
  * sites were moved. entry_only: the plan for no return probes. */
 static size_t verify_binary_mode(const char *bin, bool entry_only)
@@ -303,6 +328,7 @@ static size_t verify_binary_mode(const char *bin, bool entry_only)
 	ck_assert_int_eq(syms__load(bin, &st), 0);
 	ck_assert_int_eq(syms__select(st, NULL, 0, &idx, &n), 0);
 	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	same_as_full_sweep(st, idx, n, &po, p);
 	po.no_shift = true;
 	ck_assert_int_eq(plan__build(st, idx, n, &po, &p0), 0);
 	ck_assert_int_eq(p0->shifted, 0);
@@ -429,6 +455,14 @@ START_TEST(loop_head_after_entry_stays)
 	      ".globl skip\n.type skip,@function\nskip:\nendbr64\nnop\nret\n.size skip,.-skip\n"
 	      ".globl locked\n.type locked,@function\nlocked:\nlock incl (%rdi)\nret\n"
 	      ".size locked,.-locked\n"
+	      /* a jump into far's window from 8 KiB away (rel32), one into
+	       * near's from the next function (rel8): both stay at entry */
+	      ".globl far\n.type far,@function\nfar:\nendbr64\nnop\nret\n.size far,.-far\n"
+	      ".globl near\n.type near,@function\nnear:\nendbr64\nnop\nret\n.size near,.-near\n"
+	      ".globl nearby\n.type nearby,@function\nnearby:\ntest %edi,%edi\njnz near+4\nret\n"
+	      ".size nearby,.-nearby\n"
+	      ".globl pad\n.type pad,@function\npad:\nret\n.skip 8192, 0x90\n.size pad,.-pad\n"
+	      ".globl farby\n.type farby,@function\nfarby:\njmp far+4\n.size farby,.-farby\n"
 	      ".globl main\n.type main,@function\nmain:\nxor %eax,%eax\nret\n.size main,.-main\n"
 	      ".section .note.GNU-stack,\"\",@progbits\n",
 	      f);
@@ -449,18 +483,63 @@ START_TEST(loop_head_after_entry_stays)
 	ck_assert_int_eq(p->sites[0].shift, 4);
 	plan__free(p);
 	free(idx);
+	glob = "near";
+	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
+	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	ck_assert_int_eq(p->sites[0].rule, PLAN_ENTRY);
+	plan__free(p);
+	free(idx);
+	glob = "far";
+	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
+	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	ck_assert_int_eq(p->sites[0].rule, PLAN_ENTRY);
+	plan__free(p);
+	free(idx);
 	glob = "locked";
 	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
 	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
 	ck_assert_int_eq(p->sites[0].rule, PLAN_SKIPPED);
 	ck_assert_uint_eq(p->sites[0].offset, PLAN_NO_PROBE);
 	ck_assert_uint_eq(p->skipped, 1);
-	ck_assert_uint_eq(verify_binary(bin), 1); /* only skip */
+	ck_assert_uint_eq(verify_binary(bin), 2); /* skip, and nearby to its jnz */
 	plan__free(p);
 	free(idx);
 	syms__free(st);
 	unlink(src);
 	unlink(bin);
+}
+END_TEST
+
+/* The libraries the guard places its probes in and a big executable:
+ * every function selected, the fast sweep places every probe where the
+ * full one does (and took less time: the point of it). */
+START_TEST(fast_sweep_on_real_libraries)
+{
+	static const char *const bins[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"/lib/x86_64-linux-gnu/libgcc_s.so.1", "/usr/bin/python3.11",
+		"/lib/x86_64-linux-gnu/libsqlite3.so.0"};
+	size_t b, tried = 0;
+
+	for (b = 0; b < sizeof(bins) / sizeof(bins[0]); b++) {
+		struct plan_opts po = {.returns = true};
+		struct symtab *st = NULL;
+		struct plan *p = NULL;
+		size_t *idx = NULL, n = 0;
+
+		if (access(bins[b], R_OK))
+			continue;
+		ck_assert_int_eq(syms__load(bins[b], &st), 0);
+		ck_assert_int_eq(syms__select(st, NULL, 0, &idx, &n), 0);
+		ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+		same_as_full_sweep(st, idx, n, &po, p);
+		plan__free(p);
+		free(idx);
+		syms__free(st);
+		tried++;
+	}
+	/* libc and libgcc_s are on every Debian system */
+	ck_assert_uint_ge(tried, 2);
 }
 END_TEST
 
@@ -581,6 +660,7 @@ int main(void)
 	tcase_add_test(tc, class_names_and_costs);
 	tcase_add_loop_test(tc, placement_on_real_compiler_output, 0, 16);
 	tcase_add_test(tc, loop_head_after_entry_stays);
+	tcase_add_test(tc, fast_sweep_on_real_libraries);
 	tcase_add_test(tc, summary_and_print);
 	tcase_add_test(tc, library_selectors);
 	suite_add_tcase(s, tc);

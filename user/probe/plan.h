@@ -103,6 +103,10 @@ struct plan_opts {
 	bool entry_only;
 	/* entry-only: may count at call sites (see above) */
 	bool callsites;
+	/* tests: rule 3's sweep decodes every function of the file, the
+	 * reference for the fast sweep (only what is near the functions to
+	 * shift decoded, the rest scanned for 32-bit branches) */
+	bool decode_all;
 };
 
 struct plan {

@@ -10,12 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <stdio.h>
+#include <sys/stat.h>
+
 #include "common/log.h"
+#include "common/outfile.h"
 #include "user/elf/syms.h"
 #include "user/trace/calibrate.h"
 #include "user/trace/trace.h"
-
-#define CALIB_CALLS 2000
 
 /* One function per entry class, written in assembly so that their first
  * instruction is what their name says whatever the compiler does. */
@@ -33,14 +35,18 @@ void cabbpf_calib_nop5(void);
 void cabbpf_calib_push(void);
 void cabbpf_calib_mov(void);
 
+/* calls: per round, fewer for the dearer classes, so that each traced
+ * round takes a few ms of CPU whatever the class (with 2000 single-steps
+ * a round, the calibration was 230 of cabbpf's ~1000 ms start-up). */
 static const struct {
 	const char *name;
 	void (*fn)(void);
 	enum insn_class cls;
+	unsigned calls;
 } calib[] = {
-	{"cabbpf_calib_nop5", cabbpf_calib_nop5, INSN_NOP5},
-	{"cabbpf_calib_push", cabbpf_calib_push, INSN_EMULATED},
-	{"cabbpf_calib_mov", cabbpf_calib_mov, INSN_SSTEP},
+	{"cabbpf_calib_nop5", cabbpf_calib_nop5, INSN_NOP5, 1000},
+	{"cabbpf_calib_push", cabbpf_calib_push, INSN_EMULATED, 500},
+	{"cabbpf_calib_mov", cabbpf_calib_mov, INSN_SSTEP, 200},
 };
 #define NCALIB (sizeof(calib) / sizeof(calib[0]))
 
@@ -55,7 +61,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The child: time every function (best of 3 rounds of CALIB_CALLS), hand
+/* The child: time every function (best of 3 rounds of its calls), hand
  * the times over, wait for the probes, time them again. */
 static void child_main(int rd, int wr)
 {
@@ -72,7 +78,7 @@ static void child_main(int rd, int wr)
 			for (r = 0; r < 3; r++) {
 				uint64_t a = now_ns(), d;
 
-				for (i = 0; i < CALIB_CALLS; i++)
+				for (i = 0; i < calib[k].calls; i++)
 					calib[k].fn();
 				d = now_ns() - a;
 				if (d < t[pass][k])
@@ -83,6 +89,149 @@ static void child_main(int rd, int wr)
 			_exit(1);
 	}
 	_exit(0);
+}
+
+/* ---- the measurement kept for later runs ---- */
+
+/* Where: a directory only root can write, in /run (cleared at boot).
+ * CABBPF_TEST_RUN_DIR: tests put it elsewhere. */
+#define RUN_DIR "/run/cabbpf"
+/* How long a measurement is reused: long enough for a session of runs
+ * (a test suite, a benchmark), short enough that one taken in odd
+ * conditions does not outlive them by much. */
+#define KEEP_S (30 * 60)
+
+static const char *run_dir(void)
+{
+	const char *d = getenv("CABBPF_TEST_RUN_DIR");
+
+	return d && *d ? d : RUN_DIR;
+}
+
+/* What a measurement belongs to: this boot, this cabbpf binary (its BPF
+ * programs are what is measured) and whether events carry times. */
+static int cache_key(bool no_times, char *buf, size_t len)
+{
+	char boot[64] = "";
+	struct stat sb;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (!f)
+		return -errno;
+	if (!fgets(boot, sizeof(boot), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	boot[strcspn(boot, "\n")] = 0;
+	if (stat("/proc/self/exe", &sb))
+		return -errno;
+	snprintf(buf, len, "%s %lx:%lu:%lld.%09ld:%lld %s", boot, (unsigned long)sb.st_dev,
+		 (unsigned long)sb.st_ino, (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec,
+		 (long long)sb.st_size, no_times ? "no-times" : "times");
+	return 0;
+}
+
+/* The directory, when it is ours: a real directory (not a link) of this
+ * user that no one else may write; made if missing. */
+static bool run_dir_ok(void)
+{
+	struct stat sb;
+
+	if (mkdir(run_dir(), 0700) && errno != EEXIST)
+		return false;
+	return !lstat(run_dir(), &sb) && S_ISDIR(sb.st_mode) && sb.st_uid == geteuid() &&
+	       !(sb.st_mode & 022);
+}
+
+static void cache_path(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/probe-costs", run_dir());
+}
+
+/* A measurement taken earlier (within KEEP_S) for this key: 0 and
+ * cost_ns[], *age_s; else -ENOENT. Never through a symlink, only from a
+ * file of this user no one else may write. */
+static int cache_read(const char *key, double cost_ns[INSN__NCLASS], long *age_s)
+{
+	char path[4200], line[512], k[256];
+	double c[3];
+	long long when;
+	struct stat sb;
+	FILE *f = NULL;
+	int fd, found = 0;
+
+	cache_path(path, sizeof(path));
+	if (getenv("CABBPF_RECALIBRATE") || !run_dir_ok())
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
+	    (sb.st_mode & 022) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return -ENOENT;
+	}
+	/* one line per key: "KEY\tWHEN NOP5 EMULATED SSTEP" */
+	while (fgets(line, sizeof(line), f)) {
+		char *tab = strchr(line, '\t');
+
+		if (!tab || (size_t)(tab - line) >= sizeof(k))
+			continue;
+		memcpy(k, line, (size_t)(tab - line));
+		k[tab - line] = 0;
+		if (strcmp(k, key) ||
+		    sscanf(tab + 1, "%lld %lf %lf %lf", &when, &c[0], &c[1], &c[2]) != 4)
+			continue;
+		*age_s = (long)(time(NULL) - when);
+		found = *age_s >= 0 && *age_s < KEEP_S && c[0] > 0 && c[1] > 0 && c[2] > 0 &&
+			c[0] < 1e7 && c[1] < 1e7 && c[2] < 1e7;
+	}
+	fclose(f);
+	if (!found)
+		return -ENOENT;
+	cost_ns[INSN_NOP5] = c[0];
+	cost_ns[INSN_EMULATED] = c[1];
+	cost_ns[INSN_SSTEP] = c[2];
+	return 0;
+}
+
+/* Keep this measurement for later runs (common/outfile: a new file
+ * renamed over the old, never written through a link). Other keys' lines
+ * (times / no times, other builds) are kept while they may be used.
+ * Failing is only a later run's cost. */
+static void cache_write(const char *key, const double cost_ns[INSN__NCLASS])
+{
+	char path[4200], line[512];
+	struct outfile o;
+	FILE *old;
+	int fd;
+
+	if (!run_dir_ok())
+		return;
+	cache_path(path, sizeof(path));
+	if (outfile__open(&o, path))
+		return;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (old = fdopen(fd, "r"))) {
+		while (fgets(line, sizeof(line), old)) {
+			char *tab = strchr(line, '\t');
+			long long when;
+
+			/* other keys' lines while they may still be used */
+			if (tab && sscanf(tab + 1, "%lld", &when) == 1 &&
+			    time(NULL) - when < KEEP_S &&
+			    (strncmp(line, key, strlen(key)) || line[strlen(key)] != '\t'))
+				fputs(line, o.f);
+		}
+		fclose(old);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	fprintf(o.f, "%s\t%lld %.1f %.1f %.1f\n", key, (long long)time(NULL), cost_ns[INSN_NOP5],
+		cost_ns[INSN_EMULATED], cost_ns[INSN_SSTEP]);
+	if (outfile__commit(&o))
+		log_debug("keeping the probe cost in %s failed", path);
 }
 
 static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
@@ -100,10 +249,21 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS])
 	struct trace *tr = NULL;
 	struct trace_opts to;
 	pid_t pid = -1;
+	char key[256] = "";
 	ssize_t len;
+	long age_s;
 	size_t k;
 
 	memset(cost_ns, 0, sizeof(double) * INSN__NCLASS);
+	if (!cache_key(no_times, key, sizeof(key)) && !cache_read(key, cost_ns, &age_s)) {
+		log_info(
+			"probe cost per traced call, measured: %.0f ns (nop5), %.0f ns (emulated), "
+			"%.0f ns (single-stepped) entry and return, %ld s ago (%s; "
+			"CABBPF_RECALIBRATE=1 measures again)",
+			cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED], cost_ns[INSN_SSTEP], age_s,
+			RUN_DIR);
+		return 0;
+	}
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (len <= 0) {
 		err = -errno;
@@ -145,6 +305,7 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS])
 	/* every event stays in the ring (nobody drains it): room for all */
 	to.ring_bytes = 1u << 20;
 	to.no_times = no_times;
+	to.unguarded = true;
 	to.on_event = on_event;
 	err = trace__open(&to, &tr);
 	if (!err)
@@ -158,10 +319,12 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS])
 	}
 	for (k = 0; k < NCALIB; k++)
 		cost_ns[calib[k].cls] =
-			traced[k] > base[k] ? (double)(traced[k] - base[k]) / CALIB_CALLS : 0;
+			traced[k] > base[k] ? (double)(traced[k] - base[k]) / calib[k].calls : 0;
 	log_info("probe cost per traced call, measured: %.0f ns (nop5), %.0f ns (emulated), "
 		 "%.0f ns (single-stepped) entry and return",
 		 cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED], cost_ns[INSN_SSTEP]);
+	if (*key && cost_ns[INSN_NOP5] > 0 && cost_ns[INSN_EMULATED] > 0 && cost_ns[INSN_SSTEP] > 0)
+		cache_write(key, cost_ns);
 cleanup:
 	if (err)
 		log_warn("measuring the probes' cost failed (%s): times are not compensated",

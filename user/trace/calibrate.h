@@ -3,13 +3,17 @@
  * What a traced call costs on this machine, measured at start-up: a child
  * of cabbpf calls three functions of cabbpf's own text, one per entry
  * class the plan uses (a 5-byte nop, an emulated push, a single-stepped
- * mov: user/elf/insn.h), 2,000 times each untraced, then with the real
- * probe programs on them (entry and return, timestamps as the run has
- * them), and the difference per call (in the child's CPU time, which
- * holds the traps but not time lost to other work) is the class's cost. The calling-
- * context tree subtracts it from its times (compensated times), so a
- * parent's time no longer includes the probes of the calls below it.
- * ~50-150 ms. Main thread only.
+ * mov: user/elf/insn.h), a few hundred times each (best of 3 rounds)
+ * untraced, then with the real probe programs on them (entry and return,
+ * timestamps as the run has them), and the difference per call (in the
+ * child's CPU time, which holds the traps but not time lost to other
+ * work) is the class's cost. The calling-context tree subtracts it from
+ * its times (compensated times), so a parent's time no longer includes
+ * the probes of the calls below it. ~130 ms (a BPF load, the traced
+ * calls, the detach), so the figures are kept in /run/cabbpf/probe-costs
+ * (root's, 0700; never written through a link: common/outfile.h) for
+ * this boot and this cabbpf binary, and reused for 30 minutes:
+ * CABBPF_RECALIBRATE=1 measures again. Main thread only.
  */
 #ifndef USER_TRACE_CALIBRATE_H
 #define USER_TRACE_CALIBRATE_H

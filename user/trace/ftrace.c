@@ -163,6 +163,18 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* -v: how long each start-up stage took (wall), since the last mark, so
+ * that a slow start can be told apart from a slow target. */
+static void startup_mark(const char *stage)
+{
+	static double last;
+	double t = now_s();
+
+	if (last > 0)
+		log_debug("start-up: %s in %.1f ms", stage, (t - last) * 1e3);
+	last = t;
+}
+
 /* CPU time (user + system) of all of cabbpf's threads so far. */
 static double cpu_now_s(void)
 {
@@ -458,6 +470,7 @@ static int plan_probes(struct ftrace *ft)
 	 * unwinder and stack switches from seeing them (user/trace/guard.h). */
 	if (!o->entry_only && !o->list && !o->plan && !o->no_guard) {
 		err = guard_target(ft);
+		startup_mark("guard");
 		if (err)
 			return err;
 	}
@@ -929,6 +942,7 @@ static int open_trace(struct ftrace *ft)
 	to.start_paused = ft->o.start_disabled;
 	to.gated = true; /* opened by start_run, once everything is in */
 	to.lossless = ft->o.lossless;
+	to.unguarded = !ft->guard && !ft->whole && !ft->o.lossless;
 	to.on_event = on_event;
 	to.ctx = ft;
 	err = trace__open(&to, &ft->tr);
@@ -1079,9 +1093,12 @@ static int attach_probes(struct ftrace *ft)
 	else if ((err = number_functions(ft)))
 		return err;
 	raise_fd_limit();
+	startup_mark("function table");
 	err = open_trace(ft);
+	startup_mark("BPF load (trace, guard)");
 	if (!err)
 		err = open_pipeline(ft);
+	startup_mark("pipeline");
 	if (!err && ft->o.bpf_stats) {
 		/* Counted from here: the probes' runs before the gate opens
 		 * return at once, a few against millions. */
@@ -1106,6 +1123,7 @@ static int attach_probes(struct ftrace *ft)
 		raise(SIGSTOP);
 	}
 	err = trace__attach(ft->tr);
+	startup_mark("probes attached");
 	if (err == -ESRCH) /* not logged: the process is gone */
 		return gone_while_attaching(ft, err);
 	if (err)
@@ -1123,6 +1141,7 @@ static int attach_probes(struct ftrace *ft)
 	     (ft->tg.spawned && (err = cgroup__enter(ft->cgpath, ft->tg.pid)))))
 		return err;
 	err = attach_io(ft);
+	startup_mark("I/O tracer");
 	if (err)
 		return err;
 	if (ft->whole) {
@@ -1655,6 +1674,7 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	ft->stats_fd = -1;
 	if (o->debug_dir)
 		syms__set_debug_dir(o->debug_dir);
+	startup_mark(NULL);
 
 	/* Before any other child exists (the guard's tracer reaps every
 	 * child): what a probed call costs, for the cct's compensated times. */
@@ -1662,6 +1682,7 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	     o->budget_pct) &&
 	    !o->floor && !o->list && !o->plan)
 		ft->have_cost = !calibrate__probe_costs(o->no_times, ft->probe_cost);
+	startup_mark("probe-cost calibration");
 	if (whole_mode(o)) {
 		/* every process of the container (user/trace/whole.h); SIGCHLD
 		 * blocked before any thread exists: the guards' tracers take it */
@@ -1673,10 +1694,13 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 		err = open_whole(ft);
 	} else {
 		err = resolve_target(ft);
+		startup_mark("target");
 		if (!err)
 			err = select_functions(ft);
+		startup_mark("symbols and selection");
 		if (!err)
 			err = plan_probes(ft);
+		startup_mark("plan");
 	}
 	if (!err && (o->list || o->plan)) {
 		print_selection(ft);
@@ -1686,6 +1710,7 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 		err = attach_probes(ft);
 	if (!err)
 		err = start_run(ft);
+	startup_mark("start");
 	if (err)
 		goto cleanup;
 	/* From here a trace exists: it is reported even when the run or the

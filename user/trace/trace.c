@@ -190,6 +190,10 @@ static int load(struct trace *t, bool multi)
 		err = bpf_map__set_max_entries(t->skel->maps.fhits, t->o.groups ? t->o.nfuncs : 1);
 	if (!err)
 		err = bpf_map__set_max_entries(t->skel->maps.heads, (__u32)t->ncpus);
+	if (!err && t->o.unguarded)
+		err = bpf_map__set_max_entries(t->skel->maps.guarded, 1);
+	if (!err && !t->o.lossless)
+		err = bpf_map__set_max_entries(t->skel->maps.throttled, 1);
 	if (err)
 		return err;
 	err = trace_bpf__load(t->skel);

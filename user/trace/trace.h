@@ -72,6 +72,10 @@ struct trace_opts {
 	 * the ptrace tracer holds it (map "guarded"; the tracer resumes it,
 	 * map "throttled": user/trace/guard.h) */
 	bool lossless;
+	/* no ptrace tracer will hold a thread (no guard, no --lossless):
+	 * "guarded" and "throttled" get one entry each, not 65536 (a
+	 * preallocated hash map of 65536 entries takes ~20 ms to create) */
+	bool unguarded;
 	/* --budget: every probe belongs to a group (0 .. CABBPF_NGROUPS - 1)
 	 * whose links go in and out on their own (trace__attach_group,
 	 * trace__detach_group) and which the gate opens on its own
