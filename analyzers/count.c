@@ -401,7 +401,7 @@ static void budget_text(const struct count *c, FILE *f)
 	for (i = 0; i < n && i < c->ctx->top; i++) {
 		const struct best_row *r = &rows[i];
 
-		bool tb = r->kind == AN_BEST_ESTIMATED &&
+		bool tb = r->kind == AN_BEST_ESTIMATED && !b->progress_corrected &&
 			  budget__window_share(b, r->fid) > AN_B_TRAP_BOUND;
 
 		low += tb;

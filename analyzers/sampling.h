@@ -94,6 +94,10 @@ struct an_budget {
 	 * window is the target's own progress, and the progress clock's
 	 * error (part of a trap counted as user time) dominates */
 	const double *probe_share;
+	/* len had what the traps add to the progress clock taken out (the
+	 * share measured at start-up, user/trace/calibrate.h): a high
+	 * probe_share no longer biases the estimates low */
+	bool progress_corrected;
 };
 
 /* What a function's whole-run count is. */

@@ -5,7 +5,7 @@
  * rare, and one that is costly because it is hot.
  *
  * main runs N rounds. In round i:
- *   hot(i)     every round: spins ~5-7 us (a fixed loop), and every 100th
+ *   hot(i)     every round: spins ~7 us (a loop timed at start), and every 100th
  *              call (i % 100 == 0) calls child(i);
  *   rare(i)    when i % 1000 == 0, called by main.
  * With PHASE2 = M (> 0), main then runs M more rounds in which only
@@ -26,17 +26,47 @@
 #include <time.h>
 
 #define TRACED __attribute__((noinline, noipa))
-/* hot's and calm's work: ~7 us a call at -O2 and at -O0 (a loop that
- * compiles 4x slower there), so the budget sees the same costs */
-#ifdef __OPTIMIZE__
-#define SPIN 20000
-#else
-#define SPIN 5000
-#endif
+/* hot's and calm's work: ~7 us a call whatever the machine and the -O
+ * level: the loop's length is measured at start (spin_for). A fixed
+ * count made it 2.8 us on a faster CPU whose probes cost 5x more, and
+ * child, meant to cost well under a 10% budget, cost half of it. */
+#define WORK_NS 7000
 #define BARRIER() __asm__ volatile("" ::: "memory")
 
 static volatile unsigned long sink;
 static unsigned long n_child, n_rare;
+static int spin = 1000;
+
+static inline __attribute__((always_inline)) void work(int n)
+{
+	for (int k = 0; k < n; k++)
+		sink += (unsigned long)k;
+}
+
+static inline __attribute__((always_inline)) long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The loop count that takes WORK_NS: the fastest of 20 timings of 100,000
+ * turns (a timing the machine interrupted is slower, never faster). */
+static inline __attribute__((always_inline)) int spin_for(void)
+{
+	long long best = 0;
+
+	for (int r = 0; r < 20; r++) {
+		long long t = mono_ns();
+
+		work(100000);
+		t = mono_ns() - t;
+		if (t > 0 && (!best || t < best))
+			best = t;
+	}
+	return best > 0 ? (int)(100000LL * WORK_NS / best) + 1 : 1000;
+}
 
 TRACED void child(long i)
 {
@@ -52,8 +82,7 @@ TRACED void rare(long i)
 
 TRACED void hot(long i)
 {
-	for (int k = 0; k < SPIN; k++)
-		sink += (unsigned long)k;
+	work(spin);
 	if (i % 100 == 0)
 		child(i);
 	BARRIER();
@@ -61,8 +90,7 @@ TRACED void hot(long i)
 
 TRACED void calm(long j)
 {
-	for (int k = 0; k < SPIN; k++)
-		sink -= (unsigned long)k;
+	work(spin);
 	sink += (unsigned long)j;
 	BARRIER();
 }
@@ -76,6 +104,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: budget N [PHASE2]\n");
 		return 2;
 	}
+	spin = spin_for();
 	for (i = 0; i < n; i++) {
 		hot(i);
 		BARRIER();

@@ -47,6 +47,7 @@ struct bepoch {
 	uint64_t p0, p1; /* the target's progress ticks */
 	uint64_t c0, c1; /* the target's CPU time, ns */
 	double m0, m1;	 /* the probes' cost so far (model), ns */
+	double l0, l1;	 /* of it, what the progress clock counted so far, ns */
 	uint32_t snap;	 /* modes in force: snaps[snap] */
 	bool window;	 /* the sampled functions' probes were in */
 	bool partial;	 /* some function's probes were out */
@@ -72,6 +73,7 @@ struct budget {
 	uint64_t *seen, *dh; /* probe hits in the model; since the mark */
 	double *rate;	     /* cost per native ns; < 0: not known */
 	double trap;	     /* the probes' cost so far (model), ns */
+	double leak;	     /* of it, the progress clock's share (no margin), ns */
 	double per_hit;	     /* a hit's share of cost_ns, COST_MARGIN included */
 	/* closed groups' probe hits so far, per group and in all */
 	uint64_t gseen[CABBPF_NGROUPS];
@@ -248,6 +250,7 @@ static void end_epoch(struct budget *b, uint64_t t)
 	e->p1 = progress__ticks(b->prog);
 	e->c1 = cpu_ns(b);
 	e->m1 = b->trap;
+	e->l1 = b->leak;
 }
 
 /* Open the next epoch with what is in now: the gate's one store. Returns
@@ -285,6 +288,7 @@ static int new_epoch(struct budget *b)
 	e->p0 = progress__ticks(b->prog);
 	e->c0 = cpu_ns(b);
 	e->m0 = b->trap;
+	e->l0 = b->leak;
 	b->nep = n;
 	return 0;
 }
@@ -313,6 +317,8 @@ static void account(struct budget *b)
 
 		if (d) {
 			b->trap += (double)d * b->o.cost_ns[i] * b->per_hit;
+			if (b->o.leak_ns)
+				b->leak += (double)d * b->o.leak_ns[i] * b->per_hit / COST_MARGIN;
 			b->dh[i] += d;
 			b->seen[i] = n;
 		}
@@ -754,6 +760,16 @@ static void plan_window(struct budget *b, uint64_t t, uint64_t cpu, double nat_r
 	b->win_deadline = t + period - (uint64_t)w;
 }
 
+/* The target's progress in epoch e, in ticks: what the progress clock
+ * counted less what the probes' traps added to it (leak_ns), rounded. */
+static uint64_t progress_of(const struct bepoch *e)
+{
+	double t = (double)(e->p1 > e->p0 ? e->p1 - e->p0 : 0) -
+		   (e->l1 - e->l0) / (double)PROGRESS_TICK_NS;
+
+	return t > 0 ? (uint64_t)(t + 0.5) : 0;
+}
+
 /* The period's choice. */
 static void decide(struct budget *b, uint64_t t, uint64_t cpu)
 {
@@ -816,8 +832,7 @@ void budget__finish(struct budget *b, uint64_t end_ns)
 	for (i = 0; i < b->nep; i++) {
 		const struct bepoch *e = &b->ep[i];
 
-		b->len[i] = b->by_progress ? (e->p1 > e->p0 ? e->p1 - e->p0 : 0)
-					   : (e->t1 > e->t0 ? e->t1 - e->t0 : 0);
+		b->len[i] = b->by_progress ? progress_of(e) : (e->t1 > e->t0 ? e->t1 - e->t0 : 0);
 		b->win[i] = e->window;
 		b->skip[i] = e->partial;
 		b->snapi[i] = e->snap;
@@ -836,6 +851,7 @@ void budget__finish(struct budget *b, uint64_t end_ns)
 		/* 10 ms: ten ticks of the progress clock */
 		.min_len = b->by_progress ? 10 : 10000000,
 		.probe_share = b->share,
+		.progress_corrected = b->by_progress && b->o.leak_ns,
 	};
 	b->aw = (struct an_windows){
 		.n = b->nep,

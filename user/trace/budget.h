@@ -73,6 +73,10 @@ struct budget_opts {
 	uint32_t period_ms; /* how often the choice is made again */
 	uint32_t nfuncs;
 	const double *cost_ns; /* [nfuncs]: one traced call's cost; 0: not probed */
+	/* [nfuncs] or NULL: of cost_ns, what the progress clock counts as
+	 * the target's user time (user/trace/calibrate.h); taken out of the
+	 * progress measured in each epoch */
+	const double *leak_ns;
 	/* BUDGET_PARTIAL_BYTES, zeroed; the budget sets epoch e's bit when
 	 * some function's probes are out during e (pipeline/shadow.h) */
 	uint8_t *partial;

@@ -24,10 +24,16 @@
 
 /*
  * Measure the cost in ns of one traced call (entry and return probes) for
- * each entry class into cost_ns[] (INSN_REFUSED: 0). no_times: the probes
- * take no timestamp, as in the run. Returns 0, or -errno after logging why
- * (the caller reports raw times only).
+ * each entry class into cost_ns[] (INSN_REFUSED: 0), and into leak_ns[]
+ * how much of it the progress clock (user/trace/progress.h) counts as the
+ * target's own user time: none where traps are kernel time, as they
+ * should be; ~20% on a paravirtualized (PVM) guest, where the ticks that
+ * land in a trap's way in and out look like user mode (0 when there is no
+ * progress clock). no_times: the probes take no timestamp, as in the run.
+ * Returns 0, or -errno after logging why (the caller reports raw times
+ * only).
  */
-int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS]);
+int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
+			   double leak_ns[INSN__NCLASS]);
 
 #endif /* USER_TRACE_CALIBRATE_H */

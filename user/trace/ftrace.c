@@ -102,6 +102,7 @@ struct ftrace {
 	/* the cct's compensated times: a probed call's cost by entry class
 	 * (user/trace/calibrate.h), and per fid */
 	double probe_cost[INSN__NCLASS];
+	double probe_leak[INSN__NCLASS]; /* of it, what the progress clock counts */
 	bool have_cost;
 	double *probe_ns;
 	/* --sample / --start-disabled (user/trace/sampler.h) */
@@ -110,6 +111,7 @@ struct ftrace {
 	/* --budget (user/trace/budget.h): each fid's cost per traced call,
 	 * the shadow stacks' bitmap of partial epochs, the controller */
 	double *call_cost;
+	double *call_leak; /* [fid]: of call_cost, what the progress clock counts */
 	uint8_t *first_group; /* the group each fid starts in */
 	uint8_t *partial;
 	struct budget *bud;
@@ -680,7 +682,8 @@ static int budget_costs(struct ftrace *ft)
 	size_t all = ft->n + (ft->libs ? ft->libs->nfuncs : 0), i;
 
 	ft->call_cost = calloc(all + 1, sizeof(*ft->call_cost));
-	if (!ft->call_cost) {
+	ft->call_leak = calloc(all + 1, sizeof(*ft->call_leak));
+	if (!ft->call_cost || !ft->call_leak) {
 		log_err("out of memory");
 		return -ENOMEM;
 	}
@@ -704,6 +707,7 @@ static int budget_costs(struct ftrace *ft)
 		ft->call_cost[i] = ft->have_cost && ft->probe_cost[c] > 0
 					   ? ft->probe_cost[c]
 					   : insn__cost_ns(c) + (ft->o.entry_only ? 0 : 300);
+		ft->call_leak[i] = ft->have_cost ? ft->probe_leak[c] : 0;
 	}
 	ft->first_group = calloc(all + 1, 1);
 	if (!ft->first_group) {
@@ -1222,6 +1226,7 @@ static int start_run(struct ftrace *ft)
 					 .period_ms = ft->o.sample_period_ms,
 					 .nfuncs = (uint32_t)ft->nfuncs,
 					 .cost_ns = ft->call_cost,
+					 .leak_ns = ft->have_cost ? ft->call_leak : NULL,
 					 .partial = ft->partial,
 					 .names = ft->names,
 					 .entry_only = ft->o.entry_only};
@@ -1624,6 +1629,7 @@ static void ftrace_free(struct ftrace *ft)
 	sampler__free(ft->smp);
 	budget__free(ft->bud);
 	free(ft->call_cost);
+	free(ft->call_leak);
 	free(ft->first_group);
 	free(ft->partial);
 	free(ft->probe_ns);
@@ -1681,7 +1687,8 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	if ((((!o->analyzers || strstr(o->analyzers, "cct")) && !o->entry_only && !o->no_times) ||
 	     o->budget_pct) &&
 	    !o->floor && !o->list && !o->plan)
-		ft->have_cost = !calibrate__probe_costs(o->no_times, ft->probe_cost);
+		ft->have_cost =
+			!calibrate__probe_costs(o->no_times, ft->probe_cost, ft->probe_leak);
 	startup_mark("probe-cost calibration");
 	if (whole_mode(o)) {
 		/* every process of the container (user/trace/whole.h); SIGCHLD
