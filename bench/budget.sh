@@ -20,7 +20,8 @@
 #    functions, as in the issue) or also its debug file's (DEBUG=1, when
 #    python3.11-dbg's symbols are installed: ~6,800 functions).
 # 2. tests/targets/budget-O2 N: a steady C program with known counts (hot
-#    ~7-10 us of work a call: its probes would cost ~18%; child and rare
+#    ~7 us of work a call, timed at its start: its probes would cost 18% or (a
+#    PVM host) 170-500%; child and rare
 #    rare), its own CPU time, at budgets of C_BUDGETS (default 5 10 25).
 #
 #   bench/budget.sh [REPEATS] [BUDGET%...]     (defaults: 3; 10 25 50 100)
@@ -118,7 +119,7 @@ PY
 	python_goal 100000000 "$out/ref8.json"
 fi
 
-echo "== tests/targets/budget-O2 300000 (known counts: hot 300000, child 3000, rare 300)"
+echo "== tests/targets/budget-O2 300000 (known counts: hot 300000, child 1000, rare 100)"
 bin=.output/targets/budget-O2
 for i in $(seq "$R"); do
 	BUDGET_CPU=1 "$bin" 300000 2>&1 >/dev/null | sed -n 's/^cpu_ns=//p'

@@ -6,8 +6,8 @@
  *  - --budget 10: hot (a call every round, ~7 us of work: its probes would
  *    cost ~25% of the target's time) is sampled in windows and estimated
  *    within the report's own 95% interval (asserted at twice its
- *    half-width, plus 2%); child (once per 100 rounds) and rare (once per
- *    1000) cost well under the budget and stay exact: their counts are the
+ *    half-width, plus 2%); child (once per 300 rounds) and rare (once per
+ *    3000) cost well under the budget and stay exact: their counts are the
  *    program's, exactly, and say "exact"; every return matched.
  *  - no false exact edge: child's real caller, hot, is out of the target
  *    between windows, so its calls there have caller <resumed>, never

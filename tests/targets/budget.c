@@ -5,15 +5,18 @@
  * rare, and one that is costly because it is hot.
  *
  * main runs N rounds. In round i:
- *   hot(i)     every round: spins ~7 us (a loop timed at start), and every 100th
- *              call (i % 100 == 0) calls child(i);
- *   rare(i)    when i % 1000 == 0, called by main.
+ *   hot(i)     every round: spins ~7 us (a loop timed at start), and every 300th
+ *              call (i % 300 == 0) calls child(i);
+ *   rare(i)    when i % 3000 == 0, called by main.
+ * (child's probes cost 1/300 of hot's: under 2% of the target's time even
+ * where a single-stepped probe costs 5x the round's work, so a 10% budget
+ * keeps it exact; every 100th call was 5% on such a host.)
  * With PHASE2 = M (> 0), main then runs M more rounds in which only
  * calm(j) is called (every round: a second phase whose hot function is
  * another one).
  * child and rare are leaves. The program prints, on its last stdout line,
- * "calls: main=1 hot=N child=C rare=R calm=M" (C = ceil(N/100),
- * R = ceil(N/1000)) and exits 0; usage errors exit 2. With BUDGET_CPU set
+ * "calls: main=1 hot=N child=C rare=R calm=M" (C = ceil(N/300),
+ * R = ceil(N/3000)) and exits 0; usage errors exit 2. With BUDGET_CPU set
  * in its environment it then prints its own CPU time on stderr,
  * "cpu_ns=<ns>" (bench/budget.sh: the slowdown a budget keeps).
  *
@@ -83,7 +86,7 @@ TRACED void rare(long i)
 TRACED void hot(long i)
 {
 	work(spin);
-	if (i % 100 == 0)
+	if (i % 300 == 0)
 		child(i);
 	BARRIER();
 }
@@ -108,7 +111,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		hot(i);
 		BARRIER();
-		if (i % 1000 == 0)
+		if (i % 3000 == 0)
 			rare(i);
 		BARRIER();
 	}

@@ -273,7 +273,7 @@ static void cache_write(const char *key, const double cost_ns[INSN__NCLASS],
 	} else if (fd >= 0) {
 		close(fd);
 	}
-	fprintf(o.f, "%s\t%lld %.1f %.1f %.1f %.1f %.1f %.1f\n", key, (long long)time(NULL),
+	fprintf(o.f, "%s\t%lld %.17g %.17g %.17g %.17g %.17g %.17g\n", key, (long long)time(NULL),
 		cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED], cost_ns[INSN_SSTEP], leak_ns[INSN_NOP5],
 		leak_ns[INSN_EMULATED], leak_ns[INSN_SSTEP]);
 	if (outfile__commit(&o))

@@ -112,6 +112,7 @@ struct ftrace {
 	 * the shadow stacks' bitmap of partial epochs, the controller */
 	double *call_cost;
 	double *call_leak; /* [fid]: of call_cost, what the progress clock counts */
+	double *hit_leak;  /* [fid]: the same per probe hit, for sampling windows */
 	uint8_t *first_group; /* the group each fid starts in */
 	uint8_t *partial;
 	struct budget *bud;
@@ -207,6 +208,8 @@ static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
 
 	if (ft->whole)
 		whole__see(ft->whole, e);
+	if (ft->hit_leak && (e->kind == CABBPF_EV_ENTRY || e->kind == CABBPF_EV_RETURN))
+		sampler__hit(ft->smp, e->epoch, e->fid & CABBPF_COOKIE_FID);
 	err = stage__push(ft->stage, cpu, e);
 
 	if (err)
@@ -670,6 +673,33 @@ static enum insn_class site_class(const struct ftrace *ft, size_t fid)
 		if (fid < k + libs->v[i].n)
 			return libs->v[i].plan->sites[fid - k].cls;
 	return INSN_REFUSED;
+}
+
+/* Sampling: what one probe hit of each function adds to the progress
+ * clock (calibrate.h), by its site's class, into ft->hit_leak; left NULL
+ * (nothing to take out) when the cost was not measured or there is no
+ * such share. Returns 0 or -ENOMEM (logged). */
+static int hit_leaks(struct ftrace *ft)
+{
+	size_t i;
+
+	if (!ft->have_cost || !(ft->probe_leak[INSN_NOP5] > 0 || ft->probe_leak[INSN_EMULATED] > 0 ||
+				ft->probe_leak[INSN_SSTEP] > 0))
+		return 0;
+	ft->hit_leak = calloc(ft->nfuncs + 1, sizeof(*ft->hit_leak));
+	if (!ft->hit_leak) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < ft->nfuncs; i++) {
+		enum insn_class c = site_class(ft, i);
+
+		if (c == INSN_REFUSED)
+			c = INSN_EMULATED; /* call sites: a call instruction */
+		/* a call is an entry and a return, but for entry-only runs */
+		ft->hit_leak[i] = ft->probe_leak[c] / (ft->o.entry_only ? 1 : 2);
+	}
+	return 0;
 }
 
 /* --budget: what one traced call of each function costs the target, by
@@ -1242,7 +1272,12 @@ static int start_run(struct ftrace *ft)
 		struct sampler_opts so = {.pid = ft->tg.pid,
 					  .pct = ft->o.sample_pct,
 					  .period_ms = ft->o.sample_period_ms,
-					  .start_disabled = ft->o.start_disabled};
+					  .start_disabled = ft->o.start_disabled,
+					  .nfuncs = (uint32_t)ft->nfuncs};
+
+		if ((err = hit_leaks(ft)))
+			return err;
+		so.hit_leak_ns = ft->hit_leak;
 
 		err = sampler__new(&so, ft->tr, ft->att_ns, &ft->smp);
 		if (err) {
@@ -1630,6 +1665,7 @@ static void ftrace_free(struct ftrace *ft)
 	budget__free(ft->bud);
 	free(ft->call_cost);
 	free(ft->call_leak);
+	free(ft->hit_leak);
 	free(ft->first_group);
 	free(ft->partial);
 	free(ft->probe_ns);
@@ -1685,7 +1721,7 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	/* Before any other child exists (the guard's tracer reaps every
 	 * child): what a probed call costs, for the cct's compensated times. */
 	if ((((!o->analyzers || strstr(o->analyzers, "cct")) && !o->entry_only && !o->no_times) ||
-	     o->budget_pct) &&
+	     o->budget_pct || o->sample_pct > 0 || o->start_disabled) &&
 	    !o->floor && !o->list && !o->plan)
 		ft->have_cost =
 			!calibrate__probe_costs(o->no_times, ft->probe_cost, ft->probe_leak);

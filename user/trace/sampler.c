@@ -20,6 +20,7 @@ struct window {
 	uint64_t start, end;	       /* ns since the run's start: the epoch stores */
 	uint64_t pstart, pend;	       /* the target's progress then (progress ticks) */
 	uint64_t attach_ns, detach_ns; /* putting the probes in, taking them out */
+	double leak_ns;		       /* the probes' share of its progress ticks */
 };
 
 struct sampler {
@@ -197,9 +198,25 @@ int sampler__tick(struct sampler *s, uint64_t now_ns)
 	return err;
 }
 
+void sampler__hit(struct sampler *s, uint32_t epoch, uint32_t fid)
+{
+	if (s && s->o.hit_leak_ns && epoch >= 1 && epoch <= s->n && fid < s->o.nfuncs)
+		s->w[epoch - 1].leak_ns += s->o.hit_leak_ns[fid];
+}
+
+/* Window w's progress, in ticks: what the clock counted less what the
+ * probes' traps added to it, rounded. */
+static uint64_t progress_of(const struct window *w)
+{
+	double t = (double)(w->pend > w->pstart ? w->pend - w->pstart : 0) -
+		   w->leak_ns / (double)PROGRESS_TICK_NS;
+
+	return t > 0 ? (uint64_t)(t + 0.5) : 0;
+}
+
 void sampler__finish(struct sampler *s, uint64_t end_ns)
 {
-	uint64_t p1;
+	uint64_t p1, leak = 0;
 	uint32_t i;
 
 	if (!s)
@@ -216,15 +233,16 @@ void sampler__finish(struct sampler *s, uint64_t end_ns)
 	for (i = 0; s->won && i < s->n; i++) {
 		const struct window *w = &s->w[i];
 
-		if (s->by_progress)
-			s->won[i] = w->pend > w->pstart ? w->pend - w->pstart : 0;
-		else
+		if (s->by_progress) {
+			s->won[i] = progress_of(w);
+			leak += (w->pend > w->pstart ? w->pend - w->pstart : 0) - s->won[i];
+		} else
 			s->won[i] = w->end > w->start ? w->end - w->start : 0;
 	}
 	s->aw.n = s->won ? s->n : 0;
 	s->aw.on = s->won;
 	s->wall_ns = end_ns - s->t0;
-	s->aw.total = s->by_progress ? p1 - s->p0 : s->wall_ns;
+	s->aw.total = s->by_progress ? p1 - s->p0 - leak : s->wall_ns;
 	s->aw.measure = s->by_progress ? "user CPU" : "wall";
 	s->p_total = p1 - s->p0;
 }

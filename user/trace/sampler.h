@@ -35,6 +35,11 @@ struct sampler_opts {
 	double pct;	      /* duty cycle, 0 < pct <= 100; 0: no duty cycle */
 	uint32_t period_ms;   /* duty cycle period (> 0 with pct) */
 	bool start_disabled;  /* off until the first request (SIGUSR1) */
+	/* [nfuncs] or NULL: what one probe hit (an entry or a return) of
+	 * each function adds to the progress clock (user/trace/calibrate.h),
+	 * taken out of each window's progress (sampler__hit) */
+	const double *hit_leak_ns;
+	uint32_t nfuncs;
 };
 
 struct sampler;
@@ -46,6 +51,10 @@ struct sampler;
  * -ENOMEM. */
 int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t attach_ns,
 		 struct sampler **out);
+
+/* One probe hit (an entry or a return event) of function fid in window
+ * epoch (the event's), for hit_leak_ns. The loader's thread. */
+void sampler__hit(struct sampler *s, uint32_t epoch, uint32_t fid);
 
 /* CLOCK_MONOTONIC in ns (the clock of the probes' timestamps). */
 uint64_t sampler__now(void);
