@@ -27,6 +27,9 @@
 
 /* The table's room by default: enough for tens of executables of a few
  * thousand functions; an image that does not fit is left out, said. */
+/* How much later than a look an exec's event may be stamped when the look
+ * already saw the exec's result (look_at). */
+#define EXEC_LAG_NS 50000000ULL
 #define DEFAULT_ROOM 65536u
 /* Guards (each a ptrace tracer thread and a BPF object) at once; past it
  * a process is traced without return probes, said. */
@@ -603,6 +606,18 @@ static int look_at(struct whole *w, struct wproc *p)
 	p->execs_looked = p->pub.execs;
 	if (syms__resolve_exe(p->pub.pid, path, sizeof(path)) || stat(path, &sb)) {
 		p->ended = true; /* gone (or a kernel thread, a zombie) */
+		return 0;
+	}
+	/* The same, when the last look already saw this image although the
+	 * exec's event is stamped a little after it: /proc/PID/exe names the
+	 * new file from the exec's point of no return, the event comes at its
+	 * end (seen under load: a look in between called a process attached
+	 * then "traced from its exec"). A real exec of the same file that
+	 * soon after a look is taken for the same one. */
+	if (by_exec && p->looked && p->img && p->img->dev == sb.st_dev && p->img->ino == sb.st_ino &&
+	    p->exec_ts && p->exec_ts < p->look_ns + EXEC_LAG_NS) {
+		if (p->pub.from == WHOLE_FROM_FORK)
+			p->pub.from = WHOLE_FROM_EXEC;
 		return 0;
 	}
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)p->pub.pid);
