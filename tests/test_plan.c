@@ -435,14 +435,26 @@ END_TEST
 
 /* A loop that begins right after the entry: its back edge targets the
  * instruction a shift would pick, so the probe must stay at the entry. */
+/* The plan of the one function glob selects in st (the caller frees it
+ * with plan__free). */
+static struct plan *plan_of(struct symtab *st, const char *glob, const struct plan_opts *po)
+{
+	struct plan *p = NULL;
+	size_t *idx = NULL, n = 0;
+
+	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(plan__build(st, idx, n, po, &p), 0);
+	free(idx);
+	return p;
+}
+
 START_TEST(loop_head_after_entry_stays)
 {
 	char src[128], bin[128], cmd[512];
 	struct symtab *st = NULL;
 	struct plan_opts po = {.returns = true};
-	struct plan *p = NULL;
-	size_t *idx = NULL, n = 0;
-	const char *glob = "spin";
+	struct plan *p;
 	FILE *f;
 
 	snprintf(src, sizeof(src), "%s/loop.s", tmpdir);
@@ -470,40 +482,26 @@ START_TEST(loop_head_after_entry_stays)
 	snprintf(cmd, sizeof(cmd), "gcc -o '%s' '%s'", bin, src);
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_eq(syms__load(bin, &st), 0);
-	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
-	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	p = plan_of(st, "spin", &po);
 	ck_assert_int_eq(p->sites[0].rule, PLAN_ENTRY);
 	ck_assert_int_eq(p->sites[0].cls, INSN_SSTEP);
 	plan__free(p);
-	free(idx);
-	glob = "skip";
-	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
-	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	p = plan_of(st, "skip", &po);
 	ck_assert_int_eq(p->sites[0].rule, PLAN_SHIFTED);
 	ck_assert_int_eq(p->sites[0].shift, 4);
 	plan__free(p);
-	free(idx);
-	glob = "near";
-	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
-	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	p = plan_of(st, "near", &po);
 	ck_assert_int_eq(p->sites[0].rule, PLAN_ENTRY);
 	plan__free(p);
-	free(idx);
-	glob = "far";
-	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
-	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	p = plan_of(st, "far", &po);
 	ck_assert_int_eq(p->sites[0].rule, PLAN_ENTRY);
 	plan__free(p);
-	free(idx);
-	glob = "locked";
-	ck_assert_int_eq(syms__select(st, &glob, 1, &idx, &n), 0);
-	ck_assert_int_eq(plan__build(st, idx, n, &po, &p), 0);
+	p = plan_of(st, "locked", &po);
 	ck_assert_int_eq(p->sites[0].rule, PLAN_SKIPPED);
 	ck_assert_uint_eq(p->sites[0].offset, PLAN_NO_PROBE);
 	ck_assert_uint_eq(p->skipped, 1);
 	ck_assert_uint_eq(verify_binary(bin), 2); /* skip, and nearby to its jnz */
 	plan__free(p);
-	free(idx);
 	syms__free(st);
 	unlink(src);
 	unlink(bin);

@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "analyzers/analyzer.h"
+#include "common/vec.h"
 #include "profile.pb-c.h"
 #include "user/cli/pprof.h"
 
@@ -17,15 +18,11 @@ struct strtab {
 
 static int64_t str_add(struct strtab *s, const char *str)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		char **v = realloc(s->v, cap * sizeof(*v));
+	char **v = vec__grow(s->v, &s->cap, s->n + 1, sizeof(*v), 64);
 
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (!v)
+		return -1;
+	s->v = v;
 	s->v[s->n] = strdup(str);
 	if (!s->v[s->n])
 		return -1;

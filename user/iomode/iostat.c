@@ -14,6 +14,7 @@
 #include "common/hmap.h"
 #include "common/json.h"
 #include "common/outfile.h"
+#include "common/vec.h"
 #include "user/proc/container.h"
 #include "common/syscalls.h"
 #include "user/iomode/iotrace.h"
@@ -86,7 +87,7 @@ static void *ptab_get(struct ptab *t, const void *key, size_t klen, size_t esize
 {
 	uint64_t h = hash_bytes(key, klen);
 	uint64_t *v;
-	void *e;
+	void *e, **nv;
 
 	for (;; h++) {
 		v = hmap__find(&t->m, h);
@@ -97,15 +98,10 @@ static void *ptab_get(struct ptab *t, const void *key, size_t klen, size_t esize
 	}
 	if (!create)
 		return NULL;
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 256;
-		void **nv = realloc(t->v, nc * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		t->v = nv;
-		t->cap = nc;
-	}
+	nv = vec__grow(t->v, &t->cap, t->n + 1, sizeof(*nv), 256);
+	if (!nv)
+		return NULL;
+	t->v = nv;
 	e = calloc(1, esize);
 	if (!e)
 		return NULL;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "user/probe/callsites.h"
 #include "user/elf/image.h"
 #include "user/elf/insn.h"
@@ -75,19 +76,18 @@ static void escape(struct cand *c, enum callsites_verdict why)
 
 static int add_site(struct cand *c, uint64_t va, uint64_t off)
 {
-	if (c->nsites == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 4;
-		uint64_t *a = realloc(c->va, nc * sizeof(*a));
+	/* Two arrays of one capacity: the second grows to the first's. */
+	size_t cap = c->cap, cap2 = c->cap;
+	uint64_t *a = vec__grow(c->va, &cap, c->nsites + 1, sizeof(*a), 4);
 
-		if (!a)
-			return -ENOMEM;
-		c->va = a;
-		a = realloc(c->offs, nc * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		c->offs = a;
-		c->cap = nc;
-	}
+	if (!a)
+		return -ENOMEM;
+	c->va = a;
+	a = vec__grow(c->offs, &cap2, cap, sizeof(*a), 4);
+	if (!a)
+		return -ENOMEM;
+	c->offs = a;
+	c->cap = cap;
 	c->va[c->nsites] = va;
 	c->offs[c->nsites++] = off;
 	return 0;

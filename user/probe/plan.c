@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "user/probe/callsites.h"
 #include "user/elf/image.h"
 #include "user/elf/lang.h"
@@ -78,17 +79,14 @@ static bool in_windows(const struct targets *t, uint64_t a, uint64_t slack)
 
 static int add_target(struct targets *t, uint64_t a)
 {
+	uint64_t *nv;
+
 	if (!in_windows(t, a, 0))
 		return 0;
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 256;
-		uint64_t *nv = realloc(t->v, nc * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->v = nv;
-		t->cap = nc;
-	}
+	nv = vec__grow(t->v, &t->cap, t->n + 1, sizeof(*nv), 256);
+	if (!nv)
+		return -ENOMEM;
+	t->v = nv;
 	t->v[t->n++] = a;
 	return 0;
 }

@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 
 #include "cabbpf_event.h"
+#include "common/vec.h"
 #include "user/trace/guard.h"
 #include "user/proc/libs.h"
 #include "common/log.h"
@@ -318,23 +319,18 @@ static struct gthread *find_thread(struct guard *g, pid_t tid)
 /* A thread the tracer holds from now on; the BPF program may stop it. */
 static struct gthread *track(struct guard *g, pid_t tid)
 {
-	struct gthread *t = find_thread(g, tid);
+	struct gthread *t = find_thread(g, tid), *v;
 	uint32_t one = 1, key = (uint32_t)tid;
 
 	if (t)
 		return t;
 	pthread_mutex_lock(&g->mu);
-	if (g->nth == g->cap) {
-		size_t ncap = g->cap ? g->cap * 2 : 16;
-		struct gthread *v = realloc(g->th, ncap * sizeof(*v));
-
-		if (!v) {
-			pthread_mutex_unlock(&g->mu);
-			return NULL;
-		}
-		g->th = v;
-		g->cap = ncap;
+	v = vec__grow(g->th, &g->cap, g->nth + 1, sizeof(*v), 16);
+	if (!v) {
+		pthread_mutex_unlock(&g->mu);
+		return NULL;
 	}
+	g->th = v;
 	t = &g->th[g->nth++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;

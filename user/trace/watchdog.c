@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/vec.h"
 #include "user/trace/watchdog.h"
 
 /* The watch lasts at least this long after cabbpf's end. */
@@ -97,20 +98,16 @@ static char thread_state(pid_t pid, const char *tid, unsigned long long *vol)
 
 static struct wthread *wfind(struct wtable *t, pid_t tid)
 {
+	struct wthread *v;
 	size_t i;
 
 	for (i = 0; i < t->n; i++)
 		if (t->v[i].tid == tid)
 			return &t->v[i];
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct wthread *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
+	v = vec__grow(t->v, &t->cap, t->n + 1, sizeof(*v), 64);
+	if (!v)
+		return NULL;
+	t->v = v;
 	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
 	t->v[t->n].tid = tid;
 	return &t->v[t->n++];
