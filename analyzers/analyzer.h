@@ -203,6 +203,7 @@ struct shadow_frame {
 	bool recursive;	 /* another frame of fid was below it at entry */
 	bool lost;	 /* its return address was put back: no return event */
 	bool noret;	 /* the probe armed no return for it (REC_FID_NORET) */
+	bool opener;	 /* the thread's first entry in its sampling window */
 	/* --size (analyzers/isp.h): the routine's designated argument, read
 	 * by the entry probe, came in a CABBPF_EV_SIZE event */
 	bool sized;

@@ -380,8 +380,8 @@ static bool budget_edge(const struct callgraph *g, const struct hmap *callees, u
 		cv ? (const struct sampling_counts *)(uintptr_t)*cv : NULL;
 	double nc, ncerr, a = sum_windows(c, w), n = sum_windows(cc, w), p, e;
 
-	if (budget__estimate(g->ctx->budget, callee, cc ? cc->w : NULL, cc ? cc->n : 0, &nc,
-			     &ncerr) == AN_BEST_NONE)
+	if (budget__estimate(g->ctx->budget, callee, cc ? cc->w : NULL, cc ? cc->n : 0, &nc, &ncerr,
+			     NULL) == AN_BEST_NONE)
 		return false;
 	if (n <= 0) {
 		a = sum_windows(c, NULL);

@@ -386,7 +386,7 @@ static void budget_text(const struct count *c, FILE *f)
 		struct best_row *r = &rows[n];
 
 		r->kind = budget__estimate(b, fid, c->fn[fid].wc.w, c->fn[fid].wc.n, &r->est,
-					   &r->err95);
+					   &r->err95, NULL);
 		r->fid = fid;
 		k[r->kind]++;
 		if (r->kind != AN_BEST_NONE && (r->est > 0 || r->kind != AN_BEST_EXACT))
@@ -614,8 +614,9 @@ static int count_report_json(void *state, struct json *w)
 		json__kv_u64(w, "calls", fn->calls);
 		if (c->ctx->budget) {
 			double est, err95;
+			uint32_t df;
 			enum an_best k = budget__estimate(c->ctx->budget, rows[i].fid, fn->wc.w,
-							  fn->wc.n, &est, &err95);
+							  fn->wc.n, &est, &err95, &df);
 
 			/* --budget: the whole run's calls (exact, estimated
 			 * or a lower bound: "estimate" says which). */
@@ -631,6 +632,9 @@ static int count_report_json(void *state, struct json *w)
 					json__null(w);
 				else
 					json__u64(w, (uint64_t)llround(err95 > 0 ? err95 : 0));
+				/* what the interval rests on: strata - 1 */
+				if (k == AN_BEST_ESTIMATED)
+					json__kv_u64(w, "calls_est_df", df);
 			}
 		} else if (c->ctx->windows) {
 			double est, err95;
@@ -644,6 +648,7 @@ static int count_report_json(void *state, struct json *w)
 					json__null(w);
 				else
 					json__u64(w, (uint64_t)llround(err95));
+				json__kv_u64(w, "calls_est_df", sampling__df(c->ctx->windows));
 			}
 		}
 		json__kv_u64(w, "matched", fn->t.matched);

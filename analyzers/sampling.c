@@ -16,6 +16,33 @@ uint64_t sampling__on(const struct an_windows *w)
 	return on;
 }
 
+double sampling__t975(uint32_t df)
+{
+	/* Student's t, two-sided 95%, df 1..30 (standard tables). */
+	static const double t[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+				   2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+				   2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+				   2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+	double z = 1.96;
+
+	if (df == 0)
+		return INFINITY;
+	if (df <= sizeof(t) / sizeof(t[0]))
+		return t[df - 1];
+	/* Cornish-Fisher beyond the table: within 0.001 of the true value. */
+	return z + (z * z * z + z) / (4.0 * df) +
+	       (5 * pow(z, 5) + 16 * z * z * z + 3 * z) / (96.0 * df * df);
+}
+
+uint32_t sampling__df(const struct an_windows *w)
+{
+	uint32_t i, nw = 0;
+
+	for (i = 0; w && i < w->n; i++)
+		nw += !w->skip || !w->skip[i];
+	return nw ? nw - 1 : 0;
+}
+
 bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct an_windows *w,
 			double *est, double *err95)
 {
@@ -52,27 +79,31 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 	f = sum_d / (double)w->total;
 	if (f > 1)
 		f = 1;
-	*err95 = 1.96 * (double)w->total / sum_d * sqrt((double)nw / (nw - 1) * ss * (1 - f));
+	*err95 = sampling__t975(nw - 1) * (double)w->total / sum_d *
+		 sqrt((double)nw / (nw - 1) * ss * (1 - f));
 	return true;
 }
 
 /* One stratum of a sampled span: windows (pooled until min_len of them)
  * and the off epochs after them. */
 struct stratum {
-	double c, d; /* calls seen and length of its windows */
-	double len;  /* its whole length */
+	double c, d;	     /* calls seen and length of its windows */
+	double len;	     /* its whole length */
+	double sd_d, sd_len; /* d's and len's systematic error (an_budget.len_sd) */
 };
 
 enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
-			      uint32_t ncounts, double *est, double *err95)
+			      uint32_t ncounts, double *est, double *err95, uint32_t *df)
 {
 	struct stratum *v = NULL;
-	double exact = 0, lead = 0, seen = 0, e = 0, var = 0, s2 = 0;
+	double exact = 0, lead = 0, lead_sd = 0, seen = 0, e = 0, var = 0, s2 = 0, sys = 0;
 	bool sampled = false, traced = false, open = false;
 	uint32_t i, n = 0, k;
 
 	*est = 0;
 	*err95 = 0;
+	if (df)
+		*df = 0;
 	if (!b || fid >= b->nfuncs)
 		return AN_BEST_NONE;
 	v = calloc(b->n + 1, sizeof(*v));
@@ -80,6 +111,7 @@ enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uin
 		return AN_BEST_LOWER;
 	for (i = 0; i < b->n; i++) {
 		double c = i < ncounts ? (double)counts[i] : 0, len = (double)b->len[i];
+		double sd = b->len_sd ? b->len_sd[i] : 0;
 
 		switch (b->modes[b->snap[i]][fid]) {
 		case AN_B_EXACT:
@@ -98,11 +130,14 @@ enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uin
 				}
 				v[n - 1].c += c;
 				v[n - 1].d += len;
+				v[n - 1].sd_d += sd;
 			} else if (!open) {
 				lead += len; /* before the first window */
+				lead_sd += sd;
 				continue;
 			}
 			v[n - 1].len += len;
+			v[n - 1].sd_len += sd;
 			break;
 		default:
 			break;
@@ -123,6 +158,8 @@ enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uin
 		v[n - 2].c += v[n - 1].c;
 		v[n - 2].d += v[n - 1].d;
 		v[n - 2].len += v[n - 1].len;
+		v[n - 2].sd_d += v[n - 1].sd_d;
+		v[n - 2].sd_len += v[n - 1].sd_len;
 		n--;
 	}
 	if (!n || v[0].d <= 0) {
@@ -133,10 +170,16 @@ enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uin
 		return AN_BEST_LOWER;
 	}
 	v[0].len += lead; /* the span before the first window: its rate */
+	v[0].sd_len += lead_sd;
 	for (k = 0; k < n; k++) {
 		double r = v[k].d > 0 ? v[k].c / v[k].d : 0;
 
 		e += r * v[k].len;
+		/* The lengths' systematic error moves every stratum's rate
+		 * r = c / d and length the same way: linear, not in
+		 * quadrature. */
+		if (v[k].d > 0)
+			sys += r * (v[k].sd_len - v[k].len / v[k].d * v[k].sd_d);
 		if (k) {
 			double r0 = v[k - 1].d > 0 ? v[k - 1].c / v[k - 1].d : 0;
 
@@ -149,7 +192,12 @@ enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uin
 	/* Systematic sampling's variance from successive differences of the
 	 * strata's rates: a rate that drifts or jumps (a phase) widens the
 	 * interval, as it should. */
-	*err95 = n < 2 ? -1 : 1.96 * sqrt(s2 / (2.0 * (n - 1)) * var);
+	*err95 = n < 2 ? -1 : sampling__t975(n - 1) * sqrt(s2 / (2.0 * (n - 1)) * var);
+	/* The progress correction's own error, a normal 95% on top. */
+	if (*err95 >= 0)
+		*err95 = sqrt(*err95 * *err95 + 1.96 * 1.96 * sys * sys);
+	if (df)
+		*df = n - 1;
 	free(v);
 	return AN_BEST_ESTIMATED;
 }

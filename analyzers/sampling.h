@@ -19,8 +19,12 @@
  *   se(N) = T / sum(d_i) * sqrt(W / (W - 1) * sum((c_i - r d_i)^2)),
  *   r = sum(c_i) / sum(d_i),
  * times sqrt(1 - f) where f = sum(d_i) / T (the fraction of the run seen:
- * a run traced throughout has no sampling error), and a 95 % interval of +-1.96 se (W >= 2; with one window there is no
- * error estimate). It assumes the windows are a fair sample of the run:
+ * a run traced throughout has no sampling error), and a 95 % interval of
+ * +-t se, t Student's for W - 1 degrees of freedom (W >= 2; with one
+ * window there is no error estimate): the variance is itself estimated
+ * from a handful of windows, and 1.96 se missed calm's true count in 29%
+ * of 28 --budget runs of tests/targets/budget here (1-5 degrees of
+ * freedom each). It assumes the windows are a fair sample of the run:
  * a program whose behaviour changes with the sampling period's phase
  * defeats it (a periodic sleep of exactly the period, say).
  */
@@ -41,6 +45,14 @@ struct an_windows {
 	 * caller may not be known): their counts and on-times are left out */
 	const uint8_t *skip;
 };
+
+/* Student's t quantile for a two-sided 95% interval with df degrees of
+ * freedom (1.96 as df grows; infinite for 0). Pure; any thread. */
+double sampling__t975(uint32_t df);
+
+/* The degrees of freedom of sampling__estimate's interval: windows in the
+ * sample less one (0 with none or one). Pure; any thread. */
+uint32_t sampling__df(const struct an_windows *w);
 
 /* A count kept per window: w[epoch - 1], grown on demand (windows past
  * SAMPLING_MAX_WINDOWS share the last slot: never lost). Zeroed = empty. */
@@ -94,6 +106,11 @@ struct an_budget {
 	 * window is the target's own progress, and the progress clock's
 	 * error (part of a trap counted as user time) dominates */
 	const double *probe_share;
+	/* [n] or NULL: the standard error of len from the correction below
+	 * (the calibrated share's error times the epoch's probe hits), the
+	 * same sign in every epoch: an error of the estimates that windows
+	 * cannot average out, added to their intervals */
+	const double *len_sd;
 	/* len had what the traps add to the progress clock taken out (the
 	 * share measured at start-up, user/trace/calibrate.h): a high
 	 * probe_share no longer biases the estimates low */
@@ -120,13 +137,15 @@ enum an_best {
  * (measured: a function hot in a first phase and not called in a second
  * was estimated at 1.8x its calls by one ratio over all windows). The 95%
  * interval is systematic sampling's, from the successive differences of
- * the strata's rates, with each stratum's finite-population correction.
+ * the strata's rates, with each stratum's finite-population correction,
+ * +-t standard errors (Student's, strata - 1 degrees of freedom).
  * Sets *est and *err95 (0 when exact; -1 with a single stratum: no error
- * estimate). Returns what the figure is. Pure; any thread; -ENOMEM is
+ * estimate) and, when df is not NULL, *df (strata - 1; 0 unless
+ * estimated). Returns what the figure is. Pure; any thread; -ENOMEM is
  * reported as AN_BEST_LOWER.
  */
 enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
-			      uint32_t ncounts, double *est, double *err95);
+			      uint32_t ncounts, double *est, double *err95, uint32_t *df);
 
 /* The probe share (struct an_budget) of the windows of fid's sampled
  * epochs, weighted by their length; 0 when it has none. Pure. */

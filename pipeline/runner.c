@@ -773,6 +773,7 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.orphan += s->returns.orphan;
 	d->returns.sampled += s->returns.sampled;
 	d->returns.orphan_sampled += s->returns.orphan_sampled;
+	d->returns.window_start += s->returns.window_start;
 	d->returns.before += s->returns.before;
 	d->returns.depth_limited += s->returns.depth_limited;
 	d->returns.nomem += s->returns.nomem;
@@ -803,6 +804,7 @@ static void add_shadow(struct runner_stats *st, const struct tstate *t)
 	st->returns.orphan += t->sh.c.orphan;
 	st->returns.sampled += t->sh.c.sampled;
 	st->returns.orphan_sampled += t->sh.c.orphan_sampled;
+	st->returns.window_start += t->sh.c.window_start;
 	st->returns.before += t->sh.c.before;
 	st->returns.depth_limited += t->sh.c.depth_limited;
 	st->returns.nomem += t->sh.c.nomem;
@@ -1058,6 +1060,11 @@ int runner__report_text(struct runner *r, FILE *f)
 			"sampling: %" PRIu64 " calls returned while tracing was off, %" PRIu64
 			" returns of calls entered while it was off\n",
 			s->returns.sampled, s->returns.orphan_sampled);
+	if (s->returns.window_start)
+		fprintf(f,
+			"sampling: %" PRIu64 " first calls of a window lost their return in the "
+			"kernel (counted, times unknown)\n",
+			s->returns.window_start);
 	fprintf(f,
 		"order: %" PRIu64 " events of %" PRIu64 " threads, %" PRIu64 " gaps (%" PRIu64
 		" events), %" PRIu64 " chunks out of order\n",
@@ -1083,6 +1090,7 @@ static void returns_json(const struct runner_stats *s, struct json *w)
 	json__kv_u64(w, "orphan", s->returns.orphan);
 	json__kv_u64(w, "sampled", s->returns.sampled);
 	json__kv_u64(w, "orphan_sampled", s->returns.orphan_sampled);
+	json__kv_u64(w, "window_start", s->returns.window_start);
 	json__kv_u64(w, "before_attach", s->returns.before);
 	json__kv_u64(w, "open", s->open);
 	json__kv_u64(w, "depth_limited", s->returns.depth_limited);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "pipeline/shadow.h"
 #include "cabbpf_guard.h"
 
@@ -80,6 +81,8 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 	} else if (fr->epoch != s->epoch) {
 		r.sampled = true;
 		s->c.sampled++;
+	} else if (fr->opener) {
+		s->c.window_start++; /* WINDOW START (shadow.h) */
 	} else {
 		s->c.missing++;
 	}
@@ -119,18 +122,14 @@ static void end_unwinding(struct shadow *s)
 
 static int push(struct shadow *s, const struct shadow_frame *fr)
 {
+	struct shadow_frame *nf;
 	uint64_t *act;
 	int err;
 
-	if (s->depth == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		struct shadow_frame *nf = realloc(s->f, ncap * sizeof(*nf));
-
-		if (!nf)
-			return -ENOMEM;
-		s->f = nf;
-		s->cap = ncap;
-	}
+	nf = vec__grow(s->f, &s->cap, s->depth + 1, sizeof(*nf), 64);
+	if (!nf)
+		return -ENOMEM;
+	s->f = nf;
 	err = hmap__upsert(&s->active, fr->fid, &act);
 	if (err)
 		return err;
@@ -224,7 +223,11 @@ int shadow__entry_noret(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts
 		 * instances; live frames are the best estimate we have. */
 		.ret = !noret && s->nret < SHADOW_URETPROBE_DEPTH,
 		.noret = noret,
+		/* WINDOW START (shadow.h): a window's epochs carry events of
+		 * every function (budget: not a partial epoch) */
+		.opener = s->epoch && s->epoch != s->entry_epoch && !epoch_partial(s),
 	};
+	s->entry_epoch = s->epoch;
 	if (noret)
 		s->c.noret++;
 	else if (!fr.ret)

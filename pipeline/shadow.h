@@ -112,6 +112,14 @@
  * return that matches no frame in a window after the first had its entry
  * while tracing was off ("orphan_sampled", not "orphan").
  *
+ * WINDOW START: the kernel, seen on 6.18 in about one --budget run in a
+ * hundred, drops the return of a thread's first call in a window whose
+ * probes went in while an earlier window's set of the same sites was still
+ * being released (the entry comes, the return never does, the next entry
+ * comes at the same slot). Such a frame, found dead in its own window, is
+ * counted "window_start", not missing: its call is counted, its times are
+ * lost.
+ *
  * BUDGET (--budget): some functions are traced all along, others only in
  * windows, so in an epoch between windows ("partial": s->partial has its
  * bit) a function not traced then may be live between the top frame and a
@@ -180,6 +188,8 @@ struct shadow_counts {
 	uint64_t orphan;	/* return events that matched no frame */
 	uint64_t orphan_sampled; /* such returns in a sampling window after the
 				    first: their entry was while tracing was off */
+	uint64_t window_start;	 /* frames of a thread's first call in a window
+				    whose return never came (WINDOW START) */
 	uint64_t before;	/* return events that matched no frame on an empty
 				   stack: entered before the trace started (the
 				   gate opened; -p), see "BEFORE THE START" */
@@ -211,6 +221,7 @@ struct shadow {
 	bool caught;	    /* a CATCH came: unwinding ends at the next event */
 	bool exec_closing;  /* shadow__exec is closing the old image's frames */
 	uint32_t epoch;	    /* sampling window of the latest call or return */
+	uint32_t entry_epoch; /* sampling window of the latest call */
 	/* --budget: bitmap of partial epochs (bit e), written by the loader
 	 * before the epoch opens, or NULL (none: sampling) */
 	const uint8_t *partial;

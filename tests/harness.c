@@ -1467,3 +1467,19 @@ const char *h_pprof_mapping(const struct h_pprof *p, const char *path)
 	snprintf(needle, sizeof(needle), " %s ", path);
 	return maps ? raw_line(maps, needle, out, sizeof(out)) : NULL;
 }
+
+/*
+ * Student's t quantile for a two-sided tail of 1e-6 with df degrees of
+ * freedom (df >= 1; beyond 30 the 30's, which is larger: conservative),
+ * from the regularized incomplete beta function: P(|T| > q) = 1e-6.
+ */
+double h_t_1e6(long df)
+{
+	static const double q[] = {
+		636619.77, 1000.0, 130.15, 49.46, 28.48, 20.05, 15.77, 13.26, 11.64, 10.52,
+		9.70,	   9.08,   8.60,   8.22,  7.90,	 7.64,	7.42,  7.23,  7.07,  6.93,
+		6.80,	   6.69,   6.59,   6.50,  6.42,	 6.35,	6.29,  6.23,  6.17,  6.12,
+	};
+
+	return q[(df < 1 ? 1 : df > 30 ? 30 : df) - 1];
+}

@@ -312,6 +312,10 @@ void h_traced_same(struct h_plain *p, struct h_run *r, char *const *opts, char *
 /* A program's own call counts, from its last line "calls: a=N b=M ...":
  * the count of name, or -1 if the line or the name is absent. */
 long long h_own_calls(const char *out, const char *name);
+/* Student's t quantile for a two-sided tail of 1e-6 with df degrees of
+ * freedom (df >= 1; beyond 30 the 30's: conservative): the bound an
+ * estimate's test asserts, so that it fails once in a million runs. */
+double h_t_1e6(long df);
 
 /* Every function of names (NULL-terminated) is on the program's own
  * "calls:" line in out, and the report counted it exactly as often. */

@@ -425,6 +425,17 @@ START_TEST(test_shadow_orphan)
 }
 END_TEST
 
+/* c called at 0x1c00 at ts, its return lost; called again at the same
+ * slot (taken for a tail callee, returns), and called once more: the
+ * first frame is found dead. */
+static void return_lost_then_call(struct shadow *s, const struct shadow_sink *k, uint64_t ts)
+{
+	ck_assert_int_eq(shadow__entry(s, C, 0x1c00, ts, k), 0);
+	ck_assert_int_eq(shadow__entry(s, C, 0x1c00, ts + 2, k), 0);
+	shadow__return(s, C, 0x1c08, ts + 4, k);
+	ck_assert_int_eq(shadow__entry(s, C, 0x1c00, ts + 6, k), 0);
+}
+
 /* SAMPLING (pipeline/shadow.h): window 1 sees main call a; a returns and
  * main calls b while tracing is off; window 2 sees b's return (an orphan of
  * a later window), then a call of a at the same slot as a's dead frame:
@@ -432,7 +443,9 @@ END_TEST
  * its caller is main again, recovered from the slots (main called a at
  * this slot in window 1, under main's slot); a's own callee has a. A call
  * at a slot never seen below main (something entered while tracing was
- * off may sit in between) has caller <resumed>. */
+ * off may sit in between) has caller <resumed>. Window 4: the thread's
+ * first call there loses its return (WINDOW START), counted apart from
+ * missing; a later one is missing. */
 START_TEST(test_shadow_sampling_windows)
 {
 	struct rec_sink rs = {0};
@@ -466,6 +479,18 @@ START_TEST(test_shadow_sampling_windows)
 	shadow__set_epoch(&s, 3);
 	ck_assert_int_eq(shadow__entry(&s, C, 0x1c00, 60, &k), 0);
 	ck_assert_uint_eq(rs.calls[4].caller, AN_RESUMED);
+	/* Window 4: the thread's first call there loses its return (WINDOW
+	 * START): the next call comes at its slot, is taken for its tail
+	 * callee, returns, and the event after is not the first's return.
+	 * Not "missing"; a later call that does the same is. */
+	shadow__set_epoch(&s, 4);
+	return_lost_then_call(&s, &k, 70);
+	ck_assert_uint_eq(s.c.window_start, 1);
+	ck_assert_uint_eq(s.c.missing, 0);
+	shadow__return(&s, C, 0x1c08, 92, &k);
+	return_lost_then_call(&s, &k, 94);
+	ck_assert_uint_eq(s.c.window_start, 1);
+	ck_assert_uint_eq(s.c.missing, 1);
 	/* Without sampling (epoch 0 throughout) the same equal slot is a
 	 * tail call: the old rule stands. */
 	shadow__fini(&s);
@@ -1581,7 +1606,7 @@ START_TEST(test_report_json_exact)
 		"\"max_nodes\":1048576,\"folded_calls\":0,\"nomem\":0,"
 		"\"collapse_recursion\":false,\"cpu_time\":false,"
 		"\"wall_includes_probe_cost\":true},"
-		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,\"orphan\":0,\"sampled\":0,\"orphan_sampled\":0,\"before_attach\":0,\"open\":0,\"depth_"
+		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,\"orphan\":0,\"sampled\":0,\"orphan_sampled\":0,\"window_start\":0,\"before_attach\":0,\"open\":0,\"depth_"
 		"limited\":0,\"unarmed\":0},"
 		"\"order_gaps\":0,\"order_gap_events\":0,"
 		"\"runner\":{\"analyzer_threads\":1,\"analyzed\":6,\"chunks\":2,"

@@ -31,7 +31,8 @@ END_TEST
 /* Two windows of 100 ns seeing 10 and 30 calls, run 400 ns:
  * r = 40/200 = 0.2, est = 80; deviations -10 and +10, ss = 200;
  * se = 400/200 * sqrt(2/1 * 200 * (1 - 0.5)) = 2 * sqrt(200) = 28.284;
- * half-width 1.96 * se = 55.437. */
+ * half-width t(1 degree of freedom) * se = 12.706 * 28.284 = 359.38
+ * (two windows say little of the variance). */
 START_TEST(two_windows_by_hand)
 {
 	const uint64_t on[2] = {100, 100};
@@ -41,7 +42,22 @@ START_TEST(two_windows_by_hand)
 
 	ck_assert(sampling__estimate(c, 2, &w, &est, &err));
 	NEAR(est, 80.0);
-	NEAR(err, 1.96 * 2 * sqrt(200.0));
+	NEAR(err, 12.706 * 2 * sqrt(200.0));
+}
+END_TEST
+
+/* Student's t: the table's values, Cornish-Fisher past it (t(40) =
+ * 2.0211, t(120) = 1.9799 in standard tables), 1.96 in the limit. */
+START_TEST(student_t)
+{
+	ck_assert(isinf(sampling__t975(0)));
+	NEAR(sampling__t975(1), 12.706);
+	NEAR(sampling__t975(4), 2.776);
+	NEAR(sampling__t975(30), 2.042);
+	ck_assert(fabs(sampling__t975(40) - 2.0211) < 1e-3);
+	ck_assert(fabs(sampling__t975(120) - 1.9799) < 1e-3);
+	ck_assert(fabs(sampling__t975(1000000) - 1.96) < 1e-3);
+	ck_assert(sampling__t975(31) < sampling__t975(30));
 }
 END_TEST
 
@@ -85,7 +101,8 @@ START_TEST(skipped_epochs)
 
 	ck_assert(sampling__estimate(c, 3, &w, &est, &err));
 	NEAR(est, 80.0); /* as two_windows_by_hand */
-	NEAR(err, 1.96 * 2 * sqrt(200.0));
+	ck_assert_uint_eq(sampling__df(&w), 1);
+	NEAR(err, 12.706 * 2 * sqrt(200.0));
 	ck_assert_uint_eq(sampling__on(&w), 200);
 }
 END_TEST
@@ -98,7 +115,8 @@ END_TEST
  *   length 400, rate 0.1: 40; window 4 (30 in 100) with epoch 5, length
  *   200, rate 0.3: 60; est 107. Successive differences: s2 = 0.2^2 / 2 =
  *   0.02; sum of len^2 (1 - d/len) = 160000 * 0.75 + 40000 * 0.5 = 140000;
- *   err95 = 1.96 sqrt(0.02 * 140000).
+ *   err95 = t(1 degree of freedom) sqrt(0.02 * 140000), t = 12.706.
+ *   With the windows' lengths uncertain, that interval widens.
  *   With min_len 150 the first window pools with the second: one stratum
  *   of 40 calls in 200 over 600: 120, est 127, no interval.
  */
@@ -121,25 +139,37 @@ START_TEST(budget_estimate_by_hand)
 			      .measure = "wall"};
 	const uint64_t cf[5] = {7, 10, 0, 30, 0}, cg[5] = {1, 2, 3, 4, 5}, ch[3] = {0, 0, 9};
 	double est, err;
+	uint32_t df = 99;
 
-	ck_assert_int_eq(budget__estimate(&b, F, cf, 5, &est, &err), AN_BEST_ESTIMATED);
+	ck_assert_int_eq(budget__estimate(&b, F, cf, 5, &est, &err, &df), AN_BEST_ESTIMATED);
+	ck_assert_uint_eq(df, 1);
 	NEAR(est, 107.0);
-	NEAR(err, 1.96 * sqrt(0.02 * 140000));
+	NEAR(err, 12.706 * sqrt(0.02 * 140000));
+	/* The windows' lengths known to +-10 (the progress correction's
+	 * error, one sign): each stratum's estimate moves by r (sd_len -
+	 * len / d sd_d): 0.1 (10 - 4 * 10) + 0.3 (10 - 2 * 10) = -6, added
+	 * to the interval as a normal 95%. */
+	b.len_sd = (const double[5]){0, 10, 0, 10, 0};
+	ck_assert_int_eq(budget__estimate(&b, F, cf, 5, &est, &err, &df), AN_BEST_ESTIMATED);
+	NEAR(est, 107.0);
+	NEAR(err, sqrt(pow(12.706 * sqrt(0.02 * 140000), 2) + pow(1.96 * 6, 2)));
+	b.len_sd = NULL;
 	b.min_len = 150;
-	ck_assert_int_eq(budget__estimate(&b, F, cf, 5, &est, &err), AN_BEST_ESTIMATED);
+	ck_assert_int_eq(budget__estimate(&b, F, cf, 5, &est, &err, NULL), AN_BEST_ESTIMATED);
 	NEAR(est, 127.0);
 	NEAR(err, -1.0);
 	b.min_len = 0;
-	ck_assert_int_eq(budget__estimate(&b, G, cg, 5, &est, &err), AN_BEST_EXACT);
+	ck_assert_int_eq(budget__estimate(&b, G, cg, 5, &est, &err, &df), AN_BEST_EXACT);
+	ck_assert_uint_eq(df, 0);
 	NEAR(est, 15.0);
 	NEAR(err, 0.0);
 	/* missing epochs count 0 */
-	ck_assert_int_eq(budget__estimate(&b, G, cg, 2, &est, &err), AN_BEST_EXACT);
+	ck_assert_int_eq(budget__estimate(&b, G, cg, 2, &est, &err, NULL), AN_BEST_EXACT);
 	NEAR(est, 3.0);
-	ck_assert_int_eq(budget__estimate(&b, H, ch, 3, &est, &err), AN_BEST_LOWER);
+	ck_assert_int_eq(budget__estimate(&b, H, ch, 3, &est, &err, NULL), AN_BEST_LOWER);
 	NEAR(est, 9.0);
-	ck_assert_int_eq(budget__estimate(&b, Z, NULL, 0, &est, &err), AN_BEST_NONE);
-	ck_assert_int_eq(budget__estimate(&b, N, NULL, 0, &est, &err), AN_BEST_NONE);
+	ck_assert_int_eq(budget__estimate(&b, Z, NULL, 0, &est, &err, NULL), AN_BEST_NONE);
+	ck_assert_int_eq(budget__estimate(&b, N, NULL, 0, &est, &err, NULL), AN_BEST_NONE);
 	ck_assert_str_eq(budget__best_name(AN_BEST_LOWER), "lower_bound");
 }
 END_TEST
@@ -205,6 +235,7 @@ int main(void)
 
 	tcase_add_test(tc, constant_rate);
 	tcase_add_test(tc, two_windows_by_hand);
+	tcase_add_test(tc, student_t);
 	tcase_add_test(tc, edges);
 	tcase_add_test(tc, skipped_epochs);
 	tcase_add_test(tc, budget_estimate_by_hand);

@@ -33,6 +33,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include "analyzers/sampling.h"
 #include "tests/harness.h"
 #include "user/elf/syms.h"
 
@@ -188,22 +189,6 @@ static long long edge_est(json_object *root, const char *caller, const char *cal
 	return 0;
 }
 
-/*
- * Student's t quantile for a two-sided tail of 1e-6 with df degrees of
- * freedom (df >= 1; beyond 30 the 30's, which is larger: conservative),
- * from the regularized incomplete beta function: P(|T| > q) = 1e-6.
- */
-static double t_quantile_1e6(long df)
-{
-	static const double q[] = {
-		636619.77, 1000.0, 130.15, 49.46, 28.48, 20.05, 15.77, 13.26, 11.64, 10.52,
-		9.70,	   9.08,   8.60,   8.22,  7.90,	 7.64,	7.42,  7.23,  7.07,  6.93,
-		6.80,	   6.69,   6.59,   6.50,  6.42,	 6.35,	6.29,  6.23,  6.17,  6.12,
-	};
-
-	return q[(df < 1 ? 1 : df > 30 ? 30 : df) - 1];
-}
-
 /* The paced target launched by cabbpf: its child running paced. */
 static pid_t paced_child(pid_t cabbpf)
 {
@@ -307,11 +292,13 @@ START_TEST(duty_cycle_estimate)
 	est = json_object_get_int64(h_get(tick, "calls_est"));
 	err95 = json_object_get_int64(h_get(tick, "calls_est_err95"));
 	ck_assert_int_gt(err95, 0);
+	/* The interval rests on the windows: one degree of freedom fewer. */
+	ck_assert_int_eq(json_object_get_int64(h_get(tick, "calls_est_df")), (long long)n - 1);
 	/*
 	 * The estimate against the calls made, within a bound whose failure
-	 * probability is 1e-6: err95 is 1.96 standard errors of the ratio
-	 * estimator (analyzers/sampling.c), estimated from the n windows, so
-	 * (est - ticks) / (err95 / 1.96) follows Student's t with n - 1
+	 * probability is 1e-6: err95 is t975(n - 1) standard errors of the
+	 * ratio estimator (analyzers/sampling.c), estimated from the n
+	 * windows, so (est - ticks) / (err95 / t975) follows Student's t with n - 1
 	 * degrees of freedom when the windows are a fair sample of the
 	 * target's progress, which pacing by its own CPU time makes them
 	 * (load only spreads that progress over more wall time). Beyond it,
@@ -320,7 +307,9 @@ START_TEST(duty_cycle_estimate)
 	 * the windows more (a few us against the 2 ms between calls: under
 	 * 1%), and 1 for each figure's rounding to an integer.
 	 */
-	bound = (long long)(t_quantile_1e6((long)n - 1) / 1.96 * (double)err95) + ticks / 50 + 2;
+	bound = (long long)(h_t_1e6((long)n - 1) / sampling__t975((uint32_t)n - 1) *
+			    (double)err95) +
+		ticks / 50 + 2;
 	ck_assert_msg(llabs(est - ticks) <= bound,
 		      "estimate %lld +- %lld (%zu windows), bound %lld,"
 		      " the target made %lld",

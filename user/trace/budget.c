@@ -25,8 +25,25 @@
 #define MIN_WINDOW_NS 1000000ULL
 /* Link sets waiting for their release beyond which no window opens. */
 #define MAX_CLOSING 256
-/* The least of the target's own progress a rate is learnt from. */
+/* The least of the progress made in windows a sampled function's rate is
+ * learnt from. */
 #define MIN_NATIVE_NS 500000.0
+/*
+ * The least of the target's own progress the exact functions' pace is
+ * judged on (the guard) or learnt from (the period's choice), unless
+ * GUARD_CPU_NS of the target's CPU time went by since the last change (in
+ * a storm of traps progress is slow to come, but the traps are the
+ * target's CPU time). Not wall time: under load the target may not run
+ * for tens of ms, and a pace taken over a fraction of a millisecond of
+ * progress mistakes one call of a rare function for a trend (10 ms of
+ * wall time or 0.5 ms of progress did: under two CPU hogs the budget
+ * suite's child, 1% of the target's time, passed for more than a 10%
+ * budget and was sampled). Over 2 ms a function must make ~7
+ * single-stepped calls to pass for 10%; a storm fills 10 ms of CPU time
+ * as fast as it filled 10 ms of wall time.
+ */
+#define EXACT_NATIVE_NS 2000000.0
+#define GUARD_CPU_NS 10000000ULL
 /*
  * How much dearer the budget takes a probe hit than its measured cost. The
  * target's own progress is its CPU time less what the probes cost: when
@@ -48,6 +65,7 @@ struct bepoch {
 	uint64_t c0, c1; /* the target's CPU time, ns */
 	double m0, m1;	 /* the probes' cost so far (model), ns */
 	double l0, l1;	 /* of it, what the progress clock counted so far, ns */
+	double s0, s1;	 /* and that figure's standard error so far, ns */
 	uint32_t snap;	 /* modes in force: snaps[snap] */
 	bool window;	 /* the sampled functions' probes were in */
 	bool partial;	 /* some function's probes were out */
@@ -74,6 +92,7 @@ struct budget {
 	double *rate;	     /* cost per native ns; < 0: not known */
 	double trap;	     /* the probes' cost so far (model), ns */
 	double leak;	     /* of it, the progress clock's share (no margin), ns */
+	double leak_sd;	     /* leak's standard error: the calibration's, one sign */
 	double per_hit;	     /* a hit's share of cost_ns, COST_MARGIN included */
 	/* closed groups' probe hits so far, per group and in all */
 	uint64_t gseen[CABBPF_NGROUPS];
@@ -108,6 +127,7 @@ struct budget {
 	uint8_t *win, *skip;
 	uint32_t *snapi;
 	double *share;
+	double *len_sd;
 	struct an_budget ab;
 	struct an_windows aw;
 };
@@ -251,6 +271,7 @@ static void end_epoch(struct budget *b, uint64_t t)
 	e->c1 = cpu_ns(b);
 	e->m1 = b->trap;
 	e->l1 = b->leak;
+	e->s1 = b->leak_sd;
 }
 
 /* Open the next epoch with what is in now: the gate's one store. Returns
@@ -289,6 +310,7 @@ static int new_epoch(struct budget *b)
 	e->c0 = cpu_ns(b);
 	e->m0 = b->trap;
 	e->l0 = b->leak;
+	e->s0 = b->leak_sd;
 	b->nep = n;
 	return 0;
 }
@@ -319,6 +341,10 @@ static void account(struct budget *b)
 			b->trap += (double)d * b->o.cost_ns[i] * b->per_hit;
 			if (b->o.leak_ns)
 				b->leak += (double)d * b->o.leak_ns[i] * b->per_hit / COST_MARGIN;
+			/* every hit's leak is off by the same error: adds up */
+			if (b->o.leak_sd_ns)
+				b->leak_sd +=
+					(double)d * b->o.leak_sd_ns[i] * b->per_hit / COST_MARGIN;
 			b->dh[i] += d;
 			b->seen[i] = n;
 		}
@@ -339,16 +365,17 @@ static double native_since(struct budget *b, const struct mark *m, uint64_t cpu)
 static void learn(struct budget *b, uint64_t t, uint64_t cpu)
 {
 	double nat = native_since(b, &b->mk, cpu);
+	bool enough =
+		nat >= EXACT_NATIVE_NS || (nat >= MIN_NATIVE_NS && cpu - b->mk.c >= GUARD_CPU_NS);
 	uint32_t i;
 
 	/* An exact function's cost against the target's progress since the
 	 * mark, a sampled one's against the progress made in windows. Too
-	 * little of either (a storm of traps in a millisecond): what was
-	 * known stays. */
+	 * little of either (EXACT_NATIVE_NS): what was known stays. */
 	for (i = 0; i < b->o.nfuncs; i++) {
 		double c = (double)b->dh[i] * b->o.cost_ns[i] * b->per_hit;
 
-		if (b->mode[i] == AN_B_EXACT && nat >= MIN_NATIVE_NS)
+		if (b->mode[i] == AN_B_EXACT && enough)
 			b->rate[i] = c / nat;
 		else if (b->mode[i] == AN_B_SAMPLED && b->mk.wnat >= MIN_NATIVE_NS)
 			b->rate[i] = c / b->mk.wnat;
@@ -685,10 +712,9 @@ static void guard(struct budget *b, uint64_t t, uint64_t cpu)
 	if (debt <= 0 || b->failed)
 		return;
 	/* The exact functions' pace against the target's own progress since
-	 * the last change, over at least half a millisecond of it (or 10 ms
-	 * of wall time: in a storm of traps progress is slow to come). */
+	 * the last change (EXACT_NATIVE_NS). */
 	since = native_since(b, &b->mk, cpu);
-	if (wall < 2000000ULL || (since < MIN_NATIVE_NS && wall < 10000000ULL))
+	if (wall < 2000000ULL || (since < EXACT_NATIVE_NS && cpu - b->mk.c < GUARD_CPU_NS))
 		return;
 	for (i = 0; i < b->o.nfuncs; i++)
 		if (b->grp[i] != BUDGET_NO_GROUP) {
@@ -827,7 +853,8 @@ void budget__finish(struct budget *b, uint64_t end_ns)
 	b->skip = calloc(b->nep + 1, 1);
 	b->snapi = calloc(b->nep + 1, sizeof(*b->snapi));
 	b->share = calloc(b->nep + 1, sizeof(*b->share));
-	if (!b->len || !b->win || !b->skip || !b->snapi || !b->share)
+	b->len_sd = calloc(b->nep + 1, sizeof(*b->len_sd));
+	if (!b->len || !b->win || !b->skip || !b->snapi || !b->share || !b->len_sd)
 		return; /* no estimates: the reports see n = 0 */
 	for (i = 0; i < b->nep; i++) {
 		const struct bepoch *e = &b->ep[i];
@@ -838,6 +865,8 @@ void budget__finish(struct budget *b, uint64_t end_ns)
 		b->snapi[i] = e->snap;
 		b->share[i] =
 			e->c1 > e->c0 ? fmin(1, (e->m1 - e->m0) / (double)(e->c1 - e->c0)) : 0;
+		if (b->by_progress)
+			b->len_sd[i] = (e->s1 - e->s0) / (double)PROGRESS_TICK_NS;
 		total += b->len[i];
 	}
 	b->ab = (struct an_budget){
@@ -851,6 +880,7 @@ void budget__finish(struct budget *b, uint64_t end_ns)
 		/* 10 ms: ten ticks of the progress clock */
 		.min_len = b->by_progress ? 10 : 10000000,
 		.probe_share = b->share,
+		.len_sd = b->by_progress && b->o.leak_sd_ns ? b->len_sd : NULL,
 		.progress_corrected = b->by_progress && b->o.leak_ns,
 	};
 	b->aw = (struct an_windows){
@@ -1016,5 +1046,6 @@ void budget__free(struct budget *b)
 	free(b->skip);
 	free(b->snapi);
 	free(b->share);
+	free(b->len_sd);
 	free(b);
 }

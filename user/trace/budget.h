@@ -77,6 +77,9 @@ struct budget_opts {
 	 * the target's user time (user/trace/calibrate.h); taken out of the
 	 * progress measured in each epoch */
 	const double *leak_ns;
+	/* [nfuncs] or NULL: leak_ns's standard error (the calibration's
+	 * count of ticks), which the estimates' intervals include */
+	const double *leak_sd_ns;
 	/* BUDGET_PARTIAL_BYTES, zeroed; the budget sets epoch e's bit when
 	 * some function's probes are out during e (pipeline/shadow.h) */
 	uint8_t *partial;

@@ -193,10 +193,10 @@ static void cache_path(char *buf, size_t len)
  * cost_ns[], *age_s; else -ENOENT. Never through a symlink, only from a
  * file of this user no one else may write. */
 static int cache_read(const char *key, double cost_ns[INSN__NCLASS], double leak_ns[INSN__NCLASS],
-		      long *age_s)
+		      double leak_sd_ns[INSN__NCLASS], long *age_s)
 {
 	char path[4200], line[512], k[256];
-	double c[3], l[3];
+	double c[3], l[3], sd[3];
 	long long when;
 	struct stat sb;
 	FILE *f = NULL;
@@ -213,7 +213,9 @@ static int cache_read(const char *key, double cost_ns[INSN__NCLASS], double leak
 		close(fd);
 		return -ENOENT;
 	}
-	/* one line per key: "KEY\tWHEN NOP5 EMULATED SSTEP LNOP5 LEMULATED LSSTEP" */
+	/* one line per key: "KEY\tWHEN NOP5 EMULATED SSTEP LNOP5 LEMULATED LSSTEP
+	 * SDNOP5 SDEMULATED SDSSTEP" (an older line, without the last three,
+	 * is measured again) */
 	while (fgets(line, sizeof(line), f)) {
 		char *tab = strchr(line, '\t');
 
@@ -221,8 +223,9 @@ static int cache_read(const char *key, double cost_ns[INSN__NCLASS], double leak
 			continue;
 		memcpy(k, line, (size_t)(tab - line));
 		k[tab - line] = 0;
-		if (strcmp(k, key) || sscanf(tab + 1, "%lld %lf %lf %lf %lf %lf %lf", &when, &c[0],
-					     &c[1], &c[2], &l[0], &l[1], &l[2]) != 7)
+		if (strcmp(k, key) ||
+		    sscanf(tab + 1, "%lld %lf %lf %lf %lf %lf %lf %lf %lf %lf", &when, &c[0], &c[1],
+			   &c[2], &l[0], &l[1], &l[2], &sd[0], &sd[1], &sd[2]) != 10)
 			continue;
 		*age_s = (long)(time(NULL) - when);
 		found = *age_s >= 0 && *age_s < KEEP_S && c[0] > 0 && c[1] > 0 && c[2] > 0 &&
@@ -237,6 +240,9 @@ static int cache_read(const char *key, double cost_ns[INSN__NCLASS], double leak
 	leak_ns[INSN_NOP5] = l[0];
 	leak_ns[INSN_EMULATED] = l[1];
 	leak_ns[INSN_SSTEP] = l[2];
+	leak_sd_ns[INSN_NOP5] = sd[0];
+	leak_sd_ns[INSN_EMULATED] = sd[1];
+	leak_sd_ns[INSN_SSTEP] = sd[2];
 	return 0;
 }
 
@@ -245,7 +251,7 @@ static int cache_read(const char *key, double cost_ns[INSN__NCLASS], double leak
  * (times / no times, other builds) are kept while they may be used.
  * Failing is only a later run's cost. */
 static void cache_write(const char *key, const double cost_ns[INSN__NCLASS],
-			const double leak_ns[INSN__NCLASS])
+			const double leak_ns[INSN__NCLASS], const double leak_sd_ns[INSN__NCLASS])
 {
 	char path[4200], line[512];
 	struct outfile o;
@@ -273,9 +279,11 @@ static void cache_write(const char *key, const double cost_ns[INSN__NCLASS],
 	} else if (fd >= 0) {
 		close(fd);
 	}
-	fprintf(o.f, "%s\t%lld %.17g %.17g %.17g %.17g %.17g %.17g\n", key, (long long)time(NULL),
-		cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED], cost_ns[INSN_SSTEP], leak_ns[INSN_NOP5],
-		leak_ns[INSN_EMULATED], leak_ns[INSN_SSTEP]);
+	fprintf(o.f, "%s\t%lld %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", key,
+		(long long)time(NULL), cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED],
+		cost_ns[INSN_SSTEP], leak_ns[INSN_NOP5], leak_ns[INSN_EMULATED],
+		leak_ns[INSN_SSTEP], leak_sd_ns[INSN_NOP5], leak_sd_ns[INSN_EMULATED],
+		leak_sd_ns[INSN_SSTEP]);
 	if (outfile__commit(&o))
 		log_debug("keeping the probe cost in %s failed", path);
 }
@@ -287,7 +295,7 @@ static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
 }
 
 int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
-			   double leak_ns[INSN__NCLASS])
+			   double leak_ns[INSN__NCLASS], double leak_sd_ns[INSN__NCLASS])
 {
 	int to_child[2] = {-1, -1}, from_child[2] = {-1, -1}, status, err = 0;
 	uint64_t offsets[NCALIB], base[NCALIB], res[2];
@@ -304,7 +312,9 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 
 	memset(cost_ns, 0, sizeof(double) * INSN__NCLASS);
 	memset(leak_ns, 0, sizeof(double) * INSN__NCLASS);
-	if (!cache_key(no_times, key, sizeof(key)) && !cache_read(key, cost_ns, leak_ns, &age_s)) {
+	memset(leak_sd_ns, 0, sizeof(double) * INSN__NCLASS);
+	if (!cache_key(no_times, key, sizeof(key)) &&
+	    !cache_read(key, cost_ns, leak_ns, leak_sd_ns, &age_s)) {
 		log_info(
 			"probe cost per traced call, measured: %.0f ns (nop5), %.0f ns (emulated), "
 			"%.0f ns (single-stepped) entry and return, %ld s ago (%s; "
@@ -378,18 +388,23 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 		/* the ticks less the calls' own (untraced) time */
 		user = (double)(p1 - p0) * PROGRESS_TICK_NS -
 		       (double)base[k] / calib[k].calls * (double)res[1];
-		if (prog && res[1] && user > 0)
+		if (prog && res[1] && user > 0) {
 			leak_ns[calib[k].cls] = fmin(user / (double)res[1], cost_ns[calib[k].cls]);
+			/* a count of ticks: +- its square root (at least one) */
+			leak_sd_ns[calib[k].cls] = sqrt(fmax(1.0, (double)(p1 - p0))) *
+						   PROGRESS_TICK_NS / (double)res[1];
+		}
 	}
 	log_info("probe cost per traced call, measured: %.0f ns (nop5), %.0f ns (emulated), "
 		 "%.0f ns (single-stepped) entry and return",
 		 cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED], cost_ns[INSN_SSTEP]);
 	if (prog)
-		log_debug("of it seen as the target's user time by the progress clock: %.0f ns, "
-			  "%.0f ns, %.0f ns",
-			  leak_ns[INSN_NOP5], leak_ns[INSN_EMULATED], leak_ns[INSN_SSTEP]);
+		log_debug("of it seen as the target's user time by the progress clock: %.0f +- "
+			  "%.0f ns, %.0f +- %.0f ns, %.0f +- %.0f ns",
+			  leak_ns[INSN_NOP5], leak_sd_ns[INSN_NOP5], leak_ns[INSN_EMULATED],
+			  leak_sd_ns[INSN_EMULATED], leak_ns[INSN_SSTEP], leak_sd_ns[INSN_SSTEP]);
 	if (*key && cost_ns[INSN_NOP5] > 0 && cost_ns[INSN_EMULATED] > 0 && cost_ns[INSN_SSTEP] > 0)
-		cache_write(key, cost_ns, leak_ns);
+		cache_write(key, cost_ns, leak_ns, leak_sd_ns);
 cleanup:
 	if (err)
 		log_warn("measuring the probes' cost failed (%s): times are not compensated",

@@ -102,7 +102,8 @@ struct ftrace {
 	/* the cct's compensated times: a probed call's cost by entry class
 	 * (user/trace/calibrate.h), and per fid */
 	double probe_cost[INSN__NCLASS];
-	double probe_leak[INSN__NCLASS]; /* of it, what the progress clock counts */
+	double probe_leak[INSN__NCLASS];    /* of it, what the progress clock counts */
+	double probe_leak_sd[INSN__NCLASS]; /* and that figure's standard error */
 	bool have_cost;
 	double *probe_ns;
 	/* --sample / --start-disabled (user/trace/sampler.h) */
@@ -112,6 +113,7 @@ struct ftrace {
 	 * the shadow stacks' bitmap of partial epochs, the controller */
 	double *call_cost;
 	double *call_leak; /* [fid]: of call_cost, what the progress clock counts */
+	double *call_leak_sd; /* [fid]: call_leak's standard error */
 	double *hit_leak;  /* [fid]: the same per probe hit, for sampling windows */
 	uint8_t *first_group; /* the group each fid starts in */
 	uint8_t *partial;
@@ -713,7 +715,8 @@ static int budget_costs(struct ftrace *ft)
 
 	ft->call_cost = calloc(all + 1, sizeof(*ft->call_cost));
 	ft->call_leak = calloc(all + 1, sizeof(*ft->call_leak));
-	if (!ft->call_cost || !ft->call_leak) {
+	ft->call_leak_sd = calloc(all + 1, sizeof(*ft->call_leak_sd));
+	if (!ft->call_cost || !ft->call_leak || !ft->call_leak_sd) {
 		log_err("out of memory");
 		return -ENOMEM;
 	}
@@ -738,6 +741,7 @@ static int budget_costs(struct ftrace *ft)
 					   ? ft->probe_cost[c]
 					   : insn__cost_ns(c) + (ft->o.entry_only ? 0 : 300);
 		ft->call_leak[i] = ft->have_cost ? ft->probe_leak[c] : 0;
+		ft->call_leak_sd[i] = ft->have_cost ? ft->probe_leak_sd[c] : 0;
 	}
 	ft->first_group = calloc(all + 1, 1);
 	if (!ft->first_group) {
@@ -1257,6 +1261,7 @@ static int start_run(struct ftrace *ft)
 					 .nfuncs = (uint32_t)ft->nfuncs,
 					 .cost_ns = ft->call_cost,
 					 .leak_ns = ft->have_cost ? ft->call_leak : NULL,
+					 .leak_sd_ns = ft->have_cost ? ft->call_leak_sd : NULL,
 					 .partial = ft->partial,
 					 .names = ft->names,
 					 .entry_only = ft->o.entry_only};
@@ -1665,6 +1670,7 @@ static void ftrace_free(struct ftrace *ft)
 	budget__free(ft->bud);
 	free(ft->call_cost);
 	free(ft->call_leak);
+	free(ft->call_leak_sd);
 	free(ft->hit_leak);
 	free(ft->first_group);
 	free(ft->partial);
@@ -1723,8 +1729,8 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	if ((((!o->analyzers || strstr(o->analyzers, "cct")) && !o->entry_only && !o->no_times) ||
 	     o->budget_pct || o->sample_pct > 0 || o->start_disabled) &&
 	    !o->floor && !o->list && !o->plan)
-		ft->have_cost =
-			!calibrate__probe_costs(o->no_times, ft->probe_cost, ft->probe_leak);
+		ft->have_cost = !calibrate__probe_costs(o->no_times, ft->probe_cost, ft->probe_leak,
+							ft->probe_leak_sd);
 	startup_mark("probe-cost calibration");
 	if (whole_mode(o)) {
 		/* every process of the container (user/trace/whole.h); SIGCHLD
