@@ -46,7 +46,7 @@ uint32_t sampling__df(const struct an_windows *w)
 bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct an_windows *w,
 			double *est, double *err95)
 {
-	double sum_c = 0, sum_d, r, ss = 0, f;
+	double sum_c = 0, sum_d, r, ss = 0, f, sd_d = 0, sd_t = 0, sys;
 	uint32_t i, nw = 0;
 
 	*est = 0;
@@ -55,9 +55,11 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 	if (!w || !w->n || sum_d <= 0)
 		return false;
 	for (i = 0; i < w->n; i++) {
+		sd_t += w->on_sd ? w->on_sd[i] : 0;
 		if (w->skip && w->skip[i])
 			continue;
 		nw++;
+		sd_d += w->on_sd ? w->on_sd[i] : 0;
 		if (i < ncounts)
 			sum_c += (double)counts[i];
 	}
@@ -81,6 +83,9 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 		f = 1;
 	*err95 = sampling__t975(nw - 1) * (double)w->total / sum_d *
 		 sqrt((double)nw / (nw - 1) * ss * (1 - f));
+	/* The correction's error (sampling.h), a normal 95 % on top. */
+	sys = *est * (sd_d / sum_d - (w->total ? sd_t / (double)w->total : 0));
+	*err95 = sqrt(*err95 * *err95 + 1.96 * 1.96 * sys * sys);
 	return true;
 }
 

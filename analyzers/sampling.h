@@ -27,6 +27,12 @@
  * freedom each). It assumes the windows are a fair sample of the run:
  * a program whose behaviour changes with the sampling period's phase
  * defeats it (a periodic sleep of exactly the period, say).
+ *
+ * The windows' on-times by progress are corrected for the probes' traps
+ * by a calibrated figure with its own error (on_sd): S of it in the
+ * windows shifts sum(d_i) and T alike, N by N S (1/sum(d_i) - 1/T), which
+ * is added to the interval as a normal 95 % term in quadrature (the same
+ * error of --budget's strata: budget__estimate).
  */
 #ifndef ANALYZERS_SAMPLING_H
 #define ANALYZERS_SAMPLING_H
@@ -44,6 +50,11 @@ struct an_windows {
 	 * epochs in which some function's probes were out, where an edge's
 	 * caller may not be known): their counts and on-times are left out */
 	const uint8_t *skip;
+	/* [n] or NULL: the systematic error of each on, in its unit: the
+	 * probes' share of the progress clock taken out of a window is a
+	 * calibrated figure (user/trace/calibrate.h), one error for all
+	 * windows, so these move together (and total with their sum) */
+	const double *on_sd;
 };
 
 /* Student's t quantile for a two-sided 95% interval with df degrees of

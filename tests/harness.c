@@ -3,6 +3,7 @@
  * The integration suites' harness: see tests/harness.h. Single-threaded
  * test code; the assertions use libcheck and end the calling test.
  */
+#include <ftw.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <png.h>
@@ -59,6 +60,15 @@ int h_integration_setup(const char *suite, int (*extra)(void))
 	return -1;
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if ((flag == FTW_DP ? rmdir(path) : unlink(path)) && errno != ENOENT)
+		fprintf(stderr, "harness: cannot remove %s: %s\n", path, strerror(errno));
+	return 0;
+}
+
 int h_run_suite(Suite *s)
 {
 	SRunner *sr = srunner_create(s);
@@ -67,6 +77,15 @@ int h_run_suite(Suite *s)
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	/* Each run's scratch directory holds its targets' outputs and
+	 * cabbpf's reports (tens of MB for some suites): a loop of runs
+	 * (make stress) would fill /tmp. Kept when a test failed, for the
+	 * post-mortem. FTW_MOUNT: never into a file system a test mounted
+	 * there; FTW_PHYS: never through a link. */
+	if (h_tmp[0] && failed)
+		fprintf(stderr, "harness: a test failed; its files are kept in %s\n", h_tmp);
+	else if (h_tmp[0])
+		nftw(h_tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 	return failed ? 1 : 0;
 }
 

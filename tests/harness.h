@@ -56,7 +56,8 @@ int h_setup(void);
 int h_integration_setup(const char *suite, int (*extra)(void));
 
 /* Run suite s (which it frees) and return main's exit status: 0 when
- * every test passed, else 1. */
+ * every test passed, else 1. Then removes h_tmp if every test passed (it
+ * says where it is kept otherwise): nothing may use it afterwards. */
 int h_run_suite(Suite *s);
 
 /* Write text to the file at path (created or truncated, mode 0644 less

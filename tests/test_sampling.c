@@ -107,6 +107,36 @@ START_TEST(skipped_epochs)
 }
 END_TEST
 
+/* The correction of the on-times for the probes' traps has its own
+ * error (on_sd, in the windows; total moves with all of it): constant
+ * rate 0.1 a unit, est 200 over a run of 2000 with 1000 seen; on_sd
+ * sums to 10 in the sample and in the run, so the estimate moves by
+ * 200 * (10/1000 - 10/2000) = 1 per standard error: half-width 1.96.
+ * Checked against the estimate of the same counts with every on and the
+ * total shifted by one standard error. A run traced throughout: the
+ * shift moves both alike, no error. */
+START_TEST(leak_error_in_interval)
+{
+	const uint64_t on[4] = {100, 200, 300, 400};
+	const uint64_t shifted[4] = {101, 202, 303, 404};
+	const double sd[4] = {1, 2, 3, 4};
+	const uint64_t c[4] = {10, 20, 30, 40};
+	struct an_windows w = {.n = 4, .on = on, .total = 2000, .on_sd = sd};
+	struct an_windows ws = {.n = 4, .on = shifted, .total = 2010};
+	struct an_windows full = {.n = 4, .on = on, .total = 1000, .on_sd = sd};
+	double est, err, est1, err1;
+
+	ck_assert(sampling__estimate(c, 4, &w, &est, &err));
+	NEAR(est, 200.0);
+	NEAR(err, 1.96);
+	ck_assert(sampling__estimate(c, 4, &ws, &est1, &err1));
+	ck_assert_msg(fabs(fabs(est1 - est) - 1.0) < 0.02, "shifted estimate %.6f", est1);
+	ck_assert(sampling__estimate(c, 4, &full, &est, &err));
+	NEAR(est, 100.0);
+	NEAR(err, 0.0);
+}
+END_TEST
+
 /*
  * --budget: five epochs; f exact in the first, sampled after (windows in
  * epochs 2 and 4); g exact throughout; h sampled only in epoch 3, no
@@ -238,6 +268,7 @@ int main(void)
 	tcase_add_test(tc, student_t);
 	tcase_add_test(tc, edges);
 	tcase_add_test(tc, skipped_epochs);
+	tcase_add_test(tc, leak_error_in_interval);
 	tcase_add_test(tc, budget_estimate_by_hand);
 	tcase_add_test(tc, budget_choice);
 	tcase_add_test(tc, budget_first_groups);

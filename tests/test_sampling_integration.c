@@ -377,6 +377,49 @@ START_TEST(cab_sampling_overwrites)
 }
 END_TEST
 
+/*
+ * A run too short to measure the target's progress (under 1 s of its CPU)
+ * is estimated by wall time; when the target computed for a good part of
+ * it, its probes set its pace inside the windows and the estimates are
+ * low: the report says so (user/trace/sampler.c, sampler__text), and says
+ * nothing of it when the target mostly waited. costly 6000 50: ~0.45 s of
+ * CPU. The text must agree with the JSON's figures whatever the load
+ * makes of the share (a loaded machine may give the target under a
+ * quarter of the wall time).
+ */
+START_TEST(wall_estimate_warns)
+{
+	char *args[] = {"--sample",
+			"20",
+			"--sample-period",
+			"20",
+			"-f",
+			"outer",
+			"--",
+			(char *)h_target("costly", OPT(_i)),
+			"6000",
+			"50",
+			NULL};
+	json_object *smp;
+	long long cpu, run;
+	bool warned;
+	struct h_run r;
+
+	h_run(&r, args);
+	h_assert_ok(&r);
+	smp = h_get(r.json, "sampling");
+	ck_assert_str_eq(json_object_get_string(h_get(smp, "measure")), "wall");
+	cpu = h_num(smp, "user_cpu_ns");
+	run = h_num(smp, "run_ns");
+	ck_assert_int_lt(cpu, 1000000000LL);
+	warned = strstr(r.out, "sampling: estimates by wall time") != NULL;
+	ck_assert_msg(warned == (cpu >= run / 4), "warned %d, target CPU %lld ns of %lld:\n%s",
+		      warned, cpu, run, r.out);
+	ck_assert_int_eq(h_own_calls(r.out, "outer"), 6000);
+	h_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sampling_integration");
@@ -388,6 +431,7 @@ int main(void)
 	tcase_add_loop_test(tc, start_disabled_toggles, 0, 2);
 	tcase_add_loop_test(tc, duty_cycle_estimate, 0, 2);
 	tcase_add_loop_test(tc, cab_sampling_overwrites, 0, 2);
+	tcase_add_loop_test(tc, wall_estimate_warns, 0, 2);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

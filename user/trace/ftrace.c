@@ -114,7 +114,7 @@ struct ftrace {
 	double *call_cost;
 	double *call_leak; /* [fid]: of call_cost, what the progress clock counts */
 	double *call_leak_sd; /* [fid]: call_leak's standard error */
-	double *hit_leak;  /* [fid]: the same per probe hit, for sampling windows */
+	struct sampler_leak *hit_leak; /* [fid]: the same per probe hit, for sampling windows */
 	uint8_t *first_group; /* the group each fid starts in */
 	uint8_t *partial;
 	struct budget *bud;
@@ -699,7 +699,8 @@ static int hit_leaks(struct ftrace *ft)
 		if (c == INSN_REFUSED)
 			c = INSN_EMULATED; /* call sites: a call instruction */
 		/* a call is an entry and a return, but for entry-only runs */
-		ft->hit_leak[i] = ft->probe_leak[c] / (ft->o.entry_only ? 1 : 2);
+		ft->hit_leak[i].ns = ft->probe_leak[c] / (ft->o.entry_only ? 1 : 2);
+		ft->hit_leak[i].sd_ns = ft->probe_leak_sd[c] / (ft->o.entry_only ? 1 : 2);
 	}
 	return 0;
 }
@@ -1282,7 +1283,7 @@ static int start_run(struct ftrace *ft)
 
 		if ((err = hit_leaks(ft)))
 			return err;
-		so.hit_leak_ns = ft->hit_leak;
+		so.hit_leak = ft->hit_leak;
 
 		err = sampler__new(&so, ft->tr, ft->att_ns, &ft->smp);
 		if (err) {

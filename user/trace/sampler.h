@@ -30,15 +30,23 @@
 struct trace;
 struct json;
 
+/* What one probe hit (an entry or a return) of a function adds to the
+ * target's progress clock (user/trace/calibrate.h), and that figure's
+ * standard error: ns. */
+struct sampler_leak {
+	double ns;
+	double sd_ns;
+};
+
 struct sampler_opts {
 	pid_t pid;	      /* the target: its progress is measured */
 	double pct;	      /* duty cycle, 0 < pct <= 100; 0: no duty cycle */
 	uint32_t period_ms;   /* duty cycle period (> 0 with pct) */
 	bool start_disabled;  /* off until the first request (SIGUSR1) */
-	/* [nfuncs] or NULL: what one probe hit (an entry or a return) of
-	 * each function adds to the progress clock (user/trace/calibrate.h),
-	 * taken out of each window's progress (sampler__hit) */
-	const double *hit_leak_ns;
+	/* [nfuncs] or NULL: what one probe hit of each function adds to the
+	 * progress clock, taken out of each window's progress (sampler__hit);
+	 * its error widens the estimates' intervals (analyzers/sampling.h) */
+	const struct sampler_leak *hit_leak;
 	uint32_t nfuncs;
 };
 
@@ -53,7 +61,7 @@ int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t attach
 		 struct sampler **out);
 
 /* One probe hit (an entry or a return event) of function fid in window
- * epoch (the event's), for hit_leak_ns. The loader's thread. */
+ * epoch (the event's), for hit_leak. The loader's thread. */
 void sampler__hit(struct sampler *s, uint32_t epoch, uint32_t fid);
 
 /* CLOCK_MONOTONIC in ns (the clock of the probes' timestamps). */
