@@ -3,7 +3,6 @@
  * The integration suites' harness: see tests/harness.h. Single-threaded
  * test code; the assertions use libcheck and end the calling test.
  */
-#include <ftw.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <png.h>
@@ -60,15 +59,6 @@ int h_integration_setup(const char *suite, int (*extra)(void))
 	return -1;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if ((flag == FTW_DP ? rmdir(path) : unlink(path)) && errno != ENOENT)
-		fprintf(stderr, "harness: cannot remove %s: %s\n", path, strerror(errno));
-	return 0;
-}
-
 int h_run_suite(Suite *s)
 {
 	SRunner *sr = srunner_create(s);
@@ -80,12 +70,17 @@ int h_run_suite(Suite *s)
 	/* Each run's scratch directory holds its targets' outputs and
 	 * cabbpf's reports (tens of MB for some suites): a loop of runs
 	 * (make stress) would fill /tmp. Kept when a test failed, for the
-	 * post-mortem. FTW_MOUNT: never into a file system a test mounted
-	 * there; FTW_PHYS: never through a link. */
-	if (h_tmp[0] && failed)
+	 * post-mortem. rm -rf as the suites do (never through a link), and
+	 * never into a file system a test mounted there. */
+	if (h_tmp[0] && failed) {
 		fprintf(stderr, "harness: a test failed; its files are kept in %s\n", h_tmp);
-	else if (h_tmp[0])
-		nftw(h_tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	} else if (h_tmp[0]) {
+		char cmd[sizeof(h_tmp) + 64];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf --one-file-system -- '%s'", h_tmp);
+		if (system(cmd))
+			fprintf(stderr, "harness: could not remove %s\n", h_tmp);
+	}
 	return failed ? 1 : 0;
 }
 
