@@ -378,18 +378,19 @@ START_TEST(cab_sampling_overwrites)
 END_TEST
 
 /*
- * A run too short to measure the target's progress (under 1 s of its CPU)
- * is estimated by wall time; when the target computed for a good part of
- * it, its probes set its pace inside the windows and the estimates are
- * low: the report says so (user/trace/sampler.c, sampler__text), and says
- * nothing of it when the target mostly waited. costly 1500 50: 0.11 s of
- * CPU at -O2, 0.17 s at -O0 on a quiet machine; the CPU clock counts more
- * of the same work under load (0.5-0.67 s became 1.02-1.06 s under two
- * CPU hogs, and the run was measured by progress: this test failed so
- * once with 6000 calls), so the run is kept under a sixth of the 1 s. The
- * text must agree with the JSON's figures whatever the load makes of the
- * share (a loaded machine may give the target under a quarter of the
- * wall time).
+ * A run too short to measure the target's progress (under 0.1 s of its
+ * CPU, user/trace/progress.h) is estimated by wall time; when the target
+ * computed for a good part of it, its probes set its pace inside the
+ * windows and the estimates are low: the report says so
+ * (user/trace/sampler.c, sampler__text), and says nothing of it when the
+ * target mostly waited. costly 200 50: ~0.015 s of CPU at -O2, ~0.023 s
+ * at -O0 on a quiet machine; the CPU clock counts more of the same work
+ * under load (about twice as much under two CPU hogs: 0.5-0.67 s became
+ * 1.02-1.06 s, and a run sized at half the threshold was measured by
+ * progress: this test failed so once), so the run is kept under a
+ * quarter of the threshold. The text must agree with the JSON's figures
+ * whatever the load makes of the share (a loaded machine may give the
+ * target under a quarter of the wall time).
  */
 START_TEST(wall_estimate_warns)
 {
@@ -401,7 +402,7 @@ START_TEST(wall_estimate_warns)
 			"outer",
 			"--",
 			(char *)h_target("costly", OPT(_i)),
-			"1500",
+			"200",
 			"50",
 			NULL};
 	json_object *smp;
@@ -419,7 +420,7 @@ START_TEST(wall_estimate_warns)
 	warned = strstr(r.out, "sampling: estimates by wall time") != NULL;
 	ck_assert_msg(warned == (cpu >= run / 4), "warned %d, target CPU %lld ns of %lld:\n%s",
 		      warned, cpu, run, r.out);
-	ck_assert_int_eq(h_own_calls(r.out, "outer"), 1500);
+	ck_assert_int_eq(h_own_calls(r.out, "outer"), 200);
 	h_free(&r);
 }
 END_TEST

@@ -18,9 +18,6 @@
 /* What the probes may cost beyond the budget before any rate is known:
  * about one drain round of the start, when every function is traced. */
 #define ALLOWANCE_NS 1e6
-/* Progress ticks below which the run is measured in wall time (as
- * user/trace/sampler.c). */
-#define PROGRESS_MIN_TICKS 1000
 /* The shortest window worth opening. */
 #define MIN_WINDOW_NS 1000000ULL
 /* Link sets waiting for their release beyond which no window opens. */

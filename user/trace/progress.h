@@ -19,6 +19,17 @@
 
 #define PROGRESS_TICK_NS 1000000ULL
 
+/* Ticks below which a run is measured in wall time instead (--sample,
+ * --budget): 0.1 s of the target's user-mode time, counted within +-10%
+ * (sqrt(N) of N). A noisy progress count is still far better than wall
+ * time for a program that computes: there its probes set its pace inside
+ * the windows, and an estimate by wall time is low by up to the slowdown
+ * they cause (1000x for a 3 ns function probed at ~7 us a call); the
+ * windows' spread carries the count's noise into the intervals. A program
+ * that mostly waits uses little CPU and is measured by wall time, where
+ * its probes do not set its pace. */
+#define PROGRESS_MIN_TICKS 100
+
 struct progress;
 
 /* Start counting process pid's user-mode ticks. Returns 0 and *out (free

@@ -13,9 +13,6 @@
 #include "user/trace/sampler.h"
 #include "user/trace/trace.h"
 
-/* Progress ticks below which the run is measured in wall time. */
-#define PROGRESS_MIN_TICKS 1000
-
 struct window {
 	uint64_t start, end;	       /* ns since the run's start: the epoch stores */
 	uint64_t pstart, pend;	       /* the target's progress then (progress ticks) */
@@ -231,8 +228,7 @@ void sampler__finish(struct sampler *s, uint64_t end_ns)
 		close_window(s, false); /* trace__detach removes the probes next */
 	p1 = progress__ticks(s->prog);
 	/* By the target's progress when there is enough of it to count
-	 * (1 s of user-mode time, +-3%): a program that mostly waits is
-	 * measured by wall time, where its probes do not set its pace. */
+	 * (user/trace/progress.h PROGRESS_MIN_TICKS). */
 	s->by_progress = s->prog && p1 >= s->p0 + PROGRESS_MIN_TICKS;
 	free(s->won);
 	free(s->won_sd);
@@ -333,7 +329,7 @@ void sampler__text(const struct sampler *s, FILE *f)
 	    (double)s->p_total * PROGRESS_TICK_NS >= 0.25 * (double)s->wall_ns)
 		fprintf(f,
 			"sampling: estimates by wall time (the target used %.2f s of CPU, "
-			"under the %.0f s needed to measure its progress) although it "
+			"under the %.1f s needed to measure its progress) although it "
 			"computed for %.0f%% of the run: where its probes slow it inside the "
 			"windows they are LOW, up to that slowdown; sample a longer run\n",
 			(double)s->p_total * PROGRESS_TICK_NS / 1e9,
