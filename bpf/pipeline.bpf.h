@@ -32,18 +32,15 @@ struct {
 	__type(value, struct cabbpf_slot);
 } slots SEC(".maps");
 
-/* The producer position of each CPU's region, alone on its cache line:
- * only that CPU's programs touch it (the loader never reads it). */
-struct head {
-	__u64 pos;
-	__u64 pad[7];
-};
-
+/* Each CPU region's claim position and the loader's read position
+ * (struct cabbpf_head, include/cabbpf_event.h), one cache line per CPU.
+ * Mmapable: the loader stores tail through its own mapping. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1); /* = possible CPUs, set by the loader */
 	__type(key, __u32);
-	__type(value, struct head);
+	__type(value, struct cabbpf_head);
 } heads SEC(".maps");
 
 /* Per-CPU counters, enum cabbpf_stat: every drop is counted here. */
@@ -268,7 +265,7 @@ static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp, __u
 static __always_inline void *pipeline_claim(struct tstate *st, __u32 drop_stat)
 {
 	struct cabbpf_slot *slot;
-	struct head *hd;
+	struct cabbpf_head *hd;
 	__u32 cpu, idx;
 	__u64 h;
 	int i;
@@ -282,18 +279,25 @@ static __always_inline void *pipeline_claim(struct tstate *st, __u32 drop_stat)
 		goto drop;
 	for (i = 0; i < PIPELINE_CLAIM_TRIES; i++) {
 		h = READ_ONCE(hd->pos);
+		/* Full: the loader has not read position h - 2^k yet. The
+		 * tail only grows, so a stale one errs on the full side. Its
+		 * load comes before the stores to the slot (x86 does not let
+		 * a store pass an earlier load; the compare-and-swap below
+		 * is a compiler barrier): it pairs with the release store of
+		 * tail in drain_cpu() (user/trace/trace.c), made after the
+		 * loader's last read of those slots. */
+		if (h - READ_ONCE(hd->tail) > ring_mask) {
+			/* unless h went stale meanwhile (a preempting program
+			 * claimed it): then retry at the new head */
+			if (READ_ONCE(hd->pos) == h)
+				goto drop;
+			continue;
+		}
 		/* The array lookup checks the index against max_entries. */
 		idx = (cpu << ring_shift) | (__u32)(h & ring_mask);
 		slot = bpf_map_lookup_elem(&slots, &idx);
 		if (!slot)
 			goto drop;
-		if (READ_ONCE(slot->hdr) != CABBPF_SLOT_FREE(h, ring_shift)) {
-			/* Full, unless h went stale meanwhile (a preempting
-			 * program claimed it): then retry at the new head. */
-			if (READ_ONCE(hd->pos) == h)
-				goto drop;
-			continue;
-		}
 		/* No hole on failure: the head moves only with a claim. */
 		if (__sync_val_compare_and_swap(&hd->pos, h, h + 1) == h) {
 			st->pub = h + 1;
@@ -308,7 +312,7 @@ drop:
 /*
  * Publish the event pipeline_begin() returned. Never a wakeup: the loader
  * drains every region each 2 ms whatever happens (user/trace/trace.c), and a
- * 16 MiB region holds ~0.2 s of events; an overflow is still counted
+ * 4 MiB region holds ~0.1 s of events; an overflow is still counted
  * (CABBPF_STAT_DROPS).
  */
 static __always_inline void pipeline_submit(void *e, struct tstate *st)

@@ -198,7 +198,7 @@ static __noinline __u64 read_size(struct pt_regs *ctx, __u32 fid)
 /*
  * --lossless: back-pressure across the kernel boundary. After an event is
  * written, if its CPU's ring holds more than (size - lossless_gap) events
- * (the slot lossless_gap positions ahead is not yet free), the thread is
+ * (the position lossless_gap ahead could not yet be claimed), the thread is
  * stopped with SIGSTOP: the ptrace tracer (user/trace/guard.c) sees it as a
  * signal-delivery-stop and keeps it there until the loader has drained the
  * rings, then resumes it with the signal suppressed. The stop is taken on
@@ -234,13 +234,12 @@ struct {
 static __always_inline void throttle(struct tstate *st, __u32 tid)
 {
 	__u64 p = st->pub - 1 + lossless_gap, now;
-	__u32 cpu = bpf_get_smp_processor_id(), idx;
-	struct cabbpf_slot *slot;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cabbpf_head *hd = bpf_map_lookup_elem(&heads, &cpu);
 
-	idx = (cpu << ring_shift) | (__u32)(p & ring_mask);
-	slot = bpf_map_lookup_elem(&slots, &idx);
-	if (!slot || READ_ONCE(slot->hdr) == CABBPF_SLOT_FREE(p, ring_shift))
-		return; /* below the mark */
+	/* Position p could still be claimed: below the mark. */
+	if (!hd || p - READ_ONCE(hd->tail) <= ring_mask)
+		return;
 	if (bpf_map_lookup_elem(&throttled, &tid))
 		return; /* asked already: the stop is on its way */
 	if (!bpf_map_lookup_elem(&guarded, &tid)) {

@@ -253,13 +253,21 @@ struct cabbpf_io_event {
  * The kernel ring (bpf/pipeline.bpf.h, user/trace/trace.c): one mmapable BPF array
  * of 64-byte slots, one cache line each, split into one region of 2^k slots
  * per possible CPU. The BPF programs of that CPU produce into its region, the
- * loader consumes it through its own mapping; the header word says whose
- * turn it is (CAB-style: the slot itself is the flag, no shared indices):
- *   CABBPF_SLOT_FREE(p)  free for the producer of ring position p (the
- *                        lap number in the token, see below);
- *   p + 1                published: holds the event of position p.
- * Anything else (a lap-old FREE token) means the slot is still in use: the
- * ring is full at that position.
+ * loader consumes it through its own mapping. The slot's header publishes
+ * it: p + 1 once it holds the event of ring position p (the producer writes
+ * it last). Whether a slot may be written is not in the slot: the loader
+ * says how far it has read in its CPU's struct cabbpf_head (tail), and a
+ * producer claims position p only while p - tail < 2^k. So a producer only
+ * ever stores to a slot, never loads from it: the line, last touched a lap
+ * ago and far from this CPU's caches in a ring of megabytes, is fetched
+ * behind the stores instead of in front of the claim, and the loader never
+ * dirties a slot line (which it did, writing back a free token per slot).
+ * Measured at 4 MiB (PVM guest, 2026-11-27, best of 5): 4-16 ns less per
+ * event in the programs, 10-14 ns less of the loader's CPU; at 16 MiB,
+ * where a lap is far out of the caches, the stores' misses cost the
+ * same as the load's did (docs/bench/overhead-2026-11-27-ring.txt).
+ * A header from an earlier lap (p + 1 - 2^k, or 0 in a new map) never
+ * equals the p + 1 the loader waits for.
  */
 #define CABBPF_SLOT_BYTES 64
 
@@ -277,13 +285,21 @@ _Static_assert(sizeof(struct cabbpf_io_event) <= CABBPF_SLOT_BYTES - 8, "I/O eve
 _Static_assert(sizeof(struct cabbpf_slot) == CABBPF_SLOT_BYTES, "a slot is one cache line");
 
 /*
- * Free token of ring position p in a region of 2^shift slots: minus its lap,
- * so lap 0 is 0 (a new, zeroed map is all free) and no token can equal a
- * published p + 1 (that would take 2^63 events). The lap is what makes a
- * slot whose previous position was claimed but not yet published (the
- * producer preempted there) look full rather than free a lap later.
+ * A CPU region's two positions, one cache line per CPU (the "heads" map,
+ * mmapable): pos, the next position to claim, moved only by that CPU's
+ * programs (compare-and-swap: a program that preempts another on the same
+ * CPU claims too); tail, the first position the loader has not finished
+ * reading, stored only by the loader, in batches (user/trace/trace.c
+ * drain_cpu), so the producers' line is taken from them a few times per
+ * drain, not per event.
  */
-#define CABBPF_SLOT_FREE(p, shift) ((__u64)0 - ((__u64)(p) >> (shift)))
+struct cabbpf_head {
+	__u64 pos;
+	__u64 tail;
+	__u64 pad[6];
+};
+
+_Static_assert(sizeof(struct cabbpf_head) == 64, "a head is one cache line");
 
 /* Indices of the per-CPU counters of bpf/iotrace.bpf.c's "iocounts" map. */
 enum cabbpf_iostat {

@@ -51,6 +51,10 @@ struct trace {
 	 * slots (bpf/pipeline.bpf.h); NULL until map_rings(). */
 	struct cabbpf_slot *ring;
 	size_t ring_len; /* bytes mapped */
+	/* The loader's mapping of the "heads" map (one struct cabbpf_head per
+	 * CPU): the loader stores each region's tail there. */
+	struct cabbpf_head *heads;
+	size_t heads_len;
 	/* groups: the per-function hit counters ("fhits"), mapped */
 	const volatile uint64_t *fhits;
 	size_t fhits_len;
@@ -200,20 +204,27 @@ static int load(struct trace *t, bool multi)
 	return err ? err : fill_sizespecs(t);
 }
 
-/* Map the loaded "slots" map into the loader (shared with the kernel: the
- * programs write events into it, the loader frees slots in it) and start
- * every CPU's consumer at position 0, where a new map's head starts.
- * Returns 0 or -errno. */
+/* Map the loaded "slots" map into the loader (read only: the programs
+ * write events into it) and the "heads" map (the loader stores each
+ * region's tail there), and start every CPU's consumer at position 0,
+ * where a new map's head and tail start. Returns 0 or -errno. */
 static int map_rings(struct trace *t)
 {
+	long page = sysconf(_SC_PAGESIZE);
 	void *p;
 
 	t->ring_len = ((size_t)t->ncpus << t->shift) * CABBPF_SLOT_BYTES;
-	p = mmap(NULL, t->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(t->skel->maps.slots), 0);
+	p = mmap(NULL, t->ring_len, PROT_READ, MAP_SHARED, bpf_map__fd(t->skel->maps.slots), 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	t->ring = p;
+	t->heads_len = ((size_t)t->ncpus * sizeof(struct cabbpf_head) + (size_t)page - 1) &
+		       ~((size_t)page - 1);
+	p = mmap(NULL, t->heads_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(t->skel->maps.heads), 0);
+	if (p == MAP_FAILED)
+		return -errno; /* the caller unmaps the ring */
+	t->heads = p;
 	memset(t->cons, 0, sizeof(*t->cons) * (size_t)t->ncpus);
 	return 0;
 }
@@ -223,6 +234,9 @@ static void unmap_rings(struct trace *t)
 	if (t->ring)
 		munmap(t->ring, t->ring_len);
 	t->ring = NULL;
+	if (t->heads)
+		munmap(t->heads, t->heads_len);
+	t->heads = NULL;
 	if (t->fhits)
 		munmap((void *)t->fhits, t->fhits_len);
 	t->fhits = NULL;
@@ -860,14 +874,18 @@ int trace__map_fd(const struct trace *t, const char *name)
  * Returns the number delivered, or on_event's -errno (that event is
  * consumed all the same, as libbpf's ring_buffer does).
  */
+/* Slots read between two stores of a region's tail: a full ring read in
+ * one round hands its slots back as it goes, at a store per this many. */
+#define TAIL_BATCH 4096
+
 static int drain_cpu(struct trace *t, unsigned cpu)
 {
-	struct cabbpf_slot *region = t->ring + ((size_t)cpu << t->shift);
+	const struct cabbpf_slot *region = t->ring + ((size_t)cpu << t->shift);
 	uint64_t c = t->cons[cpu], end = c + t->mask + 1;
 	int n = 0, err = 0;
 
 	while (c != end) {
-		struct cabbpf_slot *s = &region[c & t->mask];
+		const struct cabbpf_slot *s = &region[c & t->mask];
 
 		/* Acquire: pairs with the compiler barrier + header store in
 		 * pipeline_submit() (bpf/pipeline.bpf.h); the event is read
@@ -875,16 +893,18 @@ static int drain_cpu(struct trace *t, unsigned cpu)
 		if (__atomic_load_n(&s->hdr, __ATOMIC_ACQUIRE) != c + 1)
 			break;
 		err = t->o.on_event(t->o.ctx, cpu, &s->ev);
-		/* Release: the event is read (copied by on_event) before the
-		 * slot is handed back; the producer's claim checks this very
-		 * token (CABBPF_SLOT_FREE of the position a lap ahead). */
-		__atomic_store_n(&s->hdr, CABBPF_SLOT_FREE(c + t->mask + 1, t->shift),
-				 __ATOMIC_RELEASE);
 		c++;
 		n++;
 		if (err)
 			break;
+		/* Release: every slot below c is read (copied by on_event)
+		 * before it is handed back; pairs with the tail load of
+		 * pipeline_claim() (bpf/pipeline.bpf.h). */
+		if (!(c % TAIL_BATCH))
+			__atomic_store_n(&t->heads[cpu].tail, c, __ATOMIC_RELEASE);
 	}
+	/* Release: as above. */
+	__atomic_store_n(&t->heads[cpu].tail, c, __ATOMIC_RELEASE);
 	t->cons[cpu] = c;
 	return err ? err : n;
 }
@@ -927,11 +947,10 @@ bool trace__below_low(const struct trace *t)
 		const struct cabbpf_slot *region = t->ring + ((size_t)cpu << t->shift);
 		uint64_t p = t->cons[cpu] + low;
 
-		/* Position p not yet claimed (its slot still carries p's free
-		 * token): fewer than low events wait in this ring. A claimed
-		 * slot not yet published looks free too: a handful at most. */
-		if (__atomic_load_n(&region[p & t->mask].hdr, __ATOMIC_ACQUIRE) !=
-		    CABBPF_SLOT_FREE(p, t->shift))
+		/* Position p not yet published: fewer than low events wait in
+		 * this ring (a claimed slot not yet published looks the same:
+		 * a handful at most). */
+		if (__atomic_load_n(&region[p & t->mask].hdr, __ATOMIC_ACQUIRE) == p + 1)
 			return false;
 	}
 	return true;
