@@ -34,15 +34,16 @@ N=${1:-500000}
 R=${2:-5}
 TS=${3:-"1 2"}
 ENTRIES=${4:-"push nop5"}
-# The kernel ring per CPU, MiB: the product's default (16), which is what
+# The kernel ring per CPU, MiB: the product's default (4), which is what
 # users run. A loaded machine may starve the loader for longer than it
 # lasts, and a lost event fails the run (the figures are for a lossless
-# trace): RING=128 then. That is not free: on a PVM guest (2026-11-26,
-# nop5, 1 thread, best of 5) ring 128 cost the probes 323 ns/event net of
-# the empty programs against 187 at 16, and the loader 296 ns/event
-# against 133 (each event's slot is a cache line and a page the CPU last
-# saw a lap ago: the bigger the lap, the farther it is).
-RING=${RING:-16}
+# trace): RING=128 then. That is not free: on a PVM guest (nop5, 1 thread,
+# best of 5) the probes cost 141-153 ns/event net of the empty programs
+# at 1-4 MiB, 197 at 16 and 323 at 128, and the loader 73-87 ns/event at
+# 1-4 MiB, 134 at 16 and 296 at 128 (each event's slot is a cache line
+# the CPU last saw a lap ago: the bigger the lap, the farther it is;
+# docs/bench/overhead-2026-11-27-ring.txt).
+RING=${RING:-4}
 O=.output/bench
 mkdir -p "$O"
 make -s cabbpf

@@ -120,7 +120,7 @@ START_TEST(defaults)
 	ck_assert_ptr_null(p.o.analyzers);
 	ck_assert_ptr_null(p.o.json_path);
 	ck_assert(p.o.duration == 0);
-	ck_assert_uint_eq(p.o.ring_bytes, 16UL << 20);
+	ck_assert_uint_eq(p.o.ring_bytes, 4UL << 20);
 	ck_assert_uint_eq(p.o.analyzer_threads, 1);
 	ck_assert(!p.o.list && !p.o.floor && !p.o.no_times && !p.o.no_guard && !p.o.plan &&
 		  !p.o.no_shift && !p.o.no_callsites && !p.o.entry_only && !p.o.io && !p.o.quiet &&

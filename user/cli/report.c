@@ -351,6 +351,10 @@ after_target:
 	err |= json__double(w, s->duration_s > 0 ? (double)s->events / s->duration_s : 0);
 	err |= json__key(w, "cpu_s");
 	err |= json__double(w, s->cpu_s);
+	if (s->ring_bytes) {
+		err |= json__key(w, "ring_bytes");
+		err |= json__u64(w, s->ring_bytes);
+	}
 	err |= json__key(w, "lost");
 	err |= json__u64(w, s->lost);
 	err |= json__key(w, "lost_per_cpu");

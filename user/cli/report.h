@@ -32,6 +32,7 @@ struct summary {
 	bool multi;              /* probes through multi-uprobe links */
 	double duration_s;
 	uint64_t events;         /* events received from the kernel rings */
+	size_t ring_bytes;       /* each CPU's kernel ring (0: unknown, a recording) */
 	uint64_t lost;           /* events lost: kernel ring full, or no thread state
 				    (all kinds) */
 	uint64_t lost_calls;     /* of those, call events (entries, returns) */

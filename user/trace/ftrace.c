@@ -1567,6 +1567,7 @@ static int report(struct ftrace *ft)
 	sm.tstab_taken = totals[CABBPF_STAT_TSTAB_TAKEN];
 	sm.nostate = totals[CABBPF_STAT_NOSTORE];
 	sm.lossless = ft->o.lossless;
+	sm.ring_bytes = ft->o.ring_bytes;
 	sm.throttles = totals[CABBPF_STAT_THROTTLES];
 	sm.unheld = totals[CABBPF_STAT_UNHELD];
 	sum_cab(ft, &sm.cab);
