@@ -262,7 +262,7 @@ struct cabbpf_io_event {
  * ago and far from this CPU's caches in a ring of megabytes, is fetched
  * behind the stores instead of in front of the claim, and the loader never
  * dirties a slot line (which it did, writing back a free token per slot).
- * Measured at 4 MiB (PVM guest, 2026-11-27, best of 5): 4-16 ns less per
+ * Measured at 4 MiB (PVM guest, 2026-11-27, best of 5): 3-17 ns less per
  * event in the programs, 10-14 ns less of the loader's CPU; at 16 MiB,
  * where a lap is far out of the caches, the stores' misses cost the
  * same as the load's did (docs/bench/overhead-2026-11-27-ring.txt).

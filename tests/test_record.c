@@ -93,7 +93,8 @@ static char *make_recording(size_t *len)
 				   .execs = 1,
 				   .guard = {1, 2, 3, 4, 5, 6, 7, 8},
 				   .tstab_taken = 9,
-				   .nostate = 10};
+				   .nostate = 10,
+				   .ring_bytes = 4u << 20};
 
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(recfmt__writer_new(f, 1, &wr), 0);
@@ -225,6 +226,7 @@ START_TEST(round_trip)
 	ck_assert(s->has_tstates);
 	ck_assert_uint_eq(s->tstab_taken, 9);
 	ck_assert_uint_eq(s->nostate, 10);
+	ck_assert_uint_eq(s->ring_bytes, 4u << 20);
 	ck_assert_ptr_null(recfmt__source(r));
 	ck_assert_int_eq(recfmt__next(r, &it), 1);
 	ck_assert_int_eq(it.type, RECFMT_SOURCE);
@@ -457,10 +459,11 @@ static size_t block_at(const char *plain, size_t n, uint32_t type, uint32_t hdr[
 	return at;
 }
 
-/* The plain stream of a version 2 writer from a version 3 one's (n
- * bytes): SUMMARY without its last two u64 (the thread-state counts).
- * Returns a malloc'd copy, its length in *m. */
-static char *plain_v2(const char *plain, size_t n, size_t *m)
+/* The plain stream of an older writer from this one's (n bytes): SUMMARY
+ * without its last cut bytes (version 3: without the ring's size, 8;
+ * version 2: without the thread-state counts too, 24). Returns a malloc'd
+ * copy, its length in *m. */
+static char *plain_cut(const char *plain, size_t n, uint32_t cut, size_t *m)
 {
 	char *o = malloc(n);
 	uint32_t hdr[2] = {0, 0};
@@ -468,17 +471,52 @@ static char *plain_v2(const char *plain, size_t n, size_t *m)
 
 	ck_assert_ptr_nonnull(o);
 	at = block_at(plain, n, RECFMT_SUMMARY, hdr);
-	ck_assert_uint_ge(hdr[1], 16);
-	memcpy(o, plain, at + 8 + hdr[1] - 16);
-	memcpy(o + at + 8 + hdr[1] - 16, plain + at + 8 + hdr[1], n - at - 8 - hdr[1]);
-	hdr[1] -= 16;
+	ck_assert_uint_ge(hdr[1], cut);
+	memcpy(o, plain, at + 8 + hdr[1] - cut);
+	memcpy(o + at + 8 + hdr[1] - cut, plain + at + 8 + hdr[1], n - at - 8 - hdr[1]);
+	hdr[1] -= cut;
 	memcpy(o + at + 4, &hdr[1], 4);
-	*m = n - 16;
+	*m = n - cut;
 	return o;
 }
 
-/* Version 2 (SUMMARY without the thread-state counts) is still read; the
- * counts are then unknown, not 0. */
+/* Version 3 (SUMMARY without the ring's size) is still read: the size is
+ * then unknown (0, no ring_bytes in the JSON), the rest as written. */
+START_TEST(version3_summary_read)
+{
+	size_t len, n, m, zlen;
+	char *buf = make_recording(&len), *plain = plain_of(buf, len, &n), *old, *z;
+	struct recfmt_reader *r = NULL;
+	struct recfmt_item it;
+	int ret, seen = 0;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(plain);
+	old = plain_cut(plain, n, 8, &m);
+	z = compress_plain_v(old, m, &zlen, 3);
+	f = fmemopen(z, zlen, "rb");
+	ck_assert_int_eq(recfmt__reader_new(f, "v3", &r), 0);
+	while ((ret = recfmt__next(r, &it)) == 1)
+		if (it.type == RECFMT_SUMMARY) {
+			const struct recfmt_summary *s = recfmt__summary(r);
+
+			ck_assert(s->has_tstates);
+			ck_assert_uint_eq(s->nostate, 10);
+			ck_assert_uint_eq(s->ring_bytes, 0);
+			seen++;
+		}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_int_eq(seen, 1);
+	ck_assert_uint_eq(recfmt__version(r), 3);
+	recfmt__reader_free(r);
+	fclose(f);
+	free(z);
+	free(old);
+	free(plain);
+	free(buf);
+}
+END_TEST
+
 START_TEST(version2_summary_read)
 {
 	size_t len, n, m, zlen;
@@ -489,7 +527,7 @@ START_TEST(version2_summary_read)
 	int ret;
 
 	ck_assert_ptr_nonnull(plain);
-	old = plain_v2(plain, n, &m);
+	old = plain_cut(plain, n, 24, &m);
 	z = compress_plain_v(old, m, &zlen, 2);
 	f = fmemopen(z, zlen, "rb");
 	ck_assert_int_eq(recfmt__reader_new(f, "v2", &r), 0);
@@ -531,12 +569,12 @@ START_TEST(source_block_bounds)
 	ck_assert_ptr_nonnull(plain);
 	at = block_at(plain, n, RECFMT_SOURCE, hdr);
 	/* version 1: read whole without its SOURCE block; with it, refused
-	 * (a version 1 SUMMARY is a version 2 one: SOURCE is 16 bytes
+	 * (a version 1 SUMMARY is a version 2 one: SOURCE is 24 bytes
 	 * nearer the start) */
 	{
 		size_t n2;
-		char *p2 = plain_v2(plain, n, &n2), *v1 = malloc(n2);
-		size_t m = n2 - 8 - hdr[1], at2 = at - 16;
+		char *p2 = plain_cut(plain, n, 24, &n2), *v1 = malloc(n2);
+		size_t m = n2 - 8 - hdr[1], at2 = at - 24;
 		struct recfmt_reader *r = NULL;
 		struct recfmt_item it;
 		FILE *f;
@@ -654,6 +692,7 @@ int main(void)
 	tcase_add_test(tc, source_block_checked);
 	tcase_add_test(tc, source_block_bounds);
 	tcase_add_test(tc, version2_summary_read);
+	tcase_add_test(tc, version3_summary_read);
 	tcase_add_test(tc, report_through_runner);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

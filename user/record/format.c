@@ -299,6 +299,7 @@ int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s)
 	b_u32(&b, s->guard.nsites);
 	b_u64(&b, s->tstab_taken);
 	b_u64(&b, s->nostate);
+	b_u64(&b, s->ring_bytes);
 	err = ok ? w_block(w, RECFMT_SUMMARY, &b) : (w->err = -EINVAL);
 	free(b.p);
 	return err;
@@ -705,6 +706,8 @@ static int read_summary(struct recfmt_reader *r, struct cur *c)
 		s->tstab_taken = c_u64(c);
 		s->nostate = c_u64(c);
 	}
+	if (r->version >= 4)
+		s->ring_bytes = c_u64(c);
 	return c_end(c, "SUMMARY");
 }
 

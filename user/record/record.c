@@ -96,6 +96,7 @@ int recorder__finish(struct recorder *rc, const struct summary *sm,
 	s.reentry = sm->reentry;
 	s.tstab_taken = sm->tstab_taken;
 	s.nostate = sm->nostate;
+	s.ring_bytes = sm->ring_bytes;
 	s.ncpus = sm->ncpus;
 	s.lost_per_cpu = sm->lost_per_cpu;
 	s.cab = sm->cab;

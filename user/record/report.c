@@ -63,6 +63,7 @@ void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *
 	sm->has_tstates = s->has_tstates;
 	sm->tstab_taken = s->tstab_taken;
 	sm->nostate = s->nostate;
+	sm->ring_bytes = (size_t)s->ring_bytes;
 	sm->ncpus = s->ncpus;
 	sm->lost_per_cpu = s->lost_per_cpu;
 	sm->cab = s->cab;
