@@ -256,6 +256,8 @@ void h_assert_ok(const struct h_run *r);
  *    whole runtime traced (158,000-168,000: the runtime's own calls vary
  *    with its scheduling): --ring-size 64 (1,048,576 per CPU);
  *  - the recording storm (2,000,000 calls): --ring-size 256 (4,194,304);
+ *  - the --budget suite's (50,000-55,000, more on a slower machine: its
+ *    windows are timed): --ring-size 16 (262,144);
  *  - hot (the attach tests: it never rests, so its events grow with the
  *    time traced, without bound): --lossless, the target waits at a
  *    ring's high-water mark; the gate those tests check is unchanged;
