@@ -342,8 +342,15 @@ static void estimates_text(const struct count *c, const struct fn_row *rows, siz
 		const struct count_fn *fn = &c->fn[rows[i].fid];
 		double est, err95;
 
-		if (!sampling__estimate(fn->wc.w, fn->wc.n, w, &est, &err95))
+		if (!sampling__estimate(fn->wc.w, fn->wc.n, w, &est, &err95)) {
+			/* the same for every function: the windows' share */
+			fprintf(f,
+				"%14s  none: the windows hold none of the run's %s time (too short "
+				"to measure, or the probes took all of the target's time in them); "
+				"sample a longer run or a larger share\n",
+				"-", w->measure);
 			break;
+		}
 		if (err95 < 0)
 			fprintf(f, "%14.0f %12s  %s\n", est, "(1 window)",
 				an_ctx__name(c->ctx, rows[i].fid, buf));

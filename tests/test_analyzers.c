@@ -17,6 +17,7 @@
 #include "analyzers/analyzer.h"
 #include "analyzers/callgraph.h"
 #include "analyzers/count.h"
+#include "analyzers/sampling.h"
 #include "common/hmap.h"
 #include "common/xml.h"
 #include "common/json.h"
@@ -1684,6 +1685,42 @@ START_TEST(test_report_text)
 }
 END_TEST
 
+/* Sampling whose windows hold none of the run's progress (the probes took
+ * all of the target's time in them, or they were too short for a tick):
+ * no estimate can be made, and the report says so instead of printing an
+ * empty list under its heading; with progress in two windows it gives
+ * the estimate (every call in window 1 of 2: 100 + 300 units of 600). */
+START_TEST(test_report_sampling_no_progress)
+{
+	static const uint64_t zero[1] = {0}, on[2] = {100, 300};
+	struct an_windows none = {.n = 1, .on = zero, .total = 600, .measure = "user CPU"};
+	struct an_windows two = {.n = 2, .on = on, .total = 600, .measure = "user CPU"};
+	struct runner *r = new_runner("count", 1, NULL, 0);
+	struct emu e;
+	char *txt;
+
+	emu_init(&e, 11);
+	emu_call(&e, MAIN);
+	emu_call(&e, A);
+	emu_ret(&e);
+	emu_ret(&e);
+	feed_range(r, &e, 0, e.nev, 4);
+	ck_assert_int_eq(runner__join(r), 0);
+	runner__set_windows(r, &none);
+	txt = run_text(r);
+	ck_assert_msg(strstr(txt, "none: the windows hold none of the run's user CPU time"), "%s",
+		      txt);
+	free(txt);
+	runner__set_windows(r, &two);
+	txt = run_text(r);
+	ck_assert_msg(!strstr(txt, "none: the windows"), "%s", txt);
+	ck_assert_msg(strstr(txt, "Whole run, estimated"), "%s", txt);
+	free(txt);
+	runner__free(r);
+	emu_fini(&e);
+}
+END_TEST
+
 /* Losses make counts lower bounds: the tables of the analyzers that
  * depend on the lost kind mark them ("N+", in the column's width) with a
  * note under the table; the others and a run without losses are as
@@ -2089,6 +2126,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_pending_limit);
 	tcase_add_test(tc, test_report_json_exact);
 	tcase_add_test(tc, test_report_text);
+	tcase_add_test(tc, test_report_sampling_no_progress);
 	tcase_add_test(tc, test_report_lower_bounds);
 	tcase_add_test(tc, test_select);
 	tcase_add_test(tc, test_root_name);
