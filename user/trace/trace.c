@@ -865,19 +865,20 @@ int trace__map_fd(const struct trace *t, const char *name)
 	return m ? bpf_map__fd(m) : -ENOENT;
 }
 
-/*
- * Deliver CPU cpu's published events in ring order, at most one lap (so
- * a CPU that keeps producing cannot starve the others), freeing each slot
- * after on_event returned. Stops at the first slot not yet published: a
- * program preempted between its claim and its publish holds the rest of
- * this CPU's events back until a later round, which keeps them in order.
- * Returns the number delivered, or on_event's -errno (that event is
- * consumed all the same, as libbpf's ring_buffer does).
- */
 /* Slots read between two stores of a region's tail: a full ring read in
  * one round hands its slots back as it goes, at a store per this many. */
 #define TAIL_BATCH 4096
 
+/*
+ * Deliver CPU cpu's published events in ring order, at most one lap (so
+ * a CPU that keeps producing cannot starve the others), handing the slots
+ * back (the region's tail) every TAIL_BATCH and at the end. Stops at the
+ * first slot not yet published: a program preempted between its claim
+ * and its publish holds the rest of this CPU's events back until a later
+ * round, which keeps them in order.
+ * Returns the number delivered, or on_event's -errno (that event is
+ * consumed all the same, as libbpf's ring_buffer does).
+ */
 static int drain_cpu(struct trace *t, unsigned cpu)
 {
 	const struct cabbpf_slot *region = t->ring + ((size_t)cpu << t->shift);
