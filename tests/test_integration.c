@@ -790,13 +790,18 @@ END_TEST
 /* A stripped binary with its symbols in a separate debug file, found as
  * gdb finds it: through .gnu_debuglink beside the binary, and by build id
  * under --debug-dir DIR/.build-id/xx/yyyy.debug; the counts are exact.
- * Without either: the error says how to get symbols. */
+ * Without either: the error says how to get symbols; and a stripped
+ * binary that exports functions (-rdynamic, like a distribution's
+ * programs with a plugin API) is traced, exactly, with a warning that its
+ * internal functions cannot be. */
 START_TEST(separate_debug_symbols)
 {
 	char link[PATH_MAX], byid[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
 	char *a1[] = {"-q", "-f", "fib", "--", link, "5", NULL};
 	char *a2[] = {"-q", "--debug-dir", dir, "-f", "fib", "--", byid, "5", NULL};
 	char *a3[] = {"-q", "-f", "fib", "--", byid, "5", NULL};
+	char dyn[PATH_MAX];
+	char *a4[] = {"-q", "--", dyn, "5", NULL};
 	struct h_run r;
 
 	ck_assert_ptr_nonnull(realpath(h_target("recurse", 2), real));
@@ -826,6 +831,18 @@ START_TEST(separate_debug_symbols)
 	h_run(&r, a3); /* the build-id file is not under /usr/lib/debug */
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "no function symbols to trace (stripped"));
+	h_free(&r);
+	snprintf(dyn, sizeof(dyn), "%s/stripped-dyn", h_tmp);
+	h_shell("set -e; gcc -O0 -rdynamic -o '%s' tests/targets/recurse.c; strip --strip-all '%s'",
+		dyn, dyn);
+	h_run(&r, a4);
+	h_assert_clean(&r);
+	/* fib(5): 2 * F(6) - 1 calls; main is exported too */
+	ck_assert_int_eq(h_calls(r.json, "fib"), 15);
+	ck_assert_int_eq(h_calls(r.json, "main"), 1);
+	ck_assert_msg(strstr(r.err, "is stripped and its debug file was not found: only its ") &&
+			      strstr(r.err, "exported functions can be traced"),
+		      "stderr: %s", r.err);
 	h_free(&r);
 }
 END_TEST

@@ -322,6 +322,14 @@ static int load_symbols(struct ftrace *ft)
 			exe);
 	else if (!err && ft->st->debug_path)
 		log_info("symbols of %s from its debug file %s", exe, ft->st->debug_path);
+	else if (!err && ft->st->from_dynsym)
+		/* Most of a distribution's /usr/bin: the trace runs, but what
+		 * it shows is the program's API, not its work (seen: sort,
+		 * 6 functions, 0 calls), which nothing else would explain. */
+		log_warn("%s is stripped and its debug file was not found: only its %zu exported "
+			 "function%s can be traced, not its internal ones; install its debug "
+			 "symbols (Debian: its -dbgsym package) or point --debug-dir at them",
+			 exe, ft->st->nsyms, ft->st->nsyms == 1 ? "" : "s");
 	else if (err)
 		log_err("reading symbols of %s: %s", exe, strerror(-err));
 	return err;
