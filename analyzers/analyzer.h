@@ -207,6 +207,9 @@ struct shadow_frame {
 	/* --size (analyzers/isp.h): the routine's designated argument, read
 	 * by the entry probe, came in a CABBPF_EV_SIZE event */
 	bool sized;
+	/* the thread's THROW count (struct shadow.throws) at its entry: a
+	 * frame entered after the latest throw was not unwound by it */
+	uint32_t throws;
 	uint64_t size;
 };
 

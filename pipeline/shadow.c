@@ -112,6 +112,15 @@ static void chain_check(struct shadow *s, bool is_return, uint64_t sp, uint64_t 
 	s->chain_sp = 0;
 }
 
+/* Whether frame f was unwound by the exception in flight (thrown, not yet
+ * caught): it was entered before the throw, so no code of its own runs
+ * until a catch, only the landing pads of the frames being unwound, whose
+ * calls at f's slot come from f's caller: f is dead, not a tail caller. */
+static bool in_flight_victim(const struct shadow *s, const struct shadow_frame *f)
+{
+	return s->unwinding && !s->caught && f->throws != s->throws;
+}
+
 /* After a catch, the first call or return event has popped every frame
  * the exception unwound: unwinding is over. */
 static void end_unwinding(struct shadow *s)
@@ -194,7 +203,8 @@ int shadow__entry_noret(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts
 	}
 	/* Rule 2: an equal slot is a tail caller unless it cannot be one. */
 	while (s->depth && s->f[s->depth - 1].sp == sp &&
-	       (!s->f[s->depth - 1].ret || unwound || s->f[s->depth - 1].epoch != s->epoch))
+	       (!s->f[s->depth - 1].ret || unwound || s->f[s->depth - 1].epoch != s->epoch ||
+		in_flight_victim(s, &s->f[s->depth - 1])))
 		pop(s, false, ts, k);
 	end_unwinding(s);
 
@@ -219,6 +229,7 @@ int shadow__entry_noret(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts
 		.fid = fid,
 		.caller = c.caller,
 		.epoch = s->epoch,
+		.throws = s->throws,
 		/* The kernel checks its depth before it cleans up dead return
 		 * instances; live frames are the best estimate we have. */
 		.ret = !noret && s->nret < SHADOW_URETPROBE_DEPTH,
@@ -403,14 +414,19 @@ int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 	case CABBPF_GS_THROW:
 	case CABBPF_GS_FORCED:
 		s->unwinding = true;
+		s->throws++;
 		return 0;
 	case CABBPF_GS_CATCH:
-		/* At and below the catch's own return slot nothing lives
-		 * (the catcher's callee that threw used that very slot):
-		 * close those frames now, unwound after a THROW, missing
-		 * otherwise. The catch functions are never traced
+		/* Below the catch's own return slot nothing lives, nor at it
+		 * a frame the exception in flight unwound (the catcher's
+		 * callee that threw used that very slot): close those frames
+		 * now, unwound after a THROW, missing otherwise. Any other
+		 * frame at the slot jumped to the catch site and lives (CATCH
+		 * in shadow.h). The catch functions are never traced
 		 * themselves (user/trace/guard.h), so none of them is here. */
-		while (s->depth && s->f[s->depth - 1].sp <= sp)
+		while (s->depth && (s->f[s->depth - 1].sp < sp ||
+				    (s->f[s->depth - 1].sp == sp &&
+				     in_flight_victim(s, &s->f[s->depth - 1]))))
 			pop(s, false, ts, k);
 		/* The catch point may be deeper than some dead frames (Rust
 		 * catches in a helper called from the catching frame): the

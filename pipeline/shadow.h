@@ -31,7 +31,14 @@
  *          tail caller that is still waiting for its return; or
  *       b) step 1 popped a frame that did expect a return: the thread
  *          unwound non-locally (longjmp/exception) past this sp, which is
- *          how a setjmp loop re-calls the same function at the same sp.
+ *          how a setjmp loop re-calls the same function at the same sp;
+ *          or
+ *       c) an exception is in flight (GUARD THROW seen, no CATCH yet) and
+ *          the frame was entered before it was thrown: only landing pads
+ *          run until the catch, and one that calls at this slot runs in
+ *          the frame's caller (a destructor of the caller's local called
+ *          while a traced function that threw, with no traced callee, is
+ *          unwound): the frame is dead, counted "unwound".
  *     Otherwise it is kept: the new frame is its tail callee.
  *  3. caller = the top frame's fid, or AN_ROOT when the stack is empty.
  *     Push the frame; it expects a return iff fewer than 64 frames on the
@@ -74,10 +81,15 @@
  *  - THROW / FORCED: an exception (or pthread_cancel) is being raised;
  *    until the first call or return event after the next CATCH, frames
  *    found dead are counted "unwound";
- *  - CATCH at sp C: every frame with E <= C is dead (unwound) right now
- *    (the catcher's callee that threw had its return slot at C too);
- *    frames above survive, and the guard gave them their return probes
- *    back, so their returns still match;
+ *  - CATCH at sp C: every frame with E < C is dead (unwound) right now,
+ *    and so is one with E == C that the exception in flight (thrown, not
+ *    caught yet) unwound: entered before the THROW (the catcher's callee
+ *    that threw had its return slot at C too); frames above survive, and
+ *    the guard gave them their return probes back, so their returns still
+ *    match. Any other frame at C reached the catch site by a tail call
+ *    and lives: __cxa_end_catch jumps to _Unwind_DeleteException, a CATCH
+ *    site, to destroy the exception it ends, and a catcher may jump to
+ *    __cxa_end_catch as its last act; their returns come later;
  *  - BACKTRACE: the guard put back the original return addresses of every
  *    live frame (the program walks its own stack): their returns are not
  *    observable any more ("lost"), unless a later catch re-arms them;
@@ -218,6 +230,7 @@ struct shadow {
 	size_t depth, cap;
 	uint64_t chain_sp;  /* != 0: the next event must be a return here */
 	bool unwinding;	    /* from a THROW to the first event after its CATCH */
+	uint32_t throws;    /* THROW and FORCED events so far */
 	bool caught;	    /* a CATCH came: unwinding ends at the next event */
 	bool exec_closing;  /* shadow__exec is closing the old image's frames */
 	uint32_t epoch;	    /* sampling window of the latest call or return */

@@ -543,11 +543,17 @@ START_TEST(test_shadow_guard_exception)
 	ck_assert_uint_eq(rs.rets[3].incl_ns, 70);
 	ck_assert_uint_eq(s.c.matched, 2);
 	ck_assert_uint_eq(s.c.missing, 0);
-	/* Without a throw, dead frames at a catch are missing, not unwound. */
+	/* Without a throw, dead frames below a catch are missing, not
+	 * unwound; one at its slot jumped there (a tail call) and lives. */
 	ck_assert_int_eq(shadow__entry(&s, B, 0x1f00, 100, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, C, 0x1e00, 101, &k), 0);
 	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_CATCH, 0x1f00, 110, &k), 0);
 	ck_assert_uint_eq(s.c.missing, 1);
+	ck_assert_uint_eq(rs.rets[rs.nrets - 1].fid, C);
+	ck_assert_uint_eq(shadow__depth(&s), 2);
 	ck_assert(!s.unwinding);
+	shadow__return(&s, B, 0x1f08, 110, &k);
+	ck_assert_uint_eq(s.c.matched, 3);
 	/* A catch deeper than some unwound frames (Rust catches in a helper
 	 * the catching frame calls): the next event still finds them
 	 * unwound. */
@@ -565,6 +571,68 @@ START_TEST(test_shadow_guard_exception)
 	 * unwinding set (the runner counts what is left as unwound). */
 	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_FORCED, 0x1000, 120, &k), 0);
 	ck_assert(s.unwinding);
+	ck_assert_uint_eq(shadow__depth(&s), 1);
+	shadow__fini(&s);
+}
+END_TEST
+
+/* Frames at a catch site's slot: dead if the exception in flight unwound
+ * them, alive if they jumped there (pipeline/shadow.h, CATCH and rule 2c of
+ * ENTRY). The events are those of tests/targets/exc.cc's dtor mode and of
+ * libstdc++'s __cxa_end_catch, as the probes see them. */
+START_TEST(test_shadow_guard_catch_slot)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct shadow s;
+
+	shadow__init(&s, 1);
+	/* main -> a (catcher) -> b (holds an object with a destructor) ->
+	 * c, which throws with no traced callee. */
+	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 10, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, A, 0x1f00, 20, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, B, 0x1e00, 30, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, C, 0x1d00, 40, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_THROW, 0x1c00, 50, &k), 0);
+	/* b's landing pad runs the destructor, which calls leaf at c's
+	 * slot: c is dead (unwound), leaf's caller is b, not c. */
+	ck_assert_int_eq(shadow__entry(&s, LEAF, 0x1d00, 60, &k), 0);
+	ck_assert_uint_eq(s.c.unwound, 1);
+	ck_assert_uint_eq(rs.rets[0].fid, C);
+	ck_assert(rs.rets[0].unwound);
+	ck_assert_uint_eq(rs.calls[4].caller, B);
+	shadow__return(&s, LEAF, 0x1d08, 70, &k);
+	ck_assert_uint_eq(s.c.matched, 1);
+	/* _Unwind_Resume from b's landing pad, then a catches:
+	 * __cxa_begin_catch at b's slot. */
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_THROW, 0x1d00, 80, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_CATCH, 0x1e00, 90, &k), 0);
+	ck_assert_uint_eq(s.c.unwound, 2);
+	/* a ends its catch block with a jump to an untraced __cxa_end_catch,
+	 * which jumps to _Unwind_DeleteException: a catch site at a's own
+	 * slot, before any other event. a lives: its return matches. */
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_CATCH, 0x1f00, 100, &k), 0);
+	ck_assert_uint_eq(shadow__depth(&s), 2);
+	shadow__return(&s, A, 0x1f08, 110, &k);
+	ck_assert_uint_eq(s.c.matched, 2);
+	/* A traced __cxa_end_catch (t) called from main's catch block, no
+	 * exception in flight: it jumps to _Unwind_DeleteException (a
+	 * catch site at its slot) and lives; the exception's destructor
+	 * (u) is its callee; __cxa_free_exception (f), jumped to at its
+	 * slot, its tail callee; both return. */
+	ck_assert_int_eq(shadow__entry(&s, T, 0x1f00, 120, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_CATCH, 0x1f00, 130, &k), 0);
+	ck_assert_uint_eq(shadow__depth(&s), 2);
+	ck_assert_int_eq(shadow__entry(&s, U, 0x1e00, 140, &k), 0);
+	ck_assert_uint_eq(rs.calls[rs.ncalls - 1].caller, T);
+	shadow__return(&s, U, 0x1e08, 150, &k);
+	ck_assert_int_eq(shadow__entry(&s, F, 0x1f00, 160, &k), 0);
+	ck_assert_uint_eq(rs.calls[rs.ncalls - 1].caller, T);
+	shadow__return(&s, F, 0x1f08, 170, &k);
+	shadow__return(&s, T, 0x1f08, 170, &k);
+	ck_assert_uint_eq(s.c.matched, 5);
+	ck_assert_uint_eq(s.c.missing + s.c.orphan, 0);
+	ck_assert_uint_eq(s.c.unwound, 2);
 	ck_assert_uint_eq(shadow__depth(&s), 1);
 	shadow__fini(&s);
 }
@@ -2106,6 +2174,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_shadow_orphan);
 	tcase_add_test(tc, test_shadow_sampling_windows);
 	tcase_add_test(tc, test_shadow_guard_exception);
+	tcase_add_test(tc, test_shadow_guard_catch_slot);
 	tcase_add_test(tc, test_shadow_guard_switch);
 	tcase_add_test(tc, test_shadow_guard_backtrace);
 	tcase_add_test(tc, test_simple_nesting);

@@ -185,6 +185,69 @@ START_TEST(exc_mixed)
 }
 END_TEST
 
+/* The exception runtime traced too (libstdc++'s __cxa_*, as -f 'libstdc++:*'
+ * does): __cxa_end_catch ends each catch by jumping to
+ * _Unwind_DeleteException, a catch site, at its own return slot; it lives
+ * and returns, and the exception's cleanup is its callee (it was closed
+ * as missing there, and its return counted as an orphan). */
+START_TEST(exc_runtime_traced)
+{
+	char *target[] = {(char *)h_cxx_target("exc", _i), "basic", "200", NULL};
+	char *opts[] = {"-f", "catcher", "-f", "thrower_*", "-f", "libstdc++:__cxa_*", NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	traced_same(&p, &r, opts, target);
+	h_assert_own_counts(p.out, r.json, basic_names);
+	guard_clean(r.json, true);
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_calls(r.json, "libstdc++:__cxa_end_catch"), 200);
+	ck_assert_int_eq(h_fn_field(r.json, "libstdc++:__cxa_end_catch", "matched"), 200);
+	ck_assert_int_eq(h_edge(r.json, "catcher", "libstdc++:__cxa_end_catch"), 200);
+	ck_assert_int_eq(h_fn_field(r.json, "catcher", "matched"), 200);
+	/* outer, mid, inner and __cxa_throw, every time */
+	ck_assert_int_eq(h_returns(r.json, "unwound"), 800);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+/* A traced function that throws with no traced callee (thrower_outer,
+ * without mid and inner) is unwound while its caller's landing pad runs a
+ * destructor, which makes its call at the dead frame's return slot: its
+ * caller is guarded, the frame it runs in, not thrower_outer (which the
+ * equal slot made look like a tail caller). */
+START_TEST(exc_dtor_callers)
+{
+	static const char *const names[] = {"catcher", "guarded", "thrower_outer", "cleanup_fn",
+					    NULL};
+	const char *dtor = "cleanup_guard::~cleanup_guard()";
+	char *target[] = {(char *)h_cxx_target("exc", _i), "dtor", "100", NULL};
+	char *opts[] = {"-f", "catcher",    "-f", "guarded", "-f", "thrower_outer",
+			"-f", "cleanup_fn", "-f", "*cleanup_guard*", NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	traced_same(&p, &r, opts, target);
+	h_assert_own_counts(p.out, r.json, names);
+	guard_clean(r.json, true);
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_edge(r.json, "guarded", "thrower_outer"), 100);
+	ck_assert_int_eq(h_edge(r.json, "thrower_outer", "cleanup_fn"), 0);
+	ck_assert_int_eq(h_edge(r.json, "thrower_outer", dtor), 0);
+	/* the destructor inlined (cleanup_fn called by guarded) or not */
+	ck_assert_int_eq(h_edge(r.json, "guarded", "cleanup_fn") + h_edge(r.json, dtor, "cleanup_fn"),
+			 100);
+	ck_assert_int_eq(h_edge(r.json, "guarded", "cleanup_fn") + h_edge(r.json, "guarded", dtor),
+			 100);
+	ck_assert_int_eq(h_fn_field(r.json, "thrower_outer", "unwound"), 100);
+	ck_assert_int_eq(h_fn_field(r.json, "guarded", "unwound"), 100);
+	ck_assert_int_eq(h_fn_field(r.json, "cleanup_fn", "matched"), 100);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 /* The catch is in an untraced frame between traced ones. */
 START_TEST(exc_untraced_catch)
 {
@@ -446,6 +509,8 @@ int main(void)
 	tcase_add_loop_test(exc, exc_deep, 0, 4);
 	tcase_add_loop_test(exc, exc_mixed, 0, 4);
 	tcase_add_loop_test(exc, exc_untraced_catch, 0, 4);
+	tcase_add_loop_test(exc, exc_runtime_traced, 0, 4);
+	tcase_add_loop_test(exc, exc_dtor_callers, 0, 4);
 	tcase_add_test(exc, exc_no_guard_kills);
 	tcase_add_loop_test(other, coro_switches, 0, 2);
 	tcase_add_loop_test(other, rust_catch_unwind, 0, 2);

@@ -55,7 +55,9 @@ static const char help_dump[] =
 	"Print a recording's events, one a line, in the order the analyzers\n"
 	"received them (chunk by chunk; seq is each thread's program order):\n"
 	"  TID SEQ TIME_NS KIND FUNCTION-or-I/O\n"
-	"KIND is call, return, io, guard, exec or sched (off-CPU interval).\n";
+	"KIND is call, return, io, guard, exec or sched (off-CPU interval).\n"
+	"A call or return ends with its sp, the return-address slot the\n"
+	"shadow stacks match them by (a return's is its call's + 8).\n";
 
 static const char help_tail[] =
 	"Examples:\n"

@@ -44,6 +44,7 @@ static void dump_record(FILE *out, const struct recfmt_funcs *fn, uint32_t tid, 
 			fprintf(out, "fid#%" PRIu32 " (not in the function table)", rc.fid);
 		if (rc.epoch)
 			fprintf(out, " [window %" PRIu32 "]", rc.epoch);
+		fprintf(out, " sp=0x%" PRIx64, rc.sp);
 		break;
 	case CABBPF_EV_IO:
 		rec__decode_io(w, &io);
