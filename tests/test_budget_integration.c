@@ -52,6 +52,41 @@ static void assert_exact(const struct h_run *r, const char *name)
 	ck_assert_int_eq(h_fn_field(r->json, name, "calls_est_err95"), 0);
 }
 
+/* The function is exact, unless the budget's guard took its probes out for
+ * a while: a function shares its bucket (a link set) with others, and when
+ * the exact functions spend faster than the budget earns the costliest
+ * buckets go out whole. On a loaded machine every trap costs more and the
+ * guard trips at other moments (make stress, two suites and two hogs on
+ * the 2 CPUs: child out for the last 288 ms of a run, 493 of its 500 calls
+ * seen). Then the report must not call it exact: a lower bound when no
+ * window came after the cut, else an estimate; never more than was made.
+ * Returns whether it was cut. */
+static bool assert_exact_or_cut(const struct h_run *r, const char *name)
+{
+	json_object *bf = bfn(r->json, name);
+	long long own = h_own_calls(r->out, name), seen = h_calls(r->json, name);
+	const char *est;
+
+	ck_assert_msg(bf != NULL, "%s: not in budget.functions", name);
+	if (!h_num(bf, "sampled_ns")) {
+		assert_exact(r, name);
+		return false;
+	}
+	ck_assert_int_gt(h_num(h_get(r->json, "budget"), "guard_changes"), 0);
+	est = json_object_get_string(h_get(h_fn(r->json, name), "estimate"));
+	ck_assert_msg(!strcmp(est, "lower_bound") || !strcmp(est, "estimated"),
+		      "%s: out of the target for %lld ns, yet \"%s\"", name,
+		      h_num(bf, "sampled_ns"), est);
+	ck_assert_int_le(seen, own);
+	ck_assert_int_ge(h_fn_field(r->json, name, "calls_est"), seen);
+	if (!strcmp(est, "lower_bound"))
+		ck_assert_int_eq(h_fn_field(r->json, name, "calls_est"), seen);
+	fprintf(stderr,
+		"note: %s was cut by the budget's guard for %lld ns: %lld of %lld seen, %s\n", name,
+		h_num(bf, "sampled_ns"), seen, own, est);
+	return true;
+}
+
 /* The function is estimated from windows, within a bound it exceeds once
  * in a million runs: the report's 95% interval rests on calls_est_df
  * degrees of freedom (Student's t, analyzers/sampling.h; the progress
@@ -79,6 +114,30 @@ static void assert_estimated(const struct h_run *r, const char *name)
 		      "%s: estimated %lld +- %lld (%lld degrees of freedom, bound %lld), the "
 		      "program made %lld",
 		      name, est, err95, df, bound, own);
+}
+
+/* assert_estimated(), unless no window traced the function after its
+ * probes went out: an exact function cut by the guard (a loaded machine:
+ * traps cost more) while the run's debt left no room for a window until
+ * its end (make stress: calm out for the last 1.55 s, no window). Then
+ * what was seen is all the report can say: a lower bound. */
+static void assert_estimated_or_bound(const struct h_run *r, const char *name)
+{
+	json_object *bf = bfn(r->json, name);
+	long long own = h_own_calls(r->out, name), seen = h_calls(r->json, name);
+
+	ck_assert_msg(bf != NULL, "%s: not in budget.functions", name);
+	if (h_num(bf, "window_ns")) {
+		assert_estimated(r, name);
+		return;
+	}
+	ck_assert_int_gt(h_num(bf, "sampled_ns"), 0);
+	ck_assert_str_eq(json_object_get_string(h_get(h_fn(r->json, name), "estimate")),
+			 "lower_bound");
+	ck_assert_int_lt(seen, own);
+	ck_assert_int_eq(h_fn_field(r->json, name, "calls_est"), seen);
+	fprintf(stderr, "note: %s had no window in %lld ns out: %lld of %lld seen, a lower bound\n",
+		name, h_num(bf, "sampled_ns"), seen, own);
 }
 
 /* The calls_est of edge caller -> callee, 0 when the edge is absent. */
@@ -126,15 +185,18 @@ START_TEST(exact_and_estimated)
 	json_object *tree;
 	struct h_run r;
 
+	bool rare_cut;
+
 	h_run(&r, args);
 	h_assert_clean(&r);
-	assert_exact(&r, "rare");
-	assert_exact(&r, "child");
-	assert_exact(&r, "main");
+	rare_cut = assert_exact_or_cut(&r, "rare");
+	assert_exact_or_cut(&r, "child");
+	assert_exact_or_cut(&r, "main");
 	assert_estimated(&r, "hot");
 	ck_assert_str_eq(json_object_get_string(h_get(bfn(r.json, "hot"), "mode")), "sampled");
-	ck_assert_str_eq(json_object_get_string(h_get(bfn(r.json, "rare"), "mode")), "exact");
-	ck_assert_int_eq(h_num(bfn(r.json, "rare"), "sampled_ns"), 0);
+	if (!rare_cut)
+		ck_assert_str_eq(json_object_get_string(h_get(bfn(r.json, "rare"), "mode")),
+				 "exact");
 	ck_assert_int_ge(h_num(h_get(r.json, "budget"), "windows"), 2);
 	/* What was seen is exact: every return matched, but for the kernel's
 	 * loss of a window's first return (pipeline/shadow.h, WINDOW START:
@@ -177,7 +239,8 @@ START_TEST(exact_and_estimated)
 	/* The text report says which counts are exact and which estimated. */
 	ck_assert_ptr_nonnull(strstr(r.out, "budget: 10% of the target's CPU time"));
 	ck_assert_ptr_nonnull(strstr(r.out, "budget: whole run, per function"));
-	ck_assert_ptr_nonnull(strstr(r.out, "exact        rare"));
+	if (!rare_cut)
+		ck_assert_ptr_nonnull(strstr(r.out, "exact        rare"));
 	ck_assert_ptr_nonnull(strstr(r.out, "estimated    hot"));
 	h_free(&r);
 }
@@ -196,16 +259,16 @@ START_TEST(behaviour_changes)
 	/* The target is unharmed: same output, same exit as untraced. */
 	h_traced_same(&p, &r, opts, target);
 	h_assert_no_loss(r.json);
-	assert_exact(&r, "rare");
-	assert_exact(&r, "child");
-	assert_estimated(&r, "hot");
+	assert_exact_or_cut(&r, "rare");
+	assert_exact_or_cut(&r, "child");
+	assert_estimated_or_bound(&r, "hot");
 	/* calm was exact (never called) until its phase came, then cost too
 	 * much: sampled from then on, and estimated. */
 	calm = bfn(r.json, "calm");
 	ck_assert_ptr_nonnull(calm);
 	ck_assert_int_gt(h_num(calm, "exact_ns"), 0);
 	ck_assert_int_gt(h_num(calm, "sampled_ns"), 0);
-	assert_estimated(&r, "calm");
+	assert_estimated_or_bound(&r, "calm");
 	ck_assert_int_ge(h_num(h_get(r.json, "budget"), "changes"), 2);
 	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
 	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
