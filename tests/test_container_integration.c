@@ -25,8 +25,9 @@
  *     /usr/lib/debug (found through /proc/PID/root; issue 15 item 4).
  * If podman or runc is missing or a container cannot start, every test
  * prints "SKIP: <why>" (tests/run.sh counts it as skipped, never passed).
- * Containers (label cabbpf-test) and the image are removed at the end,
- * whatever the tests did.
+ * Containers (label cabbpf-test=PID) and the images (localhost/cabbpf-test:
+ * ct-PID, -dbg), PID the suite's own, are removed at the end, whatever the
+ * tests did; another clone's suite running at once is left alone.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -34,10 +35,20 @@
 
 #include "tests/harness.h"
 
-#define IMAGE "localhost/cabbpf-test:ct"
-#define LABEL "cabbpf-test=1"
-#define RUNTIME_OPTS                                                                               \
-	"--runtime runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 --label " LABEL
+/* The image and the containers' label are this run's own (the suite's pid):
+ * two clones' suites may run at once on one machine, and each removes
+ * what it made, at its start and its end (make stress running two loops
+ * saw one suite's clean-up remove the other's image mid-test). */
+static char image[64], label[64], runtime_opts[192];
+
+static void names_init(void)
+{
+	snprintf(image, sizeof(image), "localhost/cabbpf-test:ct-%d", (int)getpid());
+	snprintf(label, sizeof(label), "cabbpf-test=%d", (int)getpid());
+	snprintf(runtime_opts, sizeof(runtime_opts),
+		 "--runtime runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 --label %s",
+		 label);
+}
 #define IO "iotarget"
 
 static char skip_why[1024]; /* why no container can run here, or "" */
@@ -75,8 +86,8 @@ static void ct_launch(struct ct *c, const char *name, const char *cmdline)
 	char cmd[1024], line[256];
 
 	snprintf(c->name, sizeof(c->name), "%s-%d", name, (int)getpid());
-	snprintf(cmd, sizeof(cmd), "podman run -d --name %s " RUNTIME_OPTS " " IMAGE " %s 2>&1",
-		 c->name, cmdline);
+	snprintf(cmd, sizeof(cmd), "podman run -d --name %s %s %s %s 2>&1", c->name, runtime_opts,
+		 image, cmdline);
 	ck_assert_msg(cmd_line(cmd, c->id, sizeof(c->id)) == 0, "podman run: %s", c->id);
 	snprintf(cmd, sizeof(cmd), "podman inspect -f '{{.State.Pid}}' %s", c->name);
 	ck_assert_int_eq(cmd_line(cmd, line, sizeof(line)), 0);
@@ -368,7 +379,7 @@ START_TEST(pid_in_container_exact)
 	SKIP_IF_NO_RUNTIME();
 	ct_start(&a, "cabbpf-ct-pid");
 	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
-	h_start_until(&r, args, "tracing");
+	h_start_until(&r, args, H_TRACING);
 	ct_run(&a);
 	h_finish(&r);
 	h_assert_ok(&r);
@@ -435,7 +446,7 @@ START_TEST(whole_container_per_process)
 	ct_start(&b, "cabbpf-ct-whole-b");
 	ct_exec(&x[0], &a, "/bin/iotarget", &hp[0]);
 	ct_exec(&x[1], &a, "/bin/iotarget", &hp[1]);
-	h_start_until(&r, args, "tracing");
+	h_start_until(&r, args, H_TRACING);
 	ck_assert_ptr_nonnull(strstr(h_slurp(r.err_path), "2 executables (1 traced)"));
 	ct_exec(&x[2], &a, "/bin/iotarget", &hp[2]);
 	ct_exec(&x[3], &a, "/bin/iotarget2", &hp[3]);
@@ -566,7 +577,7 @@ START_TEST(whole_cgroup_dir)
 		ck_assert_ptr_nonnull(strstr(r.out, "probe plan"));
 		h_free(&r);
 	}
-	h_start_until(&r, args, "tracing");
+	h_start_until(&r, args, H_TRACING);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)x[2].pid);
 	h_write(path, pidbuf);
 	snprintf(line, sizeof(line), "pid %d (iotarget-O2) ", (int)x[2].pid);
@@ -637,7 +648,7 @@ START_TEST(whole_cgroup_cxx_guarded)
 		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)x[i].pid);
 		h_write(path, pidbuf);
 	}
-	h_start_until(&r, args, "tracing");
+	h_start_until(&r, args, H_TRACING);
 	for (i = 0; i < 2; i++) {
 		ck_assert_int_eq(kill(x[i].pid, SIGUSR1), 0);
 		ck_assert_int_eq(waitpid(x[i].pid, &st, 0), x[i].pid);
@@ -702,7 +713,7 @@ START_TEST(debug_file_in_container)
 
 		ct_exec(&x, &a, "/bin/iotarget-stripped", &hp);
 		snprintf(pid, sizeof(pid), "%d", (int)hp);
-		h_start_until(&r, pargs, "tracing");
+		h_start_until(&r, pargs, H_TRACING);
 		ck_assert_ptr_nonnull(strstr(h_slurp(r.err_path), "/usr/lib/debug/.build-id/"));
 		ck_assert_int_eq(kill(hp, SIGUSR1), 0);
 		h_reap_ok(x.pid);
@@ -714,7 +725,7 @@ START_TEST(debug_file_in_container)
 		h_free(&r);
 
 		ct_exec(&x, &a, "/bin/iotarget-stripped", &hp);
-		h_start_until(&r, wargs, "tracing");
+		h_start_until(&r, wargs, H_TRACING);
 		snprintf(line, sizeof(line), "symbols of /proc/%d/root/bin/iotarget-stripped from its "
 					     "debug file /proc/%d/root/usr/lib/debug/.build-id/",
 			 (int)hp, (int)hp);
@@ -740,8 +751,8 @@ END_TEST
  * /usr/lib/debug does not have; exact calls. */
 START_TEST(pid_in_container_debug_file_inside)
 {
-	const char *image = "localhost/cabbpf-test:dbg", *src = "tests/targets/iotarget.c";
-	char cmd[8192], out[512], id[160], dbg[PATH_MAX], want[PATH_MAX + 128], pid[32];
+	const char *src = "tests/targets/iotarget.c";
+	char dimage[96], cmd[8192], out[512], id[160], dbg[PATH_MAX], want[PATH_MAX + 128], pid[32];
 	char *args[] = {"-v", "-p", pid, "-f", "write_file", "-f", "read_file", NULL};
 	json_object *f;
 	const char *file;
@@ -750,6 +761,7 @@ START_TEST(pid_in_container_debug_file_inside)
 	int i;
 
 	SKIP_IF_NO_RUNTIME();
+	snprintf(dimage, sizeof(dimage), "%s-dbg", image); /* this run's too */
 	snprintf(cmd, sizeof(cmd),
 		 "set -e; d=%s/rootfs-dbg; rm -rf $d; mkdir -p $d/bin $d/tmp; chmod 1777 $d/tmp; "
 		 "cp /bin/busybox $d/bin/; gcc -O2 -g -static -o $d/bin/iotarget %s; "
@@ -760,7 +772,7 @@ START_TEST(pid_in_container_debug_file_inside)
 		 "strip --strip-all $d/bin/iotarget; "
 		 "tar -C $d -cf %s/rootfs-dbg.tar .; podman import %s/rootfs-dbg.tar %s >/dev/null "
 		 "2>&1; echo $id",
-		 h_tmp, src, h_tmp, h_tmp, image);
+		 h_tmp, src, h_tmp, h_tmp, dimage);
 	ck_assert_int_eq(cmd_line(cmd, id, sizeof(id)), 0);
 	ck_assert_uint_eq(strlen(id), 40);
 	/* not on the host: only the container's copy can serve */
@@ -768,8 +780,8 @@ START_TEST(pid_in_container_debug_file_inside)
 	ck_assert_int_ne(access(dbg, F_OK), 0);
 
 	snprintf(a.name, sizeof(a.name), "cabbpf-ct-dbg-%d", (int)getpid());
-	snprintf(cmd, sizeof(cmd), "podman run -d --name %s " RUNTIME_OPTS " %s /bin/iotarget -w 2>&1",
-		 a.name, image);
+	snprintf(cmd, sizeof(cmd), "podman run -d --name %s %s %s /bin/iotarget -w 2>&1", a.name,
+		 runtime_opts, dimage);
 	ck_assert_msg(cmd_line(cmd, a.id, sizeof(a.id)) == 0, "podman run: %s", a.id);
 	snprintf(cmd, sizeof(cmd), "podman inspect -f '{{.State.Pid}}' %s", a.name);
 	ck_assert_int_eq(cmd_line(cmd, out, sizeof(out)), 0);
@@ -781,7 +793,7 @@ START_TEST(pid_in_container_debug_file_inside)
 	ck_assert_msg(!strncmp(out, "ready", 5), "%s did not say ready: %s", a.name, out);
 
 	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
-	h_start_until(&r, args, "tracing");
+	h_start_until(&r, args, H_TRACING);
 	ct_run(&a);
 	h_finish(&r);
 	h_assert_ok(&r);
@@ -796,10 +808,11 @@ START_TEST(pid_in_container_debug_file_inside)
 	ck_assert_int_eq(h_fn_field(r.json, "write_file", "line"),
 			 h_line_of(src, "TRACED void write_file("));
 	h_free(&r);
-	snprintf(cmd, sizeof(cmd), "podman rm -f %s >/dev/null 2>&1; podman rmi -f %s >/dev/null 2>&1",
-		 a.name, image);
+	snprintf(cmd, sizeof(cmd),
+		 "podman rm -f %s >/dev/null 2>&1; podman rmi -f %s >/dev/null 2>&1", a.name,
+		 dimage);
 	if (system(cmd))
-		fprintf(stderr, "container-integration: removing %s failed\n", image);
+		fprintf(stderr, "container-integration: removing %s failed\n", dimage);
 }
 END_TEST
 
@@ -807,11 +820,31 @@ END_TEST
 
 static void remove_all(void)
 {
-	/* Whatever the tests left: containers of this suite, then the image. */
-	if (system("podman ps -aq --filter label=" LABEL " | xargs -r podman rm -f >/dev/null 2>&1"))
+	char cmd[512];
+
+	/* Whatever the tests left: containers of this run, then its images. */
+	snprintf(cmd, sizeof(cmd),
+		 "podman ps -aq --filter label=%s | xargs -r podman rm -f >/dev/null 2>&1", label);
+	if (system(cmd))
 		fprintf(stderr, "container-integration: removing the containers failed\n");
-	if (system("podman rmi -f " IMAGE " >/dev/null 2>&1"))
+	snprintf(cmd, sizeof(cmd), "podman rmi -f %s %s-dbg >/dev/null 2>&1; true", image, image);
+	if (system(cmd))
 		fprintf(stderr, "container-integration: removing the image failed\n");
+}
+
+/* What a run that crashed left (its suite's pid is gone): its containers
+ * and images. A live suite's are left alone. */
+static void remove_stale(void)
+{
+	if (system("podman ps -a --filter label=cabbpf-test --format "
+		   "'{{.ID}} {{index .Labels \"cabbpf-test\"}}' 2>/dev/null | "
+		   "while read -r id p; do kill -0 \"$p\" 2>/dev/null || "
+		   "podman rm -f \"$id\" >/dev/null 2>&1; done; "
+		   "podman images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null | "
+		   "sed -n 's|^localhost/cabbpf-test:ct-\\([0-9]*\\).*|& \\1|p' | "
+		   "while read -r img p; do kill -0 \"$p\" 2>/dev/null || "
+		   "podman rmi -f \"$img\" >/dev/null 2>&1; done; true"))
+		fprintf(stderr, "container-integration: removing stale containers failed\n");
 }
 
 /* Build the rootfs, import it, and try one container; on any failure say
@@ -830,27 +863,30 @@ static int prepare(void)
 		snprintf(skip_why, sizeof(skip_why), "busybox-static is not installed");
 		return 0;
 	}
+	remove_stale();
 	remove_all();
-	snprintf(cmd, sizeof(cmd),
-		 "set -e; d=%s/rootfs; rm -rf $d; mkdir -p $d/bin $d/tmp; chmod 1777 $d/tmp; "
-		 "cp /bin/busybox $d/bin/; for a in sh sleep cat true; do ln -s busybox $d/bin/$a; "
-		 "done; gcc -O2 -g -static -o $d/bin/iotarget %s; cp $d/bin/iotarget $d/bin/iotarget2; "
-		 /* a stripped copy, its debug file in the image's own debug directory */
-		 "id=$(readelf -n $d/bin/iotarget | sed -n 's/.*Build ID: //p'); "
-		 "a=$(echo $id | cut -c1-2); b=$(echo $id | cut -c3-); test -n \"$b\"; "
-		 "mkdir -p $d/usr/lib/debug/.build-id/$a; "
-		 "objcopy --only-keep-debug $d/bin/iotarget $d/usr/lib/debug/.build-id/$a/$b.debug; "
-		 "objcopy --strip-all $d/bin/iotarget $d/bin/iotarget-stripped; "
-		 "tar -C $d -cf %s/rootfs.tar .; podman import %s/rootfs.tar " IMAGE
-		 " >/dev/null 2>&1; echo ok",
-		 h_tmp, src, h_tmp, h_tmp);
+	snprintf(
+		cmd, sizeof(cmd),
+		"set -e; d=%s/rootfs; rm -rf $d; mkdir -p $d/bin $d/tmp; chmod 1777 $d/tmp; "
+		"cp /bin/busybox $d/bin/; for a in sh sleep cat true; do ln -s busybox $d/bin/$a; "
+		"done; gcc -O2 -g -static -o $d/bin/iotarget %s; cp $d/bin/iotarget "
+		"$d/bin/iotarget2; "
+		/* a stripped copy, its debug file in the image's own debug directory */
+		"id=$(readelf -n $d/bin/iotarget | sed -n 's/.*Build ID: //p'); "
+		"a=$(echo $id | cut -c1-2); b=$(echo $id | cut -c3-); test -n \"$b\"; "
+		"mkdir -p $d/usr/lib/debug/.build-id/$a; "
+		"objcopy --only-keep-debug $d/bin/iotarget $d/usr/lib/debug/.build-id/$a/$b.debug; "
+		"objcopy --strip-all $d/bin/iotarget $d/bin/iotarget-stripped; "
+		"tar -C $d -cf %s/rootfs.tar .; podman import %s/rootfs.tar %s"
+		" >/dev/null 2>&1; echo ok",
+		h_tmp, src, h_tmp, h_tmp, image);
 	if (cmd_line(cmd, out, sizeof(out)) || strcmp(out, "ok")) {
 		snprintf(skip_why, sizeof(skip_why),
 			 "could not build or import the test image (%s)", out);
 		return 0;
 	}
-	if (cmd_line("podman run --rm " RUNTIME_OPTS " " IMAGE " /bin/true 2>&1", out,
-		     sizeof(out))) {
+	snprintf(cmd, sizeof(cmd), "podman run --rm %s %s /bin/true 2>&1", runtime_opts, image);
+	if (cmd_line(cmd, out, sizeof(out))) {
 		snprintf(skip_why, sizeof(skip_why), "podman with runc cannot start a container: %s",
 			 out);
 		return 0;
@@ -864,6 +900,7 @@ int main(void)
 	TCase *tc = tcase_create("podman");
 	int rc;
 
+	names_init();
 	if (h_integration_setup("container-integration", prepare))
 		return 1;
 	tcase_set_timeout(tc, 180);
