@@ -138,7 +138,16 @@ int h_wait_for(const char *path, const char *needle, int ms);
  * Returns 1 if it does. */
 int h_wait_count(const char *path, const char *needle, int n, int ms);
 
-/* h_start, then assert cabbpf printed needle on stderr ("tracing",
+/* The start line's prefix ("cabbpf: tracing N functions of ...", or
+ * "tracing is off" with --start-disabled, user/trace/ftrace.c): from it on
+ * every call counts. Not "tracing" alone: warnings printed while cabbpf
+ * plans contain it ("tracing function entries only", "not tracing 3
+ * functions of the unwinder"), and a test that took one for the start
+ * line interrupted cabbpf before its probes were in (make stress, two
+ * suites at once: 0 events in 0.002 s). */
+#define H_TRACING "cabbpf: tracing "
+
+/* h_start, then assert cabbpf printed needle on stderr (H_TRACING,
  * "watching") within 10 s: it attached, the test may go on. */
 void h_start_until(struct h_run *r, char *const *args, const char *needle);
 

@@ -116,7 +116,7 @@ static void start_pid(struct h_run *r, pid_t pid, char *const *opts)
 	args[n++] = pidbuf;
 	args[n] = NULL;
 	ck_assert_int_eq(h_start(r, args, 0, 0), 0);
-	up = h_wait_for(r->err_path, "tracing", 120000);
+	up = h_wait_for(r->err_path, H_TRACING, 120000);
 	if (!up)
 		h_interrupt(r);
 	ck_assert_msg(up, "cabbpf did not start (no 'tracing'); stderr:\n%s", r->err);

@@ -562,7 +562,7 @@ START_TEST(view_paths_safe)
 	h_finish(&r);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "cannot write --flamegraph"));
-	ck_assert_ptr_null(strstr(r.err, "tracing")); /* nothing was traced */
+	ck_assert_ptr_null(strstr(r.err, H_TRACING)); /* nothing was traced */
 	h_free(&r);
 
 	/* A view without its analyzer is refused up front. */

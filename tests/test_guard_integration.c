@@ -365,7 +365,7 @@ START_TEST(attach_detach_while_throwing)
 	h_spawn(&t, target, "EXC_PAUSE_AT=300000", NULL);
 	ck_assert_int_eq(waitpid(t.pid, &st, WUNTRACED), t.pid);
 	ck_assert_msg(WIFSTOPPED(st), "exc did not stop itself: %s", h_describe(st, ex, 48));
-	h_start_pid(&r, t.pid, opts, "tracing");
+	h_start_pid(&r, t.pid, opts, H_TRACING);
 	kill(t.pid, SIGCONT);
 	/* Detached once the target has run traced for a while, however
 	 * loaded the machine (a fixed -d once saw no event at all). */
@@ -418,7 +418,7 @@ START_TEST(already_traced_falls_back)
 	ck_assert_int_gt(t, 0);
 	/* strace has seized it: cabbpf must find the tracer already there */
 	ck_assert(h_wait_traced(t, 10000));
-	h_start_pid(&r, t, opts, "tracing");
+	h_start_pid(&r, t, opts, H_TRACING);
 	/* Detached once the target has run traced for a while (200 ms of
 	 * its CPU), however loaded the machine: a fixed -d 0.5 could pass
 	 * with the target hardly scheduled. */
@@ -470,7 +470,7 @@ START_TEST(killed_mid_trace_still_reports)
 	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
 	/* After "tracing": before it, cabbpf's child may be the one that
 	 * measures the probes' cost (user/trace/calibrate.h). */
-	ck_assert(h_wait_for(r.err_path, "tracing", 10000));
+	ck_assert(h_wait_for(r.err_path, H_TRACING, 10000));
 	for (i = 0; i < 300 * H_PATIENCE && t <= 0; i++) {
 		t = h_child_of(r.pid);
 		if (t <= 0)

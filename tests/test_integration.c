@@ -259,7 +259,7 @@ START_TEST(attach_pid_then_sigint)
 	ck_assert_int_eq(h_mapped_byte(pid, real, burst->offset, &before), 0);
 	ck_assert_int_eq(before, file_byte);
 
-	h_start_pid(&r, pid, opts, "tracing");
+	h_start_pid(&r, pid, opts, H_TRACING);
 	kill(pid, SIGUSR1);
 	ck_assert(h_wait_for(t.out_path, "burst done", 5000));
 	h_interrupt(&r);
@@ -295,7 +295,7 @@ START_TEST(attach_pid_follows_new_threads)
 	int i;
 
 	h_spawn(&t, target, NULL, "ready");
-	h_start_pid(&r, t.pid, opts, "tracing");
+	h_start_pid(&r, t.pid, opts, H_TRACING);
 	kill(t.pid, SIGUSR1);
 	ck_assert(h_wait_for(t.out_path, "done", 10000));
 	h_interrupt(&r);
@@ -396,7 +396,7 @@ START_TEST(ring_overflow_counts_every_drop)
 	pid_t t;
 	int k;
 
-	h_start_until(&r, args, "tracing");
+	h_start_until(&r, args, H_TRACING);
 	/* cabbpf stopped while the whole program runs (millions of events
 	 * into 16384-slot rings): the rings must overflow, whatever the
 	 * timing. The program ends as a zombie cabbpf has not reaped. */
@@ -471,7 +471,7 @@ START_TEST(ring_overflow_loses_io_too)
 	ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
 	h_spawn(&t, target, NULL, "ready");
 	ck_assert_int_eq(sched_setaffinity(0, sizeof(all), &all), 0);
-	h_start_pid(&r, t.pid, opts, "tracing");
+	h_start_pid(&r, t.pid, opts, H_TRACING);
 	kill(r.pid, SIGSTOP);
 	ck_assert(h_wait_stopped(r.pid, 10000));
 	kill(t.pid, SIGUSR1);
@@ -647,7 +647,7 @@ START_TEST(report_to_file)
 	h_finish(&r);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "cannot write -o"));
-	ck_assert_ptr_null(strstr(r.err, "tracing")); /* failed before it */
+	ck_assert_ptr_null(strstr(r.err, H_TRACING)); /* failed before it */
 	h_free(&r);
 }
 END_TEST
@@ -862,7 +862,7 @@ START_TEST(json_path_checked_before_tracing)
 	h_finish(&r);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "directory does not exist"));
-	ck_assert_ptr_null(strstr(r.err, "tracing"));
+	ck_assert_ptr_null(strstr(r.err, H_TRACING));
 	h_free(&r);
 
 	snprintf(theirs, sizeof(theirs), "%s/theirs.json", h_tmp);

@@ -205,7 +205,7 @@ START_TEST(io_attach_pid_exact_rows)
 	struct h_run r;
 	pid_t pid = start_waiting_target(OPT(_i), NULL);
 
-	h_start_pid(&r, pid, opts, "tracing");
+	h_start_pid(&r, pid, opts, H_TRACING);
 	run_target(pid);
 	h_finish(&r);
 	h_assert_ok(&r);
@@ -425,7 +425,7 @@ START_TEST(mount_namespace_pid)
 	h_spawn(&t, unshare, NULL, "ready");
 	snprintf(sh, sizeof(sh), "%s/app", mnt);
 	ck_assert_int_ne(access(sh, F_OK), 0); /* not visible from here */
-	h_start_pid(&r, t.pid, none, "tracing");
+	h_start_pid(&r, t.pid, none, H_TRACING);
 	ck_assert_int_eq(kill(t.pid, SIGUSR1), 0);
 	ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
 	h_finish(&r);

@@ -228,7 +228,7 @@ START_TEST(isp_attach_pid)
 	struct h_run r;
 
 	h_spawn(&t, argv, NULL, "ready");
-	h_start_pid(&r, t.pid, opts, "tracing");
+	h_start_pid(&r, t.pid, opts, H_TRACING);
 	ck_assert_int_eq(kill(t.pid, SIGUSR1), 0);
 	h_reap_ok(t.pid);
 	h_finish(&r);

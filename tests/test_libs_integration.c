@@ -137,7 +137,7 @@ START_TEST(pid_finds_plugin_before_dlopen)
 	int st;
 
 	start_dlopener(&t, opt, env ? ldlp_dir(opt) : NULL, 700);
-	h_start_pid(&r, t.pid, opts, "tracing");
+	h_start_pid(&r, t.pid, opts, H_TRACING);
 	kill(t.pid, SIGUSR1);
 	ck_assert(h_wait_for(t.out_path, "done", 10000));
 	waitpid(t.pid, &st, 0);

@@ -211,7 +211,7 @@ static void starved_run(struct h_run *r, const char *const *opts, int lossless)
 		pre[n++] = (char *)*opts;
 	pre[n] = NULL;
 	h_join_args(args, H_MAX_ARGS, pre, target);
-	h_start_until(r, args, "tracing");
+	h_start_until(r, args, H_TRACING);
 	waiting = h_wait_for(r->err_path, "threads: waiting for GO", 10000);
 	if (!waiting)
 		h_interrupt(r);
@@ -378,7 +378,7 @@ START_TEST(killed_while_holding)
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	go_path(go, sizeof(go));
 	h_join_args(args, H_MAX_ARGS, pre, target);
-	h_start_until(&r, args, "tracing");
+	h_start_until(&r, args, H_TRACING);
 	/* The threads exist (their clone stops, ptrace stops too, are behind
 	 * them); cabbpf starved and stopped; then the work starts, and a
 	 * thread is held at the high-water mark: cabbpf cannot drain. */
@@ -438,7 +438,7 @@ START_TEST(let_go_while_holding)
 	go_path(go, sizeof(go));
 	h_spawn(&tp, target, NULL, NULL);
 	ck_assert(h_wait_for(tp.err_path, "threads: waiting for GO", 10000));
-	h_start_pid(&r, tp.pid, opts, "tracing");
+	h_start_pid(&r, tp.pid, opts, H_TRACING);
 	starve(r.pid);
 	kill(r.pid, SIGSTOP);
 	held = go_file(go) && wait_held(tp.pid, 60000);
@@ -550,7 +550,7 @@ START_TEST(killed_while_holding_frozen)
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	go_path(go, sizeof(go));
 	h_join_args(args, H_MAX_ARGS, pre, target);
-	h_start_until(&r, args, "tracing");
+	h_start_until(&r, args, H_TRACING);
 	waiting = h_wait_for(r.err_path, "threads: waiting for GO", 10000);
 	if (waiting) {
 		tg = launched_target(&r);

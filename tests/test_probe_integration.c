@@ -514,7 +514,7 @@ START_TEST(shared_library_by_name_in_maps)
 	build_lib_targets();
 	snprintf(prog, sizeof(prog), "%s/linked", lib_dir);
 	h_spawn(&t, target, NULL, "ready");
-	h_start_pid(&r, t.pid, opts, "tracing");
+	h_start_pid(&r, t.pid, opts, H_TRACING);
 	kill(t.pid, SIGUSR1);
 	ck_assert(h_wait_for(t.out_path, "done", 5000));
 	h_finish(&r);
@@ -543,7 +543,7 @@ START_TEST(dlopen_picked_up_while_tracing)
 	ck_assert(h_wait_for(r.out_path, "ready", 10000));
 	/* Not mapped yet: the program has not called dlopen. Wake it by
 	 * the pid cabbpf printed. */
-	ck_assert(h_wait_for(r.err_path, "tracing", 10000));
+	ck_assert(h_wait_for(r.err_path, H_TRACING, 10000));
 	{
 		char *e = h_slurp(r.err_path), *p = strstr(e, "(pid ");
 		int tpid = p ? atoi(p + 5) : 0;

@@ -597,7 +597,7 @@ START_TEST(record_path_safe)
 	run(&r, nodir);
 	assert_status(&r, 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "cannot write the recording /nonexistent-dir/x.cbr"));
-	ck_assert_ptr_null(strstr(r.err, "tracing")); /* nothing was traced */
+	ck_assert_ptr_null(strstr(r.err, H_TRACING)); /* nothing was traced */
 	h_free(&r);
 	run(&r, noo);
 	assert_status(&r, 2);

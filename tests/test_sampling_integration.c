@@ -231,7 +231,7 @@ START_TEST(duty_cycle_estimate)
 	 * run, and the run's end adds no progress. */
 	snprintf(needle, sizeof(needle), "window %d off", WINDOWS);
 	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	up = h_wait_for(r.err_path, "tracing", 10000);
+	up = h_wait_for(r.err_path, H_TRACING, 10000);
 	for (i = 0; up && !tg && i < 1000 * H_PATIENCE; i++) {
 		tg = paced_child(r.pid);
 		if (!tg)
@@ -339,7 +339,7 @@ START_TEST(cab_sampling_overwrites)
 	 * a fraction of a second of the target's calls. */
 	setenv("CABBPF_TEST_CAB_CHUNKS", "256", 1);
 	h_spawn(&t, target, NULL, "ready");
-	h_start_pid(&r, t.pid, opts, "tracing");
+	h_start_pid(&r, t.pid, opts, H_TRACING);
 	an = h_thread_named(r.pid, "cabbpf-an0");
 	ck_assert_msg(an > 0, "no analyzer thread named cabbpf-an0 in cabbpf %d", (int)r.pid);
 	/* Stop the analyzer alone; the loader goes on staging. */
