@@ -81,8 +81,8 @@ static bool assert_exact_or_cut(const struct h_run *r, const char *name)
 	if (!strcmp(est, "lower_bound"))
 		ck_assert_int_eq(h_fn_field(r->json, name, "calls_est"), seen);
 	fprintf(stderr, "note: %s was out for %lld ns (%lld guard trips): %lld of %lld seen, %s\n",
-		name, h_num(bf, "sampled_ns"), h_num(h_get(r->json, "budget"), "guard_changes"), seen,
-		own, est);
+		name, h_num(bf, "sampled_ns"), h_num(h_get(r->json, "budget"), "guard_changes"),
+		seen, own, est);
 	return true;
 }
 
