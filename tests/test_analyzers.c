@@ -506,6 +506,17 @@ START_TEST(test_shadow_sampling_windows)
 }
 END_TEST
 
+/* main (0x2000) -> a (0x1f00) -> b (0x1e00: where a's later calls put
+ * their slots) -> c (0x1d00), which throws (GUARD THROW at 0x1c00, ts 50). */
+static void throw_through(struct shadow *s, const struct shadow_sink *k)
+{
+	ck_assert_int_eq(shadow__entry(s, MAIN, 0x2000, 10, k), 0);
+	ck_assert_int_eq(shadow__entry(s, A, 0x1f00, 20, k), 0);
+	ck_assert_int_eq(shadow__entry(s, B, 0x1e00, 30, k), 0);
+	ck_assert_int_eq(shadow__entry(s, C, 0x1d00, 40, k), 0);
+	ck_assert_int_eq(shadow__guard(s, CABBPF_GS_THROW, 0x1c00, 50, k), 0);
+}
+
 /* GUARD events (pipeline/shadow.h): an exception unwinds b and c, caught
  * in a; a survives and returns (the guard re-armed it). */
 START_TEST(test_shadow_guard_exception)
@@ -515,12 +526,7 @@ START_TEST(test_shadow_guard_exception)
 	struct shadow s;
 
 	shadow__init(&s, 1);
-	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 10, &k), 0);
-	ck_assert_int_eq(shadow__entry(&s, A, 0x1f00, 20, &k), 0);
-	/* b is called from a: its slot is where a's later calls put theirs */
-	ck_assert_int_eq(shadow__entry(&s, B, 0x1e00, 30, &k), 0);
-	ck_assert_int_eq(shadow__entry(&s, C, 0x1d00, 40, &k), 0);
-	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_THROW, 0x1c00, 50, &k), 0);
+	throw_through(&s, &k);
 	ck_assert(s.unwinding);
 	/* __cxa_begin_catch called from a's landing pad: same slot as b's. */
 	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_CATCH, 0x1e00, 60, &k), 0);
@@ -589,11 +595,7 @@ START_TEST(test_shadow_guard_catch_slot)
 	shadow__init(&s, 1);
 	/* main -> a (catcher) -> b (holds an object with a destructor) ->
 	 * c, which throws with no traced callee. */
-	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 10, &k), 0);
-	ck_assert_int_eq(shadow__entry(&s, A, 0x1f00, 20, &k), 0);
-	ck_assert_int_eq(shadow__entry(&s, B, 0x1e00, 30, &k), 0);
-	ck_assert_int_eq(shadow__entry(&s, C, 0x1d00, 40, &k), 0);
-	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_THROW, 0x1c00, 50, &k), 0);
+	throw_through(&s, &k);
 	/* b's landing pad runs the destructor, which calls leaf at c's
 	 * slot: c is dead (unwound), leaf's caller is b, not c. */
 	ck_assert_int_eq(shadow__entry(&s, LEAF, 0x1d00, 60, &k), 0);

@@ -41,6 +41,16 @@ static void guard_clean(json_object *json, bool threw)
 	}
 }
 
+/* traced_same, then the program's own counts of names exact and the guard
+ * clean after throws: what every exception test checks first. */
+static void exc_traced(struct h_plain *p, struct h_run *r, char *const *opts, char *const *target,
+		       const char *const *names)
+{
+	traced_same(p, r, opts, target);
+	h_assert_own_counts(p->out, r->json, names);
+	guard_clean(r->json, true);
+}
+
 struct exc_case {
 	const char *mode;
 	const char *n;
@@ -71,9 +81,7 @@ static void exc_default(int i, const struct exc_case *c)
 	struct h_plain p;
 	struct h_run r;
 
-	traced_same(&p, &r, opts, target);
-	h_assert_own_counts(p.out, r.json, c->names);
-	guard_clean(r.json, true);
+	exc_traced(&p, &r, opts, target, c->names);
 	h_plain_free(&p);
 	h_free(&r);
 }
@@ -89,9 +97,7 @@ START_TEST(exc_basic)
 	exc_default(_i, &c);
 	/* The catcher's frame survives: its return still matches, and the
 	 * edges stay exact. */
-	traced_same(&p, &r, opts, target);
-	h_assert_own_counts(p.out, r.json, basic_names);
-	guard_clean(r.json, true);
+	exc_traced(&p, &r, opts, target, basic_names);
 	ck_assert_int_eq(h_fn_field(r.json, "catcher", "matched"), 200);
 	ck_assert_int_eq(h_edge(r.json, "<root>", "catcher"), 200);
 	ck_assert_int_eq(h_edge(r.json, "catcher", "thrower_outer"), 200);
@@ -166,9 +172,7 @@ START_TEST(exc_mixed)
 	struct h_run r;
 
 	exc_default(_i, &c);
-	traced_same(&p, &r, opts, target);
-	h_assert_own_counts(p.out, r.json, mixed_names);
-	guard_clean(r.json, true);
+	exc_traced(&p, &r, opts, target, mixed_names);
 	ck_assert_int_eq(h_fn_field(r.json, "catcher", "matched"), 300);
 	ck_assert_int_eq(h_fn_field(r.json, "after_catch", "matched"), 300);
 	ck_assert_int_eq(h_edge(r.json, "catcher", "after_catch"), 300);
@@ -197,9 +201,7 @@ START_TEST(exc_runtime_traced)
 	struct h_plain p;
 	struct h_run r;
 
-	traced_same(&p, &r, opts, target);
-	h_assert_own_counts(p.out, r.json, basic_names);
-	guard_clean(r.json, true);
+	exc_traced(&p, &r, opts, target, basic_names);
 	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
 	ck_assert_int_eq(h_calls(r.json, "libstdc++:__cxa_end_catch"), 200);
 	ck_assert_int_eq(h_fn_field(r.json, "libstdc++:__cxa_end_catch", "matched"), 200);
@@ -228,9 +230,7 @@ START_TEST(exc_dtor_callers)
 	struct h_plain p;
 	struct h_run r;
 
-	traced_same(&p, &r, opts, target);
-	h_assert_own_counts(p.out, r.json, names);
-	guard_clean(r.json, true);
+	exc_traced(&p, &r, opts, target, names);
 	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
 	ck_assert_int_eq(h_edge(r.json, "guarded", "thrower_outer"), 100);
 	ck_assert_int_eq(h_edge(r.json, "thrower_outer", "cleanup_fn"), 0);
@@ -256,9 +256,7 @@ START_TEST(exc_untraced_catch)
 	struct h_plain p;
 	struct h_run r;
 
-	traced_same(&p, &r, opts, target);
-	h_assert_own_counts(p.out, r.json, basic_names);
-	guard_clean(r.json, true);
+	exc_traced(&p, &r, opts, target, basic_names);
 	ck_assert_int_eq(h_fn_field(r.json, "catcher", "matched"), 100);
 	ck_assert_int_eq(h_calls(r.json, "plain_catcher"), 0);
 	h_plain_free(&p);
