@@ -801,7 +801,8 @@ START_TEST(separate_debug_symbols)
 	char *a2[] = {"-q", "--debug-dir", dir, "-f", "fib", "--", byid, "5", NULL};
 	char *a3[] = {"-q", "-f", "fib", "--", byid, "5", NULL};
 	char dyn[PATH_MAX];
-	char *a4[] = {"-q", "--", dyn, "5", NULL};
+	char *a4[] = {NULL}, *t4[] = {dyn, "5", NULL};
+	struct h_plain p;
 	struct h_run r;
 
 	ck_assert_ptr_nonnull(realpath(h_target("recurse", 2), real));
@@ -835,7 +836,7 @@ START_TEST(separate_debug_symbols)
 	snprintf(dyn, sizeof(dyn), "%s/stripped-dyn", h_tmp);
 	h_shell("set -e; gcc -O0 -rdynamic -o '%s' tests/targets/recurse.c; strip --strip-all '%s'",
 		dyn, dyn);
-	h_run(&r, a4);
+	h_traced_same(&p, &r, a4, t4); /* unharmed: as untraced */
 	h_assert_clean(&r);
 	/* fib(5): 2 * F(6) - 1 calls; main is exported too */
 	ck_assert_int_eq(h_calls(r.json, "fib"), 15);
@@ -843,6 +844,7 @@ START_TEST(separate_debug_symbols)
 	ck_assert_msg(strstr(r.err, "is stripped and its debug file was not found: only its ") &&
 			      strstr(r.err, "exported functions can be traced"),
 		      "stderr: %s", r.err);
+	h_plain_free(&p);
 	h_free(&r);
 }
 END_TEST
