@@ -75,6 +75,12 @@ struct an_ctx {
 	 * NULL, when there is none */
 	const char *const *lnames;
 	uint32_t nfuncs;	   /* fids are < nfuncs (the runner filters) */
+	/* The functions whose probes went in (nfuncs less those the kernel
+	 * refused), for the reports' "N of M functions" totals, so they
+	 * agree with the summary's "M functions traced"; 0: nfuncs. Set by
+	 * the runner once the analyzers have stopped (runner__set_traced),
+	 * read by the reports only. */
+	uint32_t ntraced;
 	/* by fid (nfuncs entries), or NULL when not known (a recording of
 	 * format 1); bins: nbins entries that src[].bin index */
 	const struct an_src *src;

@@ -452,8 +452,10 @@ static int count_report_text(void *state, FILE *f)
 	}
 	/* Per-thread columns only when there is more than one thread. */
 	ncols = nth > 1 ? (nth > TEXT_THREAD_COLS ? TEXT_THREAD_COLS : nth) : 0;
+	/* of the functions traced: the summary's total, not the table's */
 	fprintf(f, "calls per function: %zu of %" PRIu32 " functions called, by %zu thread%s\n",
-		nrows, c->ctx->nfuncs, nth, nth == 1 ? "" : "s");
+		nrows, c->ctx->ntraced ? c->ctx->ntraced : c->ctx->nfuncs, nth,
+		nth == 1 ? "" : "s");
 	fprintf(f, "%12s %10s %10s", "CALLS", "INCL_MS", "SELF_MS");
 	for (j = 0; j < ncols; j++) {
 		snprintf(buf, sizeof(buf), "T%" PRIu32, th[j]->tid);

@@ -971,6 +971,12 @@ void runner__set_lost(struct runner *r, uint64_t calls, uint64_t io, uint64_t ov
 		      (io || overwritten ? AN_LOST_IO : 0);
 }
 
+void runner__set_traced(struct runner *r, uint32_t ntraced)
+{
+	/* As for the losses: the analysis threads have stopped. */
+	r->ctx.ntraced = ntraced;
+}
+
 int runner__json_lower_bounds(const struct runner *r, struct json *w, unsigned kind)
 {
 	unsigned a;

@@ -231,6 +231,13 @@ void runner__set_src(struct runner *r, const struct an_src *src, const struct an
 void runner__set_lost(struct runner *r, uint64_t calls, uint64_t io, uint64_t overwritten);
 
 /*
+ * After runner__join, before the reports: how many of the functions were
+ * traced (the rest refused by the kernel), the total the reports count
+ * functions of (an_ctx.ntraced). Thread: the setup thread.
+ */
+void runner__set_traced(struct runner *r, uint32_t ntraced);
+
+/*
  * After runner__set_lost: the names of the selected analyzers whose counts
  * the loss of events of kind (AN_LOST_CALLS or AN_LOST_IO) made lower
  * bounds, as a JSON array into w (empty when none was lost). Returns 0 or

@@ -389,6 +389,20 @@ START_TEST(run_counts_agree_and_target_unharmed)
 	traced = h_num(r.json, "functions_traced");
 	snprintf(line, sizeof(line), "tracing %lld functions", traced);
 	ck_assert_msg(strstr(r.err, line), "no '%s' on stderr:\n%s", line, r.err);
+	/* The text report counts functions of one total: the traced ones,
+	 * not the planned (refused ones were never in). */
+	{
+		char *args[] = {"-f", "ins_*", "-f", "libc:*avx2*", "--", target[0], NULL};
+		struct h_run t;
+
+		h_run(&t, args);
+		h_assert_ok(&t);
+		snprintf(line, sizeof(line), " %lld functions traced (some refused", traced);
+		ck_assert_msg(strstr(t.out, line), "no '%s' on stdout:\n%s", line, t.out);
+		snprintf(line, sizeof(line), " of %lld functions called,", traced);
+		ck_assert_msg(strstr(t.out, line), "no '%s' on stdout:\n%s", line, t.out);
+		h_free(&t);
+	}
 	/* ins_*: 9 functions, 6 left out; libc's as its plan says */
 	{
 		const char *globs[] = {"*avx2*"};

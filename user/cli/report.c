@@ -227,6 +227,7 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 			(unsigned long long)s->lost_sched, (unsigned long long)s->sched_busy);
 	fputc('\n', out);
 	runner__set_lost(r, s->lost_calls, s->lost_io, s->cab.overwritten);
+	runner__set_traced(r, s->nfuncs);
 	if (s->whole)
 		whole_text(out, s, r);
 	runner__report_text(r, out);
