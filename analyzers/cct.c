@@ -1253,6 +1253,17 @@ static void frame_colour(const char *name, unsigned rgb[3])
 	rgb[2] = (unsigned)((h >> 16) % 56);
 }
 
+/* A frame's label: its name without the library's "libc:" prefix, which
+ * would take a narrow frame's few characters ("li.."); the tooltip keeps
+ * the whole name. A prefix is what precedes the first ':' not part of a
+ * "::" (C++ and Rust scopes start no prefix). */
+static const char *frame_label(const char *name)
+{
+	size_t n = strcspn(name, ":<( ");
+
+	return n && name[n] == ':' && name[n + 1] != ':' && name[n + 1] ? name + n + 1 : name;
+}
+
 #define SVG_W 1200
 #define SVG_PAD 10
 #define SVG_FRAME_H 16
@@ -1306,6 +1317,7 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 		"fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/>",
 		x, y, wpx, SVG_FRAME_H - 1, rgb[0], rgb[1], rgb[2]);
 	fit = wpx > 3 * SVG_CHAR_W ? (size_t)((wpx - 6) / SVG_CHAR_W) : 0;
+	name = id ? frame_label(name) : name;
 	if (fit >= 2) {
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + SVG_FRAME_H - 4.5);
 		if (strlen(name) <= fit) {

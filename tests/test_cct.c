@@ -616,6 +616,39 @@ START_TEST(svg_frames)
 }
 END_TEST
 
+/* A frame's label leaves out the library ("libc:"), which would take a
+ * narrow frame's room; its tooltip keeps the whole name, and C++ scopes
+ * ("std::") are not taken for a library. */
+START_TEST(svg_labels)
+{
+	static const char *const lib_names[NFN] = {
+		[MAIN] = "std::vector<int>::push_back",
+		[A] = "libc:memcpy",
+		[B] = "libstdc++:std::terminate()",
+		[C] = "c",
+		[D] = "d",
+	};
+	struct drv d;
+	struct view_arg a = {.d = &d, .m = CCT_METRIC_WALL};
+	char *s;
+
+	drv_init(&d, 1, NULL);
+	d.ctx.fnames = lib_names;
+	run_contexts(&d);
+	s = capture(svg_fn, &a);
+	ck_assert_ptr_nonnull(strstr(s, "<title>std::vector&lt;int&gt;::push_back (100.00%"));
+	ck_assert_ptr_nonnull(strstr(s, ">std::vector&lt;int&gt;::push_back</text>"));
+	ck_assert_ptr_nonnull(strstr(s, "<title>libc:memcpy (20.59%"));
+	ck_assert_ptr_nonnull(strstr(s, ">memcpy</text>"));
+	ck_assert_ptr_nonnull(strstr(s, "<title>libstdc++:std::terminate() ("));
+	ck_assert_ptr_nonnull(strstr(s, ">std::terminate()</text>"));
+	ck_assert_ptr_null(strstr(s, "\">libc:")); /* no label */
+	ck_assert_ptr_null(strstr(s, "\">libstdc"));
+	free(s);
+	drv_fini(&d);
+}
+END_TEST
+
 static int json_fn(FILE *f, void *arg)
 {
 	struct json *w;
@@ -710,6 +743,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, stack_switch_resync);
 	tcase_add_test(tc, folded_exact);
 	tcase_add_test(tc, svg_frames);
+	tcase_add_test(tc, svg_labels);
 	tcase_add_test(tc, json_tree);
 	tcase_add_test(tc, deep_tree_reports);
 	suite_add_tcase(s, tc);
