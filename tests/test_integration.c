@@ -1103,6 +1103,58 @@ START_TEST(exec_same_and_other)
 }
 END_TEST
 
+/* --follow-exec: reexec started through two shims (a sh script that forks
+ * a command substitution and catches a signal, then execs env, which
+ * execs sh on a second script, which execs reexec) is traced as when
+ * launched itself: the same exact counts and edges, its own re-exec the
+ * one exec counted, the shims' output and exit status its own. A
+ * command that starts no other program says so and fails. */
+START_TEST(follow_exec_through_shims)
+{
+	char shim[PATH_MAX], shim2[PATH_MAX], text[3 * PATH_MAX];
+	char *opts[] = {"--follow-exec", NULL};
+	char *target[] = {shim, "50", NULL};
+	char *noprog[] = {
+		"--follow-exec", "--", "/bin/sh", "-c", "echo only a shell; exit 4", NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	snprintf(shim, sizeof(shim), "%s/shim-%d", h_tmp, (int)getpid());
+	snprintf(shim2, sizeof(shim2), "%s/shim2-%d", h_tmp, (int)getpid());
+	snprintf(text, sizeof(text),
+		 "#!/bin/sh\n"
+		 "trap 'echo shim: got USR1' USR1\n"
+		 "kill -USR1 $$\n"
+		 "v=$(echo forked)\n"
+		 "echo \"shim: $v\" >&2\n"
+		 "exec /usr/bin/env SHIM=1 /bin/sh '%s' \"$@\"\n",
+		 shim2);
+	h_write(shim, text);
+	snprintf(text, sizeof(text), "exec '%s' \"$@\"\n", h_target("reexec", OPT(_i)));
+	h_write(shim2, text);
+	ck_assert_int_eq(chmod(shim, 0755), 0);
+
+	h_traced_same(&p, &r, opts, target);
+	h_assert_clean(&r);
+	ck_assert_ptr_nonnull(strstr(p.out, "shim: got USR1"));
+	ck_assert_ptr_nonnull(strstr(p.err, "shim: forked"));
+	ck_assert_ptr_nonnull(realpath(h_target("reexec", OPT(_i)), shim2));
+	snprintf(text, sizeof(text), "cabbpf: %s started %s (after 4 execs)", shim, shim2);
+	ck_assert_msg(strstr(r.err, text), "no '%s' on stderr:\n%s", text, r.err);
+	H_CHECK(r.json, "reexec 50", "calls work", "calls main", "calls hop", "edge <root> -> main",
+		"edge main -> work", "edge main -> hop", "edge main -> main", "edges",
+		"returns.exec");
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	ck_assert_int_eq(h_returns(r.json, "open"), 0);
+	ck_assert_int_eq(h_num(h_get(r.json, "target"), "execs"), 1);
+	ck_assert(!json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_other_program")));
+	h_free(&r);
+	h_plain_free(&p);
+
+	h_expect_failure(noprog, 0, "without starting a program other than a shell or env");
+}
+END_TEST
+
 /* Another program is another file, whatever its bytes: a copy of reexec
  * at another path (its device and inode differ) is another program. Its
  * calls into the libraries the traced program shares with it (libc's
@@ -1221,6 +1273,7 @@ int main(void)
 	tcase_add_loop_test(exact, recursion_exact, 0, 2);
 	tcase_add_loop_test(exact, exec_same_and_other, 0, 2);
 	tcase_add_loop_test(exact, exec_other_program_libs, 0, 2);
+	tcase_add_loop_test(exact, follow_exec_through_shims, 0, 2);
 	tcase_add_loop_test(exact, exec_multithreaded, 0, 2);
 	tcase_add_loop_test(exact, thread_table_one_slot, 0, 2);
 	tcase_add_loop_test(exact, no_times_exact, 0, 2);

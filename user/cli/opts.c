@@ -109,6 +109,14 @@ const struct opt_def opts__table[] = {
 	 .help = "launch COMMAND and trace it from its first call\n"
 		 "to its exit; if cabbpf stops first (Ctrl-C, -d)\n"
 		 "COMMAND is ended too (SIGINT / SIGTERM)"},
+	{"follow-exec", 0, OPT_FLAG, OFF(follow_exec), .group = G_TARGET,
+	 .help = "with -- COMMAND: when COMMAND only starts another\n"
+		 "program (a version manager's shim: pyenv, rbenv;\n"
+		 "env VAR=1 PROG; a script ending in exec PROG),\n"
+		 "let it run through its execs of shells and env\n"
+		 "and trace the first other program it execs, from\n"
+		 "its first instruction (processes it forks on the\n"
+		 "way run untraced)"},
 	{.type = OPT_NOTE,
 	 .group = G_TARGET,
 	 .label = "--container NAME|ID",
@@ -184,8 +192,8 @@ const struct opt_def opts__table[] = {
 	{"duration", 'd', OPT_DOUBLE, "SECONDS", 0, 365 * 86400.0, OPTF_LO_OPEN, OFF(duration),
 	 .group = G_OUT, .wants = "a positive number of seconds",
 	 .help = "stop after SECONDS (decimals allowed)"},
-	{"output", 'o', OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(output_path), .group = G_OUT,
-	 .wants = "a file name",
+	{"output", 'o', OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(output_path),
+	 .group = G_OUT, .wants = "a file name",
 	 .help = "the text report into FILE, not stdout (where a\n"
 		 "launched command's own output goes); for cabbpf\n"
 		 "record: the recording"},
@@ -199,10 +207,11 @@ const struct opt_def opts__table[] = {
 	 .wants = "a non-empty pattern",
 	 .help = "leave functions matching GLOB out of the trace\n"
 		 "(repeatable; main executable's functions)"},
-	{"depth", 0, OPT_UINT, "N", 1, 1000000, OFF(view.cct.depth), .flags = OPTF_OFFLINE, .group = G_VIEW,
-	 .wants = "a positive integer", .help = "text call tree: N levels (default: all)"},
-	{"min-pct", 0, OPT_DOUBLE, "P", 0, 100, OFF(view.cct.min_pct), .flags = OPTF_OFFLINE, .group = G_VIEW,
-	 .wants = "a percentage from 0 to 100",
+	{"depth", 0, OPT_UINT, "N", 1, 1000000, OFF(view.cct.depth), .flags = OPTF_OFFLINE,
+	 .group = G_VIEW, .wants = "a positive integer",
+	 .help = "text call tree: N levels (default: all)"},
+	{"min-pct", 0, OPT_DOUBLE, "P", 0, 100, OFF(view.cct.min_pct), .flags = OPTF_OFFLINE,
+	 .group = G_VIEW, .wants = "a percentage from 0 to 100",
 	 .help = "text call tree: hide contexts under P% of the\n"
 		 "total time (default 1)"},
 	{"sort", 's', OPT_CHOICE, "KEY", OFF(sort_key), .flags = OPTF_OFFLINE, .group = G_VIEW,
@@ -210,27 +219,27 @@ const struct opt_def opts__table[] = {
 	 .wants = "calls, total, self or cpu",
 	 .help = "per-function table order: calls, total (default),\n"
 		 "self or cpu"},
-	{"folded", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.folded_path), .group = G_VIEW,
-	 .wants = "a file name",
+	{"folded", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.folded_path),
+	 .group = G_VIEW, .wants = "a file name",
 	 .help = "FlameGraph folded stacks (flamegraph.pl, inferno,\n"
 		 "speedscope): 'main;parse;lex 1234' per context"},
-	{"folded-metric", 0, OPT_CHOICE, "M", OFF(folded_metric), .flags = OPTF_OFFLINE, .group = G_VIEW,
-	 .choices = (const char *const[]){"wall", "calls", "cpu", NULL},
+	{"folded-metric", 0, OPT_CHOICE, "M", OFF(folded_metric), .flags = OPTF_OFFLINE,
+	 .group = G_VIEW, .choices = (const char *const[]){"wall", "calls", "cpu", NULL},
 	 .wants = "wall, cpu or calls",
 	 .help = "wall (default: self wall ns per context), cpu\n"
 		 "(self on-CPU ns) or calls; also the flame graph's"},
-	{"flamegraph", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.svg_path), .group = G_VIEW,
-	 .wants = "a file name",
+	{"flamegraph", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.svg_path),
+	 .group = G_VIEW, .wants = "a file name",
 	 .help = "an SVG flame graph (self-contained; hover a frame\n"
 		 "for its calls and times)"},
-	{"pprof", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.pprof_path), .group = G_VIEW,
-	 .wants = "a file name",
+	{"pprof", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.pprof_path),
+	 .group = G_VIEW, .wants = "a file name",
 	 .help = "the tree as a gzipped pprof profile (go tool pprof,\n"
 		 "Pyroscope, Parca, Grafana): calls, wall and on-CPU\n"
 		 "self time per calling context; functions with their\n"
 		 "source file and line, binaries with their build id"},
-	{"timeline", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.timeline_path),
-	 .group = G_VIEW, .wants = "a file name",
+	{"timeline", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE,
+	 OFF(view.timeline_path), .group = G_VIEW, .wants = "a file name",
 	 .help = "the call timeline as Chrome Trace Event JSON\n"
 		 "(ui.perfetto.dev, chrome://tracing): every\n"
 		 "activation a complete event, I/O calls as instant\n"
@@ -240,8 +249,8 @@ const struct opt_def opts__table[] = {
 	 .help = "at most N timeline events (default 1000000, ~32\n"
 		 "MiB); the first N to complete are kept, the cut is\n"
 		 "said in the file and on stderr"},
-	{"collapse-recursion", 0, OPT_FLAG, OFF(view.cct.collapse_recursion), .flags = OPTF_OFFLINE, .group = G_VIEW,
-	 .help = "direct recursion (f called by f) in one node"},
+	{"collapse-recursion", 0, OPT_FLAG, OFF(view.cct.collapse_recursion), .flags = OPTF_OFFLINE,
+	 .group = G_VIEW, .help = "direct recursion (f called by f) in one node"},
 	{"cct-max-nodes", 0, OPT_UINT, "N", 1, 4294967293.0, OFF(view.cct.max_nodes),
 	 .flags = OPTF_OFFLINE, .group = G_VIEW, .wants = "a positive integer",
 	 .help = "contexts kept per analyzer thread (default\n"
@@ -274,8 +283,7 @@ const struct opt_def opts__table[] = {
 		 "read by the entry probe: ~70 ns more per call of\n"
 		 "those functions, none for the others (repeatable)"},
 	{"plots", 0, OPT_STR, "DIR", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(isp.plots_dir),
-	 .group = G_ISP,
-	 .wants = "a directory",
+	 .group = G_ISP, .wants = "a directory",
 	 .help = "one SVG per routine with 2+ sizes in DIR (created\n"
 		 "if absent): the cost plot (worst-case and average\n"
 		 "points, fitted curve, log-log axes) and under it the\n"
@@ -325,8 +333,8 @@ const struct opt_def opts__table[] = {
 	{"ring-size", 0, OPT_MIB, "MIB", 1, 1024, OPTF_POW2, OFF(ring_bytes), .group = G_TUNE,
 	 .wants = "a power of two from 1 to 1024 (MiB)",
 	 .help = "kernel ring per CPU, a power of two (default 4)"},
-	{"analyzer-threads", 0, OPT_UINT, "N", 1, 64, OFF(analyzer_threads), .flags = OPTF_OFFLINE, .group = G_TUNE,
-	 .wants = "1 to 64", .help = "analyzer threads (default 1)"},
+	{"analyzer-threads", 0, OPT_UINT, "N", 1, 64, OFF(analyzer_threads), .flags = OPTF_OFFLINE,
+	 .group = G_TUNE, .wants = "1 to 64", .help = "analyzer threads (default 1)"},
 	{"no-times", 0, OPT_FLAG, OFF(no_times), .group = G_TUNE,
 	 .help = "take no timestamps: exact counts and call graph,\n"
 		 "no inclusive/self times, ~0.1 us less per event"},
@@ -416,6 +424,8 @@ static int check_combination(struct opts *o)
 		 "--entry-only attaches no return probes: the isp analyzer needs them (a point's "
 		 "cost ends at the return)"},
 		{o->pid && o->cmd, "give either -p PID or -- COMMAND, not both"},
+		{o->follow_exec && !o->cmd,
+		 "--follow-exec follows a command cabbpf launches: give -- COMMAND"},
 		{o->cgroup && o->container, "give either --cgroup or --container, not both"},
 		{o->interval && !o->io, "-i works with --io only"},
 		{o->sample_period_ms && !o->sample_pct && !o->budget_pct,
@@ -443,17 +453,20 @@ static int check_combination(struct opts *o)
 		{o->bpf_stats && (o->io || o->list || o->plan),
 		 "--bpf-stats measures the function probes: not with --io, --list or --plan"},
 		{o->io && o->cmd, "--io watches running processes: give -p PID or no target"},
-		{o->mode <= OPTS_RECORD && !o->io && !o->pid && !o->cmd && !o->cgroup && !o->container,
-		 "nothing to trace: give -p PID, -- COMMAND, or --container NAME / --cgroup DIR (every "
+		{o->mode <= OPTS_RECORD && !o->io && !o->pid && !o->cmd && !o->cgroup &&
+			 !o->container,
+		 "nothing to trace: give -p PID, -- COMMAND, or --container NAME / --cgroup DIR "
+		 "(every "
 		 "process of it; see cabbpf --help)"},
 		/* Whole-container tracing (--container / --cgroup alone): */
-		{WHOLE(o) && o->mode == OPTS_RECORD,
-		 "cabbpf record takes one process (-p PID or -- COMMAND), not a whole container yet: "
-		 "trace the container live"},
-		{WHOLE(o) && o->lossless,
-		 "--lossless holds one process's threads: not with a whole container (give -p PID)"},
+		{WHOLE(o) && o->mode == OPTS_RECORD, "cabbpf record takes one process (-p PID or "
+						     "-- COMMAND), not a whole container yet: "
+						     "trace the container live"},
+		{WHOLE(o) && o->lossless, "--lossless holds one process's threads: not with a "
+					  "whole container (give -p PID)"},
 		{WHOLE(o) && (o->sample_pct || o->start_disabled),
-		 "--sample and --start-disabled take one process (-p PID or -- COMMAND), not a whole "
+		 "--sample and --start-disabled take one process (-p PID or -- COMMAND), not a "
+		 "whole "
 		 "container yet"},
 		{WHOLE(o) && o->budget_pct,
 		 "--budget takes one process (-p PID or -- COMMAND), not a whole container yet"},

@@ -33,6 +33,7 @@ enum opts_mode {
 struct opts {
 	pid_t pid;			   /* -p */
 	char **cmd;			   /* after --, NULL-terminated */
+	bool follow_exec;		   /* --follow-exec: cmd's program, past shells and env */
 	const char *funcs[OPTS_MAX_FUNCS]; /* -f globs */
 	size_t nfuncs;
 	const char *analyzers;	   /* -a, NULL = all but the opt-in ones */

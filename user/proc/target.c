@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "user/proc/target.h"
+#include "user/proc/follow.h"
 #include "user/elf/syms.h"
 #include "common/log.h"
 
@@ -174,7 +175,7 @@ static int interpreter_of(const char *path, char *out, size_t len)
 	return script;
 }
 
-static int spawn(struct target *t, char *const argv[])
+static int spawn(struct target *t, char *const argv[], bool follow)
 {
 	int ep[2] = {-1, -1};
 	const char *base;
@@ -197,10 +198,12 @@ static int spawn(struct target *t, char *const argv[])
 		snprintf(t->exe, sizeof(t->exe), "%s", interp);
 		base = strrchr(t->exe, '/');
 		base = base ? base + 1 : t->exe;
-		log_info("%s is a script: tracing its interpreter, %s%s", t->script, t->exe,
-			 strstr(base, "sh") ? " (a shell: if the script only starts another "
-					      "program, trace that program instead)"
-					    : "");
+		if (!follow)
+			log_info("%s is a script: tracing its interpreter, %s%s", t->script, t->exe,
+				 follow__passes_through(t->exe)
+					 ? " (a shell: if the script only starts another program, "
+					   "--follow-exec traces that program)"
+					 : "");
 	}
 	base = strrchr(argv[0], '/');
 	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : argv[0]);
@@ -244,13 +247,53 @@ cleanup:
 	return err;
 }
 
-int target__spawn(struct target *t, char *const argv[])
+/* --follow-exec: from the hold before the command's exec to the hold
+ * before its program's first instruction (user/proc/follow.h). Returns 0
+ * or -errno (logged). */
+static int follow(struct target *t, const char *cmd)
 {
-	int err = spawn(t, argv);
+	char exe[PATH_MAX];
+	unsigned n = 0;
+	int e = 0, st = 0, err;
 
-	if (err)
+	err = follow__exec(t->pid, exe, sizeof(exe), &n, &st);
+	if (err == -ECHILD) {
+		t->held = false;
+		t->exited = true;
+		t->status = st;
+		/* Its exec failed (the child said why), or it ended. */
+		if (read(t->err_fd, &e, sizeof(e)) == (ssize_t)sizeof(e))
+			log_err("cannot execute '%s': %s", cmd, strerror(e));
+		else
+			log_err("--follow-exec: '%s' ended (%s %d) without starting a program "
+				"other "
+				"than a shell or env: there was nothing to trace",
+				cmd, WIFEXITED(st) ? "exit status" : "signal",
+				WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		return err;
+	}
+	if (err) {
+		log_err("--follow-exec: cannot follow '%s' (pid %d) as its tracer: %s", cmd,
+			(int)t->pid, strerror(-err));
+		return err;
+	}
+	log_info("%s started %s (after %u exec%s): tracing it from its first instruction", cmd, exe,
+		 n, n == 1 ? "" : "s");
+	snprintf(t->exe, sizeof(t->exe), "%s", exe);
+	t->script[0] = 0;
+	t->followed = n;
+	return 0;
+}
+
+int target__spawn(struct target *t, char *const argv[], bool follow_exec)
+{
+	int err = spawn(t, argv, follow_exec);
+
+	if (err) {
 		log_err("cannot run '%s': %s", argv[0], target_error(err));
-	return err;
+		return err;
+	}
+	return follow_exec ? follow(t, argv[0]) : 0;
 }
 
 static int start(struct target *t)

@@ -26,6 +26,9 @@ struct target {
 	 * the command is itself a program */
 	char script[PATH_MAX];
 	char comm[64];	    /* command name for reports */
+	/* --follow-exec: the execs followed to reach exe (held before its
+	 * first instruction, its exec done); 0: not followed */
+	unsigned followed;
 	/*
 	 * Set while another thread is the process's ptrace tracer (the guard,
 	 * user/trace/guard.h): waiting for it is that thread's job, since a wait
@@ -39,10 +42,13 @@ struct target {
 /* Fork argv (PATH searched as execvp does) and hold it before exec. A #!
  * script is run as given and its interpreter (followed through
  * "/usr/bin/env NAME" and nested scripts, as the kernel does) becomes t->exe,
- * the program traced; said on stderr. Returns
- * 0, or (logged: "cannot run ...") -ENOENT (no such command), -EACCES (not
- * executable), or -errno. */
-int target__spawn(struct target *t, char *const argv[]);
+ * the program traced; said on stderr. follow_exec (--follow-exec,
+ * user/proc/follow.h): the command runs through its execs of shells and
+ * env, and the first other program it starts is t->exe, held before its
+ * first instruction (t->followed: how many execs). Returns 0, or (logged:
+ * "cannot run ...") -ENOENT (no such command), -EACCES (not executable),
+ * -ECHILD (following: it ended first; t->exited, t->status), or -errno. */
+int target__spawn(struct target *t, char *const argv[], bool follow_exec);
 
 /* Let a spawned child exec. Returns 0, or -errno (logged) if exec failed
  * (the child has then exited with 127 and was reaped). */

@@ -234,7 +234,8 @@ static int resolve_target(struct ftrace *ft)
 	if (!o->cmd && ft->cgfd >= 0 &&
 	    (err = cgroup__check_pid(ft->cgpath, o->pid, o->container)))
 		return err;
-	err = o->cmd ? target__spawn(&ft->tg, o->cmd) : target__attach(&ft->tg, o->pid);
+	err = o->cmd ? target__spawn(&ft->tg, o->cmd, o->follow_exec)
+		     : target__attach(&ft->tg, o->pid);
 	if (err)
 		return err;
 	ft->have_target = true;
@@ -1533,8 +1534,8 @@ static int report(struct ftrace *ft)
 	sm.cab_sampling = ft->o.cab_mode && !strcmp(ft->o.cab_mode, "sampling");
 	sm.execs = stage__execs(ft->stage, &ex);
 	/* A launched command's own start is an exec too: not the program's
-	 * doing. */
-	if (tg->spawned && sm.execs)
+	 * doing (--follow-exec: made before tracing began, not seen). */
+	if (tg->spawned && !tg->followed && sm.execs)
 		sm.execs--;
 	/* The same file: device and inode (the kernel's s_dev encoding is
 	 * major << 20 | minor), as bpf/trace.bpf.c compares them. */
