@@ -1103,8 +1103,9 @@ START_TEST(exec_same_and_other)
 }
 END_TEST
 
-/* --follow-exec: reexec started through two shims (a sh script that forks
- * a command substitution and catches a signal, then execs env, which
+/* --follow-exec: reexec started through two shims (a sh script that
+ * catches a signal, stops itself until its child continues it, forks a
+ * command substitution, then execs env, which
  * execs sh on a second script, which execs reexec) is traced as when
  * launched itself: the same exact counts and edges, its own re-exec the
  * one exec counted, the shims' output and exit status its own. A
@@ -1125,6 +1126,11 @@ START_TEST(follow_exec_through_shims)
 		 "#!/bin/sh\n"
 		 "trap 'echo shim: got USR1' USR1\n"
 		 "kill -USR1 $$\n"
+		 "(until grep -q '^State:.[tT]' /proc/$$/status; do sleep 0.05; done\n"
+		 " kill -CONT $$) &\n"
+		 "kill -STOP $$\n"
+		 "wait\n"
+		 "echo 'shim: continued' >&2\n"
 		 "v=$(echo forked)\n"
 		 "echo \"shim: $v\" >&2\n"
 		 "exec /usr/bin/env SHIM=1 /bin/sh '%s' \"$@\"\n",
@@ -1137,7 +1143,7 @@ START_TEST(follow_exec_through_shims)
 	h_traced_same(&p, &r, opts, target);
 	h_assert_clean(&r);
 	ck_assert_ptr_nonnull(strstr(p.out, "shim: got USR1"));
-	ck_assert_ptr_nonnull(strstr(p.err, "shim: forked"));
+	ck_assert_ptr_nonnull(strstr(p.err, "shim: continued\nshim: forked"));
 	ck_assert_ptr_nonnull(realpath(h_target("reexec", OPT(_i)), shim2));
 	snprintf(text, sizeof(text), "cabbpf: %s started %s (after 4 execs)", shim, shim2);
 	ck_assert_msg(strstr(r.err, text), "no '%s' on stderr:\n%s", text, r.err);

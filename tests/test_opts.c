@@ -260,6 +260,9 @@ START_TEST(every_row_parsed)
 		/* --budget chooses its own windows: with -p, without --sample. */
 		char *bargs[5] = {"-p", "1", lname, (char *)v, NULL};
 		bool budget = d->name && !strcmp(d->name, "budget");
+		/* --follow-exec follows a command cabbpf launches. */
+		char *cargs[5] = {lname, "--", "/bin/true", NULL};
+		bool launch = d->name && !strcmp(d->name, "follow-exec");
 
 		if (d->type == OPT_NOTE || d->type == OPT_HELP || d->type == OPT_VERSION)
 			continue;
@@ -276,6 +279,8 @@ START_TEST(every_row_parsed)
 		snprintf(lname, sizeof(lname), "--%s", d->name);
 		if (budget)
 			parse_v(&p, 4, bargs);
+		else if (launch)
+			parse_v(&p, 3, cargs);
 		else if (sampling)
 			parse_v(&p, v ? 6 : 5, sargs);
 		else if (isp)
@@ -417,6 +422,8 @@ START_TEST(conflicts)
 			 "DIR (every process of it; see cabbpf --help)");
 	parse(&p, "-p", "1", "--", "ls", NULL);
 	ASSERT_USAGE(&p, "give either -p PID or -- COMMAND, not both");
+	parse(&p, "--follow-exec", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--follow-exec follows a command cabbpf launches: give -- COMMAND");
 	parse(&p, "-p", "1", "--cgroup", "a", "--container", "b", NULL);
 	ASSERT_USAGE(&p, "give either --cgroup or --container, not both");
 	parse(&p, "-p", "1", "-i", "1", NULL);

@@ -275,6 +275,8 @@ static int follow(struct target *t, const char *cmd)
 	if (err) {
 		log_err("--follow-exec: cannot follow '%s' (pid %d) as its tracer: %s", cmd,
 			(int)t->pid, strerror(-err));
+		/* untraced from here: it must not go on */
+		target__abort(t);
 		return err;
 	}
 	log_info("%s started %s (after %u exec%s): tracing it from its first instruction", cmd, exe,
