@@ -797,8 +797,8 @@ END_TEST
 START_TEST(separate_debug_symbols)
 {
 	char link[PATH_MAX], byid[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
-	char *a1[] = {"-q", "-f", "fib", "--", link, "5", NULL};
-	char *a2[] = {"-q", "--debug-dir", dir, "-f", "fib", "--", byid, "5", NULL};
+	char *a1[] = {"-f", "fib", NULL}, *t1[] = {link, "5", NULL};
+	char *a2[] = {"--debug-dir", dir, "-f", "fib", NULL}, *t2[] = {byid, "5", NULL};
 	char *a3[] = {"-q", "-f", "fib", "--", byid, "5", NULL};
 	char dyn[PATH_MAX];
 	char *a4[] = {NULL}, *t4[] = {dyn, "5", NULL};
@@ -818,16 +818,19 @@ START_TEST(separate_debug_symbols)
 		"| "
 		"cut -c3-).debug",
 		real, link, real, link, link, link, link, real, byid, byid, real, dir, real, dir);
-	h_run(&r, a1);
+	/* each stripped copy traced as untraced (unharmed) */
+	h_traced_same(&p, &r, a1, t1);
 	h_assert_clean(&r);
 	h_check(r.json, "recurse 5", "calls fib");
 	/* the source line from the debug file's DWARF */
 	assert_src(r.json, "fib", "tests/targets/recurse.c", "TRACED long fib(");
+	h_plain_free(&p);
 	h_free(&r);
-	h_run(&r, a2);
+	h_traced_same(&p, &r, a2, t2);
 	h_assert_clean(&r);
 	h_check(r.json, "recurse 5", "calls fib");
 	ck_assert_ptr_nonnull(strstr(r.err, "from its debug file"));
+	h_plain_free(&p);
 	h_free(&r);
 	h_run(&r, a3); /* the build-id file is not under /usr/lib/debug */
 	ck_assert_int_eq(r.status, 1);
