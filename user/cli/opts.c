@@ -112,11 +112,12 @@ const struct opt_def opts__table[] = {
 	{"follow-exec", 0, OPT_FLAG, OFF(follow_exec), .group = G_TARGET,
 	 .help = "with -- COMMAND: when COMMAND only starts another\n"
 		 "program (a version manager's shim: pyenv, rbenv;\n"
-		 "env VAR=1 PROG; a script ending in exec PROG),\n"
-		 "let it run through its execs of shells and env\n"
-		 "and trace the first other program it execs, from\n"
-		 "its first instruction (processes it forks on the\n"
-		 "way run untraced)"},
+		 "env VAR=1 PROG; nice, taskset, stdbuf...; a script\n"
+		 "ending in exec PROG), let it run through its execs\n"
+		 "of shells and such wrappers and trace the first\n"
+		 "other program it execs, from its first\n"
+		 "instruction (processes it forks on the way run\n"
+		 "untraced)"},
 	{.type = OPT_NOTE,
 	 .group = G_TARGET,
 	 .label = "--container NAME|ID",

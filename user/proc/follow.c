@@ -11,8 +11,13 @@
 
 bool follow__passes_through(const char *path)
 {
-	static const char *const names[] = {"sh",   "bash", "dash", "zsh",  "ksh",     "ksh93",
-					    "mksh", "ash",  "yash", "posh", "busybox", "env"};
+	/* shells, and the wrappers that set something up and exec their
+	 * command (none of these forks it: timeout and sudo would) */
+	static const char *const names[] = {
+		"sh",	  "bash",    "dash",   "zsh",	  "ksh",     "ksh93",	"mksh",
+		"ash",	  "yash",    "posh",   "busybox", "env",     "nice",	"nohup",
+		"stdbuf", "taskset", "ionice", "chrt",	  "numactl", "setarch",
+	};
 	const char *base = strrchr(path, '/');
 	size_t i;
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * --follow-exec: a launched command that is only a way to start another
- * program (a version manager's shim: pyenv, rbenv, nvm; "env VAR=1 prog";
- * a shell script ending in "exec prog") is followed through its execs,
- * and the first program it runs that is not a shell or env becomes the
- * target, from its first instruction.
+ * program (a version manager's shim: pyenv, rbenv; "env VAR=1 prog",
+ * "nice -n 5 prog"; a shell script ending in "exec prog") is followed
+ * through its execs, and the first program it runs that is not a shell
+ * or such a wrapper (follow__passes_through) becomes the target, from
+ * its first instruction.
  *
  * How: cabbpf is the child's ptrace tracer (PTRACE_SEIZE with
  * PTRACE_O_TRACEEXEC) from its stop before the command's exec until the
@@ -27,7 +28,8 @@
 
 /* Whether the program at path (a resolved executable) is one that only
  * starts others: a shell (sh, bash, dash, zsh, ksh, mksh, ash, yash,
- * posh, busybox) or env. Pure; any thread. */
+ * posh, busybox), env, or a wrapper that execs its command (nice, nohup,
+ * stdbuf, taskset, ionice, chrt, numactl, setarch). Pure; any thread. */
 bool follow__passes_through(const char *path);
 
 /*

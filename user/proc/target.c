@@ -266,8 +266,8 @@ static int follow(struct target *t, const char *cmd)
 			log_err("cannot execute '%s': %s", cmd, strerror(e));
 		else
 			log_err("--follow-exec: '%s' ended (%s %d) without starting a program "
-				"other "
-				"than a shell or env: there was nothing to trace",
+				"other than a shell or a wrapper (env, nice...): there was "
+				"nothing to trace",
 				cmd, WIFEXITED(st) ? "exit status" : "signal",
 				WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 		return err;
