@@ -1161,6 +1161,28 @@ START_TEST(follow_exec_through_shims)
 	h_plain_free(&p);
 
 	h_expect_failure(noprog, 0, "without starting a program other than a shell or a wrapper");
+
+	/* Ctrl-C while it is followed: the command gets the signal (SIGKILL
+	 * if it goes on 2 s later), cabbpf says nothing was traced, exit 1. */
+	{
+		char ready[PATH_MAX], cmd[PATH_MAX + 64];
+		char *args[] = {"--follow-exec", "--", "/bin/sh", "-c", cmd, NULL};
+		struct timespec t0, t1;
+
+		snprintf(ready, sizeof(ready), "%s/follow-ready-%d", h_tmp, (int)getpid());
+		snprintf(cmd, sizeof(cmd), "echo ready > '%s'; sleep 60; echo late", ready);
+		ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
+		ck_assert_msg(h_wait_for(ready, "ready", 10000), "the command did not start");
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		h_interrupt(&r);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ck_assert_int_eq(r.status, 1);
+		ck_assert_msg(strstr(r.err, "--follow-exec: stopped before"), "stderr:\n%s", r.err);
+		ck_assert_ptr_null(strstr(r.out, "late"));
+		/* not the 60 s of its sleep: ended, not waited for */
+		ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 30);
+		h_free(&r);
+	}
 }
 END_TEST
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "user/proc/follow.h"
@@ -48,10 +49,37 @@ static bool stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-int follow__exec(pid_t pid, char *exe, size_t len, unsigned *nexec, int *status)
+/* The child's next wait status into *st. Once *stop is set (cabbpf is
+ * told to stop: Ctrl-C), the child gets that signal, as a traced command
+ * would, and SIGKILL if it has not ended 2 s later. Returns 0 or -errno. */
+static int next_status(pid_t pid, volatile sig_atomic_t *stop, int *forwarded, int *st)
+{
+	const struct timespec ms = {0, 1000000};
+	int i = 0;
+
+	for (;;) {
+		pid_t w = waitpid(pid, st, __WALL | (*forwarded ? WNOHANG : 0));
+
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -errno;
+		if (stop && *stop && !*forwarded) {
+			*forwarded = *stop;
+			kill(pid, *stop);
+		} else if (*forwarded && ++i == 2000) {
+			kill(pid, SIGKILL);
+		}
+		if (*forwarded)
+			nanosleep(&ms, NULL);
+	}
+}
+
+int follow__exec(pid_t pid, volatile sig_atomic_t *stop, char *exe, size_t len, unsigned *nexec,
+		 int *status)
 {
 	bool leaving = false; /* our SIGSTOP is on its way: the hold at the end */
-	int st, sig, ev, err = 0;
+	int st, sig, ev, err = 0, forwarded = 0;
 	long req, data;
 
 	*nexec = 0;
@@ -65,15 +93,11 @@ int follow__exec(pid_t pid, char *exe, size_t len, unsigned *nexec, int *status)
 		goto fail;
 	}
 	for (;;) {
-		if (waitpid(pid, &st, __WALL) != pid) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
+		if ((err = next_status(pid, stop, &forwarded, &st)))
 			goto fail;
-		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			*status = st;
-			return -ECHILD;
+			return forwarded ? -EINTR : -ECHILD;
 		}
 		if (!WIFSTOPPED(st))
 			continue;
@@ -86,7 +110,7 @@ int follow__exec(pid_t pid, char *exe, size_t len, unsigned *nexec, int *status)
 			(*nexec)++;
 			if ((err = exe_of(pid, exe, len)))
 				goto fail;
-			if (!follow__passes_through(exe)) {
+			if (!follow__passes_through(exe) && !forwarded) {
 				/* Stop it right there: the SIGSTOP is delivered
 				 * before it returns to user mode. */
 				if (kill(pid, SIGSTOP)) {

@@ -22,6 +22,7 @@
 #ifndef USER_PROC_FOLLOW_H
 #define USER_PROC_FOLLOW_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -37,12 +38,16 @@ bool follow__passes_through(const char *path);
  * exec (target__spawn's hold). Lets it run until it execs a program that
  * does not pass through (follow__passes_through) and leaves it stopped
  * there, detached, with that program's path in exe (len bytes) and the
- * number of execs it made in *nexec. Returns 0; -ECHILD if it ended
- * first (its wait status in *status: the child is reaped), or -errno
+ * number of execs it made in *nexec. stop (or NULL): cabbpf's stop flag
+ * (the signal that set it); once set, the child gets that signal (SIGKILL
+ * 2 s later if it still runs) and is reaped. Returns 0; -ECHILD if it
+ * ended first, -EINTR if stop ended it (its wait status in *status: the
+ * child is reaped), or -errno
  * (ptrace refused, for instance; the child is then left running under no
  * tracer or killed: the caller aborts it). Thread: the one that forked
  * pid (the waits are its).
  */
-int follow__exec(pid_t pid, char *exe, size_t len, unsigned *nexec, int *status);
+int follow__exec(pid_t pid, volatile sig_atomic_t *stop, char *exe, size_t len, unsigned *nexec,
+		 int *status);
 
 #endif

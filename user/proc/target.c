@@ -250,13 +250,22 @@ cleanup:
 /* --follow-exec: from the hold before the command's exec to the hold
  * before its program's first instruction (user/proc/follow.h). Returns 0
  * or -errno (logged). */
-static int follow(struct target *t, const char *cmd)
+static int follow(struct target *t, const char *cmd, volatile sig_atomic_t *stop)
 {
 	char exe[PATH_MAX];
 	unsigned n = 0;
 	int e = 0, st = 0, err;
 
-	err = follow__exec(t->pid, exe, sizeof(exe), &n, &st);
+	err = follow__exec(t->pid, stop, exe, sizeof(exe), &n, &st);
+	if (err == -EINTR) {
+		t->held = false;
+		t->exited = true;
+		t->status = st;
+		log_err("--follow-exec: stopped before '%s' started a program other than a shell "
+			"or a wrapper: nothing was traced (it was sent the signal too)",
+			cmd);
+		return err;
+	}
 	if (err == -ECHILD) {
 		t->held = false;
 		t->exited = true;
@@ -287,7 +296,8 @@ static int follow(struct target *t, const char *cmd)
 	return 0;
 }
 
-int target__spawn(struct target *t, char *const argv[], bool follow_exec)
+int target__spawn(struct target *t, char *const argv[], bool follow_exec,
+		  volatile sig_atomic_t *stop)
 {
 	int err = spawn(t, argv, follow_exec);
 
@@ -295,7 +305,7 @@ int target__spawn(struct target *t, char *const argv[], bool follow_exec)
 		log_err("cannot run '%s': %s", argv[0], target_error(err));
 		return err;
 	}
-	return follow_exec ? follow(t, argv[0]) : 0;
+	return follow_exec ? follow(t, argv[0], stop) : 0;
 }
 
 static int start(struct target *t)

@@ -9,6 +9,7 @@
 #define USER_TARGET_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -45,10 +46,14 @@ struct target {
  * the program traced; said on stderr. follow_exec (--follow-exec,
  * user/proc/follow.h): the command runs through its execs of shells and
  * env, and the first other program it starts is t->exe, held before its
- * first instruction (t->followed: how many execs). Returns 0, or (logged:
- * "cannot run ...") -ENOENT (no such command), -EACCES (not executable),
- * -ECHILD (following: it ended first; t->exited, t->status), or -errno. */
-int target__spawn(struct target *t, char *const argv[], bool follow_exec);
+ * first instruction (t->followed: how many execs); stop (or NULL):
+ * cabbpf's stop flag, which ends the following (and the command). Returns
+ * 0, or (logged: "cannot run ...") -ENOENT (no such command), -EACCES
+ * (not executable), -ECHILD (following: it ended first; t->exited,
+ * t->status), -EINTR (stop was set while following; the same), or
+ * -errno. */
+int target__spawn(struct target *t, char *const argv[], bool follow_exec,
+		  volatile sig_atomic_t *stop);
 
 /* Let a spawned child exec. Returns 0, or -errno (logged) if exec failed
  * (the child has then exited with 127 and was reaped). */

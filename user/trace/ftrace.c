@@ -234,7 +234,7 @@ static int resolve_target(struct ftrace *ft)
 	if (!o->cmd && ft->cgfd >= 0 &&
 	    (err = cgroup__check_pid(ft->cgpath, o->pid, o->container)))
 		return err;
-	err = o->cmd ? target__spawn(&ft->tg, o->cmd, o->follow_exec)
+	err = o->cmd ? target__spawn(&ft->tg, o->cmd, o->follow_exec, ft->stop)
 		     : target__attach(&ft->tg, o->pid);
 	if (err)
 		return err;
