@@ -336,12 +336,14 @@ static void account(struct budget *b)
 
 		if (d) {
 			b->trap += (double)d * b->o.cost_ns[i] * b->per_hit;
-			if (b->o.leak_ns)
-				b->leak += (double)d * b->o.leak_ns[i] * b->per_hit / COST_MARGIN;
-			/* every hit's leak is off by the same error: adds up */
-			if (b->o.leak_sd_ns)
-				b->leak_sd +=
-					(double)d * b->o.leak_sd_ns[i] * b->per_hit / COST_MARGIN;
+			if (b->o.leak) {
+				double k = (double)d * b->per_hit / COST_MARGIN;
+
+				b->leak += k * b->o.leak[i].ns;
+				/* every hit's leak is off by the same error:
+				 * adds up */
+				b->leak_sd += k * b->o.leak[i].sd_ns;
+			}
 			b->dh[i] += d;
 			b->seen[i] = n;
 		}
@@ -784,7 +786,7 @@ static void plan_window(struct budget *b, uint64_t t, uint64_t cpu, double nat_r
 }
 
 /* The target's progress in epoch e, in ticks: what the progress clock
- * counted less what the probes' traps added to it (leak_ns), rounded. */
+ * counted less what the probes' traps added to it (opts.leak), rounded. */
 static uint64_t progress_of(const struct bepoch *e)
 {
 	double t = (double)(e->p1 > e->p0 ? e->p1 - e->p0 : 0) -
@@ -877,8 +879,8 @@ void budget__finish(struct budget *b, uint64_t end_ns)
 		/* 10 ms: ten ticks of the progress clock */
 		.min_len = b->by_progress ? 10 : 10000000,
 		.probe_share = b->share,
-		.len_sd = b->by_progress && b->o.leak_sd_ns ? b->len_sd : NULL,
-		.progress_corrected = b->by_progress && b->o.leak_ns,
+		.len_sd = b->by_progress && b->o.leak ? b->len_sd : NULL,
+		.progress_corrected = b->by_progress && b->o.leak,
 	};
 	b->aw = (struct an_windows){
 		.n = b->nep,

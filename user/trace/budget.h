@@ -52,6 +52,7 @@
 #include <sys/types.h>
 
 #include "analyzers/sampling.h"
+#include "user/trace/progress.h"
 
 struct trace;
 struct json;
@@ -74,12 +75,11 @@ struct budget_opts {
 	uint32_t nfuncs;
 	const double *cost_ns; /* [nfuncs]: one traced call's cost; 0: not probed */
 	/* [nfuncs] or NULL: of cost_ns, what the progress clock counts as
-	 * the target's user time (user/trace/calibrate.h); taken out of the
-	 * progress measured in each epoch */
-	const double *leak_ns;
-	/* [nfuncs] or NULL: leak_ns's standard error (the calibration's
-	 * count of ticks), which the estimates' intervals include */
-	const double *leak_sd_ns;
+	 * the target's user time (user/trace/calibrate.h), taken out of the
+	 * progress measured in each epoch; and its standard error (the
+	 * calibration's count of ticks), which the estimates' intervals
+	 * include */
+	const struct progress_leak *leak;
 	/* BUDGET_PARTIAL_BYTES, zeroed; the budget sets epoch e's bit when
 	 * some function's probes are out during e (pipeline/shadow.h) */
 	uint8_t *partial;

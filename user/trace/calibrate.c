@@ -192,8 +192,8 @@ static void cache_path(char *buf, size_t len)
 /* A measurement taken earlier (within KEEP_S) for this key: 0 and
  * cost_ns[], *age_s; else -ENOENT. Never through a symlink, only from a
  * file of this user no one else may write. */
-static int cache_read(const char *key, double cost_ns[INSN__NCLASS], double leak_ns[INSN__NCLASS],
-		      double leak_sd_ns[INSN__NCLASS], long *age_s)
+static int cache_read(const char *key, double cost_ns[INSN__NCLASS],
+		      struct progress_leak leak[INSN__NCLASS], long *age_s)
 {
 	char path[4200], line[512], k[256];
 	double c[3], l[3], sd[3];
@@ -237,12 +237,9 @@ static int cache_read(const char *key, double cost_ns[INSN__NCLASS], double leak
 	cost_ns[INSN_NOP5] = c[0];
 	cost_ns[INSN_EMULATED] = c[1];
 	cost_ns[INSN_SSTEP] = c[2];
-	leak_ns[INSN_NOP5] = l[0];
-	leak_ns[INSN_EMULATED] = l[1];
-	leak_ns[INSN_SSTEP] = l[2];
-	leak_sd_ns[INSN_NOP5] = sd[0];
-	leak_sd_ns[INSN_EMULATED] = sd[1];
-	leak_sd_ns[INSN_SSTEP] = sd[2];
+	leak[INSN_NOP5] = (struct progress_leak){l[0], sd[0]};
+	leak[INSN_EMULATED] = (struct progress_leak){l[1], sd[1]};
+	leak[INSN_SSTEP] = (struct progress_leak){l[2], sd[2]};
 	return 0;
 }
 
@@ -251,7 +248,7 @@ static int cache_read(const char *key, double cost_ns[INSN__NCLASS], double leak
  * (times / no times, other builds) are kept while they may be used.
  * Failing is only a later run's cost. */
 static void cache_write(const char *key, const double cost_ns[INSN__NCLASS],
-			const double leak_ns[INSN__NCLASS], const double leak_sd_ns[INSN__NCLASS])
+			const struct progress_leak leak[INSN__NCLASS])
 {
 	char path[4200], line[512];
 	struct outfile o;
@@ -281,9 +278,9 @@ static void cache_write(const char *key, const double cost_ns[INSN__NCLASS],
 	}
 	fprintf(o.f, "%s\t%lld %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", key,
 		(long long)time(NULL), cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED],
-		cost_ns[INSN_SSTEP], leak_ns[INSN_NOP5], leak_ns[INSN_EMULATED],
-		leak_ns[INSN_SSTEP], leak_sd_ns[INSN_NOP5], leak_sd_ns[INSN_EMULATED],
-		leak_sd_ns[INSN_SSTEP]);
+		cost_ns[INSN_SSTEP], leak[INSN_NOP5].ns, leak[INSN_EMULATED].ns,
+		leak[INSN_SSTEP].ns, leak[INSN_NOP5].sd_ns, leak[INSN_EMULATED].sd_ns,
+		leak[INSN_SSTEP].sd_ns);
 	if (outfile__commit(&o))
 		log_debug("keeping the probe cost in %s failed", path);
 }
@@ -295,7 +292,7 @@ static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
 }
 
 int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
-			   double leak_ns[INSN__NCLASS], double leak_sd_ns[INSN__NCLASS])
+			   struct progress_leak leak[INSN__NCLASS])
 {
 	int to_child[2] = {-1, -1}, from_child[2] = {-1, -1}, status, err = 0;
 	uint64_t offsets[NCALIB], base[NCALIB], res[2];
@@ -311,10 +308,8 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	size_t k;
 
 	memset(cost_ns, 0, sizeof(double) * INSN__NCLASS);
-	memset(leak_ns, 0, sizeof(double) * INSN__NCLASS);
-	memset(leak_sd_ns, 0, sizeof(double) * INSN__NCLASS);
-	if (!cache_key(no_times, key, sizeof(key)) &&
-	    !cache_read(key, cost_ns, leak_ns, leak_sd_ns, &age_s)) {
+	memset(leak, 0, sizeof(*leak) * INSN__NCLASS);
+	if (!cache_key(no_times, key, sizeof(key)) && !cache_read(key, cost_ns, leak, &age_s)) {
 		log_info(
 			"probe cost per traced call, measured: %.0f ns (nop5), %.0f ns (emulated), "
 			"%.0f ns (single-stepped) entry and return, %ld s ago (%s; "
@@ -389,9 +384,9 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 		user = (double)(p1 - p0) * PROGRESS_TICK_NS -
 		       (double)base[k] / calib[k].calls * (double)res[1];
 		if (prog && res[1] && user > 0) {
-			leak_ns[calib[k].cls] = fmin(user / (double)res[1], cost_ns[calib[k].cls]);
+			leak[calib[k].cls].ns = fmin(user / (double)res[1], cost_ns[calib[k].cls]);
 			/* a count of ticks: +- its square root (at least one) */
-			leak_sd_ns[calib[k].cls] = sqrt(fmax(1.0, (double)(p1 - p0))) *
+			leak[calib[k].cls].sd_ns = sqrt(fmax(1.0, (double)(p1 - p0))) *
 						   PROGRESS_TICK_NS / (double)res[1];
 		}
 	}
@@ -401,10 +396,10 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	if (prog)
 		log_debug("of it seen as the target's user time by the progress clock: %.0f +- "
 			  "%.0f ns, %.0f +- %.0f ns, %.0f +- %.0f ns",
-			  leak_ns[INSN_NOP5], leak_sd_ns[INSN_NOP5], leak_ns[INSN_EMULATED],
-			  leak_sd_ns[INSN_EMULATED], leak_ns[INSN_SSTEP], leak_sd_ns[INSN_SSTEP]);
+			  leak[INSN_NOP5].ns, leak[INSN_NOP5].sd_ns, leak[INSN_EMULATED].ns,
+			  leak[INSN_EMULATED].sd_ns, leak[INSN_SSTEP].ns, leak[INSN_SSTEP].sd_ns);
 	if (*key && cost_ns[INSN_NOP5] > 0 && cost_ns[INSN_EMULATED] > 0 && cost_ns[INSN_SSTEP] > 0)
-		cache_write(key, cost_ns, leak_ns, leak_sd_ns);
+		cache_write(key, cost_ns, leak);
 cleanup:
 	if (err)
 		log_warn("measuring the probes' cost failed (%s): times are not compensated",

@@ -21,15 +21,16 @@
 #include <stdbool.h>
 
 #include "user/elf/insn.h"
+#include "user/trace/progress.h"
 
 /*
  * Measure the cost in ns of one traced call (entry and return probes) for
- * each entry class into cost_ns[] (INSN_REFUSED: 0), and into leak_ns[]
+ * each entry class into cost_ns[] (INSN_REFUSED: 0), and into leak[].ns
  * how much of it the progress clock (user/trace/progress.h) counts as the
  * target's own user time: none where traps are kernel time, as they
  * should be; ~20% on a paravirtualized (PVM) guest, where the ticks that
  * land in a trap's way in and out look like user mode (0 when there is no
- * progress clock), and into leak_sd_ns[] that figure's standard error:
+ * progress clock), and into leak[].sd_ns that figure's standard error:
  * the clock is a count of 1 ms ticks, and the ~100 ms a class is run for
  * hold ~15 ticks of leak, +-sqrt(15) (+-25%; measured: 781 to 1,842 ns for
  * one class on one host). no_times: the probes take no timestamp, as in
@@ -37,6 +38,6 @@
  * times only).
  */
 int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
-			   double leak_ns[INSN__NCLASS], double leak_sd_ns[INSN__NCLASS]);
+			   struct progress_leak leak[INSN__NCLASS]);
 
 #endif /* USER_TRACE_CALIBRATE_H */

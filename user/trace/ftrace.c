@@ -102,8 +102,8 @@ struct ftrace {
 	/* the cct's compensated times: a probed call's cost by entry class
 	 * (user/trace/calibrate.h), and per fid */
 	double probe_cost[INSN__NCLASS];
-	double probe_leak[INSN__NCLASS];    /* of it, what the progress clock counts */
-	double probe_leak_sd[INSN__NCLASS]; /* and that figure's standard error */
+	/* of it, what the progress clock counts, and its standard error */
+	struct progress_leak probe_leak[INSN__NCLASS];
 	bool have_cost;
 	double *probe_ns;
 	/* --sample / --start-disabled (user/trace/sampler.h) */
@@ -112,9 +112,9 @@ struct ftrace {
 	/* --budget (user/trace/budget.h): each fid's cost per traced call,
 	 * the shadow stacks' bitmap of partial epochs, the controller */
 	double *call_cost;
-	double *call_leak; /* [fid]: of call_cost, what the progress clock counts */
-	double *call_leak_sd; /* [fid]: call_leak's standard error */
-	struct sampler_leak *hit_leak; /* [fid]: the same per probe hit, for sampling windows */
+	/* [fid]: of call_cost, what the progress clock counts (and its
+	 * error); hit_leak: the same per probe hit, for sampling windows */
+	struct progress_leak *call_leak, *hit_leak;
 	uint8_t *first_group; /* the group each fid starts in */
 	uint8_t *partial;
 	struct budget *bud;
@@ -694,8 +694,9 @@ static int hit_leaks(struct ftrace *ft)
 {
 	size_t i;
 
-	if (!ft->have_cost || !(ft->probe_leak[INSN_NOP5] > 0 || ft->probe_leak[INSN_EMULATED] > 0 ||
-				ft->probe_leak[INSN_SSTEP] > 0))
+	if (!ft->have_cost ||
+	    !(ft->probe_leak[INSN_NOP5].ns > 0 || ft->probe_leak[INSN_EMULATED].ns > 0 ||
+	      ft->probe_leak[INSN_SSTEP].ns > 0))
 		return 0;
 	ft->hit_leak = calloc(ft->nfuncs + 1, sizeof(*ft->hit_leak));
 	if (!ft->hit_leak) {
@@ -708,8 +709,8 @@ static int hit_leaks(struct ftrace *ft)
 		if (c == INSN_REFUSED)
 			c = INSN_EMULATED; /* call sites: a call instruction */
 		/* a call is an entry and a return, but for entry-only runs */
-		ft->hit_leak[i].ns = ft->probe_leak[c] / (ft->o.entry_only ? 1 : 2);
-		ft->hit_leak[i].sd_ns = ft->probe_leak_sd[c] / (ft->o.entry_only ? 1 : 2);
+		ft->hit_leak[i].ns = ft->probe_leak[c].ns / (ft->o.entry_only ? 1 : 2);
+		ft->hit_leak[i].sd_ns = ft->probe_leak[c].sd_ns / (ft->o.entry_only ? 1 : 2);
 	}
 	return 0;
 }
@@ -725,8 +726,7 @@ static int budget_costs(struct ftrace *ft)
 
 	ft->call_cost = calloc(all + 1, sizeof(*ft->call_cost));
 	ft->call_leak = calloc(all + 1, sizeof(*ft->call_leak));
-	ft->call_leak_sd = calloc(all + 1, sizeof(*ft->call_leak_sd));
-	if (!ft->call_cost || !ft->call_leak || !ft->call_leak_sd) {
+	if (!ft->call_cost || !ft->call_leak) {
 		log_err("out of memory");
 		return -ENOMEM;
 	}
@@ -750,8 +750,8 @@ static int budget_costs(struct ftrace *ft)
 		ft->call_cost[i] = ft->have_cost && ft->probe_cost[c] > 0
 					   ? ft->probe_cost[c]
 					   : insn__cost_ns(c) + (ft->o.entry_only ? 0 : 300);
-		ft->call_leak[i] = ft->have_cost ? ft->probe_leak[c] : 0;
-		ft->call_leak_sd[i] = ft->have_cost ? ft->probe_leak_sd[c] : 0;
+		if (ft->have_cost)
+			ft->call_leak[i] = ft->probe_leak[c];
 	}
 	ft->first_group = calloc(all + 1, 1);
 	if (!ft->first_group) {
@@ -1270,8 +1270,7 @@ static int start_run(struct ftrace *ft)
 					 .period_ms = ft->o.sample_period_ms,
 					 .nfuncs = (uint32_t)ft->nfuncs,
 					 .cost_ns = ft->call_cost,
-					 .leak_ns = ft->have_cost ? ft->call_leak : NULL,
-					 .leak_sd_ns = ft->have_cost ? ft->call_leak_sd : NULL,
+					 .leak = ft->have_cost ? ft->call_leak : NULL,
 					 .partial = ft->partial,
 					 .names = ft->names,
 					 .entry_only = ft->o.entry_only};
@@ -1681,7 +1680,6 @@ static void ftrace_free(struct ftrace *ft)
 	budget__free(ft->bud);
 	free(ft->call_cost);
 	free(ft->call_leak);
-	free(ft->call_leak_sd);
 	free(ft->hit_leak);
 	free(ft->first_group);
 	free(ft->partial);
@@ -1740,8 +1738,8 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	if ((((!o->analyzers || strstr(o->analyzers, "cct")) && !o->entry_only && !o->no_times) ||
 	     o->budget_pct || o->sample_pct > 0 || o->start_disabled) &&
 	    !o->floor && !o->list && !o->plan)
-		ft->have_cost = !calibrate__probe_costs(o->no_times, ft->probe_cost, ft->probe_leak,
-							ft->probe_leak_sd);
+		ft->have_cost =
+			!calibrate__probe_costs(o->no_times, ft->probe_cost, ft->probe_leak);
 	startup_mark("probe-cost calibration");
 	if (whole_mode(o)) {
 		/* every process of the container (user/trace/whole.h); SIGCHLD

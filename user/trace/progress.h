@@ -30,6 +30,15 @@
  * its probes do not set its pace. */
 #define PROGRESS_MIN_TICKS 100
 
+/* What probes add to the progress clock (a trap's way in and out counted
+ * as user mode: user/trace/calibrate.h), per traced call or per probe hit
+ * as said where used, and that figure's standard error (the calibration
+ * counts ticks): ns. */
+struct progress_leak {
+	double ns;
+	double sd_ns;
+};
+
 struct progress;
 
 /* Start counting process pid's user-mode ticks. Returns 0 and *out (free

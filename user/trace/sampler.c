@@ -17,8 +17,9 @@ struct window {
 	uint64_t start, end;	       /* ns since the run's start: the epoch stores */
 	uint64_t pstart, pend;	       /* the target's progress then (progress ticks) */
 	uint64_t attach_ns, detach_ns; /* putting the probes in, taking them out */
-	double leak_ns;		       /* the probes' share of its progress ticks */
-	double leak_sd_ns;	       /* leak_ns's systematic error (one sign) */
+	/* the probes' share of its progress ticks, and its systematic error
+	 * (one sign) */
+	struct progress_leak leak;
 };
 
 struct sampler {
@@ -200,10 +201,10 @@ int sampler__tick(struct sampler *s, uint64_t now_ns)
 void sampler__hit(struct sampler *s, uint32_t epoch, uint32_t fid)
 {
 	if (s && s->o.hit_leak && epoch >= 1 && epoch <= s->n && fid < s->o.nfuncs) {
-		s->w[epoch - 1].leak_ns += s->o.hit_leak[fid].ns;
+		s->w[epoch - 1].leak.ns += s->o.hit_leak[fid].ns;
 		/* Every hit of a class is corrected by the same calibrated
 		 * figure: its error adds up linearly, not in quadrature. */
-		s->w[epoch - 1].leak_sd_ns += s->o.hit_leak[fid].sd_ns;
+		s->w[epoch - 1].leak.sd_ns += s->o.hit_leak[fid].sd_ns;
 	}
 }
 
@@ -212,7 +213,7 @@ void sampler__hit(struct sampler *s, uint32_t epoch, uint32_t fid)
 static uint64_t progress_of(const struct window *w)
 {
 	double t = (double)(w->pend > w->pstart ? w->pend - w->pstart : 0) -
-		   w->leak_ns / (double)PROGRESS_TICK_NS;
+		   w->leak.ns / (double)PROGRESS_TICK_NS;
 
 	return t > 0 ? (uint64_t)(t + 0.5) : 0;
 }
@@ -239,7 +240,7 @@ void sampler__finish(struct sampler *s, uint64_t end_ns)
 
 		if (s->by_progress) {
 			s->won[i] = progress_of(w);
-			s->won_sd[i] = w->leak_sd_ns / (double)PROGRESS_TICK_NS;
+			s->won_sd[i] = w->leak.sd_ns / (double)PROGRESS_TICK_NS;
 			leak += (w->pend > w->pstart ? w->pend - w->pstart : 0) - s->won[i];
 		} else
 			s->won[i] = w->end > w->start ? w->end - w->start : 0;
@@ -296,8 +297,8 @@ int sampler__json(const struct sampler *s, struct json *w)
 		json__kv_u64(w, "on_ns", x->end > x->start ? x->end - x->start : 0);
 		json__kv_u64(w, "user_cpu_ns",
 			     (x->pend > x->pstart ? x->pend - x->pstart : 0) * PROGRESS_TICK_NS);
-		json__kv_u64(w, "probes_ns", (uint64_t)(x->leak_ns + 0.5));
-		json__kv_u64(w, "probes_sd_ns", (uint64_t)(x->leak_sd_ns + 0.5));
+		json__kv_u64(w, "probes_ns", (uint64_t)(x->leak.ns + 0.5));
+		json__kv_u64(w, "probes_sd_ns", (uint64_t)(x->leak.sd_ns + 0.5));
 		json__kv_u64(w, "attach_ns", x->attach_ns);
 		json__kv_u64(w, "detach_ns", x->detach_ns);
 		json__end_object(w);

@@ -26,17 +26,10 @@
 #include <sys/types.h>
 
 #include "analyzers/sampling.h"
+#include "user/trace/progress.h"
 
 struct trace;
 struct json;
-
-/* What one probe hit (an entry or a return) of a function adds to the
- * target's progress clock (user/trace/calibrate.h), and that figure's
- * standard error: ns. */
-struct sampler_leak {
-	double ns;
-	double sd_ns;
-};
 
 struct sampler_opts {
 	pid_t pid;	      /* the target: its progress is measured */
@@ -46,7 +39,7 @@ struct sampler_opts {
 	/* [nfuncs] or NULL: what one probe hit of each function adds to the
 	 * progress clock, taken out of each window's progress (sampler__hit);
 	 * its error widens the estimates' intervals (analyzers/sampling.h) */
-	const struct sampler_leak *hit_leak;
+	const struct progress_leak *hit_leak;
 	uint32_t nfuncs;
 };
 
