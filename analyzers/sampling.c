@@ -47,7 +47,7 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 			double *est, double *err95)
 {
 	double sum_c = 0, sum_d, r, ss = 0, f, sd_d = 0, sd_t = 0, sys;
-	uint32_t i, nw = 0;
+	uint32_t i, df = sampling__df(w); /* the windows counted, less one */
 
 	*est = 0;
 	*err95 = -1;
@@ -58,14 +58,13 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 		sd_t += w->on_sd ? w->on_sd[i] : 0;
 		if (w->skip && w->skip[i])
 			continue;
-		nw++;
 		sd_d += w->on_sd ? w->on_sd[i] : 0;
 		if (i < ncounts)
 			sum_c += (double)counts[i];
 	}
 	r = sum_c / sum_d;
 	*est = r * (double)w->total;
-	if (nw < 2)
+	if (df < 1)
 		return true;
 	for (i = 0; i < w->n; i++) {
 		double c = i < ncounts ? (double)counts[i] : 0;
@@ -81,8 +80,8 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 	f = sum_d / (double)w->total;
 	if (f > 1)
 		f = 1;
-	*err95 = sampling__t975(nw - 1) * (double)w->total / sum_d *
-		 sqrt((double)nw / (nw - 1) * ss * (1 - f));
+	*err95 = sampling__t975(df) * (double)w->total / sum_d *
+		 sqrt((double)(df + 1) / df * ss * (1 - f));
 	/* The correction's error (sampling.h), a normal 95 % on top. */
 	sys = *est * (sd_d / sum_d - (w->total ? sd_t / (double)w->total : 0));
 	*err95 = sqrt(*err95 * *err95 + 1.96 * 1.96 * sys * sys);
