@@ -852,6 +852,37 @@ START_TEST(separate_debug_symbols)
 }
 END_TEST
 
+/* -f '*' takes every function, _start too: the program's entry point,
+ * which the kernel jumps to with argc at [rsp]. A return probe there
+ * wrote its trampoline over argc (the program saw a garbage argc: "usage"
+ * and exit 2). It is left out, and said so; with --entry-only (no return
+ * probe) it is counted. Both as untraced, at -O0 and -O2. */
+START_TEST(entry_point_never_return_probed)
+{
+	char *all[] = {"-f", "*", NULL};
+	char *entries[] = {"--entry-only", "-f", "_start", "-f", "main", NULL};
+	char *target[] = {(char *)h_target("recurse", OPT(_i)), "5", NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	h_traced_same(&p, &r, all, target);
+	h_assert_clean(&r);
+	ck_assert_msg(strstr(r.err, "that a return probe would break (_start)"), "stderr:\n%s",
+		      r.err);
+	h_check(r.json, "recurse 5", "calls fib");
+	ck_assert_int_eq(h_calls(r.json, "main"), 1);
+	ck_assert_int_eq(h_calls(r.json, "_start"), 0); /* not traced */
+	h_plain_free(&p);
+	h_free(&r);
+	h_traced_same(&p, &r, entries, target);
+	h_assert_clean(&r);
+	ck_assert_int_eq(h_calls(r.json, "_start"), 1);
+	ck_assert_int_eq(h_calls(r.json, "main"), 1);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 /* Output paths are checked before tracing: a bad one costs no trace, and
  * another user's file is not overwritten. */
 START_TEST(json_path_checked_before_tracing)
@@ -1324,6 +1355,7 @@ int main(void)
 	tcase_add_test(bad, bad_no_such_pid);
 	tcase_add_test(bad, bad_not_root);
 	tcase_add_test(bad, bad_not_elf);
+	tcase_add_loop_test(bad, entry_point_never_return_probed, 0, 2);
 	tcase_add_test(bad, bad_no_matching_function);
 	tcase_add_test(bad, bad_unknown_option);
 	tcase_add_test(bad, bad_missing_command);

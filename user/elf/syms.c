@@ -345,6 +345,7 @@ int syms__load(const char *path, struct symtab **out)
 		goto cleanup;
 	}
 	st->pie = eh.e_type == ET_DYN;
+	st->entry = eh.e_entry;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh))
@@ -439,8 +440,8 @@ cleanup:
 
 /*
  * Code the C runtime and the compiler add to every program; profiling it
- * only adds noise (and _start/_init run before the probes are attached
- * anyway). Matched with fnmatch against the preferred name.
+ * only adds noise (and _start, the entry point, may never get a return
+ * probe: guard__unsafe). Matched with fnmatch against the preferred name.
  */
 static const char *const boilerplate[] = {
 	"_start",
@@ -702,6 +703,11 @@ int syms__select(const struct symtab *st, const char *const *globs, size_t nglob
 cleanup:
 	free(idx);
 	return err;
+}
+
+bool syms__holds_entry(const struct symtab *st, const struct sym *s)
+{
+	return st->entry && s->vaddr <= st->entry && st->entry - s->vaddr < (s->size ? s->size : 1);
 }
 
 const struct sym *syms__find(const struct symtab *st, const char *name)

@@ -61,6 +61,9 @@ struct symtab {
 	char *debug_path; /* the separate debug file its symbols came from, or NULL */
 	char *build_id;	  /* its GNU build id, lowercase hex, or NULL */
 	bool pie;	  /* ET_DYN (PIE or shared object): loaded at a runtime bias */
+	/* e_entry: the link-time address the kernel (or ld.so) jumps to
+	 * when the file runs as a program; 0 when it has none */
+	uint64_t entry;
 	bool from_dynsym; /* no .symtab (stripped): only exported functions are known */
 	struct sym *syms; /* functions with size > 0, sorted by vaddr, one per address */
 	size_t nsyms;
@@ -216,6 +219,12 @@ struct srcline;
  */
 void syms__print_list(FILE *out, const struct symtab *st, const size_t *idx, size_t n,
 		      const struct srcline *src);
+
+/* Whether s holds st's entry point (st->entry): the code a program
+ * starts in, which the kernel (or ld.so) jumps to: no call put a return
+ * address on the stack there ([rsp] is argc), so a return probe would
+ * overwrite the program's data. Pure; any thread. */
+bool syms__holds_entry(const struct symtab *st, const struct sym *s);
 
 /*
  * Returns the function that has @name as its preferred name or as an alias,

@@ -583,8 +583,8 @@ static int callsites_of(const struct plan *p, struct trace_callsite **out, size_
 	return 0;
 }
 
-/* Functions that must never get a return probe (guard__unsafe_name):
- * not probed at all (offsets[] = TRACE_NO_PROBE), with one line saying
+/* Functions that must never get a return probe (guard__unsafe): not
+ * probed at all (offsets[] = TRACE_NO_PROBE), with one line saying
  * which. */
 static void drop_unsafe(struct ftrace *ft)
 {
@@ -593,7 +593,7 @@ static void drop_unsafe(struct ftrace *ft)
 	const char *first = NULL, *name;
 
 	for (i = 0; i < ft->n; i++)
-		if (guard__unsafe_name(ft->st->syms[ft->idx[i]].name)) {
+		if (guard__unsafe(ft->st, &ft->st->syms[ft->idx[i]])) {
 			ft->offsets[i] = TRACE_NO_PROBE;
 			first = first ? first : ft->st->syms[ft->idx[i]].name;
 			dropped++;
@@ -601,17 +601,16 @@ static void drop_unsafe(struct ftrace *ft)
 	for (i = 0; libs && i < libs->nlibs; i++)
 		for (j = 0; j < libs->v[i].n; j++, k++) {
 			name = libs->v[i].st->syms[libs->v[i].idx[j]].name;
-			if (guard__unsafe_name(name)) {
+			if (guard__unsafe(libs->v[i].st, &libs->v[i].st->syms[libs->v[i].idx[j]])) {
 				ft->offsets[k] = TRACE_NO_PROBE;
 				first = first ? first : name;
 				dropped++;
 			}
 		}
 	if (dropped)
-		log_warn(
-			"not tracing %zu function%s of the unwinder or the stack switchers (%s%s): "
-			"a return probe there would break what it does",
-			dropped, dropped == 1 ? "" : "s", first, dropped > 1 ? ", ..." : "");
+		log_warn("not tracing %zu function%s that a return probe would break (%s%s): the "
+			 "unwinder's, the stack switchers', a program's entry point",
+			 dropped, dropped == 1 ? "" : "s", first, dropped > 1 ? ", ..." : "");
 }
 
 /* -v: every function of plan p (functions idx[] of st, in file) that is

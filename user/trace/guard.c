@@ -133,6 +133,12 @@ bool guard__unsafe_name(const char *n)
 	return strstr(n, RUST_CATCH) != NULL;
 }
 
+bool guard__unsafe(const struct symtab *st, const struct sym *s)
+{
+	return guard__unsafe_name(s->name) || syms__holds_entry(st, s) ||
+	       !strcmp(s->name, "__restore_rt");
+}
+
 size_t guard__nsites(const struct guard *g)
 {
 	return g ? g->nsites : 0;

@@ -39,6 +39,8 @@
 #include "cabbpf_guard.h"
 
 struct guard;
+struct symtab;
+struct sym;
 
 /* What the guard did, for the report. */
 struct guard_stats {
@@ -143,6 +145,13 @@ void guard__gate(struct guard *g, bool open);
  * symbol's (mangled) name. Any thread.
  */
 bool guard__unsafe_name(const char *linkage_name);
+
+/* guard__unsafe_name, and the functions no call enters, whose return
+ * address is not where a return probe would put its trampoline: a
+ * program's entry point (syms__holds_entry: [rsp] is argc there) and the
+ * signal restorer (__restore_rt: [rsp] is the signal frame). s is a
+ * function of st. Any thread. */
+bool guard__unsafe(const struct symtab *st, const struct sym *s);
 
 /* Number of guard sites found (0 before guard__open). */
 size_t guard__nsites(const struct guard *g);

@@ -384,7 +384,7 @@ static int image_number(struct whole *w, struct wimage *im)
 		t->offsets[k] = ps->offset;
 		/* Functions that must never get a return probe: not probed
 		 * (as ftrace.c's drop_unsafe) */
-		if (!w->o.entry_only && guard__unsafe_name(s->name))
+		if (!w->o.entry_only && guard__unsafe(im->st, s))
 			t->offsets[k] = TRACE_NO_PROBE;
 		t->sp_delta[k] = ps->sp_delta;
 		t->names[k] = im->fnames[i];
@@ -404,7 +404,7 @@ static int image_number(struct whole *w, struct wimage *im)
 			const char *ln = l->st->syms[l->idx[j]].name;
 
 			t->offsets[k] = l->plan->sites[j].offset;
-			if (!w->o.entry_only && guard__unsafe_name(ln))
+			if (!w->o.entry_only && guard__unsafe(l->st, &l->st->syms[l->idx[j]]))
 				t->offsets[k] = TRACE_NO_PROBE;
 			t->sp_delta[k] = l->plan->sites[j].sp_delta;
 			t->names[k] = l->fnames[j];
