@@ -856,11 +856,13 @@ END_TEST
  * which the kernel jumps to with argc at [rsp]. A return probe there
  * wrote its trampoline over argc (the program saw a garbage argc: "usage"
  * and exit 2). It is left out, and said so; with --entry-only (no return
- * probe) it is counted. Both as untraced, at -O0 and -O2. */
-START_TEST(entry_point_never_return_probed)
+ * probe) it is counted. So are ld.so's functions jumped to. All as
+ * untraced, at -O0 and -O2. */
+START_TEST(jumped_to_never_return_probed)
 {
 	char *all[] = {"-f", "*", NULL};
 	char *entries[] = {"--entry-only", "-f", "_start", "-f", "main", NULL};
+	char *ldso[] = {"-f", "ld-linux-x86-64:*", "-f", "fib", NULL};
 	char *target[] = {(char *)h_target("recurse", OPT(_i)), "5", NULL};
 	struct h_plain p;
 	struct h_run r;
@@ -878,6 +880,16 @@ START_TEST(entry_point_never_return_probed)
 	h_assert_clean(&r);
 	ck_assert_int_eq(h_calls(r.json, "_start"), 1);
 	ck_assert_int_eq(h_calls(r.json, "main"), 1);
+	h_plain_free(&p);
+	h_free(&r);
+	/* All of ld.so: its lazy-binding resolver is jumped to from the PLT
+	 * with the relocation index at [rsp]; a return probe there killed
+	 * the target (SIGSEGV). The resolver's work (_dl_fixup) is traced. */
+	h_traced_same(&p, &r, ldso, target);
+	h_assert_clean(&r);
+	ck_assert_msg(strstr(r.err, "that a return probe would break ("), "stderr:\n%s", r.err);
+	ck_assert_int_gt(h_calls(r.json, "ld-linux-x86-64:_dl_fixup"), 0);
+	h_check(r.json, "recurse 5", "calls fib");
 	h_plain_free(&p);
 	h_free(&r);
 }
@@ -1355,7 +1367,7 @@ int main(void)
 	tcase_add_test(bad, bad_no_such_pid);
 	tcase_add_test(bad, bad_not_root);
 	tcase_add_test(bad, bad_not_elf);
-	tcase_add_loop_test(bad, entry_point_never_return_probed, 0, 2);
+	tcase_add_loop_test(bad, jumped_to_never_return_probed, 0, 2);
 	tcase_add_test(bad, bad_no_matching_function);
 	tcase_add_test(bad, bad_unknown_option);
 	tcase_add_test(bad, bad_missing_command);

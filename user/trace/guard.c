@@ -135,8 +135,20 @@ bool guard__unsafe_name(const char *n)
 
 bool guard__unsafe(const struct symtab *st, const struct sym *s)
 {
-	return guard__unsafe_name(s->name) || syms__holds_entry(st, s) ||
-	       !strcmp(s->name, "__restore_rt");
+	/* Entered by a jump with something else at [rsp]: the signal frame
+	 * (a handler returns into the restorer); the PLT's two pushed words
+	 * (lazy binding's resolver: found killing /bin/echo under -f
+	 * 'ld-linux-x86-64:*'). */
+	static const char *const jumped_to[] = {"__restore_rt", "_dl_runtime_resolve",
+						"_dl_runtime_profile"};
+	size_t i;
+
+	if (guard__unsafe_name(s->name) || syms__holds_entry(st, s))
+		return true;
+	for (i = 0; i < sizeof(jumped_to) / sizeof(jumped_to[0]); i++)
+		if (!strncmp(s->name, jumped_to[i], strlen(jumped_to[i])))
+			return true;
+	return false;
 }
 
 size_t guard__nsites(const struct guard *g)

@@ -148,9 +148,11 @@ bool guard__unsafe_name(const char *linkage_name);
 
 /* guard__unsafe_name, and the functions no call enters, whose return
  * address is not where a return probe would put its trampoline: a
- * program's entry point (syms__holds_entry: [rsp] is argc there) and the
- * signal restorer (__restore_rt: [rsp] is the signal frame). s is a
- * function of st. Any thread. */
+ * program's entry point (syms__holds_entry: [rsp] is argc there), the
+ * signal restorer (__restore_rt: [rsp] is the signal frame) and ld.so's
+ * lazy-binding resolvers (_dl_runtime_resolve*, _dl_runtime_profile*:
+ * [rsp] is the relocation index the PLT pushed). s is a function of st.
+ * Any thread. */
 bool guard__unsafe(const struct symtab *st, const struct sym *s);
 
 /* Number of guard sites found (0 before guard__open). */
