@@ -895,6 +895,35 @@ START_TEST(jumped_to_never_return_probed)
 }
 END_TEST
 
+/* setjmp and getcontext keep their own return address to jump back to
+ * later: with a return probe they kept the trampoline, and the longjmp
+ * (setcontext) to it after they returned killed the target (SIGILL).
+ * They are left out, said so; the rest of the program as untraced. */
+START_TEST(setjmp_never_return_probed)
+{
+	char *sj[] = {"-f", "*", "-f", "libc:*setjmp*", NULL};
+	char *jt[] = {(char *)h_target("jump", OPT(_i)), "20", NULL};
+	char *gc[] = {"-f", "once", "-f", "step", "-f", "libc:getcontext", NULL};
+	char *ct[] = {(char *)h_target("coro", OPT(_i)), "50", NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	h_traced_same(&p, &r, sj, jt);
+	ck_assert_msg(strstr(r.err, "that a return probe would break ("), "stderr:\n%s", r.err);
+	ck_assert_int_eq(h_calls(r.json, "outer"), 20);
+	ck_assert_int_eq(h_calls(r.json, "normal"), 1);
+	ck_assert_int_eq(h_calls(r.json, "libc:_setjmp"), 0); /* not probed */
+	h_plain_free(&p);
+	h_free(&r);
+	h_traced_same(&p, &r, gc, ct);
+	ck_assert_msg(strstr(r.err, "that a return probe would break (getcontext)"), "stderr:\n%s",
+		      r.err);
+	ck_assert_int_eq(h_calls(r.json, "once"), h_own_calls(p.out, "once"));
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 /* Output paths are checked before tracing: a bad one costs no trace, and
  * another user's file is not overwritten. */
 START_TEST(json_path_checked_before_tracing)
@@ -1368,6 +1397,7 @@ int main(void)
 	tcase_add_test(bad, bad_not_root);
 	tcase_add_test(bad, bad_not_elf);
 	tcase_add_loop_test(bad, jumped_to_never_return_probed, 0, 2);
+	tcase_add_loop_test(bad, setjmp_never_return_probed, 0, 2);
 	tcase_add_test(bad, bad_no_matching_function);
 	tcase_add_test(bad, bad_unknown_option);
 	tcase_add_test(bad, bad_missing_command);

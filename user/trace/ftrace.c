@@ -609,7 +609,8 @@ static void drop_unsafe(struct ftrace *ft)
 		}
 	if (dropped)
 		log_warn("not tracing %zu function%s that a return probe would break (%s%s): the "
-			 "unwinder's, the stack switchers', a program's entry point",
+			 "unwinder's, the stack switchers', setjmp's, those jumped to "
+			 "(docs/guard.md)",
 			 dropped, dropped == 1 ? "" : "s", first, dropped > 1 ? ", ..." : "");
 }
 

@@ -141,12 +141,22 @@ bool guard__unsafe(const struct symtab *st, const struct sym *s)
 	 * 'ld-linux-x86-64:*'). */
 	static const char *const jumped_to[] = {"__restore_rt", "_dl_runtime_resolve",
 						"_dl_runtime_profile"};
+	/* Keep their own return address for a later jump back: the trampoline
+	 * would be kept, and a longjmp or setcontext to it, once the call has
+	 * returned, is a return the kernel has no record of: SIGILL (found
+	 * with -f 'libc:_setjmp', -f 'libc:getcontext'). */
+	static const char *const keep_return[] = {"setjmp",	 "_setjmp",	"__setjmp",
+						  "sigsetjmp",	 "__sigsetjmp", "getcontext",
+						  "__getcontext"};
 	size_t i;
 
 	if (guard__unsafe_name(s->name) || syms__holds_entry(st, s))
 		return true;
 	for (i = 0; i < sizeof(jumped_to) / sizeof(jumped_to[0]); i++)
 		if (!strncmp(s->name, jumped_to[i], strlen(jumped_to[i])))
+			return true;
+	for (i = 0; i < sizeof(keep_return) / sizeof(keep_return[0]); i++)
+		if (!strcmp(s->name, keep_return[i]))
 			return true;
 	return false;
 }

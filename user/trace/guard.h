@@ -151,8 +151,10 @@ bool guard__unsafe_name(const char *linkage_name);
  * program's entry point (syms__holds_entry: [rsp] is argc there), the
  * signal restorer (__restore_rt: [rsp] is the signal frame) and ld.so's
  * lazy-binding resolvers (_dl_runtime_resolve*, _dl_runtime_profile*:
- * [rsp] is the relocation index the PLT pushed). s is a function of st.
- * Any thread. */
+ * [rsp] is the relocation index the PLT pushed); and those that keep
+ * their return address to jump back to later (setjmp, sigsetjmp,
+ * getcontext and their glibc names). s is a function of st. Any
+ * thread. */
 bool guard__unsafe(const struct symtab *st, const struct sym *s);
 
 /* Number of guard sites found (0 before guard__open). */
