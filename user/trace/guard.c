@@ -138,9 +138,10 @@ bool guard__unsafe(const struct symtab *st, const struct sym *s)
 	/* Entered by a jump with something else at [rsp]: the signal frame
 	 * (a handler returns into the restorer); the PLT's two pushed words
 	 * (lazy binding's resolver: found killing /bin/echo under -f
-	 * 'ld-linux-x86-64:*'). */
+	 * 'ld-linux-x86-64:*'); the context's uc_link (a makecontext
+	 * function returns into __start_context: SIGSEGV). */
 	static const char *const jumped_to[] = {"__restore_rt", "_dl_runtime_resolve",
-						"_dl_runtime_profile"};
+						"_dl_runtime_profile", "__start_context"};
 	/* Keep their own return address for a later jump back: the trampoline
 	 * would be kept, and a longjmp or setcontext to it, once the call has
 	 * returned, is a return the kernel has no record of: SIGILL (found
