@@ -149,16 +149,21 @@ bool guard__unsafe(const struct symtab *st, const struct sym *s)
 	static const char *const keep_return[] = {"setjmp",	 "_setjmp",	"__setjmp",
 						  "sigsetjmp",	 "__sigsetjmp", "getcontext",
 						  "__getcontext"};
-	size_t i;
+	size_t i, a;
 
 	if (guard__unsafe_name(s->name) || syms__holds_entry(st, s))
 		return true;
-	for (i = 0; i < sizeof(jumped_to) / sizeof(jumped_to[0]); i++)
-		if (!strncmp(s->name, jumped_to[i], strlen(jumped_to[i])))
-			return true;
-	for (i = 0; i < sizeof(keep_return) / sizeof(keep_return[0]); i++)
-		if (!strcmp(s->name, keep_return[i]))
-			return true;
+	/* by any of its names: which one is preferred varies by libc */
+	for (a = 0; a <= s->naliases; a++) {
+		const char *n = a ? s->aliases[a - 1] : s->name;
+
+		for (i = 0; i < sizeof(jumped_to) / sizeof(jumped_to[0]); i++)
+			if (!strncmp(n, jumped_to[i], strlen(jumped_to[i])))
+				return true;
+		for (i = 0; i < sizeof(keep_return) / sizeof(keep_return[0]); i++)
+			if (!strcmp(n, keep_return[i]))
+				return true;
+	}
 	return false;
 }
 
