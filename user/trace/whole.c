@@ -340,7 +340,8 @@ static int image_number(struct whole *w, struct wimage *im)
 {
 	struct whole_table *t = &w->t;
 	uint32_t k = atomic_load_explicit(&t->n, memory_order_relaxed);
-	size_t need = image_count(im), i, j;
+	size_t need = image_count(im), i, j, nunsafe = 0;
+	const char *unsafe = NULL; /* the first function never return-probed */
 	struct stat sb;
 
 	if (!need) {
@@ -384,8 +385,11 @@ static int image_number(struct whole *w, struct wimage *im)
 		t->offsets[k] = ps->offset;
 		/* Functions that must never get a return probe: not probed
 		 * (as ftrace.c's drop_unsafe) */
-		if (!w->o.entry_only && guard__unsafe(im->st, s))
+		if (!w->o.entry_only && guard__unsafe(im->st, s)) {
 			t->offsets[k] = TRACE_NO_PROBE;
+			unsafe = unsafe ? unsafe : s->name;
+			nunsafe++;
+		}
 		t->sp_delta[k] = ps->sp_delta;
 		t->names[k] = im->fnames[i];
 		t->lnames[k] = s->name;
@@ -404,8 +408,11 @@ static int image_number(struct whole *w, struct wimage *im)
 			const char *ln = l->st->syms[l->idx[j]].name;
 
 			t->offsets[k] = l->plan->sites[j].offset;
-			if (!w->o.entry_only && guard__unsafe(l->st, &l->st->syms[l->idx[j]]))
+			if (!w->o.entry_only && guard__unsafe(l->st, &l->st->syms[l->idx[j]])) {
 				t->offsets[k] = TRACE_NO_PROBE;
+				unsafe = unsafe ? unsafe : ln;
+				nunsafe++;
+			}
 			t->sp_delta[k] = l->plan->sites[j].sp_delta;
 			t->names[k] = l->fnames[j];
 			t->lnames[k] = ln;
@@ -414,6 +421,13 @@ static int image_number(struct whole *w, struct wimage *im)
 				t->probe_ns[k] = w->o.probe_cost[l->plan->sites[j].cls];
 		}
 	}
+	/* as ftrace.c's drop_unsafe says for one process */
+	if (nunsafe && !w->o.quiet_setup)
+		log_warn("%s: not tracing %zu function%s that a return probe would break (%s%s): "
+			 "the unwinder's, the stack switchers', setjmp's, those jumped to "
+			 "(docs/guard.md)",
+			 im->path, nunsafe, nunsafe == 1 ? "" : "s", unsafe,
+			 nunsafe > 1 ? ", ..." : "");
 	im->nfids = k - im->fid0;
 	/* Every entry below k is written: the analyzers may read them once
 	 * an event carries one of these fids (runner.h). */
