@@ -91,7 +91,9 @@ static bool assert_exact_or_cut(const struct h_run *r, const char *name)
  * degrees of freedom (Student's t, analyzers/sampling.h; the progress
  * correction's error, normal, is in it too and is covered more widely
  * still), so the bound is the interval times t(1e-6) / t(0.05); plus 2% of
- * the truth for the progress clock's own bias, and 1 for rounding. */
+ * the truth for the progress clock's own bias, and 1 for rounding. With
+ * one window only (a loaded machine) there is no interval to test: the
+ * report must say so. */
 static void assert_estimated(const struct h_run *r, const char *name)
 {
 	long long own = h_own_calls(r->out, name);
@@ -105,6 +107,17 @@ static void assert_estimated(const struct h_run *r, const char *name)
 			 "estimated");
 	/* Fewer seen than made: it was out of the target part of the time. */
 	ck_assert_int_lt(h_calls(r->json, name), own);
+	/* One window (or stratum) only: a point estimate, no interval, and
+	 * the report says so (null, 0 degrees of freedom; the text "(1
+	 * window)"). Seen under make stress: probes 10x dearer left the
+	 * budget room for 3 windows of hot in 6.7 s, 2 of them cut. */
+	if (df == 0 && !e95) {
+		ck_assert_int_ge(est, h_calls(r->json, name));
+		fprintf(stderr,
+			"note: %s: one window only: estimated %lld, no interval (made %lld)\n",
+			name, est, own);
+		return;
+	}
 	ck_assert_msg(err95 > 0, "%s: no interval (one window?): %s", name, r->err);
 	ck_assert_int_ge(df, 1);
 	bound = (long long)(h_t_1e6(df) / sampling__t975((uint32_t)df) * (double)err95) + own / 50 +
