@@ -1152,6 +1152,21 @@ START_TEST(bad_kernel_thread_and_zombie)
 }
 END_TEST
 
+/* "reexec 50" (re-executing itself once) traced exactly: the old image's
+ * frames ended by exec, the new one traced on, one exec of the same
+ * program, by the main thread. */
+static void assert_reexec_same(json_object *json)
+{
+	H_CHECK(json, "reexec 50", "calls work", "calls main", "calls hop", "edge <root> -> main",
+		"edge main -> work", "edge main -> hop", "edge main -> main", "edges",
+		"returns.exec" /* main and hop */);
+	ck_assert_int_eq(h_returns(json, "missing"), 0);
+	ck_assert_int_eq(h_returns(json, "open"), 0);
+	ck_assert_int_eq(h_num(h_get(json, "target"), "execs"), 1);
+	ck_assert(!json_object_get_boolean(h_get(h_get(json, "target"), "exec_other_program")));
+	ck_assert(!json_object_get_boolean(h_get(h_get(json, "target"), "exec_from_thread")));
+}
+
 /* execve of the same program while traced frames are open: the old
  * image's frames end "by exec" (no false main -> main edge), the new image
  * is traced on with exact counts. Another program: said so. */
@@ -1163,14 +1178,7 @@ START_TEST(exec_same_and_other)
 
 	h_run(&r, same);
 	h_assert_clean(&r);
-	H_CHECK(r.json, "reexec 50", "calls work", "calls main", "calls hop", "edge <root> -> main",
-		"edge main -> work", "edge main -> hop", "edge main -> main", "edges",
-		"returns.exec" /* main and hop */);
-	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
-	ck_assert_int_eq(h_returns(r.json, "open"), 0);
-	ck_assert_int_eq(h_num(h_get(r.json, "target"), "execs"), 1);
-	ck_assert(!json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_other_program")));
-	ck_assert(!json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_from_thread")));
+	assert_reexec_same(r.json);
 	h_free(&r);
 
 	h_run(&r, other);
@@ -1227,13 +1235,7 @@ START_TEST(follow_exec_through_shims)
 	ck_assert_ptr_nonnull(realpath(h_target("reexec", OPT(_i)), shim2));
 	snprintf(text, sizeof(text), "cabbpf: %s started %s (after 5 execs)", shim, shim2);
 	ck_assert_msg(strstr(r.err, text), "no '%s' on stderr:\n%s", text, r.err);
-	H_CHECK(r.json, "reexec 50", "calls work", "calls main", "calls hop", "edge <root> -> main",
-		"edge main -> work", "edge main -> hop", "edge main -> main", "edges",
-		"returns.exec");
-	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
-	ck_assert_int_eq(h_returns(r.json, "open"), 0);
-	ck_assert_int_eq(h_num(h_get(r.json, "target"), "execs"), 1);
-	ck_assert(!json_object_get_boolean(h_get(h_get(r.json, "target"), "exec_other_program")));
+	assert_reexec_same(r.json);
 	h_free(&r);
 	h_plain_free(&p);
 

@@ -583,28 +583,19 @@ static int callsites_of(const struct plan *p, struct trace_callsite **out, size_
 	return 0;
 }
 
-/* drop_unsafe's list of names for its warning: the first four. */
-static void name_dropped(char *buf, size_t cap, size_t *n, const char *name)
-{
-	size_t len = strlen(buf);
-
-	if ((*n)++ < 4)
-		snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", name);
-}
-
 /* Functions that must never get a return probe (guard__unsafe): not
  * probed at all (offsets[] = TRACE_NO_PROBE), with one line naming the
  * first few. */
 static void drop_unsafe(struct ftrace *ft)
 {
 	const struct libs *libs = ft->libs;
-	size_t i, j, k = ft->n, dropped = 0;
-	char names[256] = "";
+	struct guard_dropped d = {0};
+	size_t i, j, k = ft->n;
 
 	for (i = 0; i < ft->n; i++)
 		if (guard__unsafe(ft->st, &ft->st->syms[ft->idx[i]])) {
 			ft->offsets[i] = TRACE_NO_PROBE;
-			name_dropped(names, sizeof(names), &dropped, ft->st->syms[ft->idx[i]].name);
+			guard__dropped_add(&d, ft->st->syms[ft->idx[i]].name);
 		}
 	for (i = 0; libs && i < libs->nlibs; i++)
 		for (j = 0; j < libs->v[i].n; j++, k++) {
@@ -612,14 +603,10 @@ static void drop_unsafe(struct ftrace *ft)
 
 			if (guard__unsafe(libs->v[i].st, s)) {
 				ft->offsets[k] = TRACE_NO_PROBE;
-				name_dropped(names, sizeof(names), &dropped, s->name);
+				guard__dropped_add(&d, s->name);
 			}
 		}
-	if (dropped)
-		log_warn("not tracing %zu function%s that a return probe would break (%s%s): the "
-			 "unwinder's, the stack switchers', setjmp's, those jumped to "
-			 "(docs/guard.md)",
-			 dropped, dropped == 1 ? "" : "s", names, dropped > 4 ? ", ..." : "");
+	guard__dropped_say(&d, "");
 }
 
 /* -v: every function of plan p (functions idx[] of st, in file) that is

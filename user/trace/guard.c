@@ -167,6 +167,23 @@ bool guard__unsafe(const struct symtab *st, const struct sym *s)
 	return false;
 }
 
+void guard__dropped_add(struct guard_dropped *d, const char *name)
+{
+	size_t len = strlen(d->names);
+
+	if (d->n++ < 4)
+		snprintf(d->names + len, sizeof(d->names) - len, "%s%s", len ? ", " : "", name);
+}
+
+void guard__dropped_say(const struct guard_dropped *d, const char *what)
+{
+	if (d->n)
+		log_warn("%snot tracing %zu function%s that a return probe would break (%s%s): "
+			 "the unwinder's, the stack switchers', setjmp's, those jumped to "
+			 "(docs/guard.md)",
+			 what, d->n, d->n == 1 ? "" : "s", d->names, d->n > 4 ? ", ..." : "");
+}
+
 size_t guard__nsites(const struct guard *g)
 {
 	return g ? g->nsites : 0;

@@ -157,6 +157,19 @@ bool guard__unsafe_name(const char *linkage_name);
  * thread. */
 bool guard__unsafe(const struct symtab *st, const struct sym *s);
 
+/* The functions guard__unsafe left out, for one warning line. */
+struct guard_dropped {
+	size_t n;
+	char names[256]; /* the first four, comma-separated */
+};
+
+/* Note function name as left out. Any thread (d is the caller's). */
+void guard__dropped_add(struct guard_dropped *d, const char *name);
+
+/* If any was left out: the warning naming them on stderr, after what
+ * ("PATH: ", or ""). Any thread. */
+void guard__dropped_say(const struct guard_dropped *d, const char *what);
+
 /* Number of guard sites found (0 before guard__open). */
 size_t guard__nsites(const struct guard *g);
 

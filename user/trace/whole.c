@@ -340,8 +340,9 @@ static int image_number(struct whole *w, struct wimage *im)
 {
 	struct whole_table *t = &w->t;
 	uint32_t k = atomic_load_explicit(&t->n, memory_order_relaxed);
-	size_t need = image_count(im), i, j, nunsafe = 0;
-	const char *unsafe = NULL; /* the first function never return-probed */
+	size_t need = image_count(im), i, j;
+	struct guard_dropped d = {0};
+	char what[PATH_MAX + 2];
 	struct stat sb;
 
 	if (!need) {
@@ -387,8 +388,7 @@ static int image_number(struct whole *w, struct wimage *im)
 		 * (as ftrace.c's drop_unsafe) */
 		if (!w->o.entry_only && guard__unsafe(im->st, s)) {
 			t->offsets[k] = TRACE_NO_PROBE;
-			unsafe = unsafe ? unsafe : s->name;
-			nunsafe++;
+			guard__dropped_add(&d, s->name);
 		}
 		t->sp_delta[k] = ps->sp_delta;
 		t->names[k] = im->fnames[i];
@@ -410,8 +410,7 @@ static int image_number(struct whole *w, struct wimage *im)
 			t->offsets[k] = l->plan->sites[j].offset;
 			if (!w->o.entry_only && guard__unsafe(l->st, &l->st->syms[l->idx[j]])) {
 				t->offsets[k] = TRACE_NO_PROBE;
-				unsafe = unsafe ? unsafe : ln;
-				nunsafe++;
+				guard__dropped_add(&d, ln);
 			}
 			t->sp_delta[k] = l->plan->sites[j].sp_delta;
 			t->names[k] = l->fnames[j];
@@ -422,12 +421,9 @@ static int image_number(struct whole *w, struct wimage *im)
 		}
 	}
 	/* as ftrace.c's drop_unsafe says for one process */
-	if (nunsafe && !w->o.quiet_setup)
-		log_warn("%s: not tracing %zu function%s that a return probe would break (%s%s): "
-			 "the unwinder's, the stack switchers', setjmp's, those jumped to "
-			 "(docs/guard.md)",
-			 im->path, nunsafe, nunsafe == 1 ? "" : "s", unsafe,
-			 nunsafe > 1 ? ", ..." : "");
+	snprintf(what, sizeof(what), "%s: ", im->path);
+	if (!w->o.quiet_setup)
+		guard__dropped_say(&d, what);
 	im->nfids = k - im->fid0;
 	/* Every entry below k is written: the analyzers may read them once
 	 * an event carries one of these fids (runner.h). */
