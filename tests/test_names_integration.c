@@ -266,6 +266,7 @@ START_TEST(no_pattern_matches)
 {
 	char *exe[] = {"-f", "zzz_a*", "-f", "ns::zzz_b", "--", names_bin(0), NSTR, NULL};
 	char *mixed[] = {"-f", "zzz_a*", "-f", "libc:zzz_b*", "--", names_bin(0), NSTR, NULL};
+	char *lib[] = {"-f", "libc:zzz_c*", "--", names_bin(0), NSTR, NULL};
 	struct h_run r;
 
 	h_run(&r, exe);
@@ -279,6 +280,30 @@ START_TEST(no_pattern_matches)
 	ck_assert_ptr_nonnull(strstr(r.err, "-f 'zzz_a*' matches no function"));
 	ck_assert_ptr_nonnull(strstr(r.err, "-f 'libc:zzz_b*' matches no function"));
 	ck_assert_ptr_nonnull(strstr(r.err, "cabbpf: error: no function matches the -f patterns"));
+	h_free(&r);
+	h_run(&r, lib);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "matches libc:zzz_c*; -l -f 'libc:*' with the same command "
+				    "lists them"),
+		      "stderr:\n%s", r.err);
+	ck_assert_msg(!strstr(r.err, "IFUNC"), "stderr:\n%s", r.err); /* none was selected */
+	h_free(&r);
+}
+END_TEST
+
+/* glibc's symbols have versions: its debug symbols name the fopen programs
+ * call "fopen@@GLIBC_2.2.5", and pthread_cond_wait has an old version
+ * beside the default one. -f libc:fopen and -f libc:pthread_cond_wait
+ * select the default ones, one function each. */
+START_TEST(versioned_library_names)
+{
+	char *args[] = {"-f", "libc:fopen", "-f", "libc:pthread_cond_wait",
+			"--", names_bin(0), NSTR, NULL};
+	struct h_run r;
+
+	h_run(&r, args);
+	assert_clean_run(&r);
+	ck_assert_int_eq(h_num(r.json, "functions_traced"), 2);
 	h_free(&r);
 }
 END_TEST
@@ -300,6 +325,7 @@ int main(void)
 	tcase_add_loop_test(tc, unmatched_patterns_warned, 0, 2);
 	tcase_add_test(tc, unmatched_in_executable_library_matches);
 	tcase_add_test(tc, no_pattern_matches);
+	tcase_add_test(tc, versioned_library_names);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

@@ -154,6 +154,16 @@ static const char *const frag_src[] = {
  * overloaded method and a const one, a template, an overloaded function,
  * std::vector, a static function g++ -O2 clones (scale, k == 3), and a
  * function whose cold branch g++ -O2 splits off (ns::work -> .cold). */
+/* A library with two versions of vf: vf@V1 (for programs linked against
+ * the old one) and vf@@V2, the default, as glibc has fopen, dlsym and
+ * pthread_cond_wait. Its .symtab names them "vf@V1" and "vf@@V2"; its
+ * .dynsym "vf" twice, with the versions in .gnu.version. */
+static const char *const ver_src[] = {
+	"__asm__(\".symver vf_old, vf@V1\");", "__asm__(\".symver vf_new, vf@@V2\");",
+	"int vf_old(void) { return 1; }",      "int vf_new(void) { return 2; }",
+	"int plain(void) { return 3; }",
+};
+
 static const char *const cxx_src[] = {
 	"#include <cstdio>",
 	"#include <vector>",
@@ -237,6 +247,8 @@ static char path_empty[PATH_MAX + 32];
 static bool built;
 /* frag_src at gcc -O2; cxx_src at g++ -O0 ([0]) and -O2 ([1]) */
 static char path_frag[PATH_MAX + 32], path_cxx[2][PATH_MAX + 32];
+/* ver_src as built ([0]) and stripped ([1]) */
+static char path_ver[2][PATH_MAX + 32];
 static bool built_names;
 
 static int write_file(const char *path, const char *text)
@@ -293,7 +305,7 @@ static int write_lines(const char *path, const char *const *src, size_t n)
 /* The fragment and clone program and the C++ one (after build_all). */
 static bool build_names(void)
 {
-	char src[PATH_MAX + 32];
+	char src[PATH_MAX + 32], map[PATH_MAX + 32];
 	int o;
 
 	snprintf(src, sizeof(src), "%s/frag.c", dir);
@@ -309,6 +321,16 @@ static bool build_names(void)
 		if (run("g++ -O%d -Wall -Werror %s -o %s", 2 * o, src, path_cxx[o]))
 			return false;
 	}
+	snprintf(src, sizeof(src), "%s/ver.c", dir);
+	snprintf(map, sizeof(map), "%s/ver.map", dir);
+	snprintf(path_ver[0], sizeof(path_ver[0]), "%s/libver.so", dir);
+	snprintf(path_ver[1], sizeof(path_ver[1]), "%s/libver-stripped.so", dir);
+	if (write_lines(src, ver_src, sizeof(ver_src) / sizeof(ver_src[0])) ||
+	    write_file(map, "V1 { global: vf; plain; local: *; };\nV2 { global: vf; } V1;\n") ||
+	    run("gcc -O2 -shared -fPIC -Wall -Werror -Wl,--version-script=%s %s -o %s", map, src,
+		path_ver[0]) ||
+	    run("strip --strip-all %s -o %s", path_ver[0], path_ver[1]))
+		return false;
 	return true;
 }
 
@@ -667,6 +689,52 @@ END_TEST
  * the bytes at libc's getpid here (asked of libc itself: in a -no-pie
  * program &getpid would be the executable's PLT slot).
  */
+/* A default version is not part of a name ("vf@@V2" is vf, which -f vf
+ * selects); another version is ("vf@V1"), from .symtab's names and from
+ * .dynsym's version table alike. */
+START_TEST(test_symbol_versions)
+{
+	const char *vf = "vf", *old = "vf@V1", *both = "vf*";
+	const struct sym *vnew, *vold;
+	struct symtab *st[2] = {NULL, NULL};
+	size_t *idx, n, k, i;
+	char names[256];
+
+	ck_assert_msg(built_names, "test programs were not built");
+	ck_assert_int_eq(syms__load(path_ver[0], &st[0]), 0);
+	ck_assert_int_eq(syms__load(path_ver[1], &st[1]), 0);
+	ck_assert(!st[0]->from_dynsym);
+	ck_assert(st[1]->from_dynsym);
+	vnew = syms__find(st[0], "vf_new");
+	vold = syms__find(st[0], "vf_old");
+	ck_assert_ptr_nonnull(vnew);
+	ck_assert_ptr_nonnull(vold);
+	ck_assert_str_eq(vnew->name, "vf");
+	ck_assert_str_eq(vold->name, "vf@V1");
+	for (k = 0; k < 2; k++) {
+		ck_assert_int_eq(syms__select(st[k], NULL, 0, &idx, &n), 0);
+		selected_names(st[k], idx, n, names, sizeof(names));
+		ck_assert_str_eq(names, "plain vf vf@V1");
+		for (i = 0; i < n; i++)
+			ck_assert_ptr_null(strstr(st[k]->syms[idx[i]].name, "@@"));
+		free(idx);
+		ck_assert_int_eq(syms__select(st[k], &vf, 1, &idx, &n), 0);
+		ck_assert_uint_eq(n, 1);
+		ck_assert_uint_eq(st[k]->syms[idx[0]].vaddr, vnew->vaddr);
+		free(idx);
+		ck_assert_int_eq(syms__select(st[k], &old, 1, &idx, &n), 0);
+		ck_assert_uint_eq(n, 1);
+		ck_assert_uint_eq(st[k]->syms[idx[0]].vaddr, vold->vaddr);
+		free(idx);
+		ck_assert_int_eq(syms__select(st[k], &both, 1, &idx, &n), 0);
+		ck_assert_uint_eq(n, 2);
+		free(idx);
+	}
+	syms__free(st[0]);
+	syms__free(st[1]);
+}
+END_TEST
+
 START_TEST(test_system_libc)
 {
 	char line[PATH_MAX + 256], libc[PATH_MAX] = "", *p;
@@ -698,6 +766,9 @@ START_TEST(test_system_libc)
 	ck_assert_ptr_nonnull(s);
 	ck_assert_ptr_nonnull(syms__find(st, "malloc"));
 	ck_assert(syms__find(st, "memcpy")->ifunc);
+	/* "fopen@@GLIBC_2.2.5" in libc's debug symbols, when they are here */
+	ck_assert_ptr_nonnull(syms__find(st, "fopen"));
+	ck_assert_ptr_nonnull(syms__find(st, "dlsym"));
 	h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
 	ck_assert_ptr_nonnull(h);
 	mem = dlsym(h, "getpid");
@@ -1243,6 +1314,7 @@ static Suite *syms_suite(void)
 	tcase_add_test(tc, test_fragments_and_clones);
 	tcase_add_loop_test(tc, test_cxx_names, 0, 2);
 	tcase_add_test(tc, test_load_errors);
+	tcase_add_test(tc, test_symbol_versions);
 	tcase_add_test(tc, test_system_libc);
 	suite_add_tcase(s, tc);
 

@@ -31,6 +31,7 @@
 
 struct cand {
 	const char *name; /* points into libelf's string table data */
+	size_t len;	  /* of the name without a default version ("@@GLIBC_2.34") */
 	uint64_t vaddr;
 	uint64_t size;
 	enum syms_bind bind;
@@ -41,6 +42,8 @@ struct cand {
 struct cands {
 	struct cand *v;
 	size_t n, cap;
+	char **owned; /* names made here ("vf@V1"), freed with the candidates */
+	size_t nowned;
 };
 
 /* A file-backed PT_LOAD range: the only bytes a uprobe can land on. */
@@ -84,11 +87,32 @@ static int syms__cand_cmp(const void *pa, const void *pb)
 	ub = syms__underscores(b->name);
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
-	la = strlen(a->name);
-	lb = strlen(b->name);
+	la = a->len;
+	lb = b->len;
 	if (la != lb)
 		return la < lb ? -1 : 1;
-	return strcmp(a->name, b->name);
+	return memcmp(a->name, b->name, la);
+}
+
+static bool syms__same_name(const struct cand *a, const struct cand *b)
+{
+	return a->len == b->len && !memcmp(a->name, b->name, a->len);
+}
+
+/*
+ * The length of @name without a default symbol version: glibc's debug
+ * symbol table names "fopen@@GLIBC_2.2.5", "dlsym@@GLIBC_2.34" (518 of
+ * its functions), which is the function the program calls as fopen and
+ * what -f 'libc:fopen' must select (the dynamic symbol table says "fopen",
+ * with the version apart). A non-default version ("dlsym@GLIBC_2.2.5",
+ * kept for old binaries) keeps its suffix: it is another name, or another
+ * function ("pthread_cond_wait@GLIBC_2.2.5").
+ */
+static size_t syms__name_len(const char *name)
+{
+	const char *at = strstr(name, "@@");
+
+	return at && at != name ? (size_t)(at - name) : strlen(name);
 }
 
 static int syms__push(struct cands *c, const struct cand *x)
@@ -108,11 +132,60 @@ static int syms__push(struct cands *c, const struct cand *x)
 	return 0;
 }
 
+/*
+ * The version of dynamic symbol @i when it is not the default one (the
+ * name a symbol table with versions in its names spells "vf@V1"), or
+ * NULL: .gnu.version (@versym) marks it hidden, .gnu.version_d (@verdef)
+ * names it. Imports (.gnu.version_r) are never asked for.
+ */
+static const char *syms__hidden_version(Elf *elf, Elf_Data *versym, Elf_Scn *verdef, size_t i)
+{
+	enum { VERSYM_HIDDEN = 0x8000, VERSYM_VERSION = 0x7fff }; /* binutils' names */
+	GElf_Versym vs;
+	GElf_Verdef vd;
+	GElf_Verdaux va;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t off = 0;
+
+	if (!versym || !verdef || !gelf_getversym(versym, (int)i, &vs) || !(vs & VERSYM_HIDDEN))
+		return NULL;
+	vs &= VERSYM_VERSION;
+	if (!gelf_getshdr(verdef, &sh) || !(d = elf_getdata(verdef, NULL)))
+		return NULL;
+	/* bounded by the section: each step moves forward, or the chain ends */
+	while (off < d->d_size && gelf_getverdef(d, (int)off, &vd)) {
+		if (vd.vd_ndx == vs)
+			return gelf_getverdaux(d, (int)(off + vd.vd_aux), &va)
+				       ? elf_strptr(elf, sh.sh_link, va.vda_name)
+				       : NULL;
+		if (!vd.vd_next)
+			break;
+		off += vd.vd_next;
+	}
+	return NULL;
+}
+
+/* Dynamic symbol @name with a hidden version: "@name@VER", owned by @c. */
+static const char *syms__versioned(struct cands *c, const char *name, const char *ver)
+{
+	char **nv = realloc(c->owned, (c->nowned + 1) * sizeof(*nv));
+
+	if (!nv)
+		return NULL;
+	c->owned = nv;
+	if (asprintf(&nv[c->nowned], "%s@%s", name, ver) < 0)
+		return NULL;
+	return nv[c->nowned++];
+}
+
 /* Appends the defined function symbols of symbol-table section @scn. */
 static int syms__collect(Elf *elf, Elf_Scn *scn, struct cands *c)
 {
-	GElf_Shdr sh;
-	Elf_Data *data;
+	Elf_Data *data, *versym = NULL;
+	Elf_Scn *vscn = NULL, *verdef = NULL;
+	const char *ver;
+	GElf_Shdr sh, vsh;
 	GElf_Sym s;
 	struct cand x;
 	size_t i, count;
@@ -127,6 +200,15 @@ static int syms__collect(Elf *elf, Elf_Scn *scn, struct cands *c)
 	data = elf_getdata(scn, NULL);
 	if (!data)
 		goto cleanup;
+	/* .dynsym names carry no version; .gnu.version says which it is */
+	while (sh.sh_type == SHT_DYNSYM && (vscn = elf_nextscn(elf, vscn))) {
+		if (!gelf_getshdr(vscn, &vsh))
+			continue;
+		if (vsh.sh_type == SHT_GNU_versym && vsh.sh_link == elf_ndxscn(scn))
+			versym = elf_getdata(vscn, NULL);
+		else if (vsh.sh_type == SHT_GNU_verdef)
+			verdef = vscn;
+	}
 	count = sh.sh_size / sh.sh_entsize;
 	for (i = 0; i < count; i++) {
 		if (!gelf_getsym(data, (int)i, &s))
@@ -139,6 +221,12 @@ static int syms__collect(Elf *elf, Elf_Scn *scn, struct cands *c)
 		x.name = elf_strptr(elf, sh.sh_link, s.st_name);
 		if (!x.name || !x.name[0])
 			continue;
+		ver = syms__hidden_version(elf, versym, verdef, i);
+		if (ver && !(x.name = syms__versioned(c, x.name, ver))) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		x.len = syms__name_len(x.name);
 		x.vaddr = s.st_value;
 		x.size = s.st_size;
 		x.bind = syms__bind_of(GELF_ST_BIND(s.st_info));
@@ -221,15 +309,16 @@ static int syms__build(struct symtab *st, struct cands *c, const struct seg *seg
 			if (c->v[end].size > size)
 				size = c->v[end].size;
 			for (k = i; k < end; k++) {
-				if (!c->v[k].dup && !strcmp(c->v[k].name, c->v[end].name)) {
+				if (!c->v[k].dup && syms__same_name(&c->v[k], &c->v[end])) {
 					c->v[end].dup = true;
 					break;
 				}
 			}
 		}
 		if (!syms__to_offset(segs, nsegs, c->v[i].vaddr, &off)) {
-			log_debug("%s: function %s at %#llx is in no loaded segment, skipped",
-				  st->path, c->v[i].name, (unsigned long long)c->v[i].vaddr);
+			log_debug("%s: function %.*s at %#llx is in no loaded segment, skipped",
+				  st->path, (int)c->v[i].len, c->v[i].name,
+				  (unsigned long long)c->v[i].vaddr);
 			st->nunmapped++;
 			continue;
 		}
@@ -240,7 +329,7 @@ static int syms__build(struct symtab *st, struct cands *c, const struct seg *seg
 		for (j = i; j < end; j++) {
 			if (c->v[j].dup)
 				continue;
-			nbytes += strlen(c->v[j].name) + 1;
+			nbytes += c->v[j].len + 1;
 			if (j != i)
 				nalias++;
 		}
@@ -280,13 +369,12 @@ static int syms__build(struct symtab *st, struct cands *c, const struct seg *seg
 		e->naliases = 0;
 		for (j = i; j < end; j++) {
 			char *s = &st->strings_[bi];
-			size_t len;
 
 			if (c->v[j].dup)
 				continue;
-			len = strlen(c->v[j].name) + 1;
-			memcpy(s, c->v[j].name, len);
-			bi += len;
+			memcpy(s, c->v[j].name, c->v[j].len);
+			s[c->v[j].len] = 0;
+			bi += c->v[j].len + 1;
 			if (j == i) {
 				e->name = s;
 			} else {
@@ -425,6 +513,9 @@ int syms__load(const char *path, struct symtab **out)
 cleanup:
 	/* The candidates' names point into elf's buffers: free them first. */
 	free(c.v);
+	for (size_t k = 0; k < c.nowned; k++)
+		free(c.owned[k]);
+	free(c.owned);
 	free(segs);
 	if (elf)
 		elf_end(elf);

@@ -13,6 +13,12 @@
  * one entry, because two probes on one address would count every call twice.
  * The other names stay reachable as aliases, so selection by any name works.
  *
+ * A name carries no default symbol version: glibc's debug symbols say
+ * "fopen@@GLIBC_2.2.5" for the fopen programs call, and the table says
+ * "fopen", as the dynamic symbol table does. A non-default (compat)
+ * version keeps its suffix ("pthread_cond_wait@GLIBC_2.2.5"): that is
+ * another function, or another name of one.
+ *
  * Threads: a loaded table is immutable; any thread may read it, search it
  * and select from it concurrently. syms__free() must not race with readers.
  */

@@ -245,18 +245,20 @@ static int lib_setup(struct lib *b, const char **mine, const char **shown, size_
 
 		if (!syms__why_unmatched(b->st, mine[0], why, sizeof(why)))
 			log_warn("-f '%s' %s", shown[0], why);
-		log_err("no function of %s matches %s:%s%s", b->path, b->name, mine[0],
-			k > 1 ? ", ..." : "");
+		log_err("no function of %s matches %s:%s%s; -l -f '%s:*' with the same command "
+			"lists them",
+			b->path, b->name, mine[0], k > 1 ? ", ..." : "", b->name);
 	} else if (err == -ENOENT || !err) {
 		warn_unmatched(b, mine, shown, k);
 	}
 	n0 = b->n;
-	if (!err)
+	if (!err) {
 		err = ifunc__redirect(pid, b->st, b->name, b->idx, &b->n, &labels);
-	if (err == -ENOENT && alone)
-		log_err("nothing of %s left to trace: every function selected is an IFUNC whose "
-			"implementation is unknown",
-			b->path);
+		if (err == -ENOENT && alone)
+			log_err("nothing of %s left to trace: every function selected is an IFUNC "
+				"whose implementation is unknown",
+				b->path);
+	}
 	if (!err)
 		err = plan__build(b->st, b->idx, b->n, po, &b->plan);
 	if (!err) {
