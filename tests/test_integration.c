@@ -929,6 +929,58 @@ START_TEST(setjmp_never_return_probed)
 }
 END_TEST
 
+/* glibc's dlsym (and dlopen) learn which object calls them from their own
+ * return address: under a return probe that is the trampoline, in no
+ * object, and a plugin's dlsym(RTLD_NEXT) failed ("RTLD_NEXT used in code
+ * not dynamically loaded": exit 4). They are not return-probed; with
+ * --entry-only they are counted: the plugin's call and dlopener's own. */
+START_TEST(caller_readers_never_return_probed)
+{
+	char *dl[] = {"-f", "run_plugin", "-f", "libc:dl*", NULL};
+	char *eo[] = {"--entry-only", "-f", "libc:dlsym", NULL};
+	char *t[] = {(char *)h_target("dlopener", OPT(_i)), "7", "libcabnext.so", NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	h_traced_same(&p, &r, dl, t);
+	ck_assert_msg(strstr(r.err, "that a return probe would break (") &&
+			      strstr(r.err, "dlsym, dlvsym") && strstr(r.err, "dlopen"),
+		      "stderr:\n%s", r.err);
+	ck_assert_int_eq(h_calls(r.json, "run_plugin"), 1);
+	ck_assert_int_eq(h_calls(r.json, "libc:dlsym"), 0); /* not probed */
+	h_plain_free(&p);
+	h_free(&r);
+	h_traced_same(&p, &r, eo, t);
+	ck_assert_int_eq(h_calls(r.json, "libc:dlsym"), 2);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+/* A split-stack program (gcc -fsplit-stack) enters libgcc's __morestack
+ * from every function's prologue when its segment is used up; __morestack
+ * calls the rest of its caller at its return address, and under -f '*'
+ * the trampoline was called instead: SIGSEGV. */
+START_TEST(split_stack_never_return_probed)
+{
+	char *all[] = {"-f", "*", NULL};
+	/* 41 frames of 4 KiB: 13 new segments; under the kernel's 64
+	 * pending return probes a thread, so every return is seen */
+	char *t[] = {(char *)h_target("split", OPT(_i)), "40", NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	h_traced_same(&p, &r, all, t);
+	ck_assert_msg(strstr(r.err, "that a return probe would break (") &&
+			      strstr(r.err, "__morestack"),
+		      "stderr:\n%s", r.err);
+	H_CHECK(r.json, "split 40", "calls deep", "edge main -> deep", "edge deep -> deep",
+		"returns.missing");
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 /* Output paths are checked before tracing: a bad one costs no trace, and
  * another user's file is not overwritten. */
 START_TEST(json_path_checked_before_tracing)
@@ -1405,6 +1457,8 @@ int main(void)
 	tcase_add_test(bad, bad_not_elf);
 	tcase_add_loop_test(bad, jumped_to_never_return_probed, 0, 2);
 	tcase_add_loop_test(bad, setjmp_never_return_probed, 0, 2);
+	tcase_add_loop_test(bad, caller_readers_never_return_probed, 0, 2);
+	tcase_add_loop_test(bad, split_stack_never_return_probed, 0, 2);
 	tcase_add_test(bad, bad_no_matching_function);
 	tcase_add_test(bad, bad_unknown_option);
 	tcase_add_test(bad, bad_missing_command);

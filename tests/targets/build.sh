@@ -58,6 +58,8 @@ for src in "$here"/*.c; do
 		link=
 		# shellcheck disable=SC2016
 		[ "$name" = dlopener ] && link='-Wl,--enable-new-dtags,-rpath,$ORIGIN/plugins-'$opt
+		# split grows its stack in segments (libgcc's __morestack).
+		[ "$name" = split ] && link=-fsplit-stack
 		echo "  TARGET   $bin"
 		# Build to a temporary name so an interrupted build leaves no
 		# half-written binary that looks up to date.

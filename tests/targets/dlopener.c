@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * dlopener [-w] N [LIB]: prints "ready <pid>" on stdout; with -w it then
+ * dlopener [-w] N [LIB]: prints "ready <pid>" on stdout ("ready" without -w,
+ * so that a traced run prints what an untraced one does); with -w it then
  * blocks until SIGUSR1 (sigwaitinfo: no handler), without -w it first sleeps
  * 20 ms (the plugin is mapped well after start). Then load_plugin()
  * dlopens LIB (default "libcabplug.so", a NAME: ld.so searches DT_RUNPATH
@@ -74,7 +75,10 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	printf("ready %d\n", (int)getpid());
+	if (wait)
+		printf("ready %d\n", (int)getpid());
+	else
+		printf("ready\n");
 	fflush(stdout);
 	if (wait)
 		sigwaitinfo(&set, NULL);

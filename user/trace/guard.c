@@ -149,6 +149,16 @@ bool guard__unsafe(const struct symtab *st, const struct sym *s)
 	static const char *const keep_return[] = {"setjmp",	 "_setjmp",	"__setjmp",
 						  "sigsetjmp",	 "__sigsetjmp", "getcontext",
 						  "__getcontext"};
+	/* Read their own return address to learn who called them, and get
+	 * the trampoline, which is in no object: dlsym(RTLD_NEXT) fails
+	 * ("RTLD_NEXT used in code not dynamically loaded": an LD_PRELOAD
+	 * interposer aborted under -f 'libc:dlsym'); dlopen of a bare name
+	 * searches the main program's RUNPATH, not the calling library's;
+	 * __morestack (split stacks) calls the rest of its caller there. */
+	static const char *const read_return[] = {
+		"dlopen", "dlmopen", "dlsym", "dlvsym", "__libc_dlopen_mode", "__morestack",
+		/* they jump to __morestack with the return address in place */
+		"__morestack_non_split", "__morestack_large_model"};
 	size_t i, a;
 
 	if (guard__unsafe_name(s->name) || syms__holds_entry(st, s))
@@ -162,6 +172,11 @@ bool guard__unsafe(const struct symtab *st, const struct sym *s)
 				return true;
 		for (i = 0; i < sizeof(keep_return) / sizeof(keep_return[0]); i++)
 			if (!strcmp(n, keep_return[i]))
+				return true;
+		/* "dlsym@GLIBC_2.2.5", the compat version, is the same code */
+		for (i = 0; i < sizeof(read_return) / sizeof(read_return[0]); i++)
+			if (strcspn(n, "@") == strlen(read_return[i]) &&
+			    !strncmp(n, read_return[i], strlen(read_return[i])))
 				return true;
 	}
 	return false;
@@ -179,7 +194,7 @@ void guard__dropped_say(const struct guard_dropped *d, const char *what)
 {
 	if (d->n)
 		log_warn("%snot tracing %zu function%s that a return probe would break (%s%s): "
-			 "the unwinder's, the stack switchers', setjmp's, those jumped to "
+			 "the unwinder's, the stack switchers', setjmp's, dlsym's, those jumped to "
 			 "(docs/guard.md)",
 			 what, d->n, d->n == 1 ? "" : "s", d->names, d->n > 4 ? ", ..." : "");
 }

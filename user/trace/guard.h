@@ -153,8 +153,10 @@ bool guard__unsafe_name(const char *linkage_name);
  * lazy-binding resolvers (_dl_runtime_resolve*, _dl_runtime_profile*:
  * [rsp] is the relocation index the PLT pushed); and those that keep
  * their return address to jump back to later (setjmp, sigsetjmp,
- * getcontext and their glibc names). s is a function of st. Any
- * thread. */
+ * getcontext and their glibc names); and those that read their return
+ * address to learn their caller (dlopen, dlmopen, dlsym, dlvsym,
+ * __libc_dlopen_mode: the trampoline is in no object; __morestack).
+ * s is a function of st. Any thread. */
 bool guard__unsafe(const struct symtab *st, const struct sym *s);
 
 /* The functions guard__unsafe left out, for one warning line. */
