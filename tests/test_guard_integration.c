@@ -321,6 +321,42 @@ START_TEST(coro_switches)
 }
 END_TEST
 
+/* A program's own stack switch (tests/targets/fiber.c: the shape of
+ * libco's coctx_swap), which no name tells: found by its code, never
+ * return-probed, and guarded as jump_fcontext is. Before, the default
+ * selection killed the program (SIGSEGV), and so did leaving the switch
+ * itself out (-N): the frames on the two stacks had trampolines the
+ * kernel's one list cannot follow. */
+START_TEST(fiber_own_switch)
+{
+	static const char *const names[] = {"produce", "produce_one", "consume", "step", NULL};
+	char *target[] = {(char *)h_target("fiber", _i ? 2 : 0), "500", NULL};
+	char *none[] = {NULL};
+	char *left_out[] = {"-N", "fiber_switch", NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	traced_same(&p, &r, none, target);
+	ck_assert_msg(strstr(r.err, "that a return probe would break (fiber_switch)"),
+		      "stderr:\n%s", r.err);
+	h_assert_own_counts(p.out, r.json, names);
+	guard_clean(r.json, false);
+	ck_assert_int_gt(h_guard(r.json, "sites_reached"), 0);
+	/* step never spans a switch: every call returns where it was made */
+	ck_assert_int_eq(h_fn_field(r.json, "step", "matched"), h_own_calls(p.out, "step"));
+	ck_assert_int_eq(h_edge(r.json, "produce_one", "step"), 500);
+	/* each produce_one is left by a switch, and closed for it */
+	ck_assert_int_eq(h_fn_field(r.json, "produce_one", "switched"), 500);
+	h_plain_free(&p);
+	h_free(&r);
+	traced_same(&p, &r, left_out, target);
+	h_assert_own_counts(p.out, r.json, names);
+	guard_clean(r.json, false);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 /* Rust: panics caught by std::panic::catch_unwind around traced frames. */
 START_TEST(rust_catch_unwind)
 {
@@ -511,6 +547,7 @@ int main(void)
 	tcase_add_loop_test(exc, exc_dtor_callers, 0, 4);
 	tcase_add_test(exc, exc_no_guard_kills);
 	tcase_add_loop_test(other, coro_switches, 0, 2);
+	tcase_add_loop_test(other, fiber_own_switch, 0, 2);
 	tcase_add_loop_test(other, rust_catch_unwind, 0, 2);
 	tcase_add_loop_test(other, attach_detach_while_throwing, 0, 4);
 	tcase_add_test(other, already_traced_falls_back);

@@ -12,6 +12,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -511,6 +512,105 @@ END_TEST
 /* The libraries the guard places its probes in and a big executable:
  * every function selected, the fast sweep places every probe where the
  * full one does (and took less time: the point of it). */
+/* insn__switches_stack on hand-assembled functions (as(1), bytes from
+ * objdump): a switch loads rsp from an argument or from memory it did
+ * not save rsp to; a compiler's restore of a saved rsp is none, wherever
+ * the save sits in the code. */
+static bool switches(const uint8_t *code, size_t len)
+{
+	struct insn_dec *d = NULL;
+	bool yes = true;
+
+	ck_assert_int_eq(insn__open(&d), 0);
+	ck_assert_int_eq(insn__switches_stack(d, code, len, 0x1000, &yes), 0);
+	insn__close(d);
+	return yes;
+}
+#define SWITCHES(...)                                                                              \
+	({                                                                                         \
+		static const uint8_t c_[] = {__VA_ARGS__};                                         \
+		switches(c_, sizeof(c_));                                                          \
+	})
+
+START_TEST(stack_switchers_by_code)
+{
+	/* push %rbp; mov %rsp,(%rdi); mov %rsi,%rsp; pop %rbp; ret */
+	ck_assert(SWITCHES(0x55, 0x48, 0x89, 0x27, 0x48, 0x89, 0xf4, 0x5d, 0xc3));
+	/* mov 0xa0(%rdx),%rsp; ret (setcontext's load) */
+	ck_assert(SWITCHES(0x48, 0x8b, 0xa2, 0xa0, 0, 0, 0, 0xc3));
+	/* xchg %rdi,%rsp; ret */
+	ck_assert(SWITCHES(0x48, 0x87, 0xfc, 0xc3));
+	/* alloca: push %rbp; mov %rsp,%rbp; push %rbx; mov %rsp,%rbx;
+	 * sub %rax,%rsp; mov %rbx,%rsp; pop %rbx; pop %rbp; ret */
+	ck_assert(!SWITCHES(0x55, 0x48, 0x89, 0xe5, 0x53, 0x48, 0x89, 0xe3, 0x48, 0x29, 0xc4, 0x48,
+			    0x89, 0xdc, 0x5b, 0x5d, 0xc3));
+	/* through a stack slot: mov %rsp,%rax; mov %rax,-0x128(%rbp);
+	 * sub %rdi,%rsp; mov -0x128(%rbp),%rsp; ret */
+	ck_assert(!SWITCHES(0x48, 0x89, 0xe0, 0x48, 0x89, 0x85, 0xd8, 0xfe, 0xff, 0xff, 0x48, 0x29,
+			    0xfc, 0x48, 0x8b, 0xa5, 0xd8, 0xfe, 0xff, 0xff, 0xc3));
+	/* the restore laid out before the save: jmp 1f; 2: mov %r12,%rsp;
+	 * ret; 1: mov %rsp,%r12; jmp 2b */
+	ck_assert(!SWITCHES(0xeb, 0x04, 0x4c, 0x89, 0xe4, 0xc3, 0x49, 0x89, 0xe4, 0xeb, 0xf7));
+	/* realigned (DRAP): lea 0x8(%rsp),%r10; and $-32,%rsp;
+	 * push -0x8(%r10); lea -0x8(%r10),%rsp; ret */
+	ck_assert(!SWITCHES(0x4c, 0x8d, 0x54, 0x24, 0x08, 0x48, 0x83, 0xe4, 0xe0, 0x41, 0xff, 0x72,
+			    0xf8, 0x49, 0x8d, 0x62, 0xf8, 0xc3));
+	/* lea -0x28(%rbp),%rsp; ret (an epilogue) */
+	ck_assert(!SWITCHES(0x48, 0x8d, 0x65, 0xd8, 0xc3));
+	/* mov %rdi,%rax; add %rsi,%rax; ret: the sieve alone says no */
+	ck_assert(!insn__may_switch_stack(
+		(const uint8_t[]){0x48, 0x89, 0xf8, 0x48, 0x01, 0xf0, 0xc3}, 7));
+	ck_assert(!SWITCHES(0x48, 0x89, 0xf8, 0x48, 0x01, 0xf0, 0xc3));
+}
+END_TEST
+
+/* Over every function of libc and libstdc++, it finds glibc's switchers
+ * and nothing else (no compiler epilogue taken for one). */
+START_TEST(stack_switchers_in_real_libraries)
+{
+	static const char *const libc_ok[] = {
+		"setcontext",	    "swapcontext",     "__start_context", "__longjmp",
+		"__longjmp_cancel", "____longjmp_chk", "longjmp",	  "_longjmp",
+		"siglongjmp",	    "__longjmp_chk",   "__libc_longjmp",  "__libc_siglongjmp"};
+	static const char *const libs[] = {"/lib/x86_64-linux-gnu/libc.so.6",
+					   "/lib/x86_64-linux-gnu/libstdc++.so.6"};
+	struct insn_dec *d = NULL;
+	size_t b, i, k, a, nctx = 0;
+
+	ck_assert_int_eq(insn__open(&d), 0);
+	for (b = 0; b < sizeof(libs) / sizeof(libs[0]); b++) {
+		struct symtab *st = NULL;
+		int fd = open(libs[b], O_RDONLY);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(syms__load(libs[b], &st), 0);
+		for (i = 0; i < st->nsyms; i++) {
+			const struct sym *s = &st->syms[i];
+			uint8_t *code = malloc(s->size ? s->size : 1);
+			bool yes = false, known = false;
+
+			ck_assert_ptr_nonnull(code);
+			ck_assert_int_eq(pread(fd, code, s->size, (off_t)s->offset),
+					 (ssize_t)s->size);
+			ck_assert_int_eq(insn__switches_stack(d, code, s->size, s->vaddr, &yes), 0);
+			free(code);
+			if (!yes)
+				continue;
+			for (a = 0; a <= s->naliases; a++)
+				for (k = 0; b == 0 && k < sizeof(libc_ok) / sizeof(libc_ok[0]); k++)
+					known |= !strcmp(a ? s->aliases[a - 1] : s->name,
+							 libc_ok[k]);
+			ck_assert_msg(known, "%s: %s taken for a stack switcher", libs[b], s->name);
+			nctx += !strcmp(s->name, "setcontext") || !strcmp(s->name, "swapcontext");
+		}
+		syms__free(st);
+		close(fd);
+	}
+	insn__close(d);
+	ck_assert_uint_eq(nctx, 2);
+}
+END_TEST
+
 START_TEST(fast_sweep_on_real_libraries)
 {
 	static const char *const bins[] = {
@@ -658,6 +758,8 @@ int main(void)
 	tcase_add_test(tc, class_names_and_costs);
 	tcase_add_loop_test(tc, placement_on_real_compiler_output, 0, 16);
 	tcase_add_test(tc, loop_head_after_entry_stays);
+	tcase_add_test(tc, stack_switchers_by_code);
+	tcase_add_test(tc, stack_switchers_in_real_libraries);
 	tcase_add_test(tc, fast_sweep_on_real_libraries);
 	tcase_add_test(tc, summary_and_print);
 	tcase_add_test(tc, library_selectors);

@@ -459,3 +459,196 @@ double insn__cost_ns(enum insn_class c)
 		return 0;
 	}
 }
+
+/* ---- stack switchers -------------------------------------------------- */
+
+/* A general register's bit (its 64-bit name; 32-bit names are the same
+ * register), or 0 for any other register. */
+static uint32_t gpr_bit(unsigned reg)
+{
+	static const unsigned r64[] = {X86_REG_RAX, X86_REG_RBX, X86_REG_RCX, X86_REG_RDX,
+				       X86_REG_RSI, X86_REG_RDI, X86_REG_RBP, X86_REG_RSP,
+				       X86_REG_R8,  X86_REG_R9,	 X86_REG_R10, X86_REG_R11,
+				       X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15};
+	static const unsigned r32[] = {X86_REG_EAX,  X86_REG_EBX,  X86_REG_ECX,	 X86_REG_EDX,
+				       X86_REG_ESI,  X86_REG_EDI,  X86_REG_EBP,	 X86_REG_ESP,
+				       X86_REG_R8D,  X86_REG_R9D,  X86_REG_R10D, X86_REG_R11D,
+				       X86_REG_R12D, X86_REG_R13D, X86_REG_R14D, X86_REG_R15D};
+	size_t i;
+
+	for (i = 0; i < sizeof(r64) / sizeof(r64[0]); i++)
+		if (reg == r64[i] || reg == r32[i])
+			return 1u << i;
+	return 0;
+}
+
+#define SW_SLOTS 32
+
+/* What holds a value derived from the stack pointer: registers (bits),
+ * and memory slots, by their address expression. */
+struct sp_taint {
+	uint32_t regs;
+	x86_op_mem slot[SW_SLOTS];
+	size_t nslot;
+	bool grew;
+};
+
+static bool same_slot(const x86_op_mem *a, const x86_op_mem *b)
+{
+	return a->segment == b->segment && a->base == b->base && a->index == b->index &&
+	       a->scale == b->scale && a->disp == b->disp;
+}
+
+/* The operand holds an sp-derived value: rsp, rbp (the frame pointer, the
+ * convention's own copy), a tainted register or slot. */
+static bool op_tainted(const struct sp_taint *t, const cs_x86_op *op)
+{
+	size_t i;
+
+	if (op->type == X86_OP_REG)
+		return is_sp(op->reg) || op->reg == X86_REG_RBP || (gpr_bit(op->reg) & t->regs);
+	if (op->type != X86_OP_MEM)
+		return false;
+	for (i = 0; i < t->nslot; i++)
+		if (same_slot(&t->slot[i], &op->mem))
+			return true;
+	return false;
+}
+
+/* An address computed from an sp-derived register (lea's source). */
+static bool addr_tainted(const struct sp_taint *t, const x86_op_mem *m)
+{
+	return is_sp(m->base) || m->base == X86_REG_RBP || (gpr_bit(m->base) & t->regs);
+}
+
+static void taint(struct sp_taint *t, const cs_x86_op *op)
+{
+	uint32_t b;
+
+	if (op->type == X86_OP_REG) {
+		b = gpr_bit(op->reg);
+		if (b && !(t->regs & b)) {
+			t->regs |= b;
+			t->grew = true;
+		}
+	} else if (op->type == X86_OP_MEM && !op_tainted(t, op) && t->nslot < SW_SLOTS) {
+		t->slot[t->nslot++] = op->mem;
+		t->grew = true;
+	}
+}
+
+/*
+ * One instruction: spreads the taint (mov, lea, cmov, xchg between
+ * registers and slots), and says whether it loads rsp from something
+ * the taint does not reach (pop %rsp always does).
+ */
+static bool sweep_one(struct sp_taint *t, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *dst = &x->operands[0], *src = &x->operands[1];
+	bool to_sp = x->op_count >= 1 && dst->type == X86_OP_REG && is_sp(dst->reg);
+
+	if (in->id == X86_INS_POP)
+		return to_sp;
+	if (x->op_count != 2)
+		return false;
+	switch (in->id) {
+	case X86_INS_LEA:
+		if (to_sp)
+			return !addr_tainted(t, &src->mem);
+		if (addr_tainted(t, &src->mem))
+			taint(t, dst);
+		return false;
+	case X86_INS_XCHG:
+		if (to_sp || (src->type == X86_OP_REG && is_sp(src->reg)))
+			return !op_tainted(t, to_sp ? src : dst);
+		return false;
+	case X86_INS_MOV:
+	case X86_INS_CMOVA:
+	case X86_INS_CMOVAE:
+	case X86_INS_CMOVB:
+	case X86_INS_CMOVBE:
+	case X86_INS_CMOVE:
+	case X86_INS_CMOVG:
+	case X86_INS_CMOVGE:
+	case X86_INS_CMOVL:
+	case X86_INS_CMOVLE:
+	case X86_INS_CMOVNE:
+		if (to_sp)
+			return !op_tainted(t, src);
+		if (op_tainted(t, src))
+			taint(t, dst);
+		return false;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Whether code[0..len) may hold an instruction that loads rsp from
+ * anything but rbp (insn.h): a REX.W prefix without REX.R (rsp, not r12, as the
+ * ModRM reg) before mov r/m64,r64 (8b), lea (8d), cmovcc (0f 4x) or xchg
+ * (87) with ModRM reg 4; mov r64,r/m64 (89) or xchg to register rsp (REX.B
+ * clear, mod 3, rm 4) from any register but rbp; xchg rax,rsp (48 94).
+ * Byte patterns, so data and misaligned reads may match too: it only
+ * spares decoding the functions where none does (most: decoding every
+ * function of libc with details takes ~0.5 s here). pop %rsp is left
+ * out: the byte 5c is everywhere.
+ */
+bool insn__may_switch_stack(const uint8_t *c, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 2 < len; i++) {
+		uint8_t rex = c[i], op = c[i + 1], m = c[i + 2];
+		bool w = (rex & 0xf8) == 0x48; /* REX.W, any R/X/B */
+
+		if (!w)
+			continue;
+		if (!(rex & 4) && (op == 0x8b || op == 0x8d || op == 0x87) && ((m >> 3) & 7) == 4 &&
+		    !(op == 0x8d && (m & 7) == 5 && (m >> 6) != 0)) /* lea d(%rbp),%rsp */
+			return true;
+		if (!(rex & 1) && (op == 0x89 || op == 0x87) && (m & 0xc7) == 0xc4 &&
+		    !(op == 0x89 && !(rex & 4) && ((m >> 3) & 7) == 5)) /* mov %rbp,%rsp */
+			return true;
+		if (op == 0x94 && !(rex & 1))
+			return true;
+		if (!(rex & 4) && op == 0x0f && i + 3 < len && (m & 0xf0) == 0x40 &&
+		    ((c[i + 3] >> 3) & 7) == 4)
+			return true;
+	}
+	return false;
+}
+
+int insn__switches_stack(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
+			 bool *yes)
+{
+	struct sp_taint t = {0};
+	int sweep;
+
+	if (!d || !code || !yes)
+		return -EINVAL;
+	*yes = false;
+	if (!insn__may_switch_stack(code, len))
+		return 0;
+	/* Taint only grows, so sweeping until it stops growing makes the
+	 * layout of the blocks (a restore placed before its save) not
+	 * matter; then one more sweep judges the loads of rsp. */
+	for (sweep = 0; sweep < 8; sweep++) {
+		const uint8_t *p = code;
+		uint64_t a = addr;
+		size_t left = len;
+		bool judge = !t.grew && sweep > 0;
+
+		t.grew = false;
+		while (left && cs_disasm_iter(d->h, &p, &left, &a, d->scratch)) {
+			if (sweep_one(&t, d->scratch) && judge) {
+				*yes = true;
+				return 0;
+			}
+		}
+		if (judge)
+			break;
+	}
+	return 0;
+}

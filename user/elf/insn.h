@@ -111,6 +111,27 @@ int insn__scan(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t add
 bool insn__kernel_refuses(const uint8_t *b, size_t len);
 bool insn__kernel_skips(const uint8_t *b, size_t len);
 
+/*
+ * Whether the function whose code is code[0..len) (at address addr)
+ * switches stacks: loads rsp from a value not derived from rsp itself
+ * (its own earlier rsp, rbp, a register or a stack slot that got one),
+ * as swapcontext, longjmp, boost's jump_fcontext and any hand-written
+ * coroutine switch do, and as a compiler's epilogue after alloca or a
+ * variable-length array (which restores a saved rsp) does not. Decoding
+ * stops at bytes that do not decode (what came before still counts).
+ * Writes the answer to *yes. Returns 0, or -EINVAL for a NULL argument.
+ * Threads: as the decoder.
+ */
+int insn__switches_stack(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
+			 bool *yes);
+
+/*
+ * A byte-pattern sieve for insn__switches_stack, which calls it first: false
+ * when code[0..len) cannot hold an instruction that loads rsp from anything
+ * but rbp (no decoder needed, ~15x cheaper than decoding). Pure, any thread.
+ */
+bool insn__may_switch_stack(const uint8_t *code, size_t len);
+
 /* Why not (enum insn_verdict), in words. Static strings. */
 const char *insn__verdict_name(enum insn_verdict v);
 

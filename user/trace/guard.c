@@ -29,6 +29,7 @@
 #include "user/proc/libs.h"
 #include "common/log.h"
 #include "user/probe/plan.h"
+#include "user/elf/insn.h"
 #include "user/elf/syms.h"
 #include "user/probe/uprobe_multi.h"
 #include "guard.skel.h"
@@ -133,7 +134,8 @@ bool guard__unsafe_name(const char *n)
 	return strstr(n, RUST_CATCH) != NULL;
 }
 
-bool guard__unsafe(const struct symtab *st, const struct sym *s)
+/* Never return-probed because of what their names say (guard__unsafe). */
+static bool unsafe_by_name(const struct symtab *st, const struct sym *s)
 {
 	/* Entered by a jump with something else at [rsp]: the signal frame
 	 * (a handler returns into the restorer); the PLT's two pushed words
@@ -180,6 +182,67 @@ bool guard__unsafe(const struct symtab *st, const struct sym *s)
 				return true;
 	}
 	return false;
+}
+
+/* longjmp and glibc's names for it: it moves rsp up its own stack, to a
+ * frame that lives, and the kernel drops the return instances of the
+ * frames it leaves by their sp (docs/guard.md): no guard needed. */
+static bool is_longjmp(const struct sym *s)
+{
+	static const char *const longjmps[] = {
+		"longjmp",	    "_longjmp",	      "siglongjmp",
+		"__longjmp",	    "__longjmp_chk",  "____longjmp_chk",
+		"__longjmp_cancel", "__libc_longjmp", "__libc_siglongjmp"};
+	size_t i, a;
+
+	for (a = 0; a <= s->naliases; a++)
+		for (i = 0; i < sizeof(longjmps) / sizeof(longjmps[0]); i++)
+			if (!strcmp(a ? s->aliases[a - 1] : s->name, longjmps[i]))
+				return true;
+	return false;
+}
+
+/*
+ * A stack switcher no name tells (insn__switches_stack): a hand-written
+ * coroutine switch (libco's coctx_swap, libaco's acosw, a fibre library's),
+ * libunwind's _Ux86_64_setcontext, Go's gogo. Found killing a program with
+ * its own switch under the default selection (SIGSEGV), and, with the
+ * switch itself left out (-N), making it print wrong results and exit 0:
+ * the kernel's one list of return instances cannot follow two stacks.
+ * fd: st's file; *d: a decoder, opened here when first needed (the
+ * caller closes it).
+ */
+static bool switches_stack(int fd, struct insn_dec **d, const struct sym *s)
+{
+	uint8_t *code;
+	bool yes = false;
+
+	if (fd < 0 || !s->size || s->size > (1 << 20))
+		return false;
+	code = malloc(s->size);
+	if (!code)
+		return false;
+	if (pread(fd, code, s->size, (off_t)s->offset) == (ssize_t)s->size &&
+	    insn__may_switch_stack(code, s->size) && (*d || !insn__open(d)))
+		insn__switches_stack(*d, code, s->size, s->vaddr, &yes);
+	free(code);
+	return yes && !is_longjmp(s);
+}
+
+bool guard__unsafe(const struct symtab *st, const struct sym *s)
+{
+	struct insn_dec *d = NULL;
+	bool yes;
+	int fd;
+
+	if (unsafe_by_name(st, s))
+		return true;
+	fd = open(st->path, O_RDONLY | O_CLOEXEC);
+	yes = switches_stack(fd, &d, s);
+	insn__close(d);
+	if (fd >= 0)
+		close(fd);
+	return yes;
 }
 
 void guard__dropped_add(struct guard_dropped *d, const char *name)
@@ -273,8 +336,9 @@ static void place_sites(struct guard *g, const struct symtab *st, size_t first_s
 static int sites_of(struct guard *g, const char *path)
 {
 	struct symtab *st = NULL;
+	struct insn_dec *d = NULL;
 	size_t i, a, first = g->nsites;
-	int err;
+	int fd = -1, err;
 
 	if (syms__load(path, &st))
 		return 0;
@@ -293,10 +357,22 @@ static int sites_of(struct guard *g, const char *path)
 		if (hit && (err = add_site(g, path, s, CABBPF_GS_CATCH)))
 			goto cleanup;
 	}
+	/* The switchers no name tells: guarded as jump_fcontext is */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	for (i = 0; fd >= 0 && i < st->nsyms; i++) {
+		const struct sym *s = &st->syms[i];
+
+		if (!unsafe_by_name(st, s) && switches_stack(fd, &d, s) &&
+		    (err = add_site(g, path, s, CABBPF_GS_SWITCH)))
+			goto cleanup;
+	}
 	if (g->nsites > first)
 		place_sites(g, st, first);
 	err = 0;
 cleanup:
+	insn__close(d);
+	if (fd >= 0)
+		close(fd);
 	syms__free(st);
 	return err;
 }

@@ -11,7 +11,8 @@
  *
  *   1. guard__open finds the guard sites: the unwinder's entry points
  *      (_Unwind_RaiseException, _Unwind_Resume, ...), the stack switchers
- *      (swapcontext, setcontext, jump_fcontext) and the catch points
+ *      (swapcontext, setcontext, jump_fcontext, and any function whose
+ *      code switches stacks: insn__switches_stack) and the catch points
  *      (__cxa_begin_catch, _Unwind_DeleteException, Rust's panic cleanup)
  *      in the executable and in the libraries that provide them;
  *   2. guard__seize makes cabbpf the target's ptrace tracer (PTRACE_SEIZE:
@@ -155,8 +156,10 @@ bool guard__unsafe_name(const char *linkage_name);
  * their return address to jump back to later (setjmp, sigsetjmp,
  * getcontext and their glibc names); and those that read their return
  * address to learn their caller (dlopen, dlmopen, dlsym, dlvsym,
- * __libc_dlopen_mode: the trampoline is in no object; __morestack).
- * s is a function of st. Any thread. */
+ * __libc_dlopen_mode: the trampoline is in no object; __morestack); and
+ * any function whose code switches stacks (insn__switches_stack: read
+ * from st's file), but longjmp, which stays on its stack. s is a
+ * function of st. Any thread. */
 bool guard__unsafe(const struct symtab *st, const struct sym *s);
 
 /* The functions guard__unsafe left out, for one warning line. */
