@@ -490,6 +490,13 @@ struct sp_taint {
 	uint32_t regs;
 	x86_op_mem slot[SW_SLOTS];
 	size_t nslot;
+	/* Registers holding rsp itself, copied or offset (mov, lea), not
+	 * through rbp: what a switch saves to resume the stack later. Flow
+	 * in address order within a sweep: a mov or lea of anything else
+	 * clears a register's bit (V8's CEntry copies rsp to r10, then
+	 * reuses r10 for an address it stores). */
+	uint32_t sp_regs;
+	bool saves; /* such a value stored outside the own stack, or xchg */
 	bool grew;
 };
 
@@ -499,8 +506,18 @@ static bool same_slot(const x86_op_mem *a, const x86_op_mem *b)
 	       a->scale == b->scale && a->disp == b->disp;
 }
 
+/* An address computed from an sp-derived register (lea's source). */
+static bool addr_tainted(const struct sp_taint *t, const x86_op_mem *m)
+{
+	return is_sp(m->base) || m->base == X86_REG_RBP || (gpr_bit(m->base) & t->regs);
+}
+
 /* The operand holds an sp-derived value: rsp, rbp (the frame pointer, the
- * convention's own copy), a tainted register or slot. */
+ * convention's own copy), a tainted register or slot, or a word of the
+ * function's own stack (a saved rsp, wherever rsp has moved since: the
+ * slot's address is computed from an sp-derived register). A switch
+ * takes the new rsp from somewhere else: an argument, a context or
+ * thread structure, a global. */
 static bool op_tainted(const struct sp_taint *t, const cs_x86_op *op)
 {
 	size_t i;
@@ -509,16 +526,12 @@ static bool op_tainted(const struct sp_taint *t, const cs_x86_op *op)
 		return is_sp(op->reg) || op->reg == X86_REG_RBP || (gpr_bit(op->reg) & t->regs);
 	if (op->type != X86_OP_MEM)
 		return false;
+	if (addr_tainted(t, &op->mem))
+		return true;
 	for (i = 0; i < t->nslot; i++)
 		if (same_slot(&t->slot[i], &op->mem))
 			return true;
 	return false;
-}
-
-/* An address computed from an sp-derived register (lea's source). */
-static bool addr_tainted(const struct sp_taint *t, const x86_op_mem *m)
-{
-	return is_sp(m->base) || m->base == X86_REG_RBP || (gpr_bit(m->base) & t->regs);
 }
 
 static void taint(struct sp_taint *t, const cs_x86_op *op)
@@ -542,12 +555,51 @@ static void taint(struct sp_taint *t, const cs_x86_op *op)
  * registers and slots), and says whether it loads rsp from something
  * the taint does not reach (pop %rsp always does).
  */
+/* rsp itself, or a register that holds it (sp_regs). */
+static bool is_sp_value(const struct sp_taint *t, unsigned reg)
+{
+	return is_sp(reg) || (gpr_bit(reg) & t->sp_regs);
+}
+
+/* reg now holds rsp (yes), or something else. Never rbp: the frame
+ * pointer is where stack walkers look, not a saved stack. */
+static void sp_copy(struct sp_taint *t, const cs_x86_op *dst, bool yes)
+{
+	uint32_t b = dst->type == X86_OP_REG ? gpr_bit(dst->reg) : 0;
+
+	if (yes && dst->reg != X86_REG_RBP)
+		t->sp_regs |= b;
+	else
+		t->sp_regs &= ~b;
+}
+
+/* Where the two kinds of saved rsp go: stored outside the own stack (into
+ * a context, as every resumable switch does), or copied to a register. */
+static void sp_flow(struct sp_taint *t, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *dst = &x->operands[0], *src = &x->operands[1];
+
+	if (x->op_count != 2)
+		return;
+	if (in->id == X86_INS_LEA)
+		sp_copy(t, dst, is_sp_value(t, src->mem.base) && src->mem.index == X86_REG_INVALID);
+	if (in->id != X86_INS_MOV)
+		return;
+	if (dst->type == X86_OP_REG)
+		sp_copy(t, dst, src->type == X86_OP_REG && is_sp_value(t, src->reg));
+	else if (dst->type == X86_OP_MEM && src->type == X86_OP_REG && is_sp_value(t, src->reg) &&
+		 !addr_tainted(t, &dst->mem) && !t->saves)
+		t->saves = t->grew = true;
+}
+
 static bool sweep_one(struct sp_taint *t, const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
 	const cs_x86_op *dst = &x->operands[0], *src = &x->operands[1];
 	bool to_sp = x->op_count >= 1 && dst->type == X86_OP_REG && is_sp(dst->reg);
 
+	sp_flow(t, in);
 	if (in->id == X86_INS_POP)
 		return to_sp;
 	if (x->op_count != 2)
@@ -560,8 +612,12 @@ static bool sweep_one(struct sp_taint *t, const cs_insn *in)
 			taint(t, dst);
 		return false;
 	case X86_INS_XCHG:
-		if (to_sp || (src->type == X86_OP_REG && is_sp(src->reg)))
+		if (to_sp || (src->type == X86_OP_REG && is_sp(src->reg))) {
+			/* the old rsp lands in the other operand: saved */
+			if (!t->saves)
+				t->saves = t->grew = true;
 			return !op_tainted(t, to_sp ? src : dst);
+		}
 		return false;
 	case X86_INS_MOV:
 	case X86_INS_CMOVA:
@@ -588,13 +644,28 @@ static bool sweep_one(struct sp_taint *t, const cs_insn *in)
  * Whether code[0..len) may hold an instruction that loads rsp from
  * anything but rbp (insn.h): a REX.W prefix without REX.R (rsp, not r12, as the
  * ModRM reg) before mov r/m64,r64 (8b), lea (8d), cmovcc (0f 4x) or xchg
- * (87) with ModRM reg 4; mov r64,r/m64 (89) or xchg to register rsp (REX.B
- * clear, mod 3, rm 4) from any register but rbp; xchg rax,rsp (48 94).
+ * (87) with ModRM reg 4, but for a load from the own stack (d(%rbp), an
+ * address based on %rsp); mov r64,r/m64 (89) or xchg to register rsp
+ * (REX.B clear, mod 3, rm 4) from any register but rbp.
  * Byte patterns, so data and misaligned reads may match too: it only
  * spares decoding the functions where none does (most: decoding every
- * function of libc with details takes ~0.5 s here). pop %rsp is left
- * out: the byte 5c is everywhere.
+ * function of libc with details takes ~0.5 s here). Left out, for their
+ * bytes are everywhere: pop %rsp (5c) and xchg %rax,%rsp (48 94, which
+ * ModRM/SIB bytes of ordinary instructions spell).
  */
+/* The memory operand at ModRM m[0] (REX.B clear) is d(%rbp) or based on
+ * %rsp: a word of the function's own stack, never a switch's source. */
+static bool stack_based(const uint8_t *m, size_t len)
+{
+	uint8_t mod = m[0] >> 6, rm = m[0] & 7;
+
+	if (mod == 3)
+		return false;
+	if (rm == 5)
+		return mod != 0;		      /* mod 0: rip-relative */
+	return rm == 4 && len > 1 && (m[1] & 7) == 4; /* SIB base rsp */
+}
+
 bool insn__may_switch_stack(const uint8_t *c, size_t len)
 {
 	size_t i;
@@ -606,12 +677,12 @@ bool insn__may_switch_stack(const uint8_t *c, size_t len)
 		if (!w)
 			continue;
 		if (!(rex & 4) && (op == 0x8b || op == 0x8d || op == 0x87) && ((m >> 3) & 7) == 4 &&
-		    !(op == 0x8d && (m & 7) == 5 && (m >> 6) != 0)) /* lea d(%rbp),%rsp */
+		    !((op == 0x8b || op == 0x8d) && !(rex & 1) &&
+		      stack_based(c + i + 2, len - i - 2)) &&
+		    !(op == 0x8b && !(rex & 1) && (m & 0xc7) == 0xc5)) /* mov %rbp,%rsp (8b) */
 			return true;
 		if (!(rex & 1) && (op == 0x89 || op == 0x87) && (m & 0xc7) == 0xc4 &&
 		    !(op == 0x89 && !(rex & 4) && ((m >> 3) & 7) == 5)) /* mov %rbp,%rsp */
-			return true;
-		if (op == 0x94 && !(rex & 1))
 			return true;
 		if (!(rex & 4) && op == 0x0f && i + 3 < len && (m & 0xf0) == 0x40 &&
 		    ((c[i + 3] >> 3) & 7) == 4)
@@ -633,7 +704,10 @@ int insn__switches_stack(struct insn_dec *d, const uint8_t *code, size_t len, ui
 		return 0;
 	/* Taint only grows, so sweeping until it stops growing makes the
 	 * layout of the blocks (a restore placed before its save) not
-	 * matter; then one more sweep judges the loads of rsp. */
+	 * matter; then one more sweep judges the loads of rsp. A switch both
+	 * saves the stack it leaves and loads another: a load alone is a
+	 * jump that abandons its stack (longjmp, V8's CEntry to an exception
+	 * handler up the same stack), which the kernel's list follows. */
 	for (sweep = 0; sweep < 8; sweep++) {
 		const uint8_t *p = code;
 		uint64_t a = addr;
@@ -641,8 +715,9 @@ int insn__switches_stack(struct insn_dec *d, const uint8_t *code, size_t len, ui
 		bool judge = !t.grew && sweep > 0;
 
 		t.grew = false;
+		t.sp_regs = 0;
 		while (left && cs_disasm_iter(d->h, &p, &left, &a, d->scratch)) {
-			if (sweep_one(&t, d->scratch) && judge) {
+			if (sweep_one(&t, d->scratch) && judge && t.saves) {
 				*yes = true;
 				return 0;
 			}

@@ -113,11 +113,14 @@ bool insn__kernel_skips(const uint8_t *b, size_t len);
 
 /*
  * Whether the function whose code is code[0..len) (at address addr)
- * switches stacks: loads rsp from a value not derived from rsp itself
- * (its own earlier rsp, rbp, a register or a stack slot that got one),
- * as swapcontext, longjmp, boost's jump_fcontext and any hand-written
- * coroutine switch do, and as a compiler's epilogue after alloca or a
- * variable-length array (which restores a saved rsp) does not. Decoding
+ * switches stacks and can be switched back to: it stores rsp (or a
+ * register copied from it) outside its own stack, or exchanges it, and
+ * loads rsp from a value not derived from rsp itself (its own earlier
+ * rsp, rbp, a register or a word of its own stack). swapcontext,
+ * libco's coctx_swap and any hand-written coroutine switch do; a
+ * compiler's epilogue after alloca or a variable-length array (it
+ * restores a saved rsp) does not, nor a jump that only loads rsp
+ * (longjmp, setcontext, V8's CEntry to an exception handler). Decoding
  * stops at bytes that do not decode (what came before still counts).
  * Writes the answer to *yes. Returns 0, or -EINVAL for a NULL argument.
  * Threads: as the decoder.
@@ -128,7 +131,8 @@ int insn__switches_stack(struct insn_dec *d, const uint8_t *code, size_t len, ui
 /*
  * A byte-pattern sieve for insn__switches_stack, which calls it first: false
  * when code[0..len) cannot hold an instruction that loads rsp from anything
- * but rbp (no decoder needed, ~15x cheaper than decoding). Pure, any thread.
+ * but rbp or its own stack (no decoder needed: node's 78,000 functions
+ * leave 133 to decode). Pure, any thread.
  */
 bool insn__may_switch_stack(const uint8_t *code, size_t len);
 
