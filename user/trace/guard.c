@@ -205,12 +205,12 @@ static bool is_longjmp(const struct sym *s)
 
 /*
  * A stack switcher no name tells (insn__switches_stack): a hand-written
- * coroutine switch (libco's coctx_swap, libaco's acosw, a fibre library's),
- * libunwind's _Ux86_64_setcontext, Go's gogo. Found killing a program with
- * its own switch under the default selection (SIGSEGV), and, with the
- * switch itself left out (-N), making it print wrong results and exit 0:
- * the kernel's one list of return instances cannot follow two stacks.
- * fd: st's file; *d: a decoder, opened here when first needed (the
+ * coroutine switch (libco's coctx_swap, a fibre library's), V8's
+ * WebAssembly stack switching. Found killing a program with its own
+ * switch under the default selection (SIGSEGV), and, with the switch
+ * itself left out (-N), making it hang, or print wrong results and exit
+ * 0: the kernel's one list of return instances cannot follow two stacks.
+ * code: s's bytes; *d: a decoder, opened here when first needed (the
  * caller closes it).
  */
 static bool switches_stack(const uint8_t *code, struct insn_dec **d, const struct sym *s)
