@@ -357,6 +357,33 @@ START_TEST(fiber_own_switch)
 }
 END_TEST
 
+/* The same kind of switch in a library the trace probes
+ * (tests/targets/plugin/cabfiber.c, loaded with dlopen): the guard looks
+ * for switches in every library given with -f, not only in the
+ * executable. With the switch left unprobed but unguarded, the target
+ * died of SIGSEGV. */
+START_TEST(fiber_switch_in_library)
+{
+	char *target[] = {(char *)h_target("dlopener", _i ? 2 : 0), "500", "libcabfiber.so", NULL};
+	char *opts[] = {"-f", "run_plugin", "-f", "libcabfiber:*", NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	traced_same(&p, &r, opts, target);
+	ck_assert_msg(strstr(r.err, "that a return probe would break (cabfiber_switch)"),
+		      "stderr:\n%s", r.err);
+	guard_clean(r.json, false);
+	ck_assert_int_gt(h_guard(r.json, "sites_reached"), 0);
+	ck_assert_int_eq(h_calls(r.json, "run_plugin"), 1);
+	ck_assert_int_eq(h_calls(r.json, "libcabfiber:plug_work"), 500);
+	ck_assert_int_eq(h_calls(r.json, "libcabfiber:fibre_once"), 500);
+	ck_assert_int_eq(h_calls(r.json, "libcabfiber:fibre_step"), 500);
+	ck_assert_int_eq(h_edge(r.json, "libcabfiber:fibre_once", "libcabfiber:fibre_step"), 500);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 /* Rust: panics caught by std::panic::catch_unwind around traced frames. */
 START_TEST(rust_catch_unwind)
 {
@@ -548,6 +575,7 @@ int main(void)
 	tcase_add_test(exc, exc_no_guard_kills);
 	tcase_add_loop_test(other, coro_switches, 0, 2);
 	tcase_add_loop_test(other, fiber_own_switch, 0, 2);
+	tcase_add_loop_test(other, fiber_switch_in_library, 0, 2);
 	tcase_add_loop_test(other, rust_catch_unwind, 0, 2);
 	tcase_add_loop_test(other, attach_detach_while_throwing, 0, 4);
 	tcase_add_test(other, already_traced_falls_back);

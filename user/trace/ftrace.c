@@ -945,7 +945,16 @@ static struct guard_maps guard_maps_of(const struct ftrace *ft, bool throttled)
 static int attach_guard(struct ftrace *ft)
 {
 	struct guard_maps gm = guard_maps_of(ft, true);
+	size_t i;
+	int err;
 
+	/* A library the trace probes may have a switch of its own: its
+	 * frames' stacks must be guarded like the executable's. */
+	for (i = 0; ft->libs && i < ft->libs->nlibs; i++) {
+		err = guard__add_file(ft->guard, ft->libs->v[i].path);
+		if (err)
+			return err;
+	}
 	return guard__attach(ft->guard, &gm);
 }
 

@@ -91,6 +91,8 @@ struct guard {
 	char exe[PATH_MAX];
 	struct gsite *sites;
 	size_t nsites;
+	struct stat *files; /* the files looked at for sites, by dev and inode */
+	size_t nfiles;
 	/* BPF */
 	struct guard_bpf *skel;
 	bool gate_open; /* guard__gate: kept for a skeleton loaded again */
@@ -387,12 +389,48 @@ cleanup:
 	return err;
 }
 
+/* The sites of the file at path, unless it was looked at already (one
+ * file, one set of probes: a static binary is its own libc, a library
+ * selected with -f is often one of site_libs). A file that cannot be
+ * read has none. Returns 0 or -ENOMEM. */
+static int scan_file(struct guard *g, const char *path)
+{
+	struct stat sb, *v;
+	size_t j;
+
+	if (stat(path, &sb))
+		return 0;
+	for (j = 0; j < g->nfiles; j++)
+		if (g->files[j].st_dev == sb.st_dev && g->files[j].st_ino == sb.st_ino)
+			return 0;
+	v = realloc(g->files, (g->nfiles + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	g->files = v;
+	g->files[g->nfiles++] = sb;
+	return sites_of(g, path);
+}
+
+int guard__add_file(struct guard *g, const char *path)
+{
+	size_t first;
+	int err;
+
+	if (!g || !path)
+		return -EINVAL;
+	first = g->nsites;
+	err = scan_file(g, path);
+	for (; !err && first < g->nsites; first++)
+		log_debug("guard site %s in %s at 0x%lx", g->sites[first].name,
+			  g->sites[first].path, (unsigned long)g->sites[first].offset);
+	return err;
+}
+
 int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out)
 {
 	char path[PATH_MAX];
 	struct guard *g;
-	struct stat seen[sizeof(site_libs) / sizeof(site_libs[0]) + 1];
-	size_t nseen = 0, i, j;
+	size_t i;
 	int err;
 
 	*out = NULL;
@@ -406,23 +444,12 @@ int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out)
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
 	for (i = 0; i <= sizeof(site_libs) / sizeof(site_libs[0]); i++) {
-		struct stat sb;
-
 		if (i == 0)
 			snprintf(path, sizeof(path), "%s", exe);
 		else if (libs__resolve_exe(pid, spawned ? exe : NULL, site_libs[i - 1], path,
 					   sizeof(path)))
 			continue;
-		/* One file, one set of probes (a static binary is its own libc). */
-		if (stat(path, &sb))
-			continue;
-		for (j = 0; j < nseen; j++)
-			if (seen[j].st_dev == sb.st_dev && seen[j].st_ino == sb.st_ino)
-				break;
-		if (j < nseen)
-			continue;
-		seen[nseen++] = sb;
-		err = sites_of(g, path);
+		err = scan_file(g, path);
 		if (err)
 			goto cleanup;
 	}
@@ -1322,6 +1349,7 @@ void guard__free(struct guard *g)
 		free(g->sites[i].name);
 	}
 	free(g->sites);
+	free(g->files);
 	free(g->th);
 	pthread_mutex_destroy(&g->mu);
 	pthread_cond_destroy(&g->cv);

@@ -73,6 +73,15 @@ struct guard_stats {
 int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out);
 
 /*
+ * Adds the sites of one more file the trace probes (a library selected
+ * with -f LIB:GLOB): its stack switchers, found by their code
+ * (insn__switches_stack), and any named site. A file already looked at
+ * adds nothing. Call before guard__attach. Returns 0, -EINVAL (NULL
+ * argument) or -ENOMEM. Main thread.
+ */
+int guard__add_file(struct guard *g, const char *path);
+
+/*
  * A guard with no site: only the tracer, for --lossless when the target
  * needs no guard (nothing reads return addresses, --entry-only,
  * --no-guard). Returns 0 and *out, or -ENOMEM.

@@ -541,6 +541,10 @@ static void guard_and_arm(struct whole *w, struct wproc *p, const char *path)
 	}
 	if (!w->o.no_guard) {
 		err = guard__open(p->pub.pid, path, false, &g);
+		/* the libraries traced here may have switches of their own */
+		for (size_t i = 0; !err && p->img && p->img->libs && i < p->img->libs->nlibs; i++)
+			if ((err = guard__add_file(g, p->img->libs->v[i].path)))
+				guard__free(g);
 		if (err == -ENOENT) {
 			g = NULL; /* no unwinder, no stack switcher: nothing to guard */
 		} else if (err) {
