@@ -10,10 +10,16 @@
  * with 1 KiB frames, so goroutine stacks grow and are copied while probed, and an entry probe on
  * Go's stack check would count those calls twice). Loop index: 0 = gohello (optimised), 1 =
  * gohello-noopt (-N -l). Needs root and BPF, like every integration suite.
+ *
+ * And node (V8, Debian's nodejs: scripts/install-deps.sh): V8's stack walker
+ * reads its frames' return addresses too, so node gets entry probes only,
+ * whether V8 is in node itself (nodejs.org's builds) or in libnode.so
+ * (Debian's), and runs unharmed.
  */
 #include <check.h>
 
 #include "tests/harness.h"
+#include "user/elf/lang.h"
 
 #define N_ITEMS "300"
 #define GO_LINE "is a Go program: tracing function entries only"
@@ -153,6 +159,42 @@ START_TEST(go_list_says_nothing)
 }
 END_TEST
 
+#define NODE "/usr/bin/node"
+#define V8_LINE "is a V8 (JavaScript) "
+
+/* node with V8 traced: one line says entries only, the run is the same as
+ * untraced, and no return was probed. Before, a return probe on
+ * Builtins_JSEntry (the static build here) killed node with SIGSEGV, and
+ * so did one on v8::internal::Runtime_* once the garbage collector walked
+ * the stack, or on any of its builtins ("abort: Invalid bytecode"). */
+START_TEST(node_entries_only)
+{
+	char *js[] = {NODE, "-e",
+		      "let s = 0; for (let i = 0; i < 20000; i++) { try { if (i % 1000 == 0) "
+		      "throw new Error('x' + i); s += i; } catch (e) { s -= 1; } } "
+		      "console.log(s, JSON.stringify([{a: 1}]));",
+		      NULL};
+	char *in_exe[] = {"-f", "Builtins_JSEntry*", "-f", "v8::internal::Runtime_*", NULL};
+	char *in_lib[] = {"-f", "libnode:v8::Isolate::New*", NULL};
+	struct lang_info li;
+	struct h_plain p;
+	struct h_run r;
+
+	ck_assert_msg(!access(NODE, X_OK), NODE " not found: install Debian's nodejs "
+						"(scripts/install-deps.sh)");
+	ck_assert_int_eq(lang__detect(NODE, &li), 0);
+	/* V8 in the executable, or in the libnode.so it loads */
+	h_traced_same(&p, &r, li.v8 ? in_exe : in_lib, js);
+	ck_assert_msg(strstr(r.err, V8_LINE) && strstr(r.err, "tracing function entries only"),
+		      "stderr:\n%s", r.err);
+	ck_assert_int_ge(h_num(r.json, "functions_traced"), 1);
+	ck_assert_int_eq(h_returns(r.json, "matched"), 0);
+	ck_assert_int_eq(h_num(r.json, "lost"), 0);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("lang_integration");
@@ -167,6 +209,7 @@ int main(void)
 	tcase_add_loop_test(tc, go_callgraph_asked, 0, 2);
 	tcase_add_test(tc, c_program_keeps_returns);
 	tcase_add_test(tc, go_list_says_nothing);
+	tcase_add_test(tc, node_entries_only);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

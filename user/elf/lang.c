@@ -32,6 +32,9 @@ static void lang__note_symbol(const char *name, bool defined, struct lang_info *
 		out->go = true;
 		out->go_mark = "runtime.goexit";
 	}
+	if (defined && (!strcmp(name, "Builtins_JSEntry") ||
+			!strcmp(name, "_ZN2v87Isolate3NewERKNS0_12CreateParamsE")))
+		out->v8 = true;
 }
 
 /* Every symbol of the symbol-table section scn. */

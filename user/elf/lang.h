@@ -8,7 +8,12 @@
  * address it finds against its own tables. A return probe replaces a
  * return address with the kernel's trampoline, so the runtime aborts
  * ("unknown caller pc") as soon as it walks such a frame: Go programs get
- * entry probes only (user/main.c). C++ and Rust: their unwinders read
+ * entry probes only (user/main.c). V8 (node, and whatever embeds it)
+ * likewise: its stack walker (garbage collection, exceptions, stack traces,
+ * deoptimisation) takes a frame's return address for the code that frame
+ * runs, and the trampoline is no code it knows ("abort: Invalid bytecode",
+ * SIGSEGV, found tracing node's Builtins_*, its v8::internal::Runtime_*
+ * functions or Builtins_JSEntry alone). C++ and Rust: their unwinders read
  * return addresses too (exceptions, panics), which user/trace/guard.h handles.
  *
  * Detection reads section names and symbols with libelf, never code:
@@ -19,7 +24,11 @@
  *         links it, even when stripped: it stays in .dynsym);
  *   Rust  the symbol rust_eh_personality or any symbol starting __rust_
  *         (__rust_alloc, __rust_start_panic, ...): from .symtab, so a
- *         stripped Rust binary is not recognised.
+ *         stripped Rust binary is not recognised;
+ *   V8    a defined symbol Builtins_JSEntry (.symtab) or v8::Isolate::New
+ *         (_ZN2v87Isolate3NewERKNS0_12CreateParamsE, the embedding API's
+ *         first call, exported: found in a stripped node or libnode.so;
+ *         a native addon only imports it).
  * Several may hold at once (a Go program with cgo and C++, Rust linking
  * C++).
  *
@@ -36,6 +45,7 @@ struct lang_info {
 	bool go;
 	bool cxx;
 	bool rust;
+	bool v8;
 	/* What marked the binary as Go (".go.buildinfo", ".gopclntab",
 	 * "runtime.main", "runtime.goexit"), for debug output; NULL when not
 	 * Go. A static string. */

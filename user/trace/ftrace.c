@@ -336,10 +336,43 @@ static int load_symbols(struct ftrace *ft)
 	return err;
 }
 
+/* Entry probes only when the executable, or a library a -f LIB:GLOB
+ * names, runs a language runtime that reads the return addresses of its
+ * frames (Go, V8): the guard cannot give those back in time. */
+static void walkers_entries_only(struct ftrace *ft)
+{
+	struct opts *o = &ft->o;
+	char path[PATH_MAX], lib[256];
+	const char *what = NULL, *who = ft->tg.exe;
+	struct lang_info li;
+	size_t i, len;
+
+	if (!lang__detect(who, &li) && (li.go || li.v8))
+		what = li.go ? "Go" : "V8 (JavaScript)";
+	for (i = 0; !what && i < o->nfuncs; i++) {
+		if (!libs__is_selector(o->funcs[i]))
+			continue;
+		len = strcspn(o->funcs[i], ":");
+		snprintf(lib, sizeof(lib), "%.*s", (int)len, o->funcs[i]);
+		if (libs__resolve_exe(ft->tg.pid, ft->tg.spawned ? ft->tg.exe : NULL, lib, path,
+				      sizeof(path)) ||
+		    lang__detect(path, &li) || !(li.go || li.v8))
+			continue;
+		what = li.go ? "Go" : "V8 (JavaScript)";
+		who = lib;
+	}
+	if (!what)
+		return;
+	fall_back_to_entries(o);
+	if (!o->list)
+		log_info("%s is a %s %s: tracing function entries only (return probes would "
+			 "corrupt %s's stack walks); counts are exact, no times or call graph",
+			 who, what, who == ft->tg.exe ? "program" : "library", li.go ? "Go" : "V8");
+}
+
 static int select_functions(struct ftrace *ft)
 {
 	struct opts *o = &ft->o;
-	struct lang_info li;
 	size_t i;
 	int err;
 
@@ -349,17 +382,10 @@ static int select_functions(struct ftrace *ft)
 	err = load_symbols(ft);
 	if (err)
 		return err;
-	/* Go's runtime walks, copies and checks its stacks' return addresses:
-	 * a return probe kills it (user/elf/lang.h). No override on purpose. */
-	if (!o->entry_only && !lang__detect(ft->tg.exe, &li) && li.go) {
-		log_debug("%s: Go, from %s", ft->tg.exe, li.go_mark);
-		fall_back_to_entries(o);
-		if (!o->list)
-			log_info("%s is a Go program: tracing function entries only (return probes "
-				 "would corrupt Go's stack walks); counts are exact, no times or "
-				 "call graph",
-				 ft->tg.exe);
-	}
+	/* Go's runtime and V8 walk their stacks' return addresses: a return
+	 * probe kills them (user/elf/lang.h). No override on purpose. */
+	if (!o->entry_only)
+		walkers_entries_only(ft);
 	err = ft->st ? syms__select(ft->st, ft->exe_globs, ft->nexe, &ft->idx, &ft->n) : 0;
 	if (!err || (err == -ENOENT && ft->nexe))
 		syms__warn_unmatched(ft->st, ft->exe_globs, ft->nexe, !err || o->nfuncs > ft->nexe);

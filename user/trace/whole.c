@@ -59,7 +59,9 @@ struct wimage {
 	struct libs *libs;
 	bool *lib_dup; /* per library: probed already through another image */
 	uint32_t fid0, nfids;
-	bool go;	   /* a Go program: never armed */
+	/* why its runtime reads return addresses ("a Go program"), or NULL:
+	 * never armed (user/elf/lang.h) */
+	const char *walker;
 	const char *why;   /* nothing traced: why (static) */
 	double attached_s; /* when its probes went in (0: at the start) */
 	bool late;	   /* attached while the run was on */
@@ -256,8 +258,10 @@ static int image_select(struct whole *w, struct wimage *im, pid_t pid, const cha
 			log_info("symbols of %s from its debug file %s", im->path,
 				 im->st->debug_path);
 	}
-	if (im->st && !w->o.entry_only && !lang__detect(im->path, &li) && li.go)
-		im->go = true;
+	if (im->st && !w->o.entry_only && !lang__detect(im->path, &li) && (li.go || li.v8))
+		im->walker = li.go ? "a Go program (return probes would corrupt its stack walks)"
+				   : "a V8 (JavaScript) program (return probes would corrupt its "
+				     "stack walks)";
 	if (im->st) {
 		err = syms__select(im->st, w->exe_globs, w->nexe, &im->idx, &im->n);
 		if (err == -ENOMEM)
@@ -535,8 +539,8 @@ static void guard_and_arm(struct whole *w, struct wproc *p, const char *path)
 
 	if (w->o.entry_only)
 		return;
-	if (p->img && p->img->go) {
-		p->pub.unarmed_why = "a Go program (return probes would corrupt its stack walks)";
+	if (p->img && p->img->walker) {
+		p->pub.unarmed_why = p->img->walker;
 		return;
 	}
 	if (!w->o.no_guard) {
