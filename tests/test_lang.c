@@ -122,6 +122,36 @@ START_TEST(go_detected_by_symbols)
 }
 END_TEST
 
+/* V8: defining Builtins_JSEntry, or exporting v8::Isolate::New, says V8;
+ * importing v8::Isolate::New (a native addon) does not. */
+START_TEST(v8_detected)
+{
+	struct lang_info li;
+
+	ck_assert_int_eq(run("printf 'void Builtins_JSEntry(void) {}\\n' > %s && "
+			     "gcc -shared -fPIC -o %s %s",
+			     tmppath("v8a.c"), tmppath("libv8a.so"), tmppath("v8a.c")),
+			 0);
+	li = detect(tmppath("libv8a.so"));
+	ck_assert(li.v8 && !li.go);
+	ck_assert_int_eq(run("printf 'void _ZN2v87Isolate3NewERKNS0_12CreateParamsE(void) {}\\n' "
+			     "> %s && gcc -shared -fPIC -o %s %s",
+			     tmppath("v8b.c"), tmppath("libv8b.so"), tmppath("v8b.c")),
+			 0);
+	li = detect(tmppath("libv8b.so"));
+	ck_assert(li.v8);
+	ck_assert_int_eq(run("printf 'void _ZN2v87Isolate3NewERKNS0_12CreateParamsE(void);\\n"
+			     "void addon(void) { _ZN2v87Isolate3NewERKNS0_12CreateParamsE(); }\\n' "
+			     "> %s && gcc -shared -fPIC -o %s %s",
+			     tmppath("addon.c"), tmppath("libaddon.so"), tmppath("addon.c")),
+			 0);
+	li = detect(tmppath("libaddon.so"));
+	ck_assert(!li.v8);
+	li = detect(tpath(c_bins[0]));
+	ck_assert(!li.v8);
+}
+END_TEST
+
 START_TEST(cxx_detected)
 {
 	struct lang_info li = detect(tpath(cxx_bins[_i]));
@@ -355,6 +385,7 @@ int main(void)
 	tcase_add_loop_test(tc, go_detected, 0, 2);
 	tcase_add_test(tc, go_stripped_detected_by_section);
 	tcase_add_test(tc, go_detected_by_symbols);
+	tcase_add_test(tc, v8_detected);
 	tcase_add_loop_test(tc, cxx_detected, 0, 4);
 	tcase_add_test(tc, cxx_stripped_detected);
 	tcase_add_loop_test(tc, rust_detected, 0, 2);
