@@ -484,11 +484,30 @@ static uint32_t gpr_bit(unsigned reg)
 
 #define SW_SLOTS 32
 
-/* What holds a value derived from the stack pointer: registers (bits),
- * and memory slots, by their address expression. */
+/* rdi, rsi, rdx, rcx, r8, r9 as gpr_bit numbers them */
+#define SW_ARGS (1u << 5 | 1u << 4 | 1u << 3 | 1u << 2 | 1u << 8 | 1u << 9)
+/* and those a call may change: those, rax, r10, r11 */
+#define SW_CLOBBERED (SW_ARGS | 1u << 0 | 1u << 10 | 1u << 11)
+
+/* What a register can hold, for the question "may rsp be loaded from it
+ * without leaving the own stack": */
+enum sp_kind {
+	SW_ADDR = 0, /* an address on the own stack: rsp or rbp, copied or offset */
+	SW_VAL = 1,  /* that, or a word read from the own stack (a saved rsp) */
+};
+
+/*
+ * Registers and memory slots (by their address expression) that hold one
+ * or the other. For registers both in address order within a sweep
+ * (written, cur: a register read after a write is judged by that write; an
+ * argument register before any write holds an argument, e.g. boost's
+ * jump_fcontext loads rsp from rdi and, after the switch, passes its old
+ * rsp on in rdi) and anywhere in the function (regs: any other register
+ * before its first write, for a restore laid out before its save).
+ */
 struct sp_taint {
-	uint32_t regs;
-	x86_op_mem slot[SW_SLOTS];
+	uint32_t regs[2], written, cur[2];
+	x86_op_mem slot[SW_SLOTS]; /* words that got an SW_VAL value */
 	size_t nslot;
 	/* Registers holding rsp itself, copied or offset (mov, lea), not
 	 * through rbp: what a switch saves to resume the stack later. Flow
@@ -506,27 +525,30 @@ static bool same_slot(const x86_op_mem *a, const x86_op_mem *b)
 	       a->scale == b->scale && a->disp == b->disp;
 }
 
-/* An address computed from an sp-derived register (lea's source). */
-static bool addr_tainted(const struct sp_taint *t, const x86_op_mem *m)
+static bool reg_is(const struct sp_taint *t, unsigned reg, enum sp_kind k)
 {
-	return is_sp(m->base) || m->base == X86_REG_RBP || (gpr_bit(m->base) & t->regs);
+	uint32_t b = gpr_bit(reg);
+
+	if (is_sp(reg) || reg == X86_REG_RBP)
+		return true;
+	if (t->written & b)
+		return t->cur[k] & b;
+	return !(b & SW_ARGS) && (t->regs[k] & b);
 }
 
-/* The operand holds an sp-derived value: rsp, rbp (the frame pointer, the
- * convention's own copy), a tainted register or slot, or a word of the
- * function's own stack (a saved rsp, wherever rsp has moved since: the
- * slot's address is computed from an sp-derived register). A switch
- * takes the new rsp from somewhere else: an argument, a context or
+/* The operand's value may be a saved rsp: SW_VAL in a register, a word of
+ * the own stack (addressed from an SW_ADDR register), a slot that got one.
+ * A switch takes its new rsp from elsewhere: an argument, a context or
  * thread structure, a global. */
-static bool op_tainted(const struct sp_taint *t, const cs_x86_op *op)
+static bool op_val(const struct sp_taint *t, const cs_x86_op *op)
 {
 	size_t i;
 
 	if (op->type == X86_OP_REG)
-		return is_sp(op->reg) || op->reg == X86_REG_RBP || (gpr_bit(op->reg) & t->regs);
+		return reg_is(t, op->reg, SW_VAL);
 	if (op->type != X86_OP_MEM)
 		return false;
-	if (addr_tainted(t, &op->mem))
+	if (reg_is(t, op->mem.base, SW_ADDR))
 		return true;
 	for (i = 0; i < t->nslot; i++)
 		if (same_slot(&t->slot[i], &op->mem))
@@ -534,27 +556,36 @@ static bool op_tainted(const struct sp_taint *t, const cs_x86_op *op)
 	return false;
 }
 
-static void taint(struct sp_taint *t, const cs_x86_op *op)
+/* Register op is written: with an own-stack address (a), a value that may
+ * be a saved rsp (v), or neither. */
+static void reg_set(struct sp_taint *t, const cs_x86_op *op, bool a, bool v)
 {
-	uint32_t b;
+	uint32_t b = gpr_bit(op->reg);
+	int k;
 
-	if (op->type == X86_OP_REG) {
-		b = gpr_bit(op->reg);
-		if (b && !(t->regs & b)) {
-			t->regs |= b;
+	if (op->type != X86_OP_REG || !b)
+		return;
+	t->written |= b;
+	for (k = SW_ADDR; k <= SW_VAL; k++) {
+		bool yes = k == SW_ADDR ? a : a || v;
+
+		t->cur[k] = yes ? t->cur[k] | b : t->cur[k] & ~b;
+		if (yes && !(t->regs[k] & b)) {
+			t->regs[k] |= b;
 			t->grew = true;
 		}
-	} else if (op->type == X86_OP_MEM && !op_tainted(t, op) && t->nslot < SW_SLOTS) {
+	}
+}
+
+/* Memory word op gets a value that may be a saved rsp. */
+static void slot_set(struct sp_taint *t, const cs_x86_op *op)
+{
+	if (op->type == X86_OP_MEM && !op_val(t, op) && t->nslot < SW_SLOTS) {
 		t->slot[t->nslot++] = op->mem;
 		t->grew = true;
 	}
 }
 
-/*
- * One instruction: spreads the taint (mov, lea, cmov, xchg between
- * registers and slots), and says whether it loads rsp from something
- * the taint does not reach (pop %rsp always does).
- */
 /* rsp itself, or a register that holds it (sp_regs). */
 static bool is_sp_value(const struct sp_taint *t, unsigned reg)
 {
@@ -589,10 +620,15 @@ static void sp_flow(struct sp_taint *t, const cs_insn *in)
 	if (dst->type == X86_OP_REG)
 		sp_copy(t, dst, src->type == X86_OP_REG && is_sp_value(t, src->reg));
 	else if (dst->type == X86_OP_MEM && src->type == X86_OP_REG && is_sp_value(t, src->reg) &&
-		 !addr_tainted(t, &dst->mem) && !t->saves)
+		 !reg_is(t, dst->mem.base, SW_ADDR) && !t->saves)
 		t->saves = t->grew = true;
 }
 
+/*
+ * One instruction: spreads what registers and slots hold (mov, lea, cmov,
+ * xchg, pop), and says whether it loads rsp from something that may not
+ * be a saved rsp of the own stack.
+ */
 static bool sweep_one(struct sp_taint *t, const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
@@ -600,23 +636,28 @@ static bool sweep_one(struct sp_taint *t, const cs_insn *in)
 	bool to_sp = x->op_count >= 1 && dst->type == X86_OP_REG && is_sp(dst->reg);
 
 	sp_flow(t, in);
-	if (in->id == X86_INS_POP)
+	/* pop reads a word of the own stack: a DRAP register saved there
+	 * comes back as it was (x265's determineLevel); pop %rsp is one */
+	if (in->id == X86_INS_POP) {
+		if (!to_sp && x->op_count == 1)
+			reg_set(t, dst, false, true);
 		return to_sp;
+	}
 	if (x->op_count != 2)
 		return false;
 	switch (in->id) {
 	case X86_INS_LEA:
 		if (to_sp)
-			return !addr_tainted(t, &src->mem);
-		if (addr_tainted(t, &src->mem))
-			taint(t, dst);
+			return !reg_is(t, src->mem.base, SW_VAL);
+		reg_set(t, dst, reg_is(t, src->mem.base, SW_ADDR),
+			reg_is(t, src->mem.base, SW_VAL));
 		return false;
 	case X86_INS_XCHG:
 		if (to_sp || (src->type == X86_OP_REG && is_sp(src->reg))) {
 			/* the old rsp lands in the other operand: saved */
 			if (!t->saves)
 				t->saves = t->grew = true;
-			return !op_tainted(t, to_sp ? src : dst);
+			return !op_val(t, to_sp ? src : dst);
 		}
 		return false;
 	case X86_INS_MOV:
@@ -631,9 +672,12 @@ static bool sweep_one(struct sp_taint *t, const cs_insn *in)
 	case X86_INS_CMOVLE:
 	case X86_INS_CMOVNE:
 		if (to_sp)
-			return !op_tainted(t, src);
-		if (op_tainted(t, src))
-			taint(t, dst);
+			return !op_val(t, src);
+		if (dst->type == X86_OP_REG)
+			reg_set(t, dst, src->type == X86_OP_REG && reg_is(t, src->reg, SW_ADDR),
+				op_val(t, src));
+		else if (op_val(t, src))
+			slot_set(t, dst);
 		return false;
 	default:
 		return false;
@@ -715,11 +759,28 @@ int insn__switches_stack(struct insn_dec *d, const uint8_t *code, size_t len, ui
 		bool judge = !t.grew && sweep > 0;
 
 		t.grew = false;
-		t.sp_regs = 0;
+		t.sp_regs = t.written = t.cur[SW_ADDR] = t.cur[SW_VAL] = 0;
 		while (left && cs_disasm_iter(d->h, &p, &left, &a, d->scratch)) {
-			if (sweep_one(&t, d->scratch) && judge && t.saves) {
+			const cs_insn *in = d->scratch;
+
+			/* saved into a context, or carried in a register to
+			 * the other side (boost's jump_fcontext returns the
+			 * old rsp in rax) */
+			if (sweep_one(&t, in) && judge && (t.saves || t.sp_regs)) {
 				*yes = true;
 				return 0;
+			}
+			/* a call clobbers the caller-saved registers; after a
+			 * jmp or ret the next instruction is reached from
+			 * elsewhere, with what the registers held there */
+			if (has_group(in->detail, X86_GRP_CALL)) {
+				t.written |= SW_CLOBBERED;
+				t.cur[SW_ADDR] &= ~SW_CLOBBERED;
+				t.cur[SW_VAL] &= ~SW_CLOBBERED;
+				t.sp_regs &= ~SW_CLOBBERED;
+			} else if (in->id == X86_INS_JMP || has_group(in->detail, X86_GRP_RET) ||
+				   in->id == X86_INS_UD2 || in->id == X86_INS_HLT) {
+				t.written = t.cur[SW_ADDR] = t.cur[SW_VAL] = t.sp_regs = 0;
 			}
 		}
 		if (judge)

@@ -113,17 +113,21 @@ bool insn__kernel_skips(const uint8_t *b, size_t len);
 
 /*
  * Whether the function whose code is code[0..len) (at address addr)
- * switches stacks and can be switched back to: it stores rsp (or a
- * register copied from it) outside its own stack, or exchanges it, and
- * loads rsp from a value not derived from rsp itself (its own earlier
- * rsp, rbp, a register or a word of its own stack). swapcontext,
- * libco's coctx_swap and any hand-written coroutine switch do; a
- * compiler's epilogue after alloca or a variable-length array (it
- * restores a saved rsp) does not, nor a jump that only loads rsp
- * (longjmp, setcontext, V8's CEntry to an exception handler). Decoding
- * stops at bytes that do not decode (what came before still counts).
- * Writes the answer to *yes. Returns 0, or -EINVAL for a NULL argument.
- * Threads: as the decoder.
+ * switches stacks and can be switched back to: it loads rsp from a value
+ * that cannot be a saved rsp of its own stack (not rsp or rbp, a copy or
+ * an offset of them, nor a word read from its own stack), while the old
+ * rsp is kept for the way back: stored outside its own stack, exchanged,
+ * or held in a register at the load (boost's jump_fcontext hands it over
+ * in rax). swapcontext, libco's coctx_swap, boost's jump_fcontext and any
+ * hand-written coroutine switch do; a compiler's epilogue after alloca,
+ * a variable-length array or a stack realignment (it restores a saved
+ * rsp) does not, nor a jump that only loads rsp (longjmp, setcontext,
+ * V8's CEntry to an exception handler). Registers are followed in
+ * address order (a call clobbers the caller-saved ones; after a jmp or
+ * ret the state is what it is anywhere in the function), memory by
+ * address expression. Decoding stops at bytes that do not decode (what
+ * came before still counts). Writes the answer to *yes. Returns 0, or
+ * -EINVAL for a NULL argument. Threads: as the decoder.
  */
 int insn__switches_stack(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
 			 bool *yes);
