@@ -637,7 +637,8 @@ static bool sweep_one(struct sp_taint *t, const cs_insn *in)
 
 	sp_flow(t, in);
 	/* pop reads a word of the own stack: a DRAP register saved there
-	 * comes back as it was (x265's determineLevel); pop %rsp is one */
+	 * comes back as it was (x265's determineLevel). pop %rsp, which no
+	 * compiler emits, is taken for a load from elsewhere. */
 	if (in->id == X86_INS_POP) {
 		if (!to_sp && x->op_count == 1)
 			reg_set(t, dst, false, true);
@@ -746,9 +747,10 @@ int insn__switches_stack(struct insn_dec *d, const uint8_t *code, size_t len, ui
 	*yes = false;
 	if (!insn__may_switch_stack(code, len))
 		return 0;
-	/* Taint only grows, so sweeping until it stops growing makes the
-	 * layout of the blocks (a restore placed before its save) not
-	 * matter; then one more sweep judges the loads of rsp. A switch both
+	/* What registers hold anywhere in the function (regs) and the slots
+	 * only grow, so sweeping until they stop growing makes the layout of
+	 * the blocks (a restore placed before its save) not matter; then one
+	 * more sweep judges the loads of rsp. A switch both
 	 * saves the stack it leaves and loads another: a load alone is a
 	 * jump that abandons its stack (longjmp, V8's CEntry to an exception
 	 * handler up the same stack), which the kernel's list follows. */
