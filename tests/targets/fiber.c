@@ -24,31 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fiber_switch.h"
+
 #define TRACED __attribute__((noinline, noipa))
 #define BARRIER() __asm__ volatile("" ::: "memory")
 #define STACK_BYTES (64 * 1024)
 
-void fiber_switch(void **save, void *to);
-__asm__(".text\n"
-	".globl fiber_switch\n"
-	".type fiber_switch, @function\n"
-	"fiber_switch:\n"
-	"	pushq %rbp\n"
-	"	pushq %rbx\n"
-	"	pushq %r12\n"
-	"	pushq %r13\n"
-	"	pushq %r14\n"
-	"	pushq %r15\n"
-	"	movq %rsp, (%rdi)\n"
-	"	movq %rsi, %rsp\n"
-	"	popq %r15\n"
-	"	popq %r14\n"
-	"	popq %r13\n"
-	"	popq %r12\n"
-	"	popq %rbx\n"
-	"	popq %rbp\n"
-	"	ret\n"
-	".size fiber_switch, .-fiber_switch\n");
+FIBER_SWITCH(fiber_switch);
 
 static void *main_sp, *fibre_sp;
 static long slot;

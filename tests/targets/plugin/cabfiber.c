@@ -16,31 +16,13 @@
  */
 #include <stdlib.h>
 
+#include "../fiber_switch.h"
+
 #define TRACED __attribute__((noinline, noipa))
 #define BARRIER() __asm__ volatile("" ::: "memory")
 #define STACK_BYTES (64 * 1024)
 
-void cabfiber_switch(void **save, void *to);
-__asm__(".text\n"
-	".globl cabfiber_switch\n"
-	".type cabfiber_switch, @function\n"
-	"cabfiber_switch:\n"
-	"	pushq %rbp\n"
-	"	pushq %rbx\n"
-	"	pushq %r12\n"
-	"	pushq %r13\n"
-	"	pushq %r14\n"
-	"	pushq %r15\n"
-	"	movq %rsp, (%rdi)\n"
-	"	movq %rsi, %rsp\n"
-	"	popq %r15\n"
-	"	popq %r14\n"
-	"	popq %r13\n"
-	"	popq %r12\n"
-	"	popq %rbx\n"
-	"	popq %rbp\n"
-	"	ret\n"
-	".size cabfiber_switch, .-cabfiber_switch\n");
+FIBER_SWITCH(cabfiber_switch);
 
 static void *caller_sp, *fibre_sp;
 static long arg, result;
