@@ -6,7 +6,8 @@ pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config
       check libcapstone-dev libck-dev libjson-c-dev binutils g++ golang-go rustc
       strace libiberty-dev libpng-dev libxml2-utils chromium
       protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
-      libzstd-dev podman runc busybox-static libdw-dev libc6-dbg nodejs)
+      libzstd-dev podman runc busybox-static libdw-dev libc6-dbg nodejs
+      openjdk-17-jdk-headless)
 # libzstd-dev: cabbpf record's compression.
 # libdw-dev (elfutils): functions' source files and lines from DWARF
 # (user/elf/dwarf.c: -l, the JSON, --pprof).
@@ -15,6 +16,8 @@ pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config
 # the IFUNC and plan tests name, libc's static functions) and its DWARF.
 # nodejs: a V8 program, which cabbpf must trace with entry probes only
 # (tests/test_lang_integration.c).
+# openjdk-17-jdk-headless: the JVM, likewise when -f names libjvm.so
+# (tests/test_lang_integration.c); javac builds tests/targets/JvmWork.java.
 # podman, runc, busybox-static: the container suite runs real containers
 # (runc: crun refuses the hybrid cgroup layout; an image imported from a
 # rootfs of busybox-static and the static test programs: no registry).

@@ -152,6 +152,39 @@ START_TEST(v8_detected)
 }
 END_TEST
 
+/* The JVM: defining JNI_CreateJavaVM (libjvm.so) says JVM; importing it
+ * (a program that embeds a JVM, a JNI library) does not. And each runtime
+ * that walks return addresses has its name for the entries-only line. */
+START_TEST(jvm_detected)
+{
+	struct lang_info li;
+
+	ck_assert_int_eq(run("printf 'int JNI_CreateJavaVM(void) { return 0; }\\n' > %s && "
+			     "gcc -shared -fPIC -o %s %s",
+			     tmppath("jvm.c"), tmppath("libjvm.so"), tmppath("jvm.c")),
+			 0);
+	li = detect(tmppath("libjvm.so"));
+	ck_assert(li.jvm && !li.v8 && !li.go);
+	ck_assert_str_eq(lang__walker(&li), "JVM (Java)");
+	ck_assert_int_eq(run("printf 'int JNI_CreateJavaVM(void);\\n"
+			     "int embed(void) { return JNI_CreateJavaVM(); }\\n' "
+			     "> %s && gcc -shared -fPIC -o %s %s",
+			     tmppath("embed.c"), tmppath("libembed.so"), tmppath("embed.c")),
+			 0);
+	li = detect(tmppath("libembed.so"));
+	ck_assert(!li.jvm);
+	ck_assert_ptr_null(lang__walker(&li));
+	li = detect(tpath(c_bins[0]));
+	ck_assert(!li.jvm);
+	ck_assert_ptr_null(lang__walker(&li));
+	li = (struct lang_info){.v8 = true, .jvm = true};
+	ck_assert_str_eq(lang__walker(&li), "V8 (JavaScript)");
+	li.go = true;
+	ck_assert_str_eq(lang__walker(&li), "Go");
+	ck_assert_ptr_null(lang__walker(NULL));
+}
+END_TEST
+
 START_TEST(cxx_detected)
 {
 	struct lang_info li = detect(tpath(cxx_bins[_i]));
@@ -386,6 +419,7 @@ int main(void)
 	tcase_add_test(tc, go_stripped_detected_by_section);
 	tcase_add_test(tc, go_detected_by_symbols);
 	tcase_add_test(tc, v8_detected);
+	tcase_add_test(tc, jvm_detected);
 	tcase_add_loop_test(tc, cxx_detected, 0, 4);
 	tcase_add_test(tc, cxx_stripped_detected);
 	tcase_add_loop_test(tc, rust_detected, 0, 2);

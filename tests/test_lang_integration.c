@@ -14,7 +14,10 @@
  * And node (V8, Debian's nodejs: scripts/install-deps.sh): V8's stack walker
  * reads its frames' return addresses too, so node gets entry probes only,
  * whether V8 is in node itself (nodejs.org's builds) or in libnode.so
- * (Debian's), and runs unharmed.
+ * (Debian's), and runs unharmed. And java: HotSpot's stack walker reads the
+ * return addresses of the runtime functions its compiled code calls, so a
+ * -f selection in libjvm.so gives entry probes only (Debian's
+ * openjdk-17-jdk-headless; tests/targets/JvmWork.java).
  */
 #include <check.h>
 
@@ -195,6 +198,59 @@ START_TEST(node_entries_only)
 }
 END_TEST
 
+#define JAVA "/usr/bin/java"
+#define JVM_LINE "is a JVM (Java) library: tracing function entries only"
+
+/* java with libjvm.so's runtime entry points traced (the functions its
+ * compiled code calls to allocate and throw): one line says entries only,
+ * the run is the same as untraced, and no return was probed. Before, a
+ * return probe there aborted the JVM whenever the garbage collector
+ * walked a thread inside one: SharedRuntime::* gave SIGSEGV in
+ * frame::sender, OptoRuntime::* "ShouldNotReachHere" in frame::oops_do
+ * (JvmWork, 5 runs of 5). */
+START_TEST(jvm_entries_only)
+{
+	char java[PATH_MAX], libjvm[PATH_MAX + 32], cp[PATH_MAX], opto[PATH_MAX + 64],
+		shared[PATH_MAX + 64], *slash;
+	char errfile[sizeof(h_tmp) + 32];
+	/* a small heap: collections while the threads allocate; no
+	 * hsperfdata file in /tmp; a crash report in h_tmp, not the cwd */
+	char *target[] = {JAVA,	   "-Xmx32m", "-XX:-UsePerfData", errfile, "-cp", cp, "JvmWork",
+			  "30000", NULL};
+	char *args[] = {"-f", opto, "-f", shared, NULL};
+	struct lang_info li;
+	struct h_plain p;
+	struct h_run r;
+
+	ck_assert_msg(realpath(JAVA, java),
+		      JAVA " not found: install Debian's "
+			   "openjdk-17-jdk-headless (scripts/install-deps.sh)");
+	/* JAVA_HOME/bin/java -> JAVA_HOME/lib/server/libjvm.so, which the
+	 * launcher loads */
+	slash = strrchr(java, '/');
+	*slash = '\0';
+	slash = strrchr(java, '/');
+	*slash = '\0';
+	snprintf(libjvm, sizeof(libjvm), "%s/lib/server/libjvm.so", java);
+	ck_assert_int_eq(lang__detect(libjvm, &li), 0);
+	ck_assert(li.jvm);
+	snprintf(cp, sizeof(cp), "%s/java", h_targets);
+	snprintf(errfile, sizeof(errfile), "-XX:ErrorFile=%s/hs_err_%%p.log", h_tmp);
+	snprintf(opto, sizeof(opto), "%s:OptoRuntime::*", libjvm);
+	snprintf(shared, sizeof(shared), "%s:SharedRuntime::*", libjvm);
+	h_traced_same(&p, &r, args, target);
+	ck_assert_msg(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0 &&
+			      strstr(p.out, "thread 2: "),
+		      "untraced: status %d, stdout:\n%s", p.status, p.out);
+	ck_assert_msg(strstr(r.err, JVM_LINE), "stderr:\n%s", r.err);
+	ck_assert_int_ge(h_num(r.json, "functions_traced"), 2);
+	ck_assert_int_eq(h_returns(r.json, "matched"), 0);
+	ck_assert_int_eq(h_num(r.json, "lost"), 0);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("lang_integration");
@@ -210,6 +266,7 @@ int main(void)
 	tcase_add_test(tc, c_program_keeps_returns);
 	tcase_add_test(tc, go_list_says_nothing);
 	tcase_add_test(tc, node_entries_only);
+	tcase_add_test(tc, jvm_entries_only);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

@@ -13,7 +13,9 @@
 #            as NAME-O0 and NAME-O2;
 #   NAME.go  with Debian's go (go build, no modules, cgo off) as NAME, and
 #            with -gcflags='-N -l' (no optimisation, no inlining) as
-#            NAME-noopt; Go's caches go under OUTDIR/.go.
+#            NAME-noopt; Go's caches go under OUTDIR/.go;
+#   NAME.java with Debian's javac (--release 17) as OUTDIR/java/NAME.class,
+#            run with `java -cp OUTDIR/java NAME`.
 # A missing compiler is an error (scripts/install-deps.sh installs them).
 # A binary newer than its source and this script is kept (repeated test
 # runs stay fast). TARGET_CC and TARGET_CFLAGS pick another compiler or
@@ -142,4 +144,21 @@ for src in "$here"/*.go; do
 			go build -gcflags="$flags" -o "$bin.tmp" "$src"
 		mv -f "$bin.tmp" "$bin"
 	done
+done
+for src in "$here"/*.java; do
+	[ -e "$src" ] || continue
+	name=$(basename "$src" .java)
+	cls=$out/java/$name.class
+	if [ -e "$cls" ] && fresh "$cls" "$src"; then
+		continue
+	fi
+	need javac openjdk-17-jdk-headless
+	echo "  TARGET   $cls"
+	# A directory of its own: javac writes one file per class (lambdas
+	# and nested classes too), each of which must appear whole.
+	tmp=$(mktemp -d "$out/.javac.XXXXXX")
+	javac --release 17 -d "$tmp" "$src"
+	mkdir -p "$out/java"
+	mv -f "$tmp"/*.class "$out/java/"
+	rm -rf "$tmp"
 done

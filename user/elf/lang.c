@@ -35,6 +35,8 @@ static void lang__note_symbol(const char *name, bool defined, struct lang_info *
 	if (defined && (!strcmp(name, "Builtins_JSEntry") ||
 			!strcmp(name, "_ZN2v87Isolate3NewERKNS0_12CreateParamsE")))
 		out->v8 = true;
+	if (defined && !strcmp(name, "JNI_CreateJavaVM"))
+		out->jvm = true;
 }
 
 /* Every symbol of the symbol-table section scn. */
@@ -99,6 +101,17 @@ cleanup:
 	if (fd >= 0)
 		close(fd);
 	return err;
+}
+
+const char *lang__walker(const struct lang_info *li)
+{
+	if (!li)
+		return NULL;
+	if (li->go)
+		return "Go";
+	if (li->v8)
+		return "V8 (JavaScript)";
+	return li->jvm ? "JVM (Java)" : NULL;
 }
 
 /* Little-endian signed 32-bit value at p. */

@@ -13,7 +13,12 @@
  * deoptimisation) takes a frame's return address for the code that frame
  * runs, and the trampoline is no code it knows ("abort: Invalid bytecode",
  * SIGSEGV, found tracing node's Builtins_*, its v8::internal::Runtime_*
- * functions or Builtins_JSEntry alone). C++ and Rust: their unwinders read
+ * functions or Builtins_JSEntry alone). The JVM (HotSpot) too: its stack
+ * walker (garbage collection, deoptimisation, exceptions) reads the return
+ * address of a runtime function that generated code called, and finds no
+ * code blob at the trampoline (found tracing libjvm.so's OptoRuntime::*:
+ * "ShouldNotReachHere" in frame::oops_do, and SharedRuntime::*: SIGSEGV in
+ * frame::sender; both abort the JVM). C++ and Rust: their unwinders read
  * return addresses too (exceptions, panics), which user/trace/guard.h handles.
  *
  * Detection reads section names and symbols with libelf, never code:
@@ -28,7 +33,10 @@
  *   V8    a defined symbol Builtins_JSEntry (.symtab) or v8::Isolate::New
  *         (_ZN2v87Isolate3NewERKNS0_12CreateParamsE, the embedding API's
  *         first call, exported: found in a stripped node or libnode.so;
- *         a native addon only imports it).
+ *         a native addon only imports it);
+ *   JVM   a defined symbol JNI_CreateJavaVM (exported by libjvm.so, which
+ *         the java launcher loads; a JNI library or an embedding program
+ *         only imports it).
  * Several may hold at once (a Go program with cgo and C++, Rust linking
  * C++).
  *
@@ -46,6 +54,7 @@ struct lang_info {
 	bool cxx;
 	bool rust;
 	bool v8;
+	bool jvm;
 	/* What marked the binary as Go (".go.buildinfo", ".gopclntab",
 	 * "runtime.main", "runtime.goexit"), for debug output; NULL when not
 	 * Go. A static string. */
@@ -60,6 +69,14 @@ struct lang_info {
  * Threads: any thread; concurrent calls are fine.
  */
 int lang__detect(const char *path, struct lang_info *out);
+
+/*
+ * The runtime in *li whose stack walker reads its frames' return addresses
+ * (so the binary may get entry probes only): "Go", "V8 (JavaScript)" or
+ * "JVM (Java)", or NULL when there is none.
+ * Memory: a static string. Threads: any thread.
+ */
+const char *lang__walker(const struct lang_info *li);
 
 /*
  * Go's stack-bound check at the start of a function compiled by gc (Go

@@ -338,7 +338,7 @@ static int load_symbols(struct ftrace *ft)
 
 /* Entry probes only when the executable, or a library a -f LIB:GLOB
  * names, runs a language runtime that reads the return addresses of its
- * frames (Go, V8): the guard cannot give those back in time. */
+ * frames (Go, V8, the JVM): the guard cannot give those back in time. */
 static void walkers_entries_only(struct ftrace *ft)
 {
 	struct opts *o = &ft->o;
@@ -347,8 +347,8 @@ static void walkers_entries_only(struct ftrace *ft)
 	struct lang_info li;
 	size_t i, len;
 
-	if (!lang__detect(who, &li) && (li.go || li.v8))
-		what = li.go ? "Go" : "V8 (JavaScript)";
+	if (!lang__detect(who, &li))
+		what = lang__walker(&li);
 	for (i = 0; !what && i < o->nfuncs; i++) {
 		if (!libs__is_selector(o->funcs[i]))
 			continue;
@@ -356,9 +356,8 @@ static void walkers_entries_only(struct ftrace *ft)
 		snprintf(lib, sizeof(lib), "%.*s", (int)len, o->funcs[i]);
 		if (libs__resolve_exe(ft->tg.pid, ft->tg.spawned ? ft->tg.exe : NULL, lib, path,
 				      sizeof(path)) ||
-		    lang__detect(path, &li) || !(li.go || li.v8))
+		    lang__detect(path, &li) || !(what = lang__walker(&li)))
 			continue;
-		what = li.go ? "Go" : "V8 (JavaScript)";
 		who = lib;
 	}
 	if (!what)
@@ -366,8 +365,9 @@ static void walkers_entries_only(struct ftrace *ft)
 	fall_back_to_entries(o);
 	if (!o->list)
 		log_info("%s is a %s %s: tracing function entries only (return probes would "
-			 "corrupt %s's stack walks); counts are exact, no times or call graph",
-			 who, what, who == ft->tg.exe ? "program" : "library", li.go ? "Go" : "V8");
+			 "corrupt its runtime's stack walks); counts are exact, no times or call "
+			 "graph",
+			 who, what, who == ft->tg.exe ? "program" : "library");
 }
 
 static int select_functions(struct ftrace *ft)
@@ -382,7 +382,7 @@ static int select_functions(struct ftrace *ft)
 	err = load_symbols(ft);
 	if (err)
 		return err;
-	/* Go's runtime and V8 walk their stacks' return addresses: a return
+	/* Go's runtime, V8 and the JVM walk their stacks' return addresses: a return
 	 * probe kills them (user/elf/lang.h). No override on purpose. */
 	if (!o->entry_only)
 		walkers_entries_only(ft);

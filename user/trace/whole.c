@@ -59,9 +59,10 @@ struct wimage {
 	struct libs *libs;
 	bool *lib_dup; /* per library: probed already through another image */
 	uint32_t fid0, nfids;
-	/* why its runtime reads return addresses ("a Go program"), or NULL:
-	 * never armed (user/elf/lang.h) */
+	/* why its runtime reads return addresses ("a Go program ..."), or
+	 * NULL: never armed (user/elf/lang.h); points into walker_why */
 	const char *walker;
+	char walker_why[128];
 	const char *why;   /* nothing traced: why (static) */
 	double attached_s; /* when its probes went in (0: at the start) */
 	bool late;	   /* attached while the run was on */
@@ -237,6 +238,19 @@ static void image_free(struct wimage *im)
 /* Symbols, selection, IFUNCs, plan and libraries of image im (process pid
  * runs it). Returns 0 (im->why set when it has nothing to trace) or
  * -ENOMEM. */
+/* Marks im as traced with entries only when what (lang__walker's name, or
+ * NULL for none) walks its stacks, in the executable itself (in_lib false)
+ * or in a library -f names (which the image may load later: dlopen). */
+static void set_walker(struct wimage *im, const char *what, bool in_lib)
+{
+	if (!what)
+		return;
+	snprintf(im->walker_why, sizeof(im->walker_why),
+		 "%sa %s %s (return probes would corrupt its runtime's stack walks)",
+		 in_lib ? "-f names " : "", what, in_lib ? "library" : "program");
+	im->walker = im->walker_why;
+}
+
 static int image_select(struct whole *w, struct wimage *im, pid_t pid, const char *comm)
 {
 	struct lang_info li;
@@ -258,10 +272,8 @@ static int image_select(struct whole *w, struct wimage *im, pid_t pid, const cha
 			log_info("symbols of %s from its debug file %s", im->path,
 				 im->st->debug_path);
 	}
-	if (im->st && !w->o.entry_only && !lang__detect(im->path, &li) && (li.go || li.v8))
-		im->walker = li.go ? "a Go program (return probes would corrupt its stack walks)"
-				   : "a V8 (JavaScript) program (return probes would corrupt its "
-				     "stack walks)";
+	if (im->st && !w->o.entry_only && !lang__detect(im->path, &li))
+		set_walker(im, lang__walker(&li), false);
 	if (im->st) {
 		err = syms__select(im->st, w->exe_globs, w->nexe, &im->idx, &im->n);
 		if (err == -ENOMEM)
@@ -294,6 +306,10 @@ static int image_select(struct whole *w, struct wimage *im, pid_t pid, const cha
 		    -ENOMEM)
 			return -ENOMEM;
 	}
+	/* A library -f names may carry the runtime (libjvm.so, libnode.so) */
+	for (i = 0; !w->o.entry_only && im->libs && i < im->libs->nlibs; i++)
+		if (!im->walker && !lang__detect(im->libs->v[i].path, &li))
+			set_walker(im, lang__walker(&li), true);
 	if (im->libs) {
 		im->lib_dup = calloc(im->libs->nlibs + 1, sizeof(*im->lib_dup));
 		if (!im->lib_dup)
