@@ -1026,13 +1026,15 @@ const void *runner__analyzer(const struct runner *r, const char *name)
 static void returns_text(const struct runner *r, const struct runner_stats *s, FILE *f)
 {
 	if (r->no_returns)
-		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go program, "
+		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go, V8 or JVM "
+			   "runtime, "
 			   "or a target the guard could not hold)\n");
 	else
 		fprintf(f,
 			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
-			" unwound by exceptions, %" PRIu64 " lost to stack switches, %" PRIu64
-			" ended by exec, %" PRIu64 " orphan, %" PRIu64 " entered before attach, %" PRIu64
+			" unwound by exceptions, %" PRIu64
+			" lost to stack switches or backtraces, %" PRIu64 " ended by exec, %" PRIu64
+			" orphan, %" PRIu64 " entered before attach, %" PRIu64
 			" open at stop; %" PRIu64
 			" calls got no return probe (kernel limit: 64 pending per thread)\n",
 			s->returns.matched, s->returns.missing, s->returns.unwound,

@@ -7,7 +7,7 @@ pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config
       strace libiberty-dev libpng-dev libxml2-utils chromium
       protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
       libzstd-dev podman runc busybox-static libdw-dev libc6-dbg nodejs
-      openjdk-17-jdk-headless)
+      openjdk-17-jdk-headless fp-compiler ocaml-nox)
 # libzstd-dev: cabbpf record's compression.
 # libdw-dev (elfutils): functions' source files and lines from DWARF
 # (user/elf/dwarf.c: -l, the JSON, --pprof).
@@ -18,6 +18,10 @@ pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config
 # (tests/test_lang_integration.c).
 # openjdk-17-jdk-headless: the JVM, likewise when -f names libjvm.so
 # (tests/test_lang_integration.c); javac builds tests/targets/JvmWork.java.
+# fp-compiler: Free Pascal, whose runtime keeps and walks return addresses
+# for its exceptions (tests/targets/fpcexc.pas).
+# ocaml-nox: ocamlopt, whose programs' garbage collector reads return
+# addresses: entry probes only (tests/targets/ocamlwork.ml).
 # podman, runc, busybox-static: the container suite runs real containers
 # (runc: crun refuses the hybrid cgroup layout; an image imported from a
 # rootfs of busybox-static and the static test programs: no registry).

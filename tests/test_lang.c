@@ -185,6 +185,27 @@ START_TEST(jvm_detected)
 }
 END_TEST
 
+/* OCaml: the native runtime's caml_start_program says OCaml; a C program
+ * says nothing. */
+START_TEST(ocaml_detected)
+{
+	struct lang_info li;
+
+	ck_assert_int_eq(run("printf 'void caml_start_program(void) {}\\n' > %s && "
+			     "gcc -shared -fPIC -o %s %s",
+			     tmppath("caml.c"), tmppath("libcaml.so"), tmppath("caml.c")),
+			 0);
+	li = detect(tmppath("libcaml.so"));
+	ck_assert(li.ocaml && !li.jvm && !li.go);
+	ck_assert_str_eq(lang__walker(&li), "OCaml");
+	ck_assert_str_eq(lang__article(lang__walker(&li)), "an");
+	ck_assert_str_eq(lang__article("Go"), "a");
+	ck_assert_str_eq(lang__article(NULL), "a");
+	li = detect(tpath(c_bins[0]));
+	ck_assert(!li.ocaml);
+}
+END_TEST
+
 START_TEST(cxx_detected)
 {
 	struct lang_info li = detect(tpath(cxx_bins[_i]));
@@ -420,6 +441,7 @@ int main(void)
 	tcase_add_test(tc, go_detected_by_symbols);
 	tcase_add_test(tc, v8_detected);
 	tcase_add_test(tc, jvm_detected);
+	tcase_add_test(tc, ocaml_detected);
 	tcase_add_loop_test(tc, cxx_detected, 0, 4);
 	tcase_add_test(tc, cxx_stripped_detected);
 	tcase_add_loop_test(tc, rust_detected, 0, 2);

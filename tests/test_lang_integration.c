@@ -17,7 +17,11 @@
  * (Debian's), and runs unharmed. And java: HotSpot's stack walker reads the
  * return addresses of the runtime functions its compiled code calls, so a
  * -f selection in libjvm.so gives entry probes only (Debian's
- * openjdk-17-jdk-headless; tests/targets/JvmWork.java).
+ * openjdk-17-jdk-headless; tests/targets/JvmWork.java). And Free Pascal,
+ * whose runtime reads return addresses for its exceptions: its programs
+ * run unharmed with return probes (tests/targets/fpcexc.pas). And OCaml
+ * native code, whose garbage collector reads return addresses: entry
+ * probes only (tests/targets/ocamlwork.ml).
  */
 #include <check.h>
 
@@ -251,6 +255,82 @@ START_TEST(jvm_entries_only)
 }
 END_TEST
 
+#define OCAML_LINE "is an OCaml program: tracing function entries only"
+
+/* OCaml native code (tests/targets/ocamlwork.ml, Debian's ocaml-nox): its
+ * garbage collector finds each frame's layout by its return address, so
+ * the program gets entry probes only, says so once, runs as untraced and
+ * its functions' counts are exact. Before, the default selection killed
+ * it (SIGSEGV at its first collection with traced frames on the stack). */
+START_TEST(ocaml_entries_only)
+{
+	char bin[PATH_MAX];
+	char *target[] = {bin, "700", NULL};
+	char *none[] = {NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	snprintf(bin, sizeof(bin), "%s/ocamlwork", h_targets);
+	h_traced_same(&p, &r, none, target);
+	ck_assert_msg(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0 &&
+			      strstr(p.out, "caught=100\n"),
+		      "untraced: status %d, stdout:\n%s", p.status, p.out);
+	ck_assert_msg(strstr(r.err, OCAML_LINE), "stderr:\n%s", r.err);
+	ck_assert_int_eq(h_returns(r.json, "matched"), 0);
+	/* OCaml names them camlOcamlwork__work_NNN (NNN: a stamp) */
+	ck_assert_int_eq(h_calls_like(r.json, "camlOcamlwork__work_"), h_own_calls(p.out, "work"));
+	ck_assert_int_eq(h_calls_like(r.json, "camlOcamlwork__build_"),
+			 h_own_calls(p.out, "build"));
+	ck_assert_int_eq(h_num(r.json, "lost"), 0);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+/* Free Pascal (tests/targets/fpcexc.pas, Debian's fp-compiler): its
+ * runtime's own setjmp, fpc_setjmp, called by every try block, keeps its
+ * return address, and every raise walks the frame-pointer chain reading
+ * return addresses for the exception's backtrace. Traced with the default
+ * selection, the program does what it does untraced: its exceptions are
+ * caught (before: "caught=0" for 100, exit 0: fpc_setjmp had a return
+ * probe), and the unhandled one's backtrace shows the untraced addresses
+ * (before: the trampoline's, at -O0, where FPC keeps frame pointers). */
+START_TEST(fpc_exceptions_unharmed)
+{
+	static const struct {
+		const char *name;
+		long long calls;
+	} fns[] = {{"P$FPCEXC_$$_OUTER$LONGINT", 300},
+		   {"P$FPCEXC_$$_MID$LONGINT", 300},
+		   /* and once from outer_unhandled */
+		   {"P$FPCEXC_$$_INNER$LONGINT", 301},
+		   {"P$FPCEXC_$$_OUTER_UNHANDLED$LONGINT", 1}};
+	char *target[] = {(char *)h_target("fpcexc", _i ? 2 : 0), "300", "unhandled", NULL};
+	char *none[] = {NULL};
+	struct h_plain p;
+	struct h_run r;
+	size_t i;
+
+	h_traced_same(&p, &r, none, target);
+	ck_assert_msg(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 217 &&
+			      strstr(p.out, "caught=100 ") && strstr(p.err, "Exception: boom"),
+		      "untraced: status %d, stdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	ck_assert_msg(strstr(r.err, "FPC_SETJMP") && strstr(r.err, "return probe would break"),
+		      "stderr:\n%s", r.err);
+	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		ck_assert_int_eq(h_calls(r.json, fns[i].name), fns[i].calls);
+	ck_assert_int_eq(h_calls(r.json, "FPC_SETJMP"), 0);
+	/* the raises reached the runtime's stack walker, a guard site */
+	ck_assert_int_ge(h_guard(r.json, "sites_reached"), 100);
+	ck_assert_int_eq(h_guard(r.json, "failed"), 0);
+	ck_assert_int_eq(h_guard(r.json, "unguarded"), 0);
+	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+	ck_assert_int_eq(h_num(r.json, "lost"), 0);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("lang_integration");
@@ -267,6 +347,8 @@ int main(void)
 	tcase_add_test(tc, go_list_says_nothing);
 	tcase_add_test(tc, node_entries_only);
 	tcase_add_test(tc, jvm_entries_only);
+	tcase_add_loop_test(tc, fpc_exceptions_unharmed, 0, 2);
+	tcase_add_test(tc, ocaml_entries_only);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

@@ -509,29 +509,33 @@ START_TEST(loop_head_after_entry_stays)
 }
 END_TEST
 
-/* The libraries the guard places its probes in and a big executable:
- * every function selected, the fast sweep places every probe where the
- * full one does (and took less time: the point of it). */
-/* insn__switches_stack on hand-assembled functions (as(1), bytes from
- * objdump): a switch saves rsp outside its stack and loads rsp from an
- * argument or from memory it did not save rsp to; a load alone is a jump
- * (longjmp, V8's CEntry), and a compiler's restore of a saved rsp is
- * none, wherever the save sits in the code. */
-static bool switches(const uint8_t *code, size_t len)
+/* A question insn.h answers about a whole function's code. */
+typedef int (*code_question)(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
+			     bool *yes);
+
+/* q's answer for code[0..len), as a function at 0x1000. */
+static bool ask(code_question q, const uint8_t *code, size_t len)
 {
 	struct insn_dec *d = NULL;
 	bool yes = true;
 
 	ck_assert_int_eq(insn__open(&d), 0);
-	ck_assert_int_eq(insn__switches_stack(d, code, len, 0x1000, &yes), 0);
+	ck_assert_int_eq(q(d, code, len, 0x1000, &yes), 0);
 	insn__close(d);
 	return yes;
 }
-#define SWITCHES(...)                                                                              \
+#define ASK(q, ...)                                                                                \
 	({                                                                                         \
 		static const uint8_t c_[] = {__VA_ARGS__};                                         \
-		switches(c_, sizeof(c_));                                                          \
+		ask(q, c_, sizeof(c_));                                                            \
 	})
+
+/* insn__switches_stack on hand-assembled functions (as(1), bytes from
+ * objdump): a switch saves rsp outside its stack and loads rsp from an
+ * argument or from memory it did not save rsp to; a load alone is a jump
+ * (longjmp, V8's CEntry), and a compiler's restore of a saved rsp is
+ * none, wherever the save sits in the code. */
+#define SWITCHES(...) ASK(insn__switches_stack, __VA_ARGS__)
 
 START_TEST(stack_switchers_by_code)
 {
@@ -601,6 +605,48 @@ START_TEST(stack_switchers_by_code)
 }
 END_TEST
 
+/* q over every function of the library at path: asserts each function
+ * it says yes to is named (or aliased) in ok[0..nok), and returns how
+ * many of them are named name. */
+static size_t flagged_known(const char *path, code_question q, const char *const *ok, size_t nok,
+			    const char *name)
+{
+	struct insn_dec *d = NULL;
+	struct symtab *st = NULL;
+	size_t i, k, a, nname = 0;
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(insn__open(&d), 0);
+	ck_assert_int_eq(syms__load(path, &st), 0);
+	for (i = 0; i < st->nsyms; i++) {
+		const struct sym *s = &st->syms[i];
+		uint8_t *code = malloc(s->size ? s->size : 1);
+		bool yes = false, known = false;
+
+		ck_assert_ptr_nonnull(code);
+		ck_assert_int_eq(pread(fd, code, s->size, (off_t)s->offset), (ssize_t)s->size);
+		ck_assert_int_eq(q(d, code, s->size, s->vaddr, &yes), 0);
+		free(code);
+		if (!yes)
+			continue;
+		for (a = 0; a <= s->naliases; a++)
+			for (k = 0; k < nok; k++)
+				known |= !strcmp(a ? s->aliases[a - 1] : s->name, ok[k]);
+		ck_assert_msg(known, "%s: %s flagged", path, s->name);
+		nname += !strcmp(s->name, name);
+	}
+	syms__free(st);
+	insn__close(d);
+	close(fd);
+	return nname;
+}
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define LIBSTDCXX "/lib/x86_64-linux-gnu/libstdc++.so.6"
+#define LDSO "/lib64/ld-linux-x86-64.so.2"
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 /* Over every function of libc and libstdc++, it finds swapcontext and
  * nothing else (no compiler epilogue taken for one; setcontext and the
  * longjmps only load rsp). */
@@ -610,45 +656,118 @@ START_TEST(stack_switchers_in_real_libraries)
 		"setcontext",	    "swapcontext",     "__start_context", "__longjmp",
 		"__longjmp_cancel", "____longjmp_chk", "longjmp",	  "_longjmp",
 		"siglongjmp",	    "__longjmp_chk",   "__libc_longjmp",  "__libc_siglongjmp"};
-	static const char *const libs[] = {"/lib/x86_64-linux-gnu/libc.so.6",
-					   "/lib/x86_64-linux-gnu/libstdc++.so.6"};
-	struct insn_dec *d = NULL;
-	size_t b, i, k, a, nctx = 0;
 
-	ck_assert_int_eq(insn__open(&d), 0);
-	for (b = 0; b < sizeof(libs) / sizeof(libs[0]); b++) {
-		struct symtab *st = NULL;
-		int fd = open(libs[b], O_RDONLY);
-
-		ck_assert_int_ge(fd, 0);
-		ck_assert_int_eq(syms__load(libs[b], &st), 0);
-		for (i = 0; i < st->nsyms; i++) {
-			const struct sym *s = &st->syms[i];
-			uint8_t *code = malloc(s->size ? s->size : 1);
-			bool yes = false, known = false;
-
-			ck_assert_ptr_nonnull(code);
-			ck_assert_int_eq(pread(fd, code, s->size, (off_t)s->offset),
-					 (ssize_t)s->size);
-			ck_assert_int_eq(insn__switches_stack(d, code, s->size, s->vaddr, &yes), 0);
-			free(code);
-			if (!yes)
-				continue;
-			for (a = 0; a <= s->naliases; a++)
-				for (k = 0; b == 0 && k < sizeof(libc_ok) / sizeof(libc_ok[0]); k++)
-					known |= !strcmp(a ? s->aliases[a - 1] : s->name,
-							 libc_ok[k]);
-			ck_assert_msg(known, "%s: %s taken for a stack switcher", libs[b], s->name);
-			nctx += !strcmp(s->name, "swapcontext");
-		}
-		syms__free(st);
-		close(fd);
-	}
-	insn__close(d);
-	ck_assert_uint_eq(nctx, 1);
+	ck_assert_uint_eq(
+		flagged_known(LIBC, insn__switches_stack, libc_ok, N_OF(libc_ok), "swapcontext"),
+		1);
+	flagged_known(LIBSTDCXX, insn__switches_stack, NULL, 0, "");
 }
 END_TEST
 
+/* insn__reads_return_address on hand-assembled functions (as(1), bytes
+ * from objdump): a read of the word at the entry's rsp, wherever rsp has
+ * gone since and through a frame pointer, is one; a spill reload, a store
+ * there, a fence, an address computed, a word reached after rsp became
+ * unknown, or code no branch reaches is not. */
+#define READS_RA(...) ASK(insn__reads_return_address, __VA_ARGS__)
+
+START_TEST(return_address_readers_by_code)
+{
+	/* glibc's setjmp: mov %rbx,(%rdi); lea 0x8(%rsp),%rdx;
+	 * mov %rdx,0x30(%rdi); mov (%rsp),%rax; xor %fs:0x30,%rax;
+	 * rol $0x11,%rax; mov %rax,0x38(%rdi); jmp */
+	ck_assert(READS_RA(0x48, 0x89, 0x1f, 0x48, 0x8d, 0x54, 0x24, 0x08, 0x48, 0x89, 0x57, 0x30,
+			   0x48, 0x8b, 0x04, 0x24, 0x64, 0x48, 0x33, 0x04, 0x25, 0x30, 0x00, 0x00,
+			   0x00, 0x48, 0xc1, 0xc0, 0x11, 0x48, 0x89, 0x47, 0x38, 0xeb, 0xdd));
+	/* dlsym's: push %rbp; push %rbx; sub $0x38,%rsp;
+	 * mov 0x48(%rsp),%rdx; add $0x38,%rsp; pop %rbx; pop %rbp; jmp *%rax */
+	ck_assert(READS_RA(0x55, 0x53, 0x48, 0x83, 0xec, 0x38, 0x48, 0x8b, 0x54, 0x24, 0x48, 0x48,
+			   0x83, 0xc4, 0x38, 0x5b, 0x5d, 0xff, 0xe0));
+	/* __builtin_return_address(0) with a frame pointer: push %rbp;
+	 * mov %rsp,%rbp; sub $0x20,%rsp; mov 0x8(%rbp),%rax; leave; ret */
+	ck_assert(READS_RA(0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x20, 0x48, 0x8b, 0x45, 0x08,
+			   0xc9, 0xc3));
+	/* vfork's: pop %rdi; mov $0x3a,%eax; syscall; push %rdi; ret */
+	ck_assert(READS_RA(0x5f, 0xb8, 0x3a, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x57, 0xc3));
+	/* endbr64; pop %rcx; jmp *%rcx */
+	ck_assert(READS_RA(0xf3, 0x0f, 0x1e, 0xfa, 0x59, 0xff, 0xe1));
+	/* pushfq; mov 0x8(%rsp),%rax; popfq; ret (OpenSSL saves the flags) */
+	ck_assert(READS_RA(0x9c, 0x48, 0x8b, 0x44, 0x24, 0x08, 0x9d, 0xc3));
+	/* a conditional branch's target has its state: push %rbx;
+	 * test %rdi,%rdi; jne 1f; pop %rbx; ret; 1: mov 0x8(%rsp),%rax;
+	 * pop %rbx; ret */
+	ck_assert(READS_RA(0x53, 0x48, 0x85, 0xff, 0x75, 0x02, 0x5b, 0xc3, 0x48, 0x8b, 0x44, 0x24,
+			   0x08, 0x5b, 0xc3));
+	/* push %rbp; mov %rsp,%rbp; sub $0x20,%rsp; leave; mov (%rsp),%rax;
+	 * ret: leave puts rsp back at the return address */
+	ck_assert(READS_RA(0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x20, 0xc9, 0x48, 0x8b, 0x04,
+			   0x24, 0xc3));
+	/* push %rbp; mov %rsp,%rbp; sub $0x20,%rsp; lea 0x0(%rbp),%rsp;
+	 * pop %rbp; mov (%rsp),%rax; ret: an epilogue through rbp */
+	ck_assert(READS_RA(0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x20, 0x48, 0x8d, 0x65, 0x00,
+			   0x5d, 0x48, 0x8b, 0x04, 0x24, 0xc3));
+	/* a vector store: movq %xmm0,(%rsp); ret */
+	ck_assert(!READS_RA(0x66, 0x0f, 0xd6, 0x04, 0x24, 0xc3));
+	/* a spill reload: push %rbx; sub $0x10,%rsp; mov 0x8(%rsp),%rax;
+	 * add $0x10,%rsp; pop %rbx; ret */
+	ck_assert(!READS_RA(0x53, 0x48, 0x83, 0xec, 0x10, 0x48, 0x8b, 0x44, 0x24, 0x08, 0x48, 0x83,
+			    0xc4, 0x10, 0x5b, 0xc3));
+	/* a store: mov %rax,(%rsp); ret */
+	ck_assert(!READS_RA(0x48, 0x89, 0x04, 0x24, 0xc3));
+	/* HotSpot's fence: lock addl $0x0,(%rsp); ret */
+	ck_assert(!READS_RA(0xf0, 0x83, 0x04, 0x24, 0x00, 0xc3));
+	/* the flags pushf put there: pushfq; mov (%rsp),%rax; popfq; ret */
+	ck_assert(!READS_RA(0x9c, 0x48, 0x8b, 0x04, 0x24, 0x9d, 0xc3));
+	/* another stack: xchg %rsp,%r15; mov (%rsp),%rax; xchg %rsp,%r15;
+	 * ret (OpenSSL's AES_cbc_encrypt) */
+	ck_assert(!READS_RA(0x49, 0x87, 0xe7, 0x48, 0x8b, 0x04, 0x24, 0x49, 0x87, 0xe7, 0xc3));
+	/* unreachable: test %rdi,%rdi; jmp 1f; mov (%rsp),%rax; 1: ret */
+	ck_assert(!READS_RA(0x48, 0x85, 0xff, 0xeb, 0x04, 0x48, 0x8b, 0x04, 0x24, 0xc3));
+	/* clone's child, on its new stack after the syscall:
+	 * mov $0x38,%eax; syscall; test %rax,%rax; je 1f; ret; 1: pop %rax;
+	 * call *%rax; hlt */
+	ck_assert(!READS_RA(0xb8, 0x38, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x48, 0x85, 0xc0, 0x74, 0x01,
+			    0xc3, 0x58, 0xff, 0xd0, 0xf4));
+	/* addresses only: lea 0x8(%rsp),%rax; lea (%rsp),%rdx; ret */
+	ck_assert(!READS_RA(0x48, 0x8d, 0x44, 0x24, 0x08, 0x48, 0x8d, 0x14, 0x24, 0xc3));
+	/* rbp as a plain register: mov %rdi,%rbp; mov 0x8(%rbp),%rax; ret */
+	ck_assert(!READS_RA(0x48, 0x89, 0xfd, 0x48, 0x8b, 0x45, 0x08, 0xc3));
+	/* mov %rdi,%rax; add %rsi,%rax; ret: the sieve alone says no */
+	ck_assert(!insn__may_read_return_address(
+		(const uint8_t[]){0x48, 0x89, 0xf8, 0x48, 0x01, 0xf0, 0xc3}, 7));
+}
+END_TEST
+
+/* Over every function of libc, ld.so and libstdc++: the real readers, and
+ * nothing else (glibc's own mcount and vfork among them; none in
+ * libstdc++). */
+START_TEST(return_address_readers_in_real_libraries)
+{
+	static const char *const libc_ok[] = {"__sigsetjmp", "getcontext", "swapcontext", "dlmopen",
+					      "dlopen", "dlsym", "dlvsym", "__vfork", "_mcount",
+					      "__fentry__", "dl_iterate_phdr", "__libc_dlopen_mode",
+					      "_dl_mcount_wrapper", "_dl_mcount_wrapper_check",
+					      /* a fragment, never selected: entered by a jump with
+					       * its parent's frame */
+					      "__pthread_once_slow.cold"};
+	static const char *const ldso_ok[] = {"__sigsetjmp"};
+
+	ck_assert_uint_eq(flagged_known(LIBC, insn__reads_return_address, libc_ok, N_OF(libc_ok),
+					"__sigsetjmp"),
+			  1);
+	ck_assert_uint_eq(
+		flagged_known(LIBC, insn__reads_return_address, libc_ok, N_OF(libc_ok), "dlsym"),
+		1);
+	ck_assert_uint_eq(flagged_known(LDSO, insn__reads_return_address, ldso_ok, N_OF(ldso_ok),
+					"__sigsetjmp"),
+			  1);
+	flagged_known(LIBSTDCXX, insn__reads_return_address, NULL, 0, "");
+}
+END_TEST
+
+/* The libraries the guard places its probes in and a big executable:
+ * every function selected, the fast sweep places every probe where the
+ * full one does (and took less time: the point of it). */
 START_TEST(fast_sweep_on_real_libraries)
 {
 	static const char *const bins[] = {
@@ -798,6 +917,8 @@ int main(void)
 	tcase_add_test(tc, loop_head_after_entry_stays);
 	tcase_add_test(tc, stack_switchers_by_code);
 	tcase_add_test(tc, stack_switchers_in_real_libraries);
+	tcase_add_test(tc, return_address_readers_by_code);
+	tcase_add_test(tc, return_address_readers_in_real_libraries);
 	tcase_add_test(tc, fast_sweep_on_real_libraries);
 	tcase_add_test(tc, summary_and_print);
 	tcase_add_test(tc, library_selectors);

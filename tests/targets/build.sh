@@ -15,7 +15,10 @@
 #            with -gcflags='-N -l' (no optimisation, no inlining) as
 #            NAME-noopt; Go's caches go under OUTDIR/.go;
 #   NAME.java with Debian's javac (--release 17) as OUTDIR/java/NAME.class,
-#            run with `java -cp OUTDIR/java NAME`.
+#            run with `java -cp OUTDIR/java NAME`;
+#   NAME.pas with Debian's fpc (Free Pascal, -g) at -O- and -O2 as
+#            NAME-O0 and NAME-O2 (static, not PIE);
+#   NAME.ml  with Debian's ocamlopt (native code, -g) as NAME.
 # A missing compiler is an error (scripts/install-deps.sh installs them).
 # A binary newer than its source and this script is kept (repeated test
 # runs stay fast). TARGET_CC and TARGET_CFLAGS pick another compiler or
@@ -160,5 +163,47 @@ for src in "$here"/*.java; do
 	javac --release 17 -d "$tmp" "$src"
 	mkdir -p "$out/java"
 	mv -f "$tmp"/*.class "$out/java/"
+	rm -rf "$tmp"
+done
+for src in "$here"/*.pas; do
+	[ -e "$src" ] || continue
+	name=$(basename "$src" .pas)
+	for opt in O0 O2; do
+		bin=$out/$name-$opt
+		if [ -x "$bin" ] && fresh "$bin" "$src"; then
+			continue
+		fi
+		need fpc fp-compiler
+		echo "  TARGET   $bin"
+		# fpc writes its objects and link script where it is told:
+		# a directory of their own. -O- is no optimisation.
+		tmp=$(cd "$(mktemp -d "$out/.fpc.XXXXXX")" && pwd)
+		flag=-O2
+		[ $opt = O0 ] && flag=-O-
+		# fpc says its errors on stdout: shown only when it fails
+		if ! (cd "$tmp" && fpc -g $flag -FU"$tmp" -FE"$tmp" -o"$tmp/$name" "$src" \
+			>"$tmp/log" 2>&1); then
+			cat "$tmp/log" >&2
+			exit 1
+		fi
+		mv -f "$tmp/$name" "$bin"
+		rm -rf "$tmp"
+	done
+done
+for src in "$here"/*.ml; do
+	[ -e "$src" ] || continue
+	name=$(basename "$src" .ml)
+	bin=$out/$name
+	if [ -x "$bin" ] && fresh "$bin" "$src"; then
+		continue
+	fi
+	need ocamlopt ocaml-nox
+	echo "  TARGET   $bin"
+	# ocamlopt writes its .cmi, .cmx and .o next to the source: it
+	# compiles a copy, in a directory of its own.
+	tmp=$(cd "$(mktemp -d "$out/.ocaml.XXXXXX")" && pwd)
+	cp "$src" "$tmp/"
+	(cd "$tmp" && ocamlopt -g -o "$name" "$name.ml")
+	mv -f "$tmp/$name" "$bin"
 	rm -rf "$tmp"
 done

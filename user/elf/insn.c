@@ -790,3 +790,201 @@ int insn__switches_stack(struct insn_dec *d, const uint8_t *code, size_t len, ui
 	}
 	return 0;
 }
+
+/*
+ * Whether code[0..len) may hold an instruction that reads the function's
+ * return address (insn.h): a memory operand (%rsp) with no displacement,
+ * d(%rsp) with d a positive multiple of 8 (the word above what was pushed
+ * since the entry), 8(%rbp) or 16(%rbp) (above a frame pointer), or a pop
+ * as the first instruction (after an endbr64). Byte patterns: a spill
+ * reload matches too, a decoder decides.
+ */
+bool insn__may_read_return_address(const uint8_t *c, size_t len)
+{
+	size_t i = 0;
+
+	if (len >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+		i = 4;
+	if (i < len && ((c[i] >= 0x58 && c[i] <= 0x5f) ||
+			(c[i] == 0x41 && i + 1 < len && c[i + 1] >= 0x58 && c[i + 1] <= 0x5f)))
+		return true;
+	for (i = 0; i + 2 < len; i++) {
+		uint8_t m = c[i], mod = m >> 6, rm = m & 7;
+
+		if (rm == 4 && mod != 3 && c[i + 1] == 0x24) {
+			if (mod == 0)
+				return true;
+			if (mod == 1 && i + 2 < len && c[i + 2] && !(c[i + 2] & 0x87))
+				return true; /* 8..120, a multiple of 8 */
+			if (mod == 2 && i + 5 < len && !(c[i + 2] & 7) && !(c[i + 5] & 0x80))
+				return true;
+		} else if (rm == 5 && mod == 1 && (c[i + 1] == 8 || c[i + 1] == 16)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Where rsp and rbp are, as bytes below the entry's rsp (the return
+ * address's word is at depth 0), where known. */
+struct ra_state {
+	int64_t depth, rbp;
+	bool depth_known, rbp_known;
+};
+
+/* The memory operand op addresses the return address's word. */
+static bool ra_word(const struct ra_state *s, const cs_x86_op *op)
+{
+	if (op->type != X86_OP_MEM || op->mem.index != X86_REG_INVALID ||
+	    op->mem.segment != X86_REG_INVALID)
+		return false;
+	if (op->mem.base == X86_REG_RSP)
+		return s->depth_known && op->mem.disp == s->depth;
+	return op->mem.base == X86_REG_RBP && s->rbp_known && op->mem.disp == s->rbp;
+}
+
+/* What one instruction does to rsp and rbp. */
+static void ra_step(struct ra_state *s, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *dst = &x->operands[0], *src = &x->operands[1];
+	bool to_sp = x->op_count >= 1 && dst->type == X86_OP_REG && is_sp(dst->reg);
+	bool to_bp = x->op_count >= 1 && dst->type == X86_OP_REG && dst->reg == X86_REG_RBP;
+
+	/* xchg writes both: OpenSSL's AES_cbc_encrypt swaps rsp with r15 */
+	if (in->id == X86_INS_XCHG && x->op_count == 2 && src->type == X86_OP_REG) {
+		to_sp = to_sp || is_sp(src->reg);
+		to_bp = to_bp || src->reg == X86_REG_RBP;
+		if (to_sp)
+			s->depth_known = false;
+		if (to_bp)
+			s->rbp_known = false;
+		return;
+	}
+	switch (in->id) {
+	case X86_INS_PUSH:
+	case X86_INS_PUSHFQ:
+		s->depth += 8;
+		return;
+	case X86_INS_ENTER:
+		s->depth_known = s->rbp_known = false;
+		return;
+	case X86_INS_SYSCALL:
+		/* clone's child comes back on its new stack */
+		s->depth_known = false;
+		return;
+	case X86_INS_POP:
+	case X86_INS_POPFQ:
+		s->depth -= 8;
+		if (to_sp)
+			s->depth_known = false;
+		if (to_bp)
+			s->rbp_known = false;
+		return;
+	case X86_INS_LEAVE:
+		s->depth = s->rbp - 8;
+		s->depth_known = s->rbp_known;
+		s->rbp_known = false;
+		return;
+	case X86_INS_CALL:
+	case X86_INS_CMP:
+	case X86_INS_TEST:
+		return;
+	default:
+		break;
+	}
+	if (to_sp) {
+		if ((in->id == X86_INS_SUB || in->id == X86_INS_ADD) && x->op_count == 2 &&
+		    src->type == X86_OP_IMM)
+			s->depth += in->id == X86_INS_SUB ? src->imm : -src->imm;
+		else if (in->id == X86_INS_LEA && src->mem.base == X86_REG_RSP &&
+			 src->mem.index == X86_REG_INVALID)
+			s->depth -= src->mem.disp;
+		else if (in->id == X86_INS_LEA && src->mem.base == X86_REG_RBP &&
+			 src->mem.index == X86_REG_INVALID) {
+			/* an epilogue: lea -0x28(%rbp),%rsp */
+			s->depth = s->rbp - src->mem.disp;
+			s->depth_known = s->rbp_known;
+		} else if (in->id == X86_INS_MOV && src->type == X86_OP_REG &&
+			   src->reg == X86_REG_RBP) {
+			s->depth = s->rbp;
+			s->depth_known = s->rbp_known;
+		} else
+			s->depth_known = false;
+	} else if (to_bp) {
+		if (in->id == X86_INS_MOV && src->type == X86_OP_REG && is_sp(src->reg)) {
+			s->rbp = s->depth;
+			s->rbp_known = s->depth_known;
+		} else if (in->id == X86_INS_LEA && src->mem.base == X86_REG_RSP &&
+			   src->mem.index == X86_REG_INVALID) {
+			s->rbp = s->depth - src->mem.disp;
+			s->rbp_known = s->depth_known;
+		} else
+			s->rbp_known = false;
+	}
+}
+
+#define RA_TARGETS 64
+
+/* A move of any width (mov, movq, movups, vmovdqa, ...): its first
+ * operand is only written. */
+static bool is_move(const cs_insn *in)
+{
+	return !strncmp(in->mnemonic, "mov", 3) || !strncmp(in->mnemonic, "vmov", 4);
+}
+
+int insn__reads_return_address(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
+			       bool *yes)
+{
+	struct {
+		uint64_t at;
+		struct ra_state s;
+	} tg[RA_TARGETS];
+	struct ra_state s = {.depth_known = true};
+	const uint8_t *p = code;
+	uint64_t a = addr;
+	size_t left = len, ntg = 0, i;
+
+	if (!d || !code || !yes)
+		return -EINVAL;
+	*yes = false;
+	if (!insn__may_read_return_address(code, len))
+		return 0;
+	while (left && cs_disasm_iter(d->h, &p, &left, &a, d->scratch)) {
+		const cs_insn *in = d->scratch;
+		const cs_x86 *x = &in->detail->x86;
+		uint8_t k;
+
+		/* reached by a branch seen earlier: its state */
+		if (!s.depth_known && !s.rbp_known)
+			for (i = 0; i < ntg; i++)
+				if (tg[i].at == in->address)
+					s = tg[i].s;
+		if ((in->id == X86_INS_POP || in->id == X86_INS_POPFQ) && s.depth_known &&
+		    s.depth == 0) {
+			*yes = true;
+			return 0;
+		}
+		/* any operand but a plain store's destination reads it; lea
+		 * only computes an address; a locked add or or of 0 there is a
+		 * memory fence (HotSpot's, on the top of its stack) */
+		for (k = 0;
+		     in->id != X86_INS_LEA && x->prefix[0] != X86_PREFIX_LOCK && k < x->op_count;
+		     k++)
+			if (ra_word(&s, &x->operands[k]) && !(k == 0 && is_move(in))) {
+				*yes = true;
+				return 0;
+			}
+		ra_step(&s, in);
+		if (has_group(in->detail, X86_GRP_JUMP) && in->id != X86_INS_JMP &&
+		    x->op_count == 1 && x->operands[0].type == X86_OP_IMM && ntg < RA_TARGETS &&
+		    (s.depth_known || s.rbp_known)) {
+			tg[ntg].at = (uint64_t)x->operands[0].imm;
+			tg[ntg++].s = s;
+		}
+		if (in->id == X86_INS_JMP || has_group(in->detail, X86_GRP_RET) ||
+		    in->id == X86_INS_UD2 || in->id == X86_INS_HLT)
+			s.depth_known = s.rbp_known = false;
+	}
+	return 0;
+}

@@ -140,6 +140,30 @@ int insn__switches_stack(struct insn_dec *d, const uint8_t *code, size_t len, ui
  */
 bool insn__may_switch_stack(const uint8_t *code, size_t len);
 
+/*
+ * Whether the function whose code is code[0..len) (at address addr) reads
+ * its own return address: an operand (other than a plain store's
+ * destination) at the word the entry's rsp pointed at, addressed from rsp
+ * (pushes, pops and rsp adjustments followed in address order; a
+ * conditional branch's target gets the state at the branch, and after a
+ * jmp or ret an instruction no branch named is not judged) or from rbp
+ * once it holds a known offset of rsp (a frame pointer), or a pop of it.
+ * With a return probe such a function reads the kernel's trampoline
+ * instead: setjmp and getcontext keep it for a later jump back (glibc's,
+ * musl's, Free Pascal's fpc_setjmp), dlsym and dlopen take their caller
+ * from it, mcount hands it to the profiler. Writes the answer to *yes.
+ * Returns 0, or -EINVAL for a NULL argument. Threads: as the decoder.
+ */
+int insn__reads_return_address(struct insn_dec *d, const uint8_t *code, size_t len, uint64_t addr,
+			       bool *yes);
+
+/*
+ * A byte-pattern sieve for insn__reads_return_address, which calls it
+ * first: false when code[0..len) has no memory operand that could be the
+ * return address's word and does not start with a pop. Pure, any thread.
+ */
+bool insn__may_read_return_address(const uint8_t *code, size_t len);
+
 /* Why not (enum insn_verdict), in words. Static strings. */
 const char *insn__verdict_name(enum insn_verdict v);
 

@@ -37,6 +37,8 @@ static void lang__note_symbol(const char *name, bool defined, struct lang_info *
 		out->v8 = true;
 	if (defined && !strcmp(name, "JNI_CreateJavaVM"))
 		out->jvm = true;
+	if (defined && !strcmp(name, "caml_start_program"))
+		out->ocaml = true;
 }
 
 /* Every symbol of the symbol-table section scn. */
@@ -111,7 +113,14 @@ const char *lang__walker(const struct lang_info *li)
 		return "Go";
 	if (li->v8)
 		return "V8 (JavaScript)";
-	return li->jvm ? "JVM (Java)" : NULL;
+	if (li->jvm)
+		return "JVM (Java)";
+	return li->ocaml ? "OCaml" : NULL;
+}
+
+const char *lang__article(const char *name)
+{
+	return name && strchr("AEIOU", name[0]) && name[0] ? "an" : "a";
 }
 
 /* Little-endian signed 32-bit value at p. */

@@ -18,7 +18,10 @@
  * address of a runtime function that generated code called, and finds no
  * code blob at the trampoline (found tracing libjvm.so's OptoRuntime::*:
  * "ShouldNotReachHere" in frame::oops_do, and SharedRuntime::*: SIGSEGV in
- * frame::sender; both abort the JVM). C++ and Rust: their unwinders read
+ * frame::sender; both abort the JVM). OCaml's native code too: its garbage
+ * collector finds each frame's layout by the frame's return address, in
+ * tables the compiler wrote (SIGSEGV under the default selection). C++ and
+ * Rust: their unwinders read
  * return addresses too (exceptions, panics), which user/trace/guard.h handles.
  *
  * Detection reads section names and symbols with libelf, never code:
@@ -36,7 +39,10 @@
  *         a native addon only imports it);
  *   JVM   a defined symbol JNI_CreateJavaVM (exported by libjvm.so, which
  *         the java launcher loads; a JNI library or an embedding program
- *         only imports it).
+ *         only imports it);
+ *   OCaml a defined symbol caml_start_program (the native-code runtime's
+ *         entry into OCaml code, in every ocamlopt program; the bytecode
+ *         interpreter ocamlrun, plain C, has none).
  * Several may hold at once (a Go program with cgo and C++, Rust linking
  * C++).
  *
@@ -55,6 +61,7 @@ struct lang_info {
 	bool rust;
 	bool v8;
 	bool jvm;
+	bool ocaml;
 	/* What marked the binary as Go (".go.buildinfo", ".gopclntab",
 	 * "runtime.main", "runtime.goexit"), for debug output; NULL when not
 	 * Go. A static string. */
@@ -72,11 +79,15 @@ int lang__detect(const char *path, struct lang_info *out);
 
 /*
  * The runtime in *li whose stack walker reads its frames' return addresses
- * (so the binary may get entry probes only): "Go", "V8 (JavaScript)" or
- * "JVM (Java)", or NULL when there is none.
+ * (so the binary may get entry probes only): "Go", "V8 (JavaScript)",
+ * "JVM (Java)" or "OCaml", or NULL when there is none.
  * Memory: a static string. Threads: any thread.
  */
 const char *lang__walker(const struct lang_info *li);
+
+/* "an" before a name lang__walker gives that starts with a vowel
+ * ("an OCaml program"), else "a". Static strings. Threads: any thread. */
+const char *lang__article(const char *name);
 
 /*
  * Go's stack-bound check at the start of a function compiled by gc (Go

@@ -364,10 +364,10 @@ static void walkers_entries_only(struct ftrace *ft)
 		return;
 	fall_back_to_entries(o);
 	if (!o->list)
-		log_info("%s is a %s %s: tracing function entries only (return probes would "
+		log_info("%s is %s %s %s: tracing function entries only (return probes would "
 			 "corrupt its runtime's stack walks); counts are exact, no times or call "
 			 "graph",
-			 who, what, who == ft->tg.exe ? "program" : "library");
+			 who, lang__article(what), what, who == ft->tg.exe ? "program" : "library");
 }
 
 static int select_functions(struct ftrace *ft)

@@ -67,6 +67,18 @@ static const char *const site_libs[] = {
  * contains it), not in _Unwind_DeleteException. */
 #define RUST_CATCH "__rust_panic_cleanup"
 
+/* Free Pascal's stack walkers, in every program its RTL is linked into
+ * (statically): they follow the frame-pointer chain and read each frame's
+ * return address, at every raise (for the exception's backtrace: 4 calls
+ * of get_caller_stackinfo a raise in FPC 3.2) and in Dump_Stack. Without
+ * the guard, an unhandled exception printed the trampoline's address for
+ * each traced frame. FPC's names carry their parameters after a '$'. */
+static const char *const walker_prefixes[] = {
+	"SYSTEM_$$_GET_CALLER_STACKINFO$",
+	"SYSTEM_$$_CAPTUREBACKTRACE$",
+	"SYSTEM_$$_DUMP_STACK$",
+};
+
 /* ---- the tracer's per-thread state ------------------------------------ */
 
 /* A thread the tracer holds, and the slots it restored for an exception
@@ -224,6 +236,24 @@ static bool switches_stack(const uint8_t *code, struct insn_dec **d, const struc
 	return yes && !is_longjmp(s);
 }
 
+/*
+ * A function that reads its own return address (insn__reads_return_address),
+ * whatever its name: it would read the trampoline. Found with Free
+ * Pascal's fpc_setjmp, which every try block calls: under the default
+ * selection, each raise "returned" from it with no record in the kernel,
+ * and the program printed wrong results and exited 0 (caught=0 for
+ * caught=1000). The same code finds glibc's setjmp, getcontext, dlsym,
+ * dlopen, dl_iterate_phdr and mcount, which the name lists above hold too.
+ */
+static bool reads_return(const uint8_t *code, struct insn_dec **d, const struct sym *s)
+{
+	bool yes = false;
+
+	if (insn__may_read_return_address(code, s->size) && (*d || !insn__open(d)))
+		insn__reads_return_address(*d, code, s->size, s->vaddr, &yes);
+	return yes;
+}
+
 bool guard__unsafe(const struct symtab *st, const struct sym *s)
 {
 	struct insn_dec *d = NULL;
@@ -238,7 +268,7 @@ bool guard__unsafe(const struct symtab *st, const struct sym *s)
 	code = malloc(s->size);
 	fd = open(st->path, O_RDONLY | O_CLOEXEC);
 	if (code && fd >= 0 && pread(fd, code, s->size, (off_t)s->offset) == (ssize_t)s->size)
-		yes = switches_stack(code, &d, s);
+		yes = switches_stack(code, &d, s) || reads_return(code, &d, s);
 	insn__close(d);
 	if (fd >= 0)
 		close(fd);
@@ -258,7 +288,8 @@ void guard__dropped_say(const struct guard_dropped *d, const char *what)
 {
 	if (d->n)
 		log_warn("%snot tracing %zu function%s that a return probe would break (%s%s): "
-			 "the unwinder's, the stack switchers', setjmp's, dlsym's, those jumped to "
+			 "the unwinder's, the stack switchers', those that read their return "
+			 "address (setjmp, dlsym), those jumped to "
 			 "(docs/guard.md)",
 			 what, d->n, d->n == 1 ? "" : "s", d->names, d->n > 4 ? ", ..." : "");
 }
@@ -359,6 +390,12 @@ static int sites_of(struct guard *g, const char *path)
 			hit = strstr(s->aliases[a], RUST_CATCH) != NULL;
 		if (hit && (err = add_site(g, path, s, CABBPF_GS_CATCH)))
 			goto cleanup;
+		for (a = 0; a < sizeof(walker_prefixes) / sizeof(walker_prefixes[0]); a++)
+			if (!strncmp(s->name, walker_prefixes[a], strlen(walker_prefixes[a]))) {
+				if ((err = add_site(g, path, s, CABBPF_GS_BACKTRACE)))
+					goto cleanup;
+				break;
+			}
 	}
 	/* The switchers no name tells: guarded as jump_fcontext is. The file
 	 * is mapped, not read: node's executable has 27 MB of functions. */

@@ -246,8 +246,9 @@ static void set_walker(struct wimage *im, const char *what, bool in_lib)
 	if (!what)
 		return;
 	snprintf(im->walker_why, sizeof(im->walker_why),
-		 "%sa %s %s (return probes would corrupt its runtime's stack walks)",
-		 in_lib ? "-f names " : "", what, in_lib ? "library" : "program");
+		 "%s%s %s %s (return probes would corrupt its runtime's stack walks)",
+		 in_lib ? "-f names " : "", lang__article(what), what,
+		 in_lib ? "library" : "program");
 	im->walker = im->walker_why;
 }
 
