@@ -1026,9 +1026,8 @@ const void *runner__analyzer(const struct runner *r, const char *name)
 static void returns_text(const struct runner *r, const struct runner_stats *s, FILE *f)
 {
 	if (r->no_returns)
-		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go, V8 or JVM "
-			   "runtime, "
-			   "or a target the guard could not hold)\n");
+		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go, V8, JVM or "
+			   "OCaml runtime, or a target the guard could not hold)\n");
 	else
 		fprintf(f,
 			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64

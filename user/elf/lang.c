@@ -120,7 +120,7 @@ const char *lang__walker(const struct lang_info *li)
 
 const char *lang__article(const char *name)
 {
-	return name && strchr("AEIOU", name[0]) && name[0] ? "an" : "a";
+	return name && name[0] && strchr("AEIOU", name[0]) ? "an" : "a";
 }
 
 /* Little-endian signed 32-bit value at p. */

@@ -21,8 +21,8 @@
  * frame::sender; both abort the JVM). OCaml's native code too: its garbage
  * collector finds each frame's layout by the frame's return address, in
  * tables the compiler wrote (SIGSEGV under the default selection). C++ and
- * Rust: their unwinders read
- * return addresses too (exceptions, panics), which user/trace/guard.h handles.
+ * Rust: their unwinders read return addresses too (exceptions, panics),
+ * which user/trace/guard.h handles.
  *
  * Detection reads section names and symbols with libelf, never code:
  *   Go    a section .go.buildinfo or .gopclntab (both survive `go build

@@ -338,7 +338,8 @@ static int load_symbols(struct ftrace *ft)
 
 /* Entry probes only when the executable, or a library a -f LIB:GLOB
  * names, runs a language runtime that reads the return addresses of its
- * frames (Go, V8, the JVM): the guard cannot give those back in time. */
+ * frames (Go, V8, the JVM, OCaml): the guard cannot give those back in
+ * time. */
 static void walkers_entries_only(struct ftrace *ft)
 {
 	struct opts *o = &ft->o;
@@ -382,8 +383,9 @@ static int select_functions(struct ftrace *ft)
 	err = load_symbols(ft);
 	if (err)
 		return err;
-	/* Go's runtime, V8 and the JVM walk their stacks' return addresses: a return
-	 * probe kills them (user/elf/lang.h). No override on purpose. */
+	/* Go's runtime, V8, the JVM and OCaml walk their stacks' return
+	 * addresses: a return probe kills them (user/elf/lang.h). No override
+	 * on purpose. */
 	if (!o->entry_only)
 		walkers_entries_only(ft);
 	err = ft->st ? syms__select(ft->st, ft->exe_globs, ft->nexe, &ft->idx, &ft->n) : 0;

@@ -235,9 +235,6 @@ static void image_free(struct wimage *im)
 	free(im);
 }
 
-/* Symbols, selection, IFUNCs, plan and libraries of image im (process pid
- * runs it). Returns 0 (im->why set when it has nothing to trace) or
- * -ENOMEM. */
 /* Marks im as traced with entries only when what (lang__walker's name, or
  * NULL for none) walks its stacks, in the executable itself (in_lib false)
  * or in a library -f names (which the image may load later: dlopen). */
@@ -252,6 +249,9 @@ static void set_walker(struct wimage *im, const char *what, bool in_lib)
 	im->walker = im->walker_why;
 }
 
+/* Symbols, selection, IFUNCs, plan and libraries of image im (process pid
+ * runs it). Returns 0 (im->why set when it has nothing to trace) or
+ * -ENOMEM. */
 static int image_select(struct whole *w, struct wimage *im, pid_t pid, const char *comm)
 {
 	struct lang_info li;
