@@ -377,7 +377,9 @@ pid_t h_thread_named(pid_t pid, const char *comm);
 /* Whether pid is a zombie (exited, not reaped), or gone. */
 int h_is_zombie(pid_t pid);
 /* An empty cgroup v2 child of H_CGROOT named name, its path into dir
- * (asserted made; a leftover of an earlier run is removed first). */
+ * (asserted made; a leftover of an earlier run is removed first). name
+ * must be this run's own (with getpid()): two runs at once on a machine
+ * (two clones, CI beside make stress) would share the cgroup. */
 #define H_CGROOT "/sys/fs/cgroup/unified"
 void h_mk_cgroup(char *dir, size_t len, const char *name);
 /* Remove it once its tasks are gone (reaped tasks leave it at once). */

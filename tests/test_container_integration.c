@@ -538,7 +538,7 @@ END_TEST
  * process of the cgroup (the one outside maps it as well: left out). */
 START_TEST(whole_cgroup_dir)
 {
-	char dir[256], path[300], line[256], pidbuf[32];
+	char dir[256], path[300], line[256], pidbuf[32], name[64];
 	char *argv[] = {(char *)h_target("iotarget", 2), "-w", NULL};
 	char *args[] = {"--cgroup", dir,      "-f", "write_file", "-f",	"read_file",
 			"-f",	    "roundtrip", "-f", "pipe_io",    "-f",	"libc:write",
@@ -548,7 +548,8 @@ START_TEST(whole_cgroup_dir)
 	struct h_run r;
 	int i;
 
-	h_mk_cgroup(dir, sizeof(dir), "cabbpf-whole");
+	snprintf(name, sizeof(name), "cabbpf-whole-%d", (int)getpid());
+	h_mk_cgroup(dir, sizeof(dir), name);
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	for (i = 0; i < 4; i++)
 		h_spawn(&x[i], argv, NULL, "ready");
@@ -641,7 +642,8 @@ START_TEST(whole_cgroup_cxx_guarded)
 	int i, st;
 
 	h_plain_run(&p, target);
-	h_mk_cgroup(dir, sizeof(dir), "cabbpf-whole-cxx");
+	snprintf(name, sizeof(name), "cabbpf-whole-cxx-%d", (int)getpid());
+	h_mk_cgroup(dir, sizeof(dir), name);
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	for (i = 0; i < 2; i++) {
 		h_spawn(&x[i], target, "EXC_WAIT=1", "ready");

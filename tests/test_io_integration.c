@@ -364,13 +364,17 @@ END_TEST
  * found from an id prefix, filtered on, and reported per container. */
 START_TEST(container_by_id)
 {
-	static const char id[] = "3f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b";
-	char parent[PATH_MAX], dir[PATH_MAX + 100], name[64];
-	char *args[] = {"--io", "-q", "--container", "3f2a9c0d1e2f", NULL};
+	char parent[PATH_MAX], dir[PATH_MAX + 100], name[64], id[65], prefix[13];
+	char *args[] = {"--io", "-q", "--container", prefix, NULL};
 	json_object *procs, *cs, *c;
 	struct h_run r;
 	pid_t in, out;
 
+	/* an id of this run's own: two runs at once (two clones, CI and
+	 * make stress) must not find each other's container */
+	snprintf(id, sizeof(id), "3f2a%08x%s", (unsigned)getpid(),
+		 "3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b");
+	snprintf(prefix, sizeof(prefix), "%.12s", id);
 	snprintf(name, sizeof(name), "cabbpf-test-c%d", (int)getpid());
 	h_mk_cgroup(parent, sizeof(parent), name);
 	snprintf(dir, sizeof(dir), "%s/docker-%s.scope", parent, id);

@@ -48,8 +48,8 @@ for src in "$here"/plugin/*.c; do
 		so=$out/plugins-$opt/lib$name.so
 		fresh "$so" "$src" && continue
 		echo "  PLUGIN   $so"
-		$cc -$opt -g -fPIC -shared -Wall -Wextra $extra -o "$so.tmp" "$src"
-		mv -f "$so.tmp" "$so"
+		$cc -$opt -g -fPIC -shared -Wall -Wextra $extra -o "$so.tmp.$$" "$src"
+		mv -f "$so.tmp.$$" "$so"
 	done
 done
 for src in "$here"/*.c; do
@@ -67,9 +67,11 @@ for src in "$here"/*.c; do
 		[ "$name" = split ] && link=-fsplit-stack
 		echo "  TARGET   $bin"
 		# Build to a temporary name so an interrupted build leaves no
-		# half-written binary that looks up to date.
-		$cc -$opt -g -pthread -Wall -Wextra $extra -o "$bin.tmp" "$src" $link
-		mv -f "$bin.tmp" "$bin"
+		# half-written binary that looks up to date; this build's own
+		# name ($$): two suites started at once in one clone build the
+		# same targets.
+		$cc -$opt -g -pthread -Wall -Wextra $extra -o "$bin.tmp.$$" "$src" $link
+		mv -f "$bin.tmp.$$" "$bin"
 	done
 done
 # need CMD PACKAGE: CMD must exist, or the build fails here, saying what
@@ -96,8 +98,8 @@ for src in "$here"/*.cc; do
 			fi
 			need "$cmd" "$pkg"
 			echo "  TARGET   $bin"
-			$cmd -$opt -g -pthread -Wall -Wextra -o "$bin.tmp" "$src"
-			mv -f "$bin.tmp" "$bin"
+			$cmd -$opt -g -pthread -Wall -Wextra -o "$bin.tmp.$$" "$src"
+			mv -f "$bin.tmp.$$" "$bin"
 		done
 	done
 done
@@ -144,8 +146,8 @@ for src in "$here"/*.go; do
 		gobase=$(cd "$out/.go" && pwd)
 		env HOME="$gobase" GOPATH="$gobase/path" GOCACHE="$gobase/cache" \
 			GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local GOPROXY=off CGO_ENABLED=0 \
-			go build -gcflags="$flags" -o "$bin.tmp" "$src"
-		mv -f "$bin.tmp" "$bin"
+			go build -gcflags="$flags" -o "$bin.tmp.$$" "$src"
+		mv -f "$bin.tmp.$$" "$bin"
 	done
 done
 for src in "$here"/*.java; do
