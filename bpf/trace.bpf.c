@@ -494,6 +494,12 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
  * off_pend and added to the thread's next switch-in event; both cases are
  * counted (CABBPF_STAT_SCHED_DROPS, CABBPF_STAT_SCHED_BUSY).
  */
+/* Tests only (CABBPF_TEST_UNSEEN_SWITCH_INS=1): act as a kernel whose
+ * tracepoint reports no switch-in, so the probes' recovery
+ * (bpf/pipeline.bpf.h, pipeline_close_unseen) is tested on every run
+ * rather than one in thousands. */
+const volatile __u32 test_unseen_switch_ins = 0;
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -517,7 +523,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		if (st)
 			st->off_ts = now;
 	}
-	if (!in || !next->pid)
+	if (!in || !next->pid || test_unseen_switch_ins)
 		return 0;
 	st = pipeline_state(next, false);
 	if (!st || !st->off_ts)

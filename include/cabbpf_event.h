@@ -121,8 +121,8 @@ struct cabbpf_event {
 
 /* Indices of the per-CPU counters in the BPF "stats" map. */
 enum cabbpf_stat {
-	CABBPF_STAT_EVENTS = 0,  /* reserved: the loader counts events it reads */
-	CABBPF_STAT_DROPS = 1,   /* call events (entry, return) lost: ring full */
+	CABBPF_STAT_EVENTS = 0,	 /* reserved: the loader counts events it reads */
+	CABBPF_STAT_DROPS = 1,	 /* call events (entry, return) lost: ring full */
 	CABBPF_STAT_REENTRY = 2, /* probe hit while the thread was in a probe */
 	/* Events lost because the thread's state could not be created
 	 * (task storage full: out of memory); also counted as lost of their
@@ -149,7 +149,12 @@ enum cabbpf_stat {
 	 * thread held their slot of the thread table (bpf/pipeline.bpf.h):
 	 * not a loss, their events cost ~45 ns more each. */
 	CABBPF_STAT_TSTAB_TAKEN = 10,
-	CABBPF_STAT__MAX = 11,
+	/* Switch-ins the switch tracepoint never reported: the thread's next
+	 * event found it running with its off-CPU interval still open and
+	 * closed it there, an upper bound (bpf/pipeline.bpf.h,
+	 * pipeline_close_unseen). */
+	CABBPF_STAT_SCHED_UNSEEN = 11,
+	CABBPF_STAT__MAX = 12,
 };
 
 /* Slots of the probes' thread table (bpf/pipeline.bpf.h "tstab"): 64 bytes

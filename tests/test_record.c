@@ -94,7 +94,8 @@ static char *make_recording(size_t *len)
 				   .guard = {1, 2, 3, 4, 5, 6, 7, 8},
 				   .tstab_taken = 9,
 				   .nostate = 10,
-				   .ring_bytes = 4u << 20};
+				   .ring_bytes = 4u << 20,
+				   .sched_unseen = 11};
 
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(recfmt__writer_new(f, 1, &wr), 0);
@@ -227,6 +228,7 @@ START_TEST(round_trip)
 	ck_assert_uint_eq(s->tstab_taken, 9);
 	ck_assert_uint_eq(s->nostate, 10);
 	ck_assert_uint_eq(s->ring_bytes, 4u << 20);
+	ck_assert_uint_eq(s->sched_unseen, 11);
 	ck_assert_ptr_null(recfmt__source(r));
 	ck_assert_int_eq(recfmt__next(r, &it), 1);
 	ck_assert_int_eq(it.type, RECFMT_SOURCE);
@@ -480,9 +482,11 @@ static char *plain_cut(const char *plain, size_t n, uint32_t cut, size_t *m)
 	return o;
 }
 
-/* Version 3 (SUMMARY without the ring's size) is still read: the size is
- * then unknown (0, no ring_bytes in the JSON), the rest as written. */
-START_TEST(version3_summary_read)
+/* Versions 3 and 4 (_i: SUMMARY without the ring's size or without the
+ * unseen switch-ins, the fields versions 4 and 5 added at its end) are
+ * still read: what they lack is then unknown (0: no ring_bytes in the
+ * JSON) or none, the rest as written. */
+START_TEST(old_summary_read)
 {
 	size_t len, n, m, zlen;
 	char *buf = make_recording(&len), *plain = plain_of(buf, len, &n), *old, *z;
@@ -492,22 +496,23 @@ START_TEST(version3_summary_read)
 	FILE *f;
 
 	ck_assert_ptr_nonnull(plain);
-	old = plain_cut(plain, n, 8, &m);
-	z = compress_plain_v(old, m, &zlen, 3);
+	old = plain_cut(plain, n, 8 * (RECFMT_VERSION - (uint32_t)_i), &m);
+	z = compress_plain_v(old, m, &zlen, (uint32_t)_i);
 	f = fmemopen(z, zlen, "rb");
-	ck_assert_int_eq(recfmt__reader_new(f, "v3", &r), 0);
+	ck_assert_int_eq(recfmt__reader_new(f, "old", &r), 0);
 	while ((ret = recfmt__next(r, &it)) == 1)
 		if (it.type == RECFMT_SUMMARY) {
 			const struct recfmt_summary *s = recfmt__summary(r);
 
 			ck_assert(s->has_tstates);
 			ck_assert_uint_eq(s->nostate, 10);
-			ck_assert_uint_eq(s->ring_bytes, 0);
+			ck_assert_uint_eq(s->ring_bytes, _i >= 4 ? 4u << 20 : 0);
+			ck_assert_uint_eq(s->sched_unseen, 0);
 			seen++;
 		}
 	ck_assert_int_eq(ret, 0);
 	ck_assert_int_eq(seen, 1);
-	ck_assert_uint_eq(recfmt__version(r), 3);
+	ck_assert_uint_eq(recfmt__version(r), (uint32_t)_i);
 	recfmt__reader_free(r);
 	fclose(f);
 	free(z);
@@ -527,7 +532,7 @@ START_TEST(version2_summary_read)
 	int ret;
 
 	ck_assert_ptr_nonnull(plain);
-	old = plain_cut(plain, n, 24, &m);
+	old = plain_cut(plain, n, 32, &m);
 	z = compress_plain_v(old, m, &zlen, 2);
 	f = fmemopen(z, zlen, "rb");
 	ck_assert_int_eq(recfmt__reader_new(f, "v2", &r), 0);
@@ -569,12 +574,12 @@ START_TEST(source_block_bounds)
 	ck_assert_ptr_nonnull(plain);
 	at = block_at(plain, n, RECFMT_SOURCE, hdr);
 	/* version 1: read whole without its SOURCE block; with it, refused
-	 * (a version 1 SUMMARY is a version 2 one: SOURCE is 24 bytes
+	 * (a version 1 SUMMARY is a version 2 one: SOURCE is 32 bytes
 	 * nearer the start) */
 	{
 		size_t n2;
-		char *p2 = plain_cut(plain, n, 24, &n2), *v1 = malloc(n2);
-		size_t m = n2 - 8 - hdr[1], at2 = at - 24;
+		char *p2 = plain_cut(plain, n, 32, &n2), *v1 = malloc(n2);
+		size_t m = n2 - 8 - hdr[1], at2 = at - 32;
 		struct recfmt_reader *r = NULL;
 		struct recfmt_item it;
 		FILE *f;
@@ -692,7 +697,7 @@ int main(void)
 	tcase_add_test(tc, source_block_checked);
 	tcase_add_test(tc, source_block_bounds);
 	tcase_add_test(tc, version2_summary_read);
-	tcase_add_test(tc, version3_summary_read);
+	tcase_add_loop_test(tc, old_summary_read, 3, 5);
 	tcase_add_test(tc, report_through_runner);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -225,6 +225,14 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 			"  off-CPU intervals: %llu switch-in events put off (ring full), %llu "
 			"(thread inside a probe): each carried to the thread's next switch-in\n",
 			(unsigned long long)s->lost_sched, (unsigned long long)s->sched_busy);
+	if (s->sched_unseen)
+		fprintf(out,
+			"  off-CPU intervals: %llu switch-ins the kernel's tracepoint never "
+			"reported, "
+			"each closed at the thread's next event: the frames across them show "
+			"on-CPU "
+			"time as a lower bound\n",
+			(unsigned long long)s->sched_unseen);
 	fputc('\n', out);
 	runner__set_lost(r, s->lost_calls, s->lost_io, s->cab.overwritten);
 	runner__set_traced(r, s->nfuncs);
@@ -401,6 +409,8 @@ after_target:
 	err |= json__u64(w, s->lost_sched);
 	err |= json__key(w, "put_off_in_probe");
 	err |= json__u64(w, s->sched_busy);
+	err |= json__key(w, "switch_ins_unseen");
+	err |= json__u64(w, s->sched_unseen);
 	err |= json__end_object(w);
 	err |= json__end_object(w);
 	err |= json__key(w, "reentry_skipped");

@@ -41,6 +41,9 @@ struct summary {
 	uint64_t lost_sched;     /* switch-in events (off-CPU intervals): ring full;
 				    each interval is carried to the thread's next one */
 	uint64_t sched_busy;     /* switch-in events put off: thread inside a probe */
+	uint64_t sched_unseen;	 /* switch-ins the tracepoint never reported: each
+				    interval closed at the thread's next event (an
+				    upper bound: on-CPU times are lower bounds) */
 	/* 3 x ncpus: call drops per CPU, then I/O, then guard drops */
 	const uint64_t *lost_per_cpu;
 	unsigned ncpus;

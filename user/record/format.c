@@ -300,6 +300,7 @@ int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s)
 	b_u64(&b, s->tstab_taken);
 	b_u64(&b, s->nostate);
 	b_u64(&b, s->ring_bytes);
+	b_u64(&b, s->sched_unseen);
 	err = ok ? w_block(w, RECFMT_SUMMARY, &b) : (w->err = -EINVAL);
 	free(b.p);
 	return err;
@@ -708,6 +709,8 @@ static int read_summary(struct recfmt_reader *r, struct cur *c)
 	}
 	if (r->version >= 4)
 		s->ring_bytes = c_u64(c);
+	if (r->version >= 5)
+		s->sched_unseen = c_u64(c);
 	return c_end(c, "SUMMARY");
 }
 

@@ -37,7 +37,7 @@
 #define RECFMT_MAGIC "CABBPFRC"
 /* 2: the SOURCE block (1 is still read: no source lines); 3: SUMMARY ends
  * with the probes' thread-state counts (1 and 2 are read without them) */
-#define RECFMT_VERSION 4u
+#define RECFMT_VERSION 5u
 #define RECFMT_HEADER_BYTES 16
 /* Bounds a reader enforces (a corrupt length must not allocate gigabytes). */
 #define RECFMT_MAX_BLOCK (256u << 20)
@@ -100,6 +100,8 @@ struct recfmt_summary {
 	uint64_t tstab_taken, nostate;
 	/* version 4: each CPU's kernel ring, bytes (0: unknown, before) */
 	uint64_t ring_bytes;
+	/* version 5: switch-ins the tracepoint never reported (0 before) */
+	uint64_t sched_unseen;
 	uint32_t ncpus;
 	const uint64_t *lost_per_cpu; /* 3 x ncpus: calls, then I/O, then guard */
 	struct cab_stats cab;

@@ -93,6 +93,7 @@ int recorder__finish(struct recorder *rc, const struct summary *sm,
 	s.lost_guard = sm->lost_guard;
 	s.lost_sched = sm->lost_sched;
 	s.sched_busy = sm->sched_busy;
+	s.sched_unseen = sm->sched_unseen;
 	s.reentry = sm->reentry;
 	s.tstab_taken = sm->tstab_taken;
 	s.nostate = sm->nostate;

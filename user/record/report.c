@@ -59,6 +59,7 @@ void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *
 	sm->lost_guard = s->lost_guard;
 	sm->lost_sched = s->lost_sched;
 	sm->sched_busy = s->sched_busy;
+	sm->sched_unseen = s->sched_unseen;
 	sm->reentry = s->reentry;
 	sm->has_tstates = s->has_tstates;
 	sm->tstab_taken = s->tstab_taken;

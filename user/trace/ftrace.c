@@ -1597,6 +1597,7 @@ static int report(struct ftrace *ft)
 	 * to the thread's next one (bpf/trace.bpf.c on_switch). */
 	sm.lost_sched = totals[CABBPF_STAT_SCHED_DROPS];
 	sm.sched_busy = totals[CABBPF_STAT_SCHED_BUSY];
+	sm.sched_unseen = totals[CABBPF_STAT_SCHED_UNSEEN];
 	sm.lost_calls = totals[CABBPF_STAT_DROPS];
 	sm.lost_io = totals[CABBPF_STAT_IO_DROPS];
 	sm.lost_guard = totals[CABBPF_STAT_GUARD_DROPS];

@@ -140,6 +140,11 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->target_tgid = t->o.pid > 0 ? (__u32)t->o.pid : 0;
 	t->skel->rodata->session = t->o.session && !t->o.no_returns;
 	t->skel->rodata->want_time = !t->o.no_times;
+	{
+		const char *unseen = getenv("CABBPF_TEST_UNSEEN_SWITCH_INS");
+
+		t->skel->rodata->test_unseen_switch_ins = unseen && *unseen == '1';
+	}
 	t->skel->rodata->cgroup_on = t->o.cgroup;
 	t->skel->rodata->sampling = t->o.sampling || t->o.groups;
 	t->skel->rodata->groups_on = t->o.groups;
