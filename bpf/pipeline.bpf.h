@@ -346,17 +346,27 @@ static __always_inline void pipeline_submit(void *e, struct tstate *st)
 static __always_inline void pipeline_close_unseen(struct tstate *st, struct task_struct *task)
 {
 	struct cabbpf_event *e;
-	__u64 now;
+	__u64 t0 = st->off_ts, now, off;
 
-	if (__builtin_expect(!st->off_ts, 1))
+	if (__builtin_expect(!t0, 1))
 		return;
+	/* This probe can be preempted anywhere (uprobe programs run with
+	 * migration, not preemption, disabled), and on_switch then works on
+	 * the same state: now is read before the state is cleared, so an
+	 * interval on_switch puts off meanwhile (into off_pend, the thread
+	 * being busy) starts after it and is taken with it below, or, once
+	 * off_pend is cleared, goes to the next switch-in. Only a preemption
+	 * between the load of off_ts and the clock is counted twice (in
+	 * now - t0 and in off_pend): the interval stays an upper bound. */
 	now = bpf_ktime_get_ns();
+	st->off_ts = 0;
+	off = now - t0 + st->off_pend;
+	st->off_pend = 0;
 	bump(CABBPF_STAT_SCHED_UNSEEN);
 	e = pipeline_claim(st, CABBPF_STAT_SCHED_DROPS);
 	if (!e) {
 		/* carried to the next switch-in, like on_switch's drops */
-		st->off_pend += now - st->off_ts;
-		st->off_ts = 0;
+		st->off_pend += off;
 		return;
 	}
 	e->tid = pipeline_tid(st, (__u32)task->pid);
@@ -365,10 +375,8 @@ static __always_inline void pipeline_close_unseen(struct tstate *st, struct task
 	e->fid = 0;
 	e->seq = st->seq++;
 	e->ts = now;
-	e->sp = now - st->off_ts + st->off_pend;
+	e->sp = off;
 	e->epoch = 0;
-	st->off_ts = 0;
-	st->off_pend = 0;
 	pipeline_submit(e, st);
 }
 
