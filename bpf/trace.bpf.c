@@ -478,6 +478,12 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 	return 0;
 }
 
+/* Tests only (CABBPF_TEST_UNSEEN_SWITCH_INS=1): act as a kernel whose
+ * tracepoint reports no switch-in, so the probes' recovery
+ * (bpf/pipeline.bpf.h, pipeline_close_unseen) is tested on every run
+ * rather than one in thousands. */
+const volatile __u32 test_unseen_switch_ins = 0;
+
 /*
  * On-CPU time (issue 12). The probes do no extra work: the scheduler's
  * switch tracepoint notes when a traced thread leaves its CPU, and when it
@@ -492,14 +498,11 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
  * An interval that cannot be written now (ring full, or next was preempted
  * inside one of its own probes and holds its sequence number) is carried in
  * off_pend and added to the thread's next switch-in event; both cases are
- * counted (CABBPF_STAT_SCHED_DROPS, CABBPF_STAT_SCHED_BUSY).
+ * counted (CABBPF_STAT_SCHED_DROPS, CABBPF_STAT_SCHED_BUSY). A switch-in
+ * for which the kernel runs no program at all (rare, under load) leaves
+ * the interval open until the thread's next event closes it
+ * (bpf/pipeline.bpf.h pipeline_close_unseen, CABBPF_STAT_SCHED_UNSEEN).
  */
-/* Tests only (CABBPF_TEST_UNSEEN_SWITCH_INS=1): act as a kernel whose
- * tracepoint reports no switch-in, so the probes' recovery
- * (bpf/pipeline.bpf.h, pipeline_close_unseen) is tested on every run
- * rather than one in thousands. */
-const volatile __u32 test_unseen_switch_ins = 0;
-
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {

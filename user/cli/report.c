@@ -228,10 +228,8 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 	if (s->sched_unseen)
 		fprintf(out,
 			"  off-CPU intervals: %llu switch-ins the kernel's tracepoint never "
-			"reported, "
-			"each closed at the thread's next event: the frames across them show "
-			"on-CPU "
-			"time as a lower bound\n",
+			"reported, each closed at the thread's next event: the frames across "
+			"them show on-CPU time as a lower bound\n",
 			(unsigned long long)s->sched_unseen);
 	fputc('\n', out);
 	runner__set_lost(r, s->lost_calls, s->lost_io, s->cab.overwritten);
