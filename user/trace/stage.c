@@ -23,6 +23,7 @@ struct stage {
 	uint64_t sched_events; /* of events: CABBPF_EV_SCHED */
 	uint64_t execs;	       /* CABBPF_EV_EXEC events */
 	uint64_t exec_ino;     /* the last one's executable (inode number) */
+	uint64_t exec_ts, exec_seq; /* the last one: its time, its thread's sequence */
 	uint32_t exec_dev;     /* and its device (kernel encoding: major << 20 | minor) */
 	uint32_t exec_thread;  /* its caller when not the main thread, else 0 */
 	uint64_t fail_after; /* tests: fail the push after fail_after - 1 events */
@@ -127,9 +128,17 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 				  e->sp);
 		s->guard_events += e->kind == CABBPF_EV_GUARD || e->kind == CABBPF_EV_EXEC;
 		s->sched_events += e->kind == CABBPF_EV_SCHED;
-		/* A thread killed by another's execve is not an execve. */
-		if (e->kind == CABBPF_EV_EXEC && e->pad != CABBPF_EXEC_KILLED) {
-			s->execs++;
+		/* A thread killed by another's execve is not an execve. The
+		 * last by time, not by arrival: the per-CPU rings are
+		 * drained one after another, so a launched target's first
+		 * exec (on one CPU) can arrive after its next (on another).
+		 * Without timestamps (--no-times), the sequence: execve keeps
+		 * the thread's stream (bpf/trace.bpf.c on_exec). */
+		if (e->kind == CABBPF_EV_EXEC && e->pad != CABBPF_EXEC_KILLED &&
+		    (s->execs++ == 0 || e->ts > s->exec_ts ||
+		     (e->ts == s->exec_ts && e->seq > s->exec_seq))) {
+			s->exec_ts = e->ts;
+			s->exec_seq = e->seq;
 			s->exec_dev = e->fid;
 			s->exec_ino = e->sp;
 			/* its tid is its stream's, the old one (tstate.alias) */
