@@ -330,6 +330,23 @@ static __always_inline void pipeline_submit(void *e, struct tstate *st)
 	WRITE_ONCE(*hdr, st->pub);
 }
 
+/* Fill and publish e, a claimed slot, as task's CABBPF_EV_SCHED event: the
+ * off-CPU interval off, ended at now (bpf/trace.bpf.c on_switch, and
+ * pipeline_close_unseen below). Every field is written: slots are reused. */
+static __always_inline void pipeline_put_sched(struct cabbpf_event *e, struct tstate *st,
+					       struct task_struct *task, __u64 now, __u64 off)
+{
+	e->tid = pipeline_tid(st, (__u32)task->pid);
+	e->pid = task->tgid;
+	e->kind = CABBPF_EV_SCHED;
+	e->fid = 0;
+	e->seq = st->seq++;
+	e->ts = now;
+	e->sp = off;
+	e->epoch = 0;
+	pipeline_submit(e, st);
+}
+
 /*
  * A switch-in the switch tracepoint never reported (bpf/trace.bpf.c
  * on_switch): the thread runs an event of its own, yet its state says it
@@ -369,15 +386,7 @@ static __always_inline void pipeline_close_unseen(struct tstate *st, struct task
 		st->off_pend += off;
 		return;
 	}
-	e->tid = pipeline_tid(st, (__u32)task->pid);
-	e->pid = task->tgid;
-	e->kind = CABBPF_EV_SCHED;
-	e->fid = 0;
-	e->seq = st->seq++;
-	e->ts = now;
-	e->sp = off;
-	e->epoch = 0;
-	pipeline_submit(e, st);
+	pipeline_put_sched(e, st, task, now, off);
 }
 
 static __always_inline void pipeline_end(struct tstate *st)

@@ -548,15 +548,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	}
 	st->off_pend = 0;
-	e->tid = pipeline_tid(st, (__u32)next->pid);
-	e->pid = next->tgid;
-	e->kind = CABBPF_EV_SCHED;
-	e->fid = 0;
-	e->seq = st->seq++;
-	e->ts = now;
-	e->sp = off;
-	e->epoch = 0; /* slots are reused: every field is written */
-	pipeline_submit(e, st);
+	pipeline_put_sched(e, st, next, now, off);
 	st->busy = 0;
 	return 0;
 }
