@@ -3,7 +3,10 @@
  * The integration suites' harness: see tests/harness.h. Single-threaded
  * test code; the assertions use libcheck and end the calling test.
  */
+#include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <png.h>
 
@@ -1179,6 +1182,36 @@ int h_mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out)
 	}
 	fclose(f);
 	return found;
+}
+
+int h_foreign_uprobe(const char *path, uint64_t off)
+{
+	struct perf_event_attr attr;
+	unsigned char *map;
+	struct stat sb;
+	int type = -1, fd, file;
+	FILE *f;
+
+	f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+	ck_assert_msg(f && fscanf(f, "%d", &type) == 1, "no uprobe PMU in sysfs");
+	fclose(f);
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = (uint32_t)type;
+	attr.config1 = (uint64_t)(uintptr_t)path; /* uprobe_path */
+	attr.config2 = off;			  /* probe_offset */
+	fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	ck_assert_msg(fd >= 0, "perf_event_open(uprobe %s:0x%llx): %s", path,
+		      (unsigned long long)off, strerror(errno));
+	file = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_msg(file >= 0 && !fstat(file, &sb) && (uint64_t)sb.st_size > off, "%s", path);
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, file, 0);
+	ck_assert(map != MAP_FAILED);
+	ck_assert_msg(map[off] == 0xcc, "%s:0x%llx: no int3 in a private mapping (0x%02x)", path,
+		      (unsigned long long)off, map[off]);
+	munmap(map, (size_t)sb.st_size);
+	close(file);
+	return fd;
 }
 
 /* ------------------------------------------------------ --timeline -- */

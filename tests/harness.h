@@ -359,6 +359,15 @@ void h_spawn(struct h_proc *p, char *const *argv, const char *env, const char *r
  * there. */
 int h_mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out);
 
+/* Another tool's uprobe at file offset off of the file at path: a perf
+ * event of the uprobe PMU on CPU 0 for every process (no pid filter, as
+ * bpftrace's, perf probe's or another cabbpf's in --cgroup mode). The
+ * kernel writes its int3 into every private mapping of the file that may
+ * execute, a reader's PROT_READ one included: asserted here (the premise
+ * of the tests that use it). Returns the event's fd; closing it removes
+ * the probe. */
+int h_foreign_uprobe(const char *path, uint64_t off);
+
 /* Pixels of the PNG at path (a headless Chromium screenshot of an SVG the
  * test rendered) that differ from its top-left pixel, the page's
  * background: a view is not blank. Sets *w, *h; -1 if unreadable. */

@@ -340,6 +340,54 @@ START_TEST(refused_site_is_skipped_not_fatal)
 }
 END_TEST
 
+/* The plan (cabbpf --plan) of bin, malloc'd. */
+static char *plan_text(const char *bin)
+{
+	char *args[] = {"--plan", "--", (char *)bin, NULL};
+	struct h_run r;
+	char *out;
+
+	h_start(&r, args, 1, 0);
+	h_finish(&r);
+	ck_assert_msg(r.status == 0, "--plan exit %d: %s", r.status, r.err);
+	out = strdup(r.out);
+	h_free(&r);
+	return out;
+}
+
+/* Another tool's uprobes, with no pid filter, at every function of the
+ * program (h_foreign_uprobe) change nothing in its plan: the kernel
+ * writes their int3 into every private mapping of the file, and the plan
+ * read the code through one (user/elf/image.c maps it shared now). It
+ * found int3 at each entry and refused it: found with two cabbpf in
+ * --cgroup mode on one executable ("5 refused by the kernel"). _i:
+ * flavour (bits 1-2), -O0/-O2 (bit 0). */
+START_TEST(plan_ignores_foreign_uprobes)
+{
+	const char *bin = ftarget(_i >> 1, "demo", (_i & 1) ? 2 : 0);
+	struct symtab *st = NULL;
+	char *before, *after;
+	int fds[64];
+	size_t i, n = 0;
+
+	before = plan_text(bin);
+	ck_assert_msg(strstr(before, "refused             0"), "%s", before);
+	ck_assert_int_eq(syms__load(bin, &st), 0);
+	for (i = 0; i < st->nsyms && n < 64; i++)
+		if (st->syms[i].size)
+			fds[n++] = h_foreign_uprobe(bin, st->syms[i].offset);
+	syms__free(st);
+	ck_assert_uint_gt(n, 5);
+	after = plan_text(bin);
+	while (n)
+		close(fds[--n]);
+	ck_assert_msg(!strcmp(before, after), "without other probes:\n%s\nwith them:\n%s", before,
+		      after);
+	free(before);
+	free(after);
+}
+END_TEST
+
 /* Calls and returns only: the scheduler's switch events (off-CPU
  * intervals, CABBPF_EV_SCHED) come whenever the target is switched out,
  * which under load it is (make stress saw 11 events for 10 calls). */
@@ -572,6 +620,7 @@ int main(void)
 	tcase_add_test(tc, entry_only_refuses_callgraph);
 	tcase_add_test(tc, per_site_link_fallback);
 	tcase_add_test(tc, refused_site_is_skipped_not_fatal);
+	tcase_add_loop_test(tc, plan_ignores_foreign_uprobes, 0, 8);
 	tcase_add_test(tc, kernel_refusal_splits_the_multi_link);
 	tcase_add_loop_test(tc, nop5_entries_hit_the_optimized_path, 0, 2);
 	tcase_set_timeout(libs, 60);

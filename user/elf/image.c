@@ -32,7 +32,14 @@ int image__map(const char *path, struct image *im)
 		err = -ENOEXEC;
 		goto cleanup;
 	}
-	p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, im->fd, 0);
+	/* Shared, not private: the kernel writes a uprobe's int3 into every
+	 * private mapping of the file that may execute (uprobe_mmap,
+	 * valid_vma), ours too, when a probe has no pid filter (another
+	 * cabbpf in --cgroup mode, bpftrace, perf probe). Read through such
+	 * a mapping, the planner found int3 at probed entries and refused
+	 * them, and a switcher could go unseen. A shared one is never
+	 * written: the page cache holds the file's own bytes. */
+	p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, im->fd, 0);
 	if (p == MAP_FAILED) {
 		err = -errno;
 		goto cleanup;

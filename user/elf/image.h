@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * user/image — a whole file mapped read-only, for the modules that read a
- * binary's code and data by file offset (user/plan, user/callsites).
+ * binary's code and data by file offset (user/plan, user/callsites,
+ * user/guard).
  * Threads: an image is owned by one thread; its bytes may be read by any.
  */
 #ifndef USER_IMAGE_H
@@ -17,7 +18,8 @@ struct image {
 	int fd; /* open while mapped (libelf may read through it) */
 };
 
-/* Maps path. Returns 0 and fills *im (release with image__unmap), or
+/* Maps path (shared: the file's bytes, never another tool's uprobe
+ * breakpoints). Returns 0 and fills *im (release with image__unmap), or
  * -ENOEXEC (empty file) or the -errno of open, fstat or mmap; *im is then
  * left unmapped (image__unmap on it is a no-op). Threads: any. */
 int image__map(const char *path, struct image *im);

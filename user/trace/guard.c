@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -30,6 +29,7 @@
 #include "user/proc/libs.h"
 #include "common/log.h"
 #include "user/probe/plan.h"
+#include "user/elf/image.h"
 #include "user/elf/insn.h"
 #include "user/elf/syms.h"
 #include "user/probe/uprobe_multi.h"
@@ -370,9 +370,8 @@ static int sites_of(struct guard *g, const char *path)
 	struct symtab *st = NULL;
 	struct insn_dec *d = NULL;
 	size_t i, a, first = g->nsites;
-	struct stat sb = {0};
-	void *map = NULL;
-	int fd = -1, err;
+	struct image im = {.fd = -1};
+	int err;
 
 	if (syms__load(path, &st))
 		return 0;
@@ -398,18 +397,14 @@ static int sites_of(struct guard *g, const char *path)
 			}
 	}
 	/* The switchers no name tells: guarded as jump_fcontext is. The file
-	 * is mapped, not read: node's executable has 27 MB of functions. */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, &sb) && sb.st_size > 0) {
-		map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED)
-			map = NULL;
-	}
-	for (i = 0; map && i < st->nsyms; i++) {
+	 * is mapped, not read: node's executable has 27 MB of functions. A
+	 * file that cannot be mapped has none found this way. */
+	(void)image__map(path, &im);
+	for (i = 0; im.base && i < st->nsyms; i++) {
 		const struct sym *s = &st->syms[i];
 
-		if (s->offset + s->size <= (uint64_t)sb.st_size && !unsafe_by_name(st, s) &&
-		    switches_stack((const uint8_t *)map + s->offset, &d, s) &&
+		if (s->offset + s->size <= im.size && !unsafe_by_name(st, s) &&
+		    switches_stack(im.base + s->offset, &d, s) &&
 		    (err = add_site(g, path, s, CABBPF_GS_SWITCH)))
 			goto cleanup;
 	}
@@ -418,10 +413,7 @@ static int sites_of(struct guard *g, const char *path)
 	err = 0;
 cleanup:
 	insn__close(d);
-	if (map)
-		munmap(map, (size_t)sb.st_size);
-	if (fd >= 0)
-		close(fd);
+	image__unmap(&im);
 	syms__free(st);
 	return err;
 }
