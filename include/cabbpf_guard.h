@@ -53,6 +53,18 @@ enum cabbpf_guard_site {
 	 * destination is known, its sp the stack pointer the thread resumes
 	 * with (ucontext's saved rsp). */
 	CABBPF_GS_SWITCH_TO = 5,
+	/* Not an attached site: a signal handler about to run on its
+	 * sigaltstack while frames below the alternate stack's top have
+	 * return probes (bpf/guard.bpf.c, guard_altstack). At the handler's
+	 * first traced call the kernel would take their return instances for
+	 * dead (their slots lie below its sp) and drop them; each later
+	 * return through the trampoline then killed the program (SIGILL) or
+	 * returned into the next live frame's caller. Restore those slots,
+	 * never re-arm them; the event's sp is the alternate stack's top. */
+	CABBPF_GS_ALTSTACK = 6,
+	/* Not a site: follows ALTSTACK, its sp the alternate stack's lowest
+	 * address (the handler's frames lie between the two). */
+	CABBPF_GS_ALTSTACK_BASE = 7,
 };
 
 /*

@@ -784,14 +784,12 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 /* A thread's shadow counts into st (returns.*, open). */
 static void add_shadow(struct runner_stats *st, const struct tstate *t)
 {
+	/* Frames that armed no return are in returns.noret already. */
+	size_t noret = shadow__open_noret(&t->sh);
+
 	/* A thread that ended while unwinding (pthread_cancel, pthread_exit:
 	 * forced unwinding never meets a catch) left its frames unwound, not
 	 * open. */
-	size_t i, noret = 0;
-
-	/* frames that armed no return are in returns.noret already */
-	for (i = 0; i < shadow__depth(&t->sh); i++)
-		noret += t->sh.f[i].noret;
 	if (t->sh.unwinding)
 		st->returns.unwound += shadow__depth(&t->sh) - noret;
 	else
@@ -1032,9 +1030,9 @@ static void returns_text(const struct runner *r, const struct runner_stats *s, F
 		fprintf(f,
 			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
 			" unwound by exceptions, %" PRIu64
-			" lost to stack switches or backtraces, %" PRIu64 " ended by exec, %" PRIu64
-			" orphan, %" PRIu64 " entered before attach, %" PRIu64
-			" open at stop; %" PRIu64
+			" lost to stack switches, backtraces or signal stacks, %" PRIu64
+			" ended by exec, %" PRIu64 " orphan, %" PRIu64
+			" entered before attach, %" PRIu64 " open at stop; %" PRIu64
 			" calls got no return probe (kernel limit: 64 pending per thread)\n",
 			s->returns.matched, s->returns.missing, s->returns.unwound,
 			s->returns.switched, s->returns.exec, s->returns.orphan, s->returns.before,

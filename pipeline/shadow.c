@@ -23,6 +23,7 @@ void shadow__fini(struct shadow *s)
 	for (i = 0; i < s->npark; i++)
 		free(s->park[i].f);
 	free(s->park);
+	free(s->alt_f);
 	free(s->f);
 	hmap__fini(&s->active);
 	hmap__fini(&s->seen);
@@ -180,6 +181,10 @@ static uint32_t resumed_caller(struct shadow *s, uint64_t sp)
 	return hmap__find(&s->seen, key) ? shadow__top(s) : AN_RESUMED;
 }
 
+/* Below, with the other GUARD rules. */
+static void alt_check(struct shadow *s, uint64_t sp, uint64_t ts, const struct shadow_sink *k);
+static void alt_end(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
+
 int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		  const struct shadow_sink *k)
 {
@@ -194,6 +199,7 @@ int shadow__entry_noret(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts
 	bool unwound = false;
 	int err;
 
+	alt_check(s, sp, ts, k);
 	chain_check(s, false, sp, ts, k);
 	/* Rule 1: frames below the new return-address slot are dead. */
 	while (s->depth && s->f[s->depth - 1].sp < sp) {
@@ -257,6 +263,7 @@ void shadow__return(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 	uint64_t e;
 	size_t i;
 
+	alt_check(s, sp, ts, k);
 	chain_check(s, true, sp, ts, k);
 	if (sp < 8) {
 		/* Not a user stack pointer: nothing can match it. */
@@ -403,12 +410,70 @@ static void unpark(struct shadow *s, uint64_t key, uint64_t ts, const struct sha
 	relive(s, s->f, s->depth);
 }
 
+/* Set the frames below alt_hi aside while a signal handler runs on the
+ * alternate stack [lo, alt_hi) (ALTSTACK in shadow.h). Without memory
+ * they stay, marked lost: the handler's first call closes them. */
+static void alt_aside(struct shadow *s, uint64_t lo)
+{
+	size_t n = 0;
+
+	while (n < s->depth && s->f[s->depth - 1 - n].sp < s->alt_hi)
+		n++;
+	if (!n || lo >= s->alt_hi || !(s->alt_f = malloc(n * sizeof(*s->alt_f)))) {
+		s->alt_hi = 0;
+		return;
+	}
+	s->depth -= n;
+	memcpy(s->alt_f, s->f + s->depth, n * sizeof(*s->alt_f));
+	unlive(s, s->alt_f, n);
+	s->alt_n = n;
+	s->alt_lo = lo;
+	s->gen++;
+}
+
+/* The handler is over (or the thread ends): close what it left open on
+ * the alternate stack, and put the set-aside frames back on top. */
+static void alt_end(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
+{
+	struct shadow_frame *nf;
+
+	if (!s->alt_n) {
+		s->alt_hi = 0;
+		return;
+	}
+	while (s->depth && s->f[s->depth - 1].sp >= s->alt_lo && s->f[s->depth - 1].sp < s->alt_hi)
+		pop(s, false, ts, k);
+	s->alt_hi = 0;
+	nf = vec__grow(s->f, &s->cap, s->depth + s->alt_n, sizeof(*nf), 64);
+	if (nf) {
+		s->f = nf;
+		memcpy(s->f + s->depth, s->alt_f, s->alt_n * sizeof(*nf));
+		relive(s, s->f + s->depth, s->alt_n);
+		s->depth += s->alt_n;
+	} else {
+		s->c.nomem++; /* their returns were lost anyway */
+	}
+	free(s->alt_f);
+	s->alt_f = NULL;
+	s->alt_n = 0;
+	s->gen++;
+}
+
+/* An event at sp outside the handler's alternate stack ends it. */
+static void alt_check(struct shadow *s, uint64_t sp, uint64_t ts, const struct shadow_sink *k)
+{
+	if (s->alt_n && (sp < s->alt_lo || sp >= s->alt_hi))
+		alt_end(s, ts, k);
+}
+
 int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		  const struct shadow_sink *k)
 {
 	uint32_t fl = CABBPF_GUARD_FLAVOUR(fid);
 	size_t i;
 
+	if (CABBPF_GUARD_SITE(fid) != CABBPF_GS_ALTSTACK_BASE)
+		alt_check(s, sp, ts, k);
 	chain_check(s, false, sp, ts, k);
 	switch (CABBPF_GUARD_SITE(fid)) {
 	case CABBPF_GS_THROW:
@@ -445,6 +510,15 @@ int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 	case CABBPF_GS_SWITCH_TO:
 		unpark(s, sp, ts, k);
 		return 0;
+	case CABBPF_GS_ALTSTACK:
+		/* (a handler before it ended at alt_check: sp is its top) */
+		for (i = s->depth; i > 0 && s->f[i - 1].sp < sp; i--)
+			s->f[i - 1].lost = true;
+		s->alt_hi = sp;
+		return 0;
+	case CABBPF_GS_ALTSTACK_BASE:
+		alt_aside(s, sp);
+		return 0;
 	default:
 		return 0;
 	}
@@ -460,6 +534,7 @@ void shadow__exec(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
 
 void shadow__abandon(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
 {
+	alt_end(s, ts, k);
 	s->chain_sp = 0;
 	while (s->depth)
 		pop(s, false, ts, k);
@@ -472,6 +547,20 @@ void shadow__offcpu(struct shadow *s, uint64_t off_ns)
 	s->off_ns += off_ns;
 	s->c.offcpu_ns += off_ns;
 	s->c.switches++;
+}
+
+size_t shadow__open_noret(const struct shadow *s)
+{
+	size_t n = 0, i, j;
+
+	for (i = 0; i < s->depth; i++)
+		n += s->f[i].noret;
+	for (i = 0; i < s->alt_n; i++)
+		n += s->alt_f[i].noret;
+	for (j = 0; j < s->npark; j++)
+		for (i = 0; i < s->park[j].depth; i++)
+			n += s->park[j].f[i].noret;
+	return n;
 }
 
 void shadow__close_open(struct shadow *s, uint64_t ts, const struct shadow_sink *k)

@@ -101,6 +101,15 @@
  *    (SWITCH_TO, read from the ucontext): so a coroutine's calls get the
  *    right callers on every stack. Parked frames count as open; their
  *    returns are lost, and they are closed as "switched".
+ *  - ALTSTACK at the top T of a signal's alternate stack, then
+ *    ALTSTACK_BASE at its lowest address B: a handler is about to run on
+ *    [B, T), and the guard put back the return addresses of the frames
+ *    below T (their returns are lost). Those frames are set aside while
+ *    the handler runs, so its calls nest under the first frame above T;
+ *    the first event outside [B, T) ends the handler: frames still open
+ *    on the alternate stack are missing (a siglongjmp out of it), and the
+ *    set-aside frames come back, to be closed as "switched" when found
+ *    dead. Without the BASE event (lost) they are closed at once.
  *
  * SAMPLING (--sample, --start-disabled): between windows every probe is
  * removed, and each window's events carry its epoch (s->epoch is the epoch
@@ -246,6 +255,11 @@ struct shadow {
 	struct hmap active; /* fid -> live frames of fid (recursion) */
 	uint64_t off_ns;    /* off-CPU time of the thread so far (shadow__offcpu) */
 	uint32_t gen;	    /* bumped whenever f is replaced (park, unpark) */
+	/* GUARD ALTSTACK: the handler's alternate stack [alt_lo, alt_hi) and
+	 * the frames set aside below it, alt_f[0] the outermost */
+	uint64_t alt_lo, alt_hi;
+	struct shadow_frame *alt_f;
+	size_t alt_n;
 	struct shadow_counts c;
 };
 
@@ -322,16 +336,22 @@ void shadow__abandon(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
 /*
  * The run is over: close the frames still on the stack, innermost first,
  * as "open" (an_return.open, with their times up to ts, the thread's last
- * event). Parked stacks stay parked (their frames have no times: their
- * returns were never observable). Touches none of the counters in s->c:
+ * event). Parked stacks stay parked, and frames set aside for a signal
+ * handler stay aside (their frames have no times: their returns were
+ * never observable). Touches none of the counters in s->c:
  * read them (and shadow__depth) first. Reports to k.
  */
 void shadow__close_open(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
 
-/* Frames still on the stack or parked (counted "open" at the end of a run). */
+/* Of the frames shadow__depth counts, those that armed no return probe
+ * (counted in c.noret at their entry already). */
+size_t shadow__open_noret(const struct shadow *s);
+
+/* Frames still on the stack, parked or set aside for a signal handler
+ * (counted "open" at the end of a run). */
 static inline size_t shadow__depth(const struct shadow *s)
 {
-	size_t n = s->depth, i;
+	size_t n = s->depth + s->alt_n, i;
 
 	for (i = 0; i < s->npark; i++)
 		n += s->park[i].depth;

@@ -719,6 +719,52 @@ START_TEST(test_shadow_guard_backtrace)
 }
 END_TEST
 
+/* A signal handler on an alternate stack [0x1e40, 0x1e80): the frames
+ * below its top (A, B: the guard restored their return addresses) are set
+ * aside while it runs, so its calls nest under MAIN and match; the first
+ * event back on the thread's stack puts them back, and they close as
+ * switched when found dead. A handler's frame left open (a siglongjmp
+ * out) is missing. Without the BASE event (lost), A and B close at the
+ * handler's first call. */
+START_TEST(test_shadow_guard_altstack)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct shadow s;
+	int base;
+
+	for (base = 1; base >= 0; base--) {
+		memset(&rs, 0, sizeof(rs));
+		shadow__init(&s, 1);
+		ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 10, &k), 0);
+		ck_assert_int_eq(shadow__entry(&s, A, 0x1e00, 20, &k), 0);
+		ck_assert_int_eq(shadow__entry(&s, B, 0x1d00, 30, &k), 0);
+		ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_ALTSTACK, 0x1e80, 40, &k), 0);
+		if (base)
+			ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_ALTSTACK_BASE, 0x1e40, 41, &k),
+					 0);
+		ck_assert_uint_eq(s.depth, base ? 1 : 3);
+		ck_assert_uint_eq(shadow__depth(&s), 3); /* open, if the run ended */
+		ck_assert_int_eq(shadow__entry(&s, C, 0x1e70, 50, &k), 0);
+		ck_assert_uint_eq(rs.calls[3].caller, MAIN);
+		ck_assert_uint_eq(s.c.switched, base ? 0 : 2);
+		shadow__return(&s, C, 0x1e78, 60, &k);
+		ck_assert_uint_eq(s.c.matched, 1);
+		ck_assert_int_eq(shadow__entry(&s, C, 0x1e60, 70, &k), 0); /* left open */
+		/* back on the thread's stack: A called again at its old slot */
+		ck_assert_int_eq(shadow__entry(&s, A, 0x1e00, 80, &k), 0);
+		/* without the base, nothing tells the handler's frame ended */
+		ck_assert_uint_eq(rs.calls[5].caller, base ? MAIN : C);
+		ck_assert_uint_eq(s.c.switched, 2);
+		ck_assert_uint_eq(s.c.missing, base ? 1 : 0);
+		ck_assert_uint_eq(shadow__depth(&s), base ? 2 : 3);
+		shadow__close_open(&s, 90, &k);
+		ck_assert_uint_eq(shadow__depth(&s), 0);
+		shadow__fini(&s);
+	}
+}
+END_TEST
+
 /* ------------------------------------------------- through the runner -- */
 
 START_TEST(test_simple_nesting)
@@ -2179,6 +2225,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_shadow_guard_catch_slot);
 	tcase_add_test(tc, test_shadow_guard_switch);
 	tcase_add_test(tc, test_shadow_guard_backtrace);
+	tcase_add_test(tc, test_shadow_guard_altstack);
 	tcase_add_test(tc, test_simple_nesting);
 	tcase_add_test(tc, test_recursion);
 	tcase_add_test(tc, test_deep_recursion);

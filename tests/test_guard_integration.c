@@ -434,6 +434,61 @@ START_TEST(own_setjmp_never_return_probed)
 }
 END_TEST
 
+/* A signal handler on an alternate stack that calls a traced function
+ * (tests/targets/altstack.c). With the alternate stack above pending
+ * frames (in main's frame; a thread's, mapped before the thread), the
+ * kernel dropped their return instances at the handler's call of leaf,
+ * and their returns then found the trampoline: the target died of SIGILL
+ * ("thread") or returned from main early with no output ("above": status
+ * 1 at -O0, 6 at -O2). The guard now restores those slots when such a
+ * handler is entered (bpf/guard.bpf.c, guard_altstack): each signal
+ * restores the 6 descend frames (loop's and run_thread's once), and the
+ * reports close exactly those as switched. Below the stack, nothing is
+ * needed, and the handler's calls nest under descend.
+ * _i: above, thread, below (bits 1-2), -O0/-O2 (bit 0). */
+START_TEST(altstack_handler_unharmed)
+{
+	static const char *const modes[] = {"above", "thread", "below"};
+	static const char *const names[] = {"descend", "on_usr1",	"leaf", "run_thread",
+					    "loop",    "use_alt_stack", NULL};
+	const char *mode = modes[_i >> 1];
+	char *target[] = {(char *)h_target("altstack", (_i & 1) ? 2 : 0), (char *)mode, "50", NULL};
+	int thread = !strcmp(mode, "thread");
+	/* pending below the alternate stack at a signal: 6 descend, loop's
+	 * frame at the first (and run_thread's in "thread") */
+	long long restored = !strcmp(mode, "below") ? 0 : 301 + thread;
+	char *none[] = {NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	traced_same(&p, &r, none, target);
+	ck_assert_msg(strstr(p.out, "sum=300 leaves=50\n"), "stdout:\n%s", p.out);
+	h_assert_own_counts(p.out, r.json, names);
+	guard_clean(r.json, false);
+	ck_assert_int_eq(h_edge(r.json, "descend", "descend"), 250);
+	ck_assert_int_eq(h_edge(r.json, "on_usr1", "leaf"), 50);
+	/* The frames below the alternate stack are set aside while the
+	 * handler runs (pipeline/shadow.h, ALTSTACK): its calls nest under
+	 * the first frame above, and the next rounds' descend under loop. */
+	ck_assert_int_eq(h_edge(r.json, "loop", "descend"), 50);
+	if (restored) /* run_thread is below the thread's alternate stack */
+		ck_assert_int_eq(h_edge(r.json, thread ? "<root>" : "main", "on_usr1"), 50);
+	else
+		ck_assert_int_eq(h_edge(r.json, "descend", "on_usr1"), 50);
+	ck_assert_int_eq(h_guard(r.json, "restored"), restored);
+	/* the thread's last frames are found dead by no later event: open */
+	ck_assert_int_eq(h_returns(r.json, "switched"), restored - (thread ? 8 : 0));
+	ck_assert_int_eq(h_returns(r.json, "open"), thread ? 8 : 0);
+	ck_assert_int_eq(h_guard(r.json, "sites_reached"), restored ? 50 : 0);
+	ck_assert_int_eq(h_guard(r.json, "stops"), restored ? 50 : 0);
+	/* 300 descend, 50 on_usr1, 50 leaf, main, loop, use_alt_stack */
+	ck_assert_int_eq(h_returns(r.json, "matched"), 403 + thread - restored);
+	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 /* The same kind of switch in a library the trace probes
  * (tests/targets/plugin/cabfiber.c, loaded with dlopen): the guard looks
  * for switches in every library given with -f, not only in the
@@ -655,6 +710,7 @@ int main(void)
 	tcase_add_loop_test(other, fiber_under_foreign_uprobes, 0, 2);
 	tcase_add_loop_test(other, fiber_switch_in_library, 0, 2);
 	tcase_add_loop_test(other, own_setjmp_never_return_probed, 0, 2);
+	tcase_add_loop_test(other, altstack_handler_unharmed, 0, 6);
 	tcase_add_loop_test(other, rust_catch_unwind, 0, 2);
 	tcase_add_loop_test(other, attach_detach_while_throwing, 0, 4);
 	tcase_add_test(other, already_traced_falls_back);

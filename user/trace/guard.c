@@ -112,6 +112,7 @@ struct guard {
 	size_t nlinks;
 	int *mfds; /* or one multi-uprobe link per file */
 	size_t nmfds;
+	struct bpf_link *altstack; /* signal handlers on an alternate stack */
 	/* tracer thread */
 	pthread_t thr;
 	bool thr_started;
@@ -644,7 +645,9 @@ static bool serve(struct guard *g, pid_t tid)
 			if (!restore_slot(g, tid, r.slot[i], r.orig[i]))
 				continue;
 			g->st.restored++;
-			if (r.site == CABBPF_GS_SWITCH)
+			/* Below a signal's alternate stack: the kernel's list
+			 * may drop them (bpf/guard.bpf.c, guard_altstack). */
+			if (r.site == CABBPF_GS_SWITCH || r.site == CABBPF_GS_ALTSTACK)
 				continue;
 			for (j = 0; j < t->n && t->slot[j] != r.slot[i]; j++)
 				;
@@ -1135,6 +1138,22 @@ static void detach_probes(struct guard *g)
 	free(g->links);
 	g->links = NULL;
 	g->nlinks = 0;
+	bpf_link__destroy(g->altstack);
+	g->altstack = NULL;
+}
+
+/* Signal handlers that run on an alternate stack (bpf/guard.bpf.c,
+ * guard_altstack): a tracepoint, whatever the sites. */
+static int attach_altstack(struct guard *g)
+{
+	g->altstack = bpf_program__attach(g->skel->progs.guard_altstack);
+	if (!g->altstack) {
+		int err = -errno;
+
+		log_err("guard: attaching to the signal_deliver tracepoint: %s", strerror(-err));
+		return err;
+	}
+	return 0;
 }
 
 /* Open and load the guard's program into m's rings; multi selects the
@@ -1296,7 +1315,7 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 			/* A tracer-only guard (--lossless) has no site. */
 			err = g->nsites ? attach_multi(g) : 0;
 			if (!err)
-				return 0;
+				return attach_altstack(g);
 			log_debug("guard: multi-uprobe link refused (%s); one link per site",
 				  strerror(-err));
 			detach_probes(g);
@@ -1309,7 +1328,8 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 		return err;
 	}
 	install(g, skel, m->throttled_fd);
-	return g->nsites ? attach_perf(g) : 0;
+	err = g->nsites ? attach_perf(g) : 0;
+	return err ? err : attach_altstack(g);
 }
 
 static void read_bpf_stats(struct guard *g)
