@@ -511,7 +511,8 @@ int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		unpark(s, sp, ts, k);
 		return 0;
 	case CABBPF_GS_ALTSTACK:
-		/* (a handler before it ended at alt_check: sp is its top) */
+		/* A handler still set aside ended at alt_check above: this
+		 * sp, a stack's top, is outside its alternate stack. */
 		for (i = s->depth; i > 0 && s->f[i - 1].sp < sp; i--)
 			s->f[i - 1].lost = true;
 		s->alt_hi = sp;
