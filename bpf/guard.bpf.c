@@ -147,6 +147,27 @@ static long walk_step(__u32 i, void *arg)
 	return w->n >= CABBPF_GUARD_MAX;
 }
 
+/* Hand the slots the walk w listed to the tracer (guard_reqs[tid], op)
+ * and stop thread tid with SIGSTOP, if the tracer holds it. */
+static __always_inline void request(__u32 tid, struct walk *w, __u32 op)
+{
+	struct cabbpf_guard_req *r = w->r;
+
+	if (!bpf_map_lookup_elem(&guarded, &tid)) {
+		gbump(CABBPF_GST_UNGUARDED);
+		return;
+	}
+	r->op = op;
+	r->site = w->site;
+	r->n = w->n;
+	r->sp = w->sp;
+	if (bpf_map_update_elem(&guard_reqs, &tid, r, BPF_ANY) || bpf_send_signal_thread(SIGSTOP)) {
+		gbump(CABBPF_GST_SIGFAIL);
+		return;
+	}
+	gbump(CABBPF_GST_STOPS);
+}
+
 SEC("uprobe")
 int BPF_KPROBE(guard_site)
 {
@@ -193,19 +214,7 @@ int BPF_KPROBE(guard_site)
 	bpf_loop(CABBPF_GUARD_MAX, walk_step, &w, 0);
 	if (!w.n)
 		return 0;
-	if (!bpf_map_lookup_elem(&guarded, &tid)) {
-		gbump(CABBPF_GST_UNGUARDED);
-		return 0;
-	}
-	r->op = w.site == CABBPF_GS_CATCH ? CABBPF_GUARD_REARM : CABBPF_GUARD_RESTORE;
-	r->site = w.site;
-	r->n = w.n;
-	r->sp = w.sp;
-	if (bpf_map_update_elem(&guard_reqs, &tid, r, BPF_ANY) || bpf_send_signal_thread(SIGSTOP)) {
-		gbump(CABBPF_GST_SIGFAIL);
-		return 0;
-	}
-	gbump(CABBPF_GST_STOPS);
+	request(tid, &w, w.site == CABBPF_GS_CATCH ? CABBPF_GUARD_REARM : CABBPF_GUARD_RESTORE);
 	return 0;
 }
 
@@ -259,19 +268,7 @@ int BPF_PROG(guard_altstack, int sig, struct kernel_siginfo *info, struct k_siga
 		emit(tid, tgid, CABBPF_GS_ALTSTACK, w.sp);
 		emit(tid, tgid, CABBPF_GS_ALTSTACK_BASE, ss_sp);
 	}
-	if (!bpf_map_lookup_elem(&guarded, &tid)) {
-		gbump(CABBPF_GST_UNGUARDED);
-		return 0;
-	}
-	r->op = CABBPF_GUARD_RESTORE;
-	r->site = CABBPF_GS_ALTSTACK;
-	r->n = w.n;
-	r->sp = w.sp;
-	if (bpf_map_update_elem(&guard_reqs, &tid, r, BPF_ANY) || bpf_send_signal_thread(SIGSTOP)) {
-		gbump(CABBPF_GST_SIGFAIL);
-		return 0;
-	}
-	gbump(CABBPF_GST_STOPS);
+	request(tid, &w, CABBPF_GUARD_RESTORE);
 	return 0;
 }
 
