@@ -272,24 +272,31 @@ int BPF_PROG(guard_altstack, int sig, struct kernel_siginfo *info, struct k_siga
 	return 0;
 }
 
+/* Whose instances dump_pending lists: 0, the target's; else a process
+ * the target forked (fork_child in user/trace/guard.c). Written by the
+ * tracer thread only, through the skeleton's mmap. */
+volatile __u32 dump_tgid = 0;
+
 /*
  * Before the tracer lets go of the target (cabbpf stops while the target
  * runs on), every pending return instance of the target's threads, as
  * records of three u64 (tid, slot, orig): the tracer writes back the
  * original return addresses, so nothing cabbpf put on the stacks outlives
  * it (a later throw through main() would otherwise still die). Run by the
- * tracer with every thread of the target stopped.
+ * tracer with every thread of the target stopped; also, with dump_tgid,
+ * for a process the target forked, held at birth.
  */
 SEC("iter/task")
 int dump_pending(struct bpf_iter__task *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *task = ctx->task;
+	__u32 want = dump_tgid ? dump_tgid : target_tgid;
 	struct return_instance *ri;
 	__u64 rec[3];
 	int i;
 
-	if (!task || (target_tgid && task->tgid != target_tgid))
+	if (!task || (want && task->tgid != want))
 		return 0;
 	ri = BPF_CORE_READ(task, utask, return_instances);
 	for (i = 0; i < CABBPF_GUARD_MAX && ri; i++) {

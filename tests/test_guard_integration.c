@@ -489,6 +489,41 @@ START_TEST(altstack_handler_unharmed)
 }
 END_TEST
 
+/* A program whose forked children throw (tests/targets/forkthrow.cc: a
+ * prefork server's workers). A child inherits the frames of spawn and
+ * main pending with their trampolines, and the target's breakpoints, at
+ * which each of its traced calls armed a return probe of its own (a
+ * multi link's return consumer does not filter by process when it fires).
+ * Before, every child's exception met a trampoline and called
+ * std::terminate: "terminate called after throwing an instance of
+ * 'std::runtime_error'", status 6, caught=0. The guard now holds each
+ * child at birth (PTRACE_O_TRACEFORK), puts back the return addresses it
+ * inherited, takes the breakpoints out, and lets it go: the child runs as
+ * untraced. _i: g++ -O0, g++ -O2, clang++ -O0, clang++ -O2. */
+START_TEST(fork_children_unharmed)
+{
+	static const char *const names[] = {"spawn", NULL};
+	char *target[] = {(char *)h_cxx_target("forkthrow", _i), "20", NULL};
+	char *none[] = {NULL};
+	struct h_plain p;
+	struct h_run r;
+
+	traced_same(&p, &r, none, target);
+	ck_assert_msg(strstr(p.out, "children=20 caught=20\n"), "stdout:\n%s", p.out);
+	h_assert_own_counts(p.out, r.json, names);
+	guard_clean(r.json, false);
+	/* the children are not the target: none of their calls is counted */
+	ck_assert_int_eq(h_calls(r.json, "main"), 1);
+	ck_assert_int_eq(h_calls(r.json, "work"), 0);
+	ck_assert_int_eq(h_calls(r.json, "step"), 0);
+	ck_assert_int_eq(h_calls(r.json, "fail"), 0);
+	ck_assert_int_eq(h_edge(r.json, "main", "spawn"), 20);
+	ck_assert_int_eq(h_returns(r.json, "matched"), 21);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 /* The same kind of switch in a library the trace probes
  * (tests/targets/plugin/cabfiber.c, loaded with dlopen): the guard looks
  * for switches in every library given with -f, not only in the
@@ -711,6 +746,7 @@ int main(void)
 	tcase_add_loop_test(other, fiber_switch_in_library, 0, 2);
 	tcase_add_loop_test(other, own_setjmp_never_return_probed, 0, 2);
 	tcase_add_loop_test(other, altstack_handler_unharmed, 0, 6);
+	tcase_add_loop_test(other, fork_children_unharmed, 0, 4);
 	tcase_add_loop_test(other, rust_catch_unwind, 0, 2);
 	tcase_add_loop_test(other, attach_detach_while_throwing, 0, 4);
 	tcase_add_test(other, already_traced_falls_back);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 
+#include "user/probe/sites.h"
 #include "user/probe/uprobe_multi.h"
 
 /* The part of union bpf_attr used by BPF_LINK_CREATE for uprobe_multi, as in
@@ -47,6 +48,16 @@ int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &u.attr, sizeof(u.attr));
 	if (fd < 0)
 		return -errno;
+	/* A child the process forks inherits these breakpoints (sites.h);
+	 * without the record, the guard cannot take them out of it. */
+	if (pid > 0) {
+		int err = probe_sites__add(path, offsets, cnt);
+
+		if (err) {
+			close((int)fd);
+			return err;
+		}
+	}
 	return (int)fd;
 }
 

@@ -452,6 +452,7 @@ static int guard_target(struct ftrace *ft)
 		log_err("finding the unwinder of %s: %s", tg->exe, strerror(-err));
 		return err;
 	}
+	guard__forks(g);
 	err = guard__seize(g);
 	if (err && ft->o.lossless) {
 		guard__free(g);

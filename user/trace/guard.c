@@ -5,6 +5,7 @@
  * BPF program's life, and the ptrace tracer thread.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <dirent.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,6 +32,7 @@
 #include "common/log.h"
 #include "user/probe/plan.h"
 #include "user/elf/image.h"
+#include "user/probe/sites.h"
 #include "user/elf/insn.h"
 #include "user/elf/syms.h"
 #include "user/probe/uprobe_multi.h"
@@ -113,6 +116,7 @@ struct guard {
 	int *mfds; /* or one multi-uprobe link per file */
 	size_t nmfds;
 	struct bpf_link *altstack; /* signal handlers on an alternate stack */
+	bool forks;		   /* guard__forks: hold forked processes at birth */
 	/* tracer thread */
 	pthread_t thr;
 	bool thr_started;
@@ -684,7 +688,7 @@ static void resume(pid_t tid, int sig)
 /* Seize every thread of the process until no new one appears. */
 static int seize_all(struct guard *g)
 {
-	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
+	long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | (g->forks ? PTRACE_O_TRACEFORK : 0);
 	char path[64];
 	bool more = true;
 	int err = 0, rounds = 0;
@@ -808,6 +812,179 @@ void guard__drained(struct guard *g, bool below)
 		pthread_kill(g->thr, SIGCHLD);
 }
 
+/* tid's thread group id, from /proc; 0 if it is gone. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+/* An executable mapping of a file in a process, from /proc/PID/maps. */
+struct xmap {
+	uint64_t start, end, off;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct clean {
+	pid_t pid;
+	int mem; /* /proc/PID/mem, read-write */
+	struct xmap *maps;
+	size_t nmaps;
+	uint64_t removed;
+};
+
+/* The bytes a probe changes at a site: int3 over the first byte, or an
+ * optimized uprobe's 5-byte call over a 5-byte nop (kernel >= 6.16). */
+#define SITE_BYTES 5
+
+/* Put back the file's bytes at every recorded site of one file that the
+ * process maps and holds a breakpoint at (probe_sites__each callback). */
+static void clean_file(void *ctx, const char *path, dev_t dev, ino_t ino, const uint64_t *offs,
+		       size_t n)
+{
+	struct clean *c = ctx;
+	struct image im = {.fd = -1};
+	struct stat sb;
+	size_t i, m;
+
+	for (m = 0; m < c->nmaps && !(c->maps[m].dev == dev && c->maps[m].ino == ino); m++)
+		;
+	if (m == c->nmaps || image__map(path, &im))
+		return;
+	if (fstat(im.fd, &sb) || sb.st_dev != dev || sb.st_ino != ino) {
+		image__unmap(&im); /* replaced since: not the file it maps */
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		uint8_t cur[SITE_BYTES];
+		const uint8_t *orig = im.base + offs[i];
+		uint64_t len = SITE_BYTES, addr = 0;
+
+		for (m = 0; m < c->nmaps; m++) {
+			const struct xmap *x = &c->maps[m];
+
+			if (x->dev == dev && x->ino == ino && offs[i] >= x->off &&
+			    offs[i] < x->off + (x->end - x->start)) {
+				addr = x->start + (offs[i] - x->off);
+				if (len > x->end - addr)
+					len = x->end - addr;
+				break;
+			}
+		}
+		if (!addr || offs[i] + len > im.size ||
+		    pread(c->mem, cur, len, (off_t)addr) != (ssize_t)len || !memcmp(cur, orig, len))
+			continue;
+		/* Only what a probe writes: anything else is the program's. */
+		if (cur[0] != 0xcc && !(cur[0] == 0xe8 && len == SITE_BYTES && orig[0] == 0x0f &&
+					orig[1] == 0x1f && orig[2] == 0x44))
+			continue;
+		if (pwrite(c->mem, orig, len, (off_t)addr) == (ssize_t)len)
+			c->removed++;
+	}
+	image__unmap(&im);
+}
+
+/* Take every breakpoint this cabbpf put (user/probe/sites.h) out of
+ * process pid, stopped: it inherited them from the target by fork.
+ * Returns how many. */
+static uint64_t clean_child(pid_t pid)
+{
+	char path[64], line[PATH_MAX + 128];
+	struct clean c = {.pid = pid, .mem = -1};
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		unsigned maj, mnr;
+		char perm[8];
+		struct xmap *nm;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perm, &off, &maj,
+			   &mnr, &ino) != 7 ||
+		    perm[2] != 'x' || !ino)
+			continue;
+		nm = realloc(c.maps, (c.nmaps + 1) * sizeof(*nm));
+		if (!nm)
+			break;
+		c.maps = nm;
+		c.maps[c.nmaps++] = (struct xmap){start, end, off, makedev(maj, mnr), (ino_t)ino};
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	c.mem = open(path, O_RDWR | O_CLOEXEC);
+	if (c.mem >= 0 && c.nmaps)
+		probe_sites__each(clean_file, &c);
+	if (c.mem >= 0)
+		close(c.mem);
+	free(c.maps);
+	return c.removed;
+}
+
+/*
+ * A stop of tid, if tid is a process the target forked (guard__forks:
+ * PTRACE_O_TRACEFORK holds it at birth, before its first instruction;
+ * its stop may come before its parent's fork event). fork copies the
+ * forking thread's pending return instances, and the child's stack
+ * holds their trampolines; nothing watches the child (the probes are the
+ * target's), so an exception there unwinding through an inherited frame
+ * found the trampoline and called std::terminate
+ * (tests/targets/forkthrow.cc). And the child holds the target's
+ * breakpoints: every traced call there armed a return probe of its own
+ * (sites.h). The original return addresses go back into the child, from
+ * its own list (dump_pending), the breakpoints come out, and it is let
+ * go: it runs as untraced.
+ * Returns true if tid was such a child.
+ */
+static bool fork_child(struct guard *g, pid_t tid)
+{
+	union bpf_iter_link_info li;
+	LIBBPF_OPTS(bpf_iter_attach_opts, io, .link_info = &li, .link_info_len = sizeof(li));
+	struct bpf_link *it = NULL;
+	uint64_t rec[3], slots = 0, bps;
+	int fd = -1;
+
+	if (!g->forks || find_thread(g, tid) || tgid_of(tid) == g->pid)
+		return false;
+	pthread_mutex_lock(&g->mu);
+	if (g->skel && g->skel->bss) {
+		memset(&li, 0, sizeof(li));
+		li.task.pid = (uint32_t)tid;
+		g->skel->bss->dump_tgid = (uint32_t)tid;
+		it = bpf_program__attach_iter(g->skel->progs.dump_pending, &io);
+		fd = it ? bpf_iter_create(bpf_link__fd(it)) : -1;
+		while (fd >= 0 && read(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec))
+			if (restore_slot(g, (pid_t)rec[0], rec[1], rec[2]))
+				slots++;
+		g->skel->bss->dump_tgid = 0;
+	}
+	pthread_mutex_unlock(&g->mu);
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(it);
+	bps = clean_child(tid);
+	log_debug("guard: pid %d, forked by the target: %" PRIu64 " return addresses and %" PRIu64
+		  " breakpoints it inherited taken out",
+		  (int)tid, slots, bps);
+	ptrace(PTRACE_DETACH, tid, NULL, NULL);
+	return true;
+}
+
 /* One wait status of a tracee, while tracing. */
 static void handle(struct guard *g, pid_t tid, int st)
 {
@@ -822,7 +999,7 @@ static void handle(struct guard *g, pid_t tid, int st)
 		}
 		return;
 	}
-	if (!WIFSTOPPED(st))
+	if (!WIFSTOPPED(st) || fork_child(g, tid))
 		return;
 	track(g, tid); /* a new thread may report before its creator's event */
 	sig = WSTOPSIG(st);
@@ -938,7 +1115,7 @@ static void detach_all(struct guard *g)
 			handle(g, tid, st);
 			continue;
 		}
-		if (!WIFSTOPPED(st))
+		if (!WIFSTOPPED(st) || fork_child(g, tid))
 			continue;
 		{
 			struct gthread *t = track(g, tid);
@@ -1105,6 +1282,12 @@ int guard__seize(struct guard *g)
 				 strerror(-err));
 	}
 	return err;
+}
+
+void guard__forks(struct guard *g)
+{
+	if (g)
+		g->forks = true;
 }
 
 int guard__reaped(struct guard *g, int *status)

@@ -82,6 +82,16 @@ int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out);
 int guard__add_file(struct guard *g, const char *path);
 
 /*
+ * Also hold every process the target forks at birth, to put back the
+ * return addresses its stack inherits (fork copies the forking thread's
+ * pending return instances): an exception in the child unwinding through
+ * them would otherwise meet the trampoline. Costs two ptrace stops per
+ * fork. For a guard of one process: whole-container tracing guards each
+ * child itself. Call before guard__seize. NULL is fine. Main thread.
+ */
+void guard__forks(struct guard *g);
+
+/*
  * A guard with no site: only the tracer, for --lossless when the target
  * needs no guard (nothing reads return addresses, --entry-only,
  * --no-guard). Returns 0 and *out, or -ENOMEM.
