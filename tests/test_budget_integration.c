@@ -128,28 +128,34 @@ static void assert_estimated(const struct h_run *r, const char *name)
 		      name, est, err95, df, bound, own);
 }
 
-/* assert_estimated(), unless no window traced the function after its
- * probes went out: an exact function cut by the guard (a loaded machine:
- * traps cost more) while the run's debt left no room for a window until
- * its end (make stress: calm out for the last 1.55 s, no window). Then
- * what was seen is all the report can say: a lower bound. */
+/* assert_estimated(), unless the report calls the function a lower bound:
+ * no window traced it after its probes went out, or none that the
+ * progress clock gave any length (budget__estimate). Both come with a
+ * loaded machine, where traps cost more and the target waits for a CPU:
+ * an exact function cut by the guard while the run's debt left no room
+ * for a window until its end (make stress: calm out for the last 1.55 s,
+ * no window); one window, cut after 1.1 ms in which the target made no
+ * progress (make stress beside a second loop and a CI run, load average
+ * 10.6 on the 2 CPUs: hot and calm lower bounds with window_ns > 0). Then
+ * what was seen is all the report can say, and exactly that. */
 static void assert_estimated_or_bound(const struct h_run *r, const char *name)
 {
 	json_object *bf = bfn(r->json, name);
 	long long own = h_own_calls(r->out, name), seen = h_calls(r->json, name);
 
 	ck_assert_msg(bf != NULL, "%s: not in budget.functions", name);
-	if (h_num(bf, "window_ns")) {
+	if (strcmp(json_object_get_string(h_get(h_fn(r->json, name), "estimate")),
+		   "lower_bound")) {
 		assert_estimated(r, name);
 		return;
 	}
 	ck_assert_int_gt(h_num(bf, "sampled_ns"), 0);
-	ck_assert_str_eq(json_object_get_string(h_get(h_fn(r->json, name), "estimate")),
-			 "lower_bound");
 	ck_assert_int_lt(seen, own);
 	ck_assert_int_eq(h_fn_field(r->json, name, "calls_est"), seen);
-	fprintf(stderr, "note: %s had no window in %lld ns out: %lld of %lld seen, a lower bound\n",
-		name, h_num(bf, "sampled_ns"), seen, own);
+	fprintf(stderr,
+		"note: %s had no window with any length in %lld ns out (%lld ns of windows): "
+		"%lld of %lld seen, a lower bound\n",
+		name, h_num(bf, "sampled_ns"), h_num(bf, "window_ns"), seen, own);
 }
 
 /* The calls_est of edge caller -> callee, 0 when the edge is absent. */
@@ -190,19 +196,35 @@ START_TEST(exact_and_estimated)
 	long long child;
 	json_object *tree;
 	struct h_run r;
-	bool rare_cut;
+	bool rare_cut, hot_windowed;
 
 	h_run(&r, args);
 	h_assert_clean(&r);
 	rare_cut = assert_exact_or_cut(&r, "rare");
 	assert_exact_or_cut(&r, "child");
 	assert_exact_or_cut(&r, "main");
-	assert_estimated(&r, "hot");
+	/* hot is estimated from its windows. On a machine so loaded that its
+	 * windows had no length for the progress clock, or none came, what
+	 * was seen is a lower bound, and the report must say so (make stress
+	 * beside a second loop and a CI run, load average 10.6 on the 2
+	 * CPUs; 25 to 44 windows in a run otherwise). */
+	assert_estimated_or_bound(&r, "hot");
+	hot_windowed = !strcmp(json_object_get_string(h_get(h_fn(r.json, "hot"), "estimate")),
+			       "estimated");
+	/* Not for want of windows: hot is sampled from the first period on,
+	 * so three whole windows are its windows. */
+	if (h_num(h_get(r.json, "budget"), "windows") -
+		    h_num(h_get(r.json, "budget"), "windows_cut") >=
+	    3)
+		ck_assert_msg(hot_windowed, "hot: a lower bound after %lld whole windows",
+			      h_num(h_get(r.json, "budget"), "windows") -
+				      h_num(h_get(r.json, "budget"), "windows_cut"));
 	ck_assert_str_eq(json_object_get_string(h_get(bfn(r.json, "hot"), "mode")), "sampled");
 	if (!rare_cut)
 		ck_assert_str_eq(json_object_get_string(h_get(bfn(r.json, "rare"), "mode")),
 				 "exact");
-	ck_assert_int_ge(h_num(h_get(r.json, "budget"), "windows"), 2);
+	if (hot_windowed)
+		ck_assert_int_ge(h_num(h_get(r.json, "budget"), "windows"), 2);
 	/* What was seen is exact: every return matched, but for the kernel's
 	 * loss of a window's first return (pipeline/shadow.h, WINDOW START:
 	 * at most one per window). */
@@ -217,7 +239,8 @@ START_TEST(exact_and_estimated)
 	ck_assert_int_eq(h_edge(r.json, "main", "child"), 0);
 	ck_assert_int_eq(h_edge(r.json, "rare", "child"), 0);
 	ck_assert_int_eq(h_edge(r.json, "<root>", "child"), 0);
-	ck_assert_int_gt(h_edge(r.json, "hot", "child"), 0);
+	if (hot_windowed) /* else only the first epoch's, before hot went out */
+		ck_assert_int_gt(h_edge(r.json, "hot", "child"), 0);
 	ck_assert_int_gt(h_edge(r.json, "<resumed>", "child"), 0);
 	ck_assert_int_eq(h_edge(r.json, "hot", "child") + h_edge(r.json, "<resumed>", "child"),
 			 child);
@@ -246,7 +269,7 @@ START_TEST(exact_and_estimated)
 	ck_assert_ptr_nonnull(strstr(r.out, "budget: whole run, per function"));
 	if (!rare_cut)
 		ck_assert_ptr_nonnull(strstr(r.out, "exact        rare"));
-	ck_assert_ptr_nonnull(strstr(r.out, "estimated    hot"));
+	ck_assert_ptr_nonnull(strstr(r.out, hot_windowed ? "estimated    hot" : "at least     hot"));
 	h_free(&r);
 }
 END_TEST
