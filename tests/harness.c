@@ -11,6 +11,7 @@
 #include <png.h>
 
 #include "tests/harness.h"
+#include "user/elf/syms.h"
 
 #include <stdbool.h>
 
@@ -1212,6 +1213,19 @@ int h_foreign_uprobe(const char *path, uint64_t off)
 	munmap(map, (size_t)sb.st_size);
 	close(file);
 	return fd;
+}
+
+size_t h_foreign_uprobes(const char *path, int *fds, size_t max)
+{
+	struct symtab *st = NULL;
+	size_t i, n = 0;
+
+	ck_assert_int_eq(syms__load(path, &st), 0);
+	for (i = 0; i < st->nsyms && n < max; i++)
+		if (st->syms[i].size)
+			fds[n++] = h_foreign_uprobe(path, st->syms[i].offset);
+	syms__free(st);
+	return n;
 }
 
 /* ------------------------------------------------------ --timeline -- */

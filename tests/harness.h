@@ -367,6 +367,10 @@ int h_mapped_byte(pid_t pid, const char *exe, uint64_t off, unsigned char *out);
  * of the tests that use it). Returns the event's fd; closing it removes
  * the probe. */
 int h_foreign_uprobe(const char *path, uint64_t off);
+/* h_foreign_uprobe at the entry of each function with a size of the file
+ * at path (its symbol table), at most max: their fds into fds[]. Returns
+ * how many; the caller closes them. */
+size_t h_foreign_uprobes(const char *path, int *fds, size_t max);
 
 /* Pixels of the PNG at path (a headless Chromium screenshot of an SVG the
  * test rendered) that differ from its top-left pixel, the page's
