@@ -835,6 +835,8 @@ START_TEST(separate_debug_symbols)
 	h_run(&r, a3); /* the build-id file is not under /usr/lib/debug */
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "no function symbols to trace (stripped"));
+	/* what can be traced instead: the libraries it links */
+	ck_assert_msg(strstr(r.err, "with -f 'LIB:GLOB' (libc.so.6)"), "%s", r.err);
 	h_free(&r);
 	snprintf(dyn, sizeof(dyn), "%s/stripped-dyn", h_tmp);
 	h_shell("set -e; gcc -O0 -rdynamic -o '%s' tests/targets/recurse.c; strip --strip-all '%s'",

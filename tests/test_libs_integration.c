@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "tests/harness.h"
+#include "user/proc/libpath.h"
 #include "user/proc/libs.h"
 
 #define N_CALLS 1000
@@ -271,10 +272,119 @@ START_TEST(ld_so_conf_inside_the_target_root)
 }
 END_TEST
 
+/* A library neither mapped nor linked is probed (a later dlopen maps it)
+ * but said before the trace: a program that never loads it shows 0 calls,
+ * and nothing else would say why. _i: 0 `--` dlopener (its plugin found
+ * through RUNPATH), 1 `-p` dlopener before its dlopen, 2 the plugin given
+ * by path to demo, which never loads it (0 calls), 3 libraries a C++
+ * target links only through libstdc++ (libm) or as its interpreter
+ * (ld.so), and libc: no warning. */
+START_TEST(not_linked_library_is_said)
+{
+	char plug[PATH_MAX], sel[PATH_MAX + 16];
+	char *dl[] = {"-f", "libcabplug:plug_*", "--", (char *)h_target("dlopener", 2), "1000",
+		      NULL};
+	char *demo[] = {"-f", sel, "--", (char *)h_target("demo", 2), NULL};
+	char *cxx[] = {"-f",	"libm:sin",  "-f", "ld-linux-x86-64.so.2:_dl_catch_exception",
+		       "-f",	"libc:puts", "--", (char *)h_cxx_target("exc", 1),
+		       "basic", "3",	     NULL};
+	char *attach[] = {"-f", "libcabplug:plug_*", NULL};
+	const char *said = "is not among the libraries";
+	struct h_proc t;
+	struct h_run r;
+	int st;
+
+	switch (_i) {
+	case 0:
+		h_run(&r, dl);
+		assert_plugin_counts(&r, N_CALLS);
+		ck_assert_msg(strstr(r.err, "library 'libcabplug' (") && strstr(r.err, said) &&
+				      strstr(r.err, "dlopen"),
+			      "%s", r.err);
+		ck_assert_msg(!strstr(r.err, "not mapped by the target"), "%s", r.err);
+		break;
+	case 1:
+		start_dlopener(&t, 2, NULL, 700);
+		h_start_pid(&r, t.pid, attach, H_TRACING);
+		kill(t.pid, SIGUSR1);
+		ck_assert(h_wait_for(t.out_path, "done", 10000));
+		waitpid(t.pid, &st, 0);
+		h_finish(&r);
+		assert_plugin_counts(&r, 700);
+		ck_assert_msg(strstr(r.err, "not mapped by the target and not among the libraries"),
+			      "%s", r.err);
+		break;
+	case 2:
+		snprintf(sel, sizeof(sel), "%s:plug_work", runpath_plugin(2, plug));
+		h_run(&r, demo);
+		h_assert_ok(&r);
+		ck_assert_int_eq(h_calls(r.json, "libcabplug.so:plug_work"), 0);
+		ck_assert_msg(strstr(r.err, plug) && strstr(r.err, said), "%s", r.err);
+		break;
+	default:
+		h_run(&r, cxx);
+		h_assert_ok(&r);
+		ck_assert_msg(!strstr(r.err, said), "%s", r.err);
+		break;
+	}
+	h_free(&r);
+}
+END_TEST
+
+/* libpath__needed: an executable's DT_NEEDED in order, then its
+ * interpreter; none for a static program or a file that is not ELF. */
+START_TEST(needed_names_in_order)
+{
+	char **v = NULL, txt[PATH_MAX];
+	size_t n = 9;
+	const char *cxx = h_cxx_target("exc", 1);
+
+	ck_assert_int_eq(libpath__needed(cxx, &v, &n), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(v[0], "libstdc++.so.6");
+	ck_assert_str_eq(v[1], "libgcc_s.so.1");
+	ck_assert_str_eq(v[2], "libc.so.6");
+	ck_assert_str_eq(v[3], "/lib64/ld-linux-x86-64.so.2");
+	libpath__free_names(v, n);
+	ck_assert_int_eq(libpath__needed("/bin/busybox", &v, &n), 0); /* busybox-static */
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(v);
+	snprintf(txt, sizeof(txt), "%s/not-elf", h_tmp);
+	h_write(txt, "#!/bin/sh\n");
+	ck_assert_int_eq(libpath__needed(txt, &v, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(libpath__needed(NULL, &v, &n), -EINVAL);
+	libpath__free_names(NULL, 0);
+}
+END_TEST
+
+/* One file under two names (libcabplug.so and a symlink libcabplug.so.1
+ * to it, in LD_LIBRARY_PATH) is one library: probed once, reported under
+ * the first name; it was probed twice and every call counted under both
+ * names. */
+START_TEST(one_file_two_names_probed_once)
+{
+	char *args[] = {"-f", "libcabplug:plug_work",	       "-f",   "libcabplug.so.1:plug_work",
+			"--", (char *)h_target("dlopener", 2), "1000", NULL};
+	struct h_run r;
+
+	h_shell("ln -sf libcabplug.so '%s/libcabplug.so.1'", ldlp_dir(2));
+	ck_assert_int_eq(setenv("LD_LIBRARY_PATH", ldlp_dir(2), 1), 0);
+	h_run(&r, args);
+	unsetenv("LD_LIBRARY_PATH");
+	h_assert_ok(&r);
+	ck_assert_int_eq(h_num(r.json, "lost"), 0);
+	ck_assert_int_eq(h_calls(r.json, "libcabplug:plug_work"), N_CALLS);
+	ck_assert_int_eq(h_count_named(r.json, "plug_work"), 1);
+	ck_assert_msg(strstr(r.out, "done"), "%s", r.out);
+	h_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("libs-integration");
-	TCase *tc = tcase_create("dlopen");
+	TCase *tc = tcase_create("dlopen"), *names = tcase_create("names");
 
 	unsetenv("LD_LIBRARY_PATH");
 	if (h_integration_setup("libs-integration", copy_plugins))
@@ -287,5 +397,10 @@ int main(void)
 	tcase_add_loop_test(tc, held_child_uses_the_given_executable, 0, 2);
 	tcase_add_test(tc, ld_so_conf_inside_the_target_root);
 	suite_add_tcase(s, tc);
+	tcase_set_timeout(names, 60);
+	tcase_add_loop_test(names, not_linked_library_is_said, 0, 4);
+	tcase_add_test(names, one_file_two_names_probed_once);
+	tcase_add_test(names, needed_names_in_order);
+	suite_add_tcase(s, names);
 	return h_run_suite(s);
 }

@@ -207,16 +207,35 @@ static int libpath__env(pid_t pid, char **out)
 	return err;
 }
 
-/* DT_RPATH and DT_RUNPATH strings of the ELF file at path (NULL if none). */
-static int libpath__dt(const char *path, char **rpath, char **runpath)
+/* Appends a copy of s to the list *v (*n entries). */
+static int libpath__push(char ***v, size_t *n, const char *s)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	if (!(nv[*n] = strdup(s)))
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+/* DT_RPATH and DT_RUNPATH strings of the ELF file at path (NULL if none),
+ * and, when needed is not NULL, its DT_NEEDED names and then its program
+ * interpreter (PT_INTERP), appended to *needed (*nneeded entries). Any
+ * pointer may be NULL. An unreadable file or a non-ELF one has none. */
+static int libpath__dt(const char *path, char **rpath, char **runpath, char ***needed,
+		       size_t *nneeded)
 {
 	Elf *elf = NULL;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	GElf_Phdr ph;
 	GElf_Dyn d;
 	Elf_Data *data;
 	int fd, err = 0;
-	size_t i;
+	size_t i, nph;
 
 	pthread_once(&elf_once, libpath__init_libelf);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -232,6 +251,12 @@ static int libpath__dt(const char *path, char **rpath, char **runpath)
 
 			if (!gelf_getdyn(data, (int)i, &d) || d.d_tag == DT_NULL)
 				break;
+			if (d.d_tag == DT_NEEDED && needed) {
+				s = elf_strptr(elf, sh.sh_link, d.d_un.d_val);
+				if (s && (err = libpath__push(needed, nneeded, s)))
+					goto cleanup;
+				continue;
+			}
 			dst = d.d_tag == DT_RPATH ? rpath : d.d_tag == DT_RUNPATH ? runpath : NULL;
 			s = dst && !*dst ? elf_strptr(elf, sh.sh_link, d.d_un.d_val) : NULL;
 			if (s && !(*dst = strdup(s))) {
@@ -240,12 +265,54 @@ static int libpath__dt(const char *path, char **rpath, char **runpath)
 			}
 		}
 	}
+	/* The interpreter (ld.so) is mapped by the kernel, never named in
+	 * the executable's DT_NEEDED, and is a library all the same. */
+	for (i = 0; needed && elf && !elf_getphdrnum(elf, &nph) && i < nph; i++) {
+		char buf[PATH_MAX];
+		ssize_t k;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_INTERP || !ph.p_filesz ||
+		    ph.p_filesz >= sizeof(buf))
+			continue;
+		k = pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset);
+		if (k <= 0)
+			continue;
+		buf[k] = 0;
+		if (buf[0] && (err = libpath__push(needed, nneeded, buf)))
+			goto cleanup;
+	}
 cleanup:
 	if (elf)
 		elf_end(elf);
 	if (fd >= 0)
 		close(fd);
 	return err;
+}
+
+int libpath__needed(const char *path, char ***names, size_t *n)
+{
+	int err;
+
+	if (!path || !names || !n)
+		return -EINVAL;
+	*names = NULL;
+	*n = 0;
+	err = libpath__dt(path, NULL, NULL, names, n);
+	if (err) {
+		libpath__free_names(*names, *n);
+		*names = NULL;
+		*n = 0;
+	}
+	return err;
+}
+
+void libpath__free_names(char **names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
 }
 
 static int libpath__conf(struct libpath *p, const char *file, int depth);
@@ -418,7 +485,11 @@ static int libpath__dynamic(struct libpath *p, pid_t pid, const char *exe, char 
 	origin[0] = 0;
 	if (!libpath__exe(pid, exe, p->pre_exec, open_path, origin, len)) {
 		org = origin;
-		err = libpath__dt(open_path, &rpath, &runpath);
+		if (!(p->exe = strdup(open_path))) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		err = libpath__dt(open_path, &rpath, &runpath, NULL, NULL);
 		if (err)
 			goto cleanup;
 	} else {
@@ -507,5 +578,6 @@ void libpath__free(struct libpath *p)
 		free(p->dirs[i]);
 	free(p->dirs);
 	free(p->src);
+	free(p->exe);
 	free(p);
 }

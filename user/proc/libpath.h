@@ -53,6 +53,7 @@ struct libpath {
 	enum libpath_src *src;	   /* where each directory came from */
 	size_t n, cap;
 	char root[64];		   /* "/proc/PID/root", or "" for pid <= 0 */
+	char *exe;		   /* the executable, as this process opens it; NULL: unknown */
 	bool exe_unknown;	   /* no executable known: no RPATH, RUNPATH, $ORIGIN */
 	bool pre_exec;		   /* held before exec: maps not used */
 };
@@ -89,6 +90,19 @@ int libpath__expand(const char *entry, size_t n, const char *origin, const char 
 
 /* Name of a source for messages ("LD_LIBRARY_PATH", ...). Static string. */
 const char *libpath__src_name(enum libpath_src s);
+
+/*
+ * The names of the libraries the ELF file at path links (DT_NEEDED, in its
+ * order), then its program interpreter (PT_INTERP: ld.so, mapped by the
+ * kernel, never in DT_NEEDED) when it has one. Returns 0 and *names (free
+ * with libpath__free_names; NULL and *n = 0 when none: a static program, a
+ * file that cannot be read or is not ELF), or -ENOMEM, -EINVAL.
+ * Threads: any.
+ */
+int libpath__needed(const char *path, char ***names, size_t *n);
+
+/* Frees a list from libpath__needed; NULL is fine. Threads: any. */
+void libpath__free_names(char **names, size_t n);
 
 /* Frees p; NULL is fine. Threads: the thread that owns p. */
 void libpath__free(struct libpath *p);

@@ -135,15 +135,21 @@ static int from_dir(pid_t pid, const char *root, const char *dir, const char *li
 	return err;
 }
 
-/* Rules 1-3 with the search path lp (rule 3). */
-static int resolve_in(pid_t pid, const struct libpath *lp, const char *lib, char *buf, size_t len)
+/* Rules 1-3 with the search path lp (rule 3); *mapped (may be NULL) tells
+ * whether rule 2 found it: the target has it mapped now. */
+static int resolve_in(pid_t pid, const struct libpath *lp, const char *lib, char *buf, size_t len,
+		      bool *mapped)
 {
 	size_t i;
 	int err;
 
+	if (mapped)
+		*mapped = false;
 	if (strchr(lib, '/'))
 		return in_root(pid, lib, buf, len);
 	err = pid > 0 && !lp->pre_exec ? from_maps(pid, lib, buf, len) : -ENOENT;
+	if (!err && mapped)
+		*mapped = true;
 	for (i = 0; err == -ENOENT && i < lp->n; i++) {
 		err = from_dir(pid, lp->root, lp->dirs[i], lib, buf, len);
 		if (!err)
@@ -162,7 +168,7 @@ int libs__resolve_exe(pid_t pid, const char *exe, const char *lib, char *buf, si
 		return -EINVAL;
 	err = libpath__build(pid, exe, &lp);
 	if (!err)
-		err = resolve_in(pid, lp, lib, buf, len);
+		err = resolve_in(pid, lp, lib, buf, len, NULL);
 	libpath__free(lp);
 	return err;
 }
@@ -189,6 +195,109 @@ static void log_not_found(const struct libpath *lp, const char *lib, int err)
 				  "before its exec)"
 				: "",
 		lib, strstr(lib, ".so") ? "" : ".so");
+}
+
+/* Do paths a and b name one file (device and inode)? */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !strcmp(a, b) ||
+	       (!stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+#define LINKED_MAX 512 /* files we follow DT_NEEDED through: no loop, no blow-up */
+
+/*
+ * Does the executable link the file at path, directly or through the
+ * libraries it links (DT_NEEDED, and its interpreter)? Every name is looked
+ * up in the executable's search path lp, by ld.so's rules for the
+ * executable's own needs (a library's own DT_RUNPATH is not followed: a
+ * name only such a path finds counts as not linked, which the caller says
+ * as a possibility, never as a fact). Files are compared by device and
+ * inode. Returns 1 (linked), 0 (not), or -errno when nothing can be said
+ * (the executable is not known, out of memory).
+ */
+static int linked(pid_t pid, const struct libpath *lp, const char *path)
+{
+	struct stat want, sb;
+	dev_t *dev = NULL;
+	ino_t *ino = NULL;
+	char **q = NULL, found[PATH_MAX];
+	size_t nq = 0, head, i, nseen = 0;
+	int err = 0, ret = 0;
+
+	if (!lp->exe || stat(path, &want))
+		return -ENOENT;
+	dev = calloc(LINKED_MAX, sizeof(*dev));
+	ino = calloc(LINKED_MAX, sizeof(*ino));
+	q = calloc(LINKED_MAX, sizeof(*q));
+	if (!dev || !ino || !q || !(q[nq++] = strdup(lp->exe))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (head = 0; head < nq && !ret; head++) {
+		char **names = NULL;
+		size_t n = 0;
+
+		err = libpath__needed(q[head], &names, &n);
+		if (err)
+			goto cleanup;
+		for (i = 0; i < n && !ret; i++) {
+			size_t k;
+
+			if (resolve_in(pid, lp, names[i], found, sizeof(found), NULL) ||
+			    stat(found, &sb))
+				continue; /* ld.so would fail: not ours to say */
+			if (sb.st_dev == want.st_dev && sb.st_ino == want.st_ino) {
+				ret = 1;
+				break;
+			}
+			for (k = 0; k < nseen && (dev[k] != sb.st_dev || ino[k] != sb.st_ino); k++)
+				;
+			if (k < nseen || nq == LINKED_MAX)
+				continue;
+			dev[nseen] = sb.st_dev;
+			ino[nseen++] = sb.st_ino;
+			if (!(q[nq++] = strdup(found))) {
+				err = -ENOMEM;
+				libpath__free_names(names, n);
+				goto cleanup;
+			}
+		}
+		libpath__free_names(names, n);
+	}
+cleanup:
+	for (i = 0; q && i < nq; i++)
+		free(q[i]);
+	free(q);
+	free(dev);
+	free(ino);
+	return err ? err : ret;
+}
+
+/*
+ * A library the target has not mapped and its executable does not link is
+ * probed all the same (it may be dlopened later, user/proc/libs.h), but
+ * when the program never loads it the run shows 0 calls with nothing to
+ * say why (seen: -f 'libzstd:*' on Debian's zstd, which has the library
+ * built in). Says so before the trace. Nothing when it cannot be known.
+ */
+static void warn_not_linked(pid_t pid, const struct libpath *lp, const char *lib, const char *path)
+{
+	char exe[PATH_MAX];
+	ssize_t k;
+
+	if (linked(pid, lp, path) != 0)
+		return;
+	/* /proc/PID/exe (a running target) is named by the file it links to. */
+	k = strncmp(lp->exe, "/proc/", 6) ? -1 : readlink(lp->exe, exe, sizeof(exe) - 1);
+	snprintf(exe + (k > 0 ? k : 0), sizeof(exe) - (size_t)(k > 0 ? k : 0), "%s",
+		 k > 0 ? "" : lp->exe);
+	log_warn("library '%s' (%s) is %snot among the libraries %s links (DT_NEEDED, through "
+		 "its libraries): its calls are counted only if the program loads it at run "
+		 "time (dlopen); if it never does, they show 0",
+		 lib, path, pid > 0 && !lp->pre_exec ? "not mapped by the target and " : "", exe);
 }
 
 static void lib_fini(struct lib *b)
@@ -300,6 +409,7 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 	struct libs *l = NULL;
 	char path[PATH_MAX], **paths = NULL;
 	const char **mine = NULL, **shown = NULL;
+	bool mapped;
 	size_t i, j, k;
 	int err = 0;
 
@@ -338,13 +448,21 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 			log_err("out of memory");
 			goto cleanup;
 		}
-		err = resolve_in(pid, lp, lib, path, sizeof(path));
+		err = resolve_in(pid, lp, lib, path, sizeof(path), &mapped);
 		if (err)
 			log_not_found(lp, lib, err);
+		/* One file under two names (libz.so, a symlink, and libz.so.1)
+		 * takes the first one's: compared by name below. */
+		for (j = 0; !err && j < i && (!paths[j] || !same_file(paths[j], path)); j++)
+			;
+		/* once per file; only for one target (exe given): per image of a
+		 * cgroup it would be said for every program not using it */
+		if (!err && !mapped && j == i && exe)
+			warn_not_linked(pid, lp, lib, path);
 		free(lib);
 		if (err)
 			goto cleanup;
-		paths[i] = strdup(path);
+		paths[i] = strdup(j < i ? paths[j] : path);
 		if (!paths[i]) {
 			err = -ENOMEM;
 			log_err("out of memory");

@@ -26,7 +26,11 @@
  * and 3e are skipped for it, and its RUNPATH/RPATH/$ORIGIN come from the exe
  * argument of the _exe variants (without it, a, c and f are skipped).
  * When nothing is found, the error names LIB, every directory looked in,
- * and suggests `-f /path/to/LIB.so:GLOB`.
+ * and suggests `-f /path/to/LIB.so:GLOB`. Names that reach one file
+ * (device and inode) are one library. A library found that the target has
+ * not mapped and its executable does not link (DT_NEEDED, through its
+ * libraries, and the interpreter) is loaded all the same, with a warning:
+ * it counts only if the program dlopens it.
  *
  * Libraries the target loads later with dlopen: uprobes are bound to the
  * file (inode), and the kernel installs them whenever the file gets mapped,
@@ -103,8 +107,11 @@ int libs__load(pid_t pid, const char *const *globs, size_t n, const struct plan_
 
 /*
  * libs__load with exe, the executable a target held before exec will run
- * (its RUNPATH/RPATH and $ORIGIN; see libs__resolve_exe). Same returns and
- * ownership; the loader's main thread.
+ * (its RUNPATH/RPATH and $ORIGIN; see libs__resolve_exe), or that a
+ * running target runs (its /proc/PID/exe counts then). With exe, a library
+ * the target neither maps nor links is said in a warning (see above);
+ * libs__load (exe NULL: one image of a cgroup among many) says nothing.
+ * Same returns and ownership; the loader's main thread.
  */
 int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t n,
 		   const struct plan_opts *po, struct libs **out);

@@ -33,6 +33,7 @@
 #include "analyzers/isp.h"
 #include "user/probe/plan.h"
 #include "user/proc/cgroup.h"
+#include "user/proc/libpath.h"
 #include "user/proc/libs.h"
 #include "user/proc/target.h"
 #include "user/record/record.h"
@@ -303,6 +304,26 @@ static void fall_back_to_entries(struct opts *o)
 		o->analyzers = "count";
 }
 
+/* A stripped executable without even exported functions (Debian's zstd,
+ * openssl): what can be done instead is tracing the libraries it links,
+ * which the message names so the user has the -f to type. */
+static void log_no_symbols(const char *exe)
+{
+	char libs[512] = "", **names = NULL;
+	size_t i, n = 0, o = 0;
+
+	if (!libpath__needed(exe, &names, &n))
+		for (i = 0; i < n && o < sizeof(libs); i++)
+			if (!strchr(names[i], '/')) /* not the interpreter */
+				o += (size_t)snprintf(libs + o, sizeof(libs) - o, "%s%s",
+						      o ? ", " : "", names[i]);
+	libpath__free_names(names, n);
+	log_err("%s has no function symbols to trace (stripped: install its separate debug "
+		"symbols, e.g. Debian's -dbgsym package, or point --debug-dir at them)%s%s%s",
+		exe, o ? "; or trace the libraries it links with -f 'LIB:GLOB' (" : "", libs,
+		o ? ")" : "");
+}
+
 static int load_symbols(struct ftrace *ft)
 {
 	const char *exe = ft->tg.exe;
@@ -318,9 +339,7 @@ static int load_symbols(struct ftrace *ft)
 			"would be traced)",
 			exe);
 	else if (err == -ENODATA)
-		log_err("%s has no function symbols to trace (stripped: install its separate debug "
-			"symbols, e.g. Debian's -dbgsym package, or point --debug-dir at them)",
-			exe);
+		log_no_symbols(exe);
 	else if (!err && ft->st->debug_path)
 		log_info("symbols of %s from its debug file %s", exe, ft->st->debug_path);
 	else if (!err && ft->st->from_dynsym)
