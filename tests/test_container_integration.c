@@ -695,6 +695,66 @@ START_TEST(whole_cgroup_cxx_guarded)
 }
 END_TEST
 
+/* --cgroup DIR alone on a C++ program whose forked children throw
+ * (tests/targets/forkthrow.cc): the parent's guard holds each child at
+ * birth and puts back the return address of spawn it inherited; the child
+ * then runs, counted unarmed. Before, every child met the trampoline and
+ * died in std::terminate (caught=0). Output and exit status as untraced;
+ * the parent's counts exact (main was entered before the trace); the
+ * children's calls counted, unarmed. _i: g++/clang++ -O0/-O2. */
+START_TEST(whole_cgroup_forked_children)
+{
+	char dir[256], path[300], pidbuf[32], name[128], ex[96];
+	char *target[] = {(char *)h_cxx_target("forkthrow", _i), "20", NULL};
+	char *args[] = {"--cgroup", dir, "-q", NULL};
+	const char *base = strrchr(target[0], '/') + 1;
+	struct h_plain p;
+	struct h_proc x;
+	json_object *pe;
+	struct h_run r;
+	char *out, *err;
+	int st;
+
+	h_plain_run(&p, target);
+	ck_assert_msg(strstr(p.out, "children=20 caught=20\n"), "untraced: %s", p.out);
+	snprintf(name, sizeof(name), "cabbpf-whole-fork-%d", (int)getpid());
+	h_mk_cgroup(dir, sizeof(dir), name);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	h_spawn(&x, target, "FORK_WAIT=1", "ready");
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)x.pid);
+	h_write(path, pidbuf);
+	h_start_until(&r, args, H_TRACING);
+	ck_assert_int_eq(kill(x.pid, SIGUSR1), 0);
+	ck_assert_int_eq(waitpid(x.pid, &st, 0), x.pid);
+	out = h_slurp(x.out_path);
+	err = h_slurp(x.err_path);
+	h_finish(&r);
+	h_rm_cgroup(dir);
+	ck_assert_str_eq(h_describe(st, ex, sizeof(ex)), h_describe(p.status, ex + 48, 48));
+	ck_assert(!strncmp(out, "ready\n", 6));
+	ck_assert_str_eq(out + 6, p.out);
+	ck_assert_str_eq(err, p.err);
+	free(out);
+	free(err);
+	h_assert_ok(&r);
+	ck_assert_int_eq(h_guard(r.json, "failed"), 0);
+	pe = proc_of(r.json, x.pid);
+	ck_assert_ptr_nonnull(pe);
+	ck_assert(json_object_get_boolean(h_get(pe, "guarded")));
+	snprintf(name, sizeof(name), "%s:spawn", base);
+	ck_assert_int_eq(h_calls(pe, name), 20);
+	ck_assert_int_eq(h_fn_field(pe, name, "matched"), 20);
+	/* the children's own calls: counted (the cgroup's), never armed */
+	snprintf(name, sizeof(name), "%s:step", base);
+	ck_assert_int_eq(h_calls(r.json, name), 20 * 100);
+	snprintf(name, sizeof(name), "%s:fail", base);
+	ck_assert_int_eq(h_calls(r.json, name), 20);
+	ck_assert_int_eq(h_returns(pe, "missing"), 0);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 /* A stripped executable whose debug file is only in the container's own
  * /usr/lib/debug/.build-id (issue 15 item 4): its symbols come through
  * /proc/PID/root, with -p and with the whole container. */
@@ -915,6 +975,7 @@ int main(void)
 	tcase_add_test(tc, whole_container_per_process);
 	tcase_add_test(tc, whole_cgroup_dir);
 	tcase_add_test(tc, whole_cgroup_cxx_guarded);
+	tcase_add_loop_test(tc, whole_cgroup_forked_children, 0, 4);
 	tcase_add_test(tc, debug_file_in_container);
 	suite_add_tcase(s, tc);
 	rc = h_run_suite(s);

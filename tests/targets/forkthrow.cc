@@ -22,8 +22,11 @@
  * Output: two lines per child (its own stdout, flushed before it exits),
  * then "children=N caught=C" and, as the LAST line, "calls: spawn=N" (the
  * parent's own counts); nothing on stderr; exit status 0; usage errors
- * exit 2.
+ * exit 2. With FORK_WAIT in the environment it first prints "ready" and
+ * waits for SIGUSR1 (blocked, no handler), so that a tracer of a whole
+ * cgroup is in place before the first fork.
  */
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -91,6 +94,18 @@ int main(int argc, char **argv)
 	if (argc != 2 || (n = strtol(argv[1], &end, 10)) < 0 || *end) {
 		fprintf(stderr, "usage: forkthrow N\n");
 		return 2;
+	}
+	if (getenv("FORK_WAIT")) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		printf("ready\n");
+		fflush(stdout);
+		if (sigwait(&set, &sig))
+			return 1;
 	}
 	for (long i = 0; i < n; i++) {
 		pid_t p;

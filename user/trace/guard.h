@@ -85,9 +85,13 @@ int guard__add_file(struct guard *g, const char *path);
  * Also hold every process the target forks at birth, to put back the
  * return addresses its stack inherits (fork copies the forking thread's
  * pending return instances): an exception in the child unwinding through
- * them would otherwise meet the trampoline. Costs two ptrace stops per
- * fork. For a guard of one process: whole-container tracing guards each
- * child itself. Call before guard__seize. NULL is fine. Main thread.
+ * them would otherwise meet the trampoline; and takes out the
+ * breakpoints of process-filtered links (user/probe/sites.h) it inherited.
+ * The child is let go then: with one target (ftrace) it runs untraced;
+ * whole-container tracing finds it as a process of the cgroup (its calls
+ * reach the file-wide probes, unarmed until its own guard holds it).
+ * Costs two ptrace stops per fork. Call before guard__seize. NULL is
+ * fine. Main thread.
  */
 void guard__forks(struct guard *g);
 

@@ -566,6 +566,10 @@ static void guard_and_arm(struct whole *w, struct wproc *p, const char *path)
 		for (size_t i = 0; !err && p->img && p->img->libs && i < p->img->libs->nlibs; i++)
 			if ((err = guard__add_file(g, p->img->libs->v[i].path)))
 				guard__free(g);
+		/* A child forked later inherits the trampolines on this
+		 * process's stack: held at birth, they go back (guard.h). */
+		if (!err)
+			guard__forks(g);
 		if (err == -ENOENT) {
 			g = NULL; /* no unwinder, no stack switcher: nothing to guard */
 		} else if (err) {

@@ -36,9 +36,10 @@
  * or is a Go program, its calls are counted without return probes
  * (flagged: the report's "unarmed"). Processes of other cgroups that run
  * the same files never get a return probe. A process that forks gives
- * its child the trampolines already on its stack (as with -p: the guard
- * does not follow forks); the child itself is unarmed until its own
- * guard holds it.
+ * its child the trampolines already on its stack: its guard holds the
+ * child at birth and puts the return addresses back (guard__forks; a C++
+ * prefork server's children that threw died in std::terminate); the
+ * child itself is unarmed until its own guard holds it.
  *
  * Threads: the loader's main thread, except where said.
  */
