@@ -25,7 +25,9 @@ for i in $(seq "$RUNS"); do
 		exit 1
 	fi
 	echo "stress: run $i of $RUNS clean ($(tail -n 1 "$log"), $(( $(date +%s) - start )) s," \
-		"load average $(cut -d' ' -f1-3 /proc/loadavg))"
+		"load average $(cut -d' ' -f1-3 /proc/loadavg); slowest:" \
+		"$(sed -n 's/^run.sh: \(.*\) took \([0-9]*\) ms$/\2 \1/p' "$log" | sort -rn | head -n 3 |
+			awk '{printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 / 1000}'))"
 done
 rm -f "$log"
 echo "stress: $RUNS of $RUNS runs clean under $HOGS CPU hogs"

@@ -15,9 +15,12 @@ for t in "$@"; do
 	name=$(basename "$t")
 	if [ "${CABBPF_UNIT_ONLY:-0}" = 1 ] && [[ $name == *integration* ]]; then continue; fi
 	log=$(mktemp)
+	start=$(date +%s%N)
 	"$t" >"$log" 2>&1
 	rc=$?
 	cat "$log"
+	# where a run's time goes (make stress: which suite to make faster)
+	echo "run.sh: $name took $(( ($(date +%s%N) - start) / 1000000 )) ms"
 	line=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$log" | tail -n 1)
 	if [ -z "$line" ]; then
 		echo "run.sh: $name printed no check summary (exit $rc)"
