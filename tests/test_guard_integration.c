@@ -612,6 +612,68 @@ START_TEST(attach_detach_while_throwing)
 }
 END_TEST
 
+/* A running C++ program whose libstdc++ and libgcc_s were replaced on
+ * disk since it loaded them (a package upgrade under a daemon: its maps
+ * say "(deleted)"). The guard's sites and -f 'libstdc++:...' must go on
+ * the files it runs (/proc/PID/map_files), not on the new files of those
+ * names, which it never runs: the guard then never saw a throw, and the
+ * first exception through a traced frame met the trampoline
+ * (std::terminate, exit 134 with -p). Unharmed; the guard served every
+ * throw; __cxa_allocate_exception counted exactly (one per throw: i % 3
+ * == 0 of 300). _i: g++/clang++ -O0/-O2. */
+START_TEST(replaced_libraries_still_guarded)
+{
+	static const char *const names[] = {"catcher", "thrower_inner", "after_catch", NULL};
+	char *target[] = {(char *)h_cxx_target("exc", _i), "mixed", "300", NULL};
+	char *opts[] = {"-q",	       "-f",	    "catcher",
+			"-f",	       "thrower_*", "-f",
+			"after_catch", "-f",	    "libstdc++:__cxa_allocate_exception",
+			NULL};
+	char dir[PATH_MAX], env[PATH_MAX + 32], *out, *err, ex[96];
+	struct h_plain p;
+	struct h_proc t;
+	struct h_run r;
+	int st;
+
+	h_plain_run(&p, target);
+	snprintf(dir, sizeof(dir), "%s/upgraded-%d", h_tmp, _i);
+	h_shell("set -e; mkdir -p '%s'; for l in $(ldd '%s' | awk '/libstdc[+][+]|libgcc_s/ "
+		"{print $3}'); do cp \"$l\" '%s'/; done; test $(ls '%s' | wc -l) = 2",
+		dir, target[0], dir, dir);
+	snprintf(env, sizeof(env), "LD_LIBRARY_PATH=%s", dir);
+	ck_assert_int_eq(setenv("EXC_WAIT", "1", 1), 0);
+	h_spawn(&t, target, env, "ready");
+	unsetenv("EXC_WAIT");
+	/* the upgrade: new files under the old names (rename, as dpkg does) */
+	h_shell("set -e; cd '%s'; for l in *; do cp \"$l\" \"$l.new\"; mv \"$l.new\" \"$l\"; "
+		"done; test $(grep -c '%s/.*(deleted)' /proc/%d/maps) -ge 2",
+		dir, dir, (int)t.pid);
+	h_start_pid(&r, t.pid, opts, H_TRACING);
+	kill(t.pid, SIGUSR1);
+	ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
+	h_finish(&r);
+	ck_assert_str_eq(h_describe(st, ex, sizeof(ex)), h_describe(p.status, ex + 48, 48));
+	out = h_slurp(t.out_path);
+	err = h_slurp(t.err_path);
+	ck_assert(!strncmp(out, "ready\n", 6));
+	ck_assert_str_eq(out + 6, p.out);
+	ck_assert_str_eq(err, p.err);
+	free(out);
+	free(err);
+	h_assert_ok(&r);
+	h_assert_no_loss(r.json);
+	ck_assert_msg(strstr(r.err, "deleted or replaced on disk since it was loaded"), "%s",
+		      r.err);
+	h_assert_own_counts(p.out, r.json, names);
+	guard_clean(r.json, true);
+	ck_assert_int_gt(h_guard(r.json, "sites_reached"), 0);
+	ck_assert_int_eq(h_calls(r.json, "libstdc++:__cxa_allocate_exception"), 100);
+	ck_assert_int_eq(h_returns(r.json, "unwound"), 300);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 /* A target that already has a tracer cannot be guarded: cabbpf says so,
  * traces entries only (exact counts), and the target is unharmed. */
 START_TEST(already_traced_falls_back)
@@ -749,6 +811,7 @@ int main(void)
 	tcase_add_loop_test(other, rust_catch_unwind, 0, 2);
 	tcase_add_loop_test(other, attach_detach_while_throwing, 0, 4);
 	tcase_add_test(other, already_traced_falls_back);
+	tcase_add_loop_test(other, replaced_libraries_still_guarded, 0, 4);
 	tcase_add_test(other, killed_mid_trace_still_reports);
 	suite_add_tcase(s, exc);
 	suite_add_tcase(s, other);

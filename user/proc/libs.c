@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "user/proc/libpath.h"
@@ -62,15 +63,32 @@ static int from_maps(pid_t pid, const char *lib, char *buf, size_t len)
 		return -ENOENT;
 	while (err == -ENOENT && fgets(line, sizeof(line), f)) {
 		char *p = strchr(line, '/'), *base;
+		unsigned long long lo, hi;
+		size_t n;
+		int k;
 
 		if (!p)
 			continue;
 		p[strcspn(p, "\n")] = 0;
-		if (strstr(p, " (deleted)"))
+		n = strlen(p);
+		if (n < 11 || strcmp(p + n - 10, " (deleted)")) {
+			if (name_matches(strrchr(p, '/') + 1, lib))
+				err = in_root(pid, p, buf, len);
 			continue;
+		}
+		p[n - 10] = 0;
 		base = strrchr(p, '/') + 1;
-		if (name_matches(base, lib))
-			err = in_root(pid, p, buf, len);
+		/* Deleted or replaced on disk since it was mapped (a package
+		 * upgrade under a running daemon): the file of that name now
+		 * is another inode, whose probes the target never runs into.
+		 * The one it runs is reachable through map_files (root). */
+		if (!name_matches(base, lib) || sscanf(line, "%llx-%llx", &lo, &hi) != 2)
+			continue;
+		k = snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", (int)pid, lo, hi);
+		if (k < 0 || (size_t)k >= len)
+			err = -ENAMETOOLONG;
+		else if (!access(buf, R_OK))
+			err = 0;
 	}
 	fclose(f);
 	return err;
@@ -197,6 +215,27 @@ static void log_not_found(const struct libpath *lp, const char *lib, int err)
 		lib, strstr(lib, ".so") ? "" : ".so");
 }
 
+/* Does process pid map the file at path (device and inode, as
+ * /proc/PID/maps gives them)? */
+static bool maps_file(pid_t pid, const char *path)
+{
+	char mp[64], line[PATH_MAX + 256];
+	unsigned maj, mnr;
+	unsigned long long ino;
+	struct stat sb;
+	bool found = false;
+	FILE *f;
+
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", (int)pid);
+	if (stat(path, &sb) || !(f = fopen(mp, "re")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*x-%*x %*s %*x %x:%x %llu", &maj, &mnr, &ino) == 3 &&
+			ino == (unsigned long long)sb.st_ino && makedev(maj, mnr) == sb.st_dev;
+	fclose(f);
+	return found;
+}
+
 /* Do paths a and b name one file (device and inode)? */
 static bool same_file(const char *a, const char *b)
 {
@@ -298,6 +337,21 @@ static void warn_not_linked(pid_t pid, const struct libpath *lp, const char *lib
 		 "its libraries): its calls are counted only if the program loads it at run "
 		 "time (dlopen); if it never does, they show 0",
 		 lib, path, pid > 0 && !lp->pre_exec ? "not mapped by the target and " : "", exe);
+}
+
+/* The target runs a copy of lib that is no longer on disk under its name
+ * (from_maps): said, since the report's file is then a /proc path. */
+static void say_deleted(const char *lib, const char *path)
+{
+	char was[PATH_MAX];
+	ssize_t k = readlink(path, was, sizeof(was) - 1);
+
+	was[k > 0 ? k : 0] = 0;
+	if (k > 10 && !strcmp(was + k - 10, " (deleted)"))
+		was[k - 10] = 0;
+	log_info("library '%s': the target runs %s, deleted or replaced on disk since it was "
+		 "loaded (a package upgrade?): probing the file it runs, through %s",
+		 lib, k > 0 ? was : "a file", path);
 }
 
 static void lib_fini(struct lib *b)
@@ -457,8 +511,12 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 			;
 		/* once per file; only for one target (exe given): per image of a
 		 * cgroup it would be said for every program not using it */
-		if (!err && !mapped && j == i && exe)
+		if (!err && j == i && exe && !mapped &&
+		    !(pid > 0 && !lp->pre_exec && maps_file(pid, path)))
 			warn_not_linked(pid, lp, lib, path);
+		if (!err && j == i && mapped && !strncmp(path, "/proc/", 6) &&
+		    strstr(path, "/map_files/"))
+			say_deleted(lib, path);
 		free(lib);
 		if (err)
 			goto cleanup;

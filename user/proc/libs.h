@@ -7,6 +7,8 @@
  *   1. a path (contains '/'): taken inside the target's root;
  *   2. a file mapped by the target (/proc/PID/maps) whose name is LIB, or
  *      starts with LIB followed by '.' or '-' ("libc" finds libc.so.6);
+ *      one deleted or replaced on disk since (a package upgrade) as
+ *      /proc/PID/map_files/START-END: the file the target runs;
  *   3. a file named LIB, LIB.so, LIB.so.*, or LIB-*.so (an ELF file, not a
  *      linker script) in the directories the target's dynamic loader would
  *      search (user/proc/libpath.h), the first directory that has one wins:
