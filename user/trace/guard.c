@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <linux/kcmp.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -977,6 +979,17 @@ static bool fork_child(struct guard *g, pid_t tid)
 	if (fd >= 0)
 		close(fd);
 	bpf_link__destroy(it);
+	/* clone(CLONE_VM) with SIGCHLD reports as a fork, but the child shares
+	 * the target's memory: the bytes written there would take the
+	 * target's own breakpoints out (its later calls went uncounted,
+	 * silently). Such a child inherits no return instance either. */
+	if (syscall(SYS_kcmp, g->pid, tid, KCMP_VM, 0UL, 0UL) == 0) {
+		log_debug("guard: pid %d shares the target's memory (clone CLONE_VM): let go as "
+			  "it is",
+			  (int)tid);
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return true;
+	}
 	bps = clean_child(tid);
 	log_debug("guard: pid %d, forked by the target: %" PRIu64 " return addresses and %" PRIu64
 		  " breakpoints it inherited taken out",
