@@ -331,6 +331,33 @@ START_TEST(not_linked_library_is_said)
 }
 END_TEST
 
+/* A library the program keeps one directory below one of its own (java's
+ * launcher dlopens lib/server/libjvm.so, a path it computes): not taken,
+ * but the error names it as a -f to give. */
+START_TEST(not_found_suggests_one_below)
+{
+	char dir[PATH_MAX], want[PATH_MAX * 2 + 128];
+	char *args[] = {"-f", "libcabbelow:*", "--", (char *)h_target("dlopener", 2), "10", NULL};
+	struct h_run r;
+
+	snprintf(dir, sizeof(dir), "%s/below", h_tmp);
+	h_shell("mkdir -p '%s/sub' && cp '%s/libcabplug.so' '%s/sub/libcabbelow.so'", dir,
+		ldlp_dir(2), dir);
+	ck_assert_int_eq(setenv("LD_LIBRARY_PATH", dir, 1), 0);
+	h_run(&r, args);
+	unsetenv("LD_LIBRARY_PATH");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "library 'libcabbelow' not found"), "%s", r.err);
+	snprintf(want, sizeof(want),
+		 "one directory below one of them there is %s/sub/libcabbelow.so: "
+		 "-f '%s/sub/libcabbelow.so:GLOB'",
+		 dir, dir);
+	ck_assert_msg(strstr(r.err, want), "no '%s' in:\n%s", want, r.err);
+	ck_assert_ptr_null(r.json);
+	h_free(&r);
+}
+END_TEST
+
 /* libpath__needed: an executable's DT_NEEDED in order, then its
  * interpreter; none for a static program or a file that is not ELF. */
 START_TEST(needed_names_in_order)
@@ -401,6 +428,7 @@ int main(void)
 	tcase_add_loop_test(names, not_linked_library_is_said, 0, 4);
 	tcase_add_test(names, one_file_two_names_probed_once);
 	tcase_add_test(names, needed_names_in_order);
+	tcase_add_test(names, not_found_suggests_one_below);
 	suite_add_tcase(s, names);
 	return h_run_suite(s);
 }

@@ -197,22 +197,64 @@ int libs__resolve(pid_t pid, const char *lib, char *buf, size_t len)
 }
 
 /* Logs that lib was not found, where it was looked for, and what to do. */
-static void log_not_found(const struct libpath *lp, const char *lib, int err)
+/* LIB one directory below a directory of the program's own (RPATH,
+ * LD_LIBRARY_PATH, RUNPATH, its own directory), into buf: where a program
+ * that computes its library's path at run time keeps it (java's launcher
+ * dlopens lib/server/libjvm.so). Only suggested, never taken: which
+ * subdirectory the program picks is its own decision. Returns 0 or
+ * -ENOENT. */
+static int one_below(pid_t pid, const struct libpath *lp, const char *lib, char *buf, size_t len)
 {
-	char where[4096];
+	char pat[PATH_MAX * 2], edir[PATH_MAX * 2];
+	int err = -ENOENT;
+	size_t i, k;
+
+	for (i = 0; err && i < lp->n; i++) {
+		glob_t g;
+
+		if (lp->src[i] == LIBPATH_LDSOCONF || lp->src[i] == LIBPATH_MAPPED ||
+		    lp->src[i] == LIBPATH_STANDARD || glob_escape(lp->dirs[i], edir, sizeof(edir)))
+			continue;
+		if ((size_t)snprintf(pat, sizeof(pat), "%s%s/*/", lp->root, edir) >= sizeof(pat) ||
+		    glob(pat, GLOB_ONLYDIR, NULL, &g))
+			continue;
+		for (k = 0; err && k < g.gl_pathc; k++) {
+			g.gl_pathv[k][strlen(g.gl_pathv[k]) - 1] = 0; /* the '/' */
+			err = from_dir(pid, "", g.gl_pathv[k] + strlen(lp->root), lib, buf, len);
+		}
+		globfree(&g);
+	}
+	return err;
+}
+
+static void log_not_found(pid_t pid, const struct libpath *lp, const char *lib, int err)
+{
+	char where[4096], below[PATH_MAX], hint[2 * PATH_MAX + 128] = "";
 
 	if (err != -ENOENT) {
 		log_err("library '%s': %s", lib, strerror(-err));
 		return;
 	}
+	if (!one_below(pid, lp, lib, below, sizeof(below))) {
+		char rp[PATH_MAX];
+
+		/* "bin/../lib/server": readable, when it is a path of this
+		 * machine's (not one inside a container's root) */
+		if (strncmp(below, "/proc/", 6) && realpath(below, rp))
+			snprintf(below, sizeof(below), "%s", rp);
+		snprintf(hint, sizeof(hint),
+			 " (one directory below one of them there is %s: -f '%s:GLOB'"
+			 " if that is the one)",
+			 below, below);
+	}
 	log_err("library '%s' not found; looked in: %s%s%s; if the target loads it from "
-		"elsewhere, give its path: -f /path/to/%s%s:GLOB",
+		"elsewhere, give its path: -f /path/to/%s%s:GLOB%s",
 		lib, lp->pre_exec ? "" : "the target's mapped files; ",
 		libpath__describe(lp, where, sizeof(where)),
 		lp->exe_unknown ? " (not in DT_RPATH/DT_RUNPATH: the executable is not known "
 				  "before its exec)"
 				: "",
-		lib, strstr(lib, ".so") ? "" : ".so");
+		lib, strstr(lib, ".so") ? "" : ".so", hint);
 }
 
 /* Does process pid map the file at path (device and inode, as
@@ -333,10 +375,12 @@ static void warn_not_linked(pid_t pid, const struct libpath *lp, const char *lib
 	k = strncmp(lp->exe, "/proc/", 6) ? -1 : readlink(lp->exe, exe, sizeof(exe) - 1);
 	snprintf(exe + (k > 0 ? k : 0), sizeof(exe) - (size_t)(k > 0 ? k : 0), "%s",
 		 k > 0 ? "" : lp->exe);
-	log_warn("library '%s' (%s) is %snot among the libraries %s links (DT_NEEDED, through "
+	log_warn("library '%s'%s%s%s is %snot among the libraries %s links (DT_NEEDED, through "
 		 "its libraries): its calls are counted only if the program loads it at run "
 		 "time (dlopen); if it never does, they show 0",
-		 lib, path, pid > 0 && !lp->pre_exec ? "not mapped by the target and " : "", exe);
+		 lib, strcmp(lib, path) ? " (" : "", strcmp(lib, path) ? path : "",
+		 strcmp(lib, path) ? ")" : "",
+		 pid > 0 && !lp->pre_exec ? "not mapped by the target and " : "", exe);
 }
 
 /* The target runs a copy of lib that is no longer on disk under its name
@@ -504,7 +548,7 @@ int libs__load_exe(pid_t pid, const char *exe, const char *const *globs, size_t 
 		}
 		err = resolve_in(pid, lp, lib, path, sizeof(path), &mapped);
 		if (err)
-			log_not_found(lp, lib, err);
+			log_not_found(pid, lp, lib, err);
 		/* One file under two names (libz.so, a symlink, and libz.so.1)
 		 * takes the first one's: compared by name below. */
 		for (j = 0; !err && j < i && (!paths[j] || !same_file(paths[j], path)); j++)
