@@ -851,50 +851,94 @@ struct clean {
  * optimized uprobe's 5-byte call over a 5-byte nop (kernel >= 6.16). */
 #define SITE_BYTES 5
 
+struct csite {
+	uint64_t addr; /* in the process */
+	uint64_t off;  /* in the file */
+	uint32_t len;
+};
+
+static int csite_cmp(const void *a, const void *b)
+{
+	const struct csite *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Does cur hold what a probe writes over orig (and nothing else: anything
+ * else is the program's)? */
+static bool probe_bytes(const uint8_t *cur, const uint8_t *orig, uint32_t len)
+{
+	if (!memcmp(cur, orig, len))
+		return false;
+	return cur[0] == 0xcc || (cur[0] == 0xe8 && len == SITE_BYTES && orig[0] == 0x0f &&
+				  orig[1] == 0x1f && orig[2] == 0x44);
+}
+
 /* Put back the file's bytes at every recorded site of one file that the
- * process maps and holds a breakpoint at (probe_sites__each callback). */
+ * process maps and holds a breakpoint at (probe_sites__each callback).
+ * One read and at most one write per page that has sites: a forked
+ * child of a target with 1,373 probed functions cost 7 ms in a read and
+ * a write per site (1.8 -> 8.8 ms per fork); the bytes between two sites
+ * are the child's own, written back unchanged (it is stopped). */
 static void clean_file(void *ctx, const char *path, dev_t dev, ino_t ino, const uint64_t *offs,
 		       size_t n)
 {
+	uint8_t span[4096 + SITE_BYTES];
 	struct clean *c = ctx;
 	struct image im = {.fd = -1};
+	struct csite *v = NULL;
 	struct stat sb;
-	size_t i, m;
+	size_t i, j, k = 0, m;
 
 	for (m = 0; m < c->nmaps && !(c->maps[m].dev == dev && c->maps[m].ino == ino); m++)
 		;
 	if (m == c->nmaps || image__map(path, &im))
 		return;
-	if (fstat(im.fd, &sb) || sb.st_dev != dev || sb.st_ino != ino) {
-		image__unmap(&im); /* replaced since: not the file it maps */
-		return;
-	}
+	if (fstat(im.fd, &sb) || sb.st_dev != dev || sb.st_ino != ino ||
+	    !(v = calloc(n, sizeof(*v))))
+		goto cleanup; /* replaced since: not the file it maps */
 	for (i = 0; i < n; i++) {
-		uint8_t cur[SITE_BYTES];
-		const uint8_t *orig = im.base + offs[i];
-		uint64_t len = SITE_BYTES, addr = 0;
-
 		for (m = 0; m < c->nmaps; m++) {
 			const struct xmap *x = &c->maps[m];
+			uint64_t addr;
 
-			if (x->dev == dev && x->ino == ino && offs[i] >= x->off &&
-			    offs[i] < x->off + (x->end - x->start)) {
-				addr = x->start + (offs[i] - x->off);
-				if (len > x->end - addr)
-					len = x->end - addr;
-				break;
-			}
+			if (x->dev != dev || x->ino != ino || offs[i] < x->off ||
+			    offs[i] >= x->off + (x->end - x->start))
+				continue;
+			addr = x->start + (offs[i] - x->off);
+			v[k] = (struct csite){addr, offs[i],
+					      (uint32_t)(x->end - addr < SITE_BYTES ? x->end - addr
+										    : SITE_BYTES)};
+			if (offs[i] + v[k].len <= im.size)
+				k++;
+			break;
 		}
-		if (!addr || offs[i] + len > im.size ||
-		    pread(c->mem, cur, len, (off_t)addr) != (ssize_t)len || !memcmp(cur, orig, len))
-			continue;
-		/* Only what a probe writes: anything else is the program's. */
-		if (cur[0] != 0xcc && !(cur[0] == 0xe8 && len == SITE_BYTES && orig[0] == 0x0f &&
-					orig[1] == 0x1f && orig[2] == 0x44))
-			continue;
-		if (pwrite(c->mem, orig, len, (off_t)addr) == (ssize_t)len)
-			c->removed++;
 	}
+	qsort(v, k, sizeof(*v), csite_cmp);
+	for (i = 0; i < k; i = j) {
+		uint64_t page = v[i].addr & ~4095ull, lo = v[i].addr, hi = lo + v[i].len;
+		uint64_t patched = 0;
+
+		/* the sites that start in this page; a site may end past it */
+		for (j = i + 1; j < k && (v[j].addr & ~4095ull) == page; j++)
+			if (v[j].addr + v[j].len > hi)
+				hi = v[j].addr + v[j].len;
+		if (pread(c->mem, span, hi - lo, (off_t)lo) != (ssize_t)(hi - lo))
+			continue;
+		for (m = i; m < j; m++) {
+			uint8_t *cur = span + (v[m].addr - lo);
+			const uint8_t *orig = im.base + v[m].off;
+
+			if (!probe_bytes(cur, orig, v[m].len))
+				continue;
+			memcpy(cur, orig, v[m].len);
+			patched++;
+		}
+		if (patched && pwrite(c->mem, span, hi - lo, (off_t)lo) == (ssize_t)(hi - lo))
+			c->removed += patched;
+	}
+cleanup:
+	free(v);
 	image__unmap(&im);
 }
 
