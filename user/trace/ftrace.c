@@ -481,6 +481,9 @@ static int guard_target(struct ftrace *ft)
 	}
 	if (err) {
 		guard__free(g);
+		if (err == -ESRCH)
+			log_warn("cannot become the ptrace tracer of pid %d: it ended",
+				 (int)tg->pid);
 		log_warn("tracing function entries only (no times, no call graph): return "
 			 "probes would kill %s if it throws an exception",
 			 tg->comm);

@@ -1334,7 +1334,7 @@ int guard__seize(struct guard *g)
 			log_warn("cannot become the ptrace tracer of pid %d (%s)", (int)g->pid,
 				 "already traced by a debugger or strace, or not allowed by "
 				 "Yama's ptrace_scope");
-		else
+		else if (err != -ESRCH) /* gone: the caller knows what that means */
 			log_warn("cannot become the ptrace tracer of pid %d: %s", (int)g->pid,
 				 strerror(-err));
 	}

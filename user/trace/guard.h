@@ -106,7 +106,8 @@ int guard__open_tracer(pid_t pid, bool spawned, struct guard **out);
  * Starts the tracer thread and seizes every thread of the process (and,
  * through PTRACE_O_TRACECLONE, every thread it creates). Returns 0, or
  * -EBUSY (another tracer, e.g. gdb or strace, holds it), -EPERM (not
- * allowed: Yama ptrace_scope 3, or a lockdown), -ESRCH, after logging why.
+ * allowed: Yama ptrace_scope 3, or a lockdown), after logging why, or
+ * -ESRCH (the process ended: not logged, the caller says what it means).
  * From success on, the tracer thread owns waiting for the process: use
  * guard__reaped, never waitpid.
  */

@@ -582,7 +582,15 @@ static void guard_and_arm(struct whole *w, struct wproc *p, const char *path)
 				 "return probes",
 				 (int)p->pub.pid, p->pub.comm, MAX_GUARDS);
 			return;
-		} else if (guard__seize(g)) {
+		} else if ((err = guard__seize(g)) == -ESRCH) {
+			/* gone before it could be held (a short-lived child of
+			 * a fork): nothing to say, nothing left to arm */
+			guard__free(g);
+			log_debug("pid %d (%s) ended before its guard could hold it",
+				  (int)p->pub.pid, p->pub.comm);
+			p->ended = true;
+			return;
+		} else if (err) {
 			/* said by guard__seize */
 			guard__free(g);
 			p->pub.unarmed_why = "its guard could not hold it (another tracer?)";
