@@ -220,7 +220,8 @@ static int one_below(pid_t pid, const struct libpath *lp, const char *lib, char 
 			continue;
 		for (k = 0; err && k < g.gl_pathc; k++) {
 			g.gl_pathv[k][strlen(g.gl_pathv[k]) - 1] = 0; /* the '/' */
-			err = from_dir(pid, "", g.gl_pathv[k] + strlen(lp->root), lib, buf, len);
+			err = from_dir(pid, lp->root, g.gl_pathv[k] + strlen(lp->root), lib, buf,
+				       len);
 		}
 		globfree(&g);
 	}
