@@ -700,6 +700,40 @@ START_TEST(replaced_libraries_still_guarded)
 }
 END_TEST
 
+/* Letting go of a process blocked in sigwaitinfo (tests/targets/
+ * dlopener.c -w: SIGUSR1 blocked, no handler): it stays blocked until
+ * its signal comes. A ptrace stop ends such a wait with EINTR (signal(7)),
+ * and the guard stopped every thread to let go: the target went on as if
+ * SIGUSR1 had come ("done" printed, exit 0, right after cabbpf left).
+ * Only threads with return addresses to give back are stopped now. */
+START_TEST(detach_leaves_sigwaitinfo_waiting)
+{
+	char *target[] = {(char *)h_target("dlopener", _i ? 2 : 0), "-w", "10", NULL};
+	char *opts[] = {"-q", NULL};
+	char *out, ex[64];
+	struct h_proc t;
+	struct h_run r;
+	int st;
+
+	h_spawn(&t, target, "LD_LIBRARY_PATH", "ready");
+	h_start_pid(&r, t.pid, opts, H_TRACING);
+	h_interrupt(&r);
+	h_assert_ok(&r);
+	ck_assert_int_eq(h_guard(r.json, "failed"), 0);
+	/* cabbpf is gone: the target still waits */
+	usleep(200000);
+	ck_assert_int_eq(waitpid(t.pid, &st, WNOHANG), 0);
+	out = h_slurp(t.out_path);
+	ck_assert_msg(!strstr(out, "done"), "the target went on without its signal: %s", out);
+	free(out);
+	ck_assert_int_eq(kill(t.pid, SIGUSR1), 0);
+	ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
+	ck_assert_str_eq(h_describe(st, ex, sizeof(ex)), "exited with status 0");
+	ck_assert(h_wait_for(t.out_path, "done", 10000));
+	h_free(&r);
+}
+END_TEST
+
 /* A target that already has a tracer cannot be guarded: cabbpf says so,
  * traces entries only (exact counts), and the target is unharmed. */
 START_TEST(already_traced_falls_back)
@@ -838,6 +872,7 @@ int main(void)
 	tcase_add_loop_test(other, rust_catch_unwind, 0, 2);
 	tcase_add_loop_test(other, attach_detach_while_throwing, 0, 4);
 	tcase_add_test(other, already_traced_falls_back);
+	tcase_add_loop_test(other, detach_leaves_sigwaitinfo_waiting, 0, 2);
 	tcase_add_loop_test(other, replaced_libraries_still_guarded, 0, 4);
 	tcase_add_test(other, killed_mid_trace_still_reports);
 	suite_add_tcase(s, exc);

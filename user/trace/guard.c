@@ -95,6 +95,7 @@ struct gthread {
 	uint64_t orig[CABBPF_GUARD_MAX];
 	/* stop handling: while detaching */
 	bool stopped;
+	bool must_stop; /* holds return addresses to give back */
 	int pass_sig; /* signal to deliver when let go */
 	/* --lossless: held in its signal-delivery-stop at the rings'
 	 * high-water mark since drain round held_gen */
@@ -1122,12 +1123,52 @@ static void handle(struct guard *g, pid_t tid, int st)
  * every trampoline written back with the kernel's own list (task
  * iterator), the threads out of "guarded", then detached.
  */
+/*
+ * Marks the threads that hold return addresses to give back (must_stop).
+ * The trace's probes are out by now: no thread gets a new one, a running
+ * thread can only lose some (returns). Returns false when the kernel's
+ * list cannot be read: then every thread must stop.
+ */
+static bool mark_must_stop(struct guard *g)
+{
+	struct bpf_link *it;
+	uint64_t rec[3];
+	size_t i;
+	int fd;
+
+	for (i = 0; i < g->nth; i++)
+		g->th[i].must_stop = false;
+	if (!g->skel)
+		return false;
+	it = bpf_program__attach_iter(g->skel->progs.dump_pending, NULL);
+	fd = it ? bpf_iter_create(bpf_link__fd(it)) : -1;
+	while (fd >= 0 && read(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
+		struct gthread *t = find_thread(g, (pid_t)rec[0]);
+
+		if (t)
+			t->must_stop = true;
+	}
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(it);
+	return fd >= 0;
+}
+
 static void detach_all(struct guard *g)
 {
 	struct timespec t0, now;
+	bool all = !mark_must_stop(g);
 	size_t i;
 	int st;
 
+	/* Only the threads with return addresses to give back are stopped: a
+	 * stop ends some blocking calls with EINTR even without a handler
+	 * (sigwaitinfo, epoll_wait, semop: signal(7)), and a target blocked
+	 * in sigwaitinfo went on as if its signal had come when cabbpf let
+	 * go (tests/targets/dlopener.c -w). The others are let go by the
+	 * kernel when this tracer thread ends (exit_ptrace unlinks a running
+	 * tracee without waking it); one that reports a stop meanwhile is
+	 * let go here like the stopped ones. */
 	for (i = 0; i < g->nth; i++) {
 		g->th[i].stopped = false;
 		g->th[i].pass_sig = 0;
@@ -1138,7 +1179,10 @@ static void detach_all(struct guard *g)
 			g->th[i].stopped = true;
 			continue;
 		}
-		ptrace(PTRACE_INTERRUPT, g->th[i].tid, NULL, NULL);
+		if (all)
+			g->th[i].must_stop = true;
+		if (g->th[i].must_stop)
+			ptrace(PTRACE_INTERRUPT, g->th[i].tid, NULL, NULL);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
@@ -1146,7 +1190,7 @@ static void detach_all(struct guard *g)
 		pid_t tid;
 
 		for (i = 0; i < g->nth; i++)
-			left += !g->th[i].stopped;
+			left += g->th[i].must_stop && !g->th[i].stopped;
 		if (!left)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
