@@ -547,6 +547,44 @@ static void guard_done(struct whole *w, struct wproc *p)
 	w->gsum.nsites += gs.nsites;
 }
 
+/* A "Name:\tvalue" field of /proc/PID/status, or -1. */
+static long status_field(pid_t pid, const char *name)
+{
+	char path[64], line[256];
+	size_t n = strlen(name);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (v < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n) && line[n] == ':')
+			v = strtol(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* A child forked by a process another guard of ours holds is held by that
+ * guard at birth (guard__forks), for a few ms while its inherited return
+ * addresses go back: its own guard waits for that, rather than failing to
+ * seize it (it was traced without return probes, and said). Bounded:
+ * 500 ms. */
+static void wait_other_guard(pid_t pid)
+{
+	struct timespec ms = {0, 2000000};
+	long tracer;
+	int i;
+
+	for (i = 0; i < 250; i++) {
+		tracer = status_field(pid, "TracerPid");
+		if (tracer <= 0 || status_field((pid_t)tracer, "Tgid") != (long)getpid())
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
 /* Let p's calls arm return probes once nothing in it can read one
  * unwatched (whole.h). */
 static void guard_and_arm(struct whole *w, struct wproc *p, const char *path)
@@ -568,8 +606,10 @@ static void guard_and_arm(struct whole *w, struct wproc *p, const char *path)
 				guard__free(g);
 		/* A child forked later inherits the trampolines on this
 		 * process's stack: held at birth, they go back (guard.h). */
-		if (!err)
+		if (!err) {
 			guard__forks(g);
+			wait_other_guard(p->pub.pid);
+		}
 		if (err == -ENOENT) {
 			g = NULL; /* no unwinder, no stack switcher: nothing to guard */
 		} else if (err) {
@@ -711,6 +751,8 @@ static int look_at(struct whole *w, struct wproc *p)
 	if (!w->started || !p->img->nfids)
 		return 0;
 	guard_and_arm(w, p, path);
+	if (p->ended)
+		return 0; /* gone meanwhile: nothing to say of it */
 	/* Said for the processes found while tracing (the first hundred):
 	 * from this line on its calls count, with return probes if armed;
 	 * once per image and way of being traced. */
