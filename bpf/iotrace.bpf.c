@@ -548,6 +548,7 @@ static __always_inline void aggregate(struct iocall *c, const struct fdinfo *fi,
 	__u64 cgid = bpf_get_current_cgroup_id();
 	__u64 got = c->ret > 0 ? (__u64)c->ret : 0;
 	__u32 zk = 0;
+	long rc;
 	void *zero;
 
 	count(CABBPF_IOSTAT_CALLS);
@@ -561,10 +562,13 @@ static __always_inline void aggregate(struct iocall *c, const struct fdinfo *fi,
 		if (!zero)
 			return;
 		/* -EEXIST: another CPU created it first; fine. */
-		if (bpf_map_update_elem(&iostats, &k, zero, BPF_NOEXIST) == -E2BIG) {
+		rc = bpf_map_update_elem(&iostats, &k, zero, BPF_NOEXIST);
+		if (rc == -E2BIG) {
 			count(CABBPF_IOSTAT_STATS_FULL);
 			return;
 		}
+		if (!rc)
+			count(CABBPF_IOSTAT_STATS_NEW);
 		v = bpf_map_lookup_elem(&iostats, &k);
 		if (!v) {
 			count(CABBPF_IOSTAT_STATS_FULL);
@@ -605,10 +609,13 @@ static __always_inline void aggregate(struct iocall *c, const struct fdinfo *fi,
 			if (nm)
 				bpf_probe_read_kernel_str(nv.name, sizeof(nv.name), nm);
 		}
-		if (bpf_map_update_elem(&iofiles, &fk, &nv, BPF_NOEXIST) == -E2BIG) {
+		rc = bpf_map_update_elem(&iofiles, &fk, &nv, BPF_NOEXIST);
+		if (rc == -E2BIG) {
 			count(CABBPF_IOSTAT_FILES_FULL);
 			return;
 		}
+		if (!rc)
+			count(CABBPF_IOSTAT_FILES_NEW);
 		fv = bpf_map_lookup_elem(&iofiles, &fk);
 		if (!fv) {
 			count(CABBPF_IOSTAT_FILES_FULL);
@@ -652,7 +659,8 @@ static __noinline void flush_slot(struct task_struct *task, __u32 tgid, struct s
 	if (!v) {
 		zero = bpf_map_lookup_elem(&zero_stat, &zk);
 		if (zero)
-			bpf_map_update_elem(&iostats, &k, zero, BPF_NOEXIST);
+			if (!bpf_map_update_elem(&iostats, &k, zero, BPF_NOEXIST))
+				count(CABBPF_IOSTAT_STATS_NEW);
 		v = bpf_map_lookup_elem(&iostats, &k);
 		note_cgroup(task, sl->cgid);
 	}
@@ -681,7 +689,8 @@ static __noinline void flush_slot(struct task_struct *task, __u32 tgid, struct s
 			struct cabbpf_iofile_val nv = {};
 
 			__builtin_memcpy(nv.name, sl->name, sizeof(nv.name));
-			bpf_map_update_elem(&iofiles, &fk, &nv, BPF_NOEXIST);
+			if (!bpf_map_update_elem(&iofiles, &fk, &nv, BPF_NOEXIST))
+				count(CABBPF_IOSTAT_FILES_NEW);
 			fv = bpf_map_lookup_elem(&iofiles, &fk);
 		}
 		if (fv) {

@@ -308,14 +308,17 @@ _Static_assert(sizeof(struct cabbpf_head) == 64, "a head is one cache line");
 
 /* Indices of the per-CPU counters of bpf/iotrace.bpf.c's "iocounts" map. */
 enum cabbpf_iostat {
-	CABBPF_IOSTAT_CALLS = 0,     /* I/O syscalls seen (after filters) */
+	CABBPF_IOSTAT_CALLS = 0,      /* I/O syscalls seen (after filters) */
 	CABBPF_IOSTAT_STATS_FULL = 1, /* --io: per-process key not created, map full */
 	CABBPF_IOSTAT_FILES_FULL = 2, /* --io: per-file key not created, map full */
-	CABBPF_IOSTAT_COMPAT = 3,    /* 32-bit (ia32) syscalls: not decoded */
-	CABBPF_IOSTAT_EVENTS = 4,    /* function-tracing mode: I/O events written to a
-					ring (ring-full drops count in the shared
-					CABBPF_STAT_DROPS: a lost I/O event is a loss) */
-	CABBPF_IOSTAT__MAX = 5,
+	CABBPF_IOSTAT_COMPAT = 3,     /* 32-bit (ia32) syscalls: not decoded */
+	CABBPF_IOSTAT_EVENTS = 4,     /* function-tracing mode: I/O events written to a
+					 ring (ring-full drops count in the shared
+					 CABBPF_STAT_DROPS: a lost I/O event is a loss) */
+	CABBPF_IOSTAT_STATS_NEW = 5,  /* --io: per-process keys created (the loader
+					 collects early when many appeared) */
+	CABBPF_IOSTAT_FILES_NEW = 6,  /* --io: per-file keys created */
+	CABBPF_IOSTAT__MAX = 7,
 };
 
 /* --io mode: in-kernel aggregates (bpf/iotrace.bpf.c maps "iostats", "iofiles"). */

@@ -219,6 +219,12 @@ int iotrace__counts(struct iotrace *io, uint64_t out[CABBPF_IOSTAT__MAX])
 	return err;
 }
 
+void iotrace__capacity(const struct iotrace *io, uint32_t *stats, uint32_t *files)
+{
+	*stats = bpf_map__max_entries(io->skel->maps.iostats);
+	*files = bpf_map__max_entries(io->skel->maps.iofiles);
+}
+
 int iotrace__stats_fd(const struct iotrace *io)
 {
 	return bpf_map__fd(io->skel->maps.iostats);

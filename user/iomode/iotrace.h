@@ -75,6 +75,10 @@ int iotrace__files_fd(const struct iotrace *io);
 /* Number of possible CPUs (values per key of the per-CPU maps). */
 unsigned iotrace__ncpus(const struct iotrace *io);
 
+/* Room of the aggregate maps (--io): per-process keys in *stats, per-file
+ * keys in *files. Threads: any, after iotrace__open. */
+void iotrace__capacity(const struct iotrace *io, uint32_t *stats, uint32_t *files);
+
 /* Free; NULL is fine. Detaches first. */
 void iotrace__free(struct iotrace *io);
 
