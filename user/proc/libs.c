@@ -196,7 +196,6 @@ int libs__resolve(pid_t pid, const char *lib, char *buf, size_t len)
 	return libs__resolve_exe(pid, NULL, lib, buf, len);
 }
 
-/* Logs that lib was not found, where it was looked for, and what to do. */
 /* LIB one directory below a directory of the program's own (RPATH,
  * LD_LIBRARY_PATH, RUNPATH, its own directory), into buf: where a program
  * that computes its library's path at run time keeps it (java's launcher
@@ -228,6 +227,7 @@ static int one_below(pid_t pid, const struct libpath *lp, const char *lib, char 
 	return err;
 }
 
+/* Logs that lib was not found, where it was looked for, and what to do. */
 static void log_not_found(pid_t pid, const struct libpath *lp, const char *lib, int err)
 {
 	char where[4096], below[PATH_MAX], hint[2 * PATH_MAX + 128] = "";
