@@ -987,6 +987,18 @@ void h_reap_ok(pid_t pid)
 		      st);
 }
 
+void h_assert_ready_same(const struct h_proc *t, int st, const struct h_plain *p)
+{
+	char *out = h_slurp(t->out_path), *err = h_slurp(t->err_path), ex[96];
+
+	ck_assert_str_eq(h_describe(st, ex, 48), h_describe(p->status, ex + 48, 48));
+	ck_assert_msg(!strncmp(out, "ready\n", 6), "stdout: %s", out);
+	ck_assert_str_eq(out + 6, p->out);
+	ck_assert_str_eq(err, p->err);
+	free(out);
+	free(err);
+}
+
 /* A /proc file into buf (its size reads as 0: no h_slurp). Returns the
  * bytes read, or -1 if it cannot be opened (the process is gone). */
 static ssize_t proc_read(const char *path, char *buf, size_t size)

@@ -380,6 +380,11 @@ long long h_png_ink(const char *path, int *w, int *h);
 /* Reap pid and assert it exited with status 0. */
 void h_reap_ok(pid_t pid);
 
+/* The target is never harmed, for one started with h_spawn(..., "ready")
+ * and reaped with wait status st: it ended as the untraced run p did, wrote
+ * "ready" and then p's stdout, and p's stderr. */
+void h_assert_ready_same(const struct h_proc *t, int st, const struct h_plain *p);
+
 /* A child process of ppid (the first found in /proc), or 0. This kernel
  * has no /proc/PID/task/TID/children. */
 pid_t h_child_of(pid_t ppid);

@@ -628,7 +628,7 @@ START_TEST(whole_cgroup_cxx_guarded)
 {
 	static const char *const fns[] = {"catcher", "thrower_outer", "thrower_mid",
 					  "thrower_inner", "after_catch"};
-	char dir[256], path[300], pidbuf[32], name[128], ex[96];
+	char dir[256], path[300], pidbuf[32], name[128];
 	char *target[] = {(char *)h_cxx_target("exc", 1), "mixed", "300", NULL};
 	char *args[] = {"--cgroup", dir, "-f", "catcher", "-f", "thrower_*", "-f", "after_catch",
 			"-q", NULL};
@@ -637,7 +637,6 @@ START_TEST(whole_cgroup_cxx_guarded)
 	struct h_proc x[2];
 	json_object *pe;
 	struct h_run r;
-	char *out, *err;
 	size_t k;
 	int i, st;
 
@@ -654,14 +653,7 @@ START_TEST(whole_cgroup_cxx_guarded)
 	for (i = 0; i < 2; i++) {
 		ck_assert_int_eq(kill(x[i].pid, SIGUSR1), 0);
 		ck_assert_int_eq(waitpid(x[i].pid, &st, 0), x[i].pid);
-		ck_assert_str_eq(h_describe(st, ex, sizeof(ex)), h_describe(p.status, ex + 48, 48));
-		out = h_slurp(x[i].out_path);
-		err = h_slurp(x[i].err_path);
-		ck_assert(!strncmp(out, "ready\n", 6));
-		ck_assert_str_eq(out + 6, p.out);
-		ck_assert_str_eq(err, p.err);
-		free(out);
-		free(err);
+		h_assert_ready_same(&x[i], st, &p);
 	}
 	h_finish(&r);
 	h_assert_ok(&r);
@@ -704,7 +696,7 @@ END_TEST
  * children's calls counted, unarmed. _i: g++/clang++ -O0/-O2. */
 START_TEST(whole_cgroup_forked_children)
 {
-	char dir[256], path[300], pidbuf[32], name[128], ex[96];
+	char dir[256], path[300], pidbuf[32], name[128];
 	char *target[] = {(char *)h_cxx_target("forkthrow", _i), "20", NULL};
 	char *args[] = {"--cgroup", dir, "-q", NULL};
 	const char *base = strrchr(target[0], '/') + 1;
@@ -712,7 +704,6 @@ START_TEST(whole_cgroup_forked_children)
 	struct h_proc x;
 	json_object *pe;
 	struct h_run r;
-	char *out, *err;
 	int st;
 
 	h_plain_run(&p, target);
@@ -726,16 +717,9 @@ START_TEST(whole_cgroup_forked_children)
 	h_start_until(&r, args, H_TRACING);
 	ck_assert_int_eq(kill(x.pid, SIGUSR1), 0);
 	ck_assert_int_eq(waitpid(x.pid, &st, 0), x.pid);
-	out = h_slurp(x.out_path);
-	err = h_slurp(x.err_path);
 	h_finish(&r);
 	h_rm_cgroup(dir);
-	ck_assert_str_eq(h_describe(st, ex, sizeof(ex)), h_describe(p.status, ex + 48, 48));
-	ck_assert(!strncmp(out, "ready\n", 6));
-	ck_assert_str_eq(out + 6, p.out);
-	ck_assert_str_eq(err, p.err);
-	free(out);
-	free(err);
+	h_assert_ready_same(&x, st, &p);
 	h_assert_ok(&r);
 	ck_assert_int_eq(h_guard(r.json, "failed"), 0);
 	pe = proc_of(r.json, x.pid);

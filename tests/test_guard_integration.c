@@ -655,7 +655,7 @@ START_TEST(replaced_libraries_still_guarded)
 			"-f",	       "thrower_*", "-f",
 			"after_catch", "-f",	    "libstdc++:__cxa_allocate_exception",
 			NULL};
-	char dir[PATH_MAX], env[PATH_MAX + 32], *out, *err, ex[96];
+	char dir[PATH_MAX], env[PATH_MAX + 32];
 	struct h_plain p;
 	struct h_proc t;
 	struct h_run r;
@@ -678,14 +678,7 @@ START_TEST(replaced_libraries_still_guarded)
 	kill(t.pid, SIGUSR1);
 	ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
 	h_finish(&r);
-	ck_assert_str_eq(h_describe(st, ex, sizeof(ex)), h_describe(p.status, ex + 48, 48));
-	out = h_slurp(t.out_path);
-	err = h_slurp(t.err_path);
-	ck_assert(!strncmp(out, "ready\n", 6));
-	ck_assert_str_eq(out + 6, p.out);
-	ck_assert_str_eq(err, p.err);
-	free(out);
-	free(err);
+	h_assert_ready_same(&t, st, &p);
 	h_assert_ok(&r);
 	h_assert_no_loss(r.json);
 	ck_assert_msg(strstr(r.err, "deleted or replaced on disk since it was loaded"), "%s",

@@ -129,20 +129,29 @@ END_TEST
 /* `-p PID` before the process dlopens: _i bit 0 -O0/-O2; bit 1 set: the
  * plugin comes from the process's LD_LIBRARY_PATH (/proc/PID/environ),
  * else from its DT_RUNPATH $ORIGIN/plugins-OX. */
-START_TEST(pid_finds_plugin_before_dlopen)
+/* `cabbpf -p PID -f 'libcabplug:plug_*'` on dlopener-OX -w n (with
+ * LD_LIBRARY_PATH=ldlp unless NULL) before it dlopens, into *r, until the
+ * target is done and reaped. */
+static void trace_before_dlopen(struct h_run *r, int opt, const char *ldlp, long n)
 {
-	int opt = (_i & 1) ? 2 : 0, env = _i & 2;
 	char *opts[] = {"-f", "libcabplug:plug_*", NULL};
 	struct h_proc t;
-	struct h_run r;
 	int st;
 
-	start_dlopener(&t, opt, env ? ldlp_dir(opt) : NULL, 700);
-	h_start_pid(&r, t.pid, opts, H_TRACING);
+	start_dlopener(&t, opt, ldlp, n);
+	h_start_pid(r, t.pid, opts, H_TRACING);
 	kill(t.pid, SIGUSR1);
 	ck_assert(h_wait_for(t.out_path, "done", 10000));
 	waitpid(t.pid, &st, 0);
-	h_finish(&r);
+	h_finish(r);
+}
+
+START_TEST(pid_finds_plugin_before_dlopen)
+{
+	int opt = (_i & 1) ? 2 : 0, env = _i & 2;
+	struct h_run r;
+
+	trace_before_dlopen(&r, opt, env ? ldlp_dir(opt) : NULL, 700);
 	assert_plugin_counts(&r, 700);
 	h_free(&r);
 }
@@ -288,11 +297,8 @@ START_TEST(not_linked_library_is_said)
 	char *cxx[] = {"-f",	"libm:sin",  "-f", "ld-linux-x86-64.so.2:_dl_catch_exception",
 		       "-f",	"libc:puts", "--", (char *)h_cxx_target("exc", 1),
 		       "basic", "3",	     NULL};
-	char *attach[] = {"-f", "libcabplug:plug_*", NULL};
 	const char *said = "is not among the libraries";
-	struct h_proc t;
 	struct h_run r;
-	int st;
 
 	switch (_i) {
 	case 0:
@@ -304,12 +310,7 @@ START_TEST(not_linked_library_is_said)
 		ck_assert_msg(!strstr(r.err, "not mapped by the target"), "%s", r.err);
 		break;
 	case 1:
-		start_dlopener(&t, 2, NULL, 700);
-		h_start_pid(&r, t.pid, attach, H_TRACING);
-		kill(t.pid, SIGUSR1);
-		ck_assert(h_wait_for(t.out_path, "done", 10000));
-		waitpid(t.pid, &st, 0);
-		h_finish(&r);
+		trace_before_dlopen(&r, 2, NULL, 700);
 		assert_plugin_counts(&r, 700);
 		ck_assert_msg(strstr(r.err, "not mapped by the target and not among the libraries"),
 			      "%s", r.err);

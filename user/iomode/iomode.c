@@ -94,17 +94,15 @@ static bool pid_gone(pid_t pid)
  * suites at once) filled the 16384 per-process keys within a second and
  * 2,992 calls were lost (counted: "kernel maps full"). Yes when an eighth
  * of a map's room was taken since the last collection (marks: the
- * counters then), or when a key was refused. One read of the counters
- * per tick (50 ms).
+ * counters then; rs, rf: the maps' room), or when a key was refused.
+ * One read of the counters per tick (50 ms).
  */
-static bool filling(struct iotrace *io, const uint64_t *marks)
+static bool filling(struct iotrace *io, const uint64_t *marks, uint32_t rs, uint32_t rf)
 {
 	uint64_t c[CABBPF_IOSTAT__MAX];
-	uint32_t rs, rf;
 
 	if (iotrace__counts(io, c))
 		return false;
-	iotrace__capacity(io, &rs, &rf);
 	return (c[CABBPF_IOSTAT_STATS_NEW] - marks[CABBPF_IOSTAT_STATS_NEW]) * 8 > rs ||
 	       (c[CABBPF_IOSTAT_FILES_NEW] - marks[CABBPF_IOSTAT_FILES_NEW]) * 8 > rf ||
 	       c[CABBPF_IOSTAT_STATS_FULL] > marks[CABBPF_IOSTAT_STATS_FULL] ||
@@ -120,6 +118,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	struct iotrace *io = NULL;
 	struct timespec tick = {0, TICK_NS};
 	uint64_t marks[CABBPF_IOSTAT__MAX] = {0};
+	uint32_t room_s, room_f;
 	char cgpath[4096] = "", cgroot[4096];
 	double startup, t0, t, next_collect, next_print, last_print, cpu0, t_load, t_loaded;
 	const char *why = NULL;
@@ -159,6 +158,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	err = iotrace__attach(io);
 	if (err)
 		goto cleanup;
+	iotrace__capacity(io, &room_s, &room_f);
 	cpu0 = cpu_s();
 	t0 = last_print = now_s();
 	/* The start-up time: I/O before this instant is not counted. */
@@ -184,7 +184,8 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 			why = "duration reached";
 		else if (o->pid && pid_gone(o->pid))
 			why = "target exited";
-		if (t >= next_collect || (next_print && t >= next_print) || filling(io, marks)) {
+		if (t >= next_collect || (next_print && t >= next_print) ||
+		    filling(io, marks, room_s, room_f)) {
 			err = iotrace__flush(io);
 			if (!err)
 				err = iostat__collect(st);

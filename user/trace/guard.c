@@ -31,6 +31,7 @@
 #include "common/vec.h"
 #include "user/trace/guard.h"
 #include "user/proc/libs.h"
+#include "user/proc/procfs.h"
 #include "common/log.h"
 #include "user/probe/plan.h"
 #include "user/elf/image.h"
@@ -815,24 +816,6 @@ void guard__drained(struct guard *g, bool below)
 		pthread_kill(g->thr, SIGCHLD);
 }
 
-/* tid's thread group id, from /proc; 0 if it is gone. */
-static pid_t tgid_of(pid_t tid)
-{
-	char path[64], line[128];
-	pid_t tgid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 /* An executable mapping of a file in a process, from /proc/PID/maps. */
 struct xmap {
 	uint64_t start, end, off;
@@ -1006,7 +989,7 @@ static bool fork_child(struct guard *g, pid_t tid)
 	uint64_t rec[3], slots = 0, bps;
 	int fd = -1;
 
-	if (!g->forks || find_thread(g, tid) || tgid_of(tid) == g->pid)
+	if (!g->forks || find_thread(g, tid) || procfs__status_field(tid, "Tgid") == g->pid)
 		return false;
 	pthread_mutex_lock(&g->mu);
 	if (g->skel && g->skel->bss) {

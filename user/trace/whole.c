@@ -21,6 +21,7 @@
 #include "user/elf/syms.h"
 #include "user/proc/cgroup.h"
 #include "user/proc/container.h"
+#include "user/proc/procfs.h"
 #include "user/proc/libs.h"
 #include "user/trace/trace.h"
 #include "user/trace/whole.h"
@@ -547,25 +548,6 @@ static void guard_done(struct whole *w, struct wproc *p)
 	w->gsum.nsites += gs.nsites;
 }
 
-/* A "Name:\tvalue" field of /proc/PID/status, or -1. */
-static long status_field(pid_t pid, const char *name)
-{
-	char path[64], line[256];
-	size_t n = strlen(name);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (v < 0 && fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, n) && line[n] == ':')
-			v = strtol(line + n + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /* A child forked by a process another guard of ours holds is held by that
  * guard at birth (guard__forks), for a few ms while its inherited return
  * addresses go back: its own guard waits for that, rather than failing to
@@ -578,8 +560,8 @@ static void wait_other_guard(pid_t pid)
 	int i;
 
 	for (i = 0; i < 250; i++) {
-		tracer = status_field(pid, "TracerPid");
-		if (tracer <= 0 || status_field((pid_t)tracer, "Tgid") != (long)getpid())
+		tracer = procfs__status_field(pid, "TracerPid");
+		if (tracer <= 0 || procfs__status_field((pid_t)tracer, "Tgid") != (long)getpid())
 			return;
 		nanosleep(&ms, NULL);
 	}

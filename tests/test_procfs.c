@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Small reads of /proc (user/proc/procfs.c): fields of /proc/PID/status of
+ * this process, of a thread of it, and of a child it traces, and what a
+ * missing field or a process that is gone gives.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "user/proc/procfs.h"
+
+static pid_t thread_tid;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int state; /* 1: tid written; 2: the test is done with it */
+
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mu);
+	thread_tid = (pid_t)syscall(SYS_gettid);
+	state = 1;
+	pthread_cond_broadcast(&cv);
+	while (state != 2)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+START_TEST(own_fields)
+{
+	pthread_t th;
+
+	ck_assert_int_eq(procfs__status_field(getpid(), "Tgid"), getpid());
+	ck_assert_int_eq(procfs__status_field(getpid(), "PPid"), getppid());
+	ck_assert_int_eq(procfs__status_field(getpid(), "NoSuchField"), -1);
+	/* a prefix of a field is not that field ("Tgi" of "Tgid") */
+	ck_assert_int_eq(procfs__status_field(getpid(), "Tgi"), -1);
+	ck_assert_int_eq(pthread_create(&th, NULL, thread_main, NULL), 0);
+	pthread_mutex_lock(&mu);
+	while (state != 1)
+		pthread_cond_wait(&cv, &mu);
+	/* a thread's id: its thread group is this process */
+	ck_assert_int_ne(thread_tid, getpid());
+	ck_assert_int_eq(procfs__status_field(thread_tid, "Tgid"), getpid());
+	state = 2;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	pthread_join(th, NULL);
+}
+END_TEST
+
+START_TEST(tracer_and_gone)
+{
+	pid_t c = fork();
+	int st;
+
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(procfs__status_field(c, "TracerPid"), 0);
+	ck_assert_int_eq(ptrace(PTRACE_SEIZE, c, NULL, NULL), 0);
+	ck_assert_int_eq(procfs__status_field(c, "TracerPid"), getpid());
+	kill(c, SIGKILL);
+	ck_assert_int_eq(waitpid(c, &st, 0), c);
+	ck_assert_int_eq(procfs__status_field(c, "Tgid"), -1); /* reaped: gone */
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("procfs");
+	TCase *tc = tcase_create("procfs");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, own_fields);
+	tcase_add_test(tc, tracer_and_gone);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Small reads of /proc files (see procfs.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/proc/procfs.h"
+
+long procfs__status_field(pid_t pid, const char *name)
+{
+	char path[64], line[256];
+	size_t n = strlen(name);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (v < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n) && line[n] == ':')
+			v = strtol(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}

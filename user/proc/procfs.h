@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * user/procfs — small reads of a process's /proc files that several parts
+ * need (the guard, whole-cgroup tracing).
+ *
+ * Threads: any (no shared state).
+ */
+#ifndef USER_PROCFS_H
+#define USER_PROCFS_H
+
+#include <sys/types.h>
+
+/*
+ * The number in field name of /proc/PID/status ("Tgid", "TracerPid",
+ * "PPid", ...; pid may be a thread's id). Returns it (>= 0), or -1 when
+ * the process is gone or has no such field.
+ */
+long procfs__status_field(pid_t pid, const char *name);
+
+#endif /* USER_PROCFS_H */
