@@ -308,17 +308,21 @@ _Static_assert(sizeof(struct cabbpf_head) == 64, "a head is one cache line");
 
 /* Indices of the per-CPU counters of bpf/iotrace.bpf.c's "iocounts" map. */
 enum cabbpf_iostat {
-	CABBPF_IOSTAT_CALLS = 0,      /* I/O syscalls seen (after filters) */
-	CABBPF_IOSTAT_STATS_FULL = 1, /* --io: per-process key not created, map full */
-	CABBPF_IOSTAT_FILES_FULL = 2, /* --io: per-file key not created, map full */
-	CABBPF_IOSTAT_COMPAT = 3,     /* 32-bit (ia32) syscalls: not decoded */
-	CABBPF_IOSTAT_EVENTS = 4,     /* function-tracing mode: I/O events written to a
-					 ring (ring-full drops count in the shared
-					 CABBPF_STAT_DROPS: a lost I/O event is a loss) */
-	CABBPF_IOSTAT_STATS_NEW = 5,  /* --io: per-process keys created (the loader
-					 collects early when many appeared) */
-	CABBPF_IOSTAT_FILES_NEW = 6,  /* --io: per-file keys created */
-	CABBPF_IOSTAT__MAX = 7,
+	CABBPF_IOSTAT_CALLS = 0,	  /* I/O syscalls seen (after filters) */
+	CABBPF_IOSTAT_STATS_FULL = 1,	  /* --io: per-process key not created, map full */
+	CABBPF_IOSTAT_FILES_FULL = 2,	  /* --io: per-file key not created, map full */
+	CABBPF_IOSTAT_COMPAT = 3,	  /* 32-bit (ia32) syscalls: not decoded */
+	CABBPF_IOSTAT_EVENTS = 4,	  /* function-tracing mode: I/O events written to a
+					     ring (ring-full drops count in the shared
+					     CABBPF_STAT_DROPS: a lost I/O event is a loss) */
+	CABBPF_IOSTAT_STATS_NEW = 5,	  /* --io: per-process keys created (the loader
+					     collects early when many appeared) */
+	CABBPF_IOSTAT_FILES_NEW = 6,	  /* --io: per-file keys created */
+	CABBPF_IOSTAT_EXIT_SENT = 7,	  /* --io: slots of ended processes handed to
+					     user space whole (ring "iodone"), no key */
+	CABBPF_IOSTAT_EXIT_RING_FULL = 8, /* --io: such slots that found the ring
+					     full: into the maps instead */
+	CABBPF_IOSTAT__MAX = 9,
 };
 
 /* --io mode: in-kernel aggregates (bpf/iotrace.bpf.c maps "iostats", "iofiles"). */
@@ -373,6 +377,31 @@ struct cabbpf_iofile_val {
 	 * file closed before user space could look at /proc/PID/fd is still
 	 * named. Only in the creating CPU's value; empty elsewhere. */
 	char name[48];
+};
+
+/* --io: one per-thread accumulator (bpf/iotrace.bpf.c's struct slot) of a
+ * process whose last thread is exiting, sent whole through the ring
+ * "iodone" instead of into "iostats"/"iofiles": a short-lived process then
+ * takes no map key, and the maps cannot fill with the dead between two
+ * reads. The fields are those of both keys and values. */
+struct cabbpf_iodone {
+	__u32 pid; /* tgid */
+	__s32 fd;  /* -1: no fd (msgsnd/msgrcv) */
+	__u8 sc;   /* enum cabbpf_sc */
+	__u8 fdkind;
+	__u16 pad;
+	__u32 calls;
+	__u64 cgid;
+	__u64 ino;
+	__u64 dev;
+	__u64 bytes;
+	__u64 req;
+	__u32 errors;
+	__u32 short_calls;
+	__u32 hist_req[CABBPF_HIST_BUCKETS];
+	__u32 hist_ret[CABBPF_HIST_BUCKETS];
+	char comm[16];
+	char name[48]; /* dentry name of the fd's file when the slot was filled */
 };
 
 #endif /* CABBPF_EVENT_H */

@@ -147,6 +147,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	memset(&so, 0, sizeof(so));
 	so.stats_fd = iotrace__stats_fd(io);
 	so.files_fd = iotrace__files_fd(io);
+	so.done_fd = o->floor ? -1 : iotrace__done_fd(io);
 	so.cgnames_fd = iotrace__cgnames_fd(io);
 	so.ncpus = iotrace__ncpus(io);
 	so.cgroot = cgroup__v2_root(cgroot, sizeof(cgroot)) ? NULL : cgroot;
@@ -184,6 +185,12 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 			why = "duration reached";
 		else if (o->pid && pid_gone(o->pid))
 			why = "target exited";
+		/* Ended processes' slots: every tick, so the ring never fills. */
+		err = iostat__drain(st);
+		if (err) {
+			log_err("--io: reading the ring of ended processes: %s", strerror(-err));
+			goto cleanup;
+		}
 		if (t >= next_collect || (next_print && t >= next_print) ||
 		    filling(io, marks, room_s, room_f)) {
 			err = iotrace__flush(io);

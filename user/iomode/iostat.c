@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "common/hmap.h"
 #include "common/json.h"
@@ -58,6 +59,7 @@ struct iostat {
 	struct hmap alive;  /* pid -> 1 dead / 2 alive, per collect */
 	size_t vsize_s, vsize_f;
 	void *vals;         /* ncpus values of the larger map */
+	struct ring_buffer *done; /* "iodone", or NULL */
 	uint64_t collects;
 };
 
@@ -133,6 +135,8 @@ static void fent_fini(void *e)
 	free(((struct fent *)e)->name);
 }
 
+static int on_done(void *ctx, void *data, size_t size);
+
 int iostat__new(const struct iostat_opts *o, struct iostat **out)
 {
 	struct iostat *s;
@@ -154,6 +158,16 @@ int iostat__new(const struct iostat_opts *o, struct iostat **out)
 		free(s);
 		return -ENOMEM;
 	}
+	if (o->done_fd >= 0) {
+		s->done = ring_buffer__new(o->done_fd, on_done, s, NULL);
+		if (!s->done) {
+			int err = -errno ? -errno : -ENOMEM;
+
+			free(s->vals);
+			free(s);
+			return err;
+		}
+	}
 	*out = s;
 	return 0;
 }
@@ -173,6 +187,7 @@ void iostat__free(struct iostat *s)
 	hmap__fini(&s->cgpath);
 	hmap__fini(&s->prev);
 	hmap__fini(&s->alive);
+	ring_buffer__free(s->done);
 	free(s->vals);
 	free(s);
 }
@@ -219,6 +234,85 @@ static void add_file(struct cabbpf_iofile_val *d, const struct cabbpf_iofile_val
 	}
 	if (!d->name[0] && v->name[0])
 		memcpy(d->name, v->name, sizeof(d->name));
+}
+
+static const char *cg_path(struct iostat *s, uint64_t cgid);
+
+/* One slot of an ended process (ring "iodone"): straight into its
+ * retired figures, as a collection retires a dead process's keys. Its
+ * files keep the kernel's dentry name: the process is gone, /proc has no
+ * fd to resolve. Returns 0 (libbpf's callback contract: go on). */
+static int on_done(void *ctx, void *data, size_t size)
+{
+	const struct cabbpf_iodone *d = data;
+	struct iostat *s = ctx;
+	struct cabbpf_iostat_key k;
+	struct cabbpf_iostat_val v;
+	struct cabbpf_iofile_key fk;
+	struct cabbpf_iofile_val fv;
+	struct sent *e;
+	struct fent *f;
+	uint32_t ok;
+	unsigned b;
+
+	if (size < sizeof(*d))
+		return 0;
+	memset(&k, 0, sizeof(k));
+	k.pid = d->pid;
+	k.sc = d->sc;
+	k.fdkind = d->fdkind;
+	k.cgid = d->cgid;
+	memset(&v, 0, sizeof(v));
+	v.calls = d->calls;
+	v.errors = d->errors;
+	v.bytes = d->bytes;
+	v.req = d->req;
+	v.short_calls = d->short_calls;
+	for (b = 0; b < CABBPF_HIST_BUCKETS; b++) {
+		v.hist_req[b] = d->hist_req[b];
+		v.hist_ret[b] = d->hist_ret[b];
+	}
+	memcpy(v.comm, d->comm, sizeof(v.comm));
+	e = ptab_get(&s->stats, &k, sizeof(k), sizeof(*e), true);
+	if (!e) {
+		log_warn("--io: out of memory: a process's figures are incomplete");
+		return 0;
+	}
+	add_stat(&e->base, &v);
+	cg_path(s, k.cgid);
+	ok = d->calls - d->errors;
+	if (d->fd < 0 || !ok)
+		return 0;
+	memset(&fk, 0, sizeof(fk));
+	fk.pid = d->pid;
+	fk.fd = d->fd;
+	fk.ino = d->ino;
+	memset(&fv, 0, sizeof(fv));
+	if (CABBPF_SC_IS_OUTPUT(d->sc)) {
+		fv.out_bytes = d->bytes;
+		fv.out_calls = ok;
+	} else {
+		fv.in_bytes = d->bytes;
+		fv.in_calls = ok;
+	}
+	fv.dev = d->dev;
+	fv.cgid = d->cgid;
+	fv.fdkind = d->fdkind;
+	memcpy(fv.name, d->name, sizeof(fv.name));
+	f = ptab_get(&s->files, &fk, sizeof(fk), sizeof(*f), true);
+	if (f)
+		add_file(&f->base, &fv);
+	return 0;
+}
+
+int iostat__drain(struct iostat *s)
+{
+	int n;
+
+	if (!s->done)
+		return 0;
+	n = ring_buffer__consume(s->done);
+	return n < 0 ? n : 0;
 }
 
 /* "1.2.3.4:80" from /proc/net/tcp's little-endian hex words. */
@@ -368,8 +462,6 @@ static int walk_map(struct iostat *s, int fd, size_t ksize, size_t vsize,
 	return err;
 }
 
-static const char *cg_path(struct iostat *s, uint64_t cgid);
-
 static bool on_stat(struct iostat *s, const void *key, const void *vals, size_t vsize)
 {
 	const struct cabbpf_iostat_key *k = key;
@@ -430,7 +522,10 @@ int iostat__collect(struct iostat *s)
 	int err;
 
 	hmap__fini(&s->alive); /* liveness is per collect */
-	err = walk_map(s, s->o.stats_fd, sizeof(struct cabbpf_iostat_key), s->vsize_s, on_stat);
+	err = iostat__drain(s);
+	if (!err)
+		err = walk_map(s, s->o.stats_fd, sizeof(struct cabbpf_iostat_key), s->vsize_s,
+			       on_stat);
 	if (!err)
 		err = walk_map(s, s->o.files_fd, sizeof(struct cabbpf_iofile_key), s->vsize_f,
 			       on_file);
@@ -1003,6 +1098,17 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 	json__u64(w, r->counts[CABBPF_IOSTAT_FILES_FULL]);
 	json__key(w, "compat_not_decoded");
 	json__u64(w, r->counts[CABBPF_IOSTAT_COMPAT]);
+	json__end_object(w);
+	json__key(w, "kernel");
+	json__begin_object(w);
+	json__key(w, "process_keys_created");
+	json__u64(w, r->counts[CABBPF_IOSTAT_STATS_NEW]);
+	json__key(w, "file_keys_created");
+	json__u64(w, r->counts[CABBPF_IOSTAT_FILES_NEW]);
+	json__key(w, "exit_records");
+	json__u64(w, r->counts[CABBPF_IOSTAT_EXIT_SENT]);
+	json__key(w, "exit_ring_full");
+	json__u64(w, r->counts[CABBPF_IOSTAT_EXIT_RING_FULL]);
 	json__end_object(w);
 	json__key(w, "cpu_s");
 	json__double(w, r->cpu_s);

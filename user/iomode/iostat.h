@@ -7,7 +7,9 @@
  * deletes its keys from the kernel maps, so the maps do not fill up with the
  * dead on a busy machine over minutes. Names (command, file path, socket
  * peer, cgroup path, container) are resolved while the process is alive and
- * kept.
+ * kept. A process whose last thread ended with counts not yet in the maps
+ * sends them whole through the ring "iodone" (struct cabbpf_iodone), read
+ * by iostat__drain: most short-lived processes never take a key.
  *
  * Known limit: a pid reused by a new process between the liveness check and
  * the deletion of the old process's keys (microseconds) loses that new
@@ -32,6 +34,7 @@ struct iostat_opts {
 	int stats_fd;       /* "iostats" map */
 	int files_fd;       /* "iofiles" map */
 	int cgnames_fd;     /* "cgnames" map, or -1 */
+	int done_fd;	    /* "iodone" ring of ended processes' slots, or -1 */
 	unsigned ncpus;     /* values per key */
 	const char *cgroot; /* cgroup v2 mount point, for cgroup paths; may be NULL */
 	unsigned top;       /* rows per text table; 0 = 20 */
@@ -42,6 +45,11 @@ int iostat__new(const struct iostat_opts *o, struct iostat **out);
 
 /* Read both maps, retire exited processes. Returns 0 or -errno. */
 int iostat__collect(struct iostat *s);
+
+/* Read the "iodone" ring: each ended process's slot is added to that
+ * process's retired figures. Cheap when it is empty: call it every tick.
+ * Returns 0 or -errno. */
+int iostat__drain(struct iostat *s);
 
 /* Text: one interval's line per busiest process (since the previous call),
  * then remember the totals. secs = interval length. */

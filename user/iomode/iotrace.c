@@ -69,6 +69,10 @@ int iotrace__open(const struct iotrace_opts *o, struct iotrace **out)
 		/* No events: no thread states (bpf/pipeline.bpf.h). */
 		if (!err)
 			err = bpf_map__set_max_entries(io->skel->maps.tstab, 1);
+		/* Ended processes' slots (~420 bytes each): room for ~2,400 per
+		 * tick, ~48,000 process exits a second. */
+		if (!err && !o->floor)
+			err = bpf_map__set_max_entries(io->skel->maps.iodone, 1u << 20);
 	} else {
 		/* The aggregates are unused: keep them tiny. Share the trace's
 		 * rings, sequence numbers and counters. */
@@ -233,6 +237,11 @@ int iotrace__stats_fd(const struct iotrace *io)
 int iotrace__cgnames_fd(const struct iotrace *io)
 {
 	return bpf_map__fd(io->skel->maps.cgnames);
+}
+
+int iotrace__done_fd(const struct iotrace *io)
+{
+	return bpf_map__fd(io->skel->maps.iodone);
 }
 
 int iotrace__files_fd(const struct iotrace *io)

@@ -71,6 +71,9 @@ int iotrace__stats_fd(const struct iotrace *io);
 /* The "cgnames" map (cgroup id -> struct cabbpf_cgname). */
 int iotrace__cgnames_fd(const struct iotrace *io);
 int iotrace__files_fd(const struct iotrace *io);
+/* Aggregate mode: the "iodone" ring of ended processes' slots (struct
+ * cabbpf_iodone), read by iostat. Owned by io. */
+int iotrace__done_fd(const struct iotrace *io);
 
 /* Number of possible CPUs (values per key of the per-CPU maps). */
 unsigned iotrace__ncpus(const struct iotrace *io);
