@@ -766,6 +766,8 @@ static __noinline bool send_slot(struct task_struct *task, __u32 tgid, struct sl
 		d->hist_req[b] = sl->hist_req[b];
 		d->hist_ret[b] = sl->hist_ret[b];
 	}
+	/* Ring memory is not zeroed: user space compares names whole. */
+	__builtin_memset(d->comm, 0, sizeof(d->comm));
 	bpf_probe_read_kernel_str(d->comm, sizeof(d->comm), task->comm);
 	__builtin_memcpy(d->name, sl->name, sizeof(d->name));
 	/* No wakeup: the loader reads the ring every tick (50 ms). */

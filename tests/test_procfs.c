@@ -69,9 +69,15 @@ START_TEST(tracer_and_gone)
 	ck_assert_int_eq(procfs__status_field(c, "TracerPid"), 0);
 	ck_assert_int_eq(ptrace(PTRACE_SEIZE, c, NULL, NULL), 0);
 	ck_assert_int_eq(procfs__status_field(c, "TracerPid"), getpid());
+	ck_assert(!procfs__gone(c));
 	kill(c, SIGKILL);
+	/* A zombie until reaped: gone already, for --io. */
+	ck_assert_int_eq(waitid(P_PID, (id_t)c, NULL, WEXITED | WNOWAIT), 0);
+	ck_assert(procfs__gone(c));
 	ck_assert_int_eq(waitpid(c, &st, 0), c);
 	ck_assert_int_eq(procfs__status_field(c, "Tgid"), -1); /* reaped: gone */
+	ck_assert(procfs__gone(c));
+	ck_assert(!procfs__gone(getpid()));
 }
 END_TEST
 

@@ -370,6 +370,13 @@ const struct opt_def opts__table[] = {
 	{"interval", 'i', OPT_DOUBLE, "SECONDS", 0.1, 86400.0, OFF(interval), .group = G_IO,
 	 .wants = "a number of seconds from 0.1 to 86400",
 	 .help = "with --io: print the figures every SECONDS"},
+	{"io-keep", 0, OPT_UINT, "N", 2, 100000000, OFF(io_keep), .group = G_IO,
+	 .wants = "a number of processes from 2 to 100000000",
+	 .help = "with --io: keep the figures of at most N ended\n"
+		 "processes one by one (default 10000, ~4 KB each);\n"
+		 "past that, the half with the least I/O is counted\n"
+		 "in its command's row (\"commands\") only: long runs\n"
+		 "on busy machines stay bounded"},
 	{"cgroup", 0, OPT_STR, "PATH", 0, 0, OPTF_NONEMPTY, OFF(cgroup), .group = G_IO,
 	 .wants = "a cgroup v2 directory",
 	 .help = "only tasks in cgroup v2 directory PATH and its\n"
@@ -429,6 +436,7 @@ static int check_combination(struct opts *o)
 		 "--follow-exec follows a command cabbpf launches: give -- COMMAND"},
 		{o->cgroup && o->container, "give either --cgroup or --container, not both"},
 		{o->interval && !o->io, "-i works with --io only"},
+		{o->io_keep && !o->io, "--io-keep works with --io only"},
 		{o->sample_period_ms && !o->sample_pct && !o->budget_pct,
 		 "--sample-period goes with --sample P or --budget P"},
 		{o->budget_pct && (o->sample_pct || o->start_disabled),

@@ -62,6 +62,7 @@ struct opts {
 	/* System-wide I/O and containers (issue 4) */
 	bool io;	       /* --io: system-wide I/O statistics */
 	double interval;       /* -i seconds: periodic --io output; 0 = none */
+	unsigned io_keep;      /* --io-keep: ended processes kept one by one; 0 = default */
 	const char *cgroup;    /* --cgroup PATH (cgroup v2 directory) */
 	const char *container; /* --container ID */
 	/* Call tree and flame graph (user/cli/views.h); -s and --folded-metric

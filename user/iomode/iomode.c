@@ -12,6 +12,7 @@
 #include "user/iomode/iotrace.h"
 #include "user/iomode/iomode.h"
 #include "user/proc/cgroup.h"
+#include "user/proc/procfs.h"
 #include "user/iomode/iostat.h"
 #include "common/log.h"
 #include "common/outfile.h"
@@ -68,25 +69,6 @@ static double since_exec_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - (double)start / (double)hz;
 }
 
-/* Gone, or a zombie nobody has reaped yet: either way it does no more I/O. */
-static bool pid_gone(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return true;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* "pid (comm) S ...": comm may hold spaces and parentheses. */
-	p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
-}
-
 /*
  * Should the maps be collected before the next second? The kernel keeps a
  * process's figures under keys that only a collection frees once it has
@@ -124,7 +106,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	const char *why = NULL;
 	int cgfd = -1, err, report_err;
 
-	if (o->pid && pid_gone(o->pid)) {
+	if (o->pid && procfs__gone(o->pid)) {
 		log_err("cannot watch pid %d: no such process", (int)o->pid);
 		return -ESRCH;
 	}
@@ -148,6 +130,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	so.stats_fd = iotrace__stats_fd(io);
 	so.files_fd = iotrace__files_fd(io);
 	so.done_fd = o->floor ? -1 : iotrace__done_fd(io);
+	so.keep = o->io_keep;
 	so.cgnames_fd = iotrace__cgnames_fd(io);
 	so.ncpus = iotrace__ncpus(io);
 	so.cgroot = cgroup__v2_root(cgroot, sizeof(cgroot)) ? NULL : cgroot;
@@ -183,7 +166,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 			why = "interrupted";
 		else if (o->duration && t - t0 >= o->duration)
 			why = "duration reached";
-		else if (o->pid && pid_gone(o->pid))
+		else if (o->pid && procfs__gone(o->pid))
 			why = "target exited";
 		/* Ended processes' slots: every tick, so the ring never fills. */
 		err = iostat__drain(st);

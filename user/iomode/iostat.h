@@ -38,6 +38,7 @@ struct iostat_opts {
 	unsigned ncpus;     /* values per key */
 	const char *cgroot; /* cgroup v2 mount point, for cgroup paths; may be NULL */
 	unsigned top;       /* rows per text table; 0 = 20 */
+	unsigned keep;	    /* ended processes kept one by one; 0 = 10000 */
 };
 
 /* Returns 0 and *out (free with iostat__free) or -ENOMEM / -EINVAL. */

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * user/procfs — small reads of a process's /proc files that several parts
- * need (the guard, whole-cgroup tracing).
+ * need (the guard, whole-cgroup tracing, --io).
  *
  * Threads: any (no shared state).
  */
 #ifndef USER_PROCFS_H
 #define USER_PROCFS_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /*
@@ -16,5 +17,9 @@
  * the process is gone or has no such field.
  */
 long procfs__status_field(pid_t pid, const char *name);
+
+/* Gone, or a zombie nobody has reaped yet: either way it runs no more
+ * code and does no more I/O (/proc/PID/stat's state). */
+bool procfs__gone(pid_t pid);
 
 #endif /* USER_PROCFS_H */
