@@ -43,6 +43,7 @@ struct iostat {
 	struct ptab stats, files;
 	struct hmap cgpath; /* cgid -> char * (path) or 1 (unknown) */
 	struct hmap prev;   /* pid -> previous interval's in+out bytes */
+	uint64_t prev_total; /* in+out bytes of every process at the last -i print */
 	struct hmap alive;  /* pid -> 1 dead / 2 alive, per collect */
 	size_t vsize_s, vsize_f;
 	void *vals;		  /* ncpus values of the larger map */

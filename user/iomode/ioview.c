@@ -244,12 +244,39 @@ uint64_t iostat__calls(const struct iostat *s)
 	return n;
 }
 
+/* Everything in one group. */
+static struct group *group_all(struct iostat *s)
+{
+	struct group *g = calloc(1, sizeof(*g));
+	struct cabbpf_iostat_val t;
+	size_t i;
+
+	if (!g)
+		return NULL;
+	for (i = 0; i < s->stats.n; i++) {
+		const struct sent *e = s->stats.v[i];
+
+		iostat__stat_total(e, &t);
+		group_add(g, &e->k, &t);
+	}
+	return g;
+}
+
 void iostat__print_interval(struct iostat *s, FILE *f, double secs)
 {
-	struct group **g;
+	struct group **g, *all;
 	size_t n = 0, i, shown = 0;
-	uint64_t total = 0;
+	uint64_t total, now;
 
+	/* The interval's bytes from the whole table: rows of processes that
+	 * were folded since the last print are gone, their bytes are not. */
+	all = group_all(s);
+	if (!all)
+		return;
+	now = all->in_bytes + all->out_bytes;
+	group_free(all);
+	total = now - s->prev_total;
+	s->prev_total = now;
 	g = groups(s, BY_PROC, &n);
 	if (!g)
 		return;
@@ -262,7 +289,6 @@ void iostat__print_interval(struct iostat *s, FILE *f, double secs)
 		*v = now;
 		/* Reuse in_short as "bytes this interval" for sorting. */
 		g[i]->in_short = d;
-		total += d;
 	}
 	for (i = 0; i < n; i++) /* sort by this interval's bytes */
 		g[i]->in_bytes = g[i]->in_short;
@@ -373,24 +399,6 @@ static void text_groups(struct iostat *s, FILE *f, enum gby by)
 			s->procs_folded);
 	fputc('\n', f);
 	groups_free(g, n);
-}
-
-/* Everything in one group. */
-static struct group *group_all(struct iostat *s)
-{
-	struct group *g = calloc(1, sizeof(*g));
-	struct cabbpf_iostat_val t;
-	size_t i;
-
-	if (!g)
-		return NULL;
-	for (i = 0; i < s->stats.n; i++) {
-		const struct sent *e = s->stats.v[i];
-
-		iostat__stat_total(e, &t);
-		group_add(g, &e->k, &t);
-	}
-	return g;
 }
 
 static void text_hist(FILE *f, const char *what, const __u64 *h)
