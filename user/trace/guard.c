@@ -1290,6 +1290,8 @@ static void *tracer_main(void *arg)
 	sigset_t chld;
 	int err, st;
 
+	/* Named for top -H and for the tests, which stop it to hold a fork. */
+	pthread_setname_np(pthread_self(), "cabbpf-guard");
 	err = seize_all(g);
 	pthread_mutex_lock(&g->mu);
 	g->seize_done = err ? err : 1;

@@ -81,6 +81,7 @@ struct wproc {
 	uint64_t exec_ts;	       /* its last exec event's time (0: not known) */
 	const struct wimage *said_img; /* said on stderr with this image */
 	int said_from;		       /* and pub.from + 1 */
+	double held_since;	       /* > 0: another guard of ours holds it (a fork) */
 };
 
 struct whole {
@@ -95,6 +96,7 @@ struct whole {
 	struct wfile *files;
 	size_t nfiles, capfiles;
 	struct hmap procs; /* pid -> struct wproc * */
+	size_t nheld;	   /* processes with held_since set */
 	pid_t *queue;	   /* pending pids, in the order found */
 	size_t nq, capq;
 	uint32_t last_pid; /* whole__see's shortcut */
@@ -549,23 +551,31 @@ static void guard_done(struct whole *w, struct wproc *p)
 }
 
 /* A child forked by a process another guard of ours holds is held by that
- * guard at birth (guard__forks), for a few ms while its inherited return
- * addresses go back: its own guard waits for that, rather than failing to
- * seize it (it was traced without return probes, and said). Bounded:
- * 500 ms. */
-static void wait_other_guard(pid_t pid)
+ * guard at birth (guard__forks), while its inherited return addresses go
+ * back: a few ms, or longer on a loaded machine (two CPU hogs and a second
+ * test run: more than the 500 ms once waited here, and the child went
+ * without return probes, with a warning). Whether pid is so held now,
+ * after tries looks 2 ms apart; its own guard is then put off (whole__poll
+ * looks again, once a poll), never failed. */
+static bool held_by_our_guard(pid_t pid, int tries)
 {
 	struct timespec ms = {0, 2000000};
 	long tracer;
 	int i;
 
-	for (i = 0; i < 250; i++) {
+	for (i = 0; i < tries; i++) {
 		tracer = procfs__status_field(pid, "TracerPid");
 		if (tracer <= 0 || procfs__status_field((pid_t)tracer, "Tgid") != (long)getpid())
-			return;
-		nanosleep(&ms, NULL);
+			return false;
+		if (i + 1 < tries)
+			nanosleep(&ms, NULL);
 	}
+	return true;
 }
+
+/* How long a process may wait for another guard of ours to let it go
+ * before its own guard tries anyway (and says why it cannot). */
+#define HELD_MAX_S 10.0
 
 /* Let p's calls arm return probes once nothing in it can read one
  * unwatched (whole.h). */
@@ -581,6 +591,19 @@ static void guard_and_arm(struct whole *w, struct wproc *p, const char *path)
 		return;
 	}
 	if (!w->o.no_guard) {
+		if (held_by_our_guard(p->pub.pid, p->held_since ? 1 : 10) &&
+		    (!p->held_since || w->now - p->held_since < HELD_MAX_S)) {
+			if (!p->held_since) {
+				p->held_since = w->now > 0 ? w->now : 1e-9;
+				w->nheld++;
+			}
+			p->pub.unarmed_why = "held by its parent's guard (a fork) until the end";
+			return;
+		}
+		if (p->held_since) {
+			p->held_since = 0;
+			w->nheld--;
+		}
 		err = guard__open(p->pub.pid, path, false, &g);
 		/* the libraries traced here may have switches of their own */
 		for (size_t i = 0; !err && p->img && p->img->libs && i < p->img->libs->nlibs; i++)
@@ -588,10 +611,8 @@ static void guard_and_arm(struct whole *w, struct wproc *p, const char *path)
 				guard__free(g);
 		/* A child forked later inherits the trampolines on this
 		 * process's stack: held at birth, they go back (guard.h). */
-		if (!err) {
+		if (!err)
 			guard__forks(g);
-			wait_other_guard(p->pub.pid);
-		}
 		if (err == -ENOENT) {
 			g = NULL; /* no unwinder, no stack switcher: nothing to guard */
 		} else if (err) {
@@ -754,6 +775,7 @@ static int look_at(struct whole *w, struct wproc *p)
 			 w->o.entry_only ? ""
 			 : p->pub.armed	 ? (p->pub.guarded ? ", return probes armed (guarded)"
 							   : ", return probes armed")
+			 : p->held_since ? ", return probes once its parent's guard lets it go"
 					 : ", no return probes");
 	else if (w->nsaid == MAX_SAID)
 		log_info("(further processes found while tracing are not listed here; the report "
@@ -1061,6 +1083,22 @@ int whole__poll(struct whole *w, double now, bool *empty)
 		err = p ? look_at(w, p) : -ENOMEM;
 	}
 	w->nq = 0;
+	/* Processes put off while another guard of ours held them. */
+	it = 0;
+	while (w->nheld && w->started && hmap__next(&w->procs, &it, &e)) {
+		struct wproc *p = (struct wproc *)(uintptr_t)e->val;
+		char path[PATH_MAX];
+
+		if (!p || !p->held_since)
+			continue;
+		if (p->ended || syms__resolve_exe(p->pub.pid, path, sizeof(path))) {
+			p->held_since = 0;
+			w->nheld--;
+			p->ended = true;
+			continue;
+		}
+		guard_and_arm(w, p, path);
+	}
 	if (err)
 		log_err("out of memory");
 	return err;

@@ -39,7 +39,10 @@
  * its child the trampolines already on its stack: its guard holds the
  * child at birth and puts the return addresses back (guard__forks; a C++
  * prefork server's children that threw died in std::terminate); the
- * child itself is unarmed until its own guard holds it.
+ * child itself is unarmed until its own guard holds it, which is put off
+ * (looked at again each poll, up to 10 s) while the parent's guard still
+ * holds it: on a loaded machine that took more than the 500 ms once
+ * waited, and the child went without return probes, with a warning.
  *
  * Threads: the loader's main thread, except where said.
  */
