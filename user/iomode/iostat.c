@@ -89,9 +89,10 @@ void iostat__free(struct iostat *s)
 static bool pid_alive(struct iostat *s, uint32_t pid)
 {
 	uint64_t *v;
-	/* A zombie has done all its I/O: gone (its figures retire now, and
-	 * it is not taken for a new process under an ended one's pid). */
-	bool alive = (kill((pid_t)pid, 0) == 0 || errno == EPERM) && !procfs__gone((pid_t)pid);
+	/* One read of /proc/PID/stat: gone, or a zombie, which has done all
+	 * its I/O (its figures retire now, and it is not taken for a new
+	 * process under an ended one's pid). */
+	bool alive = !procfs__gone((pid_t)pid);
 
 	if (hmap__upsert(&s->alive, pid, &v))
 		return alive;

@@ -606,6 +606,39 @@ static void json_groups(struct iostat *s, struct json *w, enum gby by)
 	groups_free(g, n);
 }
 
+/* A JSON object of BPF counters: key name, counter index; NULL-ended. */
+struct counter_key {
+	const char *name;
+	unsigned idx;
+};
+
+static const struct counter_key lost_keys[] = {
+	{"process_map_full", CABBPF_IOSTAT_STATS_FULL},
+	{"file_map_full", CABBPF_IOSTAT_FILES_FULL},
+	{"compat_not_decoded", CABBPF_IOSTAT_COMPAT},
+	{NULL, 0},
+};
+
+static const struct counter_key kernel_keys[] = {
+	{"process_keys_created", CABBPF_IOSTAT_STATS_NEW},
+	{"file_keys_created", CABBPF_IOSTAT_FILES_NEW},
+	{"exit_records", CABBPF_IOSTAT_EXIT_SENT},
+	{"exit_ring_full", CABBPF_IOSTAT_EXIT_RING_FULL},
+	{NULL, 0},
+};
+
+static void json_counters(struct json *w, const char *key, const struct counter_key *k,
+			  const uint64_t *counts)
+{
+	json__key(w, key);
+	json__begin_object(w);
+	for (; k->name; k++) {
+		json__key(w, k->name);
+		json__u64(w, counts[k->idx]);
+	}
+	json__end_object(w);
+}
+
 static int write_json(struct iostat *s, struct json *w, const struct iostat_run *r)
 {
 	struct group *all = group_all(s);
@@ -651,26 +684,8 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 					  : 0.0);
 	json__key(w, "kernel_calls_seen");
 	json__u64(w, r->counts[CABBPF_IOSTAT_CALLS]);
-	json__key(w, "lost");
-	json__begin_object(w);
-	json__key(w, "process_map_full");
-	json__u64(w, r->counts[CABBPF_IOSTAT_STATS_FULL]);
-	json__key(w, "file_map_full");
-	json__u64(w, r->counts[CABBPF_IOSTAT_FILES_FULL]);
-	json__key(w, "compat_not_decoded");
-	json__u64(w, r->counts[CABBPF_IOSTAT_COMPAT]);
-	json__end_object(w);
-	json__key(w, "kernel");
-	json__begin_object(w);
-	json__key(w, "process_keys_created");
-	json__u64(w, r->counts[CABBPF_IOSTAT_STATS_NEW]);
-	json__key(w, "file_keys_created");
-	json__u64(w, r->counts[CABBPF_IOSTAT_FILES_NEW]);
-	json__key(w, "exit_records");
-	json__u64(w, r->counts[CABBPF_IOSTAT_EXIT_SENT]);
-	json__key(w, "exit_ring_full");
-	json__u64(w, r->counts[CABBPF_IOSTAT_EXIT_RING_FULL]);
-	json__end_object(w);
+	json_counters(w, "lost", lost_keys, r->counts);
+	json_counters(w, "kernel", kernel_keys, r->counts);
 	json__key(w, "cpu_s");
 	json__double(w, r->cpu_s);
 	json__key(w, "total");
