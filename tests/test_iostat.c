@@ -229,13 +229,13 @@ START_TEST(fold_keeps_every_call)
 END_TEST
 
 /* The kernel reuses pids: a process ended, and later another under its
- * pid ended too: two rows, each its own command's. One exit's records read
+ * pid ended too: two rows, each its own command's, and a file row each. One exit's records read
  * in two drains in a row stay one process. */
 START_TEST(reused_pid_kept_apart)
 {
 	struct iostat *s = new_stat(0);
-	json_object *j, *procs, *c;
-	int rows100 = 0;
+	json_object *j, *procs, *c, *files;
+	int rows100 = 0, calls100 = 0;
 	size_t i;
 
 	record(s, 100, "first", 3, 7);
@@ -271,6 +271,20 @@ START_TEST(reused_pid_kept_apart)
 	ck_assert_int_eq(num(c, "processes"), 1);
 	ck_assert_int_eq(num(c, "in_calls"), 3);
 	ck_assert_int_eq(num(j, "processes_total"), 3);
+	/* Both processes under pid 100 read inode 7 on fd 3: a file row
+	 * each, shown with their fd. */
+	files = get(j, "files");
+	ck_assert_int_eq(json_object_array_length(files), 3);
+	for (i = 0; i < json_object_array_length(files); i++) {
+		json_object *f = json_object_array_get_idx(files, i);
+
+		ck_assert_int_eq(num(f, "fd"), 3);
+		if (num(f, "pid") == 100)
+			calls100 |= 1 << num(f, "in_calls");
+		else
+			ck_assert_int_eq(num(f, "in_calls"), 3);
+	}
+	ck_assert_int_eq(calls100, 1 << 3 | 1 << 5);
 	json_object_put(j);
 	iostat__free(s);
 }

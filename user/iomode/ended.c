@@ -64,6 +64,26 @@ struct sent *ended__entry(struct iostat *s, const struct cabbpf_iostat_key *k)
 	return e;
 }
 
+struct fent *ended__file_entry(struct iostat *s, const struct cabbpf_iofile_key *k)
+{
+	uint64_t *gp = hmap__find(&s->gen, k->pid);
+	uint32_t g = gp ? (uint32_t)*gp : 0;
+	struct fent *e = ptab__get(&s->files, k, sizeof(*k), sizeof(*e), true);
+
+	if (e && e->set && e->gen != g) {
+		/* A kernel fd is never negative: no kernel key finds it again. */
+		s->fasides = s->fasides % (uint32_t)INT32_MAX + 1;
+		e->k.fd = -(int32_t)s->fasides;
+		e = ptab__get(&s->files, k, sizeof(*k), sizeof(*e), true);
+	}
+	if (e && !e->set) {
+		e->gen = g;
+		e->fd = k->fd;
+		e->set = true;
+	}
+	return e;
+}
+
 /* One slot of an ended process (ring "iodone"): straight into its
  * retired figures, as a collection retires a dead process's keys. Its
  * files keep the kernel's dentry name: the process is gone, /proc has no
@@ -137,7 +157,7 @@ int ended__on_record(void *ctx, void *data, size_t size)
 	fv.cgid = d->cgid;
 	fv.fdkind = d->fdkind;
 	memcpy(fv.name, d->name, sizeof(fv.name));
-	f = ptab__get(&s->files, &fk, sizeof(fk), sizeof(*f), true);
+	f = ended__file_entry(s, &fk);
 	if (f)
 		iostat__add_file(&f->base, &fv);
 	return 0;

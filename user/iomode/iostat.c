@@ -383,11 +383,11 @@ static bool on_file(struct iostat *s, const void *key, const void *vals, size_t 
 	memset(&sum, 0, sizeof(sum));
 	for (c = 0; c < s->o.ncpus; c++)
 		iostat__add_file(&sum, (const void *)((const char *)vals + c * vsize));
-	e = ptab__get(&s->files, k, sizeof(*k), sizeof(*e), true);
+	alive = pid_alive(s, k->pid);
+	e = ended__file_entry(s, k);
 	if (!e)
 		return false;
 	e->cur = sum;
-	alive = pid_alive(s, k->pid);
 	if (alive && !e->tried) {
 		e->name = resolve_fd(k, sum.fdkind);
 		e->tried = true;

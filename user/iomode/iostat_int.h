@@ -32,10 +32,13 @@ struct sent {
 
 /* One key of "iofiles". */
 struct fent {
-	struct cabbpf_iofile_key k;
+	struct cabbpf_iofile_key k; /* k.fd: negative once set aside (ended__file_entry) */
 	struct cabbpf_iofile_val cur, base;
 	char *name; /* path, socket peer, or NULL when it could not be resolved */
-	bool tried; /* resolution attempted (only while the process lived) */
+	int32_t fd; /* the process's fd (k.fd's, before any setting aside) */
+	uint32_t gen; /* which process under k.pid, as struct sent's */
+	bool set;     /* gen and fd are set */
+	bool tried;   /* resolution attempted (only while the process lived) */
 };
 
 struct iostat {
@@ -56,6 +59,7 @@ struct iostat {
 	uint64_t round;	     /* drains and collects so far */
 	uint64_t walked;     /* round of the last complete walk of the kernel maps */
 	uint16_t asides;     /* entries set aside, for their keys' pad */
+	uint32_t fasides;    /* file entries set aside, for their keys' fd */
 	struct hmap folding; /* fold(): pid -> 1 to fold */
 	struct ptab cmds;    /* struct cmd, by comm: ids of the folded rows */
 	uint64_t procs_folded, files_folded;
@@ -96,6 +100,10 @@ void ended__new_process(struct iostat *s, uint32_t pid);
 /* The entry of kernel key k for the current process under k->pid (created
  * when absent); NULL when out of memory. */
 struct sent *ended__entry(struct iostat *s, const struct cabbpf_iostat_key *k);
+/* The same for a key of "iofiles": a file of an earlier process under that
+ * pid, on the same fd and inode (libc's fd 3 on one library), stays its own
+ * row. */
+struct fent *ended__file_entry(struct iostat *s, const struct cabbpf_iofile_key *k);
 /* Fold the least busy ended processes when more than o.keep are kept. */
 void ended__fold_if_over(struct iostat *s);
 

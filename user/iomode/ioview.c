@@ -502,7 +502,7 @@ int iostat__report_text(struct iostat *s, FILE *f, const struct iostat_run *r)
 			fprintf(f,
 				"%8u %5d %-7s %12" PRIu64 " %9" PRIu64 " %12" PRIu64 " %9" PRIu64
 				"  %s\n",
-				fv[i]->k.pid, fv[i]->k.fd, syscalls__fdkind_name(t.fdkind),
+				fv[i]->k.pid, fv[i]->fd, syscalls__fdkind_name(t.fdkind),
 				U(t.in_bytes), U(t.in_calls), U(t.out_bytes), U(t.out_calls),
 				fent_name(fv[i], &t, nbuf, sizeof(nbuf)));
 		}
@@ -712,7 +712,7 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 		json__key(w, "pid");
 		json__u64(w, fv[i]->k.pid);
 		json__key(w, "fd");
-		json__i64(w, fv[i]->k.fd);
+		json__i64(w, fv[i]->fd);
 		json__key(w, "inode");
 		json__u64(w, fv[i]->k.ino);
 		json__key(w, "dev");
