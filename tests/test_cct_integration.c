@@ -145,12 +145,17 @@ START_TEST(contexts_and_sleep)
 	ck_assert_int_eq(check_invariants(tree, 1), 9);
 	nap = at(tree, "main;nap");
 	ck_assert_int_ge(num(nap, "incl_ns"), 100000000);
-	/* Asleep is off-CPU: the 100 ms slept lie between its switch out and
-	 * back in, so on-CPU time is wall time less at least those (whatever
-	 * else the loaded machine kept it waiting for; a bound like "under
-	 * 5 ms" would hold the hypervisor's stolen time against it). */
+	/* Asleep is off-CPU: nearly all of the 100 ms slept lie between its
+	 * switch out and back in, so on-CPU time is wall time less nearly
+	 * those (whatever else the loaded machine kept it waiting for; a
+	 * bound like "under 5 ms" would hold the hypervisor's stolen time
+	 * against it). Not all of them: the timer starts when nanosleep arms
+	 * it, a little before the switch out, and an interrupt or the
+	 * hypervisor taking the CPU in between makes that gap longer (make
+	 * stress: 107 us, on-CPU 215 us of a 100.108 ms call). Counted on-CPU,
+	 * the sleep would put it above 100 ms. */
 	ck_assert_int_ge(num(nap, "cpu_incl_ns"), 0);
-	ck_assert_int_le(num(nap, "cpu_incl_ns"), num(nap, "incl_ns") - 100000000);
+	ck_assert_int_le(num(nap, "cpu_incl_ns"), num(nap, "incl_ns") - 80000000);
 	ck_assert_int_ge(num(at(tree, "main"), "incl_ns"), 100000000);
 	ck_assert(json_object_get_boolean(h_get(h_get(r.json, "cct_info"), "cpu_time")));
 	/* The text report says what wall times hold. */
@@ -416,13 +421,15 @@ END_TEST
 /* A switch-in the scheduler's tracepoint never reports (seen under heavy
  * load, about 1 run in 3,000: it once made pprof_read_by_go see no
  * off-CPU time at all) is closed at the thread's next event: with
- * CABBPF_TEST_UNSEEN_SWITCH_INS=1 none is reported, yet nap's 1 ms asleep
- * is still off-CPU (its interval closes at nap's return, so it holds the
- * whole sleep), the tree is exact and holds its invariants, and the
- * report counts the unseen switch-ins (at least nap's) in text and JSON. */
+ * CABBPF_TEST_UNSEEN_SWITCH_INS=1 none is reported, yet nap's 50 ms asleep
+ * are still off-CPU (its interval closes at nap's return, so it holds the
+ * whole sleep, less the gap between nanosleep arming its timer and the
+ * switch out: contexts_and_sleep), the tree is exact and holds its
+ * invariants, and the report counts the unseen switch-ins (at least
+ * nap's) in text and JSON. */
 START_TEST(unseen_switch_ins_closed)
 {
-	char *args[] = {"-a", "cct", "--", (char *)h_target("ctx", OPT(_i)), "20", "1", NULL};
+	char *args[] = {"-a", "cct", "--", (char *)h_target("ctx", OPT(_i)), "20", "50", NULL};
 	json_object *tree, *nap, *sched;
 	struct h_run r;
 
@@ -436,8 +443,8 @@ START_TEST(unseen_switch_ins_closed)
 	ck_assert_int_eq(calls_at(tree, "main;nap"), 1);
 	ck_assert_int_eq(check_invariants(tree, 1), 9);
 	nap = at(tree, "main;nap");
-	ck_assert_int_ge(num(nap, "incl_ns"), 1000000);
-	ck_assert_int_le(num(nap, "cpu_incl_ns"), num(nap, "incl_ns") - 1000000);
+	ck_assert_int_ge(num(nap, "incl_ns"), 50000000);
+	ck_assert_int_le(num(nap, "cpu_incl_ns"), num(nap, "incl_ns") - 40000000);
 	sched = h_get(h_get(r.json, "lost_by_kind"), "sched");
 	ck_assert_int_ge(num(sched, "switch_ins_unseen"), 1);
 	ck_assert_int_eq(num(sched, "lost"), 0);
