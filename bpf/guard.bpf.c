@@ -278,6 +278,40 @@ int BPF_PROG(guard_altstack, int sig, struct kernel_siginfo *info, struct k_siga
 volatile __u32 dump_tgid = 0;
 
 /*
+ * Letting go of a thread blocked in a call that a ptrace stop would end
+ * with EINTR even without a signal handler (epoll_wait, sigtimedwait,
+ * semop, a socket call with a timeout: signal(7)): the tracer does not
+ * interrupt it but puts its tid here, and the thread stops on its way out
+ * of its next system call, with the call's own result already in place
+ * (the SIGSTOP is taken on the return to user mode). Whoever deletes the
+ * entry first decides: this program (the SIGSTOP is ours, and is sent), or
+ * the tracer giving up on the wait (no SIGSTOP will come). Attached only
+ * while the tracer lets go.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} stop_at_exit SEC(".maps");
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(stop_on_exit, struct pt_regs *regs, long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, one = 1;
+
+	if (target_tgid && id >> 32 != target_tgid)
+		return 0;
+	if (bpf_map_delete_elem(&stop_at_exit, &tid))
+		return 0;
+	if (bpf_send_signal_thread(SIGSTOP))
+		/* Not sent: the thread's next call tries again. */
+		bpf_map_update_elem(&stop_at_exit, &tid, &one, BPF_NOEXIST);
+	return 0;
+}
+
+/*
  * Before the tracer lets go of the target (cabbpf stops while the target
  * runs on), every pending return instance of the target's threads, as
  * records of three u64 (tid, slot, orig): the tracer writes back the

@@ -13,8 +13,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
 #include "tests/harness.h"
 #include "user/elf/syms.h"
+#include "user/proc/procfs.h"
 
 /*
  * Run target (argv, NULL-terminated) untraced into *p, then traced with
@@ -727,6 +732,95 @@ START_TEST(detach_leaves_sigwaitinfo_waiting)
 }
 END_TEST
 
+/* Whether thread pid is blocked in system call nr within 10 s (patiently). */
+static bool blocked_in(pid_t pid, long nr)
+{
+	int i;
+
+	for (i = 0; i < 1000 * H_PATIENCE; i++) {
+		if (procfs__syscall(pid, pid) == nr)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * Letting go of a thread blocked inside a traced function (wait_in, entered
+ * during the trace: a return address to give back) in a call that a ptrace
+ * stop would end with EINTR: epoll_wait (_i even), sigwaitinfo (odd).
+ * cabbpf does not stop it there but waits for the call to return, and the
+ * call's result is its own: woken while cabbpf waits (_i < 2), the target
+ * prints what it got, as untraced. Still blocked when the wait ends
+ * (_i >= 2, CABBPF_DETACH_WAIT_MS=100), it is stopped after all, and
+ * cabbpf says so (the call ends with EINTR: the warning names it).
+ */
+START_TEST(detach_waits_for_blocked_call)
+{
+	bool sigwait = _i & 1, late = _i & 2;
+	char fifo[PATH_MAX], ex[64];
+	char *target[] = {(char *)h_target("blocker", _i & 1 ? 2 : 0),
+			  sigwait ? "sigwait" : "epoll", fifo, NULL};
+	char *opts[] = {"-q", NULL};
+	const char *call = sigwait ? "sigtimedwait" : "epoll_wait";
+	char *out;
+	struct h_proc t;
+	struct h_run r;
+	int st, fd;
+
+	snprintf(fifo, sizeof(fifo), "%s/blocker-%d.fifo", h_tmp, _i);
+	unlink(fifo);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	if (sigwait)
+		target[2] = NULL;
+	setenv("CABBPF_DETACH_WAIT_MS", late ? "100" : "120000", 1);
+	h_spawn(&t, target, NULL, "ready");
+	h_start_pid(&r, t.pid, opts, H_TRACING);
+	ck_assert_int_eq(kill(t.pid, SIGUSR2), 0);
+	ck_assert(h_wait_for(t.out_path, "waiting", 10000));
+	ck_assert(blocked_in(t.pid, sigwait ? SYS_rt_sigtimedwait : SYS_epoll_wait));
+	ck_assert_int_eq(kill(r.pid, SIGINT), 0);
+	if (!late) {
+		/* cabbpf waits: the call returns with what woke it. */
+		ck_assert_msg(h_wait_for(r.err_path, "blocked in", 10000), "cabbpf did not wait");
+		if (sigwait) {
+			ck_assert_int_eq(kill(t.pid, SIGUSR1), 0);
+		} else {
+			fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(write(fd, "x", 1), 1);
+			close(fd);
+		}
+	}
+	h_finish(&r);
+	h_assert_ok(&r);
+	ck_assert_msg(strstr(r.err, call), "stderr does not name %s:\n%s", call, r.err);
+	ck_assert_int_ge(h_guard(r.json, "restored_at_detach"), 1);
+	ck_assert_int_eq(h_guard(r.json, "failed"), 0);
+	ck_assert_int_eq(h_guard(r.json, "detach_waited"), late ? 0 : 1);
+	ck_assert_int_eq(h_guard(r.json, "detach_cut_short"), late ? 1 : 0);
+	if (late) {
+		ck_assert_msg(strstr(r.err, "still blocked after 100 ms"), "no warning:\n%s",
+			      r.err);
+		/* Stopped in the call, which ended with EINTR (as the warning
+		 * says); woken, it would not: let it end. */
+		ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
+		out = h_slurp(t.out_path);
+		ck_assert_msg(strstr(out, "Interrupted system call"), "%s", out);
+	} else {
+		ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
+		ck_assert_str_eq(h_describe(st, ex, sizeof(ex)), "exited with status 0");
+		out = h_slurp(t.out_path);
+		ck_assert_msg(strstr(out, sigwait ? "sigwaitinfo 10\n" : "epoll_wait 1\n"), "%s",
+			      out);
+		ck_assert_msg(!strstr(r.err, "still blocked"), "%s", r.err);
+	}
+	free(out);
+	unlink(fifo);
+	h_free(&r);
+}
+END_TEST
+
 /* A target that already has a tracer cannot be guarded: cabbpf says so,
  * traces entries only (exact counts), and the target is unharmed. */
 START_TEST(already_traced_falls_back)
@@ -866,6 +960,7 @@ int main(void)
 	tcase_add_loop_test(other, attach_detach_while_throwing, 0, 4);
 	tcase_add_test(other, already_traced_falls_back);
 	tcase_add_loop_test(other, detach_leaves_sigwaitinfo_waiting, 0, 2);
+	tcase_add_loop_test(other, detach_waits_for_blocked_call, 0, 4);
 	tcase_add_loop_test(other, replaced_libraries_still_guarded, 0, 4);
 	tcase_add_test(other, killed_mid_trace_still_reports);
 	suite_add_tcase(s, exc);

@@ -81,6 +81,53 @@ START_TEST(tracer_and_gone)
 }
 END_TEST
 
+/* The call a thread is blocked in: a child in pause() (within 10 s); a
+ * reaped child, a spinning one: -1. */
+START_TEST(blocked_syscall)
+{
+	pid_t c = fork();
+	long nr = -1;
+	int st, i, fds[2];
+	char b;
+
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		pause();
+		_exit(0);
+	}
+	for (i = 0; i < 1000 && nr != SYS_pause; i++) {
+		nr = procfs__syscall(c, c);
+		usleep(10000);
+	}
+	ck_assert_int_eq(nr, SYS_pause);
+	kill(c, SIGKILL);
+	ck_assert_int_eq(waitpid(c, &st, 0), c);
+	ck_assert_int_eq(procfs__syscall(c, c), -1);
+	/* Spinning in user code, on a CPU ("running") or not ("-1 SP PC"),
+	 * once it has told so (before it first runs, a child shows its
+	 * parent's fork call). */
+	ck_assert_int_eq(pipe(fds), 0);
+	c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		if (write(fds[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			__asm__ volatile("" ::: "memory");
+	}
+	ck_assert_int_eq(read(fds[0], &b, 1), 1);
+	close(fds[0]);
+	close(fds[1]);
+	/* Its write's exit is behind it once it spins: wait for that. */
+	for (i = 0; i < 1000 && procfs__syscall(c, c) != -1; i++)
+		usleep(10000);
+	for (i = 0; i < 100; i++)
+		ck_assert_int_eq(procfs__syscall(c, c), -1);
+	kill(c, SIGKILL);
+	ck_assert_int_eq(waitpid(c, &st, 0), c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("procfs");
@@ -90,6 +137,7 @@ int main(void)
 
 	tcase_add_test(tc, own_fields);
 	tcase_add_test(tc, tracer_and_gone);
+	tcase_add_test(tc, blocked_syscall);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

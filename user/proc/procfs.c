@@ -41,3 +41,23 @@ bool procfs__gone(pid_t pid)
 	p = strrchr(buf, ')');
 	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
 }
+
+long procfs__syscall(pid_t pid, pid_t tid)
+{
+	char path[64], buf[64], *end;
+	long nr;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* "NR ARG1 ... ARG6 SP PC", "-1 SP PC" (blocked, not in a call) or
+	 * "running". */
+	nr = strtol(buf, &end, 10);
+	return end == buf || nr < 0 ? -1 : nr;
+}

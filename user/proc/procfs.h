@@ -22,4 +22,9 @@ long procfs__status_field(pid_t pid, const char *name);
  * code and does no more I/O (/proc/PID/stat's state). */
 bool procfs__gone(pid_t pid);
 
+/* The system call thread tid of process pid is in now, blocked (its number,
+ * from /proc/PID/task/TID/syscall), or -1: running, not in a call, gone,
+ * or unreadable. */
+long procfs__syscall(pid_t pid, pid_t tid);
+
 #endif /* USER_PROCFS_H */

@@ -98,6 +98,11 @@ struct gthread {
 	bool stopped;
 	bool must_stop; /* holds return addresses to give back */
 	int pass_sig; /* signal to deliver when let go */
+	/* blocked in a call that a stop would end with EINTR: stopped at its
+	 * next syscall exit instead (bpf/guard.bpf.c, stop_on_exit) */
+	bool armed;
+	bool ours_pending; /* that SIGSTOP was sent, not yet seen */
+	const char *call;  /* the call it was blocked in */
 	/* --lossless: held in its signal-delivery-stop at the rings'
 	 * high-water mark since drain round held_gen */
 	bool held;
@@ -120,6 +125,7 @@ struct guard {
 	int *mfds; /* or one multi-uprobe link per file */
 	size_t nmfds;
 	struct bpf_link *altstack; /* signal handlers on an alternate stack */
+	struct bpf_link *exit_stop; /* stop_on_exit, while letting go */
 	bool forks;		   /* guard__forks: hold forked processes at birth */
 	/* tracer thread */
 	pthread_t thr;
@@ -1137,11 +1143,147 @@ static bool mark_must_stop(struct guard *g)
 	return fd >= 0;
 }
 
+/* The calls a ptrace stop ends with EINTR even in a thread with no signal
+ * handler (signal(7), "Interruption of system calls and library functions
+ * by stop signals"; the socket calls only when a timeout is set on the
+ * socket, which is not seen from here). */
+static const struct {
+	long nr;
+	const char *name;
+} eintr_calls[] = {
+#ifdef __NR_epoll_wait
+	{__NR_epoll_wait, "epoll_wait"},
+#endif
+	{__NR_epoll_pwait, "epoll_pwait"},
+#ifdef __NR_epoll_pwait2
+	{__NR_epoll_pwait2, "epoll_pwait2"},
+#endif
+	{__NR_rt_sigtimedwait, "sigtimedwait"},
+	{__NR_semop, "semop"},
+	{__NR_semtimedop, "semtimedop"},
+	{__NR_io_getevents, "io_getevents"},
+#ifdef __NR_io_pgetevents
+	{__NR_io_pgetevents, "io_pgetevents"},
+#endif
+	{__NR_accept, "accept"},
+	{__NR_accept4, "accept4"},
+	{__NR_connect, "connect"},
+	{__NR_recvfrom, "recvfrom"},
+	{__NR_recvmsg, "recvmsg"},
+	{__NR_recvmmsg, "recvmmsg"},
+	{__NR_sendto, "sendto"},
+	{__NR_sendmsg, "sendmsg"},
+	{__NR_sendmmsg, "sendmmsg"},
+};
+
+/* How long letting go waits for threads blocked in such calls
+ * (CABBPF_DETACH_WAIT_MS, default 2 s). */
+static long detach_wait_ms(void)
+{
+	const char *e = getenv("CABBPF_DETACH_WAIT_MS");
+	char *end;
+	long v;
+
+	if (!e || !*e)
+		return 2000;
+	v = strtol(e, &end, 10);
+	return *end || v < 0 ? 2000 : v;
+}
+
+/*
+ * Thread t must stop to give its return addresses back. Blocked in a call
+ * that a stop would end with EINTR (a target blocked in epoll_wait inside
+ * a traced function, let go with Ctrl-C), it is not interrupted: it stops
+ * on its way out of its next system call (bpf/guard.bpf.c,
+ * stop_on_exit), whose result is then its own. Returns whether it was so
+ * armed; false: interrupt it now.
+ */
+static bool arm_exit_stop(struct guard *g, struct gthread *t)
+{
+	long nr = procfs__syscall(g->pid, t->tid);
+	uint32_t key = (uint32_t)t->tid, one = 1;
+	const char *call = NULL;
+	size_t i;
+
+	for (i = 0; nr >= 0 && i < sizeof(eintr_calls) / sizeof(eintr_calls[0]); i++)
+		if (eintr_calls[i].nr == nr)
+			call = eintr_calls[i].name;
+	if (!call || !g->skel || !detach_wait_ms())
+		return false;
+	if (!g->exit_stop) {
+		g->exit_stop = bpf_program__attach(g->skel->progs.stop_on_exit);
+		if (!g->exit_stop) {
+			log_debug("guard: attaching stop_on_exit: %s", strerror(errno));
+			return false;
+		}
+	}
+	if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.stop_at_exit), &key, &one, BPF_ANY))
+		return false;
+	t->armed = true;
+	t->call = call;
+	return true;
+}
+
+/* An armed thread reports a stop: from now on it is not armed, and if
+ * stop_on_exit sent its SIGSTOP (took the entry first), that signal is
+ * ours to swallow (ours_pending). */
+static void disarm(struct guard *g, struct gthread *t)
+{
+	uint32_t key = (uint32_t)t->tid;
+
+	if (!t->armed)
+		return;
+	t->armed = false;
+	if (bpf_map_delete_elem(bpf_map__fd(g->skel->maps.stop_at_exit), &key))
+		t->ours_pending = true;
+}
+
+/* The wait for armed threads is over: those whose SIGSTOP was not sent
+ * are interrupted now (their call may end with EINTR: said). */
+static void give_up_waiting(struct guard *g, long ms)
+{
+	size_t i, n = 0;
+	pid_t first = 0;
+	const char *call = NULL;
+
+	for (i = 0; i < g->nth; i++) {
+		struct gthread *t = &g->th[i];
+
+		if (!t->armed || t->stopped)
+			continue;
+		disarm(g, t);
+		if (t->ours_pending)
+			continue; /* its SIGSTOP is on the way */
+		ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+		g->st.detach_cut_short++;
+		if (!n++) {
+			first = t->tid;
+			call = t->call;
+		}
+	}
+	if (n)
+		log_warn("letting go of pid %d: %zu thread%s (tid %d, in %s) still blocked after "
+			 "%ld ms with return addresses to give back, stopped to give them back: "
+			 "that call may end with EINTR (signal(7)); CABBPF_DETACH_WAIT_MS "
+			 "waits longer",
+			 (int)g->pid, n, n == 1 ? "" : "s", (int)first, call, ms);
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
 static void detach_all(struct guard *g)
 {
-	struct timespec t0, now;
-	bool all = !mark_must_stop(g);
-	size_t i;
+	struct timespec t0;
+	bool all = !mark_must_stop(g), waiting;
+	long wait_ms = detach_wait_ms();
+	size_t i, narmed = 0;
+	const char *call = NULL;
 	int st;
 
 	/* Only the threads with return addresses to give back are stopped: a
@@ -1164,9 +1306,21 @@ static void detach_all(struct guard *g)
 		}
 		if (all)
 			g->th[i].must_stop = true;
-		if (g->th[i].must_stop)
-			ptrace(PTRACE_INTERRUPT, g->th[i].tid, NULL, NULL);
+		g->th[i].armed = g->th[i].ours_pending = false;
+		if (!g->th[i].must_stop)
+			continue;
+		if (arm_exit_stop(g, &g->th[i])) {
+			call = narmed++ ? call : g->th[i].call;
+			continue;
+		}
+		ptrace(PTRACE_INTERRUPT, g->th[i].tid, NULL, NULL);
 	}
+	if (narmed)
+		log_info(
+			"letting go of pid %d: waiting up to %.1f s for %zu thread%s blocked in %s "
+			"to return, so that the call ends as it would untraced (not with EINTR)",
+			(int)g->pid, (double)wait_ms / 1000, narmed, narmed == 1 ? "" : "s", call);
+	waiting = narmed > 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		size_t left = 0;
@@ -1176,8 +1330,12 @@ static void detach_all(struct guard *g)
 			left += g->th[i].must_stop && !g->th[i].stopped;
 		if (!left)
 			break;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - t0.tv_sec > 2) {
+		if (waiting && ms_since(&t0) >= wait_ms) {
+			give_up_waiting(g, wait_ms);
+			waiting = false;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+		}
+		if (!waiting && ms_since(&t0) > 2000) {
 			log_warn("%zu thread%s of pid %d did not stop: their return addresses "
 				 "stay with the kernel",
 				 left, left == 1 ? "" : "s", (int)g->pid);
@@ -1209,6 +1367,7 @@ static void detach_all(struct guard *g)
 
 			if (!t)
 				continue;
+			disarm(g, t);
 			if (ev == PTRACE_EVENT_CLONE) {
 				unsigned long msg;
 
@@ -1231,9 +1390,16 @@ static void detach_all(struct guard *g)
 						atomic_fetch_add(&g->nheld, 1);
 						unhold(g, t, false);
 						sig = 0;
-					} else if (guard_req) {
+					} else if (guard_req || t->ours_pending) {
 						sig = 0;
 					}
+					g->st.detach_waited += t->ours_pending;
+					t->ours_pending = false;
+				} else if (t->ours_pending) {
+					/* Another signal first (delivered now, as
+					 * untraced); the stop on exit comes next. */
+					resume(tid, sig);
+					continue;
 				}
 				t->pass_sig = sig;
 				t->stopped = true;
@@ -1243,7 +1409,7 @@ static void detach_all(struct guard *g)
 			 * queued (the request is there): let the thread take it
 			 * first, or it would stop the whole process after we go. */
 			if ((g->reqs_fd >= 0 && !bpf_map_lookup_elem(g->reqs_fd, &key, &r)) ||
-			    throttled_since(g, tid, NULL)) {
+			    throttled_since(g, tid, NULL) || t->ours_pending) {
 				resume(tid, 0);
 				continue;
 			}
@@ -1270,6 +1436,8 @@ static void detach_all(struct guard *g)
 			close(fd);
 		bpf_link__destroy(it);
 	}
+	bpf_link__destroy(g->exit_stop);
+	g->exit_stop = NULL;
 	pthread_mutex_lock(&g->mu);
 	for (i = 0; i < g->nth; i++) {
 		uint32_t key = (uint32_t)g->th[i].tid;
@@ -1634,6 +1802,12 @@ void guard__gate(struct guard *g, bool open)
 			__atomic_store_n(&g->skel->bss->events_gate, open ? 1 : 0,
 					 __ATOMIC_RELEASE);
 	}
+}
+
+void guard__let_go(struct guard *g)
+{
+	if (g && g->thr_started)
+		atomic_store(&g->stop_req, 1);
 }
 
 void guard__stop(struct guard *g, struct guard_stats *st)

@@ -23,8 +23,9 @@
  *      slots that need a write and stops the thread with SIGSTOP; the
  *      tracer writes them while the thread is stopped and resumes it with
  *      the signal suppressed (docs/guard.md says why this is safe);
- *   4. guard__stop, after the trace probes are gone, stops every thread,
- *      writes back every return address still replaced, and detaches.
+ *   4. guard__stop, after the trace probes are gone, stops the threads
+ *      that hold a return address still replaced (not inside a call a stop
+ *      would end with EINTR: at its exit), writes them back, and detaches.
  *
  * Threads: every function here is for the loader's main thread, except
  * guard__reaped (any thread); the tracer thread is private.
@@ -52,6 +53,10 @@ struct guard_stats {
 	uint64_t unguarded; /* writes needed on a thread the tracer did not hold */
 	uint64_t failed;    /* stops that could not be requested or served */
 	uint64_t at_detach; /* return addresses put back when cabbpf let go */
+	/* letting go of threads blocked in a call a stop would end with
+	 * EINTR: stopped at the call's exit / stopped in it after the wait */
+	uint64_t detach_waited;
+	uint64_t detach_cut_short;
 	uint32_t nsites;    /* uprobes placed on guard sites */
 	/* --lossless: threads held at the rings' high-water mark, how long
 	 * they waited (thread time, summed; from the BPF program's request
@@ -149,12 +154,19 @@ int guard__reaped(struct guard *g, int *status);
 void guard__drained(struct guard *g, bool below);
 
 /*
- * Lets go of the target: stops every thread, writes back every return
- * address still replaced by a trampoline (call after the trace's probes
- * are detached, so no new one appears), detaches, and joins the tracer
- * thread. Fills *st if not NULL. Safe to call twice; g may be NULL.
+ * Lets go of the target: stops the threads that hold a return address
+ * still replaced by a trampoline (one blocked in a call a stop would end
+ * with EINTR at that call's exit, waited for up to CABBPF_DETACH_WAIT_MS),
+ * writes those back (call after the trace's probes are detached, so no new
+ * one appears), detaches, and joins the tracer thread. Fills *st if not
+ * NULL. Safe to call twice; g may be NULL.
  */
 void guard__stop(struct guard *g, struct guard_stats *st);
+
+/* Asks g's tracer to let go (guard__stop's first step) without waiting for
+ * it: whole-cgroup mode asks every guard at once, so that their waits for
+ * blocked threads run side by side. g may be NULL. Main thread. */
+void guard__let_go(struct guard *g);
 
 /* Open or close the gate of the guard's events (closed after
  * guard__attach; see trace__gate): the run's start and stop instants, not

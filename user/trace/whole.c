@@ -547,6 +547,8 @@ static void guard_done(struct whole *w, struct wproc *p)
 	w->gsum.unguarded += gs.unguarded;
 	w->gsum.failed += gs.failed;
 	w->gsum.at_detach += gs.at_detach;
+	w->gsum.detach_waited += gs.detach_waited;
+	w->gsum.detach_cut_short += gs.detach_cut_short;
 	w->gsum.nsites += gs.nsites;
 }
 
@@ -1123,6 +1125,15 @@ bool whole__stop(struct whole *w, struct guard_stats *sum)
 	struct hmap_ent *e;
 	size_t it = 0, n = 0;
 
+	/* Every guard lets go at once: each may wait for its blocked threads
+	 * (user/trace/guard.c, arm_exit_stop). */
+	while (hmap__next(&w->procs, &it, &e)) {
+		struct wproc *p = (struct wproc *)(uintptr_t)e->val;
+
+		if (p)
+			guard__let_go(p->g);
+	}
+	it = 0;
 	while (hmap__next(&w->procs, &it, &e)) {
 		struct wproc *p = (struct wproc *)(uintptr_t)e->val;
 
