@@ -12,6 +12,7 @@
 
 #include "tests/harness.h"
 #include "user/elf/syms.h"
+#include "user/proc/procfs.h"
 
 #include <stdbool.h>
 
@@ -1569,4 +1570,16 @@ double h_t_1e6(long df)
 	};
 
 	return q[(df < 1 ? 1 : df > 30 ? 30 : df) - 1];
+}
+
+int h_blocked_in(pid_t pid, long nr, int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
+		if (procfs__syscall(pid, pid) == nr)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
 }

@@ -385,6 +385,10 @@ void h_reap_ok(pid_t pid);
  * "ready" and then p's stdout, and p's stderr. */
 void h_assert_ready_same(const struct h_proc *t, int st, const struct h_plain *p);
 
+/* Whether process pid's main thread is blocked in system call nr (its
+ * number, /proc/PID/syscall) within ms (patiently: H_PATIENCE). */
+int h_blocked_in(pid_t pid, long nr, int ms);
+
 /* A child process of ppid (the first found in /proc), or 0. This kernel
  * has no /proc/PID/task/TID/children. */
 pid_t h_child_of(pid_t ppid);

@@ -30,8 +30,11 @@
  * tests did; another clone's suite running at once is left alone.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -690,6 +693,70 @@ START_TEST(whole_cgroup_cxx_guarded)
 }
 END_TEST
 
+/* --cgroup DIR, let go with Ctrl-C while both of its processes are
+ * blocked in epoll_wait inside a traced function (tests/targets/blocker.c):
+ * each process's guard waits for its thread to return rather than stop it
+ * in the call (which would end it with EINTR), and the guards wait side
+ * by side: both say so before either process is woken (one after the
+ * other, the second would speak only once the first was woken). Woken,
+ * each call returns what woke it; the report sums both waits. */
+START_TEST(whole_cgroup_detach_waits)
+{
+	char dir[256], path[300], pidbuf[32], name[64], fifo[2][PATH_MAX];
+	char *args[] = {"--cgroup", dir, "-q", NULL};
+	struct h_proc x[2];
+	struct h_run r;
+	char *out;
+	int i, st, fd;
+
+	snprintf(name, sizeof(name), "cabbpf-whole-wait-%d", (int)getpid());
+	h_mk_cgroup(dir, sizeof(dir), name);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	for (i = 0; i < 2; i++) {
+		char *argv[] = {(char *)h_target("blocker", 2), "epoll", fifo[i], NULL};
+
+		snprintf(fifo[i], sizeof(fifo[i]), "%s/whole-blocker-%d.fifo", h_tmp, i);
+		unlink(fifo[i]);
+		ck_assert_int_eq(mkfifo(fifo[i], 0600), 0);
+		h_spawn(&x[i], argv, NULL, "ready");
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)x[i].pid);
+		h_write(path, pidbuf);
+	}
+	setenv("CABBPF_DETACH_WAIT_MS", "120000", 1);
+	h_start_until(&r, args, H_TRACING);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(kill(x[i].pid, SIGUSR2), 0);
+		ck_assert(h_wait_for(x[i].out_path, "waiting", 10000));
+		ck_assert(h_blocked_in(x[i].pid, SYS_epoll_wait, 10000));
+	}
+	ck_assert_int_eq(kill(r.pid, SIGINT), 0);
+	ck_assert_msg(h_wait_count(r.err_path, "blocked in epoll_wait", 2, 10000),
+		      "the guards did not both wait");
+	for (i = 0; i < 2; i++) {
+		fd = open(fifo[i], O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, "x", 1), 1);
+		close(fd);
+	}
+	h_finish(&r);
+	h_assert_ok(&r);
+	ck_assert_int_eq(h_guard(r.json, "detach_waited"), 2);
+	ck_assert_int_eq(h_guard(r.json, "detach_cut_short"), 0);
+	ck_assert_int_ge(h_guard(r.json, "restored_at_detach"), 2);
+	ck_assert_int_eq(h_guard(r.json, "failed"), 0);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(waitpid(x[i].pid, &st, 0), x[i].pid);
+		out = h_slurp(x[i].out_path);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
+		ck_assert_msg(strstr(out, "epoll_wait 1\n"), "%s", out);
+		free(out);
+		unlink(fifo[i]);
+	}
+	h_rm_cgroup(dir);
+	h_free(&r);
+}
+END_TEST
+
 /* --cgroup DIR alone on a C++ program whose forked children throw
  * (tests/targets/forkthrow.cc): the parent's guard holds each child at
  * birth and puts back the return address of spawn it inherited; the child
@@ -998,6 +1065,7 @@ int main(void)
 	tcase_add_test(tc, whole_container_per_process);
 	tcase_add_test(tc, whole_cgroup_dir);
 	tcase_add_test(tc, whole_cgroup_cxx_guarded);
+	tcase_add_test(tc, whole_cgroup_detach_waits);
 	tcase_add_loop_test(tc, whole_cgroup_forked_children, 0, 4);
 	tcase_add_loop_test(tc, whole_cgroup_fork_held_long, 0, 2);
 	tcase_add_test(tc, debug_file_in_container);

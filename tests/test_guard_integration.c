@@ -19,7 +19,6 @@
 
 #include "tests/harness.h"
 #include "user/elf/syms.h"
-#include "user/proc/procfs.h"
 
 /*
  * Run target (argv, NULL-terminated) untraced into *p, then traced with
@@ -732,19 +731,6 @@ START_TEST(detach_leaves_sigwaitinfo_waiting)
 }
 END_TEST
 
-/* Whether thread pid is blocked in system call nr within 10 s (patiently). */
-static bool blocked_in(pid_t pid, long nr)
-{
-	int i;
-
-	for (i = 0; i < 1000 * H_PATIENCE; i++) {
-		if (procfs__syscall(pid, pid) == nr)
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
-
 /*
  * Letting go of a thread blocked inside a traced function (wait_in, entered
  * during the trace: a return address to give back) in a call that a ptrace
@@ -778,7 +764,7 @@ START_TEST(detach_waits_for_blocked_call)
 	h_start_pid(&r, t.pid, opts, H_TRACING);
 	ck_assert_int_eq(kill(t.pid, SIGUSR2), 0);
 	ck_assert(h_wait_for(t.out_path, "waiting", 10000));
-	ck_assert(blocked_in(t.pid, sigwait ? SYS_rt_sigtimedwait : SYS_epoll_wait));
+	ck_assert(h_blocked_in(t.pid, sigwait ? SYS_rt_sigtimedwait : SYS_epoll_wait, 10000));
 	ck_assert_int_eq(kill(r.pid, SIGINT), 0);
 	if (!late) {
 		/* cabbpf waits: the call returns with what woke it. */
