@@ -74,28 +74,29 @@ static char *make_recording(size_t *len)
 				.tool = "cabbpf test"};
 	struct recfmt_funcs fn = {3, names, lnames, bins, offs, costs};
 	struct recfmt_source src = {3, srcs, 2, sbins};
-	struct recfmt_summary s = {.nfuncs = 3,
-				   .duration_s = 1.25,
-				   .cpu_s = 0.5,
-				   .events = NTHREADS * (4 * PER_THREAD + 2),
-				   .lost = 21,
-				   .lost_calls = 9,
-				   .lost_io = 7,
-				   .lost_guard = 5,
-				   .lost_sched = 3,
-				   .ncpus = 2,
-				   .lost_per_cpu = lost_cpu,
-				   .cab = {1, 2, 3, 4, 5, 6},
-				   .stop_reason = "target exited",
-				   .exited = true,
-				   .has_guard = true,
-				   .exit_status = 256,
-				   .execs = 1,
-				   .guard = {1, 2, 3, 4, 5, 6, 7, 8},
-				   .tstab_taken = 9,
-				   .nostate = 10,
-				   .ring_bytes = 4u << 20,
-				   .sched_unseen = 11};
+	struct recfmt_summary s = {
+		.nfuncs = 3,
+		.duration_s = 1.25,
+		.cpu_s = 0.5,
+		.events = NTHREADS * (4 * PER_THREAD + 2),
+		.lost = 21,
+		.lost_calls = 9,
+		.lost_io = 7,
+		.lost_guard = 5,
+		.lost_sched = 3,
+		.ncpus = 2,
+		.lost_per_cpu = lost_cpu,
+		.cab = {1, 2, 3, 4, 5, 6},
+		.stop_reason = "target exited",
+		.exited = true,
+		.has_guard = true,
+		.exit_status = 256,
+		.execs = 1,
+		.guard = {1, 2, 3, 4, 5, 6, 7, 8, .detach_waited = 12, .detach_cut_short = 13},
+		.tstab_taken = 9,
+		.nostate = 10,
+		.ring_bytes = 4u << 20,
+		.sched_unseen = 11};
 
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(recfmt__writer_new(f, 1, &wr), 0);
@@ -224,6 +225,8 @@ START_TEST(round_trip)
 	ck_assert_int_eq(s->exit_status, 256);
 	ck_assert_uint_eq(s->guard.at_detach, 7);
 	ck_assert_uint_eq(s->guard.nsites, 8);
+	ck_assert_uint_eq(s->guard.detach_waited, 12);
+	ck_assert_uint_eq(s->guard.detach_cut_short, 13);
 	ck_assert(s->has_tstates);
 	ck_assert_uint_eq(s->tstab_taken, 9);
 	ck_assert_uint_eq(s->nostate, 10);
@@ -482,10 +485,22 @@ static char *plain_cut(const char *plain, size_t n, uint32_t cut, size_t *m)
 	return o;
 }
 
-/* Versions 3 and 4 (_i: SUMMARY without the ring's size or without the
- * unseen switch-ins, the fields versions 4 and 5 added at its end) are
- * still read: what they lack is then unknown (0: no ring_bytes in the
- * JSON) or none, the rest as written. */
+/* Bytes the versions after v added at the end of SUMMARY: 4 the ring's
+ * size, 5 the unseen switch-ins, 6 the guard's two waits at detach. */
+static size_t summary_added_after(uint32_t v)
+{
+	static const size_t added[] = {0, 0, 0, 16, 8, 8, 16};
+	size_t n = 0;
+
+	for (v++; v <= RECFMT_VERSION; v++)
+		n += added[v];
+	return n;
+}
+
+/* Versions 3 to 5 (_i: SUMMARY without the ring's size, the unseen
+ * switch-ins or the guard's waits at detach, the fields versions 4 to 6
+ * added at its end) are still read: what they lack is then unknown (0: no
+ * ring_bytes in the JSON) or none, the rest as written. */
 START_TEST(old_summary_read)
 {
 	size_t len, n, m, zlen;
@@ -496,7 +511,7 @@ START_TEST(old_summary_read)
 	FILE *f;
 
 	ck_assert_ptr_nonnull(plain);
-	old = plain_cut(plain, n, 8 * (RECFMT_VERSION - (uint32_t)_i), &m);
+	old = plain_cut(plain, n, summary_added_after((uint32_t)_i), &m);
 	z = compress_plain_v(old, m, &zlen, (uint32_t)_i);
 	f = fmemopen(z, zlen, "rb");
 	ck_assert_int_eq(recfmt__reader_new(f, "old", &r), 0);
@@ -507,7 +522,10 @@ START_TEST(old_summary_read)
 			ck_assert(s->has_tstates);
 			ck_assert_uint_eq(s->nostate, 10);
 			ck_assert_uint_eq(s->ring_bytes, _i >= 4 ? 4u << 20 : 0);
-			ck_assert_uint_eq(s->sched_unseen, 0);
+			ck_assert_uint_eq(s->sched_unseen, _i >= 5 ? 11 : 0);
+			ck_assert_uint_eq(s->guard.detach_waited, 0);
+			ck_assert_uint_eq(s->guard.detach_cut_short, 0);
+			ck_assert_uint_eq(s->guard.nsites, 8);
 			seen++;
 		}
 	ck_assert_int_eq(ret, 0);
@@ -532,7 +550,7 @@ START_TEST(version2_summary_read)
 	int ret;
 
 	ck_assert_ptr_nonnull(plain);
-	old = plain_cut(plain, n, 32, &m);
+	old = plain_cut(plain, n, summary_added_after(2), &m);
 	z = compress_plain_v(old, m, &zlen, 2);
 	f = fmemopen(z, zlen, "rb");
 	ck_assert_int_eq(recfmt__reader_new(f, "v2", &r), 0);
@@ -574,12 +592,12 @@ START_TEST(source_block_bounds)
 	ck_assert_ptr_nonnull(plain);
 	at = block_at(plain, n, RECFMT_SOURCE, hdr);
 	/* version 1: read whole without its SOURCE block; with it, refused
-	 * (a version 1 SUMMARY is a version 2 one: SOURCE is 32 bytes
-	 * nearer the start) */
+	 * (a version 1 SUMMARY is a version 2 one: SOURCE is nearer the
+	 * start by what versions 3 on added) */
 	{
-		size_t n2;
-		char *p2 = plain_cut(plain, n, 32, &n2), *v1 = malloc(n2);
-		size_t m = n2 - 8 - hdr[1], at2 = at - 32;
+		size_t n2, cut = summary_added_after(2);
+		char *p2 = plain_cut(plain, n, cut, &n2), *v1 = malloc(n2);
+		size_t m = n2 - 8 - hdr[1], at2 = at - cut;
 		struct recfmt_reader *r = NULL;
 		struct recfmt_item it;
 		FILE *f;
@@ -697,7 +715,7 @@ int main(void)
 	tcase_add_test(tc, source_block_checked);
 	tcase_add_test(tc, source_block_bounds);
 	tcase_add_test(tc, version2_summary_read);
-	tcase_add_loop_test(tc, old_summary_read, 3, 5);
+	tcase_add_loop_test(tc, old_summary_read, 3, 6);
 	tcase_add_test(tc, report_through_runner);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

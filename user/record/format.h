@@ -38,7 +38,7 @@
 /* 2: the SOURCE block (1 is still read: no source lines); 3: SUMMARY ends
  * with the probes' thread-state counts (1 and 2 are read without them);
  * 4: then each CPU's ring size; 5: then the unseen switch-ins */
-#define RECFMT_VERSION 5u
+#define RECFMT_VERSION 6u
 #define RECFMT_HEADER_BYTES 16
 /* Bounds a reader enforces (a corrupt length must not allocate gigabytes). */
 #define RECFMT_MAX_BLOCK (256u << 20)

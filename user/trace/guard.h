@@ -53,10 +53,6 @@ struct guard_stats {
 	uint64_t unguarded; /* writes needed on a thread the tracer did not hold */
 	uint64_t failed;    /* stops that could not be requested or served */
 	uint64_t at_detach; /* return addresses put back when cabbpf let go */
-	/* letting go of threads blocked in a call a stop would end with
-	 * EINTR: stopped at the call's exit / stopped in it after the wait */
-	uint64_t detach_waited;
-	uint64_t detach_cut_short;
 	uint32_t nsites;    /* uprobes placed on guard sites */
 	/* --lossless: threads held at the rings' high-water mark, how long
 	 * they waited (thread time, summed; from the BPF program's request
@@ -64,6 +60,10 @@ struct guard_stats {
 	uint64_t held;
 	uint64_t held_ns;
 	uint64_t held_max_ns;
+	/* letting go of threads blocked in a call a stop would end with
+	 * EINTR: stopped at the call's exit / stopped in it after the wait */
+	uint64_t detach_waited;
+	uint64_t detach_cut_short;
 };
 
 /*
