@@ -42,14 +42,21 @@ void ended__new_process(struct iostat *s, uint32_t pid)
 		(*g)++;
 }
 
+/* Which process under pid is the current one (0: the first seen). */
+static uint32_t gen_of(struct iostat *s, uint32_t pid)
+{
+	uint64_t *g = hmap__find(&s->gen, pid);
+
+	return g ? (uint32_t)*g : 0;
+}
+
 /* The entry of kernel key k for the current process under k->pid; NULL
  * when out of memory. An entry of an earlier process under that pid is set
  * aside: its key's pad becomes nonzero, so no kernel key finds it again,
  * and it stays its own rows. */
 struct sent *ended__entry(struct iostat *s, const struct cabbpf_iostat_key *k)
 {
-	uint64_t *gp = hmap__find(&s->gen, k->pid);
-	uint32_t g = gp ? (uint32_t)*gp : 0;
+	uint32_t g = gen_of(s, k->pid);
 	struct sent *e = ptab__get(&s->stats, k, sizeof(*k), sizeof(*e), true);
 
 	if (e && e->set && e->gen != g) {
@@ -66,8 +73,7 @@ struct sent *ended__entry(struct iostat *s, const struct cabbpf_iostat_key *k)
 
 struct fent *ended__file_entry(struct iostat *s, const struct cabbpf_iofile_key *k)
 {
-	uint64_t *gp = hmap__find(&s->gen, k->pid);
-	uint32_t g = gp ? (uint32_t)*gp : 0;
+	uint32_t g = gen_of(s, k->pid);
 	struct fent *e = ptab__get(&s->files, k, sizeof(*k), sizeof(*e), true);
 
 	if (e && e->set && e->gen != g) {

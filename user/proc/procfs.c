@@ -24,19 +24,28 @@ long procfs__status_field(pid_t pid, const char *name)
 	return v;
 }
 
+/* The start of the file at path (at most len - 1 bytes), NUL-ended, into
+ * buf. Returns false when it cannot be opened. */
+static bool read_head(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return true;
+}
+
 bool procfs__gone(pid_t pid)
 {
 	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (!read_head(path, buf, sizeof(buf)))
 		return true;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
 	/* "pid (comm) S ...": comm may hold spaces and parentheses. */
 	p = strrchr(buf, ')');
 	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
@@ -46,16 +55,10 @@ long procfs__syscall(pid_t pid, pid_t tid)
 {
 	char path[64], buf[64], *end;
 	long nr;
-	size_t n;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
+	if (!read_head(path, buf, sizeof(buf)))
 		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
 	/* "NR ARG1 ... ARG6 SP PC", "-1 SP PC" (blocked, not in a call) or
 	 * "running". */
 	nr = strtol(buf, &end, 10);

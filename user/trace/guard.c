@@ -1196,9 +1196,9 @@ static long detach_wait_ms(void)
  * a traced function, let go with Ctrl-C), it is not interrupted: it stops
  * on its way out of its next system call (bpf/guard.bpf.c,
  * stop_on_exit), whose result is then its own. Returns whether it was so
- * armed; false: interrupt it now.
+ * armed; false: interrupt it now (also when wait_ms, the wait, is 0).
  */
-static bool arm_exit_stop(struct guard *g, struct gthread *t)
+static bool arm_exit_stop(struct guard *g, struct gthread *t, long wait_ms)
 {
 	long nr = procfs__syscall(g->pid, t->tid);
 	uint32_t key = (uint32_t)t->tid, one = 1;
@@ -1208,7 +1208,7 @@ static bool arm_exit_stop(struct guard *g, struct gthread *t)
 	for (i = 0; nr >= 0 && i < sizeof(eintr_calls) / sizeof(eintr_calls[0]); i++)
 		if (eintr_calls[i].nr == nr)
 			call = eintr_calls[i].name;
-	if (!call || !g->skel || !detach_wait_ms())
+	if (!call || !g->skel || !wait_ms)
 		return false;
 	if (!g->exit_stop) {
 		g->exit_stop = bpf_program__attach(g->skel->progs.stop_on_exit);
@@ -1309,7 +1309,7 @@ static void detach_all(struct guard *g)
 		g->th[i].armed = g->th[i].ours_pending = false;
 		if (!g->th[i].must_stop)
 			continue;
-		if (arm_exit_stop(g, &g->th[i])) {
+		if (arm_exit_stop(g, &g->th[i], wait_ms)) {
 			call = narmed++ ? call : g->th[i].call;
 			continue;
 		}
