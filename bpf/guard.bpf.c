@@ -152,11 +152,16 @@ static long walk_step(__u32 i, void *arg)
 static __always_inline void request(__u32 tid, struct walk *w, __u32 op)
 {
 	struct cabbpf_guard_req *r = w->r;
+	__u32 *held = bpf_map_lookup_elem(&guarded, &tid);
 
-	if (!bpf_map_lookup_elem(&guarded, &tid)) {
+	if (!held) {
 		gbump(CABBPF_GST_UNGUARDED);
 		return;
 	}
+	/* Let go, its return addresses given back: a catch's re-arm is all
+	 * that can still be asked for, and it is not wanted. */
+	if (*held != CABBPF_GUARDED_HELD)
+		return;
 	r->op = op;
 	r->site = w->site;
 	r->n = w->n;
@@ -278,15 +283,16 @@ int BPF_PROG(guard_altstack, int sig, struct kernel_siginfo *info, struct k_siga
 volatile __u32 dump_tgid = 0;
 
 /*
- * Letting go of a thread blocked in a call that a ptrace stop would end
- * with EINTR even without a signal handler (epoll_wait, sigtimedwait,
- * semop, a socket call with a timeout: signal(7)): the tracer does not
- * interrupt it but puts its tid here, and the thread stops on its way out
- * of its next system call, with the call's own result already in place
- * (the SIGSTOP is taken on the return to user mode). Whoever deletes the
- * entry first decides: this program (the SIGSTOP is ours, and is sent), or
- * the tracer giving up on the wait (no SIGSTOP will come). Attached only
- * while the tracer lets go.
+ * Letting go of a thread blocked in a system call (user/trace/guard.c,
+ * arm_in_place): the tracer puts its tid here (CABBPF_EXIT_STOP_ARMED),
+ * sees that the thread is in a call, writes its return addresses back and
+ * deletes the entry. Should the thread leave its call meanwhile, this
+ * program takes the entry and stops the thread with SIGSTOP, which is taken
+ * on the way back to user mode, before any of its code runs: the writes
+ * are safe either way. Whoever deletes the entry first decides. If the
+ * signal cannot be sent, the entry comes back as CABBPF_EXIT_STOP_NOT_SENT
+ * (the tracer then stops the thread itself). Attached only while the
+ * tracer lets go.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -299,15 +305,14 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(stop_on_exit, struct pt_regs *regs, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, one = 1;
+	__u32 tid = (__u32)id, not_sent = CABBPF_EXIT_STOP_NOT_SENT;
 
 	if (target_tgid && id >> 32 != target_tgid)
 		return 0;
 	if (bpf_map_delete_elem(&stop_at_exit, &tid))
 		return 0;
 	if (bpf_send_signal_thread(SIGSTOP))
-		/* Not sent: the thread's next call tries again. */
-		bpf_map_update_elem(&stop_at_exit, &tid, &one, BPF_NOEXIST);
+		bpf_map_update_elem(&stop_at_exit, &tid, &not_sent, BPF_NOEXIST);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "cabbpf_event.h"
+#include "cabbpf_guard.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -234,6 +235,7 @@ struct {
 static __always_inline void throttle(struct tstate *st, __u32 tid)
 {
 	__u64 p = st->pub - 1 + lossless_gap, now;
+	__u32 *held;
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cabbpf_head *hd = bpf_map_lookup_elem(&heads, &cpu);
 
@@ -242,7 +244,8 @@ static __always_inline void throttle(struct tstate *st, __u32 tid)
 		return;
 	if (bpf_map_lookup_elem(&throttled, &tid))
 		return; /* asked already: the stop is on its way */
-	if (!bpf_map_lookup_elem(&guarded, &tid)) {
+	held = bpf_map_lookup_elem(&guarded, &tid);
+	if (!held || *held != CABBPF_GUARDED_HELD) {
 		bump(CABBPF_STAT_UNHELD);
 		return;
 	}

@@ -29,6 +29,24 @@
  * that finds the map full is counted as a failed stop (reported). */
 #define CABBPF_GUARD_REQS 4096
 
+/* The values of the guarded map (bpf/trace.bpf.c, bpf/guard.bpf.c): a
+ * thread the tracer holds (it may be stopped with SIGSTOP), and one it has
+ * let go of, every return address given back: nothing to ask for any more
+ * (a SIGSTOP to it would stop the whole process once the tracer is gone),
+ * and nothing to count as unguarded. */
+enum cabbpf_guarded {
+	CABBPF_GUARDED_HELD = 1,
+	CABBPF_GUARDED_LET_GO = 2,
+};
+
+/* The values of the stop_at_exit map (bpf/guard.bpf.c): a thread the
+ * tracer lets go of while it is blocked in a system call (armed), and one
+ * whose SIGSTOP at that call's exit could not be sent (left unstopped). */
+enum cabbpf_exit_stop {
+	CABBPF_EXIT_STOP_ARMED = 1,
+	CABBPF_EXIT_STOP_NOT_SENT = 2,
+};
+
 /* What a guard site is (the attach cookie; the fid of its event). */
 enum cabbpf_guard_site {
 	/* _Unwind_RaiseException, _Unwind_Resume, _Unwind_Resume_or_Rethrow:

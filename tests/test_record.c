@@ -92,7 +92,7 @@ static char *make_recording(size_t *len)
 		.has_guard = true,
 		.exit_status = 256,
 		.execs = 1,
-		.guard = {1, 2, 3, 4, 5, 6, 7, 8, .detach_waited = 12, .detach_cut_short = 13},
+		.guard = {1, 2, 3, 4, 5, 6, 7, 8, .detach_in_place = 12, .detach_cut_short = 13},
 		.tstab_taken = 9,
 		.nostate = 10,
 		.ring_bytes = 4u << 20,
@@ -225,7 +225,7 @@ START_TEST(round_trip)
 	ck_assert_int_eq(s->exit_status, 256);
 	ck_assert_uint_eq(s->guard.at_detach, 7);
 	ck_assert_uint_eq(s->guard.nsites, 8);
-	ck_assert_uint_eq(s->guard.detach_waited, 12);
+	ck_assert_uint_eq(s->guard.detach_in_place, 12);
 	ck_assert_uint_eq(s->guard.detach_cut_short, 13);
 	ck_assert(s->has_tstates);
 	ck_assert_uint_eq(s->tstab_taken, 9);
@@ -523,7 +523,7 @@ START_TEST(old_summary_read)
 			ck_assert_uint_eq(s->nostate, 10);
 			ck_assert_uint_eq(s->ring_bytes, _i >= 4 ? 4u << 20 : 0);
 			ck_assert_uint_eq(s->sched_unseen, _i >= 5 ? 11 : 0);
-			ck_assert_uint_eq(s->guard.detach_waited, 0);
+			ck_assert_uint_eq(s->guard.detach_in_place, 0);
 			ck_assert_uint_eq(s->guard.detach_cut_short, 0);
 			ck_assert_uint_eq(s->guard.nsites, 8);
 			seen++;

@@ -469,8 +469,8 @@ after_target:
 		err |= json__u64(w, s->guard->rearmed);
 		err |= json__key(w, "restored_at_detach");
 		err |= json__u64(w, s->guard->at_detach);
-		err |= json__key(w, "detach_waited");
-		err |= json__u64(w, s->guard->detach_waited);
+		err |= json__key(w, "detach_in_place");
+		err |= json__u64(w, s->guard->detach_in_place);
 		err |= json__key(w, "detach_cut_short");
 		err |= json__u64(w, s->guard->detach_cut_short);
 		err |= json__key(w, "unguarded");

@@ -301,7 +301,7 @@ int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s)
 	b_u64(&b, s->nostate);
 	b_u64(&b, s->ring_bytes);
 	b_u64(&b, s->sched_unseen);
-	b_u64(&b, s->guard.detach_waited);
+	b_u64(&b, s->guard.detach_in_place);
 	b_u64(&b, s->guard.detach_cut_short);
 	err = ok ? w_block(w, RECFMT_SUMMARY, &b) : (w->err = -EINVAL);
 	free(b.p);
@@ -714,7 +714,7 @@ static int read_summary(struct recfmt_reader *r, struct cur *c)
 	if (r->version >= 5)
 		s->sched_unseen = c_u64(c);
 	if (r->version >= 6) {
-		s->guard.detach_waited = c_u64(c);
+		s->guard.detach_in_place = c_u64(c);
 		s->guard.detach_cut_short = c_u64(c);
 	}
 	return c_end(c, "SUMMARY");

@@ -98,11 +98,11 @@ struct gthread {
 	bool stopped;
 	bool must_stop; /* holds return addresses to give back */
 	int pass_sig; /* signal to deliver when let go */
-	/* blocked in a call that a stop would end with EINTR: stopped at its
-	 * next syscall exit instead (bpf/guard.bpf.c, stop_on_exit) */
+	/* blocked in a system call, let go in place unless it leaves it
+	 * (arm_in_place): then stopped at that call's exit (bpf/guard.bpf.c,
+	 * stop_on_exit) */
 	bool armed;
 	bool ours_pending; /* that SIGSTOP was sent, not yet seen */
-	const char *call;  /* the call it was blocked in */
 	/* --lossless: held in its signal-delivery-stop at the rings'
 	 * high-water mark since drain round held_gen */
 	bool held;
@@ -543,7 +543,7 @@ static struct gthread *find_thread(struct guard *g, pid_t tid)
 static struct gthread *track(struct guard *g, pid_t tid)
 {
 	struct gthread *t = find_thread(g, tid), *v;
-	uint32_t one = 1, key = (uint32_t)tid;
+	uint32_t held = CABBPF_GUARDED_HELD, key = (uint32_t)tid;
 
 	if (t)
 		return t;
@@ -558,7 +558,7 @@ static struct gthread *track(struct guard *g, pid_t tid)
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	if (g->guarded_fd >= 0)
-		bpf_map_update_elem(g->guarded_fd, &key, &one, BPF_ANY);
+		bpf_map_update_elem(g->guarded_fd, &key, &held, BPF_ANY);
 	pthread_mutex_unlock(&g->mu);
 	return t;
 }
@@ -1146,7 +1146,8 @@ static bool mark_must_stop(struct guard *g)
 /* The calls a ptrace stop ends with EINTR even in a thread with no signal
  * handler (signal(7), "Interruption of system calls and library functions
  * by stop signals"; the socket calls only when a timeout is set on the
- * socket, which is not seen from here). */
+ * socket, which is not seen from here): a thread that must be stopped in
+ * one of them is said to be cut short. */
 static const struct {
 	long nr;
 	const char *name;
@@ -1176,39 +1177,65 @@ static const struct {
 	{__NR_sendmmsg, "sendmmsg"},
 };
 
-/* How long letting go waits for threads blocked in such calls
- * (CABBPF_DETACH_WAIT_MS, default 2 s). */
-static long detach_wait_ms(void)
+static const char *eintr_call(long nr)
 {
-	const char *e = getenv("CABBPF_DETACH_WAIT_MS");
-	char *end;
-	long v;
-
-	if (!e || !*e)
-		return 2000;
-	v = strtol(e, &end, 10);
-	return *end || v < 0 ? 2000 : v;
-}
-
-/*
- * Thread t must stop to give its return addresses back. Blocked in a call
- * that a stop would end with EINTR (a target blocked in epoll_wait inside
- * a traced function, let go with Ctrl-C), it is not interrupted: it stops
- * on its way out of its next system call (bpf/guard.bpf.c,
- * stop_on_exit), whose result is then its own. Returns whether it was so
- * armed; false: interrupt it now (also when wait_ms, the wait, is 0).
- */
-static bool arm_exit_stop(struct guard *g, struct gthread *t, long wait_ms)
-{
-	long nr = procfs__syscall(g->pid, t->tid);
-	uint32_t key = (uint32_t)t->tid, one = 1;
-	const char *call = NULL;
 	size_t i;
 
 	for (i = 0; nr >= 0 && i < sizeof(eintr_calls) / sizeof(eintr_calls[0]); i++)
 		if (eintr_calls[i].nr == nr)
-			call = eintr_calls[i].name;
-	if (!call || !g->skel || !wait_ms)
+			return eintr_calls[i].name;
+	return NULL;
+}
+
+/* An armed thread's entry goes. Returns 1 if deleted here (the thread
+ * never left its call), 0 if stop_on_exit took it first (its SIGSTOP is
+ * coming, ours to swallow: ours_pending), -1 if the program could not send
+ * that SIGSTOP (the thread left its call and runs: stop it). */
+static int disarm(struct guard *g, struct gthread *t)
+{
+	uint32_t key = (uint32_t)t->tid, v = 0;
+
+	if (!t->armed)
+		return 0;
+	t->armed = false;
+	if (bpf_map_lookup_and_delete_elem(bpf_map__fd(g->skel->maps.stop_at_exit), &key, &v)) {
+		t->ours_pending = true;
+		return 0;
+	}
+	return v == CABBPF_EXIT_STOP_ARMED ? 1 : -1;
+}
+
+/*
+ * Letting go of a thread blocked in a system call needs no stop: a thread
+ * in the kernel runs none of its own code, so its return addresses can be
+ * written back while it stays in its call, which then ends as it would
+ * untraced (a stop would end epoll_wait or sigwaitinfo with EINTR, and a
+ * naive program takes that for its event). What makes the writes safe is
+ * that the thread cannot leave the kernel unseen meanwhile:
+ *
+ *   arm_in_place    puts its tid in stop_at_exit (bpf/guard.bpf.c,
+ *                   stop_on_exit: at a system call's exit, whoever deletes
+ *                   the entry first decides; the program then sends
+ *                   SIGSTOP, taken before the thread runs a user
+ *                   instruction), THEN reads that it is in a system call:
+ *                   from that read on, it can only reach user mode through
+ *                   that exit, where it would stop;
+ *   give_back_in_place  reads its pending return instances and writes them
+ *                   back, then deletes the entry: deleted by us, the
+ *                   thread never left its call (let go in place, never
+ *                   stopped); deleted by the program, it left and its
+ *                   SIGSTOP is coming (ours_pending), taken before any of
+ *                   its code ran: the writes were safe either way, and it
+ *                   is let go like any stopped thread.
+ *
+ * execve is left out: it may replace the memory being written.
+ */
+static bool arm_in_place(struct guard *g, struct gthread *t)
+{
+	uint32_t key = (uint32_t)t->tid, armed = CABBPF_EXIT_STOP_ARMED;
+	long nr = procfs__syscall(g->pid, t->tid);
+
+	if (nr < 0 || nr == __NR_execve || nr == __NR_execveat || !g->skel)
 		return false;
 	if (!g->exit_stop) {
 		g->exit_stop = bpf_program__attach(g->skel->progs.stop_on_exit);
@@ -1217,56 +1244,75 @@ static bool arm_exit_stop(struct guard *g, struct gthread *t, long wait_ms)
 			return false;
 		}
 	}
-	if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.stop_at_exit), &key, &one, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.stop_at_exit), &key, &armed, BPF_ANY))
 		return false;
 	t->armed = true;
-	t->call = call;
-	return true;
+	/* This read, after the entry is in place, is the one that counts. */
+	nr = procfs__syscall(g->pid, t->tid);
+	if (nr >= 0 && nr != __NR_execve && nr != __NR_execveat)
+		return true;
+	/* Not in a call now: stopped like any running thread, unless it
+	 * left its call meanwhile and its stop is coming. */
+	return !disarm(g, t);
 }
 
-/* An armed thread reports a stop: from now on it is not armed, and if
- * stop_on_exit sent its SIGSTOP (took the entry first), that signal is
- * ours to swallow (ours_pending). */
-static void disarm(struct guard *g, struct gthread *t)
+/* Thread t must stop and cannot be let go in place: interrupted. In a call
+ * that then ends with EINTR it is cut short: counted, and said once by
+ * the caller (*call, the first such call's name). */
+static void interrupt(struct guard *g, struct gthread *t, const char **call)
 {
-	uint32_t key = (uint32_t)t->tid;
+	const char *c = eintr_call(procfs__syscall(g->pid, t->tid));
 
-	if (!t->armed)
+	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+	if (!c)
 		return;
-	t->armed = false;
-	if (bpf_map_delete_elem(bpf_map__fd(g->skel->maps.stop_at_exit), &key))
-		t->ours_pending = true;
+	if (!g->st.detach_cut_short++)
+		*call = c;
 }
 
-/* The wait for armed threads is over: those whose SIGSTOP was not sent
- * are interrupted now (their call may end with EINTR: said). */
-static void give_up_waiting(struct guard *g, long ms)
+/* See arm_in_place. The armed threads that never left their call are let
+ * go in place (must_stop cleared, counted); those that did are stopping.
+ * Without the return instances (no iterator), the armed threads are
+ * interrupted (interrupt, *call). */
+static void give_back_in_place(struct guard *g, const char **call)
 {
-	size_t i, n = 0;
-	pid_t first = 0;
-	const char *call = NULL;
+	struct bpf_link *it = bpf_program__attach_iter(g->skel->progs.dump_pending, NULL);
+	int fd = it ? bpf_iter_create(bpf_link__fd(it)) : -1;
+	bool read_them = fd >= 0;
+	uint64_t rec[3];
+	size_t i;
 
+	while (fd >= 0 && read(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
+		struct gthread *t = find_thread(g, (pid_t)rec[0]);
+
+		if (t && t->armed && restore_slot(g, t->tid, rec[1], rec[2]))
+			g->st.at_detach++;
+	}
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(it);
 	for (i = 0; i < g->nth; i++) {
 		struct gthread *t = &g->th[i];
+		uint32_t key = (uint32_t)t->tid, let_go = CABBPF_GUARDED_LET_GO;
+		int stayed;
 
-		if (!t->armed || t->stopped)
+		if (!t->armed)
 			continue;
-		disarm(g, t);
-		if (t->ours_pending)
-			continue; /* its SIGSTOP is on the way */
-		ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
-		g->st.detach_cut_short++;
-		if (!n++) {
-			first = t->tid;
-			call = t->call;
+		/* Before it can run again: the guard asks nothing more of it
+		 * (a catch's re-arm would stop it, and with nobody to see the
+		 * stop once this tracer is gone, stop the whole process). */
+		if (g->guarded_fd >= 0)
+			bpf_map_update_elem(g->guarded_fd, &key, &let_go, BPF_EXIST);
+		stayed = disarm(g, t);
+		if (!stayed)
+			continue; /* its stop is coming */
+		if (stayed < 0 || !read_them) {
+			interrupt(g, t, call);
+			continue;
 		}
+		t->must_stop = false;
+		g->st.detach_in_place++;
 	}
-	if (n)
-		log_warn("letting go of pid %d: %zu thread%s (tid %d, in %s) still blocked after "
-			 "%ld ms with return addresses to give back, stopped to give them back: "
-			 "that call may end with EINTR (signal(7)); CABBPF_DETACH_WAIT_MS "
-			 "waits longer",
-			 (int)g->pid, n, n == 1 ? "" : "s", (int)first, call, ms);
 }
 
 static long ms_since(const struct timespec *t0)
@@ -1277,17 +1323,40 @@ static long ms_since(const struct timespec *t0)
 	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
+/*
+ * Test hook, compiled in and armed only by the environment:
+ * CABBPF_TEST_LET_GO_PAUSE=FILE: once threads were let go in place, say
+ * so and wait (up to 60 s) until FILE exists, the tracer still holding
+ * the process: the test wakes such a thread meanwhile, whose catch must
+ * ask the guard for nothing (tests/test_guard_integration.c,
+ * let_go_in_place_then_catch).
+ */
+static void test_pause_after_in_place(const struct guard *g)
+{
+	const char *f = getenv("CABBPF_TEST_LET_GO_PAUSE");
+	int i;
+
+	if (!f || !g->st.detach_in_place)
+		return;
+	log_info("test: letting go of pid %d paused until %s exists", (int)g->pid, f);
+	for (i = 0; i < 6000 && access(f, F_OK); i++) {
+		struct timespec ms10 = {0, 10000000};
+
+		nanosleep(&ms10, NULL);
+	}
+}
+
 static void detach_all(struct guard *g)
 {
 	struct timespec t0;
-	bool all = !mark_must_stop(g), waiting;
-	long wait_ms = detach_wait_ms();
+	bool all = !mark_must_stop(g);
 	size_t i, narmed = 0;
 	const char *call = NULL;
 	int st;
 
-	/* Only the threads with return addresses to give back are stopped: a
-	 * stop ends some blocking calls with EINTR even without a handler
+	/* Only the threads with return addresses to give back are stopped,
+	 * and of those, none blocked in a system call (arm_in_place): a stop
+	 * ends some blocking calls with EINTR even without a handler
 	 * (sigwaitinfo, epoll_wait, semop: signal(7)), and a target blocked
 	 * in sigwaitinfo went on as if its signal had come when cabbpf let
 	 * go (tests/targets/dlopener.c -w). The others are let go by the
@@ -1309,18 +1378,22 @@ static void detach_all(struct guard *g)
 		g->th[i].armed = g->th[i].ours_pending = false;
 		if (!g->th[i].must_stop)
 			continue;
-		if (arm_exit_stop(g, &g->th[i], wait_ms)) {
-			call = narmed++ ? call : g->th[i].call;
+		if (arm_in_place(g, &g->th[i])) {
+			narmed++;
 			continue;
 		}
-		ptrace(PTRACE_INTERRUPT, g->th[i].tid, NULL, NULL);
+		interrupt(g, &g->th[i], &call);
 	}
-	if (narmed)
-		log_info(
-			"letting go of pid %d: waiting up to %.1f s for %zu thread%s blocked in %s "
-			"to return, so that the call ends as it would untraced (not with EINTR)",
-			(int)g->pid, (double)wait_ms / 1000, narmed, narmed == 1 ? "" : "s", call);
-	waiting = narmed > 0;
+	if (narmed) {
+		give_back_in_place(g, &call);
+		test_pause_after_in_place(g);
+	}
+	if (call)
+		log_warn("letting go of pid %d: %" PRIu64 " thread%s (one in %s) stopped in a "
+			 "call to give its return addresses back: that call may end with EINTR "
+			 "(signal(7))",
+			 (int)g->pid, g->st.detach_cut_short,
+			 g->st.detach_cut_short == 1 ? "" : "s", call);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		size_t left = 0;
@@ -1330,12 +1403,7 @@ static void detach_all(struct guard *g)
 			left += g->th[i].must_stop && !g->th[i].stopped;
 		if (!left)
 			break;
-		if (waiting && ms_since(&t0) >= wait_ms) {
-			give_up_waiting(g, wait_ms);
-			waiting = false;
-			clock_gettime(CLOCK_MONOTONIC, &t0);
-		}
-		if (!waiting && ms_since(&t0) > 2000) {
+		if (ms_since(&t0) > 2000) {
 			log_warn("%zu thread%s of pid %d did not stop: their return addresses "
 				 "stay with the kernel",
 				 left, left == 1 ? "" : "s", (int)g->pid);
@@ -1367,7 +1435,6 @@ static void detach_all(struct guard *g)
 
 			if (!t)
 				continue;
-			disarm(g, t);
 			if (ev == PTRACE_EVENT_CLONE) {
 				unsigned long msg;
 
@@ -1393,7 +1460,6 @@ static void detach_all(struct guard *g)
 					} else if (guard_req || t->ours_pending) {
 						sig = 0;
 					}
-					g->st.detach_waited += t->ours_pending;
 					t->ours_pending = false;
 				} else if (t->ours_pending) {
 					/* Another signal first (delivered now, as
@@ -1440,10 +1506,12 @@ static void detach_all(struct guard *g)
 	g->exit_stop = NULL;
 	pthread_mutex_lock(&g->mu);
 	for (i = 0; i < g->nth; i++) {
-		uint32_t key = (uint32_t)g->th[i].tid;
+		uint32_t key = (uint32_t)g->th[i].tid, let_go = CABBPF_GUARDED_LET_GO;
 
+		/* Kept, marked: a catch after this asks nothing and is not
+		 * counted as unguarded (bpf/guard.bpf.c, request). */
 		if (g->guarded_fd >= 0)
-			bpf_map_delete_elem(g->guarded_fd, &key);
+			bpf_map_update_elem(g->guarded_fd, &key, &let_go, BPF_EXIST);
 		if (g->th[i].stopped)
 			ptrace(PTRACE_DETACH, g->th[i].tid, NULL,
 			       (void *)(uintptr_t)g->th[i].pass_sig);
@@ -1728,9 +1796,9 @@ static void install(struct guard *g, struct guard_bpf *skel, int throttled_fd)
 	g->reqs_fd = bpf_map__fd(skel->maps.guard_reqs);
 	g->throttled_fd = throttled_fd;
 	for (i = 0; i < g->nth; i++) {
-		uint32_t key = (uint32_t)g->th[i].tid, one = 1;
+		uint32_t key = (uint32_t)g->th[i].tid, held = CABBPF_GUARDED_HELD;
 
-		bpf_map_update_elem(g->guarded_fd, &key, &one, BPF_ANY);
+		bpf_map_update_elem(g->guarded_fd, &key, &held, BPF_ANY);
 	}
 	pthread_mutex_unlock(&g->mu);
 }

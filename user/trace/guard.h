@@ -60,9 +60,11 @@ struct guard_stats {
 	uint64_t held;
 	uint64_t held_ns;
 	uint64_t held_max_ns;
-	/* letting go of threads blocked in a call a stop would end with
-	 * EINTR: stopped at the call's exit / stopped in it after the wait */
-	uint64_t detach_waited;
+	/* letting go: threads blocked in a system call whose return
+	 * addresses were written back without a stop (their call goes on as
+	 * untraced) / threads that had to be stopped in a call a stop ends
+	 * with EINTR (should be 0) */
+	uint64_t detach_in_place;
 	uint64_t detach_cut_short;
 };
 
@@ -154,18 +156,19 @@ int guard__reaped(struct guard *g, int *status);
 void guard__drained(struct guard *g, bool below);
 
 /*
- * Lets go of the target: stops the threads that hold a return address
- * still replaced by a trampoline (one blocked in a call a stop would end
- * with EINTR at that call's exit, waited for up to CABBPF_DETACH_WAIT_MS),
- * writes those back (call after the trace's probes are detached, so no new
- * one appears), detaches, and joins the tracer thread. Fills *st if not
- * NULL. Safe to call twice; g may be NULL.
+ * Lets go of the target: writes back the return addresses still replaced
+ * by a trampoline (call after the trace's probes are detached, so no new
+ * one appears), stopping the threads that hold one, except those blocked
+ * in a system call (written back in place: their call goes on), then
+ * detaches and joins the tracer thread. Fills *st if not NULL. Safe to
+ * call twice; g may be NULL. (Test hook, armed only by the environment:
+ * CABBPF_TEST_LET_GO_PAUSE=FILE, see user/trace/guard.c.)
  */
 void guard__stop(struct guard *g, struct guard_stats *st);
 
 /* Asks g's tracer to let go (guard__stop's first step) without waiting for
- * it: whole-cgroup mode asks every guard at once, so that their waits for
- * blocked threads run side by side. g may be NULL. Main thread. */
+ * it: whole-cgroup mode asks every guard at once, so that they let go side
+ * by side. g may be NULL. Main thread. */
 void guard__let_go(struct guard *g);
 
 /* Open or close the gate of the guard's events (closed after

@@ -547,7 +547,7 @@ static void guard_done(struct whole *w, struct wproc *p)
 	w->gsum.unguarded += gs.unguarded;
 	w->gsum.failed += gs.failed;
 	w->gsum.at_detach += gs.at_detach;
-	w->gsum.detach_waited += gs.detach_waited;
+	w->gsum.detach_in_place += gs.detach_in_place;
 	w->gsum.detach_cut_short += gs.detach_cut_short;
 	w->gsum.nsites += gs.nsites;
 }
