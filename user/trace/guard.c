@@ -717,8 +717,13 @@ static int seize_all(struct guard *g)
 			if (tid <= 0 || find_thread(g, tid))
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)opts)) {
-				if (errno == ESRCH)
-					continue; /* exited meanwhile */
+				/* Exited meanwhile. A task that has exited but
+				 * is not reaped yet (a zombie: a fork's child
+				 * that ended before its own guard came) gives
+				 * EPERM, not ESRCH; another tracer's tracee is
+				 * not gone. */
+				if (errno == ESRCH || (errno == EPERM && procfs__gone(tid)))
+					continue;
 				err = -errno;
 				break;
 			}
@@ -732,7 +737,8 @@ static int seize_all(struct guard *g)
 		if (err)
 			return err;
 	}
-	return 0;
+	/* None held: every thread exited (a zombie leader included). */
+	return g->nth ? 0 : -ESRCH;
 }
 
 /* --lossless: whether bpf/trace.bpf.c asked tid to stop at the rings'
