@@ -372,8 +372,11 @@ static void assert_lost_by_kind(const struct h_run *r)
 /*
  * Ring overflow: the smallest ring (1 MiB = 16384 slots per CPU) and a
  * loader frozen (SIGSTOP) from the start to the end of the program, while
- * 4 threads make millions of calls, so every CPU's region fills and the
- * probes drop, whatever the machine's speed. Every call event is either
+ * 4 threads make 10 * K calls (K = 10000 per CPU: 12 times as many events
+ * as all the rings hold), so every CPU's region fills and the probes
+ * drop, whatever the machine's speed or size. (With 2,000,000 calls
+ * whatever the CPUs, the program took 40 s here beside one stress loop,
+ * and once more than the 360 s the test waits for it beside two.) Every call event is either
  * delivered or counted as a lost call event, exactly (I/O drops are
  * counted apart); a drop leaves no hole in a thread's sequence (order_gaps
  * 0) and the claims of programs preempting each other on one CPU never
@@ -384,10 +387,11 @@ START_TEST(ring_overflow_counts_every_drop)
 {
 	/* --no-guard: a stopped cabbpf must not hold the target's thread
 	 * creation (the guard's ptrace events) while the program runs. */
-	char *args[] = {
-		"--no-guard", "--ring-size", "1", "--", (char *)h_target("threads", OPT(_i)),
-		"4",	      "200000",	     NULL};
-	const long long calls = 1 + 4 + 200000LL * 4 * 5 / 2; /* main, workers, work */
+	long long K = 10000LL * (sysconf(_SC_NPROCESSORS_CONF) > 1 ? sysconf(_SC_NPROCESSORS_CONF) : 1);
+	char kbuf[32];
+	char *args[] = {"--no-guard", "--ring-size", "1", "--",
+			(char *)h_target("threads", OPT(_i)), "4", kbuf, NULL};
+	const long long calls = 1 + 4 + K * 4 * 5 / 2; /* main, workers, work */
 	json_object *per_cpu;
 	long long lost, sum = 0;
 	long tid[4], n[4];
@@ -396,9 +400,10 @@ START_TEST(ring_overflow_counts_every_drop)
 	pid_t t;
 	int k;
 
+	snprintf(kbuf, sizeof(kbuf), "%lld", K);
 	h_start_until(&r, args, H_TRACING);
-	/* cabbpf stopped while the whole program runs (millions of events
-	 * into 16384-slot rings): the rings must overflow, whatever the
+	/* cabbpf stopped while the whole program runs (12 times the events
+	 * the 16384-slot rings hold): the rings must overflow, whatever the
 	 * timing. The program ends as a zombie cabbpf has not reaped. */
 	kill(r.pid, SIGSTOP);
 	t = h_child_of(r.pid);
