@@ -526,7 +526,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	now = bpf_ktime_get_ns();
 	if (out && prev->pid) {
 		st = pipeline_state(prev, false);
-		if (st)
+		/* Off since off_ts already, outside its own probes: its
+		 * switch-in went unseen. The interval stays open from then (an
+		 * upper bound, as pipeline_close_unseen says): a new start
+		 * lost the time before it (a 50 ms sleep, the thread preempted
+		 * again before its next event, counted on-CPU). Inside a probe
+		 * pipeline_close_unseen may hold off_ts already: as before. */
+		if (st && (!st->off_ts || st->busy))
 			st->off_ts = now;
 	}
 	if (!in || !next->pid || test_unseen_switch_ins)

@@ -426,7 +426,10 @@ END_TEST
  * whole sleep, less the gap between nanosleep arming its timer and the
  * switch out: contexts_and_sleep), the tree is exact and holds its
  * invariants, and the report counts the unseen switch-ins (at least
- * nap's) in text and JSON. */
+ * nap's) in text and JSON. nap sleeps twice (45 ms, then 5): the second
+ * switch-out, its switch-in unseen, once started the interval anew and the
+ * first sleep was counted on-CPU (a stress run, the thread preempted after
+ * waking; every run since ctx sleeps twice). */
 START_TEST(unseen_switch_ins_closed)
 {
 	char *args[] = {"-a", "cct", "--", (char *)h_target("ctx", OPT(_i)), "20", "50", NULL};

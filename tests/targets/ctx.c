@@ -5,7 +5,8 @@
  *
  * main calls a() N times, then b() N times, then nap() once. a calls c()
  * once; b calls c() twice; c calls d() once. nap sleeps SLEEP_MS ms
- * (default 100) in nanosleep(2), off the CPU, then returns. Prints nothing;
+ * (default 100) in two nanosleep(2) calls (9/10, then 1/10), off the CPU,
+ * then returns. Prints nothing;
  * exit status 0; usage error 2.
  *
  * Exact counts: main 1; a N; b N; c 3N; d 3N; nap 1.
@@ -54,12 +55,24 @@ TRACED void b(void)
 	BARRIER();
 }
 
-TRACED void nap(long ms)
+/* Two sleeps, 9/10 then 1/10 of ms: two switch-outs with no event of the
+ * thread between them (a tracer that misses the switch-in between must
+ * not lose the first sleep: test_cct_integration.c, unseen_switch_ins_closed).
+ * Inlined: not a function of its own, at -O0 either. */
+static inline __attribute__((always_inline)) void sleep_ns(long long ns)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	struct timespec ts = {ns / 1000000000, ns % 1000000000};
 
 	while (nanosleep(&ts, &ts))
 		;
+}
+
+TRACED void nap(long ms)
+{
+	long long ns = ms * 1000000LL;
+
+	sleep_ns(ns - ns / 10);
+	sleep_ns(ns / 10);
 	BARRIER();
 }
 
