@@ -633,6 +633,47 @@ static int restore_slot(struct guard *g, pid_t tid, uint64_t slot, uint64_t orig
 	return poke(tid, slot, orig) ? 0 : 1;
 }
 
+/*
+ * Calls fn for each return instance the kernel holds for the target
+ * (bpf/guard.bpf.c, dump_pending): rec is (tid, slot, original return
+ * address). io narrows the walk to one task (a fork's child) or is NULL.
+ * Returns false when the list cannot be read. Tracer thread only.
+ */
+static bool walk_pending(struct guard *g, struct bpf_iter_attach_opts *io,
+			 void (*fn)(struct guard *g, const uint64_t rec[3], void *arg), void *arg)
+{
+	struct bpf_link *it = bpf_program__attach_iter(g->skel->progs.dump_pending, io);
+	int fd = it ? bpf_iter_create(bpf_link__fd(it)) : -1;
+	uint64_t rec[3];
+
+	while (fd >= 0 && read(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec))
+		fn(g, rec, arg);
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(it);
+	return fd >= 0;
+}
+
+/* walk_pending's step when letting go: the slot goes back if its thread
+ * is one *which selects (armed in its call, or stopped), counted. */
+enum give_back { GIVE_BACK_ARMED, GIVE_BACK_STOPPED };
+
+static void give_back_one(struct guard *g, const uint64_t rec[3], void *arg)
+{
+	struct gthread *t = find_thread(g, (pid_t)rec[0]);
+	bool chosen = t && (*(enum give_back *)arg == GIVE_BACK_ARMED ? t->armed : t->stopped);
+
+	if (chosen && restore_slot(g, t->tid, rec[1], rec[2]))
+		g->st.at_detach++;
+}
+
+/* Gives back the slots of the threads which selects. Returns false when
+ * the kernel's list cannot be read (nothing given back). */
+static bool give_back(struct guard *g, enum give_back which)
+{
+	return walk_pending(g, NULL, give_back_one, &which);
+}
+
 /* Serve the request the BPF program left for tid, if any. Returns true
  * if there was one (the SIGSTOP that stopped the thread is then ours). */
 static bool serve(struct guard *g, pid_t tid)
@@ -978,6 +1019,13 @@ static uint64_t clean_child(pid_t pid)
 	return c.removed;
 }
 
+/* walk_pending's step for a fork's child: every slot of it goes back. */
+static void child_slot(struct guard *g, const uint64_t rec[3], void *slots)
+{
+	if (restore_slot(g, (pid_t)rec[0], rec[1], rec[2]))
+		++*(uint64_t *)slots;
+}
+
 /*
  * A stop of tid, if tid is a process the target forked (guard__forks:
  * PTRACE_O_TRACEFORK holds it at birth, before its first instruction;
@@ -997,9 +1045,7 @@ static bool fork_child(struct guard *g, pid_t tid)
 {
 	union bpf_iter_link_info li;
 	LIBBPF_OPTS(bpf_iter_attach_opts, io, .link_info = &li, .link_info_len = sizeof(li));
-	struct bpf_link *it = NULL;
-	uint64_t rec[3], slots = 0, bps;
-	int fd = -1;
+	uint64_t slots = 0, bps;
 
 	if (!g->forks || find_thread(g, tid) || procfs__status_field(tid, "Tgid") == g->pid)
 		return false;
@@ -1008,17 +1054,10 @@ static bool fork_child(struct guard *g, pid_t tid)
 		memset(&li, 0, sizeof(li));
 		li.task.pid = (uint32_t)tid;
 		g->skel->bss->dump_tgid = (uint32_t)tid;
-		it = bpf_program__attach_iter(g->skel->progs.dump_pending, &io);
-		fd = it ? bpf_iter_create(bpf_link__fd(it)) : -1;
-		while (fd >= 0 && read(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec))
-			if (restore_slot(g, (pid_t)rec[0], rec[1], rec[2]))
-				slots++;
+		walk_pending(g, &io, child_slot, &slots);
 		g->skel->bss->dump_tgid = 0;
 	}
 	pthread_mutex_unlock(&g->mu);
-	if (fd >= 0)
-		close(fd);
-	bpf_link__destroy(it);
 	/* clone(CLONE_VM) with SIGCHLD reports as a fork, but the child shares
 	 * the target's memory: the bytes written there would take the
 	 * target's own breakpoints out (its later calls went uncounted,
@@ -1118,6 +1157,16 @@ static void handle(struct guard *g, pid_t tid, int st)
  * every trampoline written back with the kernel's own list (task
  * iterator), the threads out of "guarded", then detached.
  */
+/* walk_pending's step for mark_must_stop. */
+static void must_stop_one(struct guard *g, const uint64_t rec[3], void *arg)
+{
+	struct gthread *t = find_thread(g, (pid_t)rec[0]);
+
+	(void)arg;
+	if (t)
+		t->must_stop = true;
+}
+
 /*
  * Marks the threads that hold return addresses to give back (must_stop).
  * The trace's probes are out by now: no thread gets a new one, a running
@@ -1126,27 +1175,11 @@ static void handle(struct guard *g, pid_t tid, int st)
  */
 static bool mark_must_stop(struct guard *g)
 {
-	struct bpf_link *it;
-	uint64_t rec[3];
 	size_t i;
-	int fd;
 
 	for (i = 0; i < g->nth; i++)
 		g->th[i].must_stop = false;
-	if (!g->skel)
-		return false;
-	it = bpf_program__attach_iter(g->skel->progs.dump_pending, NULL);
-	fd = it ? bpf_iter_create(bpf_link__fd(it)) : -1;
-	while (fd >= 0 && read(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
-		struct gthread *t = find_thread(g, (pid_t)rec[0]);
-
-		if (t)
-			t->must_stop = true;
-	}
-	if (fd >= 0)
-		close(fd);
-	bpf_link__destroy(it);
-	return fd >= 0;
+	return g->skel && walk_pending(g, NULL, must_stop_one, NULL);
 }
 
 /* The calls a ptrace stop ends with EINTR even in a thread with no signal
@@ -1282,21 +1315,9 @@ static void interrupt(struct guard *g, struct gthread *t, const char **call)
  * interrupted (interrupt, *call). */
 static void give_back_in_place(struct guard *g, const char **call)
 {
-	struct bpf_link *it = bpf_program__attach_iter(g->skel->progs.dump_pending, NULL);
-	int fd = it ? bpf_iter_create(bpf_link__fd(it)) : -1;
-	bool read_them = fd >= 0;
-	uint64_t rec[3];
+	bool read_them = give_back(g, GIVE_BACK_ARMED);
 	size_t i;
 
-	while (fd >= 0 && read(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
-		struct gthread *t = find_thread(g, (pid_t)rec[0]);
-
-		if (t && t->armed && restore_slot(g, t->tid, rec[1], rec[2]))
-			g->st.at_detach++;
-	}
-	if (fd >= 0)
-		close(fd);
-	bpf_link__destroy(it);
 	for (i = 0; i < g->nth; i++) {
 		struct gthread *t = &g->th[i];
 		uint32_t key = (uint32_t)t->tid, let_go = CABBPF_GUARDED_LET_GO;
@@ -1493,21 +1514,8 @@ static void detach_all(struct guard *g)
 		}
 	}
 	/* Every thread that stopped: back to the original return addresses. */
-	if (g->skel && g->nth) {
-		struct bpf_link *it = bpf_program__attach_iter(g->skel->progs.dump_pending, NULL);
-		int fd = it ? bpf_iter_create(bpf_link__fd(it)) : -1;
-		uint64_t rec[3];
-
-		while (fd >= 0 && read(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
-			struct gthread *t = find_thread(g, (pid_t)rec[0]);
-
-			if (t && t->stopped && restore_slot(g, t->tid, rec[1], rec[2]))
-				g->st.at_detach++;
-		}
-		if (fd >= 0)
-			close(fd);
-		bpf_link__destroy(it);
-	}
+	if (g->skel && g->nth)
+		give_back(g, GIVE_BACK_STOPPED);
 	bpf_link__destroy(g->exit_stop);
 	g->exit_stop = NULL;
 	pthread_mutex_lock(&g->mu);
