@@ -1583,3 +1583,12 @@ int h_blocked_in(pid_t pid, long nr, int ms)
 	}
 	return 0;
 }
+
+void h_enter_blocking_call(const struct h_proc *t, long nr)
+{
+	ck_assert_int_eq(kill(t->pid, SIGUSR2), 0);
+	ck_assert_msg(h_wait_for(t->out_path, "waiting", 10000), "pid %d never said waiting",
+		      (int)t->pid);
+	ck_assert_msg(h_blocked_in(t->pid, nr, 10000), "pid %d not blocked in call %ld",
+		      (int)t->pid, nr);
+}

@@ -389,6 +389,11 @@ void h_assert_ready_same(const struct h_proc *t, int st, const struct h_plain *p
  * number, /proc/PID/syscall) within ms (patiently: H_PATIENCE). */
 int h_blocked_in(pid_t pid, long nr, int ms);
 
+/* Asserts that target t (started with h_spawn(..., "ready"): blocker,
+ * letgo), told by SIGUSR2 to enter its blocking call, says "waiting" and
+ * is then blocked in system call nr (within 10 s each). */
+void h_enter_blocking_call(const struct h_proc *t, long nr);
+
 /* A child process of ppid (the first found in /proc), or 0. This kernel
  * has no /proc/PID/task/TID/children. */
 pid_t h_child_of(pid_t ppid);

@@ -722,11 +722,8 @@ START_TEST(whole_cgroup_let_go_in_place)
 		h_write(path, pidbuf);
 	}
 	h_start_until(&r, args, H_TRACING);
-	for (i = 0; i < 2; i++) {
-		ck_assert_int_eq(kill(x[i].pid, SIGUSR2), 0);
-		ck_assert(h_wait_for(x[i].out_path, "waiting", 10000));
-		ck_assert(h_blocked_in(x[i].pid, SYS_epoll_wait, 10000));
-	}
+	for (i = 0; i < 2; i++)
+		h_enter_blocking_call(&x[i], SYS_epoll_wait);
 	ck_assert_int_eq(kill(r.pid, SIGINT), 0);
 	h_finish(&r);
 	h_assert_ok(&r);

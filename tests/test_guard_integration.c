@@ -761,9 +761,7 @@ START_TEST(let_go_in_place_of_blocked_call)
 		target[2] = NULL;
 	h_spawn(&t, target, NULL, "ready");
 	h_start_pid(&r, t.pid, opts, H_TRACING);
-	ck_assert_int_eq(kill(t.pid, SIGUSR2), 0);
-	ck_assert(h_wait_for(t.out_path, "waiting", 10000));
-	ck_assert(h_blocked_in(t.pid, nr, 10000));
+	h_enter_blocking_call(&t, nr);
 	ck_assert_int_eq(kill(r.pid, SIGINT), 0);
 	h_finish(&r);
 	h_assert_ok(&r);
@@ -820,9 +818,7 @@ START_TEST(let_go_in_place_then_catch)
 	setenv("CABBPF_TEST_LET_GO_PAUSE", go, 1);
 	h_spawn(&t, target, NULL, "ready");
 	h_start_pid(&r, t.pid, opts, H_TRACING);
-	ck_assert_int_eq(kill(t.pid, SIGUSR2), 0);
-	ck_assert(h_wait_for(t.out_path, "waiting", 10000));
-	ck_assert(h_blocked_in(t.pid, SYS_rt_sigtimedwait, 10000));
+	h_enter_blocking_call(&t, SYS_rt_sigtimedwait);
 	ck_assert_int_eq(kill(r.pid, SIGINT), 0);
 	ck_assert_msg(h_wait_for(r.err_path, "paused until", 10000), "not let go in place");
 	ck_assert_int_eq(kill(t.pid, SIGUSR1), 0);
