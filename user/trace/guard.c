@@ -1153,11 +1153,11 @@ static void handle(struct guard *g, pid_t tid, int st)
 }
 
 /*
- * Let go of a live process: every thread stopped (none runs BPF then),
- * every trampoline written back with the kernel's own list (task
- * iterator), the threads out of "guarded", then detached.
+ * Let go of a live process: the threads holding return addresses found in
+ * the kernel's own list (walk_pending), each written back in place if it
+ * is blocked in a system call, else stopped first; every thread marked
+ * let go in "guarded", then detached. Below, mark_must_stop's step.
  */
-/* walk_pending's step for mark_must_stop. */
 static void must_stop_one(struct guard *g, const uint64_t rec[3], void *arg)
 {
 	struct gthread *t = find_thread(g, (pid_t)rec[0]);
