@@ -4,7 +4,8 @@
 #   make asan-check the unit suites under AddressSanitizer + UBSan
 #   make tsan-check cab/ and the loader's threads under ThreadSanitizer
 #   make bench      build the benchmarks under bench/
-#   make stress     every suite 50 times under two CPU hogs (flake hunt)
+#   make stress     every suite 50 times under two CPU hogs (flake hunt;
+#                   STRESS_SUITES, STRESS_RUNS, HOGS: scripts/stress.sh)
 #   make fuzz       the recording reader's fuzz harness under ASan + UBSan
 .DELETE_ON_ERROR:
 .SUFFIXES:
