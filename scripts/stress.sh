@@ -11,12 +11,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${STRESS_RUNS:-50}
 HOGS=${HOGS:-2}
+all=$(ls tests/test_*.c | sed 's|tests/test_\(.*\)\.c|\1|')
 suites=()
-for s in ${STRESS_SUITES:-$(ls tests/test_*.c | sed 's|tests/test_\(.*\)\.c|\1|')}; do
+for s in ${STRESS_SUITES:-$all}; do
 	s=${s#test_}
 	if [ ! -f "tests/test_$s.c" ]; then
-		echo "stress: no suite '$s' (tests/test_$s.c); the suites are:" \
-			$(ls tests/test_*.c | sed 's|tests/test_\(.*\)\.c|\1|') >&2
+		echo "stress: no suite '$s' (tests/test_$s.c); the suites are:" $all >&2
 		exit 2
 	fi
 	suites+=(".output/tests/test_$s")
