@@ -392,22 +392,54 @@ START_TEST(cab_sampling_overwrites)
 END_TEST
 
 /*
+ * costly's outer() calls (K inner calls each) that take about ms of its CPU
+ * time on this machine, under its present load: measured by an untraced
+ * run of 20 calls (costly prints its CPU ns per call). The same loop is
+ * not the same cost everywhere: 75 us a call at -O2 on the hosts this test
+ * was first sized on, 485 us on another (Firecracker, "Intel Xeon
+ * Processor" at 2.3 GHz), where the 200 calls once written here took 97 ms
+ * untraced and the traced run passed the progress threshold at any load.
+ * Between 1 and 200 calls.
+ */
+static long costly_calls_for(int opt, long k, double ms)
+{
+	char kk[24];
+	char *argv[] = {(char *)h_target("costly", opt), "20", kk, NULL};
+	struct h_plain p;
+	const char *s;
+	double per = 0;
+	long n;
+
+	snprintf(kk, sizeof(kk), "%ld", k);
+	h_plain_run(&p, argv);
+	s = strstr(p.out, "outer_cpu_ns=");
+	ck_assert_msg(WIFEXITED(p.status) && !WEXITSTATUS(p.status) && s &&
+			      sscanf(s, "outer_cpu_ns=%lf", &per) == 1 && per > 0,
+		      "costly printed no CPU time per call:\n%s", p.out);
+	h_plain_free(&p);
+	n = (long)(ms * 1e6 / per);
+	return n < 1 ? 1 : n > 200 ? 200 : n;
+}
+
+/*
  * A run too short to measure the target's progress (under 0.1 s of its
  * CPU, user/trace/progress.h) is estimated by wall time; when the target
  * computed for a good part of it, its probes set its pace inside the
  * windows and the estimates are low: the report says so
  * (user/trace/sampler.c, sampler__text), and says nothing of it when the
- * target mostly waited. costly 200 50: ~0.015 s of CPU at -O2, ~0.023 s
- * at -O0 on a quiet machine; the CPU clock counts more of the same work
- * under load (about twice as much under two CPU hogs: 0.5-0.67 s became
- * 1.02-1.06 s, and a run sized at half the threshold was measured by
- * progress: this test failed so once), so the run is kept under a
- * quarter of the threshold. The text must agree with the JSON's figures
- * whatever the load makes of the share (a loaded machine may give the
- * target under a quarter of the wall time).
+ * target mostly waited. The run is sized by the machine (costly_calls_for)
+ * at 20 ms of the target's CPU, a fifth of the threshold: the CPU clock
+ * counts more of the same work under load (about twice as much under two
+ * CPU hogs: 0.5-0.67 s became 1.02-1.06 s, and a run sized at half the
+ * threshold was measured by progress: this test failed so once), and the
+ * measuring run sees the same load. The text must agree with the JSON's
+ * figures whatever the load makes of the share (a loaded machine may give
+ * the target under a quarter of the wall time).
  */
 START_TEST(wall_estimate_warns)
 {
+	long n = costly_calls_for(OPT(_i), 50, 20);
+	char calls[24];
 	char *args[] = {"--sample",
 			"20",
 			"--sample-period",
@@ -416,7 +448,7 @@ START_TEST(wall_estimate_warns)
 			"outer",
 			"--",
 			(char *)h_target("costly", OPT(_i)),
-			"200",
+			calls,
 			"50",
 			NULL};
 	json_object *smp;
@@ -424,17 +456,19 @@ START_TEST(wall_estimate_warns)
 	bool warned;
 	struct h_run r;
 
+	snprintf(calls, sizeof(calls), "%ld", n);
 	h_run(&r, args);
 	h_assert_ok(&r);
 	smp = h_get(r.json, "sampling");
 	cpu = h_num(smp, "user_cpu_ns");
 	run = h_num(smp, "run_ns");
 	ck_assert_msg(!strcmp(json_object_get_string(h_get(smp, "measure")), "wall"),
-		      "measured by progress: the target's CPU clock counted %lld ns", cpu);
+		      "measured by progress: the target's CPU clock counted %lld ns in %ld calls",
+		      cpu, n);
 	warned = strstr(r.out, "sampling: estimates by wall time") != NULL;
 	ck_assert_msg(warned == (cpu >= run / 4), "warned %d, target CPU %lld ns of %lld:\n%s",
 		      warned, cpu, run, r.out);
-	ck_assert_int_eq(h_own_calls(r.out, "outer"), 200);
+	ck_assert_int_eq(h_own_calls(r.out, "outer"), n);
 	h_free(&r);
 }
 END_TEST
