@@ -1132,6 +1132,15 @@ static int all_stopped(pid_t pid)
 	return stopped && n > 0;
 }
 
+int h_wait_cpu_or_stopped(pid_t pid, long long ms)
+{
+	long long used;
+
+	while ((used = h_cpu_ms(pid)) >= 0 && used < ms && !h_is_zombie(pid) && !all_stopped(pid))
+		usleep(10000);
+	return used >= ms;
+}
+
 int h_wait_stopped(pid_t pid, int ms)
 {
 	int i;

@@ -417,6 +417,12 @@ long long h_cpu_ms(pid_t pid);
  * (a fixed sleep can pass with the target never scheduled). Returns 1 when
  * reached, 0 if pid ended first. */
 int h_wait_cpu(pid_t pid, long long ms);
+/* h_wait_cpu for a target whose tracer the test keeps stopped: returns 1
+ * when pid has run ms of CPU time, 0 if it ended first or every thread of
+ * it is stopped (T or t), where nothing resumes it while its tracer is
+ * stopped (--lossless holds a thread at a ring's high-water mark that the
+ * stopped cabbpf cannot drain). */
+int h_wait_cpu_or_stopped(pid_t pid, long long ms);
 /* Wait (up to H_PATIENCE * ms) until every thread of pid is stopped (a
  * SIGSTOP takes effect when each thread is next scheduled, not when kill
  * returns). Returns 1 if they are. */
