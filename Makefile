@@ -7,6 +7,9 @@
 #   make stress     every suite 50 times under two CPU hogs (flake hunt;
 #                   STRESS_SUITES, STRESS_RUNS, HOGS: scripts/stress.sh)
 #   make fuzz       the recording reader's fuzz harness under ASan + UBSan
+#   make vmtest     the kernel matrix: the cases of tests/vm/cases in QEMU
+#                   guests of Debian's kernels (VMTEST_KERNELS, VMTEST_CASES,
+#                   ...: tests/vm/vmtest.sh; needs root)
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
@@ -54,7 +57,7 @@ endif
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
-SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS)) $(OUT)/trace_nosession.skel.h
 
 # Every .c under these floors goes into the library (user/main.c is the
 # program): a new file or subfolder needs no list here.
@@ -78,7 +81,8 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all clean check unit-check integration-check asan-check tsan-check bench format deps demo stress fuzz fuzz-bins
+.PHONY: all clean check unit-check integration-check asan-check tsan-check bench format deps demo stress fuzz fuzz-bins \
+	targets vmtest
 all: cabbpf
 
 $(OUT) $(OUT)/obj $(OUT)/tests $(OUT)/bench:
@@ -92,6 +96,22 @@ $(OUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h vmlinux/vmlinux.h | $(OUT)
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# trace.bpf.c without the session kfunc, for kernels that lack it: the same
+# programs, maps and data, opened with trace.skel.h (user/trace/trace.c).
+# The two skeletons' layouts must match: checked here, ELF bytes aside.
+$(OUT)/trace_nosession.bpf.o: bpf/trace.bpf.c bpf/*.h include/*.h vmlinux/vmlinux.h | $(OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DCABBPF_NO_SESSION -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUT)/trace_nosession.skel.h: $(OUT)/trace_nosession.bpf.o $(OUT)/trace.skel.h
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name trace_nosession_bpf > $@.tmp
+	$(Q)sed -n '/^struct trace_nosession_bpf {/,/^};/p' $@.tmp | sed 's/trace_nosession_bpf/trace_bpf/g' > $@.a
+	$(Q)sed -n '/^struct trace_bpf {/,/^};/p' $(OUT)/trace.skel.h > $@.b
+	$(Q)cmp -s $@.a $@.b || { echo "trace_nosession.bpf.o's layout differs from trace.bpf.o's:"; diff $@.b $@.a; rm -f $@.a $@.b $@.tmp; exit 1; }
+	$(Q)rm -f $@.a $@.b && mv $@.tmp $@
 
 $(PROTO_C) $(PROTO_H) &: $(PPROF_PROTO)
 	$(call msg,PROTOC-C,$(PROTO_C))
@@ -180,6 +200,11 @@ stress:
 deps:
 	$(Q)./scripts/install-deps.sh
 
+# The test targets (the harness builds them on first use; up-to-date ones
+# are kept).
+targets:
+	$(Q)tests/targets/build.sh .output/targets
+
 demo: cabbpf
 	$(Q)./scripts/demo.sh
 
@@ -189,3 +214,13 @@ format:
 clean:
 	$(call msg,CLEAN,)
 	$(Q)rm -rf .output cabbpf
+
+# The kernel matrix (tests/vm/vmtest.sh): every guest runs what the host
+# built here, and builds nothing. VMTEST_BINS: the suites of the case list
+# (tests/vm/cases, or VMTEST_CASES) that this tree has; a listed suite it
+# has not fails its cases there. Expanded only when vmtest is made
+# (secondary expansion, last in this file).
+VMTEST_BINS = $(filter $(TEST_BINS),$(addprefix $(OUT)/tests/,$(shell tests/vm/vmtest.sh --suites 2>/dev/null)))
+.SECONDEXPANSION:
+vmtest: cabbpf $$(VMTEST_BINS) targets
+	$(Q)OUT=$(OUT) tests/vm/vmtest.sh

@@ -104,6 +104,26 @@ struct {
 	__type(value, struct cabbpf_cgname);
 } cgname_buf SEC(".maps");
 
+/* A new file key's value, built here rather than on the stack: the
+ * sys_exit program, account() and flush_slot() nest, and kernels before
+ * 6.13 (no private stacks) refuse a combined stack over 512 bytes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cabbpf_iofile_val);
+} fval_buf SEC(".maps");
+
+static __always_inline struct cabbpf_iofile_val *new_fval(void)
+{
+	__u32 zk = 0;
+	struct cabbpf_iofile_val *v = bpf_map_lookup_elem(&fval_buf, &zk);
+
+	if (v)
+		__builtin_memset(v, 0, sizeof(*v));
+	return v;
+}
+
 /* A zeroed value to create keys with: too big for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -288,8 +308,13 @@ struct fdinfo {
 
 /* Loads through a pointer the verifier cannot type (read from an array)
  * become fault-safe direct loads once cast to its BTF type: no helper call
- * per field. The verifier turns the cast itself into a register move. */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+ * per field. The verifier turns the cast itself into a register move. A
+ * kfunc of Linux 6.2: the loader sets have_rdonly_cast when the kernel's
+ * BTF has it (user/kernel/features.h), and without it the same fields are
+ * read with bpf_probe_read_kernel (a helper call each, ~20-40 ns). Weak,
+ * so that an object whose casts are dead code loads where it is absent. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+const volatile __u32 have_rdonly_cast = 1;
 
 /* The struct file behind fd of task, as a number (0 when none). */
 static __always_inline __u64 fd_file(struct task_struct *task, int fd)
@@ -298,7 +323,7 @@ static __always_inline __u64 fd_file(struct task_struct *task, int fd)
 	struct fdtable *fdt;
 	struct file **arr;
 	struct fown_struct *slotp;
-	struct file *f;
+	struct file *f = NULL;
 
 	if (fd < 0)
 		return 0;
@@ -311,11 +336,78 @@ static __always_inline __u64 fd_file(struct task_struct *task, int fd)
 	arr = fdt->fd;
 	if (!arr)
 		return 0;
-	/* The slot, typed as a struct whose first member is a struct file *,
-	 * so the load is a direct, fault-safe one (no helper call). */
-	slotp = bpf_rdonly_cast(&arr[fd], bpf_core_type_id_kernel(struct fown_struct));
-	f = slotp->file;
+	if (have_rdonly_cast) {
+		/* The slot, typed as a struct whose first member is a struct
+		 * file *, so the load is a direct, fault-safe one. */
+		slotp = bpf_rdonly_cast(&arr[fd], bpf_core_type_id_kernel(struct fown_struct));
+		f = slotp->file;
+	} else if (bpf_probe_read_kernel(&f, sizeof(f), &arr[fd])) {
+		return 0;
+	}
 	return (__u64)f;
+}
+
+/* What a struct file (fp, a number) says of itself; fp is not 0. */
+struct ffacts {
+	__u64 ino;
+	__u64 dev;
+	__u32 mode;  /* the inode's i_mode; 0: no inode */
+	__u32 rdev;  /* the inode's i_rdev */
+	__u32 fmode; /* the file's f_mode */
+};
+
+static __always_inline void file_facts(__u64 fp, struct ffacts *ff)
+{
+	struct inode *ino;
+
+	ff->ino = ff->dev = 0;
+	ff->mode = ff->rdev = ff->fmode = 0;
+	if (have_rdonly_cast) {
+		struct file *f = bpf_rdonly_cast((void *)fp, bpf_core_type_id_kernel(struct file));
+
+		ff->fmode = f->f_mode;
+		ino = f->f_inode;
+		if (!ino)
+			return;
+		ff->mode = ino->i_mode;
+		ff->ino = ino->i_ino;
+		ff->dev = ino->i_sb->s_dev;
+		ff->rdev = ino->i_rdev;
+		return;
+	}
+	ff->fmode = BPF_CORE_READ((struct file *)fp, f_mode);
+	ino = BPF_CORE_READ((struct file *)fp, f_inode);
+	if (!ino)
+		return;
+	ff->mode = BPF_CORE_READ(ino, i_mode);
+	ff->ino = BPF_CORE_READ(ino, i_ino);
+	ff->dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	ff->rdev = BPF_CORE_READ(ino, i_rdev);
+}
+
+/* The inode number of the struct file fp (0: none). */
+static __always_inline __u64 file_ino(__u64 fp)
+{
+	struct inode *ino;
+
+	if (!fp)
+		return 0;
+	if (have_rdonly_cast) {
+		struct file *f = bpf_rdonly_cast((void *)fp, bpf_core_type_id_kernel(struct file));
+
+		ino = f->f_inode;
+		return ino ? ino->i_ino : 0;
+	}
+	return BPF_CORE_READ((struct file *)fp, f_inode, i_ino);
+}
+
+/* Copy the name of the struct file fp (its dentry's) into buf. */
+static __always_inline void file_name(__u64 fp, char *buf, __u32 size)
+{
+	const unsigned char *nm = BPF_CORE_READ((struct file *)fp, f_path.dentry, d_name.name);
+
+	if (nm)
+		bpf_probe_read_kernel_str(buf, size, nm);
 }
 
 /* bpf_get_current_cgroup_id() without the helper call: the task's cgroup v2
@@ -329,14 +421,12 @@ static __always_inline __u64 task_cgid(struct task_struct *task)
 	return kn ? kn->id : 0;
 }
 
-/* What fd refers to in the current task: task->files->fdt->fd[fd]'s inode,
- * through direct, fault-safe loads only (no helper call). */
+/* What fd refers to in the current task: task->files->fdt->fd[fd]'s inode
+ * (direct, fault-safe loads where the kernel has bpf_rdonly_cast). */
 static __always_inline void fd_info(struct task_struct *task, int fd, struct fdinfo *fi)
 {
 	__u64 fp = fd_file(task, fd);
-	struct inode *ino;
-	struct file *f;
-	umode_t mode;
+	struct ffacts ff;
 
 	fi->kind = CABBPF_FD_OTHER;
 	fi->ino = 0;
@@ -344,15 +434,13 @@ static __always_inline void fd_info(struct task_struct *task, int fd, struct fdi
 	fi->file = NULL;
 	if (!fp)
 		return;
-	f = bpf_rdonly_cast((void *)fp, bpf_core_type_id_kernel(struct file));
-	ino = f->f_inode;
-	if (!ino)
+	file_facts(fp, &ff);
+	if (!ff.mode)
 		return;
-	fi->file = f;
-	mode = ino->i_mode;
-	fi->ino = ino->i_ino;
-	fi->dev = ino->i_sb->s_dev;
-	switch (mode & 00170000) {
+	fi->file = (struct file *)fp;
+	fi->ino = ff.ino;
+	fi->dev = ff.dev;
+	switch (ff.mode & 00170000) {
 	case 0100000: /* S_IFREG */
 		fi->kind = CABBPF_FD_FILE;
 		break;
@@ -363,7 +451,7 @@ static __always_inline void fd_info(struct task_struct *task, int fd, struct fdi
 		fi->kind = CABBPF_FD_SOCKET;
 		break;
 	case 0020000: { /* S_IFCHR: ttys are majors 4, 5 (tty, console, ptmx) and 136-143 (pts) */
-		__u32 major = ino->i_rdev >> 20;
+		__u32 major = ff.rdev >> 20;
 
 		if (major == 4 || major == 5 || (major >= 136 && major <= 143))
 			fi->kind = CABBPF_FD_TTY;
@@ -453,13 +541,12 @@ static __always_inline void decode(struct task_struct *task, struct pt_regs *reg
 		/* vmsplice(fd, iov, nr_segs, flags): a pipe's write end takes
 		 * the thread's memory out, its read end brings input in. */
 		__u64 fp = fd_file(task, c->fd);
+		struct ffacts ff;
 
 		c->req = iov_bytes((const struct iovec *)a1, a2);
 		if (fp) {
-			struct file *f =
-				bpf_rdonly_cast((void *)fp, bpf_core_type_id_kernel(struct file));
-
-			if (f->f_mode & FMODE_WRITE)
+			file_facts(fp, &ff);
+			if (ff.fmode & FMODE_WRITE)
 				c->sc = CABBPF_SC_VMSPLICE_OUT;
 		}
 		break;
@@ -520,6 +607,12 @@ out:
 	pipeline_end(st);
 }
 
+/* struct kernfs_node before Linux 6.15 (CO-RE flavour: the name's
+ * ___ suffix is ignored when matching the kernel's type). */
+struct kernfs_node___parent {
+	struct kernfs_node *parent;
+} __attribute__((preserve_access_index));
+
 /* Record the names of task's cgroup cgid once (see cgnames). */
 static __always_inline void note_cgroup(struct task_struct *task, __u64 cgid)
 {
@@ -540,7 +633,11 @@ static __always_inline void note_cgroup(struct task_struct *task, __u64 cgid)
 	n->leaf[0] = 0;
 	n->parent[0] = 0;
 	bpf_probe_read_kernel_str(n->leaf, sizeof(n->leaf), BPF_CORE_READ(kn, name));
-	up = BPF_CORE_READ(kn, __parent);
+	/* __parent since Linux 6.15, parent before */
+	if (bpf_core_field_exists(kn->__parent))
+		up = BPF_CORE_READ(kn, __parent);
+	else
+		up = BPF_CORE_READ((struct kernfs_node___parent *)kn, parent);
 	if (up)
 		bpf_probe_read_kernel_str(n->parent, sizeof(n->parent), BPF_CORE_READ(up, name));
 	bpf_map_update_elem(&cgnames, &cgid, n, BPF_NOEXIST);
@@ -606,17 +703,16 @@ static __always_inline void aggregate(struct iocall *c, const struct fdinfo *fi,
 	fk.ino = fi->ino;
 	fv = bpf_map_lookup_elem(&iofiles, &fk);
 	if (!fv) {
-		struct cabbpf_iofile_val nv = {};
+		struct cabbpf_iofile_val *nv = new_fval();
 
-		/* Once per key: the file's name, cheap enough here. */
-		if (fi->file) {
-			struct file *fp = fi->file;
-			const unsigned char *nm = BPF_CORE_READ(fp, f_path.dentry, d_name.name);
-
-			if (nm)
-				bpf_probe_read_kernel_str(nv.name, sizeof(nv.name), nm);
+		if (!nv) {
+			count(CABBPF_IOSTAT_FILES_FULL);
+			return;
 		}
-		rc = bpf_map_update_elem(&iofiles, &fk, &nv, BPF_NOEXIST);
+		/* Once per key: the file's name, cheap enough here. */
+		if (fi->file)
+			file_name((__u64)fi->file, nv->name, sizeof(nv->name));
+		rc = bpf_map_update_elem(&iofiles, &fk, nv, BPF_NOEXIST);
 		if (rc == -E2BIG) {
 			count(CABBPF_IOSTAT_FILES_FULL);
 			return;
@@ -707,11 +803,13 @@ static __noinline void flush_slot(struct task_struct *task, __u32 tgid, struct s
 		fk.ino = sl->ino;
 		fv = bpf_map_lookup_elem(&iofiles, &fk);
 		if (!fv) {
-			struct cabbpf_iofile_val nv = {};
+			struct cabbpf_iofile_val *nv = new_fval();
 
-			__builtin_memcpy(nv.name, sl->name, sizeof(nv.name));
-			if (!bpf_map_update_elem(&iofiles, &fk, &nv, BPF_NOEXIST))
-				count(CABBPF_IOSTAT_FILES_NEW);
+			if (nv) {
+				__builtin_memcpy(nv->name, sl->name, sizeof(nv->name));
+				if (!bpf_map_update_elem(&iofiles, &fk, nv, BPF_NOEXIST))
+					count(CABBPF_IOSTAT_FILES_NEW);
+			}
 			fv = bpf_map_lookup_elem(&iofiles, &fk);
 		}
 		if (fv) {
@@ -803,19 +901,14 @@ static __always_inline void tio_unlock(struct tio *t)
 static __always_inline struct slot *slot_for(struct task_struct *task, __u32 tgid, struct tio *t,
 					     const struct iocall *c, __u64 cgid)
 {
-	__u64 file = fd_file(task, c->fd), ino = 0;
+	__u64 file = fd_file(task, c->fd);
+	/* A freed file's memory may come back as another file: the inode
+	 * number tells them apart. */
+	__u64 ino = file_ino(file);
 	struct slot *sl;
 	struct fdinfo fi;
-	struct file *f;
 	int i;
 
-	if (file) {
-		f = bpf_rdonly_cast((void *)file, bpf_core_type_id_kernel(struct file));
-		/* A freed file's memory may come back as another file: the
-		 * inode number tells them apart. */
-		if (f->f_inode)
-			ino = f->f_inode->i_ino;
-	}
 	sl = &t->s[t->mru & (NSLOTS - 1)];
 	if (sl->used && sl->sc == c->sc && sl->fd == c->fd && sl->file == file && sl->ino == ino &&
 	    sl->cgid == cgid)
@@ -852,12 +945,8 @@ static __always_inline struct slot *slot_for(struct task_struct *task, __u32 tgi
 	sl->bq = 0;
 	sl->last_ret = 0;
 	sl->bret = 0;
-	if (fi.file) {
-		const unsigned char *nm = fi.file->f_path.dentry->d_name.name;
-
-		if (nm)
-			bpf_probe_read_kernel_str(sl->name, sizeof(sl->name), nm);
-	}
+	if (fi.file)
+		file_name((__u64)fi.file, sl->name, sizeof(sl->name));
 	sl->used = 1;
 	return sl;
 }
@@ -918,10 +1007,13 @@ static __always_inline void aggregate_fast(struct task_struct *task, struct ioca
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_task_exit, struct task_struct *p)
 {
-	struct tio *t = bpf_task_storage_get(&tios, p, 0, 0);
+	struct tio *t;
 	bool last;
 	int i;
 
+	if (!p)
+		return 0; /* some kernels take typed tracepoint arguments as nullable */
+	t = bpf_task_storage_get(&tios, p, 0, 0);
 	if (!t || !tio_lock(t))
 		return 0;
 	last = p->signal && p->signal->live.counter == 0;

@@ -54,13 +54,19 @@ struct {
 struct tstate {
 	__u64 seq;  /* next sequence number of this thread */
 	__u32 busy; /* re-entry guard */
-	/* The tid this thread's events carry when it is not its own (0: its
-	 * own): a thread other than the leader that calls execve takes the
-	 * process's id (the kernel swaps them), but its task and so its
-	 * sequence numbers go on; its events keep its old tid, one stream
-	 * (bpf/trace.bpf.c on_exec). Every writer takes the tid through
-	 * pipeline_tid(). */
-	__u32 alias;
+	/* The tid this thread's events carry: its own when its state was
+	 * made (at its first event, always by the thread itself). A thread
+	 * other than the leader that calls execve takes the process's id
+	 * (the kernel swaps them in de_thread, before on_exec runs), but its
+	 * task and so its sequence numbers go on: its events keep the tid
+	 * they started with, one stream (bpf/trace.bpf.c on_exec). Kept from
+	 * the start rather than set when the swap is seen: a program that
+	 * sees it runs in another thread (on_exit of a thread the execve
+	 * kills) and would pass a pointer walked from its tracepoint's
+	 * argument (signal->group_exec_task) to task storage, which some
+	 * kernels' verifiers refuse as untrusted. Every writer takes the tid
+	 * through pipeline_tid(). */
+	__u32 tid;
 	__u64 pub;  /* header that publishes the slot being written (pos + 1) */
 	/* bpf/trace.bpf.c's on_switch: when the thread left its CPU (0: on
 	 * a CPU), and off-CPU time not yet delivered in an event */
@@ -76,10 +82,10 @@ struct {
 } tstates SEC(".maps");
 
 /* The tid an event of the thread with state st and kernel tid tid carries
- * (see tstate.alias). */
+ * (see tstate.tid). */
 static __always_inline __u32 pipeline_tid(const struct tstate *st, __u32 tid)
 {
-	return st->alias ? st->alias : tid;
+	return st->tid ? st->tid : tid;
 }
 
 static __always_inline void bump(__u32 idx)
@@ -182,11 +188,15 @@ static __always_inline struct tstate *pipeline_state(struct task_struct *task, b
 	if (s && __sync_val_compare_and_swap(&s->owner, 0, tstab_key(task)) == 0) {
 		s->tag = tstab_tag(task);
 		__builtin_memset(&s->st, 0, sizeof(s->st));
+		s->st.tid = (__u32)task->pid;
 		return &s->st;
 	}
 	if (s)
 		bump(CABBPF_STAT_TSTAB_TAKEN);
-	return bpf_task_storage_get(&tstates, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = bpf_task_storage_get(&tstates, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st && !st->tid)
+		st->tid = (__u32)task->pid; /* made now (zeroed), or by a racing program of its own */
+	return st;
 }
 
 /* Free the tstab slot of a task that ends (on_exit), if it holds one. Its
@@ -258,54 +268,76 @@ static __always_inline void *pipeline_begin(__u64 size, struct tstate **stp, __u
 	return pipeline_begin_task(size, bpf_get_current_task_btf(), stp, drop_stat);
 }
 
+/* One claim attempt at CPU cpu's head hd: 1 with *ev set (claimed), 0 to
+ * try again (a preempting program moved the head), -1 to drop (full). */
+static __always_inline int pipeline_try_claim(struct cabbpf_head *hd, __u32 cpu,
+					      struct tstate *st, void **ev)
+{
+	struct cabbpf_slot *slot;
+	__u32 idx;
+	__u64 h;
+
+	h = READ_ONCE(hd->pos);
+	/* Full: the loader has not read position h - 2^k yet. The tail only
+	 * grows, so a stale one errs on the full side. Its load comes before
+	 * the stores to the slot (x86 does not let a store pass an earlier
+	 * load; the compare-and-swap below is a compiler barrier): it pairs
+	 * with the release store of tail in drain_cpu() (user/trace/trace.c),
+	 * made after the loader's last read of those slots. */
+	if (h - READ_ONCE(hd->tail) > ring_mask)
+		/* unless h went stale meanwhile (a preempting program
+		 * claimed it): then retry at the new head */
+		return READ_ONCE(hd->pos) == h ? -1 : 0;
+	/* The array lookup checks the index against max_entries. */
+	idx = (cpu << ring_shift) | (__u32)(h & ring_mask);
+	slot = bpf_map_lookup_elem(&slots, &idx);
+	if (!slot)
+		return -1;
+	/* No hole on failure: the head moves only with a claim. */
+	if (__sync_val_compare_and_swap(&hd->pos, h, h + 1) != h)
+		return 0;
+	st->pub = h + 1;
+	*ev = &slot->ev;
+	return 1;
+}
+
 /*
  * The claim half of pipeline_begin(), for a thread state the caller looked
  * up and marked busy itself (the switch tracepoint writes the event of the
  * thread being switched in, which is not the current task). Returns the
  * event area or NULL (a full ring, counted in drop_stat).
+ *
+ * PIPELINE_CLAIM_TRIES attempts written out, not a loop: clang 14 makes
+ * such a loop's back edge a jump to the instruction before its head, which
+ * falls through into it, and the CFG check of kernels before 6.3 refuses a
+ * back edge made by a fall-through ("back-edge from insn N to N+1"); clang
+ * will not unroll it either (its exits). The verifier walks the attempts
+ * one by one, as it walked the loop's iterations.
  */
 static __always_inline void *pipeline_claim(struct tstate *st, __u32 drop_stat)
 {
-	struct cabbpf_slot *slot;
 	struct cabbpf_head *hd;
-	__u32 cpu, idx;
-	__u64 h;
-	int i;
+	void *ev = NULL;
+	__u32 cpu;
+	int r;
 
 	/* The program runs with migration disabled: this CPU's region and
 	 * head are ours until it ends, shared only with programs that
-	 * preempt it on this CPU (hence the compare-and-swap below). */
+	 * preempt it on this CPU (hence the compare-and-swap). */
 	cpu = bpf_get_smp_processor_id();
 	hd = bpf_map_lookup_elem(&heads, &cpu);
 	if (!hd)
 		goto drop;
-	for (i = 0; i < PIPELINE_CLAIM_TRIES; i++) {
-		h = READ_ONCE(hd->pos);
-		/* Full: the loader has not read position h - 2^k yet. The
-		 * tail only grows, so a stale one errs on the full side. Its
-		 * load comes before the stores to the slot (x86 does not let
-		 * a store pass an earlier load; the compare-and-swap below
-		 * is a compiler barrier): it pairs with the release store of
-		 * tail in drain_cpu() (user/trace/trace.c), made after the
-		 * loader's last read of those slots. */
-		if (h - READ_ONCE(hd->tail) > ring_mask) {
-			/* unless h went stale meanwhile (a preempting program
-			 * claimed it): then retry at the new head */
-			if (READ_ONCE(hd->pos) == h)
-				goto drop;
-			continue;
-		}
-		/* The array lookup checks the index against max_entries. */
-		idx = (cpu << ring_shift) | (__u32)(h & ring_mask);
-		slot = bpf_map_lookup_elem(&slots, &idx);
-		if (!slot)
-			goto drop;
-		/* No hole on failure: the head moves only with a claim. */
-		if (__sync_val_compare_and_swap(&hd->pos, h, h + 1) == h) {
-			st->pub = h + 1;
-			return &slot->ev;
-		}
-	}
+	_Static_assert(PIPELINE_CLAIM_TRIES == 4, "the attempts below are written out");
+	r = pipeline_try_claim(hd, cpu, st, &ev);
+	if (!r)
+		r = pipeline_try_claim(hd, cpu, st, &ev);
+	if (!r)
+		r = pipeline_try_claim(hd, cpu, st, &ev);
+	if (!r)
+		r = pipeline_try_claim(hd, cpu, st, &ev);
+	if (r > 0)
+		return ev;
 drop:
 	bump(drop_stat); /* by kind: a lost I/O event is not a lost call */
 	return NULL;

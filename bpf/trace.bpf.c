@@ -87,15 +87,25 @@ static __always_inline bool group_closed(__u64 g, __u64 cookie)
 	return true;
 }
 
-/* The traced executable, set by the loader before load (s_dev of its
- * inode's superblock in the kernel's encoding, and its inode number; 0 0:
- * unknown, nothing checked), and whether the target process now runs
- * another program: its last execve loaded another file (on_exec). The
- * uprobes of the libraries both programs map (-f 'libc:*') would count
- * that program's calls: while other_image is set the probes emit nothing.
- * One load and branch on the hot path, beside the gate's. */
-const volatile __u32 exe_dev = 0;
-const volatile __u64 exe_ino = 0;
+/* The traced executable as the kernel names the file an execve loads
+ * (s_dev of its inode's superblock, kernel encoding, and its inode number;
+ * 0 0: not known, nothing checked), and whether the target process now
+ * runs another program: its last execve loaded another file (on_exec).
+ * The uprobes of the libraries both programs map (-f 'libc:*') would
+ * count that program's calls: while other_image is set the probes emit
+ * nothing. One load and branch on the hot path, beside the gate's.
+ *
+ * Named by the kernel, not by stat(): on overlayfs (a container's root, a
+ * live or VM image) stat() gives the layer's device and the kernel's file
+ * the overlay's, so the target's own first execve looked like another
+ * program's and every probe went quiet (a trace of 0 events). The loader
+ * opens the traced file (exe_fd in its own process, self_tgid) and
+ * exe_identity reads that open file's inode, which is what execve opens
+ * too. */
+const volatile __u32 self_tgid = 0;
+const volatile __s32 exe_fd = -1;
+volatile __u32 exe_dev = 0;
+volatile __u64 exe_ino = 0;
 volatile __u32 other_image = 0;
 
 /* --cgroup (issue 4): the loader sets cgroup_on before load and puts the
@@ -138,7 +148,19 @@ struct {
 	__type(value, __u32);
 } armed SEC(".maps");
 
+/* The session kfunc (Linux 6.10; uprobe sessions 6.13). A kernel without
+ * it gets this object built with CABBPF_NO_SESSION (trace_nosession.bpf.o,
+ * the same programs, maps and data: user/trace/trace.c opens its bytes
+ * with this skeleton), so libbpf never looks for it: an unresolved weak
+ * kfunc makes libbpf open every kernel module's BTF at each load. */
+#ifndef CABBPF_NO_SESSION
 extern bool bpf_session_is_return(void) __ksym __weak;
+#else
+static __always_inline bool bpf_session_is_return(void)
+{
+	return false; /* never loaded: autoload is off without session links */
+}
+#endif
 
 
 /* --size (issue 14): sized_on is set before load when a rule exists;
@@ -260,6 +282,11 @@ static __always_inline void throttle(struct tstate *st, __u32 tid)
 	bump(CABBPF_STAT_THROTTLES);
 }
 
+/* Tests only (CABBPF_TEST_DELIVER_NOTHING=1): act as a kernel whose
+ * probes fire but deliver no event, so the check for a trace emptied in
+ * the kernel (user/trace/ftrace.c) is tested on any kernel. */
+const volatile __u32 test_deliver_nothing = 0;
+
 /* Returns what a session entry returns (0: arm the return probe, 1: do
  * not); 0 for the other programs, which ignore it. */
 static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
@@ -283,8 +310,15 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	cookie = bpf_get_attach_cookie(ctx);
 	if (group_closed(g, cookie))
 		return rc; /* this probe's group is closed (--budget) */
-	if (other_image)
-		return rc; /* another program's call into a shared library */
+	if (other_image) {
+		/* another program's call into a shared library */
+		bump(CABBPF_STAT_HITS_OTHER_IMAGE);
+		return rc;
+	}
+	if (test_deliver_nothing) {
+		bump(CABBPF_STAT_HITS_SUPPRESSED);
+		return rc;
+	}
 	if (cgroup_excluded())
 		return rc;
 	if (rc && !bpf_task_storage_get(&armed, task->group_leader, 0, 0))
@@ -368,7 +402,7 @@ int BPF_KPROBE(on_session)
  * the s_dev of its inode's superblock (kernel encoding), sp its inode
  * number, pad 0 (CABBPF_EXEC_KILLED marks the events of on_exit). A
  * thread other than the leader that exec's takes the process's id; its
- * events keep the old one (tstate.alias), so its stream goes on in
+ * events keep the old one (tstate.tid), so its stream goes on in
  * order. Another program: the probes go quiet (other_image) until an
  * execve loads the traced one again.
  */
@@ -381,6 +415,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct tstate *st;
 	__u32 win = (__u32)gate;
 
+	/* Typed tracepoint arguments: some kernels let the verifier take
+	 * them as nullable; a check costs a branch. */
+	if (!p)
+		return 0;
 	/* A new image: not armed until the loader has looked at it (its
 	 * guard, user/trace/guard.h), whatever the gate and the target. */
 	if (session)
@@ -390,9 +428,6 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	/* Whatever the gate: state that outlives it. */
 	if (target_tgid && exe_ino)
 		other_image = ino != exe_ino || dev != exe_dev;
-	st = pipeline_state(p, false);
-	if (st && (__u32)old_pid != (__u32)p->pid && !st->alias)
-		st->alias = (__u32)old_pid;
 	/* Closed gate (see gate); sampling watches execve between windows
 	 * too (the shadow stacks close the old image's frames). */
 	if (!sampling && !win)
@@ -423,9 +458,17 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
  * have events (task storage) only, as an exec event flagged
  * CABBPF_EXEC_KILLED (not an execve of the program's own).
  */
+/* struct signal_struct before Linux 5.16 (CO-RE flavour). */
+struct signal_struct___exit {
+	struct task_struct *group_exit_task;
+} __attribute__((preserve_access_index));
+
 static __always_inline void exit_by_exec(struct task_struct *p)
 {
-	struct task_struct *execer = p->signal->group_exec_task;
+	struct task_struct *execer = bpf_core_field_exists(p->signal->group_exec_task)
+					     ? p->signal->group_exec_task
+					     : BPF_CORE_READ((struct signal_struct___exit *)p->signal,
+							     group_exit_task);
 	struct cabbpf_event *e;
 	struct tstate *st;
 	__u32 win = (__u32)gate;
@@ -434,15 +477,6 @@ static __always_inline void exit_by_exec(struct task_struct *p)
 		return;
 	if (target_tgid && p->tgid != target_tgid)
 		return;
-	/* A thread other than the leader exec's: the kernel will give it
-	 * the leader's id once every other thread is gone (this one among
-	 * them), before on_exec runs; a switch-in event written in between
-	 * must already carry its old tid (tstate.alias). */
-	if (execer->pid != execer->tgid) {
-		st = pipeline_state(execer, false);
-		if (st && !st->alias)
-			st->alias = (__u32)execer->pid;
-	}
 	if (!sampling && !win)
 		return;
 	if (cgroup_excluded())
@@ -474,6 +508,8 @@ static __always_inline void exit_by_exec(struct task_struct *p)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 {
+	if (!p)
+		return 0; /* as on_exec */
 	exit_by_exec(p);
 	/* Its last event is written: its tstab slot is free for the next
 	 * thread of its hash (pipeline.bpf.h). */
@@ -509,12 +545,15 @@ const volatile __u32 test_unseen_switch_ins = 0;
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	bool out = !target_tgid || prev->tgid == target_tgid;
-	bool in = !target_tgid || next->tgid == target_tgid;
 	struct cabbpf_event *e;
 	struct tstate *st;
+	bool out, in;
 	__u64 now, off;
 
+	if (!prev || !next)
+		return 0; /* as on_exec */
+	out = !target_tgid || prev->tgid == target_tgid;
+	in = !target_tgid || next->tgid == target_tgid;
 	if (!out && !in)
 		return 0;
 	/* Closed gate (see gate); with sampling the intervals are followed
@@ -559,6 +598,28 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	st->off_pend = 0;
 	pipeline_put_sched(e, st, next, now, off);
 	st->busy = 0;
+	return 0;
+}
+
+/* The traced file as the kernel names it (exe_dev, exe_ino): the inode
+ * of the loader's open file exe_fd, read once by the loader (a task
+ * iterator) before the trace starts. */
+SEC("iter/task")
+int exe_identity(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct file **fds, *f = NULL;
+	unsigned int max;
+
+	if (!task || task->tgid != self_tgid || exe_fd < 0 || exe_ino)
+		return 0;
+	fds = BPF_CORE_READ(task, files, fdt, fd);
+	max = BPF_CORE_READ(task, files, fdt, max_fds);
+	if (!fds || (unsigned int)exe_fd >= max ||
+	    bpf_probe_read_kernel(&f, sizeof(f), &fds[exe_fd]) || !f)
+		return 0;
+	exe_dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	exe_ino = BPF_CORE_READ(f, f_inode, i_ino);
 	return 0;
 }
 

@@ -154,7 +154,16 @@ enum cabbpf_stat {
 	 * closed it there, an upper bound (bpf/pipeline.bpf.h,
 	 * pipeline_close_unseen). */
 	CABBPF_STAT_SCHED_UNSEEN = 11,
-	CABBPF_STAT__MAX = 12,
+	/* Probe hits in the target, with the gate open, whose event the
+	 * programs left out on purpose: the process runs another program
+	 * (bpf/trace.bpf.c other_image), or the tests' switch for a kernel
+	 * whose probes deliver nothing (test_deliver_nothing). Counted only
+	 * on those paths (nothing on the hot path), so that a trace a filter
+	 * emptied is seen and said (user/trace/ftrace.c), never a silently
+	 * empty profile. */
+	CABBPF_STAT_HITS_OTHER_IMAGE = 12,
+	CABBPF_STAT_HITS_SUPPRESSED = 13,
+	CABBPF_STAT__MAX = 14,
 };
 
 /* Slots of the probes' thread table (bpf/pipeline.bpf.h "tstab"): 64 bytes

@@ -1025,7 +1025,8 @@ static void returns_text(const struct runner *r, const struct runner_stats *s, F
 {
 	if (r->no_returns)
 		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go, V8, JVM or "
-			   "OCaml runtime, or a target the guard could not hold)\n");
+			   "OCaml runtime, a target the guard could not hold, or a whole "
+			   "container on a kernel without uprobe session programs)\n");
 	else
 		fprintf(f,
 			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64

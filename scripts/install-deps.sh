@@ -7,7 +7,7 @@ pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config
       strace libiberty-dev libpng-dev libxml2-utils chromium
       protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
       libzstd-dev podman runc busybox-static libdw-dev libc6-dbg nodejs
-      openjdk-17-jdk-headless fp-compiler ocaml-nox)
+      openjdk-17-jdk-headless fp-compiler ocaml-nox qemu-system-x86 cpio)
 # libzstd-dev: cabbpf record's compression.
 # libdw-dev (elfutils): functions' source files and lines from DWARF
 # (user/elf/dwarf.c: -l, the JSON, --pprof).
@@ -25,6 +25,10 @@ pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config
 # podman, runc, busybox-static: the container suite runs real containers
 # (runc: crun refuses the hybrid cgroup layout; an image imported from a
 # rootfs of busybox-static and the static test programs: no registry).
+# qemu-system-x86, cpio, busybox-static: make vmtest boots Debian's other
+# kernels (fetched with apt-get download, never installed) under QEMU, with
+# an initramfs of busybox and the kernel package's own modules (6.1's are
+# not compressed, 6.12's are xz, which busybox decompresses): tests/vm/.
 # Benchmarks compare against peers; they are optional for building and testing.
 [ "${CABBPF_BENCH_DEPS:-0}" = 1 ] && pkgs+=(bpftrace strace linux-perf)
 missing=()

@@ -24,6 +24,40 @@ char h_tmp[256];
 
 #define EXPECTED_FILE "tests/expected/targets.txt"
 
+int h_patience(void)
+{
+	static int p;
+
+	if (!p) {
+		const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
+		int v = m ? atoi(m) : 0;
+
+		p = v > 6 ? v : 6;
+	}
+	return p;
+}
+
+int h_kernel_has(const char *feature)
+{
+	static json_object *doc;
+	char path[PATH_MAX];
+	char *args[] = {"--features", "--json", path, NULL};
+	json_object *f;
+	struct h_run r;
+
+	if (!doc) {
+		snprintf(path, sizeof(path), "%s/features.json", h_tmp);
+		h_start(&r, args, 1, 0);
+		h_finish(&r);
+		ck_assert_msg(r.status == 0, "cabbpf --features: %s", r.err);
+		h_free(&r);
+		doc = h_parse_json(path);
+	}
+	f = h_get(h_get(h_get(doc, "kernel"), "features"), feature);
+	ck_assert_msg(f != NULL, "cabbpf --features names no '%s'", feature);
+	return json_object_get_boolean(f);
+}
+
 /* ------------------------------------------------------------- setup -- */
 
 int h_setup_bin(const char *bin)
@@ -56,6 +90,13 @@ int h_integration_setup(const char *suite, int (*extra)(void))
 		why = "could not build tests/targets or find ./cabbpf";
 	else if (extra && extra())
 		why = "could not prepare its targets";
+	/* CABBPF_TEST_SETUP_ONLY=1: build what the suite needs and stop
+	 * (tests/vm: the host builds, the guests only run). */
+	if (!why && getenv("CABBPF_TEST_SETUP_ONLY")) {
+		printf("%s: set up, no test run (CABBPF_TEST_SETUP_ONLY)\n", suite);
+		fflush(stdout);
+		_exit(0);
+	}
 	if (!why)
 		return 0;
 	/* A failed check, not silence: tests/run.sh counts it. */
@@ -275,12 +316,23 @@ static int start(struct h_run *r, char *const *args, int no_json, int setuid_nob
 	return 0;
 }
 
+/* struct h_run's status for wait status st: the exit code, or 128+signal
+ * (as a shell says it). */
+static int exit_code(int st)
+{
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 void h_finish(struct h_run *r)
 {
 	int st = 0;
 
+	/* Reaped here even when a wait saw it end (h_run_ended leaves it a
+	 * zombie): the same waitpid, the same status as ever. */
 	waitpid(r->pid, &st, 0);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r->status = exit_code(st);
+	r->wait_status = st;
+	r->ended = 1;
 	if (r->copy_dir[0]) {
 		char cmd[128];
 
@@ -314,26 +366,6 @@ void h_free(struct h_run *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int h_wait_for(const char *path, const char *needle, int ms)
-{
-	struct timespec ts = {0, 10 * 1000000};
-	int i;
-
-	/* ms is what a quiet machine needs; a loaded one (make stress, CI
-	 * beside other work) may need far more. Waiting longer costs nothing
-	 * when the text comes, so wait H_PATIENCE times as long. */
-	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
-		char *s = h_slurp(path);
-		int found = s && strstr(s, needle);
-
-		free(s);
-		if (found)
-			return 1;
-		nanosleep(&ts, NULL);
-	}
-	return 0;
-}
-
 /* Occurrences of needle in the file at path. */
 static int count_in(const char *path, const char *needle)
 {
@@ -346,28 +378,133 @@ static int count_in(const char *path, const char *needle)
 	return n;
 }
 
-int h_wait_count(const char *path, const char *needle, int n, int ms)
+/* Whether pid, a child of this process, has exited; its wait status into
+ * *st. waitid's WNOWAIT leaves it unreaped: whoever reaps it later (h_finish,
+ * a suite's waitpid) gets the same status, and its pid cannot be reused
+ * meanwhile. 0 for pid 0, or one that is not (or no longer) a child here:
+ * nothing to watch, the wait goes on as before. */
+static int child_exited(pid_t pid, int *st)
+{
+	siginfo_t si;
+
+	if (pid <= 0)
+		return 0;
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid != pid)
+		return 0;
+	if (si.si_code == CLD_EXITED)
+		*st = W_EXITCODE(si.si_status, 0);
+	else
+		*st = (si.si_status & 0x7f) | (si.si_code == CLD_DUMPED ? WCOREFLAG : 0);
+	return 1;
+}
+
+/*
+ * The harness's one wait for text: until the file at path holds needle n
+ * times, up to H_PATIENCE * ms (ms is what a quiet machine needs; a loaded
+ * one, make stress or CI beside other work, may need far more, and waiting
+ * longer costs nothing when the text comes), in 10 ms steps. gone, unless
+ * NULL, says (with arg) whether the writer has exited: then nothing more
+ * will come, and the wait ends. Returns 1 (there), 0 (time out), -1 (the
+ * writer exited without it).
+ */
+static int wait_text(const char *path, const char *needle, int n, int ms, int (*gone)(void *),
+		     void *arg)
 {
 	struct timespec ts = {0, 10 * 1000000};
-	int i;
+	int i, ended;
 
-	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
+	for (i = 0;; i++) {
+		/* The exit first, then the file: what the writer wrote before
+		 * its exit is in the file by the time its exit shows. */
+		ended = gone && gone(arg);
 		if (count_in(path, needle) >= n)
 			return 1;
+		if (ended)
+			return -1;
+		if (i >= ms / 10 * H_PATIENCE)
+			return 0;
 		nanosleep(&ts, NULL);
 	}
-	return count_in(path, needle) >= n;
+}
+
+int h_wait_for(const char *path, const char *needle, int ms)
+{
+	return wait_text(path, needle, 1, ms, NULL, NULL) > 0;
+}
+
+int h_wait_count(const char *path, const char *needle, int n, int ms)
+{
+	return wait_text(path, needle, n, ms, NULL, NULL) > 0;
+}
+
+int h_run_ended(struct h_run *r)
+{
+	int st;
+
+	if (!r->ended && child_exited(r->pid, &st)) {
+		r->ended = 1;
+		r->wait_status = st;
+		r->status = exit_code(st);
+	}
+	return r->ended;
+}
+
+/* wait_text's gone for a run. */
+static int run_gone(void *r)
+{
+	return h_run_ended(r);
+}
+
+int h_wait_run_in(struct h_run *r, const char *path, const char *needle, int n, int ms)
+{
+	return wait_text(path, needle, n, ms, run_gone, r);
+}
+
+int h_wait_run(struct h_run *r, const char *needle, int ms)
+{
+	return h_wait_run_in(r, r->err_path, needle, 1, ms);
+}
+
+const char *h_run_why(struct h_run *r)
+{
+	static char *why;
+	char *err = h_slurp(r->err_path), how[128], ex[96];
+
+	if (h_run_ended(r))
+		snprintf(how, sizeof(how), "cabbpf %s; its stderr",
+			 h_describe(r->wait_status, ex, sizeof(ex)));
+	else
+		snprintf(how, sizeof(how), "cabbpf (pid %d) still runs; its stderr so far",
+			 (int)r->pid);
+	free(why);
+	if (asprintf(&why, "%s:\n%s", how, err ? err : "") < 0)
+		why = NULL;
+	free(err);
+	return why ? why : "(out of memory)";
+}
+
+void h_run_until(struct h_run *r, const char *path, const char *needle, int n, int ms)
+{
+	int got = h_wait_run_in(r, path, needle, n, ms);
+	char times[32] = "", when[64] = "";
+	const char *where = path;
+
+	if (path == r->err_path)
+		where = "cabbpf's stderr";
+	else if (path == r->out_path)
+		where = "cabbpf's stdout";
+	if (n > 1)
+		snprintf(times, sizeof(times), " %d times", n);
+	if (!got)
+		snprintf(when, sizeof(when), " within %.1f s", ms * H_PATIENCE / 1000.0);
+	ck_assert_msg(got > 0, "no '%s'%s on %s%s: %s", needle, times, where, when, h_run_why(r));
 }
 
 void h_start_until(struct h_run *r, char *const *args, const char *needle)
 {
-	char *err;
-	int up;
-
 	ck_assert_int_eq(h_start(r, args, 0, 0), 0);
-	up = h_wait_for(r->err_path, needle, 10000);
-	err = up ? NULL : h_slurp(r->err_path);
-	ck_assert_msg(up, "cabbpf did not start (no '%s'); stderr:\n%s", needle, err);
+	h_run_until(r, r->err_path, needle, 1, 10000);
 }
 
 void h_start_pid(struct h_run *r, pid_t pid, char *const *opts, const char *needle)
@@ -935,6 +1072,37 @@ int h_thread_lines(const char *s, long *tid, long *calls, int max)
 	return n;
 }
 
+/* wait_text's gone for a process of h_spawn: its wait status kept. */
+struct watched {
+	pid_t pid;
+	int st;
+};
+
+static int proc_gone(void *w)
+{
+	struct watched *c = w;
+
+	return child_exited(c->pid, &c->st);
+}
+
+/* Assert that p (h_spawn) writes needle on stdout within 10 s (stretched
+ * by H_PATIENCE), failing at once if it exits first; what names it. */
+static void assert_proc_says(const struct h_proc *p, const char *needle, const char *what)
+{
+	struct watched c = {p->pid, 0};
+	int got = wait_text(p->out_path, needle, 1, 10000, proc_gone, &c);
+	char ex[96], *err;
+
+	if (got > 0)
+		return;
+	err = h_slurp(p->err_path);
+	if (got < 0)
+		ck_abort_msg("%s (pid %d) %s before it said '%s'; its stderr:\n%s", what,
+			     (int)p->pid, h_describe(c.st, ex, sizeof(ex)), needle, err);
+	ck_abort_msg("%s (pid %d) did not say '%s' within %d s; its stderr:\n%s", what, (int)p->pid,
+		     needle, 10 * H_PATIENCE, err);
+}
+
 void h_spawn(struct h_proc *p, char *const *argv, const char *env, const char *ready)
 {
 	int fds[2], err = 0;
@@ -975,8 +1143,7 @@ void h_spawn(struct h_proc *p, char *const *argv, const char *env, const char *r
 	close(fds[0]);
 	ck_assert_msg(n == 0, "cannot run %s: %s", argv[0], strerror(err));
 	if (ready)
-		ck_assert_msg(h_wait_for(p->out_path, ready, 10000), "%s did not start (no '%s')",
-			      argv[0], ready);
+		assert_proc_says(p, ready, argv[0]);
 }
 
 void h_reap_ok(pid_t pid)
@@ -1145,7 +1312,9 @@ int h_wait_stopped(pid_t pid, int ms)
 {
 	int i;
 
-	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
+	/* An exited process never stops: no wait (a cabbpf that failed to
+	 * start is waited for in vain otherwise). */
+	for (i = 0; i < ms / 10 * H_PATIENCE && !h_is_zombie(pid); i++) {
 		if (all_stopped(pid))
 			return 1;
 		usleep(10000);
@@ -1159,7 +1328,7 @@ int h_wait_traced(pid_t pid, int ms)
 	int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
+	for (i = 0; i < ms / 10 * H_PATIENCE && !h_is_zombie(pid); i++) {
 		const char *t = proc_read(path, buf, sizeof(buf)) > 0 ? strstr(buf, "TracerPid:")
 								      : NULL;
 
@@ -1585,7 +1754,7 @@ int h_blocked_in(pid_t pid, long nr, int ms)
 {
 	int i;
 
-	for (i = 0; i < ms / 10 * H_PATIENCE; i++) {
+	for (i = 0; i < ms / 10 * H_PATIENCE && !h_is_zombie(pid); i++) {
 		if (procfs__syscall(pid, pid) == nr)
 			return 1;
 		usleep(10000);
@@ -1596,8 +1765,7 @@ int h_blocked_in(pid_t pid, long nr, int ms)
 void h_enter_blocking_call(const struct h_proc *t, long nr)
 {
 	ck_assert_int_eq(kill(t->pid, SIGUSR2), 0);
-	ck_assert_msg(h_wait_for(t->out_path, "waiting", 10000), "pid %d never said waiting",
-		      (int)t->pid);
+	assert_proc_says(t, "waiting", "the target");
 	ck_assert_msg(h_blocked_in(t->pid, nr, 10000), "pid %d not blocked in call %ld",
 		      (int)t->pid, nr);
 }

@@ -52,7 +52,10 @@ int h_setup(void);
 /* An integration suite's start: needs root, then h_setup, then extra (if
  * not NULL: the suite's own preparation, 0 or -1). On failure says why on
  * stderr, prints a failed check summary (tests/run.sh counts it) and
- * returns -1; else 0. suite: the suite's name, for the message. */
+ * returns -1; else 0. suite: the suite's name, for the message. With
+ * CABBPF_TEST_SETUP_ONLY set in the environment it ends the process (exit
+ * status 0) once set up: tests/vm builds on the host what a suite would
+ * build at its start, before the guests run it. */
 int h_integration_setup(const char *suite, int (*extra)(void));
 
 /* Run suite s (which it frees) and return main's exit status: 0 when
@@ -84,6 +87,8 @@ struct h_run {
 	char *out;	   /* stdout */
 	json_object *json; /* parsed --json file, NULL if none */
 	pid_t pid;	   /* while running (h_start) */
+	int ended;	   /* cabbpf has exited: seen by a wait (h_run_ended) or h_finish */
+	int wait_status;   /* its wait status once ended (h_describe) */
 	char json_path[PATH_MAX];
 	char out_path[PATH_MAX];
 	char err_path[PATH_MAX];
@@ -113,7 +118,8 @@ int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody);
  * them at the same point every time. */
 int h_start_nofile(struct h_run *r, char *const *args, int no_json, int nofile);
 
-/* Wait for a started cabbpf, then collect its outputs. */
+/* Wait for a started cabbpf, then collect its outputs (at once if it has
+ * already exited: a wait that saw it end left it unreaped). */
 void h_finish(struct h_run *r);
 
 /* Ctrl-C a started cabbpf (SIGINT), then h_finish. */
@@ -122,21 +128,67 @@ void h_interrupt(struct h_run *r);
 /* Run to completion. */
 void h_run(struct h_run *r, char *const *args);
 
+/* Whether this kernel has the feature named (as cabbpf --features names
+ * it: "uprobe_multi", "uprobe_session", ...), as cabbpf --features --json
+ * says; read once a process. The matrix's kernels differ (tests/vm): a
+ * test asserts the path each takes, never skips. */
+int h_kernel_has(const char *feature);
+
 /* Free what h_finish collected; r may be zeroed or already freed. */
 void h_free(struct h_run *r);
 
 /* How many times longer than on a quiet machine the harness waits for
  * what must come (a line on stderr, a process's exit): a test never fails
- * because the machine is busy, only when the thing does not come. */
-#define H_PATIENCE 6
+ * because the machine is busy, only when the thing does not come. The
+ * test cases' own limits' multiplier, CK_TIMEOUT_MULTIPLIER (tests/run.sh
+ * sets 6; tests/vm 20 under emulation), at least 6. */
+int h_patience(void);
+#define H_PATIENCE h_patience()
 
 /* Wait until file path contains needle, up to H_PATIENCE * ms. Returns 1
- * if found. */
+ * if found. Not for what a running cabbpf (or the target it launched)
+ * writes: h_wait_run, which stops when cabbpf does. */
 int h_wait_for(const char *path, const char *needle, int ms);
 
 /* Wait until file path contains needle n times, up to H_PATIENCE * ms.
- * Returns 1 if it does. */
+ * Returns 1 if it does. For a running cabbpf's files: h_wait_run_in. */
 int h_wait_count(const char *path, const char *needle, int n, int ms);
+
+/*
+ * Whether cabbpf r (h_start, h_start_nofile) has exited; if it has, sets
+ * r->ended, r->wait_status, and r->status as h_finish will. Seen with
+ * waitid(WNOWAIT): the child is left unreaped, so its pid stays its own
+ * (the suites signal r->pid; a reaped pid could be another process's) and
+ * h_finish, or a suite's own waitpid, collects it as before.
+ */
+int h_run_ended(struct h_run *r);
+
+/*
+ * Wait until file path (one that cabbpf r or the target it runs writes:
+ * r->err_path, r->out_path, a file of the command) holds needle at least
+ * n times, while cabbpf runs: up to H_PATIENCE * ms if it keeps running,
+ * and not a moment longer than it does. Returns 1 when the text is there
+ * (written before an exit counts), 0 when the time ran out with cabbpf
+ * running, -1 within 10 ms of cabbpf's exit without it (r->status,
+ * r->wait_status set; h_run_why says how it ended; h_finish collects it at
+ * once). Before, these waits looked at the file alone: a cabbpf that could
+ * not load its BPF programs exited at once, and every test waited its
+ * whole timeout on the dead child (issue 43, point 7: .ci/run hung).
+ */
+int h_wait_run_in(struct h_run *r, const char *path, const char *needle, int n, int ms);
+
+/* h_wait_run_in for needle once on cabbpf's stderr (r->err_path). */
+int h_wait_run(struct h_run *r, const char *needle, int ms);
+
+/* h_wait_run_in, asserted: fails at once if cabbpf exits first (with its
+ * exit status and stderr in the message), or when the time runs out (with
+ * its stderr so far). */
+void h_run_until(struct h_run *r, const char *path, const char *needle, int n, int ms);
+
+/* For a failure message: how cabbpf r ended ("cabbpf exited with status
+ * 1") or that it still runs, then its stderr (so far). Static buffer,
+ * replaced by the next call. */
+const char *h_run_why(struct h_run *r);
 
 /* The start line's prefix ("cabbpf: tracing N functions of ...", or
  * "tracing is off" with --start-disabled, user/trace/ftrace.c): from it on
@@ -148,7 +200,9 @@ int h_wait_count(const char *path, const char *needle, int n, int ms);
 #define H_TRACING "cabbpf: tracing "
 
 /* h_start, then assert cabbpf printed needle on stderr (H_TRACING,
- * "watching") within 10 s: it attached, the test may go on. */
+ * "watching") within 10 s (h_run_until: stretched by H_PATIENCE while it
+ * runs; failed at once, with its exit status and stderr, if it exits
+ * without it): it attached, the test may go on. */
 void h_start_until(struct h_run *r, char *const *args, const char *needle);
 
 /* h_start_until for `cabbpf OPTS -p PID` (opts NULL-terminated): attached
@@ -350,7 +404,8 @@ struct h_proc {
  * is a "NAME=VALUE" to set (or "NAME" to unset) in its environment. Returns
  * once the child has exec'd argv[0] (asserted): /proc/PID/exe is the
  * program then, as `cabbpf -p PID` must find it. With ready, also asserts
- * it printed ready on stdout within 10 s (it is waiting for the test). */
+ * it printed ready on stdout within 10 s (it is waiting for the test;
+ * stretched by H_PATIENCE, failed at once if it exits first). */
 void h_spawn(struct h_proc *p, char *const *argv, const char *env, const char *ready);
 
 /* The byte at file offset off of exe (a real path) as mapped in process
@@ -386,12 +441,14 @@ void h_reap_ok(pid_t pid);
 void h_assert_ready_same(const struct h_proc *t, int st, const struct h_plain *p);
 
 /* Whether process pid's main thread is blocked in system call nr (its
- * number, /proc/PID/syscall) within ms (patiently: H_PATIENCE). */
+ * number, /proc/PID/syscall) within ms (patiently: H_PATIENCE). 0 at once
+ * if pid has exited (a zombie or gone): it never will. */
 int h_blocked_in(pid_t pid, long nr, int ms);
 
 /* Asserts that target t (started with h_spawn(..., "ready"): blocker,
  * letgo), told by SIGUSR2 to enter its blocking call, says "waiting" and
- * is then blocked in system call nr (within 10 s each). */
+ * is then blocked in system call nr (within 10 s each, stretched by
+ * H_PATIENCE; failed at once if it exits first). */
 void h_enter_blocking_call(const struct h_proc *t, long nr);
 
 /* A child process of ppid (the first found in /proc), or 0. This kernel
@@ -425,10 +482,11 @@ int h_wait_cpu(pid_t pid, long long ms);
 int h_wait_cpu_or_stopped(pid_t pid, long long ms);
 /* Wait (up to H_PATIENCE * ms) until every thread of pid is stopped (a
  * SIGSTOP takes effect when each thread is next scheduled, not when kill
- * returns). Returns 1 if they are. */
+ * returns). Returns 1 if they are; 0 at once if pid has exited (a zombie
+ * or gone: a cabbpf that ended is never stopped). */
 int h_wait_stopped(pid_t pid, int ms);
 /* Wait (up to H_PATIENCE * ms) until pid has a ptrace tracer. Returns 1 if
- * it has. */
+ * it has; 0 at once if pid has exited. */
 int h_wait_traced(pid_t pid, int ms);
 
 /* ------------------------------------------------------ --timeline -- */

@@ -103,11 +103,11 @@ static void assert_exact(const struct h_run *r, int threads, int spawned)
 /* h_start_pid with a patient wait: cabbpf measures its probes' cost and
  * plans before it says "tracing", which on a machine two spinning threads
  * of hot (and other suites) load can take longer than the harness's 10 s.
- * On a timeout cabbpf is stopped before the assertion fails. */
+ * A cabbpf that exits first fails the test at once (h_run_until). */
 static void start_pid(struct h_run *r, pid_t pid, char *const *opts)
 {
 	char pidbuf[16], *args[32];
-	int n = 0, i, up;
+	int n = 0, i;
 
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	for (i = 0; opts[i] && n < 28; i++)
@@ -116,10 +116,7 @@ static void start_pid(struct h_run *r, pid_t pid, char *const *opts)
 	args[n++] = pidbuf;
 	args[n] = NULL;
 	ck_assert_int_eq(h_start(r, args, 0, 0), 0);
-	up = h_wait_for(r->err_path, H_TRACING, 120000);
-	if (!up)
-		h_interrupt(r);
-	ck_assert_msg(up, "cabbpf did not start (no 'tracing'); stderr:\n%s", r->err);
+	h_run_until(r, r->err_path, H_TRACING, 1, 120000);
 }
 
 /*
@@ -179,12 +176,12 @@ START_TEST(stop_launched_no_false_edges)
 	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
 	/* Stopped whatever happens (a loaded machine may be slow to start
 	 * it): the assertions come after. */
-	up = h_wait_for(r.out_path, "ready", 60000);
+	up = h_wait_run_in(&r, r.out_path, "ready", 1, 60000) > 0;
 	if (up)
 		stop_run(&r, s, h_child_of(r.pid));
 	else
 		h_interrupt(&r);
-	ck_assert_msg(up, "hot did not start; stderr:\n%s", r.err);
+	ck_assert_msg(up, "hot did not start: %s", h_run_why(&r));
 	assert_exact(&r, 1, 1);
 	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")),
 			 s == STOP_DURATION ? "duration reached" : "interrupted");

@@ -308,16 +308,61 @@ START_TEST(behaviour_changes)
 }
 END_TEST
 
+/* --budget on the kernel at hand: where multi-uprobe links exist, a run
+ * whose cheap functions stay exact (or say they were cut) and whose target
+ * is unharmed; where they do not (the per-site links of Linux < 6.6 go
+ * out one at a time, ~0.1 s each, too slow for the budget's guard), a
+ * refusal up front that names the cause and the alternative, exit 1, no
+ * trace -- here also on this kernel, through the test switch. */
+START_TEST(budget_follows_the_kernel)
+{
+	char *target[] = {(char *)h_target("budget", OPT(_i)), "30000", NULL};
+	char *opts[] = {"--budget", "10", "--sample-period", "100", "--ring-size",
+			"64",	    "-a", "count",	     NULL};
+	char *args[16];
+	struct h_plain p;
+	struct h_run r;
+
+	h_join_args(args, 16, opts, target);
+	if (h_kernel_has("uprobe_multi")) {
+		h_traced_same(&p, &r, opts, target);
+		h_assert_no_loss(r.json);
+		assert_exact_or_cut(&r, "rare");
+		assert_exact_or_cut(&r, "child");
+		ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+		h_plain_free(&p);
+		h_free(&r);
+		setenv("CABBPF_TEST_KERNEL_LACKS", "uprobe_multi", 1);
+	}
+	h_start(&r, args, 1, 0);
+	h_finish(&r);
+	unsetenv("CABBPF_TEST_KERNEL_LACKS");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "--budget swaps link sets in and out, which needs "
+				    "multi-uprobe links") &&
+			      strstr(r.err, "use --sample P instead"),
+		      "no refusal:\n%s", r.err);
+	ck_assert_ptr_null(strstr(r.err, "cabbpf: tracing "));
+	h_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("budget_integration");
 	TCase *tc = tcase_create("budget");
+	/* The kernel matrix's cases (tests/vm: make vmtest runs them on each
+	 * kernel), also run here with the rest. */
+	TCase *matrix = tcase_create("matrix");
 
 	if (h_integration_setup("budget", NULL))
 		return 1;
 	tcase_set_timeout(tc, 180);
 	tcase_add_loop_test(tc, exact_and_estimated, 0, 2);
 	tcase_add_loop_test(tc, behaviour_changes, 0, 2);
+	tcase_set_timeout(matrix, 180);
+	tcase_add_loop_test(matrix, budget_follows_the_kernel, 0, 2);
+	suite_add_tcase(s, matrix);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

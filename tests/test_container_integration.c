@@ -460,12 +460,12 @@ START_TEST(whole_container_per_process)
 		 "pid %d (iotarget) /bin/iotarget: traced from its start, return probes armed "
 		 "(guarded)",
 		 (int)hp[2]);
-	ck_assert_msg(h_wait_for(r.err_path, line, 10000), "no '%s'", line);
+	h_run_until(&r, r.err_path, line, 1, 10000);
 	snprintf(line, sizeof(line),
 		 "pid %d (iotarget2) /bin/iotarget2: traced from now (its executable was attached "
 		 "now), return probes armed (guarded)",
 		 (int)hp[3]);
-	ck_assert_msg(h_wait_for(r.err_path, line, 10000), "no '%s'", line);
+	h_run_until(&r, r.err_path, line, 1, 10000);
 	for (i = 0; i < 4; i++)
 		ck_assert_int_eq(kill(hp[i], SIGUSR1), 0);
 	ct_run(&b); /* the same work, in B: not counted */
@@ -588,11 +588,9 @@ START_TEST(whole_cgroup_dir)
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)x[2].pid);
 	h_write(path, pidbuf);
 	snprintf(line, sizeof(line), "pid %d (iotarget-O2) ", (int)x[2].pid);
-	ck_assert_msg(h_wait_for(r.err_path, line, 10000), "moved process not seen");
-	ck_assert_msg(h_wait_for(r.err_path, "traced from its move into the cgroup, return probes "
-					     "armed",
-				 10000),
-		      "moved process not armed");
+	h_run_until(&r, r.err_path, line, 1, 10000); /* the moved process seen */
+	h_run_until(&r, r.err_path, "traced from its move into the cgroup, return probes armed", 1,
+		    10000);
 	for (i = 0; i < 4; i++) {
 		ck_assert_int_eq(kill(x[i].pid, SIGUSR1), 0);
 		h_reap_ok(x[i].pid);
@@ -786,12 +784,12 @@ static void forked_children(int flavour, int hold_ms)
 	h_start_until(&r, args, H_TRACING);
 	if (hold_ms) {
 		/* The parent's guard is its first: wait for its thread. */
-		for (int i = 0; i < 500 && gt <= 0; i++) {
+		for (int i = 0; i < 500 && gt <= 0 && !h_run_ended(&r); i++) {
 			gt = h_thread_named(r.pid, "cabbpf-guard");
 			if (gt <= 0)
 				usleep(10000);
 		}
-		ck_assert_msg(gt > 0, "no thread named cabbpf-guard in cabbpf %d", (int)r.pid);
+		ck_assert_msg(gt > 0, "no thread named cabbpf-guard in cabbpf: %s", h_run_why(&r));
 		ck_assert_int_eq(ptrace(PTRACE_SEIZE, gt, 0, 0), 0);
 		ck_assert_int_eq(ptrace(PTRACE_INTERRUPT, gt, 0, 0), 0);
 		ck_assert_int_eq(waitpid(gt, &st, __WALL), gt);

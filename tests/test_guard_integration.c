@@ -820,7 +820,8 @@ START_TEST(let_go_in_place_then_catch)
 	h_start_pid(&r, t.pid, opts, H_TRACING);
 	h_enter_blocking_call(&t, SYS_rt_sigtimedwait);
 	ck_assert_int_eq(kill(r.pid, SIGINT), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "paused until", 10000), "not let go in place");
+	ck_assert_msg(h_wait_run(&r, "paused until", 10000) > 0, "not let go in place: %s",
+		      h_run_why(&r));
 	ck_assert_int_eq(kill(t.pid, SIGUSR1), 0);
 	caught = h_wait_for(t.out_path, "caught 200", 10000);
 	h_write(go, "go");
@@ -924,13 +925,13 @@ START_TEST(killed_mid_trace_still_reports)
 	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
 	/* After "tracing": before it, cabbpf's child may be the one that
 	 * measures the probes' cost (user/trace/calibrate.h). */
-	ck_assert(h_wait_for(r.err_path, H_TRACING, 10000));
-	for (i = 0; i < 300 * H_PATIENCE && t <= 0; i++) {
+	h_run_until(&r, r.err_path, H_TRACING, 1, 10000);
+	for (i = 0; i < 300 * H_PATIENCE && t <= 0 && !h_run_ended(&r); i++) {
 		t = h_child_of(r.pid);
 		if (t <= 0)
 			usleep(10000);
 	}
-	ck_assert_int_gt(t, 0);
+	ck_assert_msg(t > 0, "no target under cabbpf: %s", h_run_why(&r));
 	/* The target has run (traced) for a while, however loaded the
 	 * machine: catcher has been called. */
 	ck_assert(h_wait_cpu(t, 300));
@@ -948,13 +949,15 @@ int main(void)
 {
 	Suite *s = suite_create("guard-integration");
 	TCase *exc = tcase_create("exceptions"), *other = tcase_create("other");
+	/* The kernel matrix's cases (tests/vm: make vmtest runs them on each
+	 * kernel), also run here with the rest. */
+	TCase *matrix = tcase_create("matrix");
 
 	if (h_integration_setup("guard-integration", NULL))
 		return 1;
 	tcase_set_timeout(exc, 180);
 	tcase_set_timeout(other, 120);
 	/* 4 flavours: g++ -O0, g++ -O2, clang++ -O0, clang++ -O2 */
-	tcase_add_loop_test(exc, exc_basic, 0, 4);
 	tcase_add_loop_test(exc, exc_rethrow, 0, 4);
 	tcase_add_loop_test(exc, exc_nested, 0, 4);
 	tcase_add_loop_test(exc, exc_dtor, 0, 4);
@@ -966,7 +969,6 @@ int main(void)
 	tcase_add_loop_test(exc, exc_runtime_traced, 0, 4);
 	tcase_add_loop_test(exc, exc_dtor_callers, 0, 4);
 	tcase_add_test(exc, exc_no_guard_kills);
-	tcase_add_loop_test(other, coro_switches, 0, 2);
 	tcase_add_loop_test(other, fiber_own_switch, 0, 2);
 	tcase_add_loop_test(other, fiber_under_foreign_uprobes, 0, 2);
 	tcase_add_loop_test(other, fiber_switch_in_library, 0, 2);
@@ -982,6 +984,10 @@ int main(void)
 	tcase_add_loop_test(other, let_go_in_place_then_catch, 0, 4);
 	tcase_add_loop_test(other, replaced_libraries_still_guarded, 0, 4);
 	tcase_add_test(other, killed_mid_trace_still_reports);
+	tcase_set_timeout(matrix, 180);
+	tcase_add_loop_test(matrix, exc_basic, 0, 4);
+	tcase_add_loop_test(matrix, coro_switches, 0, 2);
+	suite_add_tcase(s, matrix);
 	suite_add_tcase(s, exc);
 	suite_add_tcase(s, other);
 	return h_run_suite(s);

@@ -488,6 +488,68 @@ START_TEST(cgroup_function_tracing)
 }
 END_TEST
 
+/* A whole cgroup (--cgroup DIR alone), two processes of iotarget in it:
+ * each process's calls exact and its I/O in its own section; with session
+ * programs (Linux 6.13) its returns matched and its call graph exact,
+ * without them (the test switch here; 6.12 and 6.1 in the matrix) the
+ * calls counted with entry probes only, said on stderr, and a call graph
+ * refused up front. */
+static void whole_cgroup_run(bool sessions)
+{
+	char dir[PATH_MAX], name[64];
+	char *args[] = {"--cgroup", dir, "-f", "write_file", "-f", "read_file", "-f", "roundtrip",
+			"-f", "pipe_io", "-q", NULL};
+	char *cg[] = {"--cgroup", dir, "-a", "callgraph", "-q", NULL};
+	pid_t pid[2];
+	struct h_run r;
+	int i;
+
+	snprintf(name, sizeof(name), "cabbpf-test-w%d", (int)getpid());
+	h_mk_cgroup(dir, sizeof(dir), name);
+	for (i = 0; i < 2; i++)
+		pid[i] = start_waiting_target(2, dir);
+	if (!sessions) {
+		h_start(&r, cg, 1, 0);
+		h_finish(&r);
+		ck_assert_int_eq(r.status, 1);
+		ck_assert_msg(strstr(r.err, "has no uprobe session programs (Linux 6.13): a whole "
+					    "container is traced with entry probes only"),
+			      "no refusal of -a callgraph:\n%s", r.err);
+		h_free(&r);
+	}
+	h_start_until(&r, args, H_TRACING);
+	for (i = 0; i < 2; i++)
+		run_target(pid[i]);
+	h_finish(&r);
+	h_assert_ok(&r);
+	h_rm_cgroup(dir);
+	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "cgroup empty");
+	ck_assert_int_eq(json_object_array_length(h_get(r.json, "processes")), 2);
+	ck_assert_int_eq(h_calls(r.json, "iotarget-O2:write_file"), 2);
+	ck_assert_int_eq(h_calls(r.json, "iotarget-O2:read_file"), 2);
+	ck_assert_int_eq(h_calls(r.json, "iotarget-O2:pipe_io"), 2);
+	if (sessions) {
+		ck_assert_int_eq(h_edge(r.json, "iotarget-O2:roundtrip", "iotarget-O2:pipe_io"), 2);
+		ck_assert_int_eq(h_returns(r.json, "matched"), 8);
+		ck_assert_ptr_null(strstr(r.err, "entry probes only"));
+	} else {
+		ck_assert_ptr_null(h_get(r.json, "callgraph"));
+		ck_assert_ptr_nonnull(strstr(r.err, "lacks uprobe session programs (Linux 6.13)"));
+	}
+	h_free(&r);
+}
+
+START_TEST(whole_cgroup_by_kernel)
+{
+	if (h_kernel_has("uprobe_session")) {
+		whole_cgroup_run(true);
+		setenv("CABBPF_TEST_KERNEL_LACKS", "uprobe_session", 1);
+	}
+	whole_cgroup_run(false);
+	unsetenv("CABBPF_TEST_KERNEL_LACKS");
+}
+END_TEST
+
 /* --container: a cgroup named like a docker container (systemd driver) is
  * found from an id prefix, filtered on, and reported per container. */
 START_TEST(container_by_id)
@@ -724,20 +786,20 @@ int main(void)
 	Suite *s = suite_create("io-integration");
 	TCase *exact = tcase_create("exact"), *cg = tcase_create("cgroup"),
 	      *bad = tcase_create("bad-input");
+	/* The kernel matrix's cases (tests/vm: make vmtest runs them on each
+	 * kernel), also run here with the rest. */
+	TCase *matrix = tcase_create("matrix");
 
 	if (h_integration_setup("io-integration", NULL))
 		return 1;
 	tcase_set_timeout(exact, 120);
 	tcase_set_timeout(cg, 120);
 	tcase_set_timeout(bad, 60);
-	tcase_add_loop_test(exact, io_per_function_exact, 0, 2);
 	tcase_add_loop_test(exact, io_attach_pid_exact_rows, 0, 2);
-	tcase_add_loop_test(exact, iomode_pid_exact, 0, 2);
 	tcase_add_loop_test(exact, zerocopy_per_function_exact, 0, 2);
 	tcase_add_loop_test(exact, iomode_zerocopy_exact, 0, 2);
 	tcase_add_test(cg, cgroup_only_inside);
 	tcase_add_loop_test(cg, iomode_ended_processes_exact, 0, 2);
-	tcase_add_test(cg, cgroup_function_tracing);
 	tcase_add_test(cg, container_by_id);
 	tcase_add_test(cg, mount_namespace_pid);
 	tcase_add_test(bad, bad_cgroup_missing);
@@ -745,6 +807,12 @@ int main(void)
 	tcase_add_test(bad, bad_container);
 	tcase_add_test(bad, bad_io_options);
 	tcase_add_test(bad, iomode_writes_safely);
+	tcase_set_timeout(matrix, 120);
+	tcase_add_loop_test(matrix, io_per_function_exact, 0, 2);
+	tcase_add_loop_test(matrix, iomode_pid_exact, 0, 2);
+	tcase_add_test(matrix, cgroup_function_tracing);
+	tcase_add_test(matrix, whole_cgroup_by_kernel);
+	suite_add_tcase(s, matrix);
 	suite_add_tcase(s, exact);
 	suite_add_tcase(s, cg);
 	suite_add_tcase(s, bad);

@@ -212,10 +212,10 @@ static void starved_run(struct h_run *r, const char *const *opts, int lossless)
 	pre[n] = NULL;
 	h_join_args(args, H_MAX_ARGS, pre, target);
 	h_start_until(r, args, H_TRACING);
-	waiting = h_wait_for(r->err_path, "threads: waiting for GO", 10000);
+	waiting = h_wait_run(r, "threads: waiting for GO", 10000) > 0;
 	if (!waiting)
 		h_interrupt(r);
-	ck_assert_msg(waiting, "the target's threads did not start:\n%s", r->err);
+	ck_assert_msg(waiting, "the target's threads did not start: %s", h_run_why(r));
 	t = launched_target(r);
 	starve(r->pid);
 	kill(r->pid, SIGSTOP);
@@ -224,7 +224,7 @@ static void starved_run(struct h_run *r, const char *const *opts, int lossless)
 	else if (lossless)
 		reached = wait_held(t, 60000);
 	else
-		reached = h_wait_count(r->err_path, "tid=", 2, 60000);
+		reached = h_wait_run_in(r, r->err_path, "tid=", 2, 60000) > 0;
 	/* Let go on whatever happened: nothing is left stopped, and the
 	 * assertion comes after. */
 	kill(r->pid, SIGCONT);
@@ -382,7 +382,7 @@ START_TEST(killed_while_holding)
 	/* The threads exist (their clone stops, ptrace stops too, are behind
 	 * them); cabbpf starved and stopped; then the work starts, and a
 	 * thread is held at the high-water mark: cabbpf cannot drain. */
-	waiting = h_wait_for(r.err_path, "threads: waiting for GO", 10000);
+	waiting = h_wait_run(&r, "threads: waiting for GO", 10000) > 0;
 	if (waiting) {
 		tg = launched_target(&r);
 		starve(r.pid);
@@ -551,7 +551,7 @@ START_TEST(killed_while_holding_frozen)
 	go_path(go, sizeof(go));
 	h_join_args(args, H_MAX_ARGS, pre, target);
 	h_start_until(&r, args, H_TRACING);
-	waiting = h_wait_for(r.err_path, "threads: waiting for GO", 10000);
+	waiting = h_wait_run(&r, "threads: waiting for GO", 10000) > 0;
 	if (waiting) {
 		tg = launched_target(&r);
 		starve(r.pid);
@@ -611,16 +611,21 @@ int main(void)
 {
 	Suite *s = suite_create("lossless_integration");
 	TCase *tc = tcase_create("lossless");
+	/* The kernel matrix's cases (tests/vm: make vmtest runs them on each
+	 * kernel), also run here with the rest. */
+	TCase *matrix = tcase_create("matrix");
 	int rc;
 
 	if (h_integration_setup("lossless", make_cgroup))
 		return 1;
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, starved_loses_without_lossless);
-	tcase_add_test(tc, starved_lossless_exact);
 	tcase_add_test(tc, killed_while_holding);
 	tcase_add_test(tc, let_go_while_holding);
 	tcase_add_test(tc, killed_while_holding_frozen);
+	tcase_set_timeout(matrix, 240);
+	tcase_add_test(matrix, starved_lossless_exact);
+	suite_add_tcase(s, matrix);
 	suite_add_tcase(s, tc);
 	rc = h_run_suite(s);
 	remove_cgroup();

@@ -263,6 +263,9 @@ START_TEST(every_row_parsed)
 		/* --follow-exec follows a command cabbpf launches. */
 		char *cargs[5] = {lname, "--", "/bin/true", NULL};
 		bool launch = d->name && !strcmp(d->name, "follow-exec");
+		/* --features stands alone. */
+		char *fargs[2] = {lname, NULL};
+		bool alone = d->name && !strcmp(d->name, "features");
 
 		if (d->type == OPT_NOTE || d->type == OPT_HELP || d->type == OPT_VERSION)
 			continue;
@@ -279,6 +282,8 @@ START_TEST(every_row_parsed)
 		snprintf(lname, sizeof(lname), "--%s", d->name);
 		if (budget)
 			parse_v(&p, 4, bargs);
+		else if (alone)
+			parse_v(&p, 1, fargs);
 		else if (launch)
 			parse_v(&p, 3, cargs);
 		else if (sampling)
@@ -448,6 +453,18 @@ START_TEST(conflicts)
 	parse(&p, "--io", NULL);
 	ASSERT_OK(&p);
 	ck_assert_int_eq(p.o.pid, 0);
+	/* --features needs none either, and takes none: alone, or with --json */
+	parse(&p, "--features", NULL);
+	ASSERT_OK(&p);
+	ck_assert(p.o.features);
+	parse(&p, "--features", "--json", "f.json", NULL);
+	ASSERT_OK(&p);
+	parse(&p, "--features", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--features describes the kernel and exits: give it alone (with --json "
+			 "FILE)");
+	parse(&p, "--features", "--io", NULL);
+	ASSERT_USAGE(&p, "--features describes the kernel and exits: give it alone (with --json "
+			 "FILE)");
 }
 END_TEST
 

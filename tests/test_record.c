@@ -96,9 +96,12 @@ static char *make_recording(size_t *len)
 		.tstab_taken = 9,
 		.nostate = 10,
 		.ring_bytes = 4u << 20,
-		.sched_unseen = 11};
+		.sched_unseen = 11,
+		.has_kernel = true,
+		.kernel = {.release = "6.1.0-test", .lockdown = "integrity", .probed = true}};
 
 	ck_assert_ptr_nonnull(f);
+	s.kernel.has[KF_BTF] = s.kernel.has[KF_TASK_STORAGE] = s.kernel.has[KF_RDONLY_CAST] = true;
 	ck_assert_int_eq(recfmt__writer_new(f, 1, &wr), 0);
 	ck_assert_int_eq(recfmt__put_meta(wr, &m), 0);
 	ck_assert_int_eq(recfmt__put_funcs(wr, &fn), 0);
@@ -232,6 +235,14 @@ START_TEST(round_trip)
 	ck_assert_uint_eq(s->nostate, 10);
 	ck_assert_uint_eq(s->ring_bytes, 4u << 20);
 	ck_assert_uint_eq(s->sched_unseen, 11);
+	/* the kernel it was taken on, feature by feature */
+	ck_assert(s->has_kernel);
+	ck_assert_str_eq(s->kernel.release, "6.1.0-test");
+	ck_assert_str_eq(s->kernel.lockdown, "integrity");
+	for (unsigned f = 0; f < KF__N; f++)
+		ck_assert_msg(s->kernel.has[f] == (f == KF_BTF || f == KF_TASK_STORAGE ||
+						   f == KF_RDONLY_CAST),
+			      "feature %s", features__info[f].name);
 	ck_assert_ptr_null(recfmt__source(r));
 	ck_assert_int_eq(recfmt__next(r, &it), 1);
 	ck_assert_int_eq(it.type, RECFMT_SOURCE);
@@ -486,20 +497,27 @@ static char *plain_cut(const char *plain, size_t n, uint32_t cut, size_t *m)
 }
 
 /* Bytes the versions after v added at the end of SUMMARY: 4 the ring's
- * size, 5 the unseen switch-ins, 6 the guard's two waits at detach. */
+ * size, 5 the unseen switch-ins, 6 the guard's two waits at detach, 7 the
+ * kernel (a flag, release, lockdown, each feature's name and value: as
+ * make_recording writes them). */
 static size_t summary_added_after(uint32_t v)
 {
-	static const size_t added[] = {0, 0, 0, 16, 8, 8, 16};
+	size_t added[] = {0, 0, 0, 16, 8, 8, 16, 4 + 4 + strlen("6.1.0-test") + 4 +
+						    strlen("integrity") + 4};
 	size_t n = 0;
+	unsigned f;
 
+	for (f = 0; f < KF__N; f++)
+		added[7] += 4 + strlen(features__info[f].name) + 4;
+	_Static_assert(RECFMT_VERSION == 7, "summary_added_after knows versions up to 7");
 	for (v++; v <= RECFMT_VERSION; v++)
 		n += added[v];
 	return n;
 }
 
-/* Versions 3 to 5 (_i: SUMMARY without the ring's size, the unseen
- * switch-ins or the guard's waits at detach, the fields versions 4 to 6
- * added at its end) are still read: what they lack is then unknown (0: no
+/* Versions 3 to 6 (_i: SUMMARY without the ring's size, the unseen
+ * switch-ins, the guard's waits at detach or the kernel, the fields
+ * versions 4 to 7 added at its end) are still read: what they lack is then unknown (0: no
  * ring_bytes in the JSON) or none, the rest as written. */
 START_TEST(old_summary_read)
 {
@@ -523,9 +541,10 @@ START_TEST(old_summary_read)
 			ck_assert_uint_eq(s->nostate, 10);
 			ck_assert_uint_eq(s->ring_bytes, _i >= 4 ? 4u << 20 : 0);
 			ck_assert_uint_eq(s->sched_unseen, _i >= 5 ? 11 : 0);
-			ck_assert_uint_eq(s->guard.detach_in_place, 0);
-			ck_assert_uint_eq(s->guard.detach_cut_short, 0);
+			ck_assert_uint_eq(s->guard.detach_in_place, _i >= 6 ? 12 : 0);
+			ck_assert_uint_eq(s->guard.detach_cut_short, _i >= 6 ? 13 : 0);
 			ck_assert_uint_eq(s->guard.nsites, 8);
+			ck_assert(!s->has_kernel);
 			seen++;
 		}
 	ck_assert_int_eq(ret, 0);
@@ -715,7 +734,7 @@ int main(void)
 	tcase_add_test(tc, source_block_checked);
 	tcase_add_test(tc, source_block_bounds);
 	tcase_add_test(tc, version2_summary_read);
-	tcase_add_loop_test(tc, old_summary_read, 3, 6);
+	tcase_add_loop_test(tc, old_summary_read, 3, 7);
 	tcase_add_test(tc, report_through_runner);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

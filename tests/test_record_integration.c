@@ -615,9 +615,12 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("record_integration");
 	TCase *tc = tcase_create("record");
+	/* The kernel matrix's cases (tests/vm: make vmtest runs them on each
+	 * kernel), also run here with the rest. */
+	TCase *matrix = tcase_create("matrix");
 
 	tcase_set_timeout(tc, 300);
-	tcase_add_loop_test(tc, round_trip, 0, 6);
+	tcase_add_loop_test(tc, round_trip, 2, 6);
 	tcase_add_loop_test(tc, dump_exact, 0, 2);
 	tcase_add_loop_test(tc, pprof_traces_from_recording, 0, 2);
 	tcase_add_loop_test(tc, target_unharmed, 0, 2);
@@ -626,6 +629,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, storm_no_loss);
 	tcase_add_test(tc, bad_recordings_refused);
 	tcase_add_test(tc, record_path_safe);
+	tcase_set_timeout(matrix, 300);
+	tcase_add_loop_test(matrix, round_trip, 0, 2);
+	suite_add_tcase(s, matrix);
 	suite_add_tcase(s, tc);
 	return s;
 }

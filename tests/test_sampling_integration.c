@@ -39,13 +39,6 @@
 
 #define OPT(i) ((i) ? 2 : 0)
 
-/* Wait up to H_PATIENCE * ms (what a quiet machine needs, stretched as
- * every wait of the harness is) for needle to occur n times in path. */
-static bool wait_count(const char *path, const char *needle, int n, int ms)
-{
-	return h_wait_count(path, needle, n, ms);
-}
-
 /* Wait up to H_PATIENCE * ms for the byte at off to read as want (the
  * kernel takes a closed link's breakpoints out in a thread of cabbpf's). */
 static bool wait_byte(pid_t pid, const char *exe, uint64_t off, unsigned char want, int ms)
@@ -92,20 +85,20 @@ START_TEST(start_disabled_toggles)
 
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	ck_assert_msg(h_wait_for(r.err_path, "tracing is off", 10000), "cabbpf did not start");
+	h_run_until(&r, r.err_path, "tracing is off", 1, 10000);
 	/* Off: not a breakpoint in the target. */
 	ck_assert_int_eq(h_mapped_byte(pid, real, burst->offset, &b), 0);
 	ck_assert_int_eq(b, file_byte);
 
 	/* Window 1: the probes go in; a burst is seen whole. */
 	kill(r.pid, SIGUSR1);
-	ck_assert_msg(wait_count(r.err_path, "window 1 on", 1, 10000), "no window 1");
+	h_run_until(&r, r.err_path, "window 1 on", 1, 10000);
 	ck_assert_int_eq(h_mapped_byte(pid, real, burst->offset, &b), 0);
 	ck_assert_int_eq(b, 0xcc);
 	kill(pid, SIGUSR1);
-	ck_assert(wait_count(out_path, "burst done", 1, 5000));
+	ck_assert(h_wait_count(out_path, "burst done", 1, 5000));
 	kill(r.pid, SIGUSR2);
-	ck_assert(wait_count(r.err_path, "window 1 off", 1, 10000));
+	h_run_until(&r, r.err_path, "window 1 off", 1, 10000);
 	if (!wait_byte(pid, real, burst->offset, file_byte, 15000)) {
 		char *e = h_slurp(r.err_path);
 
@@ -114,13 +107,13 @@ START_TEST(start_disabled_toggles)
 
 	/* Off: a burst nobody sees. */
 	kill(pid, SIGUSR1);
-	ck_assert(wait_count(out_path, "burst done", 2, 5000));
+	ck_assert(h_wait_count(out_path, "burst done", 2, 5000));
 
 	/* Window 2: another burst, seen whole. */
 	kill(r.pid, SIGUSR1);
-	ck_assert(wait_count(r.err_path, "window 2 on", 1, 10000));
+	h_run_until(&r, r.err_path, "window 2 on", 1, 10000);
 	kill(pid, SIGUSR1);
-	ck_assert(wait_count(out_path, "burst done", 3, 5000));
+	ck_assert(h_wait_count(out_path, "burst done", 3, 5000));
 	kill(r.pid, SIGINT);
 	h_finish(&r);
 
@@ -231,22 +224,22 @@ START_TEST(duty_cycle_estimate)
 	 * run, and the run's end adds no progress. */
 	snprintf(needle, sizeof(needle), "window %d off", WINDOWS);
 	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
-	up = h_wait_for(r.err_path, H_TRACING, 10000);
-	for (i = 0; up && !tg && i < 1000 * H_PATIENCE; i++) {
+	up = h_wait_run(&r, H_TRACING, 10000) > 0;
+	for (i = 0; up && !tg && i < 1000 * (size_t)H_PATIENCE && !h_run_ended(&r); i++) {
 		tg = paced_child(r.pid);
 		if (!tg)
 			usleep(10000);
 	}
 	if (tg) {
 		cpu_ok = h_wait_cpu(tg, 2500);
-		up = h_wait_for(r.err_path, needle, 60000);
+		up = h_wait_run(&r, needle, 60000) > 0;
 		kill(tg, SIGTERM);
 		h_finish(&r);
 	} else {
 		h_interrupt(&r);
 	}
-	ck_assert_msg(tg && cpu_ok && up, "no paced target or no %d windows; stderr:\n%s", WINDOWS,
-		      r.err);
+	ck_assert_msg(tg && cpu_ok && up, "no paced target or no %d windows: %s", WINDOWS,
+		      h_run_why(&r));
 	h_assert_clean(&r);
 	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "target exited");
 	t = strstr(r.err, "ticks=");
@@ -477,14 +470,19 @@ int main(void)
 {
 	Suite *s = suite_create("sampling_integration");
 	TCase *tc = tcase_create("sampling");
+	/* The kernel matrix's cases (tests/vm: make vmtest runs them on each
+	 * kernel), also run here with the rest. */
+	TCase *matrix = tcase_create("matrix");
 
 	if (h_integration_setup("sampling", NULL))
 		return 1;
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, start_disabled_toggles, 0, 2);
 	tcase_add_loop_test(tc, duty_cycle_estimate, 0, 2);
 	tcase_add_loop_test(tc, cab_sampling_overwrites, 0, 2);
 	tcase_add_loop_test(tc, wall_estimate_warns, 0, 2);
+	tcase_set_timeout(matrix, 120);
+	tcase_add_loop_test(matrix, start_disabled_toggles, 0, 2);
+	suite_add_tcase(s, matrix);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

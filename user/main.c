@@ -23,6 +23,8 @@
 #include "analyzers/isp.h"
 #include "user/cli/opts.h"
 #include "user/iomode/iomode.h"
+#include "user/kernel/bpfload.h"
+#include "user/kernel/features.h"
 #include "user/record/offline.h"
 #include "user/trace/ftrace.h"
 
@@ -50,16 +52,6 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* libbpf's warnings and errors always reach stderr, under cabbpf's
- * prefix like every diagnostic; its info and debug chatter only with -v. */
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level != LIBBPF_WARN && !log_verbose)
-		return 0;
-	fputs("cabbpf: ", stderr);
-	return vfprintf(stderr, fmt, ap);
-}
-
 /* The subcommands: cabbpf NAME ... (none: the live trace). */
 static const struct subcommand {
 	const char *name;
@@ -72,6 +64,8 @@ static const struct subcommand {
 
 static int run(const struct opts *o)
 {
+	if (o->features)
+		return features__report(o->json_path);
 	switch (o->mode) {
 	case OPTS_REPORT:
 		return offline__report(o);
@@ -90,7 +84,7 @@ static int preflight(const struct opts *o)
 {
 	int err;
 
-	if (geteuid() != 0 && !o->list && !o->plan && o->mode <= OPTS_RECORD) {
+	if (geteuid() != 0 && !o->list && !o->plan && !o->features && o->mode <= OPTS_RECORD) {
 		log_err("cabbpf must run as root: BPF programs and uprobes need CAP_BPF, "
 			"CAP_PERFMON and CAP_SYS_ADMIN (try: sudo cabbpf ...)");
 		return -EPERM;
@@ -143,7 +137,7 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	log_verbose = o.verbose;
-	libbpf_set_print(libbpf_print);
+	libbpf_set_print(bpfload__print);
 	err = preflight(&o);
 	if (err)
 		return EXIT_FAILED;

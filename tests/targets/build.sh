@@ -42,7 +42,7 @@ fresh() {
 }
 for src in "$here"/plugin/*.c; do
 	[ -e "$src" ] || continue
-	name=$(basename "$src" .c)
+	name=${src##*/}; name=${name%.c}
 	for opt in O0 O2; do
 		mkdir -p "$out/plugins-$opt"
 		so=$out/plugins-$opt/lib$name.so
@@ -53,7 +53,7 @@ for src in "$here"/plugin/*.c; do
 	done
 done
 for src in "$here"/*.c; do
-	name=$(basename "$src" .c)
+	name=${src##*/}; name=${name%.c}
 	for opt in O0 O2; do
 		bin=$out/$name-$opt
 		if [ -x "$bin" ] && fresh "$bin" "$src"; then
@@ -84,7 +84,7 @@ need() {
 }
 for src in "$here"/*.cc; do
 	[ -e "$src" ] || continue
-	name=$(basename "$src" .cc)
+	name=${src##*/}; name=${name%.cc}
 	# tag:command:Debian package
 	for cxx in gxx:g++:g++ clangxx:clang++:clang; do
 		tag=${cxx%%:*}
@@ -108,7 +108,7 @@ done
 rustc=/usr/bin/rustc
 for src in "$here"/*.rs; do
 	[ -e "$src" ] || continue
-	name=$(basename "$src" .rs)
+	name=${src##*/}; name=${name%.rs}
 	for opt in O0 O2; do
 		bin=$out/$name-$opt
 		if [ -x "$bin" ] && fresh "$bin" "$src"; then
@@ -126,7 +126,7 @@ for src in "$here"/*.rs; do
 done
 for src in "$here"/*.go; do
 	[ -e "$src" ] || continue
-	name=$(basename "$src" .go)
+	name=${src##*/}; name=${name%.go}
 	for flavour in opt noopt; do
 		bin=$out/$name
 		flags=
@@ -152,7 +152,7 @@ for src in "$here"/*.go; do
 done
 for src in "$here"/*.java; do
 	[ -e "$src" ] || continue
-	name=$(basename "$src" .java)
+	name=${src##*/}; name=${name%.java}
 	cls=$out/java/$name.class
 	if [ -e "$cls" ] && fresh "$cls" "$src"; then
 		continue
@@ -169,7 +169,7 @@ for src in "$here"/*.java; do
 done
 for src in "$here"/*.pas; do
 	[ -e "$src" ] || continue
-	name=$(basename "$src" .pas)
+	name=${src##*/}; name=${name%.pas}
 	for opt in O0 O2; do
 		bin=$out/$name-$opt
 		if [ -x "$bin" ] && fresh "$bin" "$src"; then
@@ -194,7 +194,7 @@ for src in "$here"/*.pas; do
 done
 for src in "$here"/*.ml; do
 	[ -e "$src" ] || continue
-	name=$(basename "$src" .ml)
+	name=${src##*/}; name=${name%.ml}
 	bin=$out/$name
 	if [ -x "$bin" ] && fresh "$bin" "$src"; then
 		continue

@@ -353,6 +353,11 @@ const struct opt_def opts__table[] = {
 		 "that never throw, unwind or switch stacks: a\n"
 		 "C++ exception through a traced frame then\n"
 		 "kills the target (docs/guard.md)"},
+	{"features", 0, OPT_FLAG, OFF(features), .group = G_TUNE,
+	 .help = "print what this kernel offers cabbpf (release, BTF,\n"
+		 "lockdown, each BPF feature cabbpf uses: present or\n"
+		 "not, and what its absence costs; --json FILE too),\n"
+		 "and exit"},
 	{"help", 'h', OPT_HELP, .flags = OPTF_OFFLINE, .group = G_TUNE, .help = "this help"},
 	{"version", 'V', OPT_VERSION, .group = G_TUNE, .help = "version"},
 
@@ -462,8 +467,11 @@ static int check_combination(struct opts *o)
 		{o->bpf_stats && (o->io || o->list || o->plan),
 		 "--bpf-stats measures the function probes: not with --io, --list or --plan"},
 		{o->io && o->cmd, "--io watches running processes: give -p PID or no target"},
+		{o->features && (o->mode != OPTS_LIVE || o->io || o->pid || o->cmd || o->cgroup ||
+				 o->container || o->list || o->plan),
+		 "--features describes the kernel and exits: give it alone (with --json FILE)"},
 		{o->mode <= OPTS_RECORD && !o->io && !o->pid && !o->cmd && !o->cgroup &&
-			 !o->container,
+			 !o->container && !o->features,
 		 "nothing to trace: give -p PID, -- COMMAND, or --container NAME / --cgroup DIR "
 		 "(every "
 		 "process of it; see cabbpf --help)"},

@@ -50,6 +50,7 @@ struct opts {
 	bool bpf_stats;		   /* --bpf-stats: the probes' own run time */
 	bool no_guard;		   /* --no-guard: no ptrace guard (user/trace/guard.h) */
 	bool plan;		   /* --plan: print the probe plan, attach nothing */
+	bool features;		   /* --features: what this kernel offers, and exit */
 	bool no_shift;		   /* --no-shift: every probe on the entry */
 	bool no_callsites;	   /* --no-callsites: no call-site counting */
 	bool entry_only;	   /* --entry-only: no return probes (-a count) */

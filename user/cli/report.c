@@ -6,6 +6,7 @@
 
 #include "common/outfile.h"
 #include "user/cli/report.h"
+#include "user/kernel/features.h"
 #include "common/json.h"
 #include "analyzers/analyzer.h"
 #include "pipeline/runner.h"
@@ -314,6 +315,10 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__begin_object(w);
 	err |= json__key(w, "version");
 	err |= json__u64(w, 1);
+	if (s->kernel) {
+		err |= json__key(w, "kernel");
+		err |= features__json(w, s->kernel);
+	}
 	if (s->whole) {
 		err |= whole_json(w, s, r);
 		goto after_target;

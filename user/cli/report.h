@@ -23,6 +23,8 @@ struct runner;
 struct budget;
 struct whole;
 
+struct kernel_features;
+
 struct summary {
 	pid_t pid;
 	const char *comm;
@@ -30,6 +32,8 @@ struct summary {
 	uint32_t nfuncs;         /* functions probed */
 	uint32_t refused;        /* functions the kernel refused */
 	bool multi;              /* probes through multi-uprobe links */
+	/* the kernel traced on (a live run; NULL for a recording's report) */
+	const struct kernel_features *kernel;
 	double duration_s;
 	uint64_t events;         /* events received from the kernel rings */
 	size_t ring_bytes;       /* each CPU's kernel ring (0: unknown, a recording) */

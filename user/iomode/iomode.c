@@ -15,6 +15,7 @@
 #include "user/proc/procfs.h"
 #include "user/iomode/iostat.h"
 #include "common/log.h"
+#include "user/kernel/features.h"
 #include "common/outfile.h"
 
 /* Kernel maps are read (and exited processes retired) at least this often,
@@ -110,6 +111,10 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 		log_err("cannot watch pid %d: no such process", (int)o->pid);
 		return -ESRCH;
 	}
+	err = features__refuse(features__get(), FU_IO);
+	if (err)
+		return err;
+	features__say(features__get(), FU_IO);
 	err = cgroup__select(o->cgroup, o->container, &cgfd, cgpath, sizeof(cgpath));
 	if (err)
 		return err;
@@ -119,6 +124,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	io_o.pid = o->pid;
 	io_o.aggregate = true;
 	io_o.floor = o->floor;
+	io_o.no_casts = !features__get()->has[KF_RDONLY_CAST];
 	io_o.cgroup_fd = cgfd;
 	io_o.slots_fd = io_o.heads_fd = io_o.tstates_fd = io_o.tstab_fd = io_o.stats_fd = -1;
 	t_load = now_s();

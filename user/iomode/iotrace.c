@@ -10,6 +10,7 @@
 
 #include "user/iomode/iotrace.h"
 #include "common/log.h"
+#include "user/kernel/bpfload.h"
 #include "iotrace.skel.h"
 
 struct iotrace {
@@ -21,36 +22,19 @@ struct iotrace {
 	int ncpus;
 };
 
-int iotrace__open(const struct iotrace_opts *o, struct iotrace **out)
+/* Open and load the skeleton into io->skel; casts: the fd lookups by
+ * bpf_rdonly_cast (bpf/iotrace.bpf.c have_rdonly_cast). Returns 0 or
+ * -errno (what libbpf said is in the caller's bpfload capture; a map's
+ * preparation is logged here). */
+static int load(struct iotrace *io, bool casts)
 {
-	struct iotrace *io;
+	const struct iotrace_opts *o = &io->o;
 	int err;
 
-	*out = NULL;
-	if (!o || (!o->aggregate &&
-		   (o->slots_fd < 0 || o->heads_fd < 0 || o->tstates_fd < 0 || o->tstab_fd < 0 || o->stats_fd < 0 ||
-		    o->ring_bytes < CABBPF_SLOT_BYTES || (o->ring_bytes & (o->ring_bytes - 1))))) {
-		log_err("iotrace__open: invalid options");
-		return -EINVAL;
-	}
-	io = calloc(1, sizeof(*io));
-	if (!io) {
-		log_err("out of memory");
-		return -ENOMEM;
-	}
-	io->o = *o;
-	io->ncpus = libbpf_num_possible_cpus();
-	if (io->ncpus <= 0) {
-		err = io->ncpus ? io->ncpus : -EINVAL;
-		log_err("counting the possible CPUs: %s", strerror(-err));
-		goto cleanup;
-	}
 	io->skel = iotrace_bpf__open();
-	if (!io->skel) {
-		err = -errno ? -errno : -ENOMEM;
-		log_err("opening the I/O BPF program: %s", strerror(-err));
-		goto cleanup;
-	}
+	if (!io->skel)
+		return -errno ? -errno : -ENOMEM;
+	io->skel->rodata->have_rdonly_cast = casts;
 	io->skel->rodata->target_tgid = (__u32)o->pid;
 	io->skel->rodata->self_tgid = (__u32)getpid();
 	io->skel->rodata->agg_mode = o->aggregate;
@@ -97,16 +81,57 @@ int iotrace__open(const struct iotrace_opts *o, struct iotrace **out)
 	}
 	if (err) {
 		log_err("preparing the I/O BPF program's maps: %s", strerror(-err));
+		return err;
+	}
+	return iotrace_bpf__load(io->skel);
+}
+
+int iotrace__open(const struct iotrace_opts *o, struct iotrace **out)
+{
+	struct bpfload_log lg;
+	struct iotrace *io;
+	int err;
+
+	*out = NULL;
+	if (!o || (!o->aggregate &&
+		   (o->slots_fd < 0 || o->heads_fd < 0 || o->tstates_fd < 0 || o->tstab_fd < 0 || o->stats_fd < 0 ||
+		    o->ring_bytes < CABBPF_SLOT_BYTES || (o->ring_bytes & (o->ring_bytes - 1))))) {
+		log_err("iotrace__open: invalid options");
+		return -EINVAL;
+	}
+	io = calloc(1, sizeof(*io));
+	if (!io) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	io->o = *o;
+	io->ncpus = libbpf_num_possible_cpus();
+	if (io->ncpus <= 0) {
+		err = io->ncpus ? io->ncpus : -EINVAL;
+		log_err("counting the possible CPUs: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = iotrace_bpf__load(io->skel);
+	bpfload__begin(&lg);
+	err = load(io, !o->no_casts);
+	if (err && !o->no_casts) {
+		/* a kernel whose BTF names the kfunc but refuses it here */
+		log_debug("the I/O BPF object with bpf_rdonly_cast was refused (%s): reading "
+			  "files with bpf_probe_read_kernel",
+			  strerror(-err));
+		iotrace_bpf__destroy(io->skel);
+		io->skel = NULL;
+		bpfload__end(&lg);
+		bpfload__free(&lg);
+		bpfload__begin(&lg);
+		err = load(io, false);
+	}
+	bpfload__end(&lg);
 	if (err) {
-		if (err == -EPERM || err == -EACCES)
-			log_err("loading the I/O BPF program: permission denied (run as root)");
-		else
-			log_err("loading the I/O BPF program: %s", strerror(-err));
+		bpfload__explain(&lg, "the I/O BPF object", err);
+		bpfload__free(&lg);
 		goto cleanup;
 	}
+	bpfload__free(&lg);
 	if (o->cgroup_fd >= 0) {
 		__u32 key = 0;
 

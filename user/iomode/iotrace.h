@@ -25,6 +25,10 @@ struct iotrace_opts {
 	pid_t pid;	/* only this process; 0 = every process */
 	bool aggregate; /* --io mode; else events into the rings */
 	bool floor;	/* attach the empty program (benchmark floor) */
+	/* the kernel has no bpf_rdonly_cast (user/kernel/features.h): files
+	 * are read with bpf_probe_read_kernel (else tried first, and that the
+	 * fallback if refused) */
+	bool no_casts;
 	int cgroup_fd;	/* open cgroup v2 directory to filter on, or -1 */
 	int slots_fd;	/* events mode: the trace's "slots", "heads", */
 	int heads_fd;	/* "tstates", "tstab" and "stats" maps; -1 in */

@@ -8,6 +8,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "user/kernel/features.h"
 #include "common/outfile.h"
 #include "common/syscalls.h"
 #include "user/iomode/iostat_int.h"
@@ -654,6 +655,8 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 	json__begin_object(w);
 	json__key(w, "version");
 	json__u64(w, 1);
+	json__key(w, "kernel");
+	features__json(w, features__get());
 	json__key(w, "mode");
 	json__string(w, "io");
 	json__key(w, "filter");

@@ -303,6 +303,18 @@ int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s)
 	b_u64(&b, s->sched_unseen);
 	b_u64(&b, s->guard.detach_in_place);
 	b_u64(&b, s->guard.detach_cut_short);
+	/* version 7: the kernel, its features by name (the names stay; a
+	 * reader ignores one it does not know) */
+	b_u32(&b, s->has_kernel);
+	if (s->has_kernel) {
+		ok &= b_str(&b, s->kernel.release);
+		ok &= b_str(&b, s->kernel.lockdown);
+		b_u32(&b, KF__N);
+		for (i = 0; i < KF__N; i++) {
+			ok &= b_str(&b, features__info[i].name);
+			b_u32(&b, s->kernel.has[i]);
+		}
+	}
 	err = ok ? w_block(w, RECFMT_SUMMARY, &b) : (w->err = -EINVAL);
 	free(b.p);
 	return err;
@@ -659,6 +671,32 @@ static int read_funcs(struct recfmt_reader *r, struct cur *c)
 	return c_end(c, "FUNCS");
 }
 
+/* SUMMARY's kernel (version 7): a feature is known by its name; one this
+ * build does not know is skipped, one the file does not list is absent. */
+static void read_kernel(struct cur *c, struct kernel_features *kf, bool *has)
+{
+	char *rel = c_str(c), *lock = c_str(c), *name;
+	uint32_t n = c_u32(c), i, v, f;
+
+	memset(kf, 0, sizeof(*kf));
+	if (rel)
+		snprintf(kf->release, sizeof(kf->release), "%s", rel);
+	if (lock)
+		snprintf(kf->lockdown, sizeof(kf->lockdown), "%s", lock);
+	free(rel);
+	free(lock);
+	for (i = 0; i < n && !c->bad; i++) {
+		name = c_str(c);
+		v = c_u32(c);
+		for (f = 0; name && f < KF__N; f++)
+			if (!strcmp(name, features__info[f].name))
+				kf->has[f] = v != 0;
+		free(name);
+	}
+	kf->probed = true;
+	*has = !c->bad;
+}
+
 static int read_summary(struct recfmt_reader *r, struct cur *c)
 {
 	struct recfmt_summary *s = &r->sum;
@@ -717,6 +755,8 @@ static int read_summary(struct recfmt_reader *r, struct cur *c)
 		s->guard.detach_in_place = c_u64(c);
 		s->guard.detach_cut_short = c_u64(c);
 	}
+	if (r->version >= 7 && c_u32(c))
+		read_kernel(c, &s->kernel, &s->has_kernel);
 	return c_end(c, "SUMMARY");
 }
 

@@ -32,13 +32,15 @@
 
 #include "analyzers/analyzer.h"
 #include "cab/cab.h"
+#include "user/kernel/features.h"
 #include "user/trace/guard.h"
 
 #define RECFMT_MAGIC "CABBPFRC"
 /* 2: the SOURCE block (1 is still read: no source lines); 3: SUMMARY ends
  * with the probes' thread-state counts (1 and 2 are read without them);
- * 4: then each CPU's ring size; 5: then the unseen switch-ins */
-#define RECFMT_VERSION 6u
+ * 4: then each CPU's ring size; 5: then the unseen switch-ins; 6: then the
+ * guard's waits at detach; 7: then the kernel traced on (its features) */
+#define RECFMT_VERSION 7u
 #define RECFMT_HEADER_BYTES 16
 /* Bounds a reader enforces (a corrupt length must not allocate gigabytes). */
 #define RECFMT_MAX_BLOCK (256u << 20)
@@ -112,6 +114,10 @@ struct recfmt_summary {
 	int32_t exit_status;
 	uint64_t execs;
 	struct guard_stats guard;
+	/* version 7: the kernel the trace was taken on (user/kernel/
+	 * features.h); has_kernel false before, or when the writer had none */
+	bool has_kernel;
+	struct kernel_features kernel;
 };
 
 /* ------------------------------------------------------------- writer -- */

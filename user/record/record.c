@@ -110,6 +110,9 @@ int recorder__finish(struct recorder *rc, const struct summary *sm,
 	s.has_guard = sm->guard != NULL;
 	if (sm->guard)
 		s.guard = *sm->guard;
+	s.has_kernel = sm->kernel != NULL;
+	if (sm->kernel)
+		s.kernel = *sm->kernel;
 	err = rc->tap_err;
 	if (!err)
 		err = recfmt__put_summary(rc->w, &s);

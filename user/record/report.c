@@ -75,6 +75,8 @@ void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *
 	sm->exec_other = s->exec_other;
 	sm->exec_thread = s->exec_thread;
 	sm->guard = s->has_guard ? &s->guard : NULL;
+	/* the kernel the trace was taken on, not this one */
+	sm->kernel = s->has_kernel ? &s->kernel : NULL;
 }
 
 int offline__report(const struct opts *o)

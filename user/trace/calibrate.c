@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "user/kernel/features.h"
 #include "common/outfile.h"
 #include "user/elf/syms.h"
 #include "user/trace/calibrate.h"
@@ -285,9 +286,11 @@ static void cache_write(const char *key, const double cost_ns[INSN__NCLASS],
 		log_debug("keeping the probe cost in %s failed", path);
 }
 
+/* Counts the entry events delivered (ctx: a uint64_t). */
 static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
 {
-	(void)ctx, (void)cpu, (void)e;
+	(void)cpu;
+	*(uint64_t *)ctx += e->kind == CABBPF_EV_ENTRY;
 	return 0;
 }
 
@@ -302,6 +305,7 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	struct trace *tr = NULL;
 	struct trace_opts to;
 	pid_t pid = -1;
+	uint64_t delivered = 0, called = 0, stats[CABBPF_STAT__MAX];
 	char key[256] = "";
 	ssize_t len;
 	long age_s;
@@ -357,7 +361,10 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	to.ring_bytes = 1u << 20;
 	to.no_times = no_times;
 	to.unguarded = true;
+	to.no_multi_links = !features__get()->has[KF_UPROBE_MULTI];
+	to.no_session_kfunc = !features__get()->has[KF_UPROBE_SESSION];
 	to.on_event = on_event;
+	to.ctx = &delivered;
 	err = trace__open(&to, &tr);
 	if (!err)
 		err = trace__attach(tr);
@@ -378,6 +385,7 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 			goto cleanup;
 		}
 		p1 = progress__ticks(prog);
+		called += res[1];
 		cost_ns[calib[k].cls] =
 			res[0] > base[k] ? (double)(res[0] - base[k]) / calib[k].calls : 0;
 		/* the ticks less the calls' own (untraced) time */
@@ -389,6 +397,24 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 			leak[calib[k].cls].sd_ns = sqrt(fmax(1.0, (double)(p1 - p0))) *
 						   PROGRESS_TICK_NS / (double)res[1];
 		}
+	}
+	/* Every call was probed (the child waits for each round's answer,
+	 * and the drains run while it calls): a kernel whose probes fire
+	 * without delivering would give an empty trace, said now. */
+	trace__drain(tr, 0);
+	if (trace__stats(tr, stats, NULL))
+		memset(stats, 0, sizeof(stats));
+	/* half at least, counting what full rings dropped (the leak rounds
+	 * run for 100 ms between drains): a kernel that delivers nothing
+	 * gives none */
+	if (!delivered || delivered + stats[CABBPF_STAT_DROPS] / 2 < called / 2) {
+		log_err("this kernel's probes delivered %llu of the %llu calls cabbpf made to "
+			"measure them at start-up: a trace would be empty or short (kernel "
+			"features: cabbpf --features)",
+			(unsigned long long)delivered, (unsigned long long)called);
+		err = -ENODATA;
+		memset(cost_ns, 0, sizeof(double) * INSN__NCLASS);
+		goto cleanup_quiet;
 	}
 	log_info("probe cost per traced call, measured: %.0f ns (nop5), %.0f ns (emulated), "
 		 "%.0f ns (single-stepped) entry and return",
@@ -404,6 +430,7 @@ cleanup:
 	if (err)
 		log_warn("measuring the probes' cost failed (%s): times are not compensated",
 			 strerror(-err));
+cleanup_quiet:
 	progress__free(prog);
 	trace__free(tr);
 	if (pid > 0) {

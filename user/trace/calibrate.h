@@ -35,7 +35,8 @@
  * hold ~15 ticks of leak, +-sqrt(15) (+-25%; measured: 781 to 1,842 ns for
  * one class on one host). no_times: the probes take no timestamp, as in
  * the run. Returns 0, or -errno after logging why (the caller reports raw
- * times only).
+ * times only); -ENODATA when the probes delivered (almost) none of the
+ * calls made: this kernel would give an empty trace (the caller stops).
  */
 int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 			   struct progress_leak leak[INSN__NCLASS]);

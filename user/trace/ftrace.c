@@ -22,6 +22,7 @@
 
 #include "cab/cab.h"
 #include "common/log.h"
+#include "user/kernel/features.h"
 #include "pipeline/runner.h"
 #include "user/cli/report.h"
 #include "user/elf/dwarf.h"
@@ -51,6 +52,8 @@
 struct ftrace {
 	struct opts o; /* a copy: Go and a guard that cannot run turn on entry_only */
 	volatile sig_atomic_t *stop;
+	struct kernel_paths kp; /* what this kernel lets each part do (check_kernel) */
+	int main_fid;		/* a launched program's main, traced; -1: none */
 	/* resolve target */
 	struct target tg;
 	bool have_target, started; /* started: a spawned target was let go */
@@ -139,6 +142,49 @@ struct ftrace {
 static bool whole_mode(const struct opts *o)
 {
 	return !o->pid && !o->cmd && (o->cgroup || o->container);
+}
+
+/* What the run needs of the kernel (user/kernel/features.h): refused up
+ * front when a required feature is missing, each optional one missing
+ * said once, and the paths chosen into ft->kp. A kernel with no session
+ * programs traces a whole container with entry probes only (a return
+ * probe armed in every process that maps the file would harm those no
+ * guard holds). Returns 0 or -errno (logged). */
+static int check_kernel(struct ftrace *ft)
+{
+	const struct kernel_features *kf = features__get();
+	bool whole = whole_mode(&ft->o);
+	unsigned uses = whole ? FU_WHOLE : FU_CALLS;
+	int err;
+
+	uses |= FU_IO; /* I/O system calls go into the rings beside the calls */
+	if (!ft->o.no_guard || ft->o.lossless)
+		uses |= FU_GUARD;
+	if (ft->o.budget_pct > 0)
+		uses |= FU_BUDGET;
+	err = features__refuse(kf, uses);
+	if (err)
+		return err;
+	features__choose(kf, &ft->kp);
+	features__say(kf, uses);
+	if (ft->o.budget_pct > 0 && !ft->kp.budget) {
+		log_err("--budget swaps link sets in and out, which needs multi-uprobe links "
+			"(Linux 6.6), and this kernel (%s) has none: use --sample P instead",
+			kf->release);
+		return -EOPNOTSUPP;
+	}
+	if (whole && !ft->kp.session && !ft->o.entry_only) {
+		if (ft->o.analyzers && strcmp(ft->o.analyzers, "count")) {
+			log_err("this kernel (%s) has no uprobe session programs (Linux 6.13): a "
+				"whole container is traced with entry probes only, which give -a "
+				"count (not '%s'); -p PID or -- COMMAND traces one process in full",
+				kf->release, ft->o.analyzers);
+			return -EOPNOTSUPP;
+		}
+		ft->o.entry_only = true;
+		ft->o.analyzers = "count";
+	}
+	return 0;
 }
 
 /* Sampling requests: SIGUSR1 on, SIGUSR2 off (0 none, 1 on, 2 off). */
@@ -986,6 +1032,7 @@ static struct guard_maps guard_maps_of(const struct ftrace *ft, bool throttled)
 		.stats_fd = trace__map_fd(ft->tr, "stats"),
 		.ring_bytes = ft->o.ring_bytes,
 		.no_times = ft->o.no_times,
+		.no_multi_links = !ft->kp.multi_links,
 		.guarded_fd = trace__map_fd(ft->tr, "guarded"),
 		.throttled_fd = throttled && ft->o.lossless ? trace__map_fd(ft->tr, "throttled") : -1,
 	};
@@ -1020,6 +1067,8 @@ static int open_trace(struct ftrace *ft)
 	memset(&to, 0, sizeof(to));
 	to.pid = ft->tg.pid;
 	to.binary = ft->tg.exe;
+	to.no_multi_links = !ft->kp.multi_links;
+	to.no_session_kfunc = !ft->kp.session;
 	to.binaries = ft->binaries;
 	if (ft->whole) {
 		/* every process of the cgroup: the function table grows
@@ -1091,6 +1140,18 @@ static int open_pipeline(struct ftrace *ft)
 		log_err("allocating CAB buffers: %s", strerror(-err));
 		return err;
 	}
+	/* A launched program's main, when traced and probed: a normal exit
+	 * without its entry is a trace that saw nothing (check_delivery). */
+	ft->main_fid = -1;
+	for (size_t i = 0; ft->tg.spawned && !ft->whole && i < ft->n && i < ft->nfuncs; i++)
+		if (ft->lnames[i] && !strcmp(ft->lnames[i], "main") &&
+		    ft->offsets[i] != TRACE_NO_PROBE && ft->offsets[i] != TRACE_AT_CALLSITES &&
+		    !ft->o.start_disabled &&
+		    !ft->o.sample_pct && !ft->o.budget_pct) {
+			ft->main_fid = (int)i;
+			stage__watch(ft->stage, (uint32_t)i);
+			break;
+		}
 	memset(&ro, 0, sizeof(ro));
 	ro.fnames = ft->names;
 	ro.lnames = ft->lnames;
@@ -1157,6 +1218,7 @@ static int attach_io(struct ftrace *ft)
 	io_o.tstab_mask = trace__tstab_mask(tr);
 	io_o.stats_fd = trace__map_fd(tr, "stats");
 	io_o.ring_bytes = ft->o.ring_bytes;
+	io_o.no_casts = !ft->kp.io_casts;
 	err = iotrace__open(&io_o, &ft->io);
 	return err ? err : iotrace__attach(ft->io);
 }
@@ -1550,6 +1612,62 @@ static void sum_cab(struct ftrace *ft, struct cab_stats *sum)
 	}
 }
 
+
+/* Whether the last execve the target made, ex, loaded the traced file: its
+ * device and inode as the kernel names them (trace__exe_identity); where
+ * the kernel could not say, as stat() names the traced file. */
+static bool exec_is_traced(const struct ftrace *ft, const struct stage_exec *ex)
+{
+	struct stat sb;
+	uint32_t dev;
+	uint64_t ino;
+
+	if (ft->tr && trace__exe_identity(ft->tr, &dev, &ino))
+		return dev == ex->dev && ino == ex->ino;
+	if (stat(ft->tg.exe, &sb))
+		return false;
+	return (uint64_t)sb.st_ino == ex->ino &&
+	       (uint32_t)(major(sb.st_dev) << 20 | minor(sb.st_dev)) == ex->dev;
+}
+
+/*
+ * No silently empty profile (issue 43): a trace that the kernel side
+ * emptied or cut short is said, after the report, and the run fails.
+ *   - Probe hits the programs left out on purpose (bpf/trace.bpf.c:
+ *     the target runs another program; the tests' switch) when the target
+ *     did not exec another program: events it made were dropped.
+ *   - A launched program that ran to a normal exit with its main traced,
+ *     and no entry of main seen: its probes delivered nothing.
+ * Returns 0, or -ENODATA (logged).
+ */
+static int check_delivery(struct ftrace *ft, const uint64_t *totals, const struct summary *sm)
+{
+	const struct target *tg = &ft->tg;
+	uint64_t other = totals[CABBPF_STAT_HITS_OTHER_IMAGE];
+	uint64_t hidden = totals[CABBPF_STAT_HITS_SUPPRESSED] + (sm->exec_other ? 0 : other);
+
+	if (hidden) {
+		log_err("the probes fired %llu times in %s (pid %d) and delivered %s event%s: "
+			"they were dropped in the kernel (%s), so this profile is %s; please report "
+			"it with 'cabbpf --features' and 'cabbpf -v'",
+			(unsigned long long)hidden, tg->comm, (int)tg->pid,
+			sm->events ? "only some" : "no", sm->events ? "s" : "",
+			totals[CABBPF_STAT_HITS_SUPPRESSED] ? "CABBPF_TEST_DELIVER_NOTHING"
+							    : "taken for another program's",
+			sm->events ? "short" : "empty");
+		return -ENODATA;
+	}
+	if (ft->main_fid >= 0 && sm->exited && tg->spawned && WIFEXITED(tg->status) &&
+	    !sm->exec_other && !sm->lost_calls && !stage__watched(ft->stage)) {
+		log_err("%s ran and exited with status %d, but its traced main() was never "
+			"entered in this trace: the probes delivered nothing (%llu events in "
+			"all); kernel features: cabbpf --features",
+			tg->comm, WEXITSTATUS(tg->status), (unsigned long long)sm->events);
+		return -ENODATA;
+	}
+	return 0;
+}
+
 /* Text on stdout (unless -q or --floor), JSON to --json, the summary
  * line on stderr. Returns 0 or -errno (logged) when the JSON could not be
  * written. */
@@ -1560,8 +1678,7 @@ static int report(struct ftrace *ft)
 	uint64_t *lost_cpu;
 	struct target *tg = &ft->tg;
 	struct summary sm;
-	struct stat sb;
-	int err = 0;
+	int err = 0, delivered;
 
 	lost_cpu = calloc(3 * (size_t)trace__ncpus(ft->tr), sizeof(*lost_cpu));
 	if (trace__stats(ft->tr, totals, lost_cpu) || iotrace__counts(ft->io, io_counts))
@@ -1578,6 +1695,7 @@ static int report(struct ftrace *ft)
 	sm.nfuncs = (uint32_t)ft->nfuncs - trace__refused(ft->tr);
 	sm.refused = trace__refused(ft->tr);
 	sm.multi = trace__multi(ft->tr);
+	sm.kernel = features__get();
 	sm.duration_s = ft->t1 - ft->t0;
 	/* call events */
 	sm.events = stage__events(ft->stage) - stage__io_events(ft->stage) -
@@ -1591,10 +1709,9 @@ static int report(struct ftrace *ft)
 	 * doing (--follow-exec: made before tracing began, not seen). */
 	if (tg->spawned && !tg->followed && sm.execs)
 		sm.execs--;
-	/* The same file: device and inode (the kernel's s_dev encoding is
-	 * major << 20 | minor), as bpf/trace.bpf.c compares them. */
-	sm.exec_other = !ft->whole && sm.execs && (stat(tg->exe, &sb) || (uint64_t)sb.st_ino != ex.ino ||
-				     (major(sb.st_dev) << 20 | minor(sb.st_dev)) != ex.dev);
+	/* The same file: device and inode as the kernel names them, as
+	 * bpf/trace.bpf.c compares them (not stat()'s: overlayfs differs). */
+	sm.exec_other = !ft->whole && sm.execs && !exec_is_traced(ft, &ex);
 	sm.exec_thread = !ft->whole && sm.execs && ex.thread;
 	if (ft->whole) {
 		/* every process of the cgroup: no one target */
@@ -1688,7 +1805,8 @@ static int report(struct ftrace *ft)
 		err = -EIO;
 	report__summary_line(&sm);
 	free(lost_cpu);
-	return err;
+	delivered = check_delivery(ft, totals, &sm);
+	return err ? err : delivered;
 }
 
 /* ---- the run ---- */
@@ -1778,6 +1896,7 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	}
 	ft->o = *o;
 	ft->stop = stop;
+	ft->main_fid = -1;
 	/* cabbpf record analyzes live only when a live result is asked for. */
 	ft->live = !o->record_path || o->analyzers || o->json_path || o->view.folded_path ||
 		   o->view.svg_path || o->view.pprof_path || o->view.timeline_path;
@@ -1788,14 +1907,26 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	if (o->debug_dir)
 		syms__set_debug_dir(o->debug_dir);
 	startup_mark(NULL);
+	if (!o->list && !o->plan) {
+		err = check_kernel(ft);
+		startup_mark("kernel features");
+		if (err)
+			goto cleanup;
+		o = &ft->o; /* check_kernel may have narrowed it */
+	}
 
 	/* Before any other child exists (the guard's tracer reaps every
 	 * child): what a probed call costs, for the cct's compensated times. */
 	if ((((!o->analyzers || strstr(o->analyzers, "cct")) && !o->entry_only && !o->no_times) ||
 	     o->budget_pct || o->sample_pct > 0 || o->start_disabled) &&
-	    !o->floor && !o->list && !o->plan)
-		ft->have_cost =
-			!calibrate__probe_costs(o->no_times, ft->probe_cost, ft->probe_leak);
+	    !o->floor && !o->list && !o->plan) {
+		err = calibrate__probe_costs(o->no_times, ft->probe_cost, ft->probe_leak);
+		ft->have_cost = !err;
+		/* probes that fire and deliver nothing: no trace to take */
+		if (err == -ENODATA)
+			goto cleanup;
+		err = 0;
+	}
 	startup_mark("probe-cost calibration");
 	if (whole_mode(o)) {
 		/* every process of the container (user/trace/whole.h); SIGCHLD

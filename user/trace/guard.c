@@ -33,6 +33,7 @@
 #include "user/proc/libs.h"
 #include "user/proc/procfs.h"
 #include "common/log.h"
+#include "user/kernel/bpfload.h"
 #include "user/probe/plan.h"
 #include "user/elf/image.h"
 #include "user/probe/sites.h"
@@ -1821,14 +1822,22 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 {
 	const char *no_multi = getenv("CABBPF_TEST_NO_MULTI");
 	struct guard_bpf *skel = NULL;
-	bool multi = !(no_multi && *no_multi == '1');
+	bool multi = !(no_multi && *no_multi == '1') && !m->no_multi_links;
+	struct bpfload_log lg;
 	int err;
 
 	/* Replace the previous program (the trace object was reloaded). */
 	detach_probes(g);
 	g->st.nsites = 0;
 	if (multi) {
+		bpfload__begin(&lg);
 		err = load_skel(g, m, true, &skel);
+		bpfload__end(&lg);
+		bpfload__free(&lg);
+		if (err)
+			log_debug("guard: loading for multi-uprobe links failed (%s); one link per "
+				  "site",
+				  strerror(-err));
 		if (!err) {
 			install(g, skel, m->throttled_fd);
 			/* A tracer-only guard (--lossless) has no site. */
@@ -1841,11 +1850,15 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 			g->st.nsites = 0;
 		}
 	}
+	bpfload__begin(&lg);
 	err = load_skel(g, m, false, &skel);
+	bpfload__end(&lg);
 	if (err) {
-		log_err("loading the guard's BPF program: %s", strerror(-err));
+		bpfload__explain(&lg, "the guard's BPF object", err);
+		bpfload__free(&lg);
 		return err;
 	}
+	bpfload__free(&lg);
 	install(g, skel, m->throttled_fd);
 	err = g->nsites ? attach_perf(g) : 0;
 	return err ? err : attach_altstack(g);

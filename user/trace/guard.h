@@ -131,6 +131,9 @@ struct guard_maps {
 	uint32_t tstab_mask; /* trace__tstab_mask */
 	size_t ring_bytes;
 	bool no_times;
+	/* the kernel has no multi-uprobe links (user/kernel/features.h): one
+	 * perf link per site from the start */
+	bool no_multi_links;
 	/* bpf/trace.bpf.c's "guarded" (the threads the tracer holds: reused
 	 * as the guard's own) and, with --lossless, "throttled" (threads
 	 * asked to stop at the rings' high-water mark); -1: none */

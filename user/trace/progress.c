@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "common/log.h"
+#include "user/kernel/bpfload.h"
 #include "user/trace/progress.h"
 #include "progress.skel.h"
 
@@ -21,6 +22,7 @@ struct progress {
 int progress__open(pid_t pid, struct progress **out)
 {
 	struct perf_event_attr attr;
+	struct bpfload_log lg;
 	struct progress *p;
 	int cpu, err = 0;
 
@@ -40,7 +42,12 @@ int progress__open(pid_t pid, struct progress **out)
 		goto cleanup;
 	}
 	p->skel->rodata->target_tgid = (__u32)pid;
+	bpfload__begin(&lg);
 	err = progress_bpf__load(p->skel);
+	bpfload__end(&lg);
+	if (err)
+		bpfload__explain(&lg, "the progress counter's BPF object", err);
+	bpfload__free(&lg);
 	if (err)
 		goto cleanup;
 	memset(&attr, 0, sizeof(attr));

@@ -27,6 +27,8 @@ struct stage {
 	uint32_t exec_dev;     /* and its device (kernel encoding: major << 20 | minor) */
 	uint32_t exec_thread;  /* its caller when not the main thread, else 0 */
 	uint64_t fail_after; /* tests: fail the push after fail_after - 1 events */
+	uint32_t watch;	     /* stage__watch's fid + 1 (0: none) */
+	uint64_t watched;    /* its entries */
 	struct cab_pp **bufs;
 	struct open_chunk *open;
 };
@@ -107,6 +109,8 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 		oc->seq0 = e->seq;
 		oc->n = 0;
 	}
+	if (s->watch && e->kind == CABBPF_EV_ENTRY && (e->fid & ~CABBPF_FID_NORET) + 1 == s->watch)
+		s->watched++;
 	if (e->kind == CABBPF_EV_IO) {
 		/* Same leading fields; the ring record is the larger struct. */
 		const struct cabbpf_io_event *io = (const struct cabbpf_io_event *)e;
@@ -141,13 +145,23 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 			s->exec_seq = e->seq;
 			s->exec_dev = e->fid;
 			s->exec_ino = e->sp;
-			/* its tid is its stream's, the old one (tstate.alias) */
+			/* its tid is its stream's, the old one (tstate.tid) */
 			s->exec_thread = e->tid != e->pid ? e->tid : 0;
 		}
 	}
 	oc->n++;
 	s->events++;
 	return 0;
+}
+
+void stage__watch(struct stage *s, uint32_t fid)
+{
+	s->watch = fid + 1;
+}
+
+uint64_t stage__watched(const struct stage *s)
+{
+	return s->watched;
 }
 
 void stage__flush(struct stage *s)

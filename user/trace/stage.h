@@ -58,6 +58,12 @@ struct stage_exec {
  * another's execve killed), and the last one's in *last (if not NULL). */
 uint64_t stage__execs(const struct stage *s, struct stage_exec *last);
 
+/* Count the entry events of function fid from now on (one, for the
+ * check that a launched program's main was seen: user/trace/ftrace.c);
+ * stage__watched says how many. Same thread as stage__push. */
+void stage__watch(struct stage *s, uint32_t fid);
+uint64_t stage__watched(const struct stage *s);
+
 /* Free; NULL is fine. Only after the analyzers are done with the buffers. */
 void stage__free(struct stage *s);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -10,14 +11,18 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "user/trace/trace.h"
+#include "user/kernel/bpfload.h"
 #include "analyzers/isp.h"
 #include "common/log.h"
 #include "user/probe/uprobe_multi.h"
+#include "user/proc/procfs.h"
 #include "trace.skel.h"
+#include "trace_nosession.skel.h"
 
 /* One group's probe links: multi-uprobe links (several when refused sites
  * split the set: [0] entries, [1] returns), or else one perf link per
@@ -77,6 +82,7 @@ struct trace {
 	uint64_t gate;		     /* o.groups: the gate as last stored */
 	uint8_t gen[CABBPF_NGROUPS]; /* each group's generation (its links' cookies) */
 	bool detached; /* trace__detach ran: what is drained now is the last drain */
+	int exe_fd;    /* the traced file, open from load() to read_exe_identity() */
 	/* The test hooks of trace.h (0/false unless the environment arms
 	 * them): fail the drains once fail_read_at events were read, or the
 	 * drains after trace__detach. */
@@ -127,14 +133,43 @@ static uint64_t group_bits(const struct trace *t, unsigned g)
 								<< CABBPF_COOKIE_GEN_SHIFT;
 }
 
+/* Open the skeleton: trace.bpf.o, or on a kernel without uprobe sessions
+ * its build without the session kfunc (trace_nosession.bpf.o: the same
+ * programs, maps and data, which the Makefile checks), so that libbpf does
+ * not search every kernel module's BTF for that kfunc at each load.
+ * Returns the skeleton, or NULL with errno set. */
+static struct trace_bpf *open_skel(bool session_kfunc)
+{
+	struct trace_bpf *obj;
+	int err;
+
+	if (session_kfunc)
+		return trace_bpf__open();
+	obj = calloc(1, sizeof(*obj));
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = trace_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)trace_nosession_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		trace_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 /* Open and load the skeleton; multi selects the attach type of the probe
  * programs (it must be fixed before load). */
 static int load(struct trace *t, bool multi)
 {
-	struct stat sb;
 	int err;
 
-	t->skel = trace_bpf__open();
+	t->skel = open_skel(!t->o.no_session_kfunc || t->o.session);
 	if (!t->skel)
 		return -errno ? -errno : -ENOMEM;
 	t->skel->rodata->target_tgid = t->o.pid > 0 ? (__u32)t->o.pid : 0;
@@ -142,8 +177,10 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->want_time = !t->o.no_times;
 	{
 		const char *unseen = getenv("CABBPF_TEST_UNSEEN_SWITCH_INS");
+		const char *nothing = getenv("CABBPF_TEST_DELIVER_NOTHING");
 
 		t->skel->rodata->test_unseen_switch_ins = unseen && *unseen == '1';
+		t->skel->rodata->test_deliver_nothing = nothing && *nothing == '1';
 	}
 	t->skel->rodata->cgroup_on = t->o.cgroup;
 	t->skel->rodata->sampling = t->o.sampling || t->o.groups;
@@ -151,12 +188,14 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->sized_on = t->nsized > 0;
 	t->skel->rodata->lossless = t->o.lossless;
 	/* The traced executable, so an execve of another program is seen as
-	 * such in the kernel (bpf/trace.bpf.c other_image): s_dev there is
-	 * MKDEV(major, minor) = major << 20 | minor. */
-	if (!stat(t->o.binary, &sb)) {
-		t->skel->rodata->exe_dev = major(sb.st_dev) << 20 | minor(sb.st_dev);
-		t->skel->rodata->exe_ino = sb.st_ino;
-	}
+	 * such in the kernel (bpf/trace.bpf.c other_image): the file opened
+	 * here, named by the kernel after load (read_exe_identity). */
+	t->skel->rodata->self_tgid = (__u32)getpid();
+	if (t->exe_fd >= 0)
+		close(t->exe_fd); /* a load before this one's */
+	t->skel->rodata->exe_fd = t->o.pid > 0 ? open(t->o.binary, O_RDONLY | O_CLOEXEC) : -1;
+	t->exe_fd = t->skel->rodata->exe_fd;
+	bpf_program__set_autoload(t->skel->progs.exe_identity, t->exe_fd >= 0);
 	/* The high-water mark at half the ring: the other half is headroom
 	 * for what other threads emit before their next event stops them
 	 * (one event each, plus I/O and switch events). */
@@ -207,6 +246,63 @@ static int load(struct trace *t, bool multi)
 		return err;
 	err = trace_bpf__load(t->skel);
 	return err ? err : fill_sizespecs(t);
+}
+
+/* The kernel's name of the traced file (bpf/trace.bpf.c exe_identity, one
+ * pass of a task iterator over the file load() opened), then that file is
+ * closed. If that cannot run, stat()'s device and inode, which are the
+ * kernel's on every file system but overlayfs. Returns 0 or -errno
+ * (logged at debug level: the trace goes on, only an execve of another
+ * program could go unseen). */
+static int read_exe_identity(struct trace *t)
+{
+	struct bpf_link *l = NULL;
+	struct stat sb;
+	char buf[64];
+	int fd = -1, err = 0;
+	ssize_t n;
+
+	if (t->o.pid <= 0)
+		return 0; /* no one target: nothing to tell its execs apart by */
+	if (t->exe_fd < 0) {
+		err = -ENOENT; /* the file could not be opened: stat() may do */
+		goto cleanup;
+	}
+	l = bpf_program__attach_iter(t->skel->progs.exe_identity, NULL);
+	if (!l) {
+		err = -errno;
+		goto cleanup;
+	}
+	fd = bpf_iter_create(bpf_link__fd(l));
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err = -errno;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(l);
+	if (t->exe_fd >= 0)
+		close(t->exe_fd);
+	t->exe_fd = -1;
+	if (!t->skel->bss->exe_ino && !stat(t->o.binary, &sb)) {
+		log_debug("the kernel's name of %s not read (%s): stat()'s used", t->o.binary,
+			  err ? strerror(-err) : "not found");
+		t->skel->bss->exe_dev = major(sb.st_dev) << 20 | minor(sb.st_dev);
+		t->skel->bss->exe_ino = sb.st_ino;
+	}
+	return err;
+}
+
+bool trace__exe_identity(const struct trace *t, uint32_t *dev, uint64_t *ino)
+{
+	*dev = t->skel->bss->exe_dev;
+	*ino = t->skel->bss->exe_ino;
+	return *ino != 0;
 }
 
 /* Map the loaded "slots" map into the loader (read only: the programs
@@ -272,6 +368,7 @@ const volatile uint64_t *trace__fhits(const struct trace *t)
 
 int trace__open(const struct trace_opts *o, struct trace **out)
 {
+	struct bpfload_log lg;
 	struct trace *t;
 	int err;
 
@@ -290,6 +387,7 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 		return -ENOMEM;
 	}
 	t->o = *o;
+	t->exe_fd = -1;
 	if (getenv("CABBPF_TEST_FAIL_RING_READ"))
 		t->fail_read_at = strtoull(getenv("CABBPF_TEST_FAIL_RING_READ"), NULL, 10) + 1;
 	t->fail_final = getenv("CABBPF_TEST_FAIL_FINAL_DRAIN") != NULL;
@@ -322,31 +420,35 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 		log_err("out of memory");
 		goto cleanup;
 	}
-	/* Multi-uprobe programs first (kernel >= 6.6); trace__attach falls
-	 * back to per-site perf links if the kernel refuses the link. */
-	t->multi = true;
-	err = load(t, true);
-	if (err && o->session) {
-		/* no fallback: a per-site link cannot decline a return */
-		log_err("loading the session uprobe program: %s (whole-container tracing needs "
-			"kernel >= 6.13 for return probes; --entry-only counts calls without)",
-			strerror(-err));
-		goto cleanup;
-	}
-	if (err) {
-		log_debug("loading multi-uprobe programs failed (%d), using perf links", err);
+	/* Multi-uprobe programs first where the kernel has them (6.6);
+	 * trace__attach falls back to per-site perf links if the kernel
+	 * refuses the link. */
+	t->multi = !o->no_multi_links || o->session;
+	bpfload__begin(&lg);
+	err = load(t, t->multi);
+	if (err && t->multi && !o->session) {
+		log_debug("loading multi-uprobe programs failed (%s), using perf links",
+			  strerror(-err));
 		trace_bpf__destroy(t->skel);
 		t->skel = NULL;
 		t->multi = false;
+		bpfload__end(&lg);
+		bpfload__free(&lg);
+		bpfload__begin(&lg);
 		err = load(t, false);
 	}
+	bpfload__end(&lg);
 	if (err) {
-		if (err == -EPERM || err == -EACCES)
-			log_err("loading BPF programs: permission denied (run as root)");
-		else
-			log_err("loading BPF programs: %s", strerror(-err));
+		/* session: no fallback, a per-site link cannot decline a return */
+		bpfload__explain(&lg, o->session ? "the session uprobe program (whole-container "
+						   "return probes)"
+						 : "the function-tracing BPF object",
+				 err);
+		bpfload__free(&lg);
 		goto cleanup;
 	}
+	bpfload__free(&lg);
+	read_exe_identity(t);
 	err = map_rings(t);
 	if (err) {
 		log_err("mapping per-CPU rings of %zu bytes: %s", o->ring_bytes, strerror(-err));
@@ -400,8 +502,8 @@ static void attach_callsites_perf(struct trace *t)
 		struct bpf_link *l;
 
 		uo.bpf_cookie = callsite_cookie(t, c);
-		l = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, bin_of(t, c->fid),
-						    (size_t)c->offset, &uo);
+		l = bpf_program__attach_uprobe_opts(t->entry, t->o.pid > 0 ? t->o.pid : -1,
+						    bin_of(t, c->fid), (size_t)c->offset, &uo);
 		if (!l) {
 			callsite_refused(c, NULL);
 			continue;
@@ -411,18 +513,24 @@ static void attach_callsites_perf(struct trace *t)
 	}
 }
 
-static int attach_perf(struct trace *t, bool *logged)
+/* Per-site perf links for functions [from, to) (and, from 0, the call
+ * sites), appended to set 0 (entries at even slots, returns at odd ones).
+ * Returns 0, -ENOENT when none went in, or -errno (with *logged set when
+ * it said why). */
+static int attach_perf_range(struct trace *t, uint32_t from, uint32_t to, bool *logged)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo);
-	uint32_t fid;
+	struct link_set *ls = &t->sets[0];
+	struct bpf_link **grown;
+	uint32_t fid, before = ls->nlinks;
+	size_t cap = (size_t)ls->nlinks + ((size_t)(to - from) + (from ? 0 : t->o.ncallsites)) * 2;
 	int r;
 
-	struct link_set *ls = &t->sets[0];
-
-	ls->links = calloc(((size_t)t->o.nfuncs + t->o.ncallsites) * 2, sizeof(*ls->links));
-	if (!ls->links)
+	grown = realloc(ls->links, (cap + 1) * sizeof(*ls->links));
+	if (!grown)
 		return -ENOMEM;
-	for (fid = 0; fid < t->o.nfuncs; fid++) {
+	ls->links = grown;
+	for (fid = from; fid < to; fid++) {
 		struct bpf_link *le, *lr;
 
 		if (t->o.offsets[fid] == TRACE_AT_CALLSITES)
@@ -434,8 +542,8 @@ static int attach_perf(struct trace *t, bool *logged)
 		/* fid in the low half, the sp correction in the high half. */
 		uo.bpf_cookie = entry_cookie(t, fid);
 		uo.retprobe = false;
-		le = bpf_program__attach_uprobe_opts(t->entry, t->o.pid, bin_of(t, fid),
-						     (size_t)t->o.offsets[fid], &uo);
+		le = bpf_program__attach_uprobe_opts(t->entry, t->o.pid > 0 ? t->o.pid : -1,
+						     bin_of(t, fid), (size_t)t->o.offsets[fid], &uo);
 		r = -errno;
 		if (!le && r == -ESRCH)
 			return r; /* the process is gone: no site can go in */
@@ -454,8 +562,8 @@ static int attach_perf(struct trace *t, bool *logged)
 		}
 		uo.bpf_cookie = fid;
 		uo.retprobe = true;
-		lr = bpf_program__attach_uprobe_opts(t->ret, t->o.pid, bin_of(t, fid),
-						     (size_t)t->o.offsets[fid], &uo);
+		lr = bpf_program__attach_uprobe_opts(t->ret, t->o.pid > 0 ? t->o.pid : -1,
+						     bin_of(t, fid), (size_t)t->o.offsets[fid], &uo);
 		if (!lr) {
 			r = -errno;
 			log_err("return probe of function %u: %s", fid, strerror(-r));
@@ -464,8 +572,14 @@ static int attach_perf(struct trace *t, bool *logged)
 		}
 		ls->links[ls->nlinks++] = lr;
 	}
-	attach_callsites_perf(t);
-	return ls->nlinks ? 0 : -ENOENT;
+	if (!from)
+		attach_callsites_perf(t);
+	return ls->nlinks > before ? 0 : -ENOENT;
+}
+
+static int attach_perf(struct trace *t, bool *logged)
+{
+	return attach_perf_range(t, 0, t->o.nfuncs, logged);
 }
 
 /* Both multi links of one file over the sites of fids [0, n) of that file
@@ -728,6 +842,7 @@ static int attach_groups(struct trace *t, bool *logged)
  * *logged set when it said why already. */
 static int attach(struct trace *t, bool *logged)
 {
+	struct bpfload_log lg;
 	int err = 0;
 
 	if (t->o.start_paused) {
@@ -779,7 +894,17 @@ static int attach(struct trace *t, bool *logged)
 		trace_bpf__destroy(t->skel);
 		t->skel = NULL;
 		t->multi = false;
+		bpfload__begin(&lg);
 		err = load(t, false);
+		bpfload__end(&lg);
+		if (err) {
+			bpfload__explain(&lg, "the function-tracing BPF object (per-site links)",
+					 err);
+			*logged = true;
+		}
+		bpfload__free(&lg);
+		if (!err)
+			read_exe_identity(t);
 		if (!err)
 			err = map_rings(t);
 		if (err)
@@ -815,11 +940,19 @@ int trace__add(struct trace *t, uint32_t nfuncs)
 	uint32_t from = t->o.nfuncs, before = t->refused;
 	int err;
 
-	if (t->o.pid || !t->multi || nfuncs < from)
+	if (t->o.pid || nfuncs < from)
 		return -EINVAL;
 	if (nfuncs == from)
 		return 0;
-	err = attach_range(t, 0, NULL, from, nfuncs, NULL);
+	if (t->multi) {
+		err = attach_range(t, 0, NULL, from, nfuncs, NULL);
+	} else {
+		/* a kernel without multi-uprobe links (whole containers are
+		 * then traced with entry probes only: no session links) */
+		bool logged = false;
+
+		err = attach_perf_range(t, from, nfuncs, &logged);
+	}
 	t->o.nfuncs = nfuncs;
 	if (err == -ENOMEM)
 		log_err("out of memory");
@@ -1127,6 +1260,91 @@ static void detach_probes(struct trace *t)
 	join_closers(t);
 }
 
+/*
+ * Per-site links of a target that has ended, handed to a process of their
+ * own that closes them one by one and exits: cabbpf returns at once
+ * instead of after ~0.1 s a link (2,944 links of python3.11: 308 s here).
+ * Only when nothing can hit them: the links are bound to the target's pid
+ * (the kernel puts their breakpoints into its mm only), and the target is
+ * gone (or a zombie: no mm left). The process is a grandchild (no zombie of
+ * ours, none of the guard's children to reap), in a session of its own,
+ * with every other descriptor closed (a pipe reading cabbpf's output ends
+ * when cabbpf does). Returns true when the links are the grandchild's
+ * (ls's entries are then NULL: closed here without a detach), false when
+ * they must be closed here.
+ */
+static bool release_in_background(struct trace *t, struct link_set *ls)
+{
+	long max = sysconf(_SC_OPEN_MAX);
+	bool *keep, done;
+	pid_t child, grand, r;
+	uint32_t k;
+	int status = 0, fd;
+
+	if (t->o.pid <= 0 || !procfs__gone(t->o.pid))
+		return false;
+	if (max <= 0 || max > (1 << 20))
+		max = 1 << 20;
+	/* which descriptors the grandchild keeps: decided here, since after
+	 * fork only async-signal-safe calls may run (cabbpf has threads) */
+	keep = calloc((size_t)max, sizeof(*keep));
+	if (!keep)
+		return false;
+	for (k = 0; k < ls->nlinks; k++)
+		if (ls->links[k] && (fd = bpf_link__fd(ls->links[k])) >= 0 && fd < max)
+			keep[fd] = true;
+	child = fork();
+	if (child < 0) {
+		free(keep);
+		return false;
+	}
+	if (!child) {
+		grand = fork();
+		if (grand)
+			_exit(grand < 0 ? 1 : 0);
+		setsid();
+		for (fd = 0; fd < max; fd++)
+			if (!keep[fd])
+				close(fd);
+		/* each close waits for the kernel's grace periods */
+		for (fd = 0; fd < max; fd++)
+			if (keep[fd])
+				close(fd);
+		_exit(0);
+	}
+	free(keep);
+	while ((r = waitpid(child, &status, 0)) < 0 && errno == EINTR)
+		;
+	/* Reaped by another waiter (the guard's tracer takes every child of
+	 * the process it holds: not this one, but be safe) or exited 0: the
+	 * grandchild holds the links. */
+	done = r < 0 ? errno == ECHILD : WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (!done)
+		return false;
+	/* Ours go without a detach: libbpf's would disable each perf event
+	 * first, which takes the breakpoint out under the kernel's lock, the
+	 * slow part. A link's perf event descriptor stays open to the end of
+	 * cabbpf (its link holds the event). */
+	for (k = 0; k < ls->nlinks; k++)
+		if (ls->links[k]) {
+			bpf_link__disconnect(ls->links[k]);
+			close(bpf_link__fd(ls->links[k]));
+			bpf_link__destroy(ls->links[k]);
+			ls->links[k] = NULL;
+		}
+	return true;
+}
+
+/* The empty slots of a per-site set (functions without a return link). */
+static uint32_t count_null(const struct link_set *ls)
+{
+	uint32_t k, n = 0;
+
+	for (k = 0; k < ls->nlinks; k++)
+		n += !ls->links[k];
+	return n;
+}
+
 void trace__detach(struct trace *t)
 {
 	if (!t)
@@ -1140,6 +1358,23 @@ void trace__detach(struct trace *t)
 	t->exit_link = NULL;
 	bpf_link__destroy(t->switch_link);
 	t->switch_link = NULL;
+	/* Per-site links close one by one, each waiting for the kernel's
+	 * grace periods under a lock of its (~0.1 s each here: 158 took 17 s,
+	 * from any number of threads alike): say so when it will take a
+	 * while. */
+	if (!t->multi && t->sets[0].nlinks > 40) {
+		uint32_t n = t->sets[0].nlinks - count_null(&t->sets[0]);
+
+		if (release_in_background(t, &t->sets[0]))
+			log_info("%u probe links handed to a process that removes them one by one "
+				 "(no multi-uprobe links on this kernel: about %.0f s; the target "
+				 "has ended, nothing can hit them)",
+				 n, 0.1 * n);
+		else
+			log_info("removing %u probe links one by one (no multi-uprobe links on "
+				 "this kernel): about %.0f s",
+				 n, 0.1 * n);
+	}
 	detach_probes(t);
 	t->paused = false;
 	t->detached = true;
@@ -1316,6 +1551,8 @@ void trace__free(struct trace *t)
 	trace__detach(t);
 	unmap_rings(t);
 	trace_bpf__destroy(t->skel);
+	if (t->exe_fd >= 0)
+		close(t->exe_fd);
 	free(t->cons);
 	free(t->closers);
 	free(t);

@@ -40,6 +40,12 @@ struct trace_opts {
 	 * ISP_SPEC_*; 0 = none); such entries read their size */
 	const uint8_t *size_specs;
 	bool no_returns; /* entry probes only (no uretprobes) */
+	/* the kernel has no multi-uprobe links (user/kernel/features.h):
+	 * one perf link per site from the start */
+	bool no_multi_links;
+	/* the kernel has no uprobe session programs: the object built
+	 * without their kfunc is loaded (not with session) */
+	bool no_session_kfunc;
 	/* whole-container tracing: one session link per file (entry and
 	 * return in one program, kernel >= 6.13) whose entries arm the return
 	 * probe only for processes armed with trace__arm (bpf/trace.bpf.c);
@@ -130,6 +136,13 @@ int trace__add(struct trace *t, uint32_t nfuncs);
  * gone). The loader's main thread.
  */
 int trace__arm(struct trace *t, pid_t pid, bool on);
+
+/* The traced executable as the kernel names the files execve loads: the
+ * s_dev of its inode's superblock (kernel encoding, major << 20 | minor,
+ * as CABBPF_EV_EXEC events carry it) and its inode number. Returns false
+ * when it is not known (no target process, or a launched command that
+ * never exec'd). Any thread after trace__attach. */
+bool trace__exe_identity(const struct trace *t, uint32_t *dev, uint64_t *ino);
 
 /* Number of functions that could not be probed, and whether the probes went
  * in through one multi-uprobe link per program (fast detach) or one perf link
