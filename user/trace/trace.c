@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -1262,69 +1263,95 @@ static void detach_probes(struct trace *t)
 
 /*
  * Per-site links of a target that has ended, handed to a process of their
- * own that closes them one by one and exits: cabbpf returns at once
- * instead of after ~0.1 s a link (2,944 links of python3.11: 308 s here).
- * Only when nothing can hit them: the links are bound to the target's pid
- * (the kernel puts their breakpoints into its mm only), and the target is
- * gone (or a zombie: no mm left). The process is a grandchild (no zombie of
- * ours, none of the guard's children to reap), in a session of its own,
- * with every other descriptor closed (a pipe reading cabbpf's output ends
- * when cabbpf does). Returns true when the links are the grandchild's
- * (ls's entries are then NULL: closed here without a detach), false when
- * they must be closed here.
+ * own that closes them one by one: cabbpf returns at once instead of after
+ * ~0.1 s a link (2,944 links of python3.11: 308 s here). Only when nothing
+ * can hit them: the links are bound to the target's pid (the kernel puts
+ * their breakpoints into its mm only), and the target is gone (or a
+ * zombie: no mm left). Whoever drops a kernel object's last reference pays
+ * for its release, so the process, a grandchild (no zombie of ours, in a
+ * session of its own), keeps a copy of every BPF and perf descriptor of
+ * cabbpf's (anon inodes; libbpf keeps a perf link's event descriptor to
+ * itself), closes everything else (a pipe reading cabbpf's output ends
+ * when cabbpf does), waits for cabbpf to exit (a pipe's end cabbpf holds)
+ * and only then closes them. Returns true when the links are the
+ * grandchild's (ls's entries are then NULL: closed here without libbpf's
+ * detach, which would take each breakpoint out first, the slow part),
+ * false when they must be closed here.
  */
 static bool release_in_background(struct trace *t, struct link_set *ls)
 {
 	long max = sysconf(_SC_OPEN_MAX);
+	char path[64], target[64];
+	int status = 0, fd, gate[2] = {-1, -1};
+	struct dirent *de;
+	pid_t child, r;
 	bool *keep, done;
-	pid_t child, grand, r;
 	uint32_t k;
-	int status = 0, fd;
+	DIR *d;
 
 	if (t->o.pid <= 0 || !procfs__gone(t->o.pid))
 		return false;
 	if (max <= 0 || max > (1 << 20))
 		max = 1 << 20;
-	/* which descriptors the grandchild keeps: decided here, since after
-	 * fork only async-signal-safe calls may run (cabbpf has threads) */
+	/* what the grandchild keeps: decided here, since after fork only
+	 * async-signal-safe calls may run (cabbpf has threads) */
 	keep = calloc((size_t)max, sizeof(*keep));
-	if (!keep)
+	d = opendir("/proc/self/fd");
+	if (!keep || !d || pipe2(gate, O_CLOEXEC)) {
+		free(keep);
+		if (d)
+			closedir(d);
 		return false;
-	for (k = 0; k < ls->nlinks; k++)
-		if (ls->links[k] && (fd = bpf_link__fd(ls->links[k])) >= 0 && fd < max)
-			keep[fd] = true;
+	}
+	while ((de = readdir(d))) {
+		ssize_t n;
+
+		fd = atoi(de->d_name);
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd >= max || fd == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		keep[fd] = n > 11 && !strncmp(target, "anon_inode:", 11);
+	}
+	closedir(d);
+	keep[gate[0]] = true;
 	child = fork();
 	if (child < 0) {
 		free(keep);
+		close(gate[0]);
+		close(gate[1]);
 		return false;
 	}
 	if (!child) {
-		grand = fork();
-		if (grand)
-			_exit(grand < 0 ? 1 : 0);
+		char c;
+
+		if (fork())
+			_exit(0); /* the grandchild's failure is only the waiting's */
 		setsid();
 		for (fd = 0; fd < max; fd++)
 			if (!keep[fd])
 				close(fd);
-		/* each close waits for the kernel's grace periods */
+		/* until cabbpf's last copy of the gate's write end goes */
+		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+			;
+		/* each last close waits for the kernel's grace periods */
 		for (fd = 0; fd < max; fd++)
 			if (keep[fd])
 				close(fd);
 		_exit(0);
 	}
 	free(keep);
+	close(gate[0]);
+	/* gate[1] stays open (close-on-exec) until cabbpf ends */
 	while ((r = waitpid(child, &status, 0)) < 0 && errno == EINTR)
 		;
-	/* Reaped by another waiter (the guard's tracer takes every child of
-	 * the process it holds: not this one, but be safe) or exited 0: the
-	 * grandchild holds the links. */
+	/* Reaped by another waiter (the guard's tracer takes the children of
+	 * the process it holds: not this one, but be safe) or exited 0. */
 	done = r < 0 ? errno == ECHILD : WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	if (!done)
+	if (!done) {
+		close(gate[1]);
 		return false;
-	/* Ours go without a detach: libbpf's would disable each perf event
-	 * first, which takes the breakpoint out under the kernel's lock, the
-	 * slow part. A link's perf event descriptor stays open to the end of
-	 * cabbpf (its link holds the event). */
+	}
 	for (k = 0; k < ls->nlinks; k++)
 		if (ls->links[k]) {
 			bpf_link__disconnect(ls->links[k]);
