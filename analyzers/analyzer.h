@@ -216,6 +216,10 @@ struct shadow_frame {
 	/* the thread's THROW count (struct shadow.throws) at its entry: a
 	 * frame entered after the latest throw was not unwound by it */
 	uint32_t throws;
+	/* CABBPF_SLOT_KNOWN | its return address's tag (include/
+	 * cabbpf_event.h), 0 when not known: a later entry at the same slot
+	 * that finds another address there proves the frame dead */
+	uint32_t slot;
 	uint64_t size;
 };
 

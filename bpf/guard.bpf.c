@@ -209,6 +209,8 @@ int BPF_KPROBE(guard_site)
 				emit(tid, tgid, CABBPF_GS_SWITCH_TO, dest);
 		}
 	}
+	if (w.site == CABBPF_GS_JUMP)
+		return 0; /* an event only: the kernel copes with longjmp */
 	r = bpf_map_lookup_elem(&scratch, &zero);
 	if (!r)
 		return 0;

@@ -287,6 +287,38 @@ static __always_inline void throttle(struct tstate *st, __u32 tid)
  * the kernel (user/trace/ftrace.c) is tested on any kernel. */
 const volatile __u32 test_deliver_nothing = 0;
 
+/* Set by the loader when return probes are attached: an entry then
+ * reads its return-address slot (include/cabbpf_event.h, CABBPF_SLOT_*),
+ * which tells a tail call from a call made after a frame at the same slot
+ * died without returning (longjmp, an exception, a context switch). */
+const volatile __u32 slot_check = 0;
+
+/* The slot word of an entry at return-address slot sp (CABBPF_SLOT_*), 0
+ * when not known. The trampoline is the first slot of the process's xol
+ * area (uprobe_get_trampoline_vaddr); before the area exists no return
+ * probe was armed in the process, so no slot holds it. */
+static __always_inline __u32 slot_word(struct task_struct *task, __u64 sp)
+{
+	struct xol_area *xa = NULL;
+	__u64 v = 0, tramp = 0, t;
+
+	if (!slot_check || !bpf_core_field_exists(xa->vaddr))
+		return 0;
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)sp))
+		return 0;
+	/* Direct loads of the BTF-typed task (a few ns; a probe read is a
+	 * helper call each) */
+	if (task->mm) {
+		xa = task->mm->uprobes_state.xol_area;
+		if (xa)
+			tramp = xa->vaddr;
+	}
+	if (v == tramp)
+		return CABBPF_SLOT_KNOWN | CABBPF_SLOT_ARMED;
+	t = v ^ (v >> 15) ^ (v >> 30) ^ (v >> 45);
+	return CABBPF_SLOT_KNOWN | ((__u32)t & CABBPF_SLOT_TAG_MASK) << CABBPF_SLOT_TAG_SHIFT;
+}
+
 /* Returns what a session entry returns (0: arm the return probe, 1: do
  * not); 0 for the other programs, which ignore it. */
 static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
@@ -345,6 +377,7 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	e->sp = PT_REGS_SP(ctx) +
 		(groups_on ? ((__s64)(cookie << 8) >> 40) : (__s64)(__s32)(cookie >> 32));
 	e->epoch = sampling ? win : 0;
+	e->pad = kind == CABBPF_EV_ENTRY ? slot_word(task, e->sp) : 0;
 	pipeline_submit(e, st);
 	/* The designated size, as the next event of the thread. A full ring
 	 * drops it like any event (CABBPF_STAT_DROPS); the analyzer then

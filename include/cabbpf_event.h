@@ -116,8 +116,28 @@ struct cabbpf_event {
 	 * off. 0 when sampling is not used.
 	 */
 	__u32 epoch;
-	__u32 pad; /* CABBPF_EV_EXEC: 0 or CABBPF_EXEC_KILLED; else not written */
+	/* CABBPF_EV_EXEC: 0 or CABBPF_EXEC_KILLED. CABBPF_EV_ENTRY: what
+	 * the return-address slot at sp held (CABBPF_SLOT_*), or 0 when not
+	 * read. Not written for other kinds. */
+	__u32 pad;
 };
+
+/*
+ * An entry's return-address slot, as the entry probe found it (before
+ * the kernel armed this call's return probe). It holds the uretprobe
+ * trampoline only when a live frame whose return probe is armed owns
+ * the slot, that is, when the new function was reached by a tail call
+ * (a jmp) from that frame; otherwise it holds the return address the
+ * call just pushed, and a frame the analyzers still have at this slot
+ * is dead unless it is the same address (pipeline/shadow.h, ENTRY rule
+ * 2). The address travels as a 15-bit tag: the records keep it in the
+ * 17 bits above a user stack pointer (pipeline/record.h).
+ */
+#define CABBPF_SLOT_KNOWN 0x1u /* the slot was read */
+#define CABBPF_SLOT_ARMED 0x2u /* it held the trampoline */
+#define CABBPF_SLOT_TAG_SHIFT 2
+#define CABBPF_SLOT_TAG_MASK 0x7fffu
+#define CABBPF_SLOT_BITS 17
 
 /* Indices of the per-CPU counters in the BPF "stats" map. */
 enum cabbpf_stat {

@@ -83,6 +83,14 @@ enum cabbpf_guard_site {
 	/* Not a site: follows ALTSTACK, its sp the alternate stack's lowest
 	 * address (the handler's frames lie between the two). */
 	CABBPF_GS_ALTSTACK_BASE = 7,
+	/* longjmp, siglongjmp and glibc's other names for them: the thread
+	 * is about to leave every frame between here and the setjmp caller
+	 * without returning. Nothing to restore (the kernel drops return
+	 * instances below the new sp by itself, docs/guard.md): the event
+	 * only tells the analyzers that the frames they find dead next were
+	 * unwound, not lost (pipeline/shadow.h, JUMP). After ALTSTACK_BASE so
+	 * that recordings keep their numbers. */
+	CABBPF_GS_JUMP = 8,
 };
 
 /*

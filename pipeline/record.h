@@ -14,12 +14,17 @@
  *                             epoch: the sampling window, low 24 bits
  *                             (REC_EPOCH_MASK; 0 without sampling)
  *   w1 = ts                   ns, bpf_ktime_get_ns()
- *   w2 = sp                   user stack pointer at the probe
+ *   w2 = sp                   user stack pointer at the probe; on an
+ *                             entry, bits 47-63 hold the return-address
+ *                             slot's word (CABBPF_SLOT_*, REC_SP_BITS),
+ *                             0 when not known or sp does not fit
  */
 #ifndef ANALYZERS_RECORD_H
 #define ANALYZERS_RECORD_H
 
 #include <stdint.h>
+
+#include "cabbpf_event.h"
 
 #define REC_WORDS 3
 #define REC_EPOCH_MASK 0xffffffu
@@ -28,13 +33,28 @@
  * get no return event (pipeline/shadow.h). CABBPF_FID_NORET in events. */
 #define REC_FID_NORET 0x80000000u
 
+/* Bits of an entry's sp; above them its slot word (x86-64 user stacks
+ * lie below 2^47 unless a program maps one higher on purpose). */
+#define REC_SP_BITS 47
+#define REC_SP_MASK ((1ULL << REC_SP_BITS) - 1)
+_Static_assert(REC_SP_BITS + CABBPF_SLOT_BITS == 64, "an entry's w2: sp and slot word");
+
 struct rec {
 	uint32_t kind; /* enum cabbpf_kind */
 	uint32_t fid;
 	uint32_t epoch; /* sampling window (mod 2^24) */
+	uint32_t slot;	/* an entry's slot word (CABBPF_SLOT_*), else 0 */
 	uint64_t ts;
 	uint64_t sp;
 };
+
+/* w2 of an entry at sp whose slot word is slot. */
+static inline uint64_t rec__entry_sp(uint64_t sp, uint32_t slot)
+{
+	if (sp > REC_SP_MASK)
+		return sp; /* no room: the slot stays unknown */
+	return sp | (uint64_t)(slot & ((1u << CABBPF_SLOT_BITS) - 1)) << REC_SP_BITS;
+}
 
 static inline void rec__encode_epoch(uint64_t *w, uint32_t kind, uint32_t fid, uint32_t epoch,
 				     uint64_t ts, uint64_t sp)
@@ -57,6 +77,12 @@ static inline void rec__decode(const uint64_t *w, struct rec *r)
 	r->epoch = (uint32_t)(w[0] >> 32) & REC_EPOCH_MASK;
 	r->ts = w[1];
 	r->sp = w[2];
+	r->slot = 0;
+	if (r->kind == CABBPF_EV_ENTRY && r->sp > REC_SP_MASK &&
+	    (r->sp >> REC_SP_BITS) & CABBPF_SLOT_KNOWN) {
+		r->slot = (uint32_t)(r->sp >> REC_SP_BITS);
+		r->sp &= REC_SP_MASK;
+	}
 }
 
 /*

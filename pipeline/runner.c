@@ -363,7 +363,8 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 		shadow__set_epoch(&t->sh, ev.epoch);
 		if (ev.kind == CABBPF_EV_ENTRY) {
 			/* -ENOMEM is counted in the shadow's nomem. */
-			(void)shadow__entry_noret(&t->sh, ev.fid, ev.sp, ev.ts, noret, t->sink);
+			(void)shadow__entry_slot(&t->sh, ev.fid, ev.sp, ev.ts, noret, ev.slot,
+						 t->sink);
 		} else if (ev.kind == CABBPF_EV_RETURN) {
 			shadow__return(&t->sh, ev.fid, ev.sp, ev.ts, t->sink);
 		} else {
@@ -1030,7 +1031,7 @@ static void returns_text(const struct runner *r, const struct runner_stats *s, F
 	else
 		fprintf(f,
 			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
-			" unwound by exceptions, %" PRIu64
+			" unwound by exceptions or longjmp, %" PRIu64
 			" lost to stack switches, backtraces or signal stacks, %" PRIu64
 			" ended by exec, %" PRIu64 " orphan, %" PRIu64
 			" entered before attach, %" PRIu64 " open at stop; %" PRIu64

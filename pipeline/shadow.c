@@ -119,7 +119,28 @@ static void chain_check(struct shadow *s, bool is_return, uint64_t sp, uint64_t 
  * calls at f's slot come from f's caller: f is dead, not a tail caller. */
 static bool in_flight_victim(const struct shadow *s, const struct shadow_frame *f)
 {
-	return s->unwinding && !s->caught && f->throws != s->throws;
+	return s->unwinding && (!s->caught || s->jumped) && f->throws != s->throws;
+}
+
+/* ENTRY rule 2 by the entry's slot word (CABBPF_SLOT_*): 0 when frame f at
+ * the entry's slot is alive (the slot holds the trampoline: a live frame
+ * armed it, and the entry is its tail callee), 1 when it is dead (the slot
+ * holds another return address than f's own: a call overwrote it; or f's
+ * return was armed, so that alive it would have left the trampoline
+ * there: the same call site called again), -1 when the word does not tell
+ * (not read, or f's own address and f's return not armed: its tail call,
+ * or its call site calling again). */
+static int slot_says(const struct shadow_frame *f, uint32_t slot)
+{
+	if (!(slot & CABBPF_SLOT_KNOWN))
+		return -1;
+	if (slot & CABBPF_SLOT_ARMED)
+		return 0;
+	if ((f->slot & CABBPF_SLOT_KNOWN) && f->slot != slot)
+		return 1;
+	if (f->ret && !f->lost && !f->noret)
+		return 1;
+	return -1;
 }
 
 /* After a catch, the first call or return event has popped every frame
@@ -127,7 +148,7 @@ static bool in_flight_victim(const struct shadow *s, const struct shadow_frame *
 static void end_unwinding(struct shadow *s)
 {
 	if (s->caught)
-		s->unwinding = s->caught = false;
+		s->unwinding = s->caught = s->jumped = false;
 }
 
 static int push(struct shadow *s, const struct shadow_frame *fr)
@@ -188,15 +209,22 @@ static void alt_end(struct shadow *s, uint64_t ts, const struct shadow_sink *k);
 int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		  const struct shadow_sink *k)
 {
-	return shadow__entry_noret(s, fid, sp, ts, false, k);
+	return shadow__entry_slot(s, fid, sp, ts, false, 0, k);
 }
 
 int shadow__entry_noret(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts, bool noret,
 			const struct shadow_sink *k)
 {
+	return shadow__entry_slot(s, fid, sp, ts, noret, 0, k);
+}
+
+int shadow__entry_slot(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts, bool noret,
+		       uint32_t slot, const struct shadow_sink *k)
+{
 	struct shadow_frame fr;
 	struct an_call c;
 	bool unwound = false;
+	uint32_t own;
 	int err;
 
 	alt_check(s, sp, ts, k);
@@ -207,12 +235,24 @@ int shadow__entry_noret(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts
 			unwound = true;
 		pop(s, false, ts, k);
 	}
-	/* Rule 2: an equal slot is a tail caller unless it cannot be one. */
-	while (s->depth && s->f[s->depth - 1].sp == sp &&
-	       (!s->f[s->depth - 1].ret || unwound || s->f[s->depth - 1].epoch != s->epoch ||
-		in_flight_victim(s, &s->f[s->depth - 1])))
+	/* Rule 2: an equal slot is a tail caller unless it cannot be one:
+	 * the slot's word tells when it can; else the rules of shadow.h. */
+	while (s->depth && s->f[s->depth - 1].sp == sp) {
+		const struct shadow_frame *t = &s->f[s->depth - 1];
+		int dead = slot_says(t, slot);
+
+		if (dead < 0)
+			dead = !t->ret || unwound || t->epoch != s->epoch || in_flight_victim(s, t);
+		if (!dead)
+			break;
 		pop(s, false, ts, k);
+	}
 	end_unwinding(s);
+	/* The frame's own return address: the one the call pushed, or, for
+	 * a tail callee, its tail caller's (the slot it reuses). */
+	own = slot & CABBPF_SLOT_ARMED
+		      ? (s->depth && s->f[s->depth - 1].sp == sp ? s->f[s->depth - 1].slot : 0)
+		      : slot & (CABBPF_SLOT_KNOWN | CABBPF_SLOT_TAG_MASK << CABBPF_SLOT_TAG_SHIFT);
 
 	c = (struct an_call){
 		.tid = s->tid,
@@ -236,6 +276,7 @@ int shadow__entry_noret(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts
 		.caller = c.caller,
 		.epoch = s->epoch,
 		.throws = s->throws,
+		.slot = own,
 		/* The kernel checks its depth before it cleans up dead return
 		 * instances; live frames are the best estimate we have. */
 		.ret = !noret && s->nret < SHADOW_URETPROBE_DEPTH,
@@ -478,7 +519,16 @@ int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 	switch (CABBPF_GUARD_SITE(fid)) {
 	case CABBPF_GS_THROW:
 	case CABBPF_GS_FORCED:
+		/* A rethrow after a catch: the exception is in flight again
+		 * (a catch's victims not found yet are still unwound). */
 		s->unwinding = true;
+		s->caught = false;
+		s->throws++;
+		return 0;
+	case CABBPF_GS_JUMP:
+		/* Thrown and caught at once: the first call or return event
+		 * closes every frame the jump left, unwound (JUMP in shadow.h). */
+		s->unwinding = s->caught = s->jumped = true;
 		s->throws++;
 		return 0;
 	case CABBPF_GS_CATCH:
@@ -530,7 +580,7 @@ void shadow__exec(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
 	s->exec_closing = true;
 	shadow__abandon(s, ts, k);
 	s->exec_closing = false;
-	s->unwinding = s->caught = false;
+	s->unwinding = s->caught = s->jumped = false;
 }
 
 void shadow__abandon(struct shadow *s, uint64_t ts, const struct shadow_sink *k)

@@ -40,6 +40,20 @@
  *          while a traced function that threw, with no traced callee, is
  *          unwound): the frame is dead, counted "unwound".
  *     Otherwise it is kept: the new frame is its tail callee.
+ *     The entry's slot word decides first, when the probe read it
+ *     (include/cabbpf_event.h, CABBPF_SLOT_*: what the return-address
+ *     slot held before the kernel armed this call's return): the
+ *     uretprobe trampoline means a live frame whose return is armed owns
+ *     the slot, so every frame at it lives (a tail call); any other
+ *     address was pushed by a call, so a frame at the slot is dead when
+ *     that is not its own return address (a frame keeps a tag of it; a
+ *     tail callee inherits its tail caller's), or when its return was
+ *     armed (alive, it would have left the trampoline there: the same
+ *     call site calling again after a longjmp). Only a frame with no
+ *     armed return at its own address (past the depth limit, lost to a
+ *     backtrace) is left to a) to c). This is what keeps a frame that a
+ *     longjmp, a rethrow or a context switch left at the slot from
+ *     becoming the next call's caller.
  *  3. caller = the top frame's fid, or AN_ROOT when the stack is empty.
  *     Push the frame; it expects a return iff fewer than 64 frames on the
  *     stack expect one (emulating the kernel's depth check).
@@ -63,8 +77,14 @@
  * popped it is charged to the parent as child time (an upper bound).
  *
  * Known limits (documented, not silent: they show up in "missing"):
- *  - a tail call made right after a longjmp that landed in the same frame is
- *    taken for a dead frame (rule 2b), so that one caller edge is wrong;
+ *  - without a slot word (a kernel whose BTF has no xol_area, --entry-only,
+ *    recordings before version 8), a tail call made right after a longjmp
+ *    that landed in the same frame is taken for a dead frame (rule 2b),
+ *    and a frame a context switch left, its return lost, at the slot of
+ *    its caller's next call is taken for that call's caller;
+ *  - the slot word carries a 15-bit tag of the return address: two call
+ *    sites whose tags collide (1 in 32,768) leave a frame whose return is
+ *    not armed to rules a) to c);
  *  - the kernel also counts dead-but-uncleaned return instances toward the
  *    64 limit after a longjmp; the emulation counts only live frames;
  *  - past the 64 limit a frame that returned leaves no event, so it is only
@@ -78,9 +98,16 @@
  *
  * GUARD events (include/cabbpf_guard.h, user/trace/guard.h) say why returns do
  * not come, so frames are closed for that reason and not as "missing":
- *  - THROW / FORCED: an exception (or pthread_cancel) is being raised;
+ *  - THROW / FORCED: an exception (or pthread_cancel) is being raised, or
+ *    raised again (a rethrow after a catch: in flight again, so the catch
+ *    further up closes the frame that rethrew, at the catch's own slot);
  *    until the first call or return event after the next CATCH, frames
  *    found dead are counted "unwound";
+ *  - JUMP (longjmp, siglongjmp): frames are left without returning; the
+ *    first call or return event after it closes those it finds dead as
+ *    "unwound", a frame at that event's own slot entered before the jump
+ *    included (as a CATCH would: rule 2c), unless the slot word says the
+ *    frame lives;
  *  - CATCH at sp C: every frame with E < C is dead (unwound) right now,
  *    and so is one with E == C that the exception in flight (thrown, not
  *    caught yet) unwound: entered before the THROW (the catcher's callee
@@ -237,12 +264,13 @@ struct shadow {
 	uint32_t nret;		/* frames on the stack with ret set */
 	struct shadow_frame *f; /* f[0] is the outermost frame */
 	size_t depth, cap;
-	uint64_t chain_sp;  /* != 0: the next event must be a return here */
-	bool unwinding;	    /* from a THROW to the first event after its CATCH */
-	uint32_t throws;    /* THROW and FORCED events so far */
-	bool caught;	    /* a CATCH came: unwinding ends at the next event */
-	bool exec_closing;  /* shadow__exec is closing the old image's frames */
-	uint32_t epoch;	    /* sampling window of the latest call or return */
+	uint64_t chain_sp;    /* != 0: the next event must be a return here */
+	bool unwinding;	      /* from a THROW to the first event after its CATCH */
+	uint32_t throws;      /* THROW and FORCED events so far */
+	bool caught;	      /* a CATCH came: unwinding ends at the next event */
+	bool jumped;	      /* the unwinding is a longjmp's (GUARD JUMP) */
+	bool exec_closing;    /* shadow__exec is closing the old image's frames */
+	uint32_t epoch;	      /* sampling window of the latest call or return */
 	uint32_t entry_epoch; /* sampling window of the latest call */
 	/* --budget: bitmap of partial epochs (bit e), written by the loader
 	 * before the epoch opens, or NULL (none: sampling) */
@@ -281,6 +309,10 @@ int shadow__entry_noret(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts
 			const struct shadow_sink *k);
 int shadow__entry(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		  const struct shadow_sink *k);
+/* shadow__entry_noret with the entry's slot word (CABBPF_SLOT_*, 0 when
+ * not known), which rule 2 of ENTRY reads first. */
+int shadow__entry_slot(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts, bool noret,
+		       uint32_t slot, const struct shadow_sink *k);
 void shadow__return(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 		    const struct shadow_sink *k);
 

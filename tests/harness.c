@@ -247,6 +247,11 @@ static int redirect(const char *out, const char *err)
 
 	if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
 		return -1;
+	/* only as 1 and 2: a target traced and untraced gets the same fds */
+	if (o > 2)
+		close(o);
+	if (e > 2)
+		close(e);
 	return 0;
 }
 

@@ -426,6 +426,126 @@ START_TEST(test_shadow_orphan)
 }
 END_TEST
 
+/* A slot word (include/cabbpf_event.h) of an entry whose slot held the
+ * return address addr, or the trampoline. */
+static uint32_t slot_of(uint32_t addr)
+{
+	return CABBPF_SLOT_KNOWN | (addr & CABBPF_SLOT_TAG_MASK) << CABBPF_SLOT_TAG_SHIFT;
+}
+#define SLOT_TRAMP (CABBPF_SLOT_KNOWN | CABBPF_SLOT_ARMED)
+
+/* ENTRY rule 2 by the slot word (pipeline/shadow.h): a frame at the new
+ * entry's slot is a tail caller when the slot holds the trampoline, dead
+ * when it holds another return address, or its own while its return was
+ * armed; the old rules decide otherwise (no word, or a frame without an
+ * armed return at its own address). */
+START_TEST(test_shadow_slot_word)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct shadow s;
+
+	shadow__init(&s, 9);
+	ck_assert_int_eq(shadow__entry_slot(&s, MAIN, 0x2000, 10, false, slot_of(1), &k), 0);
+	/* longjmp out of a: the next call at a's slot, from another call
+	 * site of main, gets caller main and closes a (missing: no JUMP) */
+	ck_assert_int_eq(shadow__entry_slot(&s, A, 0x1f00, 20, false, slot_of(2), &k), 0);
+	ck_assert_int_eq(shadow__entry_slot(&s, B, 0x1f00, 30, false, slot_of(3), &k), 0);
+	ck_assert_uint_eq(rs.calls[2].caller, MAIN);
+	ck_assert_uint_eq(s.c.missing, 1);
+	/* b tail-calls c: the slot holds the trampoline, b lives */
+	ck_assert_int_eq(shadow__entry_slot(&s, C, 0x1f00, 40, false, SLOT_TRAMP, &k), 0);
+	ck_assert_uint_eq(rs.calls[3].caller, B);
+	ck_assert_uint_eq(shadow__depth(&s), 3);
+	/* c inherits b's return address: a frame at b's slot with it would
+	 * still be told by the armed return */
+	ck_assert_uint_eq(s.f[2].slot, slot_of(3));
+	shadow__return(&s, C, 0x1f08, 50, &k);
+	shadow__return(&s, B, 0x1f08, 50, &k);
+	ck_assert_uint_eq(s.c.matched, 2);
+	/* the same call site again after a frame died at it: its return was
+	 * armed, so alive it would have left the trampoline: dead */
+	ck_assert_int_eq(shadow__entry_slot(&s, A, 0x1f00, 60, false, slot_of(2), &k), 0);
+	ck_assert_int_eq(shadow__entry_slot(&s, A, 0x1f00, 70, false, slot_of(2), &k), 0);
+	ck_assert_uint_eq(rs.calls[5].caller, MAIN);
+	ck_assert_uint_eq(s.c.missing, 2);
+	/* a frame whose return was not armed (lost to a backtrace) at its own
+	 * address: a tail call of its own, by the old rules */
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_BACKTRACE, 0x1e00, 75, &k), 0);
+	ck_assert_int_eq(shadow__entry_slot(&s, B, 0x1f00, 80, false, slot_of(2), &k), 0);
+	ck_assert_uint_eq(rs.calls[6].caller, A);
+	/* ... at another address: dead, with its tail callee (b missing, a
+	 * closed as switched: its return was lost) */
+	ck_assert_int_eq(shadow__entry_slot(&s, C, 0x1f00, 90, false, slot_of(4), &k), 0);
+	ck_assert_uint_eq(rs.calls[7].caller, MAIN);
+	ck_assert_uint_eq(s.c.switched, 1);
+	ck_assert_uint_eq(s.c.missing, 3);
+	shadow__fini(&s);
+}
+END_TEST
+
+/* GUARD JUMP (longjmp): the frames the next event finds dead are unwound,
+ * also one at that event's own slot entered before the jump (the same call
+ * site calling again, without a slot word); unwinding ends there. */
+START_TEST(test_shadow_jump)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct shadow s;
+
+	shadow__init(&s, 9);
+	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 10, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, A, 0x1f00, 20, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, B, 0x1e00, 30, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_JUMP, 0x1d00, 40, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, A, 0x1f00, 50, &k), 0);
+	ck_assert_uint_eq(rs.calls[3].caller, MAIN);
+	ck_assert_uint_eq(s.c.unwound, 2);
+	ck_assert_uint_eq(s.c.missing, 0);
+	ck_assert(!s.unwinding);
+	/* after it, a frame at an equal slot is a tail caller again */
+	ck_assert_int_eq(shadow__entry(&s, B, 0x1f00, 60, &k), 0);
+	ck_assert_uint_eq(rs.calls[4].caller, A);
+	/* a jump that lands in a frame which then tail-calls: the slot word
+	 * keeps the lander (the old rules took it for dead) */
+	ck_assert_int_eq(shadow__entry_slot(&s, C, 0x1d00, 70, false, slot_of(5), &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_JUMP, 0x1c00, 80, &k), 0);
+	ck_assert_int_eq(shadow__entry_slot(&s, U, 0x1f00, 90, false, SLOT_TRAMP, &k), 0);
+	ck_assert_uint_eq(rs.calls[6].caller, B);
+	ck_assert_uint_eq(s.c.unwound, 3);
+	shadow__fini(&s);
+}
+END_TEST
+
+/* A rethrow (`throw;`, std::rethrow_exception): after the first catch the
+ * exception is in flight again, and the frame that caught and rethrew is
+ * unwound at the outer catch, which is at its slot (issue 44: it was kept,
+ * and took the outer catcher's next call). */
+START_TEST(test_shadow_rethrow)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct shadow s;
+
+	shadow__init(&s, 9);
+	ck_assert_int_eq(shadow__entry(&s, MAIN, 0x2000, 10, &k), 0);
+	ck_assert_int_eq(shadow__entry(&s, T, 0x1f00, 20, &k), 0); /* top */
+	ck_assert_int_eq(shadow__entry(&s, A, 0x1e00, 30, &k), 0); /* mid */
+	ck_assert_int_eq(shadow__entry(&s, LEAF, 0x1d00, 40, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_THROW, 0x1c00, 50, &k), 0);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_CATCH, 0x1e00, 60, &k), 0); /* in top */
+	ck_assert_uint_eq(s.c.unwound, 2);
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_THROW, 0x1d80, 70, &k), 0); /* throw; */
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_THROW, 0x1e00, 80, &k), 0); /* resume */
+	ck_assert_int_eq(shadow__guard(&s, CABBPF_GS_CATCH, 0x1f00, 90, &k), 0); /* in main */
+	ck_assert_uint_eq(s.c.unwound, 3);
+	ck_assert_int_eq(shadow__entry(&s, B, 0x1f00, 100, &k), 0);
+	ck_assert_uint_eq(rs.calls[4].caller, MAIN);
+	ck_assert_uint_eq(s.c.missing, 0);
+	shadow__fini(&s);
+}
+END_TEST
+
 /* c called at 0x1c00 at ts, its return lost; called again at the same
  * slot (taken for a tail callee, returns), and called once more: the
  * first frame is found dead. */
@@ -1723,7 +1843,9 @@ START_TEST(test_report_json_exact)
 		"\"max_nodes\":1048576,\"folded_calls\":0,\"nomem\":0,"
 		"\"collapse_recursion\":false,\"cpu_time\":false,"
 		"\"wall_includes_probe_cost\":true},"
-		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,\"orphan\":0,\"sampled\":0,\"orphan_sampled\":0,\"window_start\":0,\"before_attach\":0,\"open\":0,\"depth_"
+		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,"
+		"\"orphan\":0,\"sampled\":0,\"orphan_sampled\":0,\"window_start\":0,\"before_"
+		"attach\":0,\"open\":0,\"depth_"
 		"limited\":0,\"unarmed\":0},"
 		"\"order_gaps\":0,\"order_gap_events\":0,"
 		"\"runner\":{\"analyzer_threads\":1,\"analyzed\":6,\"chunks\":2,"
@@ -2220,6 +2342,9 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, test_shadow_nesting_times);
 	tcase_add_test(tc, test_shadow_orphan);
+	tcase_add_test(tc, test_shadow_slot_word);
+	tcase_add_test(tc, test_shadow_jump);
+	tcase_add_test(tc, test_shadow_rethrow);
 	tcase_add_test(tc, test_shadow_sampling_windows);
 	tcase_add_test(tc, test_shadow_guard_exception);
 	tcase_add_test(tc, test_shadow_guard_catch_slot);

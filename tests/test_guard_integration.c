@@ -945,6 +945,168 @@ START_TEST(killed_mid_trace_still_reports)
 }
 END_TEST
 
+/*
+ * Non-local exits, then a call from the frame that lives (issue 44): the
+ * shapes of tests/targets/nonlocal.c (longjmp, a context switch) and
+ * rethrow.cc (rethrows), each traced with its functions selected and
+ * compared with the program untraced, with its edges EXACT (no edge the
+ * program did not make) and every frame left without a return closed for
+ * the reason it was: unwound (a throw, a rethrow, a longjmp) or switched.
+ * Their 30 iterations make each count distinct.
+ */
+#define SHAPE_N 30
+struct shape_edge {
+	const char *caller, *callee;
+	long long calls;
+};
+struct shape {
+	const char *mode;
+	const char *const funcs[7];
+	struct shape_edge edges[7]; /* besides <root> -> main: 1 */
+	long long unwound, switched;
+};
+
+static const struct shape c_shapes[] = {
+	{"longjmp", {"main", "foo", "bar"}, {{"main", "foo", 30}, {"main", "bar", 30}}, 30, 0},
+	{"nested",
+	 {"main", "lvl1", "lvl2", "jumper", "after1", "after0"},
+	 {{"main", "lvl1", 30},
+	  {"lvl1", "lvl2", 30},
+	  {"lvl2", "jumper", 30},
+	  {"lvl1", "after1", 15},
+	  {"main", "after0", 15}},
+	 75,
+	 0},
+	{"samesite", {"main", "hop", "bar"}, {{"main", "hop", 30}, {"main", "bar", 30}}, 30, 0},
+	{"tailjump",
+	 {"main", "lander", "jumper2", "tailee"},
+	 {{"main", "lander", 30}, {"lander", "jumper2", 30}, {"lander", "tailee", 30}},
+	 30,
+	 0},
+	{"switch",
+	 {"main", "foo_switch", "co_body", "bar", "baz"},
+	 {{"main", "foo_switch", 30},
+	  {"main", "baz", 30},
+	  {"<root>", "co_body", 1},
+	  {"co_body", "bar", 30}},
+	 0,
+	 30},
+};
+
+static const struct shape cxx_shapes[] = {
+	{"once",
+	 {"main", "top", "mid", "leaf", "after"},
+	 {{"main", "top", 30}, {"top", "mid", 30}, {"mid", "leaf", 30}, {"main", "after", 5}},
+	 25,
+	 0},
+	{"three",
+	 {"main", "foo", "foo1", "foo2", "foo3", "make"},
+	 {{"main", "foo", 30},
+	  {"foo", "foo1", 30},
+	  {"foo1", "foo2", 30},
+	  {"foo2", "foo3", 30},
+	  {"foo", "make", 30}},
+	 90,
+	 0},
+	{"ptr",
+	 {"main", "keep", "leaf", "again", "after"},
+	 {{"main", "keep", 30}, {"keep", "leaf", 30}, {"main", "again", 30}, {"main", "after", 30}},
+	 60,
+	 0},
+	{"inner",
+	 {"main", "top2", "mid", "leaf", "translate", "after"},
+	 {{"main", "top2", 30},
+	  {"top2", "mid", 30},
+	  {"mid", "leaf", 30},
+	  {"top2", "translate", 30},
+	  {"main", "after", 30}},
+	 120,
+	 0},
+};
+
+/* Trace shape sh of bin (with extra, one option or NULL) and check it. */
+static void shape_check(const char *bin, const struct shape *sh, const char *extra)
+{
+	char n[16], *opts[20], *target[] = {(char *)bin, (char *)sh->mode, n, NULL};
+	struct h_plain p;
+	struct h_run r;
+	size_t i, no = 0, ne = 1;
+
+	snprintf(n, sizeof(n), "%d", SHAPE_N);
+	for (i = 0; i < 7 && sh->funcs[i]; i++) {
+		opts[no++] = "-f";
+		opts[no++] = (char *)sh->funcs[i];
+	}
+	if (extra)
+		opts[no++] = (char *)extra;
+	opts[no] = NULL;
+	traced_same(&p, &r, opts, target);
+	ck_assert_msg(h_edge(r.json, "<root>", "main") == 1, "%s %s: <root> -> main", bin,
+		      sh->mode);
+	for (i = 0; i < 7 && sh->edges[i].caller; i++, ne++)
+		ck_assert_msg(h_edge(r.json, sh->edges[i].caller, sh->edges[i].callee) ==
+				      sh->edges[i].calls,
+			      "%s %s%s: %s -> %s: %lld calls, not %lld", bin, sh->mode,
+			      extra ? " --no-guard" : "", sh->edges[i].caller, sh->edges[i].callee,
+			      h_edge(r.json, sh->edges[i].caller, sh->edges[i].callee),
+			      sh->edges[i].calls);
+	ck_assert_msg(h_nedges(r.json) == (long long)ne, "%s %s: %lld edges, not %zu", bin,
+		      sh->mode, h_nedges(r.json), ne);
+	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+	ck_assert_int_eq(h_returns(r.json, "switched"), sh->switched);
+	if (extra) {
+		/* no guard, no JUMP events: the same frames, found dead by the
+		 * slot word alone, are counted missing */
+		ck_assert_int_eq(h_returns(r.json, "missing"), sh->unwound);
+	} else {
+		ck_assert_int_eq(h_returns(r.json, "unwound"), sh->unwound);
+		ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+	}
+	h_plain_free(&p);
+	h_free(&r);
+}
+
+/* i: shape i / 2 of nonlocal.c, at -O0 (even) or -O2 (odd) */
+START_TEST(nonlocal_c)
+{
+	const struct shape *sh = &c_shapes[_i / 2];
+
+	shape_check(h_target("nonlocal", _i % 2 ? 2 : 0), sh, NULL);
+}
+END_TEST
+
+/* Without a guard the C shapes but the context switch, which needs it,
+ * get the same edges from the return-address slots alone. */
+START_TEST(nonlocal_c_no_guard)
+{
+	const struct shape *sh = &c_shapes[_i / 2];
+
+	shape_check(h_target("nonlocal", _i % 2 ? 2 : 0), sh, "--no-guard");
+}
+END_TEST
+
+/* On a kernel whose BTF does not say where the trampoline is (no slot
+ * word), the guard's JUMP and THROW events alone still give the C shapes
+ * but the context switch their exact edges. */
+START_TEST(nonlocal_c_without_slot_reads)
+{
+	const struct shape *sh = &c_shapes[_i / 2];
+
+	setenv("CABBPF_TEST_KERNEL_LACKS", "xol_area", 1);
+	shape_check(h_target("nonlocal", _i % 2 ? 2 : 0), sh, NULL);
+	unsetenv("CABBPF_TEST_KERNEL_LACKS");
+}
+END_TEST
+
+/* i: shape i / 4 of rethrow.cc, flavour i % 4 (h_cxx_target) */
+START_TEST(nonlocal_cxx)
+{
+	const struct shape *sh = &cxx_shapes[_i / 4];
+
+	shape_check(h_cxx_target("rethrow", _i % 4), sh, NULL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("guard-integration");
@@ -952,6 +1114,7 @@ int main(void)
 	/* The kernel matrix's cases (tests/vm: make vmtest runs them on each
 	 * kernel), also run here with the rest. */
 	TCase *matrix = tcase_create("matrix");
+	TCase *nonlocal = tcase_create("nonlocal");
 
 	if (h_integration_setup("guard-integration", NULL))
 		return 1;
@@ -987,7 +1150,17 @@ int main(void)
 	tcase_set_timeout(matrix, 180);
 	tcase_add_loop_test(matrix, exc_basic, 0, 4);
 	tcase_add_loop_test(matrix, coro_switches, 0, 2);
+	tcase_set_timeout(nonlocal, 180);
+	tcase_add_loop_test(nonlocal, nonlocal_c, 0, 2 * sizeof(c_shapes) / sizeof(c_shapes[0]));
+	/* all but the last C shape, the context switch */
+	tcase_add_loop_test(nonlocal, nonlocal_c_no_guard, 0,
+			    2 * (sizeof(c_shapes) / sizeof(c_shapes[0]) - 1));
+	tcase_add_loop_test(nonlocal, nonlocal_c_without_slot_reads, 0,
+			    2 * (sizeof(c_shapes) / sizeof(c_shapes[0]) - 1));
+	tcase_add_loop_test(nonlocal, nonlocal_cxx, 0,
+			    4 * sizeof(cxx_shapes) / sizeof(cxx_shapes[0]));
 	suite_add_tcase(s, matrix);
+	suite_add_tcase(s, nonlocal);
 	suite_add_tcase(s, exc);
 	suite_add_tcase(s, other);
 	return h_run_suite(s);

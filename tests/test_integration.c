@@ -10,6 +10,8 @@
  */
 #include <check.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "tests/harness.h"
@@ -171,9 +173,92 @@ START_TEST(longjmp_recovers)
 	h_assert_clean(&r);
 	H_CHECK(r.json, "jump 100", "calls outer", "calls middle", "calls inner", "calls normal",
 		"edge main -> outer", "edge outer -> middle", "edge middle -> inner",
-		"edge main -> normal", "edges", "returns.missing" /* middle, inner */);
+		"edge main -> normal", "edges", "returns.unwound" /* middle, inner */,
+		"returns.missing");
 	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
 	h_free(&r);
+}
+END_TEST
+
+/*
+ * A launched command gets what the shell gave cabbpf (issue 44): every
+ * signal disposition (SIGPIPE default although cabbpf ignores it, SIGINT
+ * ignored as under nohup although cabbpf handles it), the signal mask, the
+ * rlimits (the open-files limit cabbpf raises for itself), the umask, the
+ * environment, no descriptor of cabbpf's, its process group and session:
+ * tests/targets/attrs prints them, traced and untraced: both runs inherit
+ * the test's own fds, so any other fd in the traced target is cabbpf's.
+ */
+START_TEST(command_gets_what_cabbpf_was_given)
+{
+	char *t[] = {(char *)h_target("attrs", OPT(_i)), NULL};
+	char *args[] = {"-q", "-f", "work", "--", t[0], NULL};
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, ign = {.sa_handler = SIG_IGN}, o_pipe,
+			 o_int;
+	struct rlimit rl, o_rl;
+	sigset_t usr2, o_mask;
+	mode_t o_umask;
+	struct h_plain p;
+	struct h_run r;
+
+	sigaction(SIGPIPE, &dfl, &o_pipe);
+	sigaction(SIGINT, &ign, &o_int);
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &usr2, &o_mask);
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &o_rl), 0);
+	rl = o_rl;
+	if (rl.rlim_max > 512)
+		rl.rlim_cur = 512; /* below the hard limit: cabbpf raises its own */
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	o_umask = umask(027);
+	setenv("CABBPF_TEST_ATTRS", "given", 1);
+	h_plain_run(&p, t);
+	h_run(&r, args);
+	unsetenv("CABBPF_TEST_ATTRS");
+	umask(o_umask);
+	setrlimit(RLIMIT_NOFILE, &o_rl);
+	sigprocmask(SIG_SETMASK, &o_mask, NULL);
+	sigaction(SIGINT, &o_int, NULL);
+	sigaction(SIGPIPE, &o_pipe, NULL);
+	h_assert_ok(&r);
+	ck_assert_str_eq(h_exit(r.json), "exited with status 0");
+	ck_assert_int_eq(h_calls(r.json, "work"), 1);
+	ck_assert_str_eq(r.out, p.out);
+	ck_assert_ptr_nonnull(strstr(p.out, "SigIgn:\t0000000000000002\n")); /* SIGINT only */
+	ck_assert_ptr_nonnull(strstr(p.out, "SigBlk:\t0000000000000800\n")); /* SIGUSR2 */
+	ck_assert_ptr_nonnull(strstr(p.out, "umask 027\n"));
+	ck_assert_ptr_nonnull(strstr(p.out, "pgrp_is_parents 1 sid_is_parents 1\n"));
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+/* `cabbpf -- yes | head -1`: the command dies of SIGPIPE, as untraced. */
+START_TEST(command_dies_of_sigpipe)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, o_pipe;
+	struct h_run r;
+	char cmd[2 * PATH_MAX];
+	FILE *f;
+	int st;
+
+	/* a shell cannot reset a signal ignored when it started */
+	sigaction(SIGPIPE, &dfl, &o_pipe);
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' -q -f 'libc:write' --json '%s/sigpipe.json' -- yes | head -1 >/dev/null",
+		 h_cabbpf, h_tmp);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	st = pclose(f);
+	sigaction(SIGPIPE, &o_pipe, NULL);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	memset(&r, 0, sizeof(r));
+	snprintf(cmd, sizeof(cmd), "%s/sigpipe.json", h_tmp);
+	r.json = json_object_from_file(cmd);
+	ck_assert_ptr_nonnull(r.json);
+	ck_assert_str_eq(h_exit(r.json), "killed by signal 13 (Broken pipe)");
+	json_object_put(r.json);
 }
 END_TEST
 
@@ -1429,7 +1514,8 @@ START_TEST(exits_during_attach)
 			ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
 		ck_assert_msg(r.status == 1, "case %d: exit %d:\n%s", k, r.status, r.err);
 		snprintf(want, sizeof(want),
-			 "cabbpf: error: process %d (longrun-O0) exited while cabbpf was attaching%s",
+			 "cabbpf: error: process %d (longrun-O0) exited while cabbpf was "
+			 "attaching%s",
 			 (int)t.pid, k == 2 ? " (killed by signal 9, Killed)" : "");
 		ck_assert_msg(strstr(r.err, want), "case %d: stderr lacks '%s':\n%s", k, want, r.err);
 		ck_assert_ptr_null(strstr(strstr(r.err, want) + strlen(want), "exited while")); /* once */
@@ -1743,6 +1829,8 @@ int main(void)
 	tcase_add_loop_test(exact, cpu_hopping_keeps_order, 0, 2);
 	tcase_add_loop_test(exact, deep_recursion_past_uretprobe_limit, 0, 2);
 	tcase_add_loop_test(exact, longjmp_recovers, 0, 2);
+	tcase_add_loop_test(exact, command_gets_what_cabbpf_was_given, 0, 2);
+	tcase_add_test(exact, command_dies_of_sigpipe);
 	tcase_add_loop_test(exact, target_exits_mid_trace, 0, 2);
 	tcase_add_loop_test(exact, select_functions_and_analyzers, 0, 2);
 	tcase_add_loop_test(exact, sigint_launched_command, 0, 2);

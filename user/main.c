@@ -25,6 +25,7 @@
 #include "user/iomode/iomode.h"
 #include "user/kernel/bpfload.h"
 #include "user/kernel/features.h"
+#include "user/proc/target.h"
 #include "user/record/offline.h"
 #include "user/trace/ftrace.h"
 
@@ -141,6 +142,7 @@ int main(int argc, char **argv)
 	err = preflight(&o);
 	if (err)
 		return EXIT_FAILED;
+	target__save_inherited(); /* before cabbpf changes any of it */
 	install_signals();
 	err = run(&o);
 	/* Every error was logged where its cause was known: here it is only a

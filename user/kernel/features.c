@@ -85,6 +85,16 @@ const struct kfeature_info features__info[KF__N] = {
 			    "I/O calls' files are read with bpf_probe_read_kernel (a helper call "
 			    "each, a few tens of ns per I/O call)",
 			    "the bpf_rdonly_cast kfunc"},
+	[KF_XOL_AREA] = {"xol_area", "3.5",
+			 "the return probes' trampoline (mm->uprobes_state.xol_area->vaddr): "
+			 "entries tell a tail call from a call made after a longjmp, a rethrow "
+			 "or a context switch left a frame at the same stack slot",
+			 "a frame that a longjmp, a rethrow or a context switch left at the "
+			 "next call's stack slot is told from a tail caller by the "
+			 "stack-pointer rules alone: with no guard (--no-guard, or a longjmp "
+			 "the guard cannot see), that call may be given the dead frame as "
+			 "its caller",
+			 "the return-address slot's reading"},
 };
 
 /* The enumerator names that say a feature is there (each in its enum). */
@@ -226,6 +236,9 @@ int features__probe(struct kernel_features *kf)
 				       has_member(btf, "return_instance", "orig_ret_vaddr");
 	/* kfuncs are found as libbpf finds a __ksym: a FUNC of that name */
 	kf->has[KF_RDONLY_CAST] = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+	/* (mm_struct's uprobes_state is in an anonymous struct of it) */
+	kf->has[KF_XOL_AREA] = has_member(btf, "uprobes_state", "xol_area") &&
+			       has_member(btf, "xol_area", "vaddr");
 	kf->has[KF_UPROBE_SESSION] &=
 		btf__find_by_name_kind(btf, "bpf_session_is_return", BTF_KIND_FUNC) > 0;
 	btf__free(btf);
@@ -257,6 +270,7 @@ void features__choose(const struct kernel_features *kf, struct kernel_paths *p)
 	/* a session link is a multi-uprobe link of another attach type */
 	p->session = kf->has[KF_UPROBE_SESSION] && kf->has[KF_UPROBE_MULTI];
 	p->io_casts = kf->has[KF_RDONLY_CAST];
+	p->slot_reads = kf->has[KF_XOL_AREA];
 	p->budget = p->multi_links;
 	p->kernel_reads = kf->has[KF_KERNEL_READS];
 	for (f = 0; f < KF__N; f++)
@@ -294,6 +308,8 @@ static unsigned costs(enum kfeature f)
 		return FU_WHOLE;
 	case KF_RDONLY_CAST:
 		return FU_IO;
+	case KF_XOL_AREA:
+		return FU_CALLS | FU_WHOLE;
 	default:
 		return 0;
 	}
@@ -372,11 +388,12 @@ int features__report(const char *json_path)
 		       p.nmissing, p.nmissing > 1 ? "s" : "");
 	else
 		printf("paths: %s; whole-container return probes: %s; I/O file lookups: %s; "
-		       "--budget: %s\n",
+		       "--budget: %s; return-address slots: %s\n",
 		       p.multi_links ? "multi-uprobe links" : "one perf link per site",
 		       p.session ? "session programs" : "none (entry probes only)",
 		       p.io_casts ? "direct loads" : "probe reads",
-		       p.budget ? "available" : "unavailable (needs multi-uprobe links)");
+		       p.budget ? "available" : "unavailable (needs multi-uprobe links)",
+		       p.slot_reads ? "read at entries" : "not read (stack-pointer rules alone)");
 	if (!json_path)
 		return 0;
 	err = outfile__open(&of, json_path);

@@ -39,6 +39,7 @@ enum kfeature {
 	KF_UPROBE_MULTI,     /* multi-uprobe links */
 	KF_UPROBE_SESSION,   /* uprobe session programs */
 	KF_RDONLY_CAST,	     /* the bpf_rdonly_cast kfunc */
+	KF_XOL_AREA,	     /* mm->uprobes_state.xol_area->vaddr: the trampoline */
 	KF__N
 };
 
@@ -63,11 +64,12 @@ struct kernel_features {
 
 /* The paths chosen for a feature set (features__choose). */
 struct kernel_paths {
-	bool multi_links;   /* multi-uprobe links; else one perf link per site */
-	bool session;	    /* whole-container return probes armed per process */
-	bool io_casts;	    /* --io's fd lookups by direct loads; else probe reads */
-	bool budget;	    /* --budget (its groups swap link sets: multi links) */
-	bool kernel_reads;  /* kernel memory readable (not lockdown=confidentiality) */
+	bool multi_links;  /* multi-uprobe links; else one perf link per site */
+	bool session;	   /* whole-container return probes armed per process */
+	bool io_casts;	   /* --io's fd lookups by direct loads; else probe reads */
+	bool slot_reads;   /* entries read their return-address slot (xol_area) */
+	bool budget;	   /* --budget (its groups swap link sets: multi links) */
+	bool kernel_reads; /* kernel memory readable (not lockdown=confidentiality) */
 	/* required features missing: the run is refused */
 	uint32_t nmissing;
 	enum kfeature missing[KF__N];

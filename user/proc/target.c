@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -175,6 +176,47 @@ static int interpreter_of(const char *path, char *out, size_t len)
 	return script;
 }
 
+/* What the process was given (target__save_inherited): written once by
+ * main's thread before any other exists, read by the forked child. */
+static struct {
+	bool saved;
+	struct sigaction sa[NSIG];
+	bool have[NSIG];
+	sigset_t mask;
+	struct rlimit nofile;
+	bool have_nofile;
+} inherited;
+
+void target__save_inherited(void)
+{
+	int sig;
+
+	for (sig = 1; sig < NSIG; sig++)
+		inherited.have[sig] = sig != SIGKILL && sig != SIGSTOP &&
+				      !sigaction(sig, NULL, &inherited.sa[sig]);
+	sigprocmask(SIG_SETMASK, NULL, &inherited.mask);
+	inherited.have_nofile = !getrlimit(RLIMIT_NOFILE, &inherited.nofile);
+	inherited.saved = true;
+}
+
+/* In the child, before exec: the dispositions, mask and limit cabbpf was
+ * given. A handler of cabbpf's would be reset by exec anyway; an ignored
+ * signal (SIGPIPE) would stay ignored, and one the shell ignored (SIGINT
+ * under nohup or `&`) would be lost: each gets its own back. */
+static void restore_inherited(void)
+{
+	int sig;
+
+	if (!inherited.saved)
+		return;
+	for (sig = 1; sig < NSIG; sig++)
+		if (inherited.have[sig])
+			sigaction(sig, &inherited.sa[sig], NULL);
+	if (inherited.have_nofile)
+		setrlimit(RLIMIT_NOFILE, &inherited.nofile);
+	sigprocmask(SIG_SETMASK, &inherited.mask, NULL);
+}
+
 static int spawn(struct target *t, char *const argv[], bool follow)
 {
 	int ep[2] = {-1, -1};
@@ -221,6 +263,7 @@ static int spawn(struct target *t, char *const argv[], bool follow)
 		int e;
 
 		close(ep[0]);
+		restore_inherited();
 		raise(SIGSTOP);
 		execv(t->script[0] ? t->script : t->exe, argv);
 		e = errno;

@@ -40,6 +40,16 @@ struct target {
 	void *reaped_ctx;
 };
 
+/*
+ * Keep what the process was given and cabbpf changes for itself: every
+ * signal's disposition, the signal mask, the open-files limit. A command
+ * cabbpf starts gets them back before its exec, so that it runs as it
+ * would have untraced (a SIGPIPE cabbpf ignores stays its own). Call it
+ * first in main, before any signal is handled or thread started; main's
+ * thread only.
+ */
+void target__save_inherited(void);
+
 /* Fork argv (PATH searched as execvp does) and hold it before exec. A #!
  * script is run as given and its interpreter (followed through
  * "/usr/bin/env NAME" and nested scripts, as the kernel does) becomes t->exe,

@@ -39,8 +39,10 @@
 /* 2: the SOURCE block (1 is still read: no source lines); 3: SUMMARY ends
  * with the probes' thread-state counts (1 and 2 are read without them);
  * 4: then each CPU's ring size; 5: then the unseen switch-ins; 6: then the
- * guard's waits at detach; 7: then the kernel traced on (its features) */
-#define RECFMT_VERSION 7u
+ * guard's waits at detach; 7: then the kernel traced on (its features);
+ * 8: entry records carry their return-address slot's word above sp
+ * (pipeline/record.h; earlier files' entries have none: not known) */
+#define RECFMT_VERSION 8u
 #define RECFMT_HEADER_BYTES 16
 /* Bounds a reader enforces (a corrupt length must not allocate gigabytes). */
 #define RECFMT_MAX_BLOCK (256u << 20)

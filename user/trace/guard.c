@@ -63,6 +63,14 @@ static const struct {
 	{"setcontext", SW(CABBPF_GF_SETCONTEXT)},	{"jump_fcontext", CABBPF_GS_SWITCH},
 	{"ontop_fcontext", CABBPF_GS_SWITCH},		{"__cxa_begin_catch", CABBPF_GS_CATCH},
 	{"_Unwind_DeleteException", CABBPF_GS_CATCH},
+	/* glibc's longjmp entry points: longjmp, _longjmp and siglongjmp
+	 * are one function (__libc_siglongjmp); the fortified one is apart */
+	{"__libc_siglongjmp", CABBPF_GS_JUMP},
+	{"siglongjmp", CABBPF_GS_JUMP},
+	{"longjmp", CABBPF_GS_JUMP},
+	{"_longjmp", CABBPF_GS_JUMP},
+	{"__longjmp_chk", CABBPF_GS_JUMP},
+	{"____longjmp_chk", CABBPF_GS_JUMP},
 };
 
 /* Libraries that may hold sites, as a loader would find them. */
@@ -707,13 +715,30 @@ static bool serve(struct guard *g, pid_t tid)
 				continue;
 			for (j = 0; j < t->n && t->slot[j] != r.slot[i]; j++)
 				;
-			if (j == t->n && t->n < CABBPF_GUARD_MAX) {
+			/* A slot listed already belonged to a frame that is
+			 * gone (unwound, never re-armed): the slot's frame is
+			 * this one now. Kept with the old address, the catch
+			 * below would not re-arm it, and its return would be
+			 * lost (found with std::rethrow_exception at the slot
+			 * of the next call). */
+			if (j < t->n)
+				t->orig[j] = r.orig[i];
+			else if (t->n < CABBPF_GUARD_MAX) {
 				t->slot[t->n] = r.slot[i];
 				t->orig[t->n++] = r.orig[i];
 			}
 		}
 		return true;
 	}
+	/* Frames at or below the catch are dead: their slots leave the
+	 * list (else it fills with them, and nothing is re-armed any more). */
+	for (j = 0; j < t->n;)
+		if (t->slot[j] <= r.sp) {
+			t->slot[j] = t->slot[t->n - 1];
+			t->orig[j] = t->orig[--t->n];
+		} else {
+			j++;
+		}
 	/* Re-arm: frames above the catch that this thread's unwinding
 	 * restored and that still hold their original return address. */
 	for (i = 0; i < r.n; i++) {

@@ -128,8 +128,9 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 		rec__encode_io(oc->recs + (size_t)oc->n * REC_WORDS, &r);
 		s->io_events++;
 	} else {
-		rec__encode_epoch(oc->recs + (size_t)oc->n * REC_WORDS, e->kind, e->fid, e->epoch, e->ts,
-				  e->sp);
+		rec__encode_epoch(
+			oc->recs + (size_t)oc->n * REC_WORDS, e->kind, e->fid, e->epoch, e->ts,
+			e->kind == CABBPF_EV_ENTRY ? rec__entry_sp(e->sp, e->pad) : e->sp);
 		s->guard_events += e->kind == CABBPF_EV_GUARD || e->kind == CABBPF_EV_EXEC;
 		s->sched_events += e->kind == CABBPF_EV_SCHED;
 		/* A thread killed by another's execve is not an execve. The

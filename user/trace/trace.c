@@ -18,6 +18,7 @@
 
 #include "user/trace/trace.h"
 #include "user/kernel/bpfload.h"
+#include "user/kernel/features.h"
 #include "analyzers/isp.h"
 #include "common/log.h"
 #include "user/probe/uprobe_multi.h"
@@ -176,6 +177,9 @@ static int load(struct trace *t, bool multi)
 	t->skel->rodata->target_tgid = t->o.pid > 0 ? (__u32)t->o.pid : 0;
 	t->skel->rodata->session = t->o.session && !t->o.no_returns;
 	t->skel->rodata->want_time = !t->o.no_times;
+	/* With return probes, entries read their return-address slot: it
+	 * tells tail calls from calls after a non-local exit. */
+	t->skel->rodata->slot_check = !t->o.no_returns && features__get()->has[KF_XOL_AREA];
 	{
 		const char *unseen = getenv("CABBPF_TEST_UNSEEN_SWITCH_INS");
 		const char *nothing = getenv("CABBPF_TEST_DELIVER_NOTHING");
