@@ -76,8 +76,9 @@ uint64_t isp__npoints(const void *state);
  */
 int isp__write_plots(void *state, const char *dir);
 
-/* Whether dir can take the plots (a directory, not a symlink, writable;
- * created when absent). Returns 0 or -errno after logging why. */
+/* Whether dir can take the plots (a directory, not a symlink, writable,
+ * its path free of other users' links, every *.svg in it one we may
+ * replace; created when absent). Returns 0 or -errno after logging why. */
 int isp__check_plots_dir(const char *dir);
 
 /* A --size rule's spec byte (isp_opts.sized, trace_opts.size_specs): 0 =

@@ -257,37 +257,43 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 
 int isp__check_plots_dir(const char *dir)
 {
+	char d[4096];
 	struct stat sb;
+	size_t n = strlen(dir);
+	int err;
 
-	if (lstat(dir, &sb)) {
-		if (errno != ENOENT) {
-			log_err("--plots %s: %s", dir, strerror(errno));
-			return -errno;
-		}
-		/* absent: made now (its parent must exist), so a bad path
-		 * never costs a trace */
-		if (mkdir(dir, 0755)) {
-			int err = -errno;
-
-			log_err("--plots %s: cannot create it: %s", dir, strerror(-err));
-			return err;
-		}
-		return 0;
+	/* "DIR/" is DIR: lstat would follow a link at DIR through the slash */
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n >= sizeof(d)) {
+		log_err("--plots %s: %s", dir, strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
 	}
+	memcpy(d, dir, n);
+	d[n] = 0;
 	/* As root, a symlink here could send the plots anywhere. */
-	if (S_ISLNK(sb.st_mode)) {
+	if (lstat(d, &sb) == 0 && S_ISLNK(sb.st_mode)) {
 		log_err("--plots %s: is a symbolic link (give the directory itself)", dir);
 		return -ELOOP;
 	}
-	if (!S_ISDIR(sb.st_mode)) {
+	if (lstat(d, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
 		log_err("--plots %s: not a directory", dir);
 		return -ENOTDIR;
 	}
-	if (access(dir, W_OK | X_OK)) {
+	/* its path resolved as every output's, made if absent (its parent
+	 * must exist), and the plots already in it ones we may replace: a
+	 * bad path never costs a trace */
+	err = outfile__check_dir(d, true);
+	if (err == -EACCES)
 		log_err("--plots %s: not writable", dir);
-		return -EACCES;
-	}
-	return 0;
+	else if (err == -ENOENT)
+		log_err("--plots %s: cannot create it: its parent does not exist", dir);
+	else if (err == -EISDIR || err == -EEXIST || err == -EPERM)
+		log_err("--plots %s: a plot file in it cannot be replaced (a directory, not a "
+			"regular file, or another user's)", dir);
+	else if (err)
+		log_err("--plots %s: %s", dir, outfile__strerror(err));
+	return err;
 }
 
 /* dir/NAME.svg with NAME's characters other than [A-Za-z0-9_.-] as '_'
@@ -340,15 +346,10 @@ int isp__write_plots(void *state, const char *dir)
 		}
 		if (!e)
 			e = plot_path(path, sizeof(path), dir, an_ctx__name(a->ctx, i, buf), i);
-		if (!e && (e = outfile__open(&of, path)) == 0) {
-			e = write_svg(of.f, a, i, fn, &fit, fitted);
-			if (e)
-				outfile__abort(&of);
-			else
-				e = outfile__commit(&of);
-		}
+		if (!e && (e = outfile__open(&of, path)) == 0)
+			e = outfile__finish(&of, write_svg(of.f, a, i, fn, &fit, fitted));
 		if (e) {
-			log_err("--plots: writing %s: %s", path, strerror(-e));
+			log_err("--plots: writing %s: %s", path, outfile__strerror(e));
 			err = e;
 			continue;
 		}

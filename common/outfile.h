@@ -4,10 +4,23 @@
  * root, safely:
  *   - checked before tracing starts (outfile__check), so a bad path never
  *     costs a trace;
- *   - written to a new temporary file in the same directory (mkstemp:
- *     O_CREAT|O_EXCL, never through a symlink) and renamed over the path,
- *     so a symlink planted at the path is replaced, not followed: the file
- *     it points to is never touched, and a dangling one creates nothing;
+ *   - its directory resolved one component at a time (openat with
+ *     O_NOFOLLOW at each step), following only the symbolic links that
+ *     root, cabbpf's user or the invoking user (the real uid, sudo's
+ *     SUDO_UID) own: a link another user planted in a world-writable
+ *     directory (the kernel's fs.protected_symlinks is 0 in many
+ *     containers) would send root's write elsewhere. openat2's
+ *     RESOLVE_NO_SYMLINKS refuses every link, ours too, hence the walk.
+ *     The directory is held open from then on: renaming its path away
+ *     during a trace changes nothing;
+ *   - written to an unnamed file of that directory (O_TMPFILE; a named
+ *     ".cabbpf-out.XXXXXX" where the file system lacks it), so a cabbpf
+ *     killed mid-trace leaves nothing behind, and renamed over the path
+ *     when complete, so a symlink planted at the path is replaced, not
+ *     followed: the file it points to is never touched, and a dangling one
+ *     creates nothing;
+ *   - the first failed write's errno kept (ENOSPC, EIO...) and returned,
+ *     whatever layers stand between the write and the caller;
  *   - never over a file (or link) that belongs to another user, nor over
  *     anything that is not a regular file or a symlink: checked when the
  *     path is checked and opened, and again (lstat) just before the
@@ -20,23 +33,39 @@
 #ifndef USER_OUTFILE_H
 #define USER_OUTFILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /*
  * Whether path can be written by outfile__open/commit. Returns 0, or
  * -ENOENT (its directory does not exist), -ENOTDIR, -EACCES (directory not
- * writable), -EISDIR, -EEXIST (exists, but not a regular file or symlink),
- * -EPERM (belongs to another user), -ENAMETOOLONG. Logs nothing.
+ * writable), -EROFS, -EISDIR (also a path ending in '/'), -EEXIST (exists,
+ * but not a regular file or symlink), -EPERM (belongs to another user),
+ * -ELOOP (a link in its directory's path that another user owns, or a
+ * loop), -ENAMETOOLONG. Logs nothing.
  */
 int outfile__check(const char *path);
+
+/*
+ * Whether dir is a directory files can be written into by outfile__open
+ * (dir/NAME): resolved as the directories of outfile__check, made (0755)
+ * if absent and create, and every *.svg already in it one outfile__commit
+ * would replace. Returns 0 or -errno as outfile__check. Logs nothing.
+ */
+int outfile__check_dir(const char *dir, bool create);
 
 /* A human reason for outfile__check's error. Never NULL. */
 const char *outfile__strerror(int err);
 
 struct outfile {
 	FILE *f;
-	char tmp[4096]; /* the temporary file, "" for stdout */
-	char path[4096];
+	char path[4096]; /* as given; "" for stdout */
+	/* private */
+	int dirfd, fd;
+	int werr; /* errno of the first failed write, 0 if none */
+	bool anon; /* O_TMPFILE: no name until committed */
+	char base[256];
+	char tmp[32]; /* the temporary name in dirfd, "" if none */
 };
 
 /*
@@ -53,7 +82,14 @@ int outfile__open(struct outfile *o, const char *path);
  * file is removed and path is untouched. */
 int outfile__commit(struct outfile *o);
 
-/* Close and remove the temporary file. */
+/* Close and remove the temporary file. Fine on a zeroed struct. */
 void outfile__abort(struct outfile *o);
+
+/*
+ * The end of a writer: commit if err is 0, else abort. Returns 0 or
+ * -errno: the first failed write's errno if there was one (a serializer
+ * that says -EIO for a full disk gets ENOSPC said), else err or commit's.
+ */
+int outfile__finish(struct outfile *o, int err);
 
 #endif /* USER_OUTFILE_H */

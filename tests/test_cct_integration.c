@@ -300,7 +300,8 @@ START_TEST(deep_recursion)
 END_TEST
 
 /* jump 50: inner longjmps to outer; middle and inner never return
- * (counted missing), normal is main's child, never outer's. */
+ * (counted unwound: the guard sees the longjmp), normal is main's child,
+ * never outer's. */
 START_TEST(longjmp_tree)
 {
 	char *args[] = {"-a", "cct", "--", (char *)h_target("jump", OPT(_i)), "50", NULL};
@@ -313,8 +314,10 @@ START_TEST(longjmp_tree)
 	ck_assert_int_eq(calls_at(tree, "main;outer"), 50);
 	ck_assert_int_eq(calls_at(tree, "main;outer;middle"), 50);
 	ck_assert_int_eq(calls_at(tree, "main;outer;middle;inner"), 50);
-	ck_assert_int_eq(num(at(tree, "main;outer;middle"), "missing"), 50);
-	ck_assert_int_eq(num(at(tree, "main;outer;middle;inner"), "missing"), 50);
+	ck_assert_int_eq(num(at(tree, "main;outer;middle"), "unwound"), 50);
+	ck_assert_int_eq(num(at(tree, "main;outer;middle;inner"), "unwound"), 50);
+	ck_assert_int_eq(num(at(tree, "main;outer;middle"), "missing"), 0);
+	ck_assert_int_eq(num(at(tree, "main;outer;middle;inner"), "missing"), 0);
 	ck_assert_int_eq(num(at(tree, "main;outer"), "missing"), 0);
 	ck_assert_int_eq(calls_at(tree, "main;normal"), 1);
 	ck_assert_int_eq(check_invariants(tree, 1), 6);

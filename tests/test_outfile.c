@@ -205,6 +205,65 @@ START_TEST(check_refuses)
 	ck_assert_int_eq(outfile__check(fifo), -EEXIST);
 	ck_assert_int_eq(outfile__check("-"), 0);
 	ck_assert_int_eq(outfile__check(""), -ENOENT);
+	path_in(p, "out/");
+	ck_assert_int_eq(outfile__check(p), -EISDIR);
+}
+END_TEST
+
+/* A link in the directory part of the path: followed when it is ours
+ * (the file lands where it points), refused when another user owns it
+ * (lchown: root only), whatever mode the directory it is in has. */
+START_TEST(directory_links_by_owner)
+{
+	char sub[PATH_MAX], link[PATH_MAX], p[PATH_MAX], real[PATH_MAX];
+	struct outfile of;
+
+	path_in(sub, "sub");
+	path_in(link, "link");
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	ck_assert_int_eq(symlink(sub, link), 0);
+	path_in(p, "link/out");
+	ck_assert_int_eq(write_through(p, "through ours\n"), 0);
+	path_in(real, "sub/out");
+	ck_assert_str_eq(slurp(real), "through ours\n");
+	if (geteuid() != 0) {
+		printf("SKIP: directory_links_by_owner (another user's link) needs root\n");
+		return;
+	}
+	ck_assert_int_eq(lchown(link, 65534, 65534), 0);
+	ck_assert_int_eq(outfile__check(p), -ELOOP);
+	ck_assert_int_eq(outfile__open(&of, p), -ELOOP);
+	ck_assert_str_eq(slurp(real), "through ours\n");
+	ck_assert_ptr_nonnull(strstr(outfile__strerror(-ELOOP), "not followed"));
+	assert_no_temp();
+}
+END_TEST
+
+/* While the file is open it has no name in its directory (O_TMPFILE on
+ * this file system): a writer killed before the commit leaves nothing;
+ * an abort leaves nothing either. */
+START_TEST(unnamed_until_committed)
+{
+	char p[PATH_MAX];
+	struct outfile of;
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	path_in(p, "out");
+	ck_assert_int_eq(outfile__open(&of, p), 0);
+	ck_assert_int_ge(fputs("report\n", of.f), 0);
+	ck_assert_int_eq(fflush(of.f), 0);
+	d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	ck_assert_int_eq(n, 0);
+	assert_no_temp();
+	outfile__abort(&of);
+	ck_assert_int_eq(access(p, F_OK), -1);
+	assert_no_temp();
 }
 END_TEST
 
@@ -221,6 +280,8 @@ int main(void)
 	tcase_add_test(tc, commit_rechecks_the_path);
 	tcase_add_test(tc, commit_rechecks_the_owner);
 	tcase_add_test(tc, check_refuses);
+	tcase_add_test(tc, directory_links_by_owner);
+	tcase_add_test(tc, unnamed_until_committed);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

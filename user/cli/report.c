@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include "common/outfile.h"
+#include "user/cli/outputs.h"
 #include "user/cli/report.h"
 #include "user/kernel/features.h"
 #include "common/json.h"
@@ -305,7 +306,8 @@ static int whole_json(struct json *w, const struct summary *s, struct runner *r)
 	return err;
 }
 
-static int write_json(struct json *w, const struct summary *s, struct runner *r)
+static int write_json(struct json *w, const struct summary *s, struct runner *r,
+		      const char *path)
 {
 	char ex[96];
 	unsigned i, k;
@@ -500,6 +502,8 @@ after_target:
 	}
 	if (!err)
 		err = runner__report_json(r, w);
+	if (!err)
+		err = outputs__json(s->outputs, "--json", path, w);
 	err |= json__end_object(w);
 	if (!err)
 		err = json__finish(w);
@@ -515,11 +519,7 @@ int report__text_to(const char *path, const struct summary *s, struct runner *r)
 	if (err)
 		return err;
 	report__text(of.f, s, r);
-	if (ferror(of.f)) {
-		outfile__abort(&of);
-		return -EIO;
-	}
-	return outfile__commit(&of);
+	return outfile__finish(&of, ferror(of.f) ? -EIO : 0);
 }
 
 int report__json(const char *path, const struct summary *s, struct runner *r)
@@ -534,13 +534,9 @@ int report__json(const char *path, const struct summary *s, struct runner *r)
 		return err;
 	err = json__new(of.f, true, &w);
 	if (!err)
-		err = write_json(w, s, r);
+		err = write_json(w, s, r, path);
 	json__free(w);
-	if (err) {
-		outfile__abort(&of);
-		return err;
-	}
-	return outfile__commit(&of);
+	return outfile__finish(&of, err);
 }
 
 void report__summary_line(const struct summary *s)

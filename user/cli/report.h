@@ -24,6 +24,7 @@ struct budget;
 struct whole;
 
 struct kernel_features;
+struct outputs;
 
 struct summary {
 	pid_t pid;
@@ -91,6 +92,8 @@ struct summary {
 	bool bpf_stats;
 	struct trace_prog_stat progs[SUMMARY_MAX_PROGS];
 	unsigned nprogs;
+	/* the files written before --json (user/cli/outputs.h); NULL: none */
+	const struct outputs *outputs;
 };
 
 /* Human report on out. */
@@ -100,7 +103,8 @@ void report__text(FILE *out, const struct summary *s, struct runner *r);
  * (never through a symlink). Returns 0 or -errno. */
 int report__text_to(const char *path, const struct summary *s, struct runner *r);
 
-/* JSON report into path ("-" = stdout). Returns 0 or -errno. */
+/* JSON report into path ("-" = stdout), s->outputs listed in it. Returns 0
+ * or -errno (a failed write's own: ENOSPC...). */
 int report__json(const char *path, const struct summary *s, struct runner *r);
 
 /* One line on stderr: events, events/s, lost. */

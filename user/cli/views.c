@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/outfile.h"
 #include "pipeline/runner.h"
+#include "user/cli/outputs.h"
 #include "user/cli/pprof.h"
 #include "user/cli/views.h"
 #include "analyzers/timeline.h"
@@ -120,7 +121,7 @@ static int write_view(const char *path, const char *what, void *state, const str
 
 	err = outfile__open(&of, path);
 	if (err) {
-		log_err("cannot write %s %s: %s", what, path, strerror(-err));
+		log_err("cannot write %s %s: %s", what, path, outfile__strerror(err));
 		return err;
 	}
 	if (!strcmp(what, "--folded"))
@@ -131,14 +132,9 @@ static int write_view(const char *path, const char *what, void *state, const str
 	else
 		err = cct__write_svg(of.f, t, cct__ctx(state), v->metric,
 				     cct__opts(state)->cpu_time, title);
-	if (err) {
-		outfile__abort(&of);
-		log_err("writing %s %s: %s", what, path, strerror(-err));
-		return err;
-	}
-	err = outfile__commit(&of);
+	err = outfile__finish(&of, err);
 	if (err)
-		log_err("writing %s %s: %s", what, path, strerror(-err));
+		log_err("writing %s %s: %s", what, path, outfile__strerror(err));
 	return err;
 }
 
@@ -157,18 +153,12 @@ static int write_timeline(const struct view_opts *v, struct runner *r, int pid, 
 	}
 	err = outfile__open(&of, v->timeline_path);
 	if (err) {
-		log_err("cannot write --timeline %s: %s", v->timeline_path, strerror(-err));
+		log_err("cannot write --timeline %s: %s", v->timeline_path, outfile__strerror(err));
 		return err;
 	}
-	err = timeline__write(state, of.f, pid, title, &kept, &cut);
+	err = outfile__finish(&of, timeline__write(state, of.f, pid, title, &kept, &cut));
 	if (err) {
-		outfile__abort(&of);
-		log_err("writing --timeline %s: %s", v->timeline_path, strerror(-err));
-		return err;
-	}
-	err = outfile__commit(&of);
-	if (err) {
-		log_err("writing --timeline %s: %s", v->timeline_path, strerror(-err));
+		log_err("writing --timeline %s: %s", v->timeline_path, outfile__strerror(err));
 		return err;
 	}
 	if (cut)
@@ -182,37 +172,37 @@ static int write_timeline(const struct view_opts *v, struct runner *r, int pid, 
 }
 
 int views__write(const struct view_opts *v, struct runner *r, int pid, const char *title,
-		 const char *binary, uint64_t duration_ns)
+		 const char *binary, uint64_t duration_ns, struct outputs *outs)
 {
-	void *state;
-	const struct cct_tree *t;
-	int err = 0, e;
+	static const char *const opt[3] = {"--folded", "--flamegraph", "--pprof"};
+	const char *paths[3] = {v->folded_path, v->svg_path, v->pprof_path};
+	void *state = NULL;
+	const struct cct_tree *t = NULL;
+	int err = 0, e, i;
 
 	if (v->timeline_path)
-		err = write_timeline(v, r, pid, title);
-	if (!v->folded_path && !v->svg_path && !v->pprof_path)
+		err = outputs__note(outs, "--timeline", v->timeline_path,
+				    write_timeline(v, r, pid, title));
+	if (!paths[0] && !paths[1] && !paths[2])
 		return err;
 	state = (void *)runner__analyzer(r, "cct");
-	if (!state) {
+	if (!state)
 		log_err("--folded/--flamegraph/--pprof: the cct analyzer did not run");
-		return -EINVAL;
+	else
+		t = cct__merged(state); /* NULL: it logged why */
+	for (i = 0; i < 3; i++) {
+		if (!paths[i])
+			continue;
+		e = !state ? -EINVAL
+		    : !t   ? -ENOMEM
+			   : write_view(paths[i], opt[i], state, t, v, title, binary, duration_ns);
+		if (outputs__note(outs, opt[i], paths[i], e))
+			err = e;
 	}
-	t = cct__merged(state);
-	if (!t)
-		return -ENOMEM; /* cct__merged logged it */
-	if (v->folded_path &&
-	    (e = write_view(v->folded_path, "--folded", state, t, v, title, binary, duration_ns)))
-		err = e;
-	if (v->svg_path &&
-	    (e = write_view(v->svg_path, "--flamegraph", state, t, v, title, binary, duration_ns)))
-		err = e;
-	if (v->pprof_path &&
-	    (e = write_view(v->pprof_path, "--pprof", state, t, v, title, binary, duration_ns)))
-		err = e;
 	return err;
 }
 
-int views__write_plots(const struct isp_opts *isp, struct runner *rn)
+int views__write_plots(const struct isp_opts *isp, struct runner *rn, struct outputs *outs)
 {
 	void *a = rn ? (void *)runner__analyzer(rn, "isp") : NULL;
 	int n;
@@ -220,8 +210,9 @@ int views__write_plots(const struct isp_opts *isp, struct runner *rn)
 	if (!isp || !isp->plots_dir || !a)
 		return 0;
 	n = isp__write_plots(a, isp->plots_dir);
+	outputs__note(outs, "--plots", isp->plots_dir, n < 0 ? n : 0);
 	if (n < 0)
-		return -EIO; /* isp__write_plots said why */
+		return n; /* isp__write_plots said why */
 	log_info("--plots: %d cost plot%s written to %s", n, n == 1 ? "" : "s", isp->plots_dir);
 	return 0;
 }

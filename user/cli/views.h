@@ -34,11 +34,13 @@ struct view_opts {
 };
 
 struct isp_opts;
+struct outputs;
 
 /* --plots DIR (isp->plots_dir; nothing without it or without the isp
- * analyzer in rn): one SVG cost plot per routine, said on stderr. Returns 0
- * or -EIO (logged). After runner__join; main thread only. */
-int views__write_plots(const struct isp_opts *isp, struct runner *rn);
+ * analyzer in rn): one SVG cost plot per routine, said on stderr, the
+ * result noted in outs (NULL: not noted). Returns 0 or -errno (logged).
+ * After runner__join; main thread only. */
+int views__write_plots(const struct isp_opts *isp, struct runner *rn, struct outputs *outs);
 
 /* Whether the -a list (NULL: the default set, opt-in analyzers left out)
  * selects the analyzer called name. Any thread. */
@@ -67,10 +69,11 @@ size_t views__exclude(const struct view_opts *v, const struct symtab *st, size_t
  * After the run: write --folded, --flamegraph and --pprof from the runner's
  * cct analyzer (title: shown in the flame graph; binary and duration_ns:
  * the pprof profile's mapping and duration), and --timeline from the
- * timeline analyzer (pid and title: the process). Returns 0 or -errno
- * (logged).
+ * timeline analyzer (pid and title: the process); each file's result
+ * noted in outs (NULL: not noted). Every view is tried even when one
+ * fails. Returns 0 or the last failure's -errno (logged).
  */
 int views__write(const struct view_opts *v, struct runner *r, int pid, const char *title,
-		 const char *binary, uint64_t duration_ns);
+		 const char *binary, uint64_t duration_ns, struct outputs *outs);
 
 #endif /* USER_VIEWS_H */

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "user/kernel/features.h"
 #include "common/outfile.h"
+#include "user/cli/outputs.h"
 
 /* Kernel maps are read (and exited processes retired) at least this often,
  * so the maps cannot fill with the dead on a busy machine. */
@@ -105,6 +106,7 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 	char cgpath[4096] = "", cgroot[4096];
 	double startup, t0, t, next_collect, next_print, last_print, cpu0, t_load, t_loaded;
 	const char *why = NULL;
+	struct outputs outs = {0};
 	int cgfd = -1, err, report_err;
 
 	if (o->pid && procfs__gone(o->pid)) {
@@ -220,16 +222,17 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 
 		/* -o: into a file, as --json (never through a symlink) */
 		err = outfile__open(&of, o->output_path ? o->output_path : "-");
-		if (!err && (err = iostat__report_text(st, of.f, &run)))
-			outfile__abort(&of);
-		else if (!err)
-			err = outfile__commit(&of);
+		if (!err)
+			err = outfile__finish(&of, iostat__report_text(st, of.f, &run));
+		outputs__note(&outs, "-o", o->output_path, err);
 		if (err)
-			log_err("--io: writing the report: %s", strerror(-err));
+			log_err("--io: writing the report%s%s: %s", o->output_path ? " to " : "",
+				o->output_path ? o->output_path : "", outfile__strerror(err));
 	}
 	fflush(stdout);
+	run.outputs = &outs;
 	if (o->json_path && (report_err = iostat__report_json(st, o->json_path, &run))) {
-		log_err("writing %s: %s", o->json_path, strerror(-report_err));
+		log_err("writing --json %s: %s", o->json_path, outfile__strerror(report_err));
 		err = err ? err : report_err;
 	}
 	fprintf(stderr,

@@ -66,12 +66,14 @@ struct iostat_run {
 	const char *container;    /* --container as given, or NULL */
 	const char *stop_reason;
 	double cpu_s;             /* cabbpf's own CPU time (user + system) */
+	const struct outputs *outputs; /* files written before --json, or NULL */
 };
 
 /* Full text report. Returns 0 or -EIO/-ENOMEM. */
 int iostat__report_text(struct iostat *s, FILE *f, const struct iostat_run *r);
 
-/* Full JSON report into path ("-" = stdout). Returns 0 or -errno. */
+/* Full JSON report into path ("-" = stdout), r->outputs listed in it.
+ * Returns 0 or -errno (a failed write's own: ENOSPC...). */
 int iostat__report_json(struct iostat *s, const char *path, const struct iostat_run *r);
 
 /* Totals over every process (for tests and the summary line). */

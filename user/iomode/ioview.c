@@ -11,6 +11,7 @@
 #include "user/kernel/features.h"
 #include "common/outfile.h"
 #include "common/syscalls.h"
+#include "user/cli/outputs.h"
 #include "user/iomode/iostat_int.h"
 
 /* __u64 is unsigned long long, uint64_t unsigned long: print through this. */
@@ -640,7 +641,8 @@ static void json_counters(struct json *w, const char *key, const struct counter_
 	json__end_object(w);
 }
 
-static int write_json(struct iostat *s, struct json *w, const struct iostat_run *r)
+static int write_json(struct iostat *s, struct json *w, const struct iostat_run *r,
+		      const char *path)
 {
 	struct group *all = group_all(s);
 	struct fent **fv;
@@ -673,6 +675,7 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 	json__end_object(w);
 	json__key(w, "stop_reason");
 	json__string(w, r->stop_reason);
+	outputs__json(r->outputs, "--json", path, w);
 	json__key(w, "duration_s");
 	json__double(w, r->duration_s);
 	json__key(w, "startup_s");
@@ -754,13 +757,9 @@ int iostat__report_json(struct iostat *s, const char *path, const struct iostat_
 		return err;
 	err = json__new(of.f, true, &w);
 	if (!err)
-		err = write_json(s, w, r);
+		err = write_json(s, w, r, path);
 	if (!err)
 		err = json__finish(w);
 	json__free(w);
-	if (err) {
-		outfile__abort(&of);
-		return err;
-	}
-	return outfile__commit(&of);
+	return outfile__finish(&of, err);
 }

@@ -398,7 +398,7 @@ int features__report(const char *json_path)
 		return 0;
 	err = outfile__open(&of, json_path);
 	if (err) {
-		log_err("cannot write --json %s: %s", json_path, strerror(-err));
+		log_err("cannot write --json %s: %s", json_path, outfile__strerror(err));
 		return err;
 	}
 	err = json__new(of.f, true, &w);
@@ -408,12 +408,7 @@ int features__report(const char *json_path)
 	err = err ? err : json__end_object(w);
 	err = err ? err : json__finish(w);
 	json__free(w);
-	if (err) {
-		outfile__abort(&of);
-		log_err("writing --json %s: %s", json_path, strerror(-err));
-		return err;
-	}
-	err = outfile__commit(&of);
+	err = outfile__finish(&of, err);
 	if (err)
 		log_err("writing --json %s: %s", json_path, outfile__strerror(err));
 	return err;

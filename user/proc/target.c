@@ -28,9 +28,59 @@ static const char *target_error(int err)
 		return "permission denied";
 	case -ESRCH:
 		return "no such process";
+	case -EDEADLK:
+		return "it is cabbpf itself";
+	case -ELOOP:
+		return "it is an ancestor of cabbpf (its shell, sudo...): cabbpf would stop or trace "
+		       "the process that waits on it; run cabbpf from another shell";
 	default:
 		return strerror(-err);
 	}
+}
+
+/* What /proc/PID/status says of key ("Tgid", "PPid"); -1 unknown. */
+static pid_t status_pid(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	size_t n = strlen(key);
+	pid_t v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':') {
+			v = (pid_t)strtol(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/*
+ * -EDEADLK if pid is cabbpf itself (or one of its threads), -ELOOP if an
+ * ancestor of it other than init (the shell, sudo, the terminal that reads
+ * cabbpf's own output): cabbpf's probes would trace its own work, and its
+ * guard or --lossless would stop a process cabbpf's output waits on.
+ * 0 otherwise.
+ */
+static int not_ours(pid_t pid)
+{
+	pid_t tgid = status_pid(pid, "Tgid"), p = getppid();
+	int depth;
+
+	if (pid == getpid() || tgid == getpid())
+		return -EDEADLK;
+	if (tgid > 0)
+		pid = tgid;
+	for (depth = 0; p > 1 && depth < 4096; depth++) {
+		if (p == pid)
+			return -ELOOP;
+		p = status_pid(p, "PPid");
+	}
+	return 0;
 }
 
 /* Why pid cannot be traced, for target__attach's err: a kernel thread and
@@ -391,6 +441,9 @@ static int attach(struct target *t, pid_t pid)
 		return -EINVAL;
 	if (kill(pid, 0) && errno == ESRCH)
 		return -ESRCH;
+	err = not_ours(pid);
+	if (err)
+		return err;
 	t->pid = pid;
 	err = syms__resolve_exe(pid, t->exe, sizeof(t->exe));
 	if (err)

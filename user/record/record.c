@@ -121,6 +121,9 @@ int recorder__finish(struct recorder *rc, const struct summary *sm,
 	if (!err)
 		err = recfmt__finish(rc->w);
 	if (err) {
+		/* the write's own errno (ENOSPC...) where one failed */
+		err = outfile__finish(&rc->of, err);
+		rc->open = false;
 		log_err("writing the recording %s: %s", rc->of.path, strerror(-err));
 		return err;
 	}

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/outfile.h"
 #include "pipeline/runner.h"
+#include "user/cli/outputs.h"
 #include "user/cli/report.h"
 #include "user/cli/views.h"
 #include "user/record/format.h"
@@ -90,6 +92,7 @@ int offline__report(const struct opts *o)
 	struct recfmt_item it;
 	struct runner_opts ro;
 	struct summary sm;
+	struct outputs outs = {0};
 	FILE *f = NULL;
 	int err, ret;
 
@@ -150,20 +153,22 @@ int offline__report(const struct opts *o)
 			runner__set_src(rn, src->src, src->bins, src->nbins);
 	}
 	offline__summary(m, recfmt__summary(r), &sm);
-	if (!o->quiet && (err = report__text_to(o->output_path, &sm, rn))) {
+	if (!o->quiet && outputs__note(&outs, "-o", o->output_path,
+				       report__text_to(o->output_path, &sm, rn)))
 		log_err("writing the report%s%s: %s", o->output_path ? " to " : "",
-			o->output_path ? o->output_path : "", strerror(-err));
-		goto cleanup;
-	}
+			o->output_path ? o->output_path : "", outfile__strerror(outputs__failed(&outs)));
 	fflush(stdout);
-	if (o->json_path && (err = report__json(o->json_path, &sm, rn))) {
-		log_err("writing %s: %s", o->json_path, strerror(-err));
-		goto cleanup;
-	}
-	if (views__write(&view, rn, m->pid, m->comm, m->binary, (uint64_t)(sm.duration_s * 1e9)))
-		err = -EIO;
-	if (views__write_plots(&o->isp, rn))
-		err = -EIO;
+	views__write(&view, rn, m->pid, m->comm, m->binary, (uint64_t)(sm.duration_s * 1e9), &outs);
+	views__write_plots(&o->isp, rn, &outs);
+	/* --json last: it lists what became of every other file */
+	sm.outputs = &outs;
+	if (o->json_path && outputs__note(&outs, "--json", o->json_path,
+					  report__json(o->json_path, &sm, rn)))
+		log_err("writing --json %s: %s", o->json_path,
+			outfile__strerror(outs.r[outs.n - 1].err));
+	err = outputs__failed(&outs);
+	if (err)
+		log_err("not every output was written (said above): the report failed");
 cleanup:
 	runner__free(rn);
 	recfmt__reader_free(r);

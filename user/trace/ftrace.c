@@ -22,8 +22,10 @@
 
 #include "cab/cab.h"
 #include "common/log.h"
+#include "common/outfile.h"
 #include "user/kernel/features.h"
 #include "pipeline/runner.h"
+#include "user/cli/outputs.h"
 #include "user/cli/report.h"
 #include "user/elf/dwarf.h"
 #include "user/elf/ifunc.h"
@@ -1678,6 +1680,7 @@ static int report(struct ftrace *ft)
 	uint64_t *lost_cpu;
 	struct target *tg = &ft->tg;
 	struct summary sm;
+	struct outputs outs = {0};
 	int err = 0, delivered;
 
 	lost_cpu = calloc(3 * (size_t)trace__ncpus(ft->tr), sizeof(*lost_cpu));
@@ -1778,34 +1781,41 @@ static int report(struct ftrace *ft)
 					   .nbins = ft->nbins,
 					   .bins = ft->bins};
 
-		err = recorder__finish(ft->rec, &sm, ft->src ? &rs : NULL);
+		/* a recording that could not be finished: the reports below
+		 * are still written from what was seen, and the run fails */
+		outputs__note(&outs, "--record", ft->o.record_path,
+			      recorder__finish(ft->rec, &sm, ft->src ? &rs : NULL));
 	}
-	if (err) {
-		report__summary_line(&sm);
-		free(lost_cpu);
-		return err;
-	}
-	if (!ft->o.floor && !ft->o.quiet && ft->live && (err = report__text_to(ft->o.output_path, &sm, ft->rn)))
-		log_err("writing the report%s%s: %s", ft->o.output_path ? " to " : "",
-			ft->o.output_path ? ft->o.output_path : "", strerror(-err));
-	fflush(stdout);
-	if (ft->o.json_path) {
-		err = report__json(ft->o.json_path, &sm, ft->rn);
+	if (!ft->o.floor && !ft->o.quiet && ft->live) {
+		err = report__text_to(ft->o.output_path, &sm, ft->rn);
+		outputs__note(&outs, "-o", ft->o.output_path, err);
 		if (err)
-			log_err("writing %s: %s", ft->o.json_path, strerror(-err));
+			log_err("writing the report%s%s: %s", ft->o.output_path ? " to " : "",
+				ft->o.output_path ? ft->o.output_path : "", outfile__strerror(err));
 	}
-	/* --folded, --flamegraph (user/cli/views.h) */
-	if (!ft->o.floor &&
-	    views__write(&ft->o.view, ft->rn, ft->tg.pid, ft->whole ? sm.comm : ft->tg.comm,
-			 ft->whole ? sm.comm : ft->tg.exe, (uint64_t)((ft->t1 - ft->t0) * 1e9)) &&
-	    !err)
-		err = -EIO;
+	fflush(stdout);
+	/* --folded, --flamegraph, --pprof, --timeline (user/cli/views.h) */
+	if (!ft->o.floor)
+		views__write(&ft->o.view, ft->rn, ft->tg.pid, ft->whole ? sm.comm : ft->tg.comm,
+			     ft->whole ? sm.comm : ft->tg.exe, (uint64_t)((ft->t1 - ft->t0) * 1e9),
+			     &outs);
 	/* --plots DIR (analyzers/isp.h) */
-	if (!ft->o.floor && views__write_plots(&ft->o.isp, ft->rn) && !err)
-		err = -EIO;
+	if (!ft->o.floor)
+		views__write_plots(&ft->o.isp, ft->rn, &outs);
+	/* --json last: it lists what became of every other file */
+	if (ft->o.json_path) {
+		sm.outputs = &outs;
+		err = outputs__note(&outs, "--json", ft->o.json_path,
+				    report__json(ft->o.json_path, &sm, ft->rn));
+		if (err)
+			log_err("writing --json %s: %s", ft->o.json_path, outfile__strerror(err));
+	}
 	report__summary_line(&sm);
 	free(lost_cpu);
 	delivered = check_delivery(ft, totals, &sm);
+	err = outputs__failed(&outs);
+	if (err)
+		log_err("not every output was written (said above): the run failed");
 	return err ? err : delivered;
 }
 
