@@ -550,6 +550,18 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 	return 0;
 }
 
+/* A new process of the target's (not a thread): counted, so that the
+ * report says its children were not traced (CABBPF_STAT_FORKS). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if (!parent || !child || !target_tgid)
+		return 0; /* as on_exec; a whole cgroup traces its children */
+	if (parent->tgid == target_tgid && child->pid == child->tgid)
+		bump(CABBPF_STAT_FORKS);
+	return 0;
+}
+
 /* Tests only (CABBPF_TEST_UNSEEN_SWITCH_INS=1): act as a kernel whose
  * tracepoint reports no switch-in, so the probes' recovery
  * (bpf/pipeline.bpf.h, pipeline_close_unseen) is tested on every run

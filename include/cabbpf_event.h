@@ -183,7 +183,11 @@ enum cabbpf_stat {
 	 * empty profile. */
 	CABBPF_STAT_HITS_OTHER_IMAGE = 12,
 	CABBPF_STAT_HITS_SUPPRESSED = 13,
-	CABBPF_STAT__MAX = 14,
+	/* New processes the target started while traced (fork, vfork, clone
+	 * without CLONE_THREAD: bpf/trace.bpf.c on_fork): cabbpf traces one
+	 * process, so their calls are not in the report, which says so. */
+	CABBPF_STAT_FORKS = 14,
+	CABBPF_STAT__MAX = 15,
 };
 
 /* Slots of the probes' thread table (bpf/pipeline.bpf.h "tstab"): 64 bytes

@@ -113,6 +113,35 @@ START_TEST(threads_exact_per_thread)
 }
 END_TEST
 
+/* A process the target starts is not traced, and the report says so
+ * (issue 44): clonevm 100 starts one child (clone, its own process) that
+ * calls work 100 times; the report counts the parent's 200 calls, one
+ * child, and says it was not traced. Threads are not children: threads
+ * 4 1000 reports none. */
+START_TEST(children_counted_not_traced)
+{
+	char *fork_args[] = {"-f", "work", "--", (char *)h_target("clonevm", OPT(_i)), "100", NULL};
+	char *thr_args[] = {"-f", "work", "--", (char *)h_target("threads", OPT(_i)), "4", "1000",
+			    NULL};
+	struct h_run r;
+
+	h_run(&r, fork_args);
+	h_assert_ok(&r);
+	ck_assert_int_eq(h_calls(r.json, "work"), 200);
+	ck_assert_int_eq(json_object_get_int64(h_get(h_get(r.json, "target"), "forks")), 1);
+	ck_assert_msg(strstr(r.out, "children: the target started 1 process while traced, NOT "
+				    "TRACED"),
+		      "%s", r.out);
+	h_free(&r);
+	h_run(&r, thr_args);
+	h_assert_ok(&r);
+	h_check(r.json, "threads 4 1000", "calls work");
+	ck_assert_int_eq(json_object_get_int64(h_get(h_get(r.json, "target"), "forks")), 0);
+	ck_assert_ptr_null(strstr(r.out, "children:"));
+	h_free(&r);
+}
+END_TEST
+
 /* A thread forced to hop between CPUs: its events come through two CPUs'
  * rings and CAB buffers, and must still be analysed in program order. */
 static void hopping_in_order(int _i)
@@ -1858,6 +1887,7 @@ int main(void)
 	tcase_add_loop_test(exact, longjmp_recovers, 0, 2);
 	tcase_add_loop_test(exact, command_gets_what_cabbpf_was_given, 0, 2);
 	tcase_add_test(exact, command_dies_of_sigpipe);
+	tcase_add_loop_test(exact, children_counted_not_traced, 0, 2);
 	tcase_add_loop_test(exact, target_exits_mid_trace, 0, 2);
 	tcase_add_loop_test(exact, select_functions_and_analyzers, 0, 2);
 	tcase_add_loop_test(exact, sigint_launched_command, 0, 2);

@@ -504,22 +504,22 @@ static size_t summary_added_after(uint32_t v)
 {
 	size_t added[] = {0, 0, 0,  16,
 			  8, 8, 16, 4 + 4 + strlen("6.1.0-test") + 4 + strlen("integrity") + 4,
-			  0};
+			  8};
 	size_t n = 0;
 	unsigned f;
 
 	for (f = 0; f < KF__N; f++)
 		added[7] += 4 + strlen(features__info[f].name) + 4;
-	/* 8 changed the entry records, not SUMMARY */
+	/* 8 changed the entry records, and added the forks to SUMMARY */
 	_Static_assert(RECFMT_VERSION == 8, "summary_added_after knows versions up to 8");
 	for (v++; v <= RECFMT_VERSION; v++)
 		n += added[v];
 	return n;
 }
 
-/* Versions 3 to 7 (_i: SUMMARY without the ring's size, the unseen
- * switch-ins, the guard's waits at detach or the kernel, the fields
- * versions 4 to 7 added at its end; 7's is 8's) are still read: what they lack is then unknown (0:
+/* Versions 3 to 8 (_i: SUMMARY without the ring's size, the unseen
+ * switch-ins, the guard's waits at detach, the kernel or the forks, the
+ * fields versions 4 to 8 added at its end) are still read: what they lack is then unknown (0:
  * no ring_bytes in the JSON) or none, the rest as written. */
 START_TEST(old_summary_read)
 {
@@ -547,6 +547,7 @@ START_TEST(old_summary_read)
 			ck_assert_uint_eq(s->guard.detach_cut_short, _i >= 6 ? 13 : 0);
 			ck_assert_uint_eq(s->guard.nsites, 8);
 			ck_assert(s->has_kernel == (_i >= 7));
+			ck_assert(s->has_forks == (_i >= 8));
 			seen++;
 		}
 	ck_assert_int_eq(ret, 0);

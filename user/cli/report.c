@@ -190,6 +190,12 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 				  "thread, which the execve ended)"
 				: "the same program, traced on (the old image's frames ended "
 				  "by exec)");
+	if (s->forks_known && s->forks)
+		fprintf(out,
+			"  children: the target started %llu process%s while traced, NOT TRACED "
+			"(cabbpf traces one process; --cgroup or --container trace every process "
+			"of a group, or -p each)\n",
+			(unsigned long long)s->forks, s->forks == 1 ? "" : "es");
 	if (s->lost)
 		lost_text(out, s);
 	if (s->cab.overwritten)
@@ -339,6 +345,9 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r,
 	err |= json__string(w, ex[0] ? ex : NULL);
 	err |= json__key(w, "execs");
 	err |= json__u64(w, s->execs);
+	/* its children: counted, never traced (null: not counted) */
+	err |= json__key(w, "forks");
+	err |= s->forks_known ? json__u64(w, s->forks) : json__null(w);
 	err |= json__key(w, "exec_other_program");
 	err |= json__bool(w, s->exec_other);
 	err |= json__key(w, "exec_from_thread");

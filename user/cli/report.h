@@ -75,6 +75,11 @@ struct summary {
 	 * (--entry-only, --no-guard, or nothing to guard). */
 	const struct guard_stats *guard;
 	uint64_t execs;   /* execve calls the target made while traced */
+	/* new processes the target started while traced (fork, vfork,
+	 * clone without CLONE_THREAD): not traced. forks_known: counted (a
+	 * live run of one process, a recording of version 8 on) */
+	bool forks_known;
+	uint64_t forks;
 	bool exec_other;  /* the last one ran another program (not traced) */
 	/* the last one was called by a thread other than the main one: the
 	 * kernel's probes, bound to the main thread, miss the new image */

@@ -315,6 +315,8 @@ int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s)
 			b_u32(&b, s->kernel.has[i]);
 		}
 	}
+	/* version 8: the processes the target started */
+	b_u64(&b, s->forks);
 	err = ok ? w_block(w, RECFMT_SUMMARY, &b) : (w->err = -EINVAL);
 	free(b.p);
 	return err;
@@ -757,6 +759,10 @@ static int read_summary(struct recfmt_reader *r, struct cur *c)
 	}
 	if (r->version >= 7 && c_u32(c))
 		read_kernel(c, &s->kernel, &s->has_kernel);
+	if (r->version >= 8) {
+		s->has_forks = true;
+		s->forks = c_u64(c);
+	}
 	return c_end(c, "SUMMARY");
 }
 

@@ -115,6 +115,8 @@ struct recfmt_summary {
 	bool exec_thread; /* the last execve was called by a thread, not main */
 	int32_t exit_status;
 	uint64_t execs;
+	bool has_forks;  /* version 8 on: forks known */
+	uint64_t forks;  /* new processes the target started (not traced) */
 	struct guard_stats guard;
 	/* version 7: the kernel the trace was taken on (user/kernel/
 	 * features.h); has_kernel false before, or when the writer had none */

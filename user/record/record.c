@@ -105,6 +105,7 @@ int recorder__finish(struct recorder *rc, const struct summary *sm,
 	s.exited = sm->exited;
 	s.exit_status = sm->exit_status;
 	s.execs = sm->execs;
+	s.forks = sm->forks;
 	s.exec_other = sm->exec_other;
 	s.exec_thread = sm->exec_thread;
 	s.has_guard = sm->guard != NULL;

@@ -74,6 +74,8 @@ void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *
 	sm->exited = s->exited;
 	sm->exit_status = s->exit_status;
 	sm->execs = s->execs;
+	sm->forks_known = s->has_forks;
+	sm->forks = s->forks;
 	sm->exec_other = s->exec_other;
 	sm->exec_thread = s->exec_thread;
 	sm->guard = s->has_guard ? &s->guard : NULL;

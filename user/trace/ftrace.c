@@ -1708,6 +1708,8 @@ static int report(struct ftrace *ft)
 	sm.budget = ft->bud;
 	sm.cab_sampling = ft->o.cab_mode && !strcmp(ft->o.cab_mode, "sampling");
 	sm.execs = stage__execs(ft->stage, &ex);
+	sm.forks_known = !ft->whole;
+	sm.forks = ft->whole ? 0 : totals[CABBPF_STAT_FORKS];
 	/* A launched command's own start is an exec too: not the program's
 	 * doing (--follow-exec: made before tracing began, not seen). */
 	if (tg->spawned && !tg->followed && sm.execs)

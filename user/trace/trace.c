@@ -73,6 +73,7 @@ struct trace {
 	struct link_set sets[CABBPF_NGROUPS];
 	struct bpf_link *exec_link; /* on_exec: execve seen in the target */
 	struct bpf_link *exit_link; /* on_exit: threads killed by another's execve */
+	struct bpf_link *fork_link; /* on_fork: new processes of the target's */
 	struct bpf_link *switch_link; /* on_switch: off-CPU intervals (on-CPU time) */
 	uint32_t refused;
 	bool multi;
@@ -773,6 +774,11 @@ static void attach_exec(struct trace *t)
 		log_warn("exit tracepoint refused (%s): the frames of threads an execve ends "
 			 "will show as open",
 			 strerror(errno));
+	t->fork_link = bpf_program__attach(t->skel->progs.on_fork);
+	if (!t->fork_link)
+		log_warn("fork tracepoint refused (%s): processes the target starts are not "
+			 "counted (they are not traced either way)",
+			 strerror(errno));
 	/* On-CPU time needs timestamps; without the switch tracepoint the
 	 * reports say on-CPU time was not measured. */
 	if (!t->o.no_times && !t->switch_link) {
@@ -1387,6 +1393,8 @@ void trace__detach(struct trace *t)
 	t->exec_link = NULL;
 	bpf_link__destroy(t->exit_link);
 	t->exit_link = NULL;
+	bpf_link__destroy(t->fork_link);
+	t->fork_link = NULL;
 	bpf_link__destroy(t->switch_link);
 	t->switch_link = NULL;
 	/* Per-site links close one by one, each waiting for the kernel's
