@@ -313,7 +313,8 @@ END_TEST
 
 /* -p of an ancestor (this suite's process, whose child cabbpf is) and of
  * cabbpf itself (a shell that execs cabbpf with its own pid): refused,
- * saying why, before any probe. */
+ * saying why, before anything is measured or loaded; --io of cabbpf
+ * itself too, of an ancestor not (it stops and probes nothing there). */
 START_TEST(pid_of_self_or_ancestor_refused)
 {
 	char pid[16], cmd[PATH_MAX * 3], errf[PATH_MAX];
@@ -329,6 +330,24 @@ START_TEST(pid_of_self_or_ancestor_refused)
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
 	err = h_slurp(errf);
 	ck_assert_msg(strstr(err, "it is cabbpf itself") && !strstr(err, H_TRACING), "%s", err);
+	/* said first: nothing measured or loaded before the refusal */
+	ck_assert_msg(!strstr(err, "probe cost"), "%s", err);
+	free(err);
+	/* --io stops and probes nothing: an ancestor may be watched, but
+	 * not cabbpf's own I/O (it would count its own output) */
+	snprintf(cmd, sizeof(cmd), "exec sh -c 'exec \"%s\" --io -p $$ -d 1' 2>'%s'", h_cabbpf,
+		 errf);
+	st = system(cmd);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+	err = h_slurp(errf);
+	ck_assert_msg(strstr(err, "cannot watch pid") && strstr(err, "it is cabbpf itself"), "%s",
+		      err);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "exec \"%s\" --io -p %d -d 1 >/dev/null 2>'%s'", h_cabbpf,
+		 (int)getpid(), errf);
+	st = system(cmd);
+	err = h_slurp(errf);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, err);
 	free(err);
 }
 END_TEST

@@ -13,6 +13,7 @@
 #include "user/iomode/iomode.h"
 #include "user/proc/cgroup.h"
 #include "user/proc/procfs.h"
+#include "user/proc/target.h"
 #include "user/iomode/iostat.h"
 #include "common/log.h"
 #include "user/kernel/features.h"
@@ -113,6 +114,9 @@ int iomode__run(const struct opts *o, volatile sig_atomic_t *stop)
 		log_err("cannot watch pid %d: no such process", (int)o->pid);
 		return -ESRCH;
 	}
+	err = target__check_pid(o->pid, "watch", true);
+	if (err)
+		return err;
 	err = features__refuse(features__get(), FU_IO);
 	if (err)
 		return err;

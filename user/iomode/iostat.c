@@ -345,8 +345,13 @@ static bool on_stat(struct iostat *s, const void *key, const void *vals, size_t 
 	uint64_t *dv = hmap__find(&s->dead, k->pid);
 	bool alive = pid_alive(s, k->pid);
 
-	/* Ended, and now alive: another process under the same pid. */
-	if (alive && dv && (*dv & 1))
+	/* Ended, and now alive: another process under the same pid, unless
+	 * it ended within the last two rounds (as ended__on_record judges):
+	 * its last thread sends its records at sched_process_exit, before it
+	 * becomes a zombie, and /proc still shows it running until then (the
+	 * rest of do_exit: under emulation long enough for a read of the
+	 * maps to fall in between, and its keys made a 41st iotarget). */
+	if (alive && dv && (*dv & 1) && (*dv >> 1) + 1 < s->round)
 		ended__new_process(s, k->pid);
 	memset(&sum, 0, sizeof(sum));
 	for (c = 0; c < s->o.ncpus; c++)

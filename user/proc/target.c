@@ -429,6 +429,17 @@ int target__start(struct target *t)
 	return err;
 }
 
+int target__check_pid(pid_t pid, const char *what, bool ancestors_ok)
+{
+	int err = pid > 0 ? not_ours(pid) : 0;
+
+	if (err == -ELOOP && ancestors_ok)
+		err = 0;
+	if (err)
+		log_err("cannot %s pid %d: %s", what, (int)pid, target_error(err));
+	return err;
+}
+
 static int attach(struct target *t, pid_t pid)
 {
 	char path[64], buf[64];

@@ -74,6 +74,15 @@ int target__start(struct target *t);
  * (pid <= 0), -EACCES or -errno. */
 int target__attach(struct target *t, pid_t pid);
 
+/* Whether pid may be a target at all, checked before anything else is
+ * done (the kernel's check, the probe-cost calibration): 0, or (logged:
+ * "cannot trace pid ...: it is cabbpf itself" / "... an ancestor of
+ * cabbpf") -EDEADLK or -ELOOP. what: "trace" or "watch", for the
+ * message; ancestors_ok: an ancestor is allowed (--io stops nothing and
+ * probes nothing in it; its own pid still counts cabbpf's output). Any
+ * thread. */
+int target__check_pid(pid_t pid, const char *what, bool ancestors_ok);
+
 /* Non-blocking: true once the process has exited (a spawned one is reaped).
  * Returns false while it runs. */
 bool target__poll_exit(struct target *t);

@@ -1919,6 +1919,9 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	if (o->debug_dir)
 		syms__set_debug_dir(o->debug_dir);
 	startup_mark(NULL);
+	/* cabbpf or its shell: said before anything is measured or loaded */
+	if (o->pid && !o->cmd && (err = target__check_pid(o->pid, "trace", false)))
+		goto cleanup;
 	if (!o->list && !o->plan) {
 		err = check_kernel(ft);
 		startup_mark("kernel features");
