@@ -3,7 +3,8 @@
 # VMTEST_KERNELS under QEMU (tests/vm/boot.sh: the host's / read-only under a
 # tmpfs overlay) and runs the cases of tests/vm/cases in it
 # (tests/vm/guest.sh, through tests/run.sh); prints each case's result line,
-# each kernel's totals and time, and a summary table. Exits 1 when a kernel
+# each kernel's totals and time, a summary table, and then every failed case
+# again with its first failed check (a CI log's tail shows them). Exits 1 when a kernel
 # failed a case, booted badly, never reported (panic, hang) or timed out.
 #
 # Run it from `make vmtest`, which builds ./cabbpf, the suites of the cases
@@ -113,7 +114,7 @@ ncases=$(wc -l <<<"$cases")
 echo "vmtest: ${#klist[@]} kernel(s) (${releases[*]}), $ncases case(s) from $from, accel $accel, CK_TIMEOUT_MULTIPLIER=$mult, timeout $TIMEOUT s a kernel; logs in $RUN"
 
 # ---- one boot a kernel -------------------------------------------------------
-rows=() bad=0
+rows=() bad=0 failed_cases=()
 for i in "${!klist[@]}"; do
 	k=${klist[$i]} rel=${releases[$i]}
 	dir=$RUN/$rel
@@ -144,6 +145,10 @@ for i in "${!klist[@]}"; do
 				echo "vmtest: $rel: $suite${tcase:+ $tcase}: $line, $cse s"
 			else
 				echo "vmtest: $rel: $suite${tcase:+ $tcase}: FAILED ($why): $line, $cse s$([ -f "$o/case-$ran.log" ] && echo "; log $o/case-$ran.log")"
+				# again after the summary, which is what a CI log's tail shows
+				failed_cases+=("$rel: $suite${tcase:+ $tcase}: $why")
+				first=$(grep -m1 -E ':[FE]:' "$o/case-$ran.log" 2>/dev/null || true)
+				[ -z "$first" ] || failed_cases+=("    ${first:0:400}")
 			fi
 		done <"$o/results"
 	fi
@@ -183,6 +188,10 @@ done
 echo "vmtest: summary (accel $accel; logs in $RUN):"
 printf '  %-24s %5s %6s %6s %7s %7s  %s\n' kernel cases passed failed skipped seconds result
 printf '  %s\n' "${rows[@]}"
+if [ ${#failed_cases[@]} -gt 0 ]; then
+	echo "vmtest: failed cases (kernel: suite case: why; the first failed check):"
+	printf '  %s\n' "${failed_cases[@]}"
+fi
 [ $missing = 0 ] || echo "vmtest: suites listed in $from are missing from this tree or unbuilt (above): their cases failed"
 if [ $bad -gt 0 ]; then
 	echo "vmtest: FAILED on $bad of ${#klist[@]} kernel(s)"
