@@ -1253,6 +1253,27 @@ int h_is_zombie(pid_t pid)
 	return !p || *p == 'Z' || *p == 'X';
 }
 
+int h_reap_unless_left_stopped(pid_t pid)
+{
+	int st = 0, stopped = 0;
+	pid_t w;
+	char stf[512];
+
+	for (;;) {
+		const char *p;
+
+		w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			return st;
+		ck_assert_int_eq(w, 0);
+		p = stat_fields(pid, stf, sizeof(stf));
+		stopped = p && *p == 'T' ? stopped + 1 : 0;
+		ck_assert_msg(stopped < 1000 * H_PATIENCE,
+			      "pid %d left stopped (nobody continues it)", (int)pid);
+		usleep(10000);
+	}
+}
+
 long long h_cpu_ms(pid_t pid)
 {
 	unsigned long long ut, stime;

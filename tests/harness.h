@@ -460,6 +460,13 @@ pid_t h_thread_named(pid_t pid, const char *comm);
 
 /* Whether pid is a zombie (exited, not reaped), or gone. */
 int h_is_zombie(pid_t pid);
+
+/* Reap pid, a child of this process (or, as subreaper, an orphan), and
+ * return its wait status. It has work left to do, however long a loaded
+ * machine takes for it; what must not happen is that it stays stopped
+ * with nobody to continue it: fails if it is seen stopped (T) for
+ * H_PATIENCE * 10 s on end. */
+int h_reap_unless_left_stopped(pid_t pid);
 /* An empty cgroup v2 child of H_CGROOT named name, its path into dir
  * (asserted made; a leftover of an earlier run is removed first). name
  * must be this run's own (with getpid()): two runs at once on a machine

@@ -12,6 +12,9 @@
 #include <check.h>
 #include <stdbool.h>
 #include <sys/types.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -946,6 +949,88 @@ START_TEST(killed_mid_trace_still_reports)
 END_TEST
 
 /*
+ * SIGKILL of cabbpf at a random instant while its guard holds a target
+ * that throws, switches coroutines, or is a Go program (issue 44 item 2):
+ * the guardian (user/trace/guardian.h) writes the return addresses back
+ * and lets go in cabbpf's place. The target (an orphan this test reaps as
+ * subreaper) is never left stopped, ends as untraced (exit 0) and writes
+ * what it writes untraced. Before the guardian, 7 of 7 throwing targets
+ * were left stopped, and 5 of those died of std::terminate once
+ * continued. Five runs: two each of the first two, one Go;
+ * bench/guard_kill.sh runs it 50 times a target.
+ */
+static const struct {
+	const char *target; /* h_target name; NULL: the exc g++ -O2 target */
+	const char *const args[4];
+	const char *const funcs[4];
+} kill_targets[] = {
+	{NULL, {"basic", "600000"}, {"catcher", "thrower_*"}},
+	{"coro", {"3000000"}, {"consume", "produce", "step"}},
+	{"gohello", {"100000"}, {"main.mix", "main.leaf"}},
+};
+
+START_TEST(killed_while_guarding)
+{
+	/* 0, 1: the throwing target; 2, 3: coroutines; 4: Go */
+	size_t k = (size_t)(_i < 4 ? _i / 2 : 2), n = 0, j;
+	char go[PATH_MAX], *args[24], *argv[8], *out;
+	const char *bin = h_cxx_target("exc", 1);
+	struct h_plain p;
+	struct h_run r;
+	pid_t t = 0;
+	long delay_ms;
+	int st, i;
+
+	snprintf(go, sizeof(go), "%s/gohello", h_targets);
+	if (kill_targets[k].target)
+		bin = strcmp(kill_targets[k].target, "gohello") ? h_target(kill_targets[k].target, 2)
+								 : go;
+	srand((unsigned)getpid() * 31u + (unsigned)time(NULL) + (unsigned)_i);
+	delay_ms = rand() % 1200;
+	argv[0] = (char *)bin;
+	for (j = 0; kill_targets[k].args[j]; j++)
+		argv[j + 1] = (char *)kill_targets[k].args[j];
+	argv[j + 1] = NULL;
+	h_plain_run(&p, argv);
+	ck_assert_msg(WIFEXITED(p.status) && !WEXITSTATUS(p.status), "%s untraced: %s", bin,
+		      p.err);
+	for (j = 0; kill_targets[k].funcs[j]; j++) {
+		args[n++] = "-f";
+		args[n++] = (char *)kill_targets[k].funcs[j];
+	}
+	args[n++] = "--";
+	for (j = 0; argv[j]; j++)
+		args[n++] = argv[j];
+	args[n] = NULL;
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	ck_assert_int_eq(h_start(&r, args, 0, 0), 0);
+	h_run_until(&r, r.err_path, H_TRACING, 1, 10000);
+	for (i = 0; i < 300 * H_PATIENCE && t <= 0 && !h_run_ended(&r); i++) {
+		t = h_child_of(r.pid);
+		if (t <= 0)
+			usleep(10000);
+	}
+	ck_assert_msg(t > 0, "no target under cabbpf: %s", h_run_why(&r));
+	usleep((useconds_t)delay_ms * 1000);
+	kill(r.pid, SIGKILL);
+	h_finish(&r);
+	st = h_reap_unless_left_stopped(t);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	out = h_slurp(r.out_path);
+	ck_assert_msg(WIFEXITED(st) && !WEXITSTATUS(st),
+		      "%s, cabbpf killed %ld ms into tracing: %s\n%s", bin, delay_ms,
+		      h_describe(st, (char[64]){0}, 64), h_slurp(r.err_path));
+	ck_assert_msg(!strcmp(out, p.out), "%s, cabbpf killed %ld ms into tracing, wrote:\n%s\n"
+		      "untraced:\n%s", bin, delay_ms, out, p.out);
+	free(out);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+/*
  * Non-local exits, then a call from the frame that lives (issue 44): the
  * shapes of tests/targets/nonlocal.c (longjmp, a context switch) and
  * rethrow.cc (rethrows), each traced with its functions selected and
@@ -1115,6 +1200,8 @@ int main(void)
 	 * kernel), also run here with the rest. */
 	TCase *matrix = tcase_create("matrix");
 	TCase *nonlocal = tcase_create("nonlocal");
+	/* cabbpf killed: 2 runs of a throwing target, 2 of a coroutine one, 1 of Go */
+	TCase *killed = tcase_create("killed");
 
 	if (h_integration_setup("guard-integration", NULL))
 		return 1;
@@ -1163,5 +1250,8 @@ int main(void)
 	suite_add_tcase(s, nonlocal);
 	suite_add_tcase(s, exc);
 	suite_add_tcase(s, other);
+	tcase_set_timeout(killed, 180);
+	tcase_add_loop_test(killed, killed_while_guarding, 0, 5);
+	suite_add_tcase(s, killed);
 	return h_run_suite(s);
 }

@@ -322,46 +322,6 @@ START_TEST(starved_lossless_exact)
 }
 END_TEST
 
-/* Whether a thread of pid is stopped (state T: a group stop nobody
- * continues). */
-static int group_stopped(pid_t pid)
-{
-	char path[64], buf[512];
-	FILE *f;
-	char *s;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	s = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	s = s ? strrchr(buf, ')') : NULL;
-	return s && s[1] == ' ' && s[2] == 'T';
-}
-
-/* Reap pid, a child of this process (or, as subreaper, an orphan), and
- * return its wait status. It has work left to do, however long a loaded
- * machine takes for it; what must not happen is that it stays stopped
- * with nobody to continue it: fail if it is seen stopped (T) for
- * H_PATIENCE * 10 s on end. */
-static int reap_unless_left_stopped(pid_t pid)
-{
-	int st = 0, stopped = 0;
-	pid_t w;
-
-	for (;;) {
-		w = waitpid(pid, &st, WNOHANG);
-		if (w == pid)
-			return st;
-		ck_assert_int_eq(w, 0);
-		stopped = group_stopped(pid) ? stopped + 1 : 0;
-		ck_assert_msg(stopped < 1000 * H_PATIENCE,
-			      "pid %d left stopped (nobody continues it)", (int)pid);
-		usleep(10000);
-	}
-}
-
 START_TEST(killed_while_holding)
 {
 	char go[PATH_MAX];
@@ -397,7 +357,7 @@ START_TEST(killed_while_holding)
 	ck_assert_int_eq(r.status, 128 + SIGKILL);
 	/* Left to itself, the target would stay stopped forever: it must end
 	 * on its own, having done all its work. */
-	st = reap_unless_left_stopped(tg);
+	st = h_reap_unless_left_stopped(tg);
 	ck_assert(WIFEXITED(st));
 	ck_assert_int_eq(WEXITSTATUS(st), 0);
 	err = h_slurp(r.err_path);
@@ -456,7 +416,7 @@ START_TEST(let_go_while_holding)
 	ck_assert_int_gt(h_num(ll, "waits"), 0);
 	ck_assert_int_eq(h_num(ll, "unheld_past_mark"), 0);
 	/* Nothing stopped is left behind: the target finishes its work. */
-	st = reap_unless_left_stopped(tp.pid);
+	st = h_reap_unless_left_stopped(tp.pid);
 	ck_assert(WIFEXITED(st));
 	ck_assert_int_eq(WEXITSTATUS(st), 0);
 	err = h_slurp(tp.err_path);
@@ -585,7 +545,7 @@ START_TEST(killed_while_holding_frozen)
 	ck_assert_msg(watching, "the watcher left while the target was frozen (pid %d)",
 		      (int)watcher);
 	ck_assert_int_eq(r.status, 128 + SIGKILL);
-	st = reap_unless_left_stopped(tg);
+	st = h_reap_unless_left_stopped(tg);
 	ck_assert(WIFEXITED(st));
 	ck_assert_int_eq(WEXITSTATUS(st), 0);
 	err = h_slurp(r.err_path);

@@ -24,6 +24,28 @@ long procfs__status_field(pid_t pid, const char *name)
 	return v;
 }
 
+bool procfs__sig_pending(pid_t tid, int sig)
+{
+	unsigned long long bit = 1ULL << (sig - 1), mask;
+	char path[64], line[256];
+	bool pending = false;
+	FILE *f;
+
+	if (sig < 1 || sig > 64)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!pending && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7)) {
+			mask = strtoull(line + 7, NULL, 16);
+			pending = (mask & bit) != 0;
+		}
+	fclose(f);
+	return pending;
+}
+
 /* The start of the file at path (at most len - 1 bytes), NUL-ended, into
  * buf. Returns false when it cannot be opened. */
 static bool read_head(const char *path, char *buf, size_t len)

@@ -27,4 +27,9 @@ bool procfs__gone(pid_t pid);
  * or unreadable. */
 long procfs__syscall(pid_t pid, pid_t tid);
 
+/* Whether signal sig is pending for thread tid (sent to it or to its
+ * process, not yet taken: /proc/TID/status's SigPnd and ShdPnd). False
+ * when tid is gone or unreadable. */
+bool procfs__sig_pending(pid_t tid, int sig);
+
 #endif /* USER_PROCFS_H */

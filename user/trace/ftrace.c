@@ -520,6 +520,9 @@ static int guard_target(struct ftrace *ft)
 		return err;
 	}
 	guard__forks(g);
+	/* Its safety outlives cabbpf: a kill -9 of cabbpf must not leave a
+	 * trampoline for the target's next throw (user/trace/guardian.h). */
+	guard__guardian(g);
 	err = guard__seize(g);
 	if (err && ft->o.lossless) {
 		guard__free(g);
@@ -574,20 +577,24 @@ static int plan_probes(struct ftrace *ft)
 	struct plan_opts plo_libs;
 	int err;
 
-	/* --lossless: first the watcher that continues the target should
-	 * cabbpf die while it holds it; before the tracer thread exists. */
-	if (o->lossless && !o->list && !o->plan) {
-		ft->wd_fd = watchdog__start(ft->tg.pid);
-		if (ft->wd_fd < 0)
-			return ft->wd_fd;
-	}
 	/* Return probes write into the target's stacks: the guard keeps the
-	 * unwinder and stack switches from seeing them (user/trace/guard.h). */
+	 * unwinder and stack switches from seeing them (user/trace/guard.h).
+	 * Its guardian also continues a target held by --lossless should
+	 * cabbpf die (a watcher that continued it on its own could let a
+	 * thread throw before the guardian wrote its return addresses back). */
 	if (!o->entry_only && !o->list && !o->plan && !o->no_guard) {
 		err = guard_target(ft);
 		startup_mark("guard");
 		if (err)
 			return err;
+	}
+	/* --lossless without a guard: the watcher that continues the target
+	 * should cabbpf die while it holds it; before the tracer thread exists
+	 * (none does yet: no guard, or its tracer ended). */
+	if (o->lossless && !o->list && !o->plan && !ft->guard) {
+		ft->wd_fd = watchdog__start(ft->tg.pid);
+		if (ft->wd_fd < 0)
+			return ft->wd_fd;
 	}
 	if (o->lossless && !o->list && !o->plan && !ft->guard) {
 		err = lossless_tracer(ft);

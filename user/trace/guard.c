@@ -30,6 +30,7 @@
 #include "cabbpf_event.h"
 #include "common/vec.h"
 #include "user/trace/guard.h"
+#include "user/trace/guardian.h"
 #include "user/proc/libs.h"
 #include "user/proc/procfs.h"
 #include "common/log.h"
@@ -155,6 +156,14 @@ struct guard {
 	uint64_t tramp; /* the trampoline's address, 0 until known */
 	struct guard_stats st;
 	bool stopped;
+	/* bpf/guard.bpf.c's dump_pending (the skeleton's, or the guardian's
+	 * copy in a rescue), or -1 */
+	int iter_fd;
+	/* guard__guardian asked / the guardian (user/trace/guardian.h) */
+	bool want_guardian;
+	struct guardian *gd;
+	/* guard__rescue: cabbpf is dead, this is the guardian's rescuer */
+	bool rescue;
 };
 
 bool guard__unsafe_name(const char *n)
@@ -492,7 +501,7 @@ int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out)
 		return -ENOMEM;
 	g->pid = pid;
 	g->spawned = spawned;
-	g->guarded_fd = g->reqs_fd = g->throttled_fd = -1;
+	g->guarded_fd = g->reqs_fd = g->throttled_fd = g->iter_fd = -1;
 	snprintf(g->exe, sizeof(g->exe), "%s", exe);
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
@@ -529,7 +538,7 @@ int guard__open_tracer(pid_t pid, bool spawned, struct guard **out)
 		return -ENOMEM;
 	g->pid = pid;
 	g->spawned = spawned;
-	g->guarded_fd = g->reqs_fd = g->throttled_fd = -1;
+	g->guarded_fd = g->reqs_fd = g->throttled_fd = g->iter_fd = -1;
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
 	*out = g;
@@ -645,21 +654,29 @@ static int restore_slot(struct guard *g, pid_t tid, uint64_t slot, uint64_t orig
 /*
  * Calls fn for each return instance the kernel holds for the target
  * (bpf/guard.bpf.c, dump_pending): rec is (tid, slot, original return
- * address). io narrows the walk to one task (a fork's child) or is NULL.
+ * address). li narrows the walk to one task (a fork's child) or is NULL.
  * Returns false when the list cannot be read. Tracer thread only.
  */
-static bool walk_pending(struct guard *g, struct bpf_iter_attach_opts *io,
+static bool walk_pending(struct guard *g, union bpf_iter_link_info *li,
 			 void (*fn)(struct guard *g, const uint64_t rec[3], void *arg), void *arg)
 {
-	struct bpf_link *it = bpf_program__attach_iter(g->skel->progs.dump_pending, io);
-	int fd = it ? bpf_iter_create(bpf_link__fd(it)) : -1;
+	LIBBPF_OPTS(bpf_link_create_opts, lo);
+	int lfd = -1, fd = -1;
 	uint64_t rec[3];
 
+	if (li) {
+		lo.iter_info = li;
+		lo.iter_info_len = sizeof(*li);
+	}
+	if (g->iter_fd >= 0)
+		lfd = bpf_link_create(g->iter_fd, 0, BPF_TRACE_ITER, &lo);
+	fd = lfd >= 0 ? bpf_iter_create(lfd) : -1;
 	while (fd >= 0 && read(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec))
 		fn(g, rec, arg);
 	if (fd >= 0)
 		close(fd);
-	bpf_link__destroy(it);
+	if (lfd >= 0)
+		close(lfd);
 	return fd >= 0;
 }
 
@@ -1070,7 +1087,6 @@ static void child_slot(struct guard *g, const uint64_t rec[3], void *slots)
 static bool fork_child(struct guard *g, pid_t tid)
 {
 	union bpf_iter_link_info li;
-	LIBBPF_OPTS(bpf_iter_attach_opts, io, .link_info = &li, .link_info_len = sizeof(li));
 	uint64_t slots = 0, bps;
 
 	if (!g->forks || find_thread(g, tid) || procfs__status_field(tid, "Tgid") == g->pid)
@@ -1080,7 +1096,7 @@ static bool fork_child(struct guard *g, pid_t tid)
 		memset(&li, 0, sizeof(li));
 		li.task.pid = (uint32_t)tid;
 		g->skel->bss->dump_tgid = (uint32_t)tid;
-		walk_pending(g, &io, child_slot, &slots);
+		walk_pending(g, &li, child_slot, &slots);
 		g->skel->bss->dump_tgid = 0;
 	}
 	pthread_mutex_unlock(&g->mu);
@@ -1158,6 +1174,9 @@ static void handle(struct guard *g, pid_t tid, int st)
 
 			memset(&si, 0, sizeof(si));
 			ptrace(PTRACE_GETSIGINFO, tid, NULL, &si);
+			/* Should cabbpf die from here to the resume, the
+			 * guardian continues what this stop leaves. */
+			guardian__serving(g->gd, tid);
 			/* Ours: sent by bpf_send_signal_thread (SI_KERNEL, which
 			 * no process can forge) with a request waiting: the
 			 * guard's, the rings' high-water mark's (--lossless), or
@@ -1167,11 +1186,15 @@ static void handle(struct guard *g, pid_t tid, int st)
 			lossless_req = throttled_since(g, tid, NULL);
 			if ((guard_req || lossless_req) && si.si_code == SI_KERNEL) {
 				sig = 0;
-				if (lossless_req && hold(g, tid))
+				if (lossless_req && hold(g, tid)) {
+					/* throttled[tid] says it is held */
+					guardian__serving(g->gd, 0);
 					return; /* resumed by release_held() */
+				}
 			}
 		}
 		resume(tid, sig);
+		guardian__serving(g->gd, 0);
 		return;
 	default:
 		resume(tid, 0);
@@ -1193,6 +1216,18 @@ static void must_stop_one(struct guard *g, const uint64_t rec[3], void *arg)
 		t->must_stop = true;
 }
 
+/* Whether a stop of tid was asked for by a BPF program (the guard's
+ * request, or --lossless's at the rings' high-water mark) and not yet
+ * served. */
+static bool ours_asked(struct guard *g, pid_t tid)
+{
+	struct cabbpf_guard_req r;
+	uint32_t key = (uint32_t)tid;
+
+	return (g->reqs_fd >= 0 && !bpf_map_lookup_elem(g->reqs_fd, &key, &r)) ||
+	       throttled_since(g, tid, NULL);
+}
+
 /*
  * Marks the threads that hold return addresses to give back (must_stop).
  * The trace's probes are out by now: no thread gets a new one, a running
@@ -1203,9 +1238,12 @@ static bool mark_must_stop(struct guard *g)
 {
 	size_t i;
 
+	/* A rescue also stops the threads a stop of ours was asked for
+	 * (left queued, or taken as a stop of the whole process): a queued
+	 * one must not outlive the rescuer. */
 	for (i = 0; i < g->nth; i++)
-		g->th[i].must_stop = false;
-	return g->skel && walk_pending(g, NULL, must_stop_one, NULL);
+		g->th[i].must_stop = g->rescue && ours_asked(g, g->th[i].tid);
+	return walk_pending(g, NULL, must_stop_one, NULL);
 }
 
 /* The calls a ptrace stop ends with EINTR even in a thread with no signal
@@ -1457,6 +1495,7 @@ static void detach_all(struct guard *g)
 		if (!left)
 			break;
 		if (ms_since(&t0) > 2000) {
+			g->st.detach_left = left;
 			log_warn("%zu thread%s of pid %d did not stop: their return addresses "
 				 "stay with the kernel",
 				 left, left == 1 ? "" : "s", (int)g->pid);
@@ -1483,8 +1522,6 @@ static void detach_all(struct guard *g)
 		{
 			struct gthread *t = track(g, tid);
 			int sig = WSTOPSIG(st), ev = (unsigned)st >> 16;
-			uint32_t key = (uint32_t)tid;
-			struct cabbpf_guard_req r;
 
 			if (!t)
 				continue;
@@ -1526,12 +1563,17 @@ static void detach_all(struct guard *g)
 			}
 			/* An event or interrupt stop. Our SIGSTOP may still be
 			 * queued (the request is there): let the thread take it
-			 * first, or it would stop the whole process after we go. */
-			if ((g->reqs_fd >= 0 && !bpf_map_lookup_elem(g->reqs_fd, &key, &r)) ||
-			    throttled_since(g, tid, NULL) || t->ours_pending) {
+			 * first, or it would stop the whole process after we go.
+			 * Not queued with a request there: it was taken as a
+			 * stop of the whole process while nobody traced it
+			 * (cabbpf died: a rescue), or never sent; this stop is
+			 * as good. */
+			if ((ours_asked(g, tid) || t->ours_pending) &&
+			    procfs__sig_pending(tid, SIGSTOP)) {
 				resume(tid, 0);
 				continue;
 			}
+			t->ours_pending = false;
 			if (ev == PTRACE_EVENT_STOP && (sig == SIGSTOP || sig == SIGTSTP ||
 							sig == SIGTTIN || sig == SIGTTOU)) {
 				t->pass_sig = 0; /* a real group-stop: it stays */
@@ -1540,7 +1582,7 @@ static void detach_all(struct guard *g)
 		}
 	}
 	/* Every thread that stopped: back to the original return addresses. */
-	if (g->skel && g->nth)
+	if (g->nth)
 		give_back(g, GIVE_BACK_STOPPED);
 	bpf_link__destroy(g->exit_stop);
 	g->exit_stop = NULL;
@@ -1620,6 +1662,10 @@ int guard__seize(struct guard *g)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &chld, NULL);
+	/* The guardian forks: before the tracer thread. Without it the
+	 * target is guarded while cabbpf lives (said by guardian__start). */
+	if (g->want_guardian && !g->gd)
+		guardian__start(g->pid, &g->gd);
 	err = pthread_create(&g->thr, NULL, tracer_main, g);
 	if (err)
 		return -err;
@@ -1650,6 +1696,43 @@ void guard__forks(struct guard *g)
 {
 	if (g)
 		g->forks = true;
+}
+
+void guard__guardian(struct guard *g)
+{
+	if (g)
+		g->want_guardian = true;
+}
+
+int guard__rescue(pid_t pid, const struct guardian_fds *f, pid_t serving, bool *cont,
+		  struct guard_stats *st)
+{
+	struct guard *g = NULL;
+	size_t i;
+	int err;
+
+	*cont = true;
+	err = guard__open_tracer(pid, false, &g);
+	if (err)
+		return err;
+	g->iter_fd = f->iter;
+	g->reqs_fd = f->reqs;
+	g->guarded_fd = f->guarded;
+	g->throttled_fd = f->throttled;
+	g->rescue = true;
+	err = seize_all(g);
+	if (!err) {
+		/* Before detach_all serves them: what stops of ours it finds. */
+		*cont = false;
+		for (i = 0; i < g->nth && !*cont; i++)
+			*cont = g->th[i].tid == serving || ours_asked(g, g->th[i].tid);
+		g->st.rescued_threads = (uint32_t)g->nth;
+		detach_all(g);
+	}
+	*st = g->st;
+	g->iter_fd = g->reqs_fd = g->guarded_fd = g->throttled_fd = -1;
+	guard__free(g);
+	return err;
 }
 
 int guard__reaped(struct guard *g, int *status)
@@ -1834,6 +1917,7 @@ static void install(struct guard *g, struct guard_bpf *skel, int throttled_fd)
 		skel->bss->events_gate = g->gate_open ? 1 : 0;
 	g->guarded_fd = bpf_map__fd(skel->maps.guarded);
 	g->reqs_fd = bpf_map__fd(skel->maps.guard_reqs);
+	g->iter_fd = bpf_program__fd(skel->progs.dump_pending);
 	g->throttled_fd = throttled_fd;
 	for (i = 0; i < g->nth; i++) {
 		uint32_t key = (uint32_t)g->th[i].tid, held = CABBPF_GUARDED_HELD;
@@ -1841,6 +1925,31 @@ static void install(struct guard *g, struct guard_bpf *skel, int throttled_fd)
 		bpf_map_update_elem(g->guarded_fd, &key, &held, BPF_ANY);
 	}
 	pthread_mutex_unlock(&g->mu);
+}
+
+/* Copies of what a rescue needs, to the guardian (if any): the links of
+ * the sites too, so that a throw after cabbpf's death still stops. */
+static void hand_over(struct guard *g)
+{
+	struct guardian_fds f = {g->iter_fd, g->reqs_fd, g->guarded_fd, g->throttled_fd, NULL, 0};
+	int *links;
+	size_t i, n = 0;
+
+	if (!g->gd)
+		return;
+	links = calloc(g->nmfds + g->nlinks + 1, sizeof(*links));
+	if (!links)
+		return;
+	for (i = 0; i < g->nmfds; i++)
+		links[n++] = g->mfds[i];
+	for (i = 0; i < g->nlinks; i++)
+		links[n++] = bpf_link__fd(g->links[i]);
+	if (g->altstack)
+		links[n++] = bpf_link__fd(g->altstack);
+	f.links = links;
+	f.nlinks = n;
+	guardian__give(g->gd, &f);
+	free(links);
 }
 
 int guard__attach(struct guard *g, const struct guard_maps *m)
@@ -1868,7 +1977,11 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 			/* A tracer-only guard (--lossless) has no site. */
 			err = g->nsites ? attach_multi(g) : 0;
 			if (!err)
-				return attach_altstack(g);
+				err = attach_altstack(g);
+			if (!err)
+				hand_over(g);
+			if (!err)
+				return 0;
 			log_debug("guard: multi-uprobe link refused (%s); one link per site",
 				  strerror(-err));
 			detach_probes(g);
@@ -1886,7 +1999,11 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 	bpfload__free(&lg);
 	install(g, skel, m->throttled_fd);
 	err = g->nsites ? attach_perf(g) : 0;
-	return err ? err : attach_altstack(g);
+	if (!err)
+		err = attach_altstack(g);
+	if (!err)
+		hand_over(g);
+	return err;
 }
 
 static void read_bpf_stats(struct guard *g)
@@ -1939,6 +2056,10 @@ void guard__stop(struct guard *g, struct guard_stats *st)
 		pthread_join(g->thr, NULL);
 		g->thr_started = false;
 	}
+	/* Let go: the guardian's copies go first (cabbpf's closes then
+	 * release the probes, as without it). */
+	guardian__done(g->gd);
+	g->gd = NULL;
 	if (!g->stopped) {
 		read_bpf_stats(g);
 		g->stopped = true;

@@ -41,6 +41,7 @@
 #include "cabbpf_guard.h"
 
 struct guard;
+struct guardian_fds;
 struct symtab;
 struct sym;
 
@@ -66,6 +67,8 @@ struct guard_stats {
 	 * with EINTR (should be 0) */
 	uint64_t detach_in_place;
 	uint64_t detach_cut_short;
+	uint64_t detach_left; /* threads that did not stop in 2 s: not given back */
+	uint32_t rescued_threads; /* guard__rescue: threads seized */
 };
 
 /*
@@ -101,6 +104,29 @@ int guard__add_file(struct guard *g, const char *path);
  * fine. Main thread.
  */
 void guard__forks(struct guard *g);
+
+/*
+ * Also start a guardian (user/trace/guardian.h) at guard__seize: a process
+ * that, should cabbpf die while the guard holds the target (SIGKILL, OOM,
+ * a crash), writes the original return addresses back and lets go in its
+ * place. Only for a caller that has no other thread yet at guard__seize
+ * (it forks). Call before guard__seize. NULL is fine. Main thread.
+ */
+void guard__guardian(struct guard *g);
+
+/*
+ * The guardian's rescue, in a process of its own, single-threaded, after
+ * cabbpf's death: becomes the tracer of pid, stops each thread that holds
+ * a trampoline (from f->iter's list) or that a stop of ours was asked for,
+ * writes the original return addresses back, marks every thread let go
+ * and detaches (the same steps as guard__stop). f's descriptors stay the
+ * caller's. *cont: a stop of ours was left in the target (a request not
+ * served, or serving, the tid cabbpf's tracer was serving): continue it
+ * (SIGCONT) once this process has ended. Returns 0 or -errno (-ESRCH: the
+ * target ended; *cont is true then, to be safe). *st: what it did.
+ */
+int guard__rescue(pid_t pid, const struct guardian_fds *f, pid_t serving, bool *cont,
+		  struct guard_stats *st);
 
 /*
  * A guard with no site: only the tracer, for --lossless when the target

@@ -168,21 +168,12 @@ static int scan(pid_t pid, struct wtable *t, int *stopped, int *settled)
 	return 0;
 }
 
-/* The watcher's life: wait for cabbpf's end, then rescue if it was not
- * clean. Never returns. */
-static void watch(int rfd, pid_t pid)
+void watchdog__watch(pid_t pid)
 {
 	struct timespec tick = {0, 2000000};
 	struct wtable t = {0};
 	int i, stopped, settled;
-	char c;
-	ssize_t n;
 
-	do
-		n = read(rfd, &c, 1);
-	while (n < 0 && errno == EINTR);
-	if (n == 1)
-		_exit(0); /* cabbpf let go cleanly */
 	for (i = 0;; i++) {
 		if (scan(pid, &t, &stopped, &settled) < 0)
 			break;
@@ -192,6 +183,22 @@ static void watch(int rfd, pid_t pid)
 			break;
 		nanosleep(&tick, NULL);
 	}
+	free(t.v);
+}
+
+/* The watcher's life: wait for cabbpf's end, then rescue if it was not
+ * clean. Never returns. */
+static void watch(int rfd, pid_t pid)
+{
+	char c;
+	ssize_t n;
+
+	do
+		n = read(rfd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1)
+		_exit(0); /* cabbpf let go cleanly */
+	watchdog__watch(pid);
 	_exit(0);
 }
 

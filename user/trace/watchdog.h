@@ -30,4 +30,10 @@ int watchdog__start(pid_t pid);
  * fd < 0 is fine. */
 void watchdog__done(int fd);
 
+/* The watch itself, in a process that outlives cabbpf (the watcher, or
+ * the guard's guardian, user/trace/guardian.h): continues pid whenever a
+ * thread of it is stopped, until every thread has run past any SIGSTOP of
+ * ours it could still take (above). Returns when pid is gone or settled. */
+void watchdog__watch(pid_t pid);
+
 #endif /* USER_TRACE_WATCHDOG_H */
