@@ -9,7 +9,7 @@
 # check). Prints per target: runs, harmed, and the instants tried.
 # The suite runs the same thing twice a target
 # (tests/test_guard_integration.c, killed_while_guarding).
-#   bench/guard_kill.sh [RUNS] [MAX_DELAY_MS]
+#   bench/guard_kill.sh [RUNS] [MAX_DELAY_MS]     (GK_ONLY=exc|coro|go: one target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-50}
@@ -29,14 +29,17 @@ targets=(
 # One run: prints "ok" or why it was harmed.
 one() {
 	local cmd=$1 sel=$2 want=$3 delay_ms=$4 cab tpid i st stopped=0
+	rm -f "$W/glog"
 	# shellcheck disable=SC2086
-	setsid ./cabbpf $sel -o "$W/report" -- $cmd >"$W/out" 2>"$W/err" &
+	CABBPF_GUARDIAN_LOG="$W/glog" setsid ./cabbpf $sel -o "$W/report" -- $cmd \
+		>"$W/out" 2>"$W/err" &
 	cab=$!
 	for i in $(seq 1 1000); do
 		grep -q '^cabbpf: tracing ' "$W/err" 2>/dev/null && break
 		sleep 0.01
 	done
-	tpid=$(pgrep -P "$cab" | head -n1 || true)
+	# cabbpf's child running the target (not the probe-cost measurement's)
+	tpid=$(pgrep -P "$cab" -f "^${cmd%% *}" | head -n1 || true)
 	sleep "$(awk -v d="$delay_ms" 'BEGIN { printf "%.3f", d / 1000 }')"
 	kill -9 "$cab" 2>/dev/null || true
 	wait "$cab" 2>/dev/null || true
@@ -57,7 +60,8 @@ one() {
 		sleep 0.01
 	done
 	if ! cmp -s "$W/out" "$want"; then
-		echo "output differs: $(grep -v '^cabbpf' "$W/out" "$W/err" | tail -n2 | tr '\n' ' ')"
+		echo "output differs: $(grep -v '^cabbpf' "$W/out" "$W/err" | tail -n2 | tr '\n' ' ')" \
+			"$(cat "$W/glog" 2>/dev/null)"
 		return
 	fi
 	echo ok
@@ -66,6 +70,8 @@ one() {
 printf '%-6s %5s %7s  %s\n' target runs harmed "kill instants (ms after tracing began)"
 for t in "${targets[@]}"; do
 	IFS='|' read -r label cmd sel <<<"$t"
+	# GK_ONLY=LABEL: one target only
+	[ -z "${GK_ONLY:-}" ] || [ "$GK_ONLY" = "$label" ] || continue
 	# shellcheck disable=SC2086
 	$cmd >"$W/want"
 	harmed=0

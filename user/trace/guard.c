@@ -1704,6 +1704,14 @@ void guard__guardian(struct guard *g)
 		g->want_guardian = true;
 }
 
+static void count_tramp(struct guard *g, const uint64_t rec[3], void *arg)
+{
+	uint64_t cur;
+
+	if (!peek((pid_t)rec[0], rec[1], &cur) && cur == trampoline(g))
+		++*(uint64_t *)arg;
+}
+
 int guard__rescue(pid_t pid, const struct guardian_fds *f, pid_t serving, bool *cont,
 		  struct guard_stats *st)
 {
@@ -1728,6 +1736,17 @@ int guard__rescue(pid_t pid, const struct guardian_fds *f, pid_t serving, bool *
 			*cont = g->th[i].tid == serving || ours_asked(g, g->th[i].tid);
 		g->st.rescued_threads = (uint32_t)g->nth;
 		detach_all(g);
+		/* for the log (user/trace/guardian.c): what is left */
+		if (getenv("CABBPF_GUARDIAN_LOG")) {
+			struct timespec ms100 = {0, 100000000};
+			uint64_t n0 = 0, n1 = 0;
+
+			walk_pending(g, NULL, count_tramp, &n0);
+			nanosleep(&ms100, NULL);
+			walk_pending(g, NULL, count_tramp, &n1);
+			g->st.rescue_left = n0;
+			g->st.rescue_later = n1;
+		}
 	}
 	*st = g->st;
 	g->iter_fd = g->reqs_fd = g->guarded_fd = g->throttled_fd = -1;

@@ -69,6 +69,10 @@ struct guard_stats {
 	uint64_t detach_cut_short;
 	uint64_t detach_left; /* threads that did not stop in 2 s: not given back */
 	uint32_t rescued_threads; /* guard__rescue: threads seized */
+	/* guard__rescue, with CABBPF_GUARDIAN_LOG set: return addresses that
+	 * still hold the trampoline once let go, and 100 ms later (new ones:
+	 * the trace's probes still in) */
+	uint64_t rescue_left, rescue_later;
 };
 
 /*

@@ -162,11 +162,14 @@ static bool rescue(pid_t pid, struct kept *k, pid_t serving, int logfd)
 		if (logfd >= 0)
 			dprintf(logfd,
 				"guardian: pid %d: rescue %s, %u threads, %llu return addresses "
-				"given back, %llu threads that did not stop, serving %d, %s\n",
+				"given back, %llu threads that did not stop, serving %d, %s; "
+				"trampolines left %llu, 100 ms later %llu\n",
 				(int)pid, err ? strerror(-err) : "done", gs.rescued_threads,
 				(unsigned long long)gs.at_detach,
 				(unsigned long long)gs.detach_left, (int)serving,
-				cont ? "continued" : "not continued");
+				cont ? "continued" : "not continued",
+				(unsigned long long)gs.rescue_left,
+				(unsigned long long)gs.rescue_later);
 		_exit(cont ? 2 : 0);
 	}
 	while ((w = waitpid(c, &st, 0)) < 0 && errno == EINTR)
