@@ -1038,8 +1038,7 @@ END_TEST
  * return addresses the kernel's trampoline; cabbpf is killed then. The
  * guardian must write every return address back and leave the stop to
  * the target's user. Continued, the target throws through those frames
- * and ends as untraced. Without the guardian it dies of std::terminate at
- * that throw. _i: exc built with g++ -O2, clang++ -O0.
+ * and ends as untraced. _i: exc built with g++ -O2, clang++ -O0.
  */
 START_TEST(killed_while_target_stopped)
 {
