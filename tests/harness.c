@@ -1265,7 +1265,8 @@ int h_reap_unless_left_stopped(pid_t pid)
 		w = waitpid(pid, &st, WNOHANG);
 		if (w == pid)
 			return st;
-		ck_assert_int_eq(w, 0);
+		ck_assert_msg(w == 0, "waiting for pid %d: %s (not a child of this test: reaped by "
+			      "someone else?)", (int)pid, w < 0 ? strerror(errno) : "another pid");
 		p = stat_fields(pid, stf, sizeof(stf));
 		stopped = p && *p == 'T' ? stopped + 1 : 0;
 		ck_assert_msg(stopped < 1000 * H_PATIENCE,

@@ -978,22 +978,31 @@ START_TEST(killed_while_guarding)
 	struct h_plain p;
 	struct h_run r;
 	pid_t t = 0;
-	long delay_ms;
+	long delay_ms, untraced_ms;
+	struct timespec t0, t1;
 	int st, i;
 
 	snprintf(go, sizeof(go), "%s/gohello", h_targets);
 	if (kill_targets[k].target)
 		bin = strcmp(kill_targets[k].target, "gohello") ? h_target(kill_targets[k].target, 2)
 								 : go;
-	srand((unsigned)getpid() * 31u + (unsigned)time(NULL) + (unsigned)_i);
-	delay_ms = rand() % 1200;
 	argv[0] = (char *)bin;
 	for (j = 0; kill_targets[k].args[j]; j++)
 		argv[j + 1] = (char *)kill_targets[k].args[j];
 	argv[j + 1] = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	h_plain_run(&p, argv);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ck_assert_msg(WIFEXITED(p.status) && !WEXITSTATUS(p.status), "%s untraced: %s", bin,
 		      p.err);
+	/* The kill falls while the target runs: within half its untraced
+	 * time after the tracing line (traced, it runs longer; it is held
+	 * before its exec until then). A kill after the end tests nothing,
+	 * and cabbpf would have reaped the target (CI: gohello 100000 ran
+	 * 0.74 s traced, the kill came later). */
+	untraced_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	srand((unsigned)getpid() * 31u + (unsigned)time(NULL) + (unsigned)_i);
+	delay_ms = rand() % (untraced_ms / 2 < 1200 ? untraced_ms / 2 + 1 : 1200);
 	for (j = 0; kill_targets[k].funcs[j]; j++) {
 		args[n++] = "-f";
 		args[n++] = (char *)kill_targets[k].funcs[j];
@@ -1012,6 +1021,8 @@ START_TEST(killed_while_guarding)
 	}
 	ck_assert_msg(t > 0, "no target under cabbpf: %s", h_run_why(&r));
 	usleep((useconds_t)delay_ms * 1000);
+	ck_assert_msg(!h_run_ended(&r), "%s ended %ld ms into tracing, before the kill (untraced: "
+		      "%ld ms): %s", bin, delay_ms, untraced_ms, h_slurp(r.err_path));
 	kill(r.pid, SIGKILL);
 	h_finish(&r);
 	st = h_reap_unless_left_stopped(t);
