@@ -6,7 +6,10 @@
 # continues it) or writes other than it writes untraced (a target that
 # dies of std::terminate does: its last lines are missing; the target is
 # an orphan once cabbpf is killed, so its exit status is the suite's to
-# check). Prints per target: runs, harmed, and the instants tried.
+# check). Kills fall within half the target's untraced run time after
+# the tracing line (and MAX_DELAY_MS); a run that ended before its kill
+# is counted "late", not in runs. Prints per target: runs, harmed, late,
+# and the instants tried.
 # The suite runs the same thing twice a target
 # (tests/test_guard_integration.c, killed_while_guarding).
 #   bench/guard_kill.sh [RUNS] [MAX_DELAY_MS]     (GK_ONLY=exc|coro|go: one target)
@@ -41,6 +44,12 @@ one() {
 	# cabbpf's child running the target (not the probe-cost measurement's)
 	tpid=$(pgrep -P "$cab" -f "^${cmd%% *}" | head -n1 || true)
 	sleep "$(awk -v d="$delay_ms" 'BEGIN { printf "%.3f", d / 1000 }')"
+	# the run over before the kill: not a kill while guarding
+	if grep -q '^cabbpf: .* stopped: ' "$W/err" 2>/dev/null; then
+		wait "$cab" 2>/dev/null || true
+		echo late
+		return
+	fi
 	kill -9 "$cab" 2>/dev/null || true
 	wait "$cab" 2>/dev/null || true
 	[ -n "$tpid" ] || { echo "no target"; return; }
@@ -67,25 +76,33 @@ one() {
 	echo ok
 }
 
-printf '%-6s %5s %7s  %s\n' target runs harmed "kill instants (ms after tracing began)"
+printf '%-6s %5s %7s %5s  %s\n' target runs harmed late "kill instants (ms after tracing began)"
 for t in "${targets[@]}"; do
 	IFS='|' read -r label cmd sel <<<"$t"
 	# GK_ONLY=LABEL: one target only
 	[ -z "${GK_ONLY:-}" ] || [ "$GK_ONLY" = "$label" ] || continue
+	t0=$(date +%s%N)
 	# shellcheck disable=SC2086
 	$cmd >"$W/want"
+	# kills within half the untraced run time after the tracing line
+	# (traced, the target runs longer): a kill after its end tests nothing
+	half=$((($(date +%s%N) - t0) / 2000000))
+	maxd=$((half < MAXD ? half + 1 : MAXD))
 	harmed=0
+	late=0
 	delays=()
 	for r in $(seq "$RUNS"); do
-		d=$((RANDOM % MAXD))
+		d=$((RANDOM % maxd))
 		delays+=("$d")
 		res=$(one "$cmd" "$sel" "$W/want" "$d")
-		if [ "$res" != ok ]; then
+		if [ "$res" = late ]; then
+			late=$((late + 1))
+		elif [ "$res" != ok ]; then
 			harmed=$((harmed + 1))
 			echo "  $label run $r (killed at $d ms): $res" >&2
 		fi
 	done
-	printf '%-6s %5d %7d  min %d, max %d\n' "$label" "$RUNS" "$harmed" \
+	printf '%-6s %5d %7d %5d  min %d, max %d\n' "$label" "$((RUNS - late))" "$harmed" "$late" \
 		"$(printf '%s\n' "${delays[@]}" | sort -n | head -n1)" \
 		"$(printf '%s\n' "${delays[@]}" | sort -n | tail -n1)"
 done

@@ -211,7 +211,7 @@ static void guardian_main(int sock, int pidfd, int logfd, pid_t pid, _Atomic int
 int guardian__start(pid_t pid, struct guardian **out)
 {
 	struct guardian *gd;
-	int sv[2] = {-1, -1}, pidfd = -1, logfd = -1, st, err, fd;
+	int sv[2] = {-1, -1}, pidfd = -1, logfd = -1, err;
 	const char *logp = getenv("CABBPF_GUARDIAN_LOG");
 	pid_t c;
 
@@ -240,42 +240,19 @@ int guardian__start(pid_t pid, struct guardian **out)
 	 * rescue did, appended (never through a link). */
 	if (logp && *logp)
 		logfd = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	c = fork();
+	/* Apart from cabbpf (watchdog__fork_apart), holding no file of
+	 * cabbpf's but the socket, the pidfd and the log. */
+	{
+		int keep[3] = {sv[1], pidfd, logfd};
+
+		c = watchdog__fork_apart(keep, logfd >= 0 ? 3 : 2);
+	}
 	if (c < 0) {
-		err = -errno;
+		err = (int)c;
 		goto cleanup;
 	}
-	if (!c) {
-		/* Not our child (its parent exits: the guard's tracer thread
-		 * is the ptrace parent of the target, cabbpf waits for no
-		 * stranger), in its own session (a signal to cabbpf's process
-		 * group does not reach it), holding no file of cabbpf's but
-		 * the socket and the pidfd (a reader of cabbpf's output sees
-		 * its end when cabbpf ends). */
-		if (fork())
-			_exit(0);
-		setsid();
-		signal(SIGINT, SIG_IGN);
-		signal(SIGTERM, SIG_IGN);
-		signal(SIGHUP, SIG_IGN);
-		signal(SIGPIPE, SIG_IGN);
-		{
-			int nul = open("/dev/null", O_RDWR);
-
-			if (nul >= 0) {
-				dup2(nul, 0);
-				dup2(nul, 1);
-				dup2(nul, 2);
-			}
-		}
-		for (fd = 3; fd < 1024; fd++)
-			if (fd != sv[1] && fd != pidfd && fd != logfd)
-				close(fd);
-		close_range(1024, ~0U, 0);
+	if (!c)
 		guardian_main(sv[1], pidfd, logfd, pid, gd->serving);
-	}
-	while (waitpid(c, &st, 0) < 0 && errno == EINTR)
-		;
 	if (logfd >= 0)
 		close(logfd);
 	close(sv[1]);

@@ -186,6 +186,53 @@ void watchdog__watch(pid_t pid)
 	free(t.v);
 }
 
+pid_t watchdog__fork_apart(const int *keep, size_t nkeep)
+{
+	int v[8], lo = 3, nul, st;
+	size_t n = 0, i, j;
+	pid_t c = fork();
+
+	if (c < 0)
+		return -errno;
+	if (c) {
+		while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+			;
+		return c;
+	}
+	if (fork())
+		_exit(0);
+	setsid();
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	nul = open("/dev/null", O_RDWR);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+		if (nul > 2)
+			close(nul);
+	}
+	/* the kept ones in order, then every gap between them closed */
+	for (i = 0; i < nkeep && n < sizeof(v) / sizeof(v[0]); i++) {
+		if (keep[i] < 3)
+			continue;
+		for (j = n; j > 0 && v[j - 1] > keep[i]; j--)
+			v[j] = v[j - 1];
+		v[j] = keep[i];
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		if (v[i] > lo)
+			close_range((unsigned)lo, (unsigned)v[i] - 1, 0);
+		if (v[i] >= lo)
+			lo = v[i] + 1;
+	}
+	close_range((unsigned)lo, ~0U, 0);
+	return 0;
+}
+
 /* The watcher's life: wait for cabbpf's end, then rescue if it was not
  * clean. Never returns. */
 static void watch(int rfd, pid_t pid)
@@ -204,7 +251,7 @@ static void watch(int rfd, pid_t pid)
 
 int watchdog__start(pid_t pid)
 {
-	int p[2], st, err;
+	int p[2], err;
 	pid_t c;
 
 	if (pipe2(p, O_CLOEXEC)) {
@@ -212,45 +259,19 @@ int watchdog__start(pid_t pid)
 		log_err("--lossless watcher: pipe: %s", strerror(-err));
 		return err;
 	}
-	c = fork();
+	c = watchdog__fork_apart(&p[0], 1);
 	if (c < 0) {
-		err = -errno;
+		err = (int)c;
 		close(p[0]);
 		close(p[1]);
 		log_err("--lossless watcher: fork: %s", strerror(-err));
 		return err;
 	}
-	if (!c) {
-		/* Not our child (reparented when the middle one exits: the
-		 * guard's tracer reaps every child of cabbpf), in its own
-		 * session (a signal to cabbpf's group does not reach it), with
-		 * no file of cabbpf's but the pipe (a link fd kept here would
-		 * keep probes in the target after cabbpf's death). */
-		if (fork())
-			_exit(0);
-		setsid();
-		signal(SIGINT, SIG_IGN);
-		signal(SIGTERM, SIG_IGN);
-		signal(SIGPIPE, SIG_IGN);
-		if (dup2(p[0], 3) < 0)
-			_exit(1);
-		/* Nobody waits for output from it (a reader of cabbpf's
-		 * stdout must see its end when cabbpf ends). */
-		{
-			int nul = open("/dev/null", O_RDWR);
-
-			if (nul >= 0) {
-				dup2(nul, 0);
-				dup2(nul, 1);
-				dup2(nul, 2);
-			}
-		}
-		close_range(4, ~0U, 0);
-		watch(3, pid);
-	}
+	/* With no file of cabbpf's but the pipe: a link fd kept here would
+	 * keep probes in the target after cabbpf's death. */
+	if (!c)
+		watch(p[0], pid);
 	close(p[0]);
-	while (waitpid(c, &st, 0) < 0 && errno == EINTR)
-		;
 	return p[1];
 }
 

@@ -20,6 +20,7 @@
 #ifndef USER_TRACE_WATCHDOG_H
 #define USER_TRACE_WATCHDOG_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Start the watcher of target pid. Returns the pipe's write end (>= 0;
@@ -35,5 +36,20 @@ void watchdog__done(int fd);
  * thread of it is stopped, until every thread has run past any SIGSTOP of
  * ours it could still take (above). Returns when pid is gone or settled. */
 void watchdog__watch(pid_t pid);
+
+/*
+ * Fork a process that outlives cabbpf unharmed and unnoticed: not
+ * cabbpf's child (the middle process exits at once and is reaped here:
+ * the guard's tracer thread reaps cabbpf's children, and cabbpf waits for
+ * no stranger), in a session of its own (a signal to cabbpf's process
+ * group does not reach it), SIGINT, SIGTERM, SIGHUP and SIGPIPE ignored,
+ * stdin, stdout and stderr on /dev/null (a reader of cabbpf's output sees
+ * its end when cabbpf ends) and no other file of cabbpf's open but the
+ * nkeep descriptors of keep (at any number: one per site links can put
+ * them past 1024). Returns 0 in that process, a positive pid in the
+ * caller, or -errno (fork failed). The caller's thread must be the only
+ * one, or the new process must only make async-signal-safe calls.
+ */
+pid_t watchdog__fork_apart(const int *keep, size_t nkeep);
 
 #endif /* USER_TRACE_WATCHDOG_H */
