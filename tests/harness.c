@@ -733,6 +733,17 @@ long long h_nedges(json_object *root)
 	return cg ? (long long)json_object_array_length(cg) : -1;
 }
 
+json_object *h_proc_of(json_object *root, pid_t pid)
+{
+	json_object *a = h_get(root, "processes");
+	size_t i, n = a ? json_object_array_length(a) : 0;
+
+	for (i = 0; i < n; i++)
+		if (h_num(json_object_array_get_idx(a, i), "pid") == pid)
+			return json_object_array_get_idx(a, i);
+	return NULL;
+}
+
 long long h_returns(json_object *root, const char *key)
 {
 	return h_num(h_get(root, "returns"), key);

@@ -271,6 +271,10 @@ long long h_nedges(json_object *root);
 /* returns.<key>, -1 if absent. */
 long long h_returns(json_object *root, const char *key);
 
+/* A whole-cgroup or --follow-forks report's processes[] element of pid,
+ * or NULL. */
+json_object *h_proc_of(json_object *root, pid_t pid);
+
 /* guard.<key>, -1 if absent (no guard section). */
 long long h_guard(json_object *root, const char *key);
 

@@ -215,18 +215,6 @@ static void assert_quiet(const struct h_proc *x)
 	free(err);
 }
 
-/* processes[] element of pid, or NULL. */
-static json_object *proc_of(json_object *root, pid_t pid)
-{
-	json_object *a = h_get(root, "processes");
-	size_t i, n = a ? json_object_array_length(a) : 0;
-
-	for (i = 0; i < n; i++)
-		if (h_num(json_object_array_get_idx(a, i), "pid") == pid)
-			return json_object_array_get_idx(a, i);
-	return NULL;
-}
-
 static const char *str_of(json_object *o, const char *key)
 {
 	const char *v = json_object_get_string(h_get(o, key));
@@ -497,7 +485,7 @@ START_TEST(whole_container_per_process)
 	ck_assert(!strncmp(str_of(h_get(r.json, "target"), "what"), "container ", 10));
 	/* per process */
 	for (i = 0; i < 4; i++) {
-		pe = proc_of(r.json, hp[i]);
+		pe = h_proc_of(r.json, hp[i]);
 		assert_iotarget(pe, i == 3 ? "iotarget2" : "iotarget", hp[i]);
 		ck_assert_str_eq(str_of(pe, "container"), a.id);
 		ck_assert(json_object_get_boolean(h_get(pe, "guarded")));
@@ -513,21 +501,21 @@ START_TEST(whole_container_per_process)
 	}
 	/* main: entered before the trace (0, 1), from its exec (2), before its
 	 * file was attached (3: not asserted, it may have been either) */
-	ck_assert_int_eq(h_calls(proc_of(r.json, hp[0]), "iotarget:main"), 0);
-	ck_assert_int_eq(h_calls(proc_of(r.json, hp[1]), "iotarget:main"), 0);
-	ck_assert_int_eq(h_calls(proc_of(r.json, hp[2]), "iotarget:main"), 1);
-	ck_assert_int_eq(h_returns(proc_of(r.json, hp[0]), "unarmed"), 0);
-	ck_assert_int_eq(h_returns(proc_of(r.json, hp[0]), "open"), 0);
+	ck_assert_int_eq(h_calls(h_proc_of(r.json, hp[0]), "iotarget:main"), 0);
+	ck_assert_int_eq(h_calls(h_proc_of(r.json, hp[1]), "iotarget:main"), 0);
+	ck_assert_int_eq(h_calls(h_proc_of(r.json, hp[2]), "iotarget:main"), 1);
+	ck_assert_int_eq(h_returns(h_proc_of(r.json, hp[0]), "unarmed"), 0);
+	ck_assert_int_eq(h_returns(h_proc_of(r.json, hp[0]), "open"), 0);
 	/* main of the exec'd one: entered before its guard held it (no return
 	 * probe, "unarmed") or after (its return matched): either, once */
-	ck_assert_int_eq(h_returns(proc_of(r.json, hp[2]), "matched") +
-				 h_returns(proc_of(r.json, hp[2]), "unarmed"),
+	ck_assert_int_eq(h_returns(h_proc_of(r.json, hp[2]), "matched") +
+				 h_returns(h_proc_of(r.json, hp[2]), "unarmed"),
 			 5);
 	/* the idle sleep: found, nothing of busybox traced */
-	pe = proc_of(r.json, a.pid);
+	pe = h_proc_of(r.json, a.pid);
 	ck_assert_ptr_nonnull(pe);
 	ck_assert_int_eq(h_num(pe, "events"), 0);
-	ck_assert_ptr_null(proc_of(r.json, b.pid));
+	ck_assert_ptr_null(h_proc_of(r.json, b.pid));
 	/* the text report: a section per process, then the merged one */
 	ck_assert_ptr_nonnull(strstr(r.out, "== all "));
 	snprintf(line, sizeof(line), "== pid %d (iotarget2) /bin/iotarget2: ", (int)hp[3]);
@@ -605,7 +593,7 @@ START_TEST(whole_cgroup_dir)
 	ck_assert_int_eq(h_edge(r.json, "iotarget-O2:roundtrip", "iotarget-O2:pipe_io"), 3);
 	ck_assert_int_eq(json_object_array_length(h_get(r.json, "processes")), 3);
 	for (i = 0; i < 3; i++) {
-		pe = proc_of(r.json, x[i].pid);
+		pe = h_proc_of(r.json, x[i].pid);
 		assert_iotarget(pe, "iotarget-O2", x[i].pid);
 		ck_assert_str_eq(str_of(pe, "found"), i < 2 ? "running" : "moved");
 		ck_assert_str_eq(str_of(pe, "traced_from"), i < 2 ? "start" : "moved");
@@ -617,7 +605,7 @@ START_TEST(whole_cgroup_dir)
 		ck_assert_int_eq(h_edge(pe, "iotarget-O2:write_file", "libc:write"), 25);
 	}
 	ck_assert_int_eq(h_calls(r.json, "libc:write"), 3 * 125);
-	ck_assert_ptr_null(proc_of(r.json, x[3].pid));
+	ck_assert_ptr_null(h_proc_of(r.json, x[3].pid));
 	h_free(&r);
 }
 END_TEST
@@ -667,7 +655,7 @@ START_TEST(whole_cgroup_cxx_guarded)
 	ck_assert_int_eq(h_guard(r.json, "failed"), 0);
 	ck_assert_int_gt(h_guard(r.json, "sites_reached"), 0);
 	for (i = 0; i < 2; i++) {
-		pe = proc_of(r.json, x[i].pid);
+		pe = h_proc_of(r.json, x[i].pid);
 		ck_assert_ptr_nonnull(pe);
 		ck_assert(json_object_get_boolean(h_get(pe, "guarded")));
 		ck_assert(json_object_get_boolean(h_get(pe, "return_probes")));
@@ -805,7 +793,7 @@ static void forked_children(int flavour, int hold_ms)
 	h_assert_ready_same(&x, st, &p);
 	h_assert_ok(&r);
 	ck_assert_int_eq(h_guard(r.json, "failed"), 0);
-	pe = proc_of(r.json, x.pid);
+	pe = h_proc_of(r.json, x.pid);
 	ck_assert_ptr_nonnull(pe);
 	ck_assert(json_object_get_boolean(h_get(pe, "guarded")));
 	snprintf(name, sizeof(name), "%s:spawn", base);

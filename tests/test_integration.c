@@ -1854,6 +1854,75 @@ START_TEST(thread_table_one_slot)
 }
 END_TEST
 
+/*
+ * --follow-forks (issue 44 item 7): a launched command and every process
+ * it forks, traced in a cgroup of their own. forkthrow 20: the parent
+ * calls spawn 20 times (held by its guard: every return matched where
+ * the kernel has uprobe sessions), each of its 20 children work once,
+ * step 100 times and fail once (counted: a child is armed only once its
+ * own guard holds it). Exact counts; 21 processes; the target as
+ * untraced (stdout, stderr, its end in target.exit); the cgroup removed.
+ * _i: forkthrow built with g++ / clang++ at -O0 / -O2.
+ */
+START_TEST(follow_forks_children)
+{
+	char *target[] = {(char *)h_cxx_target("forkthrow", _i), "20", NULL};
+	char *opts[] = {"--follow-forks", "-f", "spawn", "-f", "work", "-f", "step", "-f", "fail",
+			NULL};
+	const char *base = strrchr(target[0], '/') + 1, *cg;
+	char name[128];
+	struct h_plain p;
+	struct h_run r;
+	json_object *pe, *tg;
+	pid_t root;
+
+	h_traced_same(&p, &r, opts, target);
+	ck_assert_msg(strstr(p.out, "children=20 caught=20\n"), "untraced: %s", p.out);
+	snprintf(name, sizeof(name), "%s:spawn", base);
+	ck_assert_int_eq(h_calls(r.json, name), 20);
+	snprintf(name, sizeof(name), "%s:work", base);
+	ck_assert_int_eq(h_calls(r.json, name), 20);
+	snprintf(name, sizeof(name), "%s:step", base);
+	ck_assert_int_eq(h_calls(r.json, name), 20 * 100);
+	snprintf(name, sizeof(name), "%s:fail", base);
+	ck_assert_int_eq(h_calls(r.json, name), 20);
+	ck_assert_int_eq(json_object_array_length(h_get(r.json, "processes")), 21);
+	tg = h_get(r.json, "target");
+	root = (pid_t)json_object_get_int64(h_get(tg, "pid"));
+	pe = h_proc_of(r.json, root);
+	ck_assert_ptr_nonnull(pe);
+	snprintf(name, sizeof(name), "%s:spawn", base);
+	ck_assert_int_eq(h_calls(pe, name), 20);
+	if (h_kernel_has("uprobe_session")) {
+		ck_assert(json_object_get_boolean(h_get(pe, "guarded")));
+		ck_assert_int_eq(h_fn_field(pe, name, "matched"), 20);
+		ck_assert_int_eq(h_returns(pe, "missing"), 0);
+	}
+	cg = json_object_get_string(h_get(tg, "cgroup"));
+	ck_assert_ptr_nonnull(strstr(cg, "/cabbpf-follow-"));
+	ck_assert_msg(access(cg, F_OK) && errno == ENOENT, "cgroup %s left behind", cg);
+	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")),
+			 "target and its children exited");
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+/* --follow-forks with what it cannot take: a clear refusal, no trace. */
+START_TEST(follow_forks_refused)
+{
+	char pid[32];
+	char *with_pid[] = {"--follow-forks", "-p", pid, NULL};
+	char *alone[] = {"--follow-forks", "--cgroup", "/sys/fs/cgroup", NULL};
+	char *nothing[] = {"--follow-forks", "-f", "no_such_function_here", "--", "/bin/true", NULL};
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	h_expect_failure(with_pid, 0, "--follow-forks follows a command cabbpf launches");
+	h_expect_failure(alone, 0, "--follow-forks follows a command cabbpf launches");
+	h_expect_failure(nothing, 0, "--follow-forks starts from the command's own functions");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("integration");
@@ -1861,6 +1930,7 @@ int main(void)
 	/* The kernel matrix's cases (tests/vm: make vmtest runs them on each
 	 * kernel): every mode's core, exact, and the kernel's own checks. */
 	TCase *matrix = tcase_create("matrix");
+	TCase *follow = tcase_create("follow");
 
 	if (h_integration_setup("integration", NULL))
 		return 1;
@@ -1921,5 +1991,9 @@ int main(void)
 	suite_add_tcase(s, matrix);
 	suite_add_tcase(s, exact);
 	suite_add_tcase(s, bad);
+	tcase_set_timeout(follow, 180);
+	tcase_add_loop_test(follow, follow_forks_children, 0, 4);
+	tcase_add_test(follow, follow_forks_refused);
+	suite_add_tcase(s, follow);
 	return h_run_suite(s);
 }

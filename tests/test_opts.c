@@ -24,7 +24,7 @@
 struct parsed {
 	int ret;
 	struct opts o;
-	char out[16384];
+	char out[32768]; /* --help is 16.7 KB */
 	char err[4096];
 };
 
@@ -260,9 +260,11 @@ START_TEST(every_row_parsed)
 		/* --budget chooses its own windows: with -p, without --sample. */
 		char *bargs[5] = {"-p", "1", lname, (char *)v, NULL};
 		bool budget = d->name && !strcmp(d->name, "budget");
-		/* --follow-exec follows a command cabbpf launches. */
+		/* --follow-exec and --follow-forks follow a command cabbpf
+		 * launches. */
 		char *cargs[5] = {lname, "--", "/bin/true", NULL};
-		bool launch = d->name && !strcmp(d->name, "follow-exec");
+		bool launch = d->name && (!strcmp(d->name, "follow-exec") ||
+					  !strcmp(d->name, "follow-forks"));
 		/* --features stands alone. */
 		char *fargs[2] = {lname, NULL};
 		bool alone = d->name && !strcmp(d->name, "features");
@@ -429,6 +431,18 @@ START_TEST(conflicts)
 	ASSERT_USAGE(&p, "give either -p PID or -- COMMAND, not both");
 	parse(&p, "--follow-exec", "-p", "1", NULL);
 	ASSERT_USAGE(&p, "--follow-exec follows a command cabbpf launches: give -- COMMAND");
+	parse(&p, "--follow-forks", NULL);
+	ASSERT_USAGE(&p, "--follow-forks follows a command cabbpf launches: give -- COMMAND");
+	parse(&p, "--follow-forks", "--cgroup", "a", "--", "ls", NULL);
+	ASSERT_USAGE(&p, "--follow-forks traces a command and its children in a cgroup of their "
+			 "own: not with --cgroup or --container (alone, they trace every process "
+			 "of it)");
+	parse(&p, "--follow-forks", "--follow-exec", "--", "ls", NULL);
+	ASSERT_USAGE(&p, "--follow-forks traces every program the command execs already: not with "
+			 "--follow-exec");
+	parse(&p, "--follow-forks", "--lossless", "--", "ls", NULL);
+	ASSERT_USAGE(&p, "--lossless holds one process's threads: not with a whole container (give "
+			 "-p PID)");
 	parse(&p, "-p", "1", "--cgroup", "a", "--container", "b", NULL);
 	ASSERT_USAGE(&p, "give either --cgroup or --container, not both");
 	parse(&p, "-p", "1", "-i", "1", NULL);

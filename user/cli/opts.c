@@ -118,6 +118,16 @@ const struct opt_def opts__table[] = {
 		 "other program it execs, from its first\n"
 		 "instruction (processes it forks on the way run\n"
 		 "untraced)"},
+	{"follow-forks", 0, OPT_FLAG, OFF(follow_forks), .group = G_TARGET,
+	 .help = "with -- COMMAND: trace every process COMMAND\n"
+		 "starts too (its forks, their forks and the\n"
+		 "programs they exec), as a whole cgroup is traced:\n"
+		 "cabbpf puts COMMAND in a cgroup of its own (made\n"
+		 "under cabbpf's, removed after) and reports each\n"
+		 "process; the run ends when the last one has.\n"
+		 "Without it the report counts the processes\n"
+		 "COMMAND started, not traced. Return probes need\n"
+		 "Linux 6.13 (uprobe sessions): before, -a count"},
 	{.type = OPT_NOTE,
 	 .group = G_TARGET,
 	 .label = "--container NAME|ID",
@@ -415,7 +425,9 @@ static void set_defaults(struct opts *o)
 
 /* --container or --cgroup with neither -p nor a command, not --io: every
  * process of that cgroup (user/trace/whole.h). */
-#define WHOLE(o) (!(o)->io && !(o)->pid && !(o)->cmd && ((o)->cgroup || (o)->container))
+#define WHOLE(o)                                                                            \
+	((!(o)->io && !(o)->pid && !(o)->cmd && ((o)->cgroup || (o)->container)) ||         \
+	 (o)->follow_forks)
 
 /* The checks between options, in the order they are reported; the first
  * that holds is the usage error. Adding an option's conflict: one line. */
@@ -439,6 +451,18 @@ static int check_combination(struct opts *o)
 		{o->pid && o->cmd, "give either -p PID or -- COMMAND, not both"},
 		{o->follow_exec && !o->cmd,
 		 "--follow-exec follows a command cabbpf launches: give -- COMMAND"},
+		{o->follow_forks && o->pid,
+		 "--follow-forks follows a command cabbpf launches (-- COMMAND): a running "
+		 "process's children are traced with its cgroup (--cgroup DIR alone traces every "
+		 "process of it)"},
+		{o->follow_forks && !o->cmd,
+		 "--follow-forks follows a command cabbpf launches: give -- COMMAND"},
+		{o->follow_forks && (o->cgroup || o->container),
+		 "--follow-forks traces a command and its children in a cgroup of their own: not "
+		 "with --cgroup or --container (alone, they trace every process of it)"},
+		{o->follow_forks && o->follow_exec,
+		 "--follow-forks traces every program the command execs already: not with "
+		 "--follow-exec"},
 		{o->cgroup && o->container, "give either --cgroup or --container, not both"},
 		{o->interval && !o->io, "-i works with --io only"},
 		{o->io_keep && !o->io, "--io-keep works with --io only"},

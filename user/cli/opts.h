@@ -34,6 +34,7 @@ struct opts {
 	pid_t pid;			   /* -p */
 	char **cmd;			   /* after --, NULL-terminated */
 	bool follow_exec;		   /* --follow-exec: cmd's program, past shells and env */
+	bool follow_forks;		   /* --follow-forks: cmd and every process it starts */
 	const char *funcs[OPTS_MAX_FUNCS]; /* -f globs */
 	size_t nfuncs;
 	const char *analyzers;	   /* -a, NULL = all but the opt-in ones */

@@ -107,6 +107,13 @@ static const char *const from_words[] = {
 static void proc_words(FILE *out, const struct whole_proc *p)
 {
 	fprintf(out, "%s", found_words[p->found]);
+	if (!p->exe[0]) {
+		/* gone before a look at /proc/PID/exe: a short-lived child */
+		fprintf(out, "; ended before cabbpf could look at it: only its calls into files "
+			     "traced already are counted%s",
+			p->execs ? ", NOT those of the program it exec'd" : "");
+		return;
+	}
 	if (p->untraced_image)
 		fprintf(out, "; its executable is not traced (%s)", p->image_why);
 	else if (p->from == WHOLE_FROM_ATTACH)
@@ -193,8 +200,8 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 	if (s->forks_known && s->forks)
 		fprintf(out,
 			"  children: the target started %llu process%s while traced, NOT TRACED "
-			"(cabbpf traces one process; --cgroup or --container trace every process "
-			"of a group, or -p each)\n",
+			"(cabbpf traces one process; --follow-forks traces a command's children "
+			"too, --cgroup or --container every process of a group)\n",
 			(unsigned long long)s->forks, s->forks == 1 ? "" : "es");
 	if (s->lost)
 		lost_text(out, s);
@@ -274,6 +281,18 @@ static int whole_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__kv_u64(w, "processes", np);
 	err |= json__kv_u64(w, "executables_traced", nimg);
 	err |= json__kv_u64(w, "executables_untraced", untraced);
+	/* --follow-forks: the command's own end (its children's are not
+	 * waited for by cabbpf) */
+	if (s->root_pid) {
+		char ex[96];
+
+		describe_exit(s, ex, sizeof(ex));
+		err |= json__kv_u64(w, "pid", (uint64_t)s->root_pid);
+		err |= json__key(w, "exited");
+		err |= json__bool(w, s->exited);
+		err |= json__key(w, "exit");
+		err |= json__string(w, ex[0] ? ex : NULL);
+	}
 	err |= json__end_object(w);
 	err |= json__key(w, "processes");
 	err |= json__begin_array(w);

@@ -92,6 +92,7 @@ struct summary {
 	 * cgroup, reported one by one and merged; comm is then what was
 	 * traced ("container NAME"), pid 0, binary NULL. NULL otherwise. */
 	const struct whole *whole;
+	pid_t root_pid; /* --follow-forks: the command launched (0: none) */
 	/* --bpf-stats: the trace programs that ran, with the kernel's run
 	 * count and run time */
 	bool bpf_stats;

@@ -294,3 +294,66 @@ int cgroup__pids(const char *cgpath, pid_t **out, size_t *n)
 	*out = v;
 	return 0;
 }
+
+int cgroup__make_own(char *path, size_t len)
+{
+	char root[PATH_MAX], line[PATH_MAX + 8], own[PATH_MAX + 8] = "";
+	FILE *f;
+	int err;
+
+	err = cgroup__v2_root(root, sizeof(root));
+	if (err) {
+		log_err("--follow-forks puts the command in a cgroup v2 of its own, and cgroup v2 is "
+			"not mounted (mount -t cgroup2 none /sys/fs/cgroup/unified)");
+		return err;
+	}
+	/* cabbpf's own cgroup v2 ("0::PATH"): the command's goes under it,
+	 * so every limit that held cabbpf holds the command too. */
+	f = fopen("/proc/self/cgroup", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(own, sizeof(own), "%s", line + 3);
+		}
+	if (f)
+		fclose(f);
+	if ((size_t)snprintf(path, len, "%s%s/cabbpf-follow-%d", root, strcmp(own, "/") ? own : "",
+			     (int)getpid()) >= len)
+		return -ENAMETOOLONG;
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		err = -errno;
+		log_err("--follow-forks: making cgroup %s: %s", path, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+void cgroup__remove_own(const char *path)
+{
+	char parent[PATH_MAX];
+	pid_t *v = NULL;
+	size_t n = 0, i;
+	char *slash;
+
+	if (!path || !*path)
+		return;
+	snprintf(parent, sizeof(parent), "%s", path);
+	slash = strrchr(parent, '/');
+	if (slash)
+		*slash = 0;
+	/* Processes that outlive the trace (a daemon the command started)
+	 * go back where the command came from. */
+	if (!cgroup__pids(path, &v, &n))
+		for (i = 0; i < n; i++)
+			(void)cgroup__enter(parent, v[i]);
+	free(v);
+	/* the last task's exit can leave it populated a moment */
+	for (i = 0; i < 100; i++) {
+		if (!rmdir(path) || errno == ENOENT)
+			return;
+		if (errno != EBUSY)
+			break;
+		usleep(10000);
+	}
+	log_warn("--follow-forks: removing cgroup %s: %s", path, strerror(errno));
+}

@@ -60,4 +60,16 @@ int cgroup__check_pid(const char *cgpath, pid_t pid, const char *container);
  */
 int cgroup__pids(const char *cgpath, pid_t **out, size_t *n);
 
+/*
+ * --follow-forks: a new cgroup v2 directory for the launched command,
+ * "cabbpf-follow-PID" under cabbpf's own cgroup (PID: cabbpf's), its path
+ * into path (len bytes). Returns 0 or -errno (logged).
+ */
+int cgroup__make_own(char *path, size_t len);
+
+/* Remove the cgroup cgroup__make_own made: processes still in it are
+ * moved to its parent first. A failure is warned about; NULL or "" does
+ * nothing. */
+void cgroup__remove_own(const char *path);
+
 #endif /* USER_PROC_CGROUP_H */

@@ -75,8 +75,8 @@ static int next_status(pid_t pid, volatile sig_atomic_t *stop, int *forwarded, i
 	}
 }
 
-int follow__exec(pid_t pid, volatile sig_atomic_t *stop, char *exe, size_t len, unsigned *nexec,
-		 int *status)
+int follow__exec(pid_t pid, bool first, volatile sig_atomic_t *stop, char *exe, size_t len,
+		 unsigned *nexec, int *status)
 {
 	bool leaving = false; /* our SIGSTOP is on its way: the hold at the end */
 	int st, sig, ev, err = 0, forwarded = 0;
@@ -110,7 +110,7 @@ int follow__exec(pid_t pid, volatile sig_atomic_t *stop, char *exe, size_t len, 
 			(*nexec)++;
 			if ((err = exe_of(pid, exe, len)))
 				goto fail;
-			if (!follow__passes_through(exe) && !forwarded) {
+			if ((first || !follow__passes_through(exe)) && !forwarded) {
 				/* Stop it right there: the SIGSTOP is delivered
 				 * before it returns to user mode. */
 				if (kill(pid, SIGSTOP)) {

@@ -9,7 +9,8 @@
  *
  * How: cabbpf is the child's ptrace tracer (PTRACE_SEIZE with
  * PTRACE_O_TRACEEXEC) from its stop before the command's exec until the
- * exec of that program; each exec stops the child before the new image
+ * exec of that program (first: its first exec, whatever the program,
+ * for --follow-forks); each exec stops the child before the new image
  * runs an instruction, so /proc/PID/exe says which program it is. The
  * chosen one is left stopped by SIGSTOP and detached: the state
  * target__spawn leaves a child in (held), so planning, the guard (which
@@ -47,7 +48,7 @@ bool follow__passes_through(const char *path);
  * tracer or killed: the caller aborts it). Thread: the one that forked
  * pid (the waits are its).
  */
-int follow__exec(pid_t pid, volatile sig_atomic_t *stop, char *exe, size_t len, unsigned *nexec,
-		 int *status);
+int follow__exec(pid_t pid, bool first, volatile sig_atomic_t *stop, char *exe, size_t len,
+		 unsigned *nexec, int *status);
 
 #endif

@@ -343,20 +343,21 @@ cleanup:
 /* --follow-exec: from the hold before the command's exec to the hold
  * before its program's first instruction (user/proc/follow.h). Returns 0
  * or -errno (logged). */
-static int follow(struct target *t, const char *cmd, volatile sig_atomic_t *stop)
+static int follow(struct target *t, const char *cmd, bool first, volatile sig_atomic_t *stop)
 {
+	const char *opt = first ? "--follow-forks" : "--follow-exec";
 	char exe[PATH_MAX];
 	unsigned n = 0;
 	int e = 0, st = 0, err;
 
-	err = follow__exec(t->pid, stop, exe, sizeof(exe), &n, &st);
+	err = follow__exec(t->pid, first, stop, exe, sizeof(exe), &n, &st);
 	if (err == -EINTR) {
 		t->held = false;
 		t->exited = true;
 		t->status = st;
-		log_err("--follow-exec: stopped before '%s' started a program other than a shell "
-			"or a wrapper: nothing was traced (it was sent the signal too)",
-			cmd);
+		log_err("%s: stopped before '%s' started a program%s: nothing was traced (it was "
+			"sent the signal too)",
+			opt, cmd, first ? "" : " other than a shell or a wrapper");
 		return err;
 	}
 	if (err == -ECHILD) {
@@ -367,22 +368,23 @@ static int follow(struct target *t, const char *cmd, volatile sig_atomic_t *stop
 		if (read(t->err_fd, &e, sizeof(e)) == (ssize_t)sizeof(e))
 			log_err("cannot execute '%s': %s", cmd, strerror(e));
 		else
-			log_err("--follow-exec: '%s' ended (%s %d) without starting a program "
-				"other than a shell or a wrapper (env, nice...): there was "
-				"nothing to trace",
-				cmd, WIFEXITED(st) ? "exit status" : "signal",
-				WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+			log_err("%s: '%s' ended (%s %d) without starting a program%s: there "
+				"was nothing to trace",
+				opt, cmd, WIFEXITED(st) ? "exit status" : "signal",
+				WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+				first ? "" : " other than a shell or a wrapper (env, nice...)");
 		return err;
 	}
 	if (err) {
-		log_err("--follow-exec: cannot follow '%s' (pid %d) as its tracer: %s", cmd,
+		log_err("%s: cannot follow '%s' (pid %d) as its tracer: %s", opt, cmd,
 			(int)t->pid, strerror(-err));
 		/* untraced from here: it must not go on */
 		target__abort(t);
 		return err;
 	}
-	log_info("%s started %s (after %u exec%s): tracing it from its first instruction", cmd, exe,
-		 n, n == 1 ? "" : "s");
+	if (!first)
+		log_info("%s started %s (after %u exec%s): tracing it from its first instruction",
+			 cmd, exe, n, n == 1 ? "" : "s");
 	snprintf(t->exe, sizeof(t->exe), "%s", exe);
 	t->script[0] = 0;
 	t->followed = n;
@@ -398,7 +400,12 @@ int target__spawn(struct target *t, char *const argv[], bool follow_exec,
 		log_err("cannot run '%s': %s", argv[0], target_error(err));
 		return err;
 	}
-	return follow_exec ? follow(t, argv[0], stop) : 0;
+	return follow_exec ? follow(t, argv[0], false, stop) : 0;
+}
+
+int target__exec_held(struct target *t, const char *cmd, volatile sig_atomic_t *stop)
+{
+	return follow(t, cmd, true, stop);
 }
 
 static int start(struct target *t)

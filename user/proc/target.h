@@ -65,6 +65,14 @@ void target__save_inherited(void);
 int target__spawn(struct target *t, char *const argv[], bool follow_exec,
 		  volatile sig_atomic_t *stop);
 
+/* --follow-forks: a child target__spawn holds before its exec execs it
+ * and is held again before its program's first instruction (its exec
+ * done: /proc/PID/exe names the program, the state --follow-exec leaves),
+ * t->exe that program. cmd: the command, for messages; stop as
+ * target__spawn's. Returns 0, or -ECHILD / -EINTR / -errno (logged) as
+ * target__spawn with follow_exec. */
+int target__exec_held(struct target *t, const char *cmd, volatile sig_atomic_t *stop);
+
 /* Let a spawned child exec. Returns 0, or -errno (logged) if exec failed
  * (the child has then exited with 127 and was reaped). */
 int target__start(struct target *t);

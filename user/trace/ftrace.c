@@ -61,6 +61,7 @@ struct ftrace {
 	bool have_target, started; /* started: a spawned target was let go */
 	int cgfd;		   /* --cgroup / --container, or -1 */
 	char cgpath[4096];
+	bool own_cg; /* --follow-forks: cgpath is ours, removed at the end */
 	/* select functions: the executable's n functions idx[] of st */
 	const char *exe_globs[OPTS_MAX_FUNCS]; /* the -f patterns that are not LIB:GLOB */
 	size_t nexe;
@@ -143,7 +144,7 @@ struct ftrace {
 /* --container or --cgroup without -p or a command: every process of it. */
 static bool whole_mode(const struct opts *o)
 {
-	return !o->pid && !o->cmd && (o->cgroup || o->container);
+	return (!o->pid && !o->cmd && (o->cgroup || o->container)) || o->follow_forks;
 }
 
 /* What the run needs of the kernel (user/kernel/features.h): refused up
@@ -178,9 +179,12 @@ static int check_kernel(struct ftrace *ft)
 	if (whole && !ft->kp.session && !ft->o.entry_only) {
 		if (ft->o.analyzers && strcmp(ft->o.analyzers, "count")) {
 			log_err("this kernel (%s) has no uprobe session programs (Linux 6.13): a "
-				"whole container is traced with entry probes only, which give -a "
-				"count (not '%s'); -p PID or -- COMMAND traces one process in full",
-				kf->release, ft->o.analyzers);
+				"%s is traced with entry probes only, which give -a count (not "
+				"'%s'); -p PID or -- COMMAND traces one process in full",
+				kf->release,
+				ft->o.follow_forks ? "a command with its children (--follow-forks)"
+						   : "whole container",
+				ft->o.analyzers);
 			return -EOPNOTSUPP;
 		}
 		ft->o.entry_only = true;
@@ -301,14 +305,40 @@ static int open_whole(struct ftrace *ft)
 	char what[4200];
 	int err;
 
-	err = cgroup__select(o->cgroup, o->container, &ft->cgfd, ft->cgpath, sizeof(ft->cgpath));
-	if (err)
-		return err;
-	if (o->container)
-		snprintf(what, sizeof(what), "container %s", o->container);
-	else
-		snprintf(what, sizeof(what), "cgroup %s", ft->cgpath);
 	memset(&wo, 0, sizeof(wo));
+	if (o->follow_forks) {
+		/* The command in a cgroup of its own, traced as a whole
+		 * cgroup: every process it starts is in it (forks inherit
+		 * their parent's). Moved in while held before its exec, then
+		 * held again at its program's first instruction, so that its
+		 * image, guard and arming are in before it runs. */
+		if ((err = cgroup__make_own(ft->cgpath, sizeof(ft->cgpath))))
+			return err;
+		ft->own_cg = true;
+		if ((err = cgroup__open(ft->cgpath)) < 0)
+			return err;
+		ft->cgfd = err;
+		err = target__spawn(&ft->tg, o->cmd, false, ft->stop);
+		if (err)
+			return err;
+		ft->have_target = true;
+		if ((err = cgroup__enter(ft->cgpath, ft->tg.pid)) ||
+		    (err = target__exec_held(&ft->tg, o->cmd[0], ft->stop)) ||
+		    (err = image__check_arch(ft->tg.exe)))
+			return err;
+		snprintf(what, sizeof(what), "%s (pid %d) and the processes it starts", ft->tg.comm,
+			 (int)ft->tg.pid);
+		wo.root = ft->tg.pid;
+	} else {
+		err = cgroup__select(o->cgroup, o->container, &ft->cgfd, ft->cgpath,
+				     sizeof(ft->cgpath));
+		if (err)
+			return err;
+		if (o->container)
+			snprintf(what, sizeof(what), "container %s", o->container);
+		else
+			snprintf(what, sizeof(what), "cgroup %s", ft->cgpath);
+	}
 	wo.cgpath = ft->cgpath;
 	wo.what = what;
 	wo.container = o->container;
@@ -1443,6 +1473,15 @@ static int start_run(struct ftrace *ft)
 			 nimg == 1 ? "" : "s", whole__what(ft->whole),
 			 trace__refused(ft->tr) ? "; not probed: see the plan lines (-v names them)"
 						: "");
+		/* --follow-forks: the command goes (its guard, if any, waits
+		 * for it: target.h's reaped hook) */
+		if (ft->tg.spawned) {
+			ft->tg.reaped = (int (*)(void *, int *))whole__root_reaped;
+			ft->tg.reaped_ctx = ft->whole;
+			if ((err = target__start(&ft->tg)))
+				return err;
+			whole__root_started(ft->whole);
+		}
 		ft->started = true;
 		return 0;
 	}
@@ -1530,8 +1569,13 @@ static int run_until_stop(struct ftrace *ft)
 			err = whole__poll(ft->whole, ft->t1 - ft->t0, &empty);
 			if (err)
 				break;
+			/* --follow-forks: the command's status, once it ends */
+			if (ft->tg.spawned)
+				(void)target__poll_exit(&ft->tg);
 			if (empty)
-				ft->why = ft->o.container ? "container exited" : "cgroup empty";
+				ft->why = ft->o.follow_forks ? "target and its children exited"
+					  : ft->o.container  ? "container exited"
+							     : "cgroup empty";
 		} else if (ft->t1 >= next_check) {
 			/* A syscall per check: every 10 ms is plenty. */
 			next_check = ft->t1 + 0.01;
@@ -1776,10 +1820,12 @@ static int report(struct ftrace *ft)
 		sm.bpf_stats = true;
 		sm.nprogs = n > 0 ? (unsigned)n : 0;
 	}
-	if (!ft->whole && (tg->exited || target__poll_exit(tg))) {
+	if ((!ft->whole || tg->spawned) && (tg->exited || target__poll_exit(tg))) {
 		sm.exited = true;
 		sm.exit_status = tg->spawned ? tg->status : -1;
 	}
+	if (ft->whole && tg->spawned)
+		sm.root_pid = tg->pid; /* --follow-forks */
 
 	/* where each function is in the source: only for what shows it */
 	if (ft->rec || ft->o.json_path || ft->o.view.pprof_path)
@@ -1867,6 +1913,8 @@ static void ftrace_free(struct ftrace *ft)
 		target__abort(&ft->tg);
 	}
 	target__close(&ft->tg);
+	if (ft->own_cg)
+		cgroup__remove_own(ft->cgpath);
 	runner__free(ft->rn);
 	recorder__free(ft->rec);
 	sampler__free(ft->smp);

@@ -112,6 +112,10 @@ struct whole {
 	size_t nsorted;
 	bool table_full_said;
 	size_t nsaid; /* processes found while tracing said on stderr */
+	/* --follow-forks: the root started (no more held before its first
+	 * instruction); its end, once a guard of ours reaped it */
+	bool root_started, root_done;
+	int root_status;
 };
 
 /* ---- helpers ---- */
@@ -536,6 +540,11 @@ static void guard_done(struct whole *w, struct wproc *p)
 
 	if (!p->g)
 		return;
+	/* The root's end, seen by its guard, is the run's (the target's exit
+	 * status): kept past the guard. */
+	if (w->o.root && p->pub.pid == w->o.root && !w->root_done &&
+	    guard__reaped(p->g, &w->root_status) == 1)
+		w->root_done = true;
 	guard__stop(p->g, &gs);
 	guard__free(p->g);
 	p->g = NULL;
@@ -606,7 +615,9 @@ static void guard_and_arm(struct whole *w, struct wproc *p, const char *path)
 			p->held_since = 0;
 			w->nheld--;
 		}
-		err = guard__open(p->pub.pid, path, false, &g);
+		/* the launched command, held before its first instruction */
+		err = guard__open(p->pub.pid, path,
+				  w->o.root && p->pub.pid == w->o.root && !w->root_started, &g);
 		/* the libraries traced here may have switches of their own */
 		for (size_t i = 0; !err && p->img && p->img->libs && i < p->img->libs->nlibs; i++)
 			if ((err = guard__add_file(g, p->img->libs->v[i].path)))
@@ -924,7 +935,15 @@ int whole__open(const struct whole_opts *o, struct whole **out)
 		else if (!o->quiet_setup)
 			log_info("%s: nothing traced (%s)", w->imgs[i]->path, w->imgs[i]->why);
 	}
-	if (!atomic_load(&w->t.n)) {
+	if (!atomic_load(&w->t.n) && o->root) {
+		log_err("nothing to trace in %s, the program of %s%s: --follow-forks starts from "
+			"the command's own functions (select some of a library its children use "
+			"too, -f 'libc:malloc' for instance; cabbpf -l -- COMMAND lists them)",
+			w->nimgs ? w->imgs[0]->path : "the command", w->what,
+			o->nfuncs ? " (no function matches the -f patterns)" : "");
+		err = -ENOENT;
+		goto cleanup;
+	} else if (!atomic_load(&w->t.n)) {
 		log_err("nothing to trace in the %zu process%s of %s%s: list what could be with "
 			"cabbpf -l --%s",
 			alive, alive == 1 ? "" : "es", w->what,
@@ -1152,6 +1171,31 @@ bool whole__stop(struct whole *w, struct guard_stats *sum)
 		qsort(w->sorted, n, sizeof(*w->sorted), cmp_proc);
 	w->nsorted = n;
 	return w->any_guard;
+}
+
+int whole__root_reaped(struct whole *w, int *status)
+{
+	const uint64_t *v = hmap__find(&w->procs, (uint64_t)w->o.root);
+	struct wproc *p = v ? (struct wproc *)(uintptr_t)*v : NULL;
+	int r;
+
+	if (w->root_done) {
+		*status = w->root_status;
+		return 1;
+	}
+	if (!p || !p->g)
+		return -1;
+	r = guard__reaped(p->g, status);
+	if (r == 1) {
+		w->root_done = true;
+		w->root_status = *status;
+	}
+	return r;
+}
+
+void whole__root_started(struct whole *w)
+{
+	w->root_started = true;
 }
 
 size_t whole__nprocs(const struct whole *w)

@@ -80,6 +80,12 @@ struct whole_opts {
 	 * NULL: then the table has no probe_ns */
 	const double *probe_cost;
 	uint32_t room; /* function table's room; 0: the default */
+	/* --follow-forks: the command cabbpf launched into the cgroup, held
+	 * before its program's first instruction (user/proc/target.h,
+	 * target__exec_held) until the caller starts it; its guard takes it
+	 * as a spawned target, and whole__root_reaped says when it ended.
+	 * 0: none. */
+	pid_t root;
 };
 
 /* The function table by fid, with room for cap; n published (release)
@@ -187,6 +193,17 @@ const struct whole_proc *whole__proc_of(const struct whole *w, pid_t pid);
 /* Images (executables) with functions traced, and those found with
  * nothing to trace. */
 size_t whole__nimages(const struct whole *w, size_t *untraced);
+
+/*
+ * --follow-forks: whether the root process (whole_opts.root) has ended,
+ * for user/proc/target.h's reaped hook while a guard of this whole is
+ * its ptrace parent. Returns 1 with *status once a guard reaped it, 0
+ * while it runs, -1 when no guard waits for it (the caller waits itself).
+ * The caller starts the root after whole__start; then call
+ * whole__root_started. Main thread.
+ */
+int whole__root_reaped(struct whole *w, int *status);
+void whole__root_started(struct whole *w);
 
 /* Free; NULL is fine. Guards still running are stopped. */
 void whole__free(struct whole *w);
