@@ -119,7 +119,11 @@ row "7 -p of an ancestor" "refused" "rc $rc" "$([ $rc -ne 0 ] && echo 1 || echo 
 forks=$(grep -o '"forks": *[0-9]*' "$W/f.json" | grep -o '[0-9]*$')
 row "7 children of the target" "said not traced (JSON target.forks)" "forks ${forks:-none}" \
 	"$([ -n "$forks" ] && [ "$forks" -gt 0 ] && grep -q 'NOT TRACED' "$W/f.out"; echo $((1 - $?)))"
-row "7 --follow-forks" "children traced" "$("$C" --follow-forks -- true 2>&1 | head -c 40)" 0
+"$C" -q --follow-forks -f spawn -f work -f step -f fail --json "$W/ff.json" -- \
+	"$T/forkthrow-gxx-O2" 20 >"$W/ff.out" 2>"$W/ff.err"
+steps=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sum(f['calls'] for f in d['functions'] if f['name'].endswith(':step')))" "$W/ff.json" 2>/dev/null)
+row "7 --follow-forks" "the 20 children's 2000 step calls counted" "${steps:-no JSON} step calls" \
+	"$([ "${steps:-0}" = 2000 ] && echo 1 || echo 0)"
 
 # --- held cases: targets behave as untraced
 same=0 total=0

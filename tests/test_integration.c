@@ -10,6 +10,7 @@
  */
 #include <check.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -1588,6 +1589,39 @@ START_TEST(exits_during_attach)
 }
 END_TEST
 
+/* cabbpf killed (SIGKILL: nothing of it runs) during start-up, while the
+ * command it launched is held before its exec: the command dies with it
+ * (its death signal while held), rather than stay stopped for ever, an
+ * orphan that never ran (bench/faults.sh met one, a run whose start-up
+ * outlasted the kill's delay). */
+START_TEST(killed_during_startup)
+{
+	char *launched[] = {"-f", "tick", "--", (char *)h_target("longrun", 0), NULL};
+	char ex[64];
+	struct h_run r;
+	pid_t held;
+	int st, i;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	setenv("CABBPF_TEST_PAUSE_ATTACH", "1", 1);
+	h_start_until(&r, launched, "stopped before attaching the probes");
+	unsetenv("CABBPF_TEST_PAUSE_ATTACH");
+	held = h_child_of(r.pid);
+	ck_assert_int_gt(held, 0);
+	ck_assert_msg(h_wait_stopped(r.pid, 10000), "cabbpf not stopped: %s", h_run_why(&r));
+	ck_assert_int_eq(kill(r.pid, SIGKILL), 0);
+	h_finish(&r);
+	/* reparented to this test (a subreaper): reaped here */
+	for (i = 0; i < 500 * H_PATIENCE && waitpid(held, &st, WNOHANG) == 0; i++)
+		usleep(10000);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	ck_assert_msg(i < 500 * H_PATIENCE, "the held command %d outlived cabbpf", (int)held);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "held command: %s",
+		      h_describe(st, ex, sizeof(ex)));
+	h_free(&r);
+}
+END_TEST
+
 /* An executable of another architecture is rejected before planning. */
 START_TEST(bad_other_arch)
 {
@@ -1986,6 +2020,7 @@ int main(void)
 	tcase_add_test(bad, run_error_exits_1);
 	tcase_add_test(bad, libbpf_warnings_without_v);
 	tcase_add_test(bad, exits_during_attach);
+	tcase_add_test(bad, killed_during_startup);
 	tcase_add_test(bad, bad_other_arch);
 	tcase_add_test(bad, bad_kernel_thread_and_zombie);
 	suite_add_tcase(s, matrix);

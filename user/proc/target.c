@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -269,6 +270,7 @@ static void restore_inherited(void)
 
 static int spawn(struct target *t, char *const argv[], bool follow)
 {
+	pid_t self;
 	int ep[2] = {-1, -1};
 	const char *base;
 	int err, st;
@@ -301,6 +303,7 @@ static int spawn(struct target *t, char *const argv[], bool follow)
 	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : argv[0]);
 	if (pipe2(ep, O_CLOEXEC))
 		return -errno;
+	self = getpid();
 	t->pid = fork();
 	if (t->pid < 0) {
 		err = -errno;
@@ -314,7 +317,14 @@ static int spawn(struct target *t, char *const argv[], bool follow)
 
 		close(ep[0]);
 		restore_inherited();
+		/* Held, it dies with cabbpf (a SIGKILL during start-up) rather
+		 * than stay stopped for ever, a command that never ran; let
+		 * go, it is as it would be untraced (no death signal). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != self)
+			_exit(127); /* cabbpf is gone already */
 		raise(SIGSTOP);
+		prctl(PR_SET_PDEATHSIG, 0);
 		execv(t->script[0] ? t->script : t->exe, argv);
 		e = errno;
 		if (write(ep[1], &e, sizeof(e)) < 0)
