@@ -41,8 +41,14 @@ one() {
 		grep -q '^cabbpf: tracing ' "$W/err" 2>/dev/null && break
 		sleep 0.01
 	done
-	# cabbpf's child running the target (not the probe-cost measurement's)
-	tpid=$(pgrep -P "$cab" -f "^${cmd%% *}" | head -n1 || true)
+	# cabbpf's child running the target (not the probe-cost measurement's);
+	# the tracing line comes just before its exec: until then it runs
+	# cabbpf's image
+	for i in $(seq 1 100); do
+		tpid=$(pgrep -P "$cab" -f "^${cmd%% *}" | head -n1 || true)
+		[ -z "$tpid" ] || break
+		sleep 0.005
+	done
 	sleep "$(awk -v d="$delay_ms" 'BEGIN { printf "%.3f", d / 1000 }')"
 	# the run over before the kill: not a kill while guarding
 	if grep -q '^cabbpf: .* stopped: ' "$W/err" 2>/dev/null; then
