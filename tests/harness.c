@@ -84,6 +84,12 @@ int h_integration_setup(const char *suite, int (*extra)(void))
 {
 	const char *why = NULL;
 
+	/* As from a terminal: a shell that starts the suites in the
+	 * background (no job control) hands them SIGINT and SIGQUIT ignored,
+	 * and every target would inherit that (a Ctrl-C test then finds its
+	 * command alive, as untraced too). */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
 	if (geteuid() != 0)
 		why = "needs root (BPF, uprobes, ptrace); run the tests with sudo";
 	else if (h_setup())

@@ -112,6 +112,54 @@ START_TEST(missing_file_refused_reset_forgets)
 }
 END_TEST
 
+struct heard {
+	int calls;
+	char path[256];
+	uint64_t sum;
+	size_t n;
+};
+
+static void hear(void *ctx, const char *path, const uint64_t *offs, size_t n)
+{
+	struct heard *h = ctx;
+	struct seen s = {0};
+	size_t i;
+
+	/* told after the record: the sites are there already */
+	probe_sites__each(see, &s);
+	ck_assert_uint_ge(s.nfiles, 1);
+	h->calls++;
+	snprintf(h->path, sizeof(h->path), "%s", path);
+	h->n = n;
+	for (i = 0; i < n; i++)
+		h->sum += offs[i];
+}
+
+/* The listener (a guard's tracer process, user/trace/guardian.h) hears of
+ * each add that recorded, with its path and offsets; not of a refused
+ * one; nothing once removed. */
+START_TEST(listener_hears_each_add)
+{
+	const uint64_t o[] = {0x1000, 0x2000, 0x30};
+	struct heard h = {0};
+	char none[300];
+
+	snprintf(none, sizeof(none), "%s/none", dir);
+	probe_sites__on_add(hear, &h);
+	ck_assert_int_eq(probe_sites__add(a, o, 3), 0);
+	ck_assert_int_eq(h.calls, 1);
+	ck_assert_str_eq(h.path, a);
+	ck_assert_uint_eq(h.n, 3);
+	ck_assert_uint_eq(h.sum, 0x3030);
+	ck_assert_int_eq(probe_sites__add(none, o, 1), -ENOENT);
+	ck_assert_int_eq(h.calls, 1);
+	probe_sites__on_add(NULL, NULL);
+	ck_assert_int_eq(probe_sites__add(b, o, 1), 0);
+	ck_assert_int_eq(h.calls, 1);
+	probe_sites__reset();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sites");
@@ -122,6 +170,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, sites_by_file_each_once);
 	tcase_add_test(tc, missing_file_refused_reset_forgets);
+	tcase_add_test(tc, listener_hears_each_add);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

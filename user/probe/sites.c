@@ -20,10 +20,23 @@ struct site_file {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct site_file *files;
 static size_t nfiles, cap;
+static void (*listener)(void *ctx, const char *path, const uint64_t *offs, size_t n);
+static void *listener_ctx;
+
+void probe_sites__on_add(void (*fn)(void *ctx, const char *path, const uint64_t *offs, size_t n),
+			 void *ctx)
+{
+	pthread_mutex_lock(&mu);
+	listener = fn;
+	listener_ctx = ctx;
+	pthread_mutex_unlock(&mu);
+}
 
 int probe_sites__add(const char *path, const uint64_t *offs, size_t n)
 {
+	void (*fn)(void *ctx, const char *path, const uint64_t *offs, size_t n);
 	struct site_file *f = NULL, *nf;
+	void *ctx;
 	struct stat sb;
 	uint64_t *v;
 	size_t i;
@@ -58,7 +71,11 @@ int probe_sites__add(const char *path, const uint64_t *offs, size_t n)
 		if (!(err = hmap__upsert(&f->offs, offs[i], &v)))
 			*v = 1;
 cleanup:
+	fn = listener;
+	ctx = listener_ctx;
 	pthread_mutex_unlock(&mu);
+	if (!err && fn)
+		fn(ctx, path, offs, n);
 	return err;
 }
 

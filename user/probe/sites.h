@@ -31,6 +31,15 @@ void probe_sites__each(void (*fn)(void *ctx, const char *path, dev_t dev, ino_t 
 				  const uint64_t *offs, size_t n),
 		       void *ctx);
 
+/*
+ * fn(ctx, path, offs, n) is called by each probe_sites__add from now on,
+ * after the record, from the adding thread (the guard's tracer process,
+ * which forked before those sites existed, is told of them:
+ * user/trace/guardian.h). One listener; fn NULL removes it. Any thread.
+ */
+void probe_sites__on_add(void (*fn)(void *ctx, const char *path, const uint64_t *offs, size_t n),
+			 void *ctx);
+
 /* Forget every site (tests). */
 void probe_sites__reset(void);
 

@@ -45,19 +45,20 @@ int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 	u.lc.cnt = cnt;
 	u.lc.um_flags = retprobe == UPROBE_MULTI_RETURN ? 1 /* BPF_F_UPROBE_MULTI_RETURN */ : 0;
 	u.lc.pid = pid > 0 ? (uint32_t)pid : 0;
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &u.attr, sizeof(u.attr));
-	if (fd < 0)
-		return -errno;
 	/* A child the process forks inherits these breakpoints (sites.h);
-	 * without the record, the guard cannot take them out of it. */
+	 * without the record, the guard cannot take them out of it. Recorded
+	 * before they exist, so that whoever must know (a guard's tracer
+	 * process) knows before a fork can inherit them; a record of a site
+	 * never placed is harmless (nothing to take out there). */
 	if (pid > 0) {
 		int err = probe_sites__add(path, offsets, cnt);
 
-		if (err) {
-			close((int)fd);
+		if (err)
 			return err;
-		}
 	}
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &u.attr, sizeof(u.attr));
+	if (fd < 0)
+		return -errno;
 	return (int)fd;
 }
 

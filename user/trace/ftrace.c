@@ -609,9 +609,9 @@ static int plan_probes(struct ftrace *ft)
 
 	/* Return probes write into the target's stacks: the guard keeps the
 	 * unwinder and stack switches from seeing them (user/trace/guard.h).
-	 * Its guardian also continues a target held by --lossless should
-	 * cabbpf die (a watcher that continued it on its own could let a
-	 * thread throw before the guardian wrote its return addresses back). */
+	 * Its tracer process also lets go of a target held by --lossless
+	 * should cabbpf die (a watcher that continued it on its own could let
+	 * a thread throw before the tracer wrote its return addresses back). */
 	if (!o->entry_only && !o->list && !o->plan && !o->no_guard) {
 		err = guard_target(ft);
 		startup_mark("guard");
@@ -1812,6 +1812,10 @@ static int report(struct ftrace *ft)
 	/* What the analysis cost while tracing: on a busy machine the target
 	 * pays it. */
 	sm.cpu_s = cpu_now_s() - ft->cpu0;
+	/* the guard's tracer process is cabbpf's too (its start-up before
+	 * cpu0 is a fork's: next to nothing) */
+	if (ft->guard)
+		sm.cpu_s += (double)ft->gst.tracer_cpu_ns / 1e9;
 	if (ft->o.bpf_stats) {
 		int n = trace__prog_stats(ft->tr, sm.progs, SUMMARY_MAX_PROGS);
 
@@ -1900,7 +1904,17 @@ static void ftrace_free(struct ftrace *ft)
 	}
 	watchdog__done(ft->wd_fd);
 	trace__free(ft->tr);	      /* detaches: nothing stays in the target */
+	/* The guard's tracer thread may have reaped the target: its status
+	 * is taken before the guard goes, and the target waited for as any
+	 * child from then on (the hook would read a freed guard). */
+	if (ft->have_target && ft->tg.reaped_ctx == ft->guard) {
+		if (ft->guard && ft->tg.spawned)
+			target__poll_exit(&ft->tg);
+		ft->tg.reaped = NULL;
+		ft->tg.reaped_ctx = NULL;
+	}
 	guard__free(ft->guard);
+	ft->guard = NULL;
 	if (ft->cgfd >= 0)
 		close(ft->cgfd);
 	if (ft->stats_fd >= 0)

@@ -16,7 +16,13 @@
 #include <string.h>
 #include <dirent.h>
 #include <linux/kcmp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -31,6 +37,7 @@
 #include "common/vec.h"
 #include "user/trace/guard.h"
 #include "user/trace/guardian.h"
+#include "user/trace/watchdog.h"
 #include "user/proc/libs.h"
 #include "user/proc/procfs.h"
 #include "common/log.h"
@@ -119,6 +126,19 @@ struct gthread {
 	uint64_t held_gen;
 };
 
+/* What the tracer and the loader share, in memory mapped shared before
+ * the tracer process forks (user/trace/guardian.h): the same in a thread. */
+struct gshared {
+	atomic_int seize_done; /* 0 pending, 1 ok, < 0: -errno */
+	atomic_int stop_req;
+	atomic_int state; /* 0 tracing, 1 leader reaped, 2 detached/ended */
+	int status;	  /* wait status of the reaped leader */
+	atomic_uint_fast64_t drain_gen; /* guard__drained rounds */
+	atomic_bool drain_below;	/* the last round ended below the low mark */
+	atomic_int nheld;		/* threads held */
+	struct guard_stats st;
+};
+
 struct guard {
 	pid_t pid;
 	bool spawned;
@@ -135,35 +155,41 @@ struct guard {
 	int *mfds; /* or one multi-uprobe link per file */
 	size_t nmfds;
 	struct bpf_link *altstack; /* signal handlers on an alternate stack */
-	struct bpf_link *exit_stop; /* stop_on_exit, while letting go */
+	int exit_stop; /* stop_on_exit's link while letting go, or -1 */
 	bool forks;		   /* guard__forks: hold forked processes at birth */
 	/* tracer thread */
 	pthread_t thr;
 	bool thr_started;
 	pthread_mutex_t mu; /* guards th/nth and the map fds (main thread adds fds) */
 	pthread_cond_t cv;
-	int seize_done; /* 0 pending, 1 ok, < 0: -errno */
-	atomic_int stop_req;
-	atomic_int state; /* 0 tracing, 1 leader reaped, 2 detached/ended */
-	int status;	  /* wait status of the reaped leader */
+	struct gshared *sh;
 	struct gthread *th;
 	size_t nth, cap;
+	/* The guard's objects the tracer uses: the skeleton's (a tracer
+	 * thread), or the tracer process's copies (install_set) */
 	int guarded_fd, reqs_fd;
-	int throttled_fd;	  /* --lossless: bpf/trace.bpf.c's requests, or -1 */
-	atomic_uint_fast64_t drain_gen; /* guard__drained rounds */
-	atomic_bool drain_below;	/* the last round ended below the low mark */
-	atomic_int nheld;		/* threads held */
+	int throttled_fd; /* --lossless: bpf/trace.bpf.c's requests, or -1 */
+	int iter_fd;	  /* bpf/guard.bpf.c's dump_pending, or -1 */
+	int exit_map_fd, exit_prog_fd; /* stop_at_exit, stop_on_exit */
+	volatile uint32_t *dump_tgid;  /* in the .bss map, or NULL */
+	void *bss_map;		       /* the tracer process's mapping of .bss */
+	size_t bss_len;
+	int old_reqs_fd; /* the set before the last one (a stop it asked may come late) */
 	uint64_t tramp; /* the trampoline's address, 0 until known */
-	struct guard_stats st;
 	bool stopped;
-	/* bpf/guard.bpf.c's dump_pending (the skeleton's, or the guardian's
-	 * copy in a rescue), or -1 */
-	int iter_fd;
-	/* guard__guardian asked / the guardian (user/trace/guardian.h) */
+	/* guard__guardian asked / the channel to the tracer process
+	 * (user/trace/guardian.h), in the loader */
 	bool want_guardian;
 	struct guardian *gd;
-	/* guard__rescue: cabbpf is dead, this is the guardian's rescuer */
-	bool rescue;
+	bool proc; /* the tracer is (or was) a process: cabbpf reaps the target */
+	/* in the tracer process: its end of the channel, SIGCHLD's signalfd,
+	 * whether cabbpf's socket end has closed (since when) */
+	const struct guardian_end *end;
+	int sigfd;
+	bool orphan;
+	struct timespec orphan_t0;
+	int *kept; /* the probe links it was given */
+	size_t nkept, kept_cap;
 };
 
 bool guard__unsafe_name(const char *n)
@@ -488,6 +514,29 @@ int guard__add_file(struct guard *g, const char *path)
 	return err;
 }
 
+/* A guard of pid with no site yet, its shared state mapped shared (a
+ * tracer process sees it: user/trace/guardian.h). NULL: out of memory. */
+static struct guard *guard_new(pid_t pid, bool spawned)
+{
+	struct guard *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->sh = mmap(NULL, sizeof(*g->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	if (g->sh == MAP_FAILED) {
+		free(g);
+		return NULL;
+	}
+	g->pid = pid;
+	g->spawned = spawned;
+	g->guarded_fd = g->reqs_fd = g->throttled_fd = g->iter_fd = -1;
+	g->exit_map_fd = g->exit_prog_fd = g->exit_stop = g->old_reqs_fd = g->sigfd = -1;
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	return g;
+}
+
 int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out)
 {
 	char path[PATH_MAX];
@@ -496,15 +545,10 @@ int guard__open(pid_t pid, const char *exe, bool spawned, struct guard **out)
 	int err;
 
 	*out = NULL;
-	g = calloc(1, sizeof(*g));
+	g = guard_new(pid, spawned);
 	if (!g)
 		return -ENOMEM;
-	g->pid = pid;
-	g->spawned = spawned;
-	g->guarded_fd = g->reqs_fd = g->throttled_fd = g->iter_fd = -1;
 	snprintf(g->exe, sizeof(g->exe), "%s", exe);
-	pthread_mutex_init(&g->mu, NULL);
-	pthread_cond_init(&g->cv, NULL);
 	for (i = 0; i <= sizeof(site_libs) / sizeof(site_libs[0]); i++) {
 		if (i == 0)
 			snprintf(path, sizeof(path), "%s", exe);
@@ -531,16 +575,11 @@ cleanup:
 
 int guard__open_tracer(pid_t pid, bool spawned, struct guard **out)
 {
-	struct guard *g = calloc(1, sizeof(*g));
+	struct guard *g = guard_new(pid, spawned);
 
 	*out = NULL;
 	if (!g)
 		return -ENOMEM;
-	g->pid = pid;
-	g->spawned = spawned;
-	g->guarded_fd = g->reqs_fd = g->throttled_fd = g->iter_fd = -1;
-	pthread_mutex_init(&g->mu, NULL);
-	pthread_cond_init(&g->cv, NULL);
 	*out = g;
 	return 0;
 }
@@ -590,7 +629,7 @@ static void forget(struct guard *g, pid_t tid)
 	t = find_thread(g, tid);
 	if (t) {
 		if (t->held)
-			atomic_fetch_sub(&g->nheld, 1);
+			atomic_fetch_sub(&g->sh->nheld, 1);
 		if (g->throttled_fd >= 0)
 			bpf_map_delete_elem(g->throttled_fd, &key);
 		*t = g->th[--g->nth];
@@ -690,7 +729,7 @@ static void give_back_one(struct guard *g, const uint64_t rec[3], void *arg)
 	bool chosen = t && (*(enum give_back *)arg == GIVE_BACK_ARMED ? t->armed : t->stopped);
 
 	if (chosen && restore_slot(g, t->tid, rec[1], rec[2]))
-		g->st.at_detach++;
+		g->sh->st.at_detach++;
 }
 
 /* Gives back the slots of the threads which selects. Returns false when
@@ -708,15 +747,18 @@ static bool serve(struct guard *g, pid_t tid)
 	struct gthread *t;
 	uint32_t key = (uint32_t)tid, i, j;
 
-	if (g->reqs_fd < 0 || bpf_map_lookup_elem(g->reqs_fd, &key, &r))
+	if (g->reqs_fd >= 0 && !bpf_map_lookup_elem(g->reqs_fd, &key, &r))
+		bpf_map_delete_elem(g->reqs_fd, &key);
+	else if (g->old_reqs_fd >= 0 && !bpf_map_lookup_elem(g->old_reqs_fd, &key, &r))
+		bpf_map_delete_elem(g->old_reqs_fd, &key);
+	else
 		return false;
-	bpf_map_delete_elem(g->reqs_fd, &key);
 	t = track(g, tid);
 	if (!t || r.n > CABBPF_GUARD_MAX) {
-		g->st.failed++;
+		g->sh->st.failed++;
 		return true;
 	}
-	g->st.stops++;
+	g->sh->st.stops++;
 	if (r.op == CABBPF_GUARD_RESTORE) {
 		/* Frames left on another stack must never get a trampoline
 		 * back: their returns happen where the kernel cannot follow. */
@@ -725,7 +767,7 @@ static bool serve(struct guard *g, pid_t tid)
 		for (i = 0; i < r.n; i++) {
 			if (!restore_slot(g, tid, r.slot[i], r.orig[i]))
 				continue;
-			g->st.restored++;
+			g->sh->st.restored++;
 			/* Below a signal's alternate stack: the kernel's list
 			 * may drop them (bpf/guard.bpf.c, guard_altstack). */
 			if (r.site == CABBPF_GS_SWITCH || r.site == CABBPF_GS_ALTSTACK)
@@ -769,7 +811,7 @@ static bool serve(struct guard *g, pid_t tid)
 		t->orig[j] = t->orig[--t->n];
 		if (tr && !peek(tid, r.slot[i], &cur) && cur == r.orig[i] &&
 		    !poke(tid, r.slot[i], tr))
-			g->st.rearmed++;
+			g->sh->st.rearmed++;
 	}
 	return true;
 }
@@ -850,9 +892,9 @@ static bool hold(struct guard *g, pid_t tid)
 		return false;
 	if (!t->held) {
 		t->held = true;
-		atomic_fetch_add(&g->nheld, 1);
+		atomic_fetch_add(&g->sh->nheld, 1);
 	}
-	t->held_gen = atomic_load(&g->drain_gen);
+	t->held_gen = atomic_load(&g->sh->drain_gen);
 	return true;
 }
 
@@ -874,14 +916,14 @@ static void unhold(struct guard *g, struct gthread *t, bool resume_it)
 
 	if (throttled_since(g, t->tid, &ts)) {
 		d = now > ts ? now - ts : 0;
-		g->st.held++;
-		g->st.held_ns += d;
-		if (d > g->st.held_max_ns)
-			g->st.held_max_ns = d;
+		g->sh->st.held++;
+		g->sh->st.held_ns += d;
+		if (d > g->sh->st.held_max_ns)
+			g->sh->st.held_max_ns = d;
 		bpf_map_delete_elem(g->throttled_fd, &key);
 	}
 	t->held = false;
-	atomic_fetch_sub(&g->nheld, 1);
+	atomic_fetch_sub(&g->sh->nheld, 1);
 	if (resume_it)
 		resume(t->tid, 0);
 }
@@ -893,11 +935,12 @@ static void release_held(struct guard *g)
 	uint64_t gen;
 	size_t i;
 
-	if (!atomic_load(&g->nheld) || !atomic_load(&g->drain_below))
+	/* cabbpf gone: no drain round comes any more */
+	if (!atomic_load(&g->sh->nheld) || (!g->orphan && !atomic_load(&g->sh->drain_below)))
 		return;
-	gen = atomic_load(&g->drain_gen);
+	gen = atomic_load(&g->sh->drain_gen);
 	for (i = 0; i < g->nth; i++)
-		if (g->th[i].held && gen > g->th[i].held_gen)
+		if (g->th[i].held && (g->orphan || gen > g->th[i].held_gen))
 			unhold(g, &g->th[i], true);
 }
 
@@ -905,11 +948,16 @@ void guard__drained(struct guard *g, bool below)
 {
 	if (!g)
 		return;
-	atomic_store(&g->drain_below, below);
-	atomic_fetch_add(&g->drain_gen, 1);
-	/* Wake the tracer out of its wait (SIGCHLD is what it waits for). */
-	if (below && atomic_load(&g->nheld) && g->thr_started)
-		pthread_kill(g->thr, SIGCHLD);
+	atomic_store(&g->sh->drain_below, below);
+	atomic_fetch_add(&g->sh->drain_gen, 1);
+	/* Wake the tracer out of its wait (a thread's: SIGCHLD is what it
+	 * waits for). */
+	if (below && atomic_load(&g->sh->nheld)) {
+		if (g->gd)
+			guardian__nudge(g->gd);
+		else if (g->thr_started)
+			pthread_kill(g->thr, SIGCHLD);
+	}
 }
 
 /* An executable mapping of a file in a process, from /proc/PID/maps. */
@@ -1022,6 +1070,8 @@ cleanup:
 	image__unmap(&im);
 }
 
+static void messages(struct guard *g);
+
 /* Take every breakpoint this cabbpf put (user/probe/sites.h) out of
  * process pid, stopped: it inherited them from the target by fork.
  * Returns how many. */
@@ -1091,13 +1141,16 @@ static bool fork_child(struct guard *g, pid_t tid)
 
 	if (!g->forks || find_thread(g, tid) || procfs__status_field(tid, "Tgid") == g->pid)
 		return false;
+	/* A tracer process: the probe sites the child may have inherited
+	 * were sent before they were placed (guardian__give_sites) */
+	messages(g);
 	pthread_mutex_lock(&g->mu);
-	if (g->skel && g->skel->bss) {
+	if (g->dump_tgid) {
 		memset(&li, 0, sizeof(li));
 		li.task.pid = (uint32_t)tid;
-		g->skel->bss->dump_tgid = (uint32_t)tid;
+		*g->dump_tgid = (uint32_t)tid;
 		walk_pending(g, &li, child_slot, &slots);
-		g->skel->bss->dump_tgid = 0;
+		*g->dump_tgid = 0;
 	}
 	pthread_mutex_unlock(&g->mu);
 	/* clone(CLONE_VM) with SIGCHLD reports as a fork, but the child shares
@@ -1128,8 +1181,8 @@ static void handle(struct guard *g, pid_t tid, int st)
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
 		forget(g, tid);
 		if (tid == g->pid) {
-			g->status = st;
-			atomic_store(&g->state, 1);
+			g->sh->status = st;
+			atomic_store(&g->sh->state, 1);
 		}
 		return;
 	}
@@ -1174,9 +1227,6 @@ static void handle(struct guard *g, pid_t tid, int st)
 
 			memset(&si, 0, sizeof(si));
 			ptrace(PTRACE_GETSIGINFO, tid, NULL, &si);
-			/* Should cabbpf die from here to the resume, the
-			 * guardian continues what this stop leaves. */
-			guardian__serving(g->gd, tid);
 			/* Ours: sent by bpf_send_signal_thread (SI_KERNEL, which
 			 * no process can forge) with a request waiting: the
 			 * guard's, the rings' high-water mark's (--lossless), or
@@ -1186,15 +1236,11 @@ static void handle(struct guard *g, pid_t tid, int st)
 			lossless_req = throttled_since(g, tid, NULL);
 			if ((guard_req || lossless_req) && si.si_code == SI_KERNEL) {
 				sig = 0;
-				if (lossless_req && hold(g, tid)) {
-					/* throttled[tid] says it is held */
-					guardian__serving(g->gd, 0);
+				if (lossless_req && hold(g, tid))
 					return; /* resumed by release_held() */
-				}
 			}
 		}
 		resume(tid, sig);
-		guardian__serving(g->gd, 0);
 		return;
 	default:
 		resume(tid, 0);
@@ -1238,11 +1284,8 @@ static bool mark_must_stop(struct guard *g)
 {
 	size_t i;
 
-	/* A rescue also stops the threads a stop of ours was asked for
-	 * (left queued, or taken as a stop of the whole process): a queued
-	 * one must not outlive the rescuer. */
 	for (i = 0; i < g->nth; i++)
-		g->th[i].must_stop = g->rescue && ours_asked(g, g->th[i].tid);
+		g->th[i].must_stop = false;
 	return walk_pending(g, NULL, must_stop_one, NULL);
 }
 
@@ -1301,7 +1344,7 @@ static int disarm(struct guard *g, struct gthread *t)
 	if (!t->armed)
 		return 0;
 	t->armed = false;
-	if (bpf_map_lookup_and_delete_elem(bpf_map__fd(g->skel->maps.stop_at_exit), &key, &v)) {
+	if (bpf_map_lookup_and_delete_elem(g->exit_map_fd, &key, &v)) {
 		t->ours_pending = true;
 		return 0;
 	}
@@ -1338,16 +1381,20 @@ static bool arm_in_place(struct guard *g, struct gthread *t)
 	uint32_t key = (uint32_t)t->tid, armed = CABBPF_EXIT_STOP_ARMED;
 	long nr = procfs__syscall(g->pid, t->tid);
 
-	if (nr < 0 || nr == __NR_execve || nr == __NR_execveat || !g->skel)
+	if (nr < 0 || nr == __NR_execve || nr == __NR_execveat || g->exit_prog_fd < 0 ||
+	    g->exit_map_fd < 0)
 		return false;
-	if (!g->exit_stop) {
-		g->exit_stop = bpf_program__attach(g->skel->progs.stop_on_exit);
-		if (!g->exit_stop) {
+	if (g->exit_stop < 0) {
+		/* tp_btf: attached by its BTF id, as libbpf would (the tracer
+		 * process has the program's descriptor, not the skeleton) */
+		g->exit_stop = bpf_raw_tracepoint_open(NULL, g->exit_prog_fd);
+		if (g->exit_stop < 0) {
 			log_debug("guard: attaching stop_on_exit: %s", strerror(errno));
+			g->exit_stop = -1;
 			return false;
 		}
 	}
-	if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.stop_at_exit), &key, &armed, BPF_ANY))
+	if (bpf_map_update_elem(g->exit_map_fd, &key, &armed, BPF_ANY))
 		return false;
 	t->armed = true;
 	/* This read, after the entry is in place, is the one that counts. */
@@ -1369,7 +1416,7 @@ static void interrupt(struct guard *g, struct gthread *t, const char **call)
 	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
 	if (!c)
 		return;
-	if (!g->st.detach_cut_short++)
+	if (!g->sh->st.detach_cut_short++)
 		*call = c;
 }
 
@@ -1402,7 +1449,7 @@ static void give_back_in_place(struct guard *g, const char **call)
 			continue;
 		}
 		t->must_stop = false;
-		g->st.detach_in_place++;
+		g->sh->st.detach_in_place++;
 	}
 }
 
@@ -1427,7 +1474,7 @@ static void test_pause_after_in_place(const struct guard *g)
 	const char *f = getenv("CABBPF_TEST_LET_GO_PAUSE");
 	int i;
 
-	if (!f || !g->st.detach_in_place)
+	if (!f || !g->sh->st.detach_in_place)
 		return;
 	log_info("test: letting go of pid %d paused until %s exists", (int)g->pid, f);
 	for (i = 0; i < 6000 && access(f, F_OK); i++) {
@@ -1483,8 +1530,8 @@ static void detach_all(struct guard *g)
 		log_warn("letting go of pid %d: %" PRIu64 " thread%s (one in %s) stopped in a "
 			 "call to give its return addresses back: that call may end with EINTR "
 			 "(signal(7))",
-			 (int)g->pid, g->st.detach_cut_short,
-			 g->st.detach_cut_short == 1 ? "" : "s", call);
+			 (int)g->pid, g->sh->st.detach_cut_short,
+			 g->sh->st.detach_cut_short == 1 ? "" : "s", call);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		size_t left = 0;
@@ -1495,7 +1542,7 @@ static void detach_all(struct guard *g)
 		if (!left)
 			break;
 		if (ms_since(&t0) > 2000) {
-			g->st.detach_left = left;
+			g->sh->st.detach_left = left;
 			log_warn("%zu thread%s of pid %d did not stop: their return addresses "
 				 "stay with the kernel",
 				 left, left == 1 ? "" : "s", (int)g->pid);
@@ -1544,7 +1591,7 @@ static void detach_all(struct guard *g)
 
 					if (throttled_since(g, tid, NULL)) {
 						t->held = true; /* for unhold's count */
-						atomic_fetch_add(&g->nheld, 1);
+						atomic_fetch_add(&g->sh->nheld, 1);
 						unhold(g, t, false);
 						sig = 0;
 					} else if (guard_req || t->ours_pending) {
@@ -1564,10 +1611,8 @@ static void detach_all(struct guard *g)
 			/* An event or interrupt stop. Our SIGSTOP may still be
 			 * queued (the request is there): let the thread take it
 			 * first, or it would stop the whole process after we go.
-			 * Not queued with a request there: it was taken as a
-			 * stop of the whole process while nobody traced it
-			 * (cabbpf died: a rescue), or never sent; this stop is
-			 * as good. */
+			 * Not queued with a request there: never sent; this
+			 * stop is as good. */
 			if ((ours_asked(g, tid) || t->ours_pending) &&
 			    procfs__sig_pending(tid, SIGSTOP)) {
 				resume(tid, 0);
@@ -1584,8 +1629,9 @@ static void detach_all(struct guard *g)
 	/* Every thread that stopped: back to the original return addresses. */
 	if (g->nth)
 		give_back(g, GIVE_BACK_STOPPED);
-	bpf_link__destroy(g->exit_stop);
-	g->exit_stop = NULL;
+	if (g->exit_stop >= 0)
+		close(g->exit_stop);
+	g->exit_stop = -1;
 	pthread_mutex_lock(&g->mu);
 	for (i = 0; i < g->nth; i++) {
 		uint32_t key = (uint32_t)g->th[i].tid, let_go = CABBPF_GUARDED_LET_GO;
@@ -1602,6 +1648,141 @@ static void detach_all(struct guard *g)
 	pthread_mutex_unlock(&g->mu);
 }
 
+/* ---- the tracer process (user/trace/guardian.h) ------------------------ */
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The tracer process takes a new set of the guard's objects (m: the fds in
+ * struct guardian_set's order): install()'s half there. Returns 0 or
+ * -EPROTO. */
+static int take_set(struct guard *g, struct guardian_msg *m)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t i;
+
+	if (m->nfds < 6 || m->nfds > 7 || m->val <= 0 || m->val > (1 << 20)) {
+		for (i = 0; i < m->nfds; i++)
+			close(m->fds[i]);
+		return -EPROTO;
+	}
+	pthread_mutex_lock(&g->mu);
+	/* a stop asked through the set replaced may still be on its way */
+	close_fd(&g->old_reqs_fd);
+	g->old_reqs_fd = g->reqs_fd;
+	close_fd(&g->iter_fd);
+	close_fd(&g->guarded_fd);
+	close_fd(&g->exit_map_fd);
+	close_fd(&g->exit_prog_fd);
+	close_fd(&g->throttled_fd);
+	if (g->bss_map)
+		munmap(g->bss_map, g->bss_len);
+	g->bss_map = NULL;
+	g->dump_tgid = NULL;
+	g->iter_fd = m->fds[0];
+	g->reqs_fd = m->fds[1];
+	g->guarded_fd = m->fds[2];
+	g->exit_map_fd = m->fds[3];
+	g->exit_prog_fd = m->fds[4];
+	g->throttled_fd = m->nfds == 7 ? m->fds[6] : -1;
+	g->bss_len = ((size_t)m->val + (size_t)page - 1) / (size_t)page * (size_t)page;
+	g->bss_map = mmap(NULL, g->bss_len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fds[5], 0);
+	if (g->bss_map == MAP_FAILED) {
+		log_debug("guard: mapping the guard's .bss in its tracer: %s", strerror(errno));
+		g->bss_map = NULL;
+	} else {
+		g->dump_tgid = (volatile uint32_t *)((char *)g->bss_map +
+						     offsetof(struct guard_bpf__bss, dump_tgid));
+	}
+	close(m->fds[5]);
+	for (i = 0; i < g->nth; i++) {
+		uint32_t key = (uint32_t)g->th[i].tid, held = CABBPF_GUARDED_HELD;
+
+		bpf_map_update_elem(g->guarded_fd, &key, &held, BPF_ANY);
+	}
+	pthread_mutex_unlock(&g->mu);
+	return 0;
+}
+
+/* Links kept while the tracer process lives. */
+static void keep_links(struct guard *g, struct guardian_msg *m)
+{
+	int *v = vec__grow(g->kept, &g->kept_cap, g->nkept + m->nfds, sizeof(*v), 16);
+	size_t i;
+
+	if (!v) {
+		for (i = 0; i < m->nfds; i++)
+			close(m->fds[i]);
+		return;
+	}
+	g->kept = v;
+	memcpy(g->kept + g->nkept, m->fds, m->nfds * sizeof(int));
+	g->nkept += m->nfds;
+}
+
+/* Whether cabbpf's process has ended (its pidfd readable), or it has been
+ * dying for so long (a process in D state in the kernel) that the tracer
+ * lets go anyway. */
+#define GONE_WAIT_MS 60000
+
+static bool cabbpf_gone(struct guard *g)
+{
+	struct pollfd p = {g->end->cabbpf, POLLIN, 0};
+
+	return poll(&p, 1, 0) == 1 || ms_since(&g->orphan_t0) > GONE_WAIT_MS;
+}
+
+/* The loader's messages, in the tracer process. */
+static void messages(struct guard *g)
+{
+	struct guardian_msg *m;
+	int op;
+
+	if (!g->end || g->orphan || !(m = malloc(sizeof(*m))))
+		return;
+	while ((op = guardian__recv(g->end->sock, m, false)) != -EAGAIN) {
+		if (op == 0) {
+			/* cabbpf's end closed: it is dying. Its trace probes go
+			 * with its last file; until then they may still replace
+			 * return addresses, so the tracer goes on serving. */
+			g->orphan = true;
+			clock_gettime(CLOCK_MONOTONIC, &g->orphan_t0);
+			break;
+		}
+		if (op == GUARDIAN_SET) {
+			guardian__send(g->end->sock, GUARDIAN_ACK, take_set(g, m));
+		} else if (op == GUARDIAN_LINKS) {
+			keep_links(g, m);
+		} else if (op == GUARDIAN_SITES) {
+			const uint64_t *offs;
+			const char *path;
+			size_t n;
+
+			if (!guardian__parse_sites(m, &path, &offs, &n))
+				probe_sites__add(path, offs, n);
+		}
+	}
+	free(m);
+}
+
+/* The tracer process's wait: a tracee's event (SIGCHLD's signalfd), a
+ * message, cabbpf's end; 10 ms at most (a stop request is in the shared
+ * state). */
+static void wait_events(struct guard *g)
+{
+	struct pollfd p[2] = {{g->sigfd, POLLIN, 0},
+			      {g->orphan ? g->end->cabbpf : g->end->sock, POLLIN, 0}};
+	struct signalfd_siginfo si[8];
+
+	if (poll(p, 2, 10) > 0 && (p[0].revents & POLLIN))
+		while (read(g->sigfd, si, sizeof(si)) > 0)
+			;
+}
+
 static void *tracer_main(void *arg)
 {
 	struct guard *g = arg;
@@ -1609,12 +1790,18 @@ static void *tracer_main(void *arg)
 	int err, st;
 
 	/* Named for top -H and for the tests, which stop it to hold a fork. */
-	pthread_setname_np(pthread_self(), "cabbpf-guard");
+	if (!g->end)
+		pthread_setname_np(pthread_self(), "cabbpf-guard");
 	err = seize_all(g);
-	pthread_mutex_lock(&g->mu);
-	g->seize_done = err ? err : 1;
-	pthread_cond_broadcast(&g->cv);
-	pthread_mutex_unlock(&g->mu);
+	if (g->end) {
+		atomic_store(&g->sh->seize_done, err ? err : 1);
+		guardian__send(g->end->sock, GUARDIAN_SEIZED, err);
+	} else {
+		pthread_mutex_lock(&g->mu);
+		atomic_store(&g->sh->seize_done, err ? err : 1);
+		pthread_cond_broadcast(&g->cv);
+		pthread_mutex_unlock(&g->mu);
+	}
 	if (err)
 		return NULL;
 	/* SIGCHLD is blocked in every cabbpf thread (guard__seize): it is
@@ -1622,34 +1809,134 @@ static void *tracer_main(void *arg)
 	 * bounds how late a stop request is seen. */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	while (atomic_load(&g->state) == 0) {
+	while (atomic_load(&g->sh->state) == 0) {
 		struct timespec to = {0, 10000000};
 		pid_t tid = 0;
 
 		/* __WNOTHREAD: this thread's tracees only, not the children of
 		 * cabbpf's other threads (a watchdog, or the tracers of other
 		 * guards: whole-container tracing has one per process). */
-		while (atomic_load(&g->state) == 0 &&
+		while (atomic_load(&g->sh->state) == 0 &&
 		       (tid = waitpid(-1, &st, __WALL | __WNOTHREAD | WNOHANG)) > 0)
 			handle(g, tid, st);
+		messages(g);
 		release_held(g);
-		if (atomic_load(&g->state) != 0)
+		if (atomic_load(&g->sh->state) != 0)
 			break;
 		if (tid < 0 && errno == ECHILD) {
-			atomic_store(&g->state, 2);
+			atomic_store(&g->sh->state, 2);
 			break;
 		}
-		if (atomic_load(&g->stop_req)) {
+		/* cabbpf died: let go as it would have (its probes are gone) */
+		if (g->orphan && cabbpf_gone(g))
+			atomic_store(&g->sh->stop_req, 1);
+		if (atomic_load(&g->sh->stop_req)) {
 			int tracing = 0;
 
 			detach_all(g);
 			/* Unless detach_all reaped the leader (state 1). */
-			atomic_compare_exchange_strong(&g->state, &tracing, 2);
+			atomic_compare_exchange_strong(&g->sh->state, &tracing, 2);
 			break;
 		}
-		sigtimedwait(&chld, NULL, &to);
+		if (g->end)
+			wait_events(g);
+		else
+			sigtimedwait(&chld, NULL, &to);
 	}
 	return NULL;
+}
+
+static void count_tramp(struct guard *g, const uint64_t rec[3], void *arg)
+{
+	uint64_t cur;
+
+	if (!peek((pid_t)rec[0], rec[1], &cur) && cur == trampoline(g))
+		++*(uint64_t *)arg;
+}
+
+/* The tracer process's life (guardian__start). Never returns. */
+static void tracer_process(void *arg, const struct guardian_end *end)
+{
+	struct guard *g = arg;
+	struct rlimit rl;
+	sigset_t chld;
+
+	prctl(PR_SET_NAME, "cabbpf-guard");
+	/* Each link of the guard is a descriptor here: as many as cabbpf's */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* cabbpf's objects are not this process's (its files are closed) */
+	g->skel = NULL;
+	g->links = NULL;
+	g->nlinks = 0;
+	g->mfds = NULL;
+	g->nmfds = 0;
+	g->altstack = NULL;
+	g->gd = NULL;
+	g->end = end;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	g->sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (g->sigfd < 0) {
+		guardian__send(end->sock, GUARDIAN_SEIZED, -errno);
+		_exit(1);
+	}
+	tracer_main(g);
+	{
+		struct rusage ru;
+
+		if (!getrusage(RUSAGE_SELF, &ru))
+			g->sh->st.tracer_cpu_ns =
+				(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+				(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+	}
+	if (g->orphan && end->logfd >= 0) {
+		uint64_t left = 0;
+
+		walk_pending(g, NULL, count_tramp, &left);
+		dprintf(end->logfd,
+			"guardian: pid %d: cabbpf gone; rescue done: %llu stops served, %llu return "
+			"addresses given back at the end, %llu threads that did not stop; "
+			"trampolines left %llu\n",
+			(int)g->pid, (unsigned long long)g->sh->st.stops,
+			(unsigned long long)g->sh->st.at_detach,
+			(unsigned long long)g->sh->st.detach_left, (unsigned long long)left);
+	}
+	guardian__send(end->sock, GUARDIAN_BYE, 0);
+	/* --lossless: a thread that did not stop (frozen: a paused
+	 * container's) may still take a SIGSTOP of ours when it runs again;
+	 * continued then, as the watcher of a guard-less run does. Watched
+	 * from a child: this process's end detaches whatever it could not
+	 * (a frozen thread refuses PTRACE_DETACH), and a thread still traced
+	 * by its watcher would never run past its stop. */
+	if (g->orphan && g->throttled_fd >= 0 && fork() == 0) {
+		watchdog__watch(g->pid);
+		_exit(0);
+	}
+	_exit(0);
+}
+
+/* probe_sites__on_add's listener: a tracer process is told of each site
+ * (fork_child takes them out of a fork's child). */
+static void tell_sites(void *ctx, const char *path, const uint64_t *offs, size_t n)
+{
+	struct guard *g = ctx;
+
+	guardian__give_sites(g->gd, path, offs, n);
+}
+
+/* Says why the tracer could not seize the target (err from seize_all). */
+static void seize_failed(struct guard *g, int err)
+{
+	if (err == -EPERM)
+		log_warn("cannot become the ptrace tracer of pid %d (%s)", (int)g->pid,
+			 "already traced by a debugger or strace, or not allowed by "
+			 "Yama's ptrace_scope");
+	else if (err != -ESRCH) /* gone: the caller knows what that means */
+		log_warn("cannot become the ptrace tracer of pid %d: %s", (int)g->pid,
+			 strerror(-err));
 }
 
 int guard__seize(struct guard *g)
@@ -1658,36 +1945,40 @@ int guard__seize(struct guard *g)
 	int err;
 
 	/* Before any other thread exists, so all of them inherit the mask
-	 * (the tracer thread takes SIGCHLD with sigtimedwait). */
+	 * (the tracer takes SIGCHLD with sigtimedwait, or its signalfd). */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &chld, NULL);
-	/* The guardian forks: before the tracer thread. Without it the
-	 * target is guarded while cabbpf lives (said by guardian__start). */
-	if (g->want_guardian && !g->gd)
-		guardian__start(g->pid, &g->gd);
+	/* The tracer in a process of its own, which outlives cabbpf; where it
+	 * cannot start, a thread (said by guardian__start). */
+	if (g->want_guardian && !g->gd && !guardian__start(tracer_process, g, &g->gd)) {
+		err = guardian__seized(g->gd);
+		g->proc = true;
+		/* the sites the process forked without (user/probe/sites.h) */
+		if (!err)
+			probe_sites__on_add(tell_sites, g);
+		if (err) {
+			/* Threads seized before the failure were let go when it
+			 * ended (the kernel detaches a dead tracer's tracees). */
+			guardian__end(g->gd);
+			g->gd = NULL;
+			seize_failed(g, err == -ECHILD ? -EIO : err);
+		}
+		return err;
+	}
 	err = pthread_create(&g->thr, NULL, tracer_main, g);
 	if (err)
 		return -err;
 	g->thr_started = true;
 	pthread_mutex_lock(&g->mu);
-	while (!g->seize_done)
+	while (!atomic_load(&g->sh->seize_done))
 		pthread_cond_wait(&g->cv, &g->mu);
-	err = g->seize_done < 0 ? g->seize_done : 0;
+	err = atomic_load(&g->sh->seize_done) < 0 ? atomic_load(&g->sh->seize_done) : 0;
 	pthread_mutex_unlock(&g->mu);
 	if (err) {
-		/* Threads seized before the failure were let go when the
-		 * tracer thread ended (the kernel detaches a dead tracer's
-		 * tracees). */
 		pthread_join(g->thr, NULL);
 		g->thr_started = false;
-		if (err == -EPERM)
-			log_warn("cannot become the ptrace tracer of pid %d (%s)", (int)g->pid,
-				 "already traced by a debugger or strace, or not allowed by "
-				 "Yama's ptrace_scope");
-		else if (err != -ESRCH) /* gone: the caller knows what that means */
-			log_warn("cannot become the ptrace tracer of pid %d: %s", (int)g->pid,
-				 strerror(-err));
+		seize_failed(g, err);
 	}
 	return err;
 }
@@ -1704,66 +1995,18 @@ void guard__guardian(struct guard *g)
 		g->want_guardian = true;
 }
 
-static void count_tramp(struct guard *g, const uint64_t rec[3], void *arg)
-{
-	uint64_t cur;
-
-	if (!peek((pid_t)rec[0], rec[1], &cur) && cur == trampoline(g))
-		++*(uint64_t *)arg;
-}
-
-int guard__rescue(pid_t pid, const struct guardian_fds *f, pid_t serving, bool *cont,
-		  struct guard_stats *st)
-{
-	struct guard *g = NULL;
-	size_t i;
-	int err;
-
-	*cont = true;
-	err = guard__open_tracer(pid, false, &g);
-	if (err)
-		return err;
-	g->iter_fd = f->iter;
-	g->reqs_fd = f->reqs;
-	g->guarded_fd = f->guarded;
-	g->throttled_fd = f->throttled;
-	g->rescue = true;
-	err = seize_all(g);
-	if (!err) {
-		/* Before detach_all serves them: what stops of ours it finds. */
-		*cont = false;
-		for (i = 0; i < g->nth && !*cont; i++)
-			*cont = g->th[i].tid == serving || ours_asked(g, g->th[i].tid);
-		g->st.rescued_threads = (uint32_t)g->nth;
-		detach_all(g);
-		/* for the log (user/trace/guardian.c): what is left */
-		if (getenv("CABBPF_GUARDIAN_LOG")) {
-			struct timespec ms100 = {0, 100000000};
-			uint64_t n0 = 0, n1 = 0;
-
-			walk_pending(g, NULL, count_tramp, &n0);
-			nanosleep(&ms100, NULL);
-			walk_pending(g, NULL, count_tramp, &n1);
-			g->st.rescue_left = n0;
-			g->st.rescue_later = n1;
-		}
-	}
-	*st = g->st;
-	g->iter_fd = g->reqs_fd = g->guarded_fd = g->throttled_fd = -1;
-	guard__free(g);
-	return err;
-}
-
 int guard__reaped(struct guard *g, int *status)
 {
 	int s;
 
-	if (!g)
+	/* A tracer process is not the target's parent: cabbpf waits for it
+	 * (the tracer's wait hands it on, user/proc/target.h) */
+	if (!g || g->proc)
 		return -1;
 	/* Pairs with the store in handle(): status is written before. */
-	s = atomic_load(&g->state);
+	s = atomic_load(&g->sh->state);
 	if (s == 1) {
-		*status = g->status;
+		*status = g->sh->status;
 		return 1;
 	}
 	return s == 0 && g->thr_started ? 0 : -1;
@@ -1883,7 +2126,7 @@ static int attach_multi(struct guard *g)
 			goto cleanup;
 		}
 		g->mfds[g->nmfds++] = fd;
-		g->st.nsites += n;
+		g->sh->st.nsites += n;
 	}
 cleanup:
 	free(offs);
@@ -1918,16 +2161,20 @@ static int attach_perf(struct guard *g)
 			return err;
 		}
 		g->links[g->nlinks++] = l;
-		g->st.nsites++;
+		g->sh->st.nsites++;
 	}
 	return 0;
 }
 
 /* Make skel the guard's program: the tracer serves its requests and
- * fills its "guarded" map from now on. */
-static void install(struct guard *g, struct guard_bpf *skel, int throttled_fd)
+ * fills its "guarded" map from now on. A tracer process gets copies of its
+ * objects, and uses them (its answer waited for) before any probe of skel
+ * can stop a thread. Returns 0 or -errno (logged). */
+static int install(struct guard *g, struct guard_bpf *skel, int throttled_fd)
 {
+	struct guardian_set set;
 	size_t i;
+	int err;
 
 	pthread_mutex_lock(&g->mu);
 	guard_bpf__destroy(g->skel);
@@ -1937,6 +2184,9 @@ static void install(struct guard *g, struct guard_bpf *skel, int throttled_fd)
 	g->guarded_fd = bpf_map__fd(skel->maps.guarded);
 	g->reqs_fd = bpf_map__fd(skel->maps.guard_reqs);
 	g->iter_fd = bpf_program__fd(skel->progs.dump_pending);
+	g->exit_map_fd = bpf_map__fd(skel->maps.stop_at_exit);
+	g->exit_prog_fd = bpf_program__fd(skel->progs.stop_on_exit);
+	g->dump_tgid = skel->bss ? &skel->bss->dump_tgid : NULL;
 	g->throttled_fd = throttled_fd;
 	for (i = 0; i < g->nth; i++) {
 		uint32_t key = (uint32_t)g->th[i].tid, held = CABBPF_GUARDED_HELD;
@@ -1944,13 +2194,27 @@ static void install(struct guard *g, struct guard_bpf *skel, int throttled_fd)
 		bpf_map_update_elem(g->guarded_fd, &key, &held, BPF_ANY);
 	}
 	pthread_mutex_unlock(&g->mu);
+	if (!g->gd)
+		return 0;
+	set.iter = g->iter_fd;
+	set.reqs = g->reqs_fd;
+	set.guarded = g->guarded_fd;
+	set.exit_map = g->exit_map_fd;
+	set.exit_prog = g->exit_prog_fd;
+	set.bss = bpf_map__fd(skel->maps.bss);
+	set.bss_size = (uint32_t)bpf_map__value_size(skel->maps.bss);
+	set.throttled = throttled_fd;
+	err = guardian__give_set(g->gd, &set);
+	if (err)
+		log_err("guard: handing its maps to its tracer process: %s",
+			err == -ESRCH ? "it ended (the target ended)" : strerror(-err));
+	return err;
 }
 
-/* Copies of what a rescue needs, to the guardian (if any): the links of
- * the sites too, so that a throw after cabbpf's death still stops. */
+/* Copies of the guard's probe links to its tracer process (if any), so that
+ * a throw after cabbpf's death still stops. */
 static void hand_over(struct guard *g)
 {
-	struct guardian_fds f = {g->iter_fd, g->reqs_fd, g->guarded_fd, g->throttled_fd, NULL, 0};
 	int *links;
 	size_t i, n = 0;
 
@@ -1965,9 +2229,7 @@ static void hand_over(struct guard *g)
 		links[n++] = bpf_link__fd(g->links[i]);
 	if (g->altstack)
 		links[n++] = bpf_link__fd(g->altstack);
-	f.links = links;
-	f.nlinks = n;
-	guardian__give(g->gd, &f);
+	guardian__give_links(g->gd, links, n);
 	free(links);
 }
 
@@ -1981,7 +2243,7 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 
 	/* Replace the previous program (the trace object was reloaded). */
 	detach_probes(g);
-	g->st.nsites = 0;
+	g->sh->st.nsites = 0;
 	if (multi) {
 		bpfload__begin(&lg);
 		err = load_skel(g, m, true, &skel);
@@ -1992,7 +2254,9 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 				  "site",
 				  strerror(-err));
 		if (!err) {
-			install(g, skel, m->throttled_fd);
+			err = install(g, skel, m->throttled_fd);
+			if (err)
+				return err;
 			/* A tracer-only guard (--lossless) has no site. */
 			err = g->nsites ? attach_multi(g) : 0;
 			if (!err)
@@ -2004,7 +2268,7 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 			log_debug("guard: multi-uprobe link refused (%s); one link per site",
 				  strerror(-err));
 			detach_probes(g);
-			g->st.nsites = 0;
+			g->sh->st.nsites = 0;
 		}
 	}
 	bpfload__begin(&lg);
@@ -2016,8 +2280,9 @@ int guard__attach(struct guard *g, const struct guard_maps *m)
 		return err;
 	}
 	bpfload__free(&lg);
-	install(g, skel, m->throttled_fd);
-	err = g->nsites ? attach_perf(g) : 0;
+	err = install(g, skel, m->throttled_fd);
+	if (!err)
+		err = g->nsites ? attach_perf(g) : 0;
 	if (!err)
 		err = attach_altstack(g);
 	if (!err)
@@ -2041,11 +2306,11 @@ static void read_bpf_stats(struct guard *g)
 		for (c = 0; c < n; c++)
 			sum += v[c];
 		if (k == CABBPF_GST_SITES)
-			g->st.sites_hit = sum;
+			g->sh->st.sites_hit = sum;
 		else if (k == CABBPF_GST_UNGUARDED)
-			g->st.unguarded = sum;
+			g->sh->st.unguarded = sum;
 		else if (k == CABBPF_GST_SIGFAIL)
-			g->st.failed += sum;
+			g->sh->st.failed += sum;
 	}
 	free(v);
 }
@@ -2062,8 +2327,10 @@ void guard__gate(struct guard *g, bool open)
 
 void guard__let_go(struct guard *g)
 {
-	if (g && g->thr_started)
-		atomic_store(&g->stop_req, 1);
+	if (g && (g->thr_started || g->gd)) {
+		atomic_store(&g->sh->stop_req, 1);
+		guardian__nudge(g->gd);
+	}
 }
 
 void guard__stop(struct guard *g, struct guard_stats *st)
@@ -2071,20 +2338,25 @@ void guard__stop(struct guard *g, struct guard_stats *st)
 	if (!g)
 		return;
 	if (g->thr_started) {
-		atomic_store(&g->stop_req, 1);
+		atomic_store(&g->sh->stop_req, 1);
 		pthread_join(g->thr, NULL);
 		g->thr_started = false;
 	}
-	/* Let go: the guardian's copies go first (cabbpf's closes then
-	 * release the probes, as without it). */
-	guardian__done(g->gd);
-	g->gd = NULL;
+	/* A tracer process lets go, and its copies go before cabbpf's own
+	 * closes release the probes, as with a thread. */
+	if (g->gd) {
+		probe_sites__on_add(NULL, NULL);
+		atomic_store(&g->sh->stop_req, 1);
+		guardian__nudge(g->gd);
+		guardian__end(g->gd);
+		g->gd = NULL;
+	}
 	if (!g->stopped) {
 		read_bpf_stats(g);
 		g->stopped = true;
 	}
 	if (st)
-		*st = g->st;
+		*st = g->sh->st;
 }
 
 void guard__free(struct guard *g)
@@ -2103,6 +2375,9 @@ void guard__free(struct guard *g)
 	free(g->sites);
 	free(g->files);
 	free(g->th);
+	free(g->kept);
+	if (g->sh)
+		munmap(g->sh, sizeof(*g->sh));
 	pthread_mutex_destroy(&g->mu);
 	pthread_cond_destroy(&g->cv);
 	free(g);

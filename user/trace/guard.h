@@ -17,7 +17,8 @@
  *      in the executable and in the libraries that provide them;
  *   2. guard__seize makes cabbpf the target's ptrace tracer (PTRACE_SEIZE:
  *      no stop, invisible to the target's parent) in a thread of its own,
- *      which from then on waits for the target (see guard__reaped);
+ *      which from then on waits for the target (see guard__reaped), or in
+ *      a process of its own that outlives cabbpf (guard__guardian);
  *   3. guard__attach loads bpf/guard.bpf.c into the trace object's rings
  *      and puts a uprobe on every site. There the BPF program lists the
  *      slots that need a write and stops the thread with SIGSTOP; the
@@ -41,7 +42,6 @@
 #include "cabbpf_guard.h"
 
 struct guard;
-struct guardian_fds;
 struct symtab;
 struct sym;
 
@@ -68,11 +68,9 @@ struct guard_stats {
 	uint64_t detach_in_place;
 	uint64_t detach_cut_short;
 	uint64_t detach_left; /* threads that did not stop in 2 s: not given back */
-	uint32_t rescued_threads; /* guard__rescue: threads seized */
-	/* guard__rescue, with CABBPF_GUARDIAN_LOG set: return addresses that
-	 * still hold the trampoline once let go, and 100 ms later (new ones:
-	 * the trace's probes still in) */
-	uint64_t rescue_left, rescue_later;
+	/* CPU time (user + system) of a tracer process (guard__guardian),
+	 * which is cabbpf's own but not in its getrusage: 0 for a thread */
+	uint64_t tracer_cpu_ns;
 };
 
 /*
@@ -110,27 +108,15 @@ int guard__add_file(struct guard *g, const char *path);
 void guard__forks(struct guard *g);
 
 /*
- * Also start a guardian (user/trace/guardian.h) at guard__seize: a process
- * that, should cabbpf die while the guard holds the target (SIGKILL, OOM,
- * a crash), writes the original return addresses back and lets go in its
- * place. Only for a caller that has no other thread yet at guard__seize
- * (it forks). Call before guard__seize. NULL is fine. Main thread.
+ * Trace from a process of its own (user/trace/guardian.h) instead of a
+ * thread of cabbpf's: should cabbpf die while the guard holds the target
+ * (SIGKILL, OOM, a crash), the tracer goes on serving the target's stops,
+ * then writes the original return addresses back and lets go in its place
+ * once cabbpf's probes are gone. Only for a caller that has no other
+ * thread yet at guard__seize (it forks). Call before guard__seize. NULL is
+ * fine. Main thread.
  */
 void guard__guardian(struct guard *g);
-
-/*
- * The guardian's rescue, in a process of its own, single-threaded, after
- * cabbpf's death: becomes the tracer of pid, stops each thread that holds
- * a trampoline (from f->iter's list) or that a stop of ours was asked for,
- * writes the original return addresses back, marks every thread let go
- * and detaches (the same steps as guard__stop). f's descriptors stay the
- * caller's. *cont: a stop of ours was left in the target (a request not
- * served, or serving, the tid cabbpf's tracer was serving): continue it
- * (SIGCONT) once this process has ended. Returns 0 or -errno (-ESRCH: the
- * target ended; *cont is true then, to be safe). *st: what it did.
- */
-int guard__rescue(pid_t pid, const struct guardian_fds *f, pid_t serving, bool *cont,
-		  struct guard_stats *st);
 
 /*
  * A guard with no site: only the tracer, for --lossless when the target
@@ -140,13 +126,14 @@ int guard__rescue(pid_t pid, const struct guardian_fds *f, pid_t serving, bool *
 int guard__open_tracer(pid_t pid, bool spawned, struct guard **out);
 
 /*
- * Starts the tracer thread and seizes every thread of the process (and,
- * through PTRACE_O_TRACECLONE, every thread it creates). Returns 0, or
- * -EBUSY (another tracer, e.g. gdb or strace, holds it), -EPERM (not
- * allowed: Yama ptrace_scope 3, or a lockdown), after logging why, or
- * -ESRCH (the process ended: not logged, the caller says what it means).
- * From success on, the tracer thread owns waiting for the process: use
- * guard__reaped, never waitpid.
+ * Starts the tracer (a thread, or a process: guard__guardian) and seizes
+ * every thread of the process (and, through PTRACE_O_TRACECLONE, every
+ * thread it creates). Returns 0, or -EBUSY (another tracer, e.g. gdb or
+ * strace, holds it), -EPERM (not allowed: Yama ptrace_scope 3, or a
+ * lockdown), after logging why, or -ESRCH (the process ended: not logged,
+ * the caller says what it means). From success on, a tracer thread owns
+ * waiting for the process: use guard__reaped, never waitpid (a tracer
+ * process is no child of cabbpf's: guard__reaped says -1, wait as usual).
  */
 int guard__seize(struct guard *g);
 

@@ -207,10 +207,13 @@ pid_t watchdog__fork_apart(const int *keep, size_t nkeep)
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	nul = open("/dev/null", O_RDWR);
+	for (i = 0; i < nkeep && keep[i] != 2; i++)
+		;
 	if (nul >= 0) {
 		dup2(nul, 0);
 		dup2(nul, 1);
-		dup2(nul, 2);
+		if (i == nkeep) /* stderr kept when asked for (the guard's tracer) */
+			dup2(nul, 2);
 		if (nul > 2)
 			close(nul);
 	}

@@ -44,7 +44,9 @@ void watchdog__watch(pid_t pid);
  * no stranger), in a session of its own (a signal to cabbpf's process
  * group does not reach it), SIGINT, SIGTERM, SIGHUP and SIGPIPE ignored,
  * stdin, stdout and stderr on /dev/null (a reader of cabbpf's output sees
- * its end when cabbpf ends) and no other file of cabbpf's open but the
+ * its end when cabbpf ends; stderr stays when keep lists 2: a reader then
+ * sees its end when this process ends too) and no other file of cabbpf's
+ * open but the
  * nkeep descriptors of keep (at any number: one per site links can put
  * them past 1024). Returns 0 in that process, a positive pid in the
  * caller, or -errno (fork failed). The caller's thread must be the only
