@@ -1,6 +1,7 @@
 # cabbpf build. Quiet by default; `make V=1` shows every command.
 #   make            build ./cabbpf
-#   make check      build and run every test suite (unit + real-kernel integration)
+#   make check      build and run every test suite (unit + real-kernel integration),
+#                   after scripts/layers.sh (no include from a floor to one above)
 #   make asan-check the unit suites under AddressSanitizer + UBSan
 #   make tsan-check cab/ and the loader's threads under ThreadSanitizer
 #   make bench      build the benchmarks under bench/
@@ -81,7 +82,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all clean check unit-check integration-check asan-check tsan-check bench format deps demo stress fuzz fuzz-bins \
+.PHONY: all clean check layers unit-check integration-check asan-check tsan-check bench format deps demo stress fuzz fuzz-bins \
 	targets vmtest
 all: cabbpf
 
@@ -167,8 +168,12 @@ $(OUT)/bench/%: bench/%.c $(LIB) | $(OUT)/bench
 	$(Q)$(CC) $(CFLAGS) $< $(LIB) $(LDFLAGS) $(LDLIBS) -lck -o $@
 
 # Every suite, unit and integration; tests/run.sh prints the totals line.
-check: cabbpf $(TEST_BINS)
+# The floors' include order first (scripts/layers.sh, docs/architecture.md).
+check: layers cabbpf $(TEST_BINS)
 	$(Q)OUT=$(OUT) tests/run.sh $(TEST_BINS)
+
+layers:
+	$(Q)scripts/layers.sh
 
 unit-check: $(TEST_BINS)
 	$(Q)OUT=$(OUT) CABBPF_UNIT_ONLY=1 tests/run.sh $(TEST_BINS)

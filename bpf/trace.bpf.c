@@ -23,7 +23,7 @@ const volatile __u32 want_time = 1;
 
 #include "pipeline.bpf.h"
 
-/* The gate (issue 15): its low half, the epoch (gate in .bss, written
+/* The gate: its low half, the epoch (gate in .bss, written
  * through the skeleton's mmap), is 0 while closed. The loader opens it once every probe of the run
  * (or of a sampling window) is in, and closes it at the instant tracing
  * stops, before the first link is taken out: the probes' progressive
@@ -34,7 +34,7 @@ const volatile __u32 want_time = 1;
  * (the loader sets sampling before load), which the events carry. One load
  * and one branch on the hot path, whatever the mode.
  *
- * --budget (issue 13 item 5): each probe belongs to a group (its link set,
+ * --budget: each probe belongs to a group (its link set,
  * in its cookie: include/cabbpf_event.h) and the gate's high half says
  * which groups are open; a group's links go in and out on their own. The
  * epoch and the open groups change in one 64-bit store, so an event is
@@ -108,7 +108,7 @@ volatile __u32 exe_dev = 0;
 volatile __u64 exe_ino = 0;
 volatile __u32 other_image = 0;
 
-/* --cgroup (issue 4): the loader sets cgroup_on before load and puts the
+/* --cgroup: the loader sets cgroup_on before load and puts the
  * cgroup in cgfilter[0] after load. A rodata flag, not a map lookup: when
  * off the verifier drops the check altogether. */
 const volatile __u32 cgroup_on = 0;
@@ -126,7 +126,7 @@ static __always_inline bool cgroup_excluded(void)
 }
 
 /*
- * Whole-container tracing (issue 15 item 9): one session program per
+ * Whole-container tracing: one session program per
  * site (on_session: entry and return in one link, kernel >= 6.13) whose
  * entry decides, per call, whether the kernel arms the return probe: only
  * for a process the loader armed (its group leader has an "armed" entry:
@@ -163,7 +163,7 @@ static __always_inline bool bpf_session_is_return(void)
 #endif
 
 
-/* --size (issue 14): sized_on is set before load when a rule exists;
+/* --size: sized_on is set before load when a rule exists;
  * without one the verifier drops the size code and the hot path is what
  * it was. The spec of a designated function, by fid (filled after load);
  * strbuf is where a string argument is read to find its length. */
@@ -284,7 +284,7 @@ static __always_inline void throttle(struct tstate *st, __u32 tid)
 
 /* Tests only (CABBPF_TEST_DELIVER_NOTHING=1): act as a kernel whose
  * probes fire but deliver no event, so the check for a trace emptied in
- * the kernel (user/trace/ftrace.c) is tested on any kernel. */
+ * the kernel (user/modes/ftrace.c) is tested on any kernel. */
 const volatile __u32 test_deliver_nothing = 0;
 
 /* Set by the loader when return probes are attached: an entry then
@@ -569,7 +569,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 const volatile __u32 test_unseen_switch_ins = 0;
 
 /*
- * On-CPU time (issue 12). The probes do no extra work: the scheduler's
+ * On-CPU time. The probes do no extra work: the scheduler's
  * switch tracepoint notes when a traced thread leaves its CPU, and when it
  * comes back writes one CABBPF_EV_SCHED event carrying the off-CPU interval
  * with the thread's own next sequence number, so the analyzers see it in

@@ -165,6 +165,19 @@ unsigned cab_pp__record_words(const struct cab_pp *pp); /* addition */
 /* [any] Counters; exact once both sides have stopped. */
 void cab_pp__stats(const struct cab_pp *pp, struct cab_stats *st);
 
+/* [any] One spin-wait hint to the CPU (pause, yield): for a consumer's
+ * backoff before it sleeps, here and in the pipeline's analysis threads. */
+static inline void cab__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
 #include "cab_ring.h" /* the inline producer fast path */
 
 #endif /* CAB_CAB_H */

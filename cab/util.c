@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cab/cab.h"
 #include "cab/cab_internal.h"
 
 size_t cab__l1d_bytes(void)
@@ -37,17 +38,6 @@ uint64_t cab__now_ns(void)
 #define CAB_SPINS 64
 #define CAB_SLEEP_MIN_NS 1000u
 #define CAB_SLEEP_MAX_NS 1000000u
-
-static inline void cab__cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 void cab__backoff_init(struct cab__backoff *b)
 {

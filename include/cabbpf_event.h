@@ -179,7 +179,7 @@ enum cabbpf_stat {
 	 * (bpf/trace.bpf.c other_image), or the tests' switch for a kernel
 	 * whose probes deliver nothing (test_deliver_nothing). Counted only
 	 * on those paths (nothing on the hot path), so that a trace a filter
-	 * emptied is seen and said (user/trace/ftrace.c), never a silently
+	 * emptied is seen and said (user/modes/ftrace.c), never a silently
 	 * empty profile. */
 	CABBPF_STAT_HITS_OTHER_IMAGE = 12,
 	CABBPF_STAT_HITS_SUPPRESSED = 13,

@@ -116,17 +116,6 @@ struct runner {
 
 /* ------------------------------------------------------------ helpers -- */
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 /* Spin briefly (a chunk is often just about to be published), then sleep
  * with doubling intervals up to 1 ms: cores are shared with the target. */
 static void backoff(unsigned *idle)
@@ -135,7 +124,7 @@ static void backoff(unsigned *idle)
 	long ns;
 
 	if (*idle < SPIN_ROUNDS) {
-		cpu_relax();
+		cab__cpu_relax();
 	} else {
 		unsigned k = *idle - SPIN_ROUNDS;
 

@@ -185,7 +185,7 @@
  * should be); it is counted "noret" at its entry, and neither missing nor
  * open when it is closed.
  *
- * BEFORE THE START (-p, issue 15): probes emit nothing until the gate
+ * BEFORE THE START (-p): probes emit nothing until the gate
  * opens (bpf/trace.bpf.c), but a call entered after its return probe went
  * in and before the gate opened has its return probe armed: its return
  * comes without an entry. Such a frame was entered before every frame the

@@ -191,7 +191,7 @@ void h_run_until(struct h_run *r, const char *path, const char *needle, int n, i
 const char *h_run_why(struct h_run *r);
 
 /* The start line's prefix ("cabbpf: tracing N functions of ...", or
- * "tracing is off" with --start-disabled, user/trace/ftrace.c): from it on
+ * "tracing is off" with --start-disabled, user/modes/ftrace.c): from it on
  * every call counts. Not "tracing" alone: warnings printed while cabbpf
  * plans contain it ("tracing function entries only", "not tracing 3
  * functions of the unwinder"), and a test that took one for the start

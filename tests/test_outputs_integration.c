@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Every file a run writes, as root, under fault (common/outfile.c,
- * user/cli/outputs.c):
+ * common/outputs.c):
  *  - a symbolic link that another user planted in a directory of the path
  *    (in a sticky world-writable directory, with fs.protected_symlinks 0
  *    as in many containers) is never followed: -o, --json, --folded,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The recording format (user/record/format.c): a recording written and read
+ * The recording format (user/record/recfmt.c): a recording written and read
  * back field by field; every truncation and every single-byte corruption
  * of a real-size recording refused with a message naming the byte, never a
  * crash; blocks out of order, bad lengths and wrong END totals refused with
@@ -19,8 +19,8 @@
 #include "pipeline/record.h"
 #include "pipeline/runner.h"
 #include "analyzers/count.h"
-#include "user/record/format.h"
-#include "user/record/offline.h"
+#include "user/record/recfmt.h"
+#include "user/modes/offline.h"
 
 static const char *const names[] = {"main", "parse", "ns::lex(int)"};
 static const char *const lnames[] = {"main", "parse", "_ZN2ns3lexEi"};

@@ -4,9 +4,9 @@
  * into per-processor CAB buffers, and analyse them on other cores while the
  * process runs. main() is the story: find the subcommand (the table below:
  * none is the live trace), parse its options, check what must hold before
- * anything starts, run it (the function tracer, user/trace/ftrace.h; the
- * system-wide I/O mode, user/iomode/iomode.h; or a recording's report or
- * dump, user/record/offline.h), and turn its result into the exit status.
+ * anything starts, run it (the function tracer, user/modes/ftrace.h; the
+ * system-wide I/O mode, user/modes/iomode.h; or a recording's report or
+ * dump, user/modes/offline.h), and turn its result into the exit status.
  * Each mode logs its own errors.
  */
 #include <errno.h>
@@ -22,12 +22,12 @@
 #include "common/outfile.h"
 #include "analyzers/isp.h"
 #include "user/cli/opts.h"
-#include "user/iomode/iomode.h"
+#include "user/modes/iomode.h"
 #include "user/kernel/bpfload.h"
 #include "user/kernel/features.h"
 #include "user/proc/target.h"
-#include "user/record/offline.h"
-#include "user/trace/ftrace.h"
+#include "user/modes/offline.h"
+#include "user/modes/ftrace.h"
 
 /* Exit statuses (--help says them): */
 #define EXIT_TRACED 0 /* a trace was taken, or --help, --list, --plan */
@@ -58,8 +58,8 @@ static const struct subcommand {
 	const char *name;
 	enum opts_mode mode;
 } subcommands[] = {
-	{"record", OPTS_RECORD}, /* trace into a file: user/record/record.h */
-	{"report", OPTS_REPORT}, /* a recording's report: user/record/offline.h */
+	{"record", OPTS_RECORD}, /* trace into a file: user/record/recorder.h */
+	{"report", OPTS_REPORT}, /* a recording's report: user/modes/offline.h */
 	{"dump", OPTS_DUMP},	 /* a recording's events */
 };
 

@@ -2,7 +2,7 @@
 /*
  * Fuzz harness of the recording reader and of 'cabbpf report' behind it:
  * a real recording (made by cabbpf record) mutated over and over, each
- * mutant read through the whole report path (user/record/format.c, the
+ * mutant read through the whole report path (user/record/recfmt.c, the
  * runner, shadow stacks, every analyzer, the text and JSON reports, the
  * views' writers) into /dev/null. Two kinds of mutants, in turn:
  *   - the file as it is on disk: bytes flipped or overwritten, ranges cut
@@ -35,8 +35,8 @@
 #include "user/cli/pprof.h"
 #include "user/cli/report.h"
 #include "user/cli/views.h"
-#include "user/record/format.h"
-#include "user/record/offline.h"
+#include "user/record/recfmt.h"
+#include "user/modes/offline.h"
 
 static uint64_t rng_state;
 

@@ -61,7 +61,7 @@ struct opts {
 	bool start_disabled;	   /* --start-disabled: SIGUSR1 on, SIGUSR2 off */
 	bool lossless;		   /* --lossless: the target waits at a full ring */
 	double budget_pct;	   /* --budget P: the slowdown allowed in %, 0 = none */
-	/* System-wide I/O and containers (issue 4) */
+	/* System-wide I/O and containers */
 	bool io;	       /* --io: system-wide I/O statistics */
 	double interval;       /* -i seconds: periodic --io output; 0 = none */
 	unsigned io_keep;      /* --io-keep: ended processes kept one by one; 0 = default */

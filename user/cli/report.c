@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 
 #include "common/outfile.h"
-#include "user/cli/outputs.h"
+#include "common/outputs.h"
 #include "user/cli/report.h"
 #include "user/kernel/features.h"
 #include "common/json.h"

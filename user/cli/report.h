@@ -98,7 +98,7 @@ struct summary {
 	bool bpf_stats;
 	struct trace_prog_stat progs[SUMMARY_MAX_PROGS];
 	unsigned nprogs;
-	/* the files written before --json (user/cli/outputs.h); NULL: none */
+	/* the files written before --json (common/outputs.h); NULL: none */
 	const struct outputs *outputs;
 };
 

@@ -9,7 +9,7 @@
 #include "common/log.h"
 #include "common/outfile.h"
 #include "pipeline/runner.h"
-#include "user/cli/outputs.h"
+#include "common/outputs.h"
 #include "user/cli/pprof.h"
 #include "user/cli/views.h"
 #include "analyzers/timeline.h"

@@ -4,7 +4,7 @@
  *   iostat.c  reading the kernel maps, retiring ended processes' keys;
  *   ended.c   ended processes: the ring of their last counts, pid reuse,
  *             folding the least busy into their command's row;
- *   ioview.c  groups (process, command, cgroup, container), text, JSON.
+ *   iostat_view.c  groups (process, command, cgroup, container), text, JSON.
  * Main thread only.
  */
 #ifndef USER_IOMODE_IOSTAT_INT_H

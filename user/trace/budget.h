@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * --budget P% (issue 13 item 5): keep the target's slowdown under P%
+ * --budget P%: keep the target's slowdown under P%
  * without the user choosing functions. Every function is EXACT (its probes
  * in all along: its count is exact) or SAMPLED (its probes in only during
  * windows: its count is estimated from them). A function's cost to the

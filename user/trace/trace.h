@@ -184,7 +184,7 @@ int trace__drain(struct trace *t, int timeout_ms);
 void trace__set_epoch(struct trace *t, uint32_t epoch);
 
 /*
- * The gate (issue 15; bpf/trace.bpf.c's epoch): the probes emit nothing
+ * The gate (bpf/trace.bpf.c's epoch): the probes emit nothing
  * while it is closed. Without sampling, open = the instant the trace
  * starts (every probe of the run is in), closed = the instant it stops
  * (before the first link is taken out): the report holds exactly the

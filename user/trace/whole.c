@@ -14,7 +14,6 @@
 
 #include "common/hmap.h"
 #include "common/log.h"
-#include "user/cli/views.h"
 #include "user/elf/ifunc.h"
 #include "user/elf/image.h"
 #include "user/elf/lang.h"
@@ -288,8 +287,8 @@ static int image_select(struct whole *w, struct wimage *im, pid_t pid, const cha
 			return err;
 		if (err)
 			im->n = 0;
-		if (im->n)
-			views__exclude(w->o.view, im->st, im->idx, &im->n);
+		if (im->n && w->o.nexcludes)
+			syms__exclude(im->st, w->o.excludes, w->o.nexcludes, im->idx, &im->n);
 		im->nlabels = im->n;
 		if (im->n) {
 			err = ifunc__redirect(pid, im->st, comm, im->idx, &im->n, &im->labels);

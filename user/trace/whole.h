@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Whole-container tracing (issue 15 item 9): `cabbpf --container NAME`
+ * Whole-container tracing: `cabbpf --container NAME`
  * (or --cgroup DIR) without -p or a command traces every process of that
  * cgroup, those running at the start and those started later.
  *
@@ -62,7 +62,6 @@
 #include "user/trace/guard.h"
 
 struct trace;
-struct view_opts;
 struct whole;
 
 struct whole_opts {
@@ -71,7 +70,8 @@ struct whole_opts {
 	const char *container;	  /* --container as given, or NULL */
 	const char *const *funcs; /* -f */
 	size_t nfuncs;
-	const struct view_opts *view; /* -N */
+	const char *const *excludes; /* -N globs */
+	size_t nexcludes;
 	bool entry_only;	      /* no return probes at all: no guards */
 	bool no_guard;		      /* --no-guard: arm every process */
 	bool quiet_setup;	      /* --list, --plan: no run follows */

@@ -10,7 +10,7 @@
 
 #include "user/proc/container.h"
 #include "user/iomode/iotrace.h"
-#include "user/iomode/iomode.h"
+#include "user/modes/iomode.h"
 #include "user/proc/cgroup.h"
 #include "user/proc/procfs.h"
 #include "user/proc/target.h"
@@ -18,7 +18,7 @@
 #include "common/log.h"
 #include "user/kernel/features.h"
 #include "common/outfile.h"
-#include "user/cli/outputs.h"
+#include "common/outputs.h"
 
 /* Kernel maps are read (and exited processes retired) at least this often,
  * so the maps cannot fill with the dead on a busy machine. */

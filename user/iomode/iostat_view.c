@@ -11,7 +11,7 @@
 #include "user/kernel/features.h"
 #include "common/outfile.h"
 #include "common/syscalls.h"
-#include "user/cli/outputs.h"
+#include "common/outputs.h"
 #include "user/iomode/iostat_int.h"
 
 /* __u64 is unsigned long long, uint64_t unsigned long: print through this. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The function-tracing run, cabbpf's main mode (the I/O mode,
- * user/iomode/iomode.h, is its peer). One run goes through named stages,
- * in user/trace/ftrace.c, each a function that returns 0 or -errno after
+ * user/modes/iomode.h, is its peer). One run goes through named stages,
+ * in user/modes/ftrace.c, each a function that returns 0 or -errno after
  * logging why:
  *   resolve target    spawn the command held before exec, or take the pid
  *   select functions  the executable's symbols, the -f patterns

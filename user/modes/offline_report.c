@@ -13,11 +13,11 @@
 #include "common/log.h"
 #include "common/outfile.h"
 #include "pipeline/runner.h"
-#include "user/cli/outputs.h"
+#include "common/outputs.h"
 #include "user/cli/report.h"
 #include "user/cli/views.h"
-#include "user/record/format.h"
-#include "user/record/offline.h"
+#include "user/record/recfmt.h"
+#include "user/modes/offline.h"
 
 int offline__open(const char *path, FILE **f, struct recfmt_reader **r)
 {

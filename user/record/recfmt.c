@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The recording file: see format.h and docs/record-format.md. Blocks are
+ * The recording file: see recfmt.h and docs/record-format.md. Blocks are
  * built in memory, little-endian, then streamed through zstd. The reader
  * decompresses on demand into a window that always holds at least the
  * block being parsed, so a recording of any length is read in bounded
@@ -13,7 +13,7 @@
 #include <zstd.h>
 
 #include "common/log.h"
-#include "user/record/format.h"
+#include "user/record/recfmt.h"
 
 /* ------------------------------------------------------------ buffers -- */
 

@@ -6,7 +6,7 @@
 
 #include "common/log.h"
 #include "common/outfile.h"
-#include "user/record/record.h"
+#include "user/record/recorder.h"
 
 /* zstd level 1: ~0.5 GB/s per core here, several times the rate the rings
  * deliver; higher levels cost the analysis thread more than they save. */

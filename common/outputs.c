@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* What became of each output file: see user/cli/outputs.h. */
+/* What became of each output file: see common/outputs.h. */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "common/json.h"
 #include "common/outfile.h"
-#include "user/cli/outputs.h"
+#include "common/outputs.h"
 
 static int one(struct json *w, const char *option, const char *path, int err)
 {

@@ -25,7 +25,7 @@
 #include "common/outfile.h"
 #include "user/kernel/features.h"
 #include "pipeline/runner.h"
-#include "user/cli/outputs.h"
+#include "common/outputs.h"
 #include "user/cli/report.h"
 #include "user/elf/dwarf.h"
 #include "user/elf/ifunc.h"
@@ -39,10 +39,10 @@
 #include "user/proc/libpath.h"
 #include "user/proc/libs.h"
 #include "user/proc/target.h"
-#include "user/record/record.h"
+#include "user/record/recorder.h"
 #include "user/trace/budget.h"
 #include "user/trace/calibrate.h"
-#include "user/trace/ftrace.h"
+#include "user/modes/ftrace.h"
 #include "user/trace/guard.h"
 #include "user/trace/stage.h"
 #include "user/trace/sampler.h"
@@ -125,7 +125,7 @@ struct ftrace {
 	uint8_t *first_group; /* the group each fid starts in */
 	uint8_t *partial;
 	struct budget *bud;
-	/* cabbpf record (user/record/record.h); live: also analyzed now */
+	/* cabbpf record (user/record/recorder.h); live: also analyzed now */
 	struct recorder *rec;
 	bool live;
 	/* --lossless: the watcher that continues the target if cabbpf dies
@@ -344,7 +344,8 @@ static int open_whole(struct ftrace *ft)
 	wo.container = o->container;
 	wo.funcs = o->funcs;
 	wo.nfuncs = o->nfuncs;
-	wo.view = &o->view;
+	wo.excludes = o->view.excludes;
+	wo.nexcludes = o->view.nexcludes;
 	wo.entry_only = o->entry_only;
 	wo.no_guard = o->no_guard;
 	wo.quiet_setup = o->list || o->plan;
@@ -1684,7 +1685,7 @@ static bool exec_is_traced(const struct ftrace *ft, const struct stage_exec *ex)
 }
 
 /*
- * No silently empty profile (issue 43): a trace that the kernel side
+ * No silently empty profile: a trace that the kernel side
  * emptied or cut short is said, after the report, and the run fails.
  *   - Probe hits the programs left out on purpose (bpf/trace.bpf.c:
  *     the target runs another program; the tests' switch) when the target

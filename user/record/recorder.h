@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * cabbpf record: the function tracer's run (user/trace/ftrace.c) with a
+ * cabbpf record: the function tracer's run (user/modes/ftrace.c) with a
  * recorder behind the analysis side. The runner (pipeline/runner.h) hands
  * every CAB chunk it takes to recorder__tap, which appends it, with its
  * thread id and first sequence number, to the recording
- * (user/record/format.h): the analyzers' exact input, so 'cabbpf report'
+ * (user/record/recfmt.h): the analyzers' exact input, so 'cabbpf report'
  * replays it through the same runner. The file is written through
  * common/outfile.h (a temporary file renamed over the path at the end:
  * never through a symlink; an interrupted recording leaves no half file).
  */
-#ifndef USER_RECORD_RECORD_H
-#define USER_RECORD_RECORD_H
+#ifndef USER_RECORD_RECORDER_H
+#define USER_RECORD_RECORDER_H
 
 #include <stdint.h>
 
 #include "user/cli/report.h"
-#include "user/record/format.h"
+#include "user/record/recfmt.h"
 
 struct recorder;
 
@@ -43,4 +43,4 @@ int recorder__finish(struct recorder *rc, const struct summary *sm,
 /* Free; an unfinished recording is removed. NULL is fine. */
 void recorder__free(struct recorder *rc);
 
-#endif /* USER_RECORD_RECORD_H */
+#endif /* USER_RECORD_RECORDER_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * user/cli/outputs — what became of each file a run was asked to write
+ * common/outputs — what became of each file a run was asked to write
  * (-o, --folded, --flamegraph, --pprof, --timeline, --plots, --record,
  * --json): written, or the errno that stopped it. A run that could not
  * write one of them exits non-zero, and --json (written last) lists them
@@ -8,8 +8,8 @@
  * the reason in words as stderr said it, errno its name, "ENOSPC"; both
  * null when written). Main thread.
  */
-#ifndef USER_CLI_OUTPUTS_H
-#define USER_CLI_OUTPUTS_H
+#ifndef COMMON_OUTPUTS_H
+#define COMMON_OUTPUTS_H
 
 #include <stdbool.h>
 
@@ -41,4 +41,4 @@ struct json;
 int outputs__json(const struct outputs *outs, const char *json_option, const char *json_path,
 		  struct json *w);
 
-#endif /* USER_CLI_OUTPUTS_H */
+#endif /* COMMON_OUTPUTS_H */

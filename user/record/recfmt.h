@@ -22,8 +22,8 @@
  * byte where it was found. Writer: one thread at a time (the recorder
  * serializes); reader: one thread.
  */
-#ifndef USER_RECORD_FORMAT_H
-#define USER_RECORD_FORMAT_H
+#ifndef USER_RECORD_RECFMT_H
+#define USER_RECORD_RECFMT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -189,4 +189,4 @@ const struct recfmt_source *recfmt__source(const struct recfmt_reader *r);
 uint32_t recfmt__version(const struct recfmt_reader *r);
 void recfmt__reader_free(struct recfmt_reader *r);
 
-#endif /* USER_RECORD_FORMAT_H */
+#endif /* USER_RECORD_RECFMT_H */

@@ -14,8 +14,8 @@
 #include "common/log.h"
 #include "common/syscalls.h"
 #include "pipeline/record.h"
-#include "user/record/format.h"
-#include "user/record/offline.h"
+#include "user/record/recfmt.h"
+#include "user/modes/offline.h"
 
 static const char *kind_name(uint32_t kind)
 {

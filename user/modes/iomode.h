@@ -15,7 +15,7 @@
 
 /*
  * Run --io until *stop is set (a signal), -d elapses, or the -p process
- * exits; print the report. The peer of ftrace__run (user/trace/ftrace.h).
+ * exits; print the report. The peer of ftrace__run (user/modes/ftrace.h).
  * Returns 0 after a report, or -errno (logged) when it could not run or
  * the report could not be written.
  */

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Reading a recording (user/record/format.h) back: 'cabbpf report FILE'
+ * Reading a recording (user/record/recfmt.h) back: 'cabbpf report FILE'
  * feeds its chunks, in the order the live analyzers took them, through the
  * same runner, shadow stacks and analyzers (pipeline/runner.h,
  * runner__feed) and writes the same report, JSON and views as a live run;
  * 'cabbpf dump FILE' prints its events one a line. Main thread.
  */
-#ifndef USER_RECORD_OFFLINE_H
-#define USER_RECORD_OFFLINE_H
+#ifndef USER_MODES_OFFLINE_H
+#define USER_MODES_OFFLINE_H
 
 #include <stdio.h>
 
@@ -32,7 +32,7 @@ struct summary;
 void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *s,
 		      struct summary *sm);
 
-/* Open path and read its META and FUNCS blocks (user/record/format.h).
+/* Open path and read its META and FUNCS blocks (user/record/recfmt.h).
  * Returns 0 or -errno (said); *f and *r are the caller's to fclose and
  * recfmt__reader_free either way (NULL when not opened). */
 int offline__open(const char *path, FILE **f, struct recfmt_reader **r);
@@ -41,4 +41,4 @@ int offline__open(const char *path, FILE **f, struct recfmt_reader **r);
  * recording, else -errno (said). For tests and the fuzz harness. */
 int offline__check(const char *path);
 
-#endif /* USER_RECORD_OFFLINE_H */
+#endif /* USER_MODES_OFFLINE_H */
