@@ -192,12 +192,14 @@ START_TEST(bad_messages_refused)
 	ck_assert_uint_eq(m->nfds, 0);
 	memset(m, 0, sizeof(*m));
 	m->op = GUARDIAN_SITES;
-	m->val = 4;
-	m->len = 12;
-	memcpy(m->data, "abcdefghijkl", 12);
+	m->val = 8;
+	m->len = 16;
+	memcpy(m->data, "abcdefghijklmnop", 16);
+	ck_assert_int_eq(guardian__parse_sites(m, &path, &offs, &n), -EPROTO); /* no NUL */
+	memset(m->data + 3, 0, 5);
+	m->val = 4; /* offsets not aligned */
 	ck_assert_int_eq(guardian__parse_sites(m, &path, &offs, &n), -EPROTO);
-	m->data[3] = 0;
-	m->len = 4 + 8;
+	m->val = 8;
 	ck_assert_int_eq(guardian__parse_sites(m, &path, &offs, &n), 0);
 	ck_assert_str_eq(path, "abc");
 	ck_assert_uint_eq(n, 1);

@@ -257,7 +257,8 @@ int guardian__give_links(struct guardian *gd, const int *links, size_t n)
 
 int guardian__give_sites(struct guardian *gd, const char *path, const uint64_t *offs, size_t n)
 {
-	size_t plen = strlen(path) + 1, i, k;
+	/* the path, NUL-padded to 8 bytes: the offsets after it aligned */
+	size_t plen = (strlen(path) + 1 + 7) & ~(size_t)7, i, k;
 	uint8_t *buf;
 	int err = 0;
 
@@ -265,10 +266,10 @@ int guardian__give_sites(struct guardian *gd, const char *path, const uint64_t *
 		return 0;
 	if (plen > PATH_MAX_BYTES)
 		return -ENAMETOOLONG;
-	buf = malloc(GUARDIAN_MSG_DATA);
+	buf = calloc(1, GUARDIAN_MSG_DATA);
 	if (!buf)
 		return -ENOMEM;
-	memcpy(buf, path, plen);
+	memcpy(buf, path, strlen(path));
 	for (i = 0; !err && i < n; i += k) {
 		k = n - i < SITES_PER_MSG ? n - i : SITES_PER_MSG;
 		memcpy(buf + plen, offs + i, k * sizeof(*offs));
@@ -288,7 +289,7 @@ int guardian__parse_sites(const struct guardian_msg *m, const char **path, const
 	size_t plen = (size_t)m->val;
 
 	if (m->op != GUARDIAN_SITES || m->val <= 0 || plen > m->len || plen > PATH_MAX_BYTES ||
-	    m->data[plen - 1] || (m->len - plen) % sizeof(uint64_t))
+	    plen % sizeof(uint64_t) || m->data[plen - 1] || (m->len - plen) % sizeof(uint64_t))
 		return -EPROTO;
 	*path = (const char *)m->data;
 	*offs = (const uint64_t *)(const void *)(m->data + plen);

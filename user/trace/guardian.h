@@ -111,7 +111,8 @@ int guardian__give_links(struct guardian *gd, const int *links, size_t n);
 int guardian__give_sites(struct guardian *gd, const char *path, const uint64_t *offs, size_t n);
 
 /* In the tracer: a GUARDIAN_SITES message's file and offsets (pointing
- * into m). Returns 0 or -EPROTO. */
+ * into m; the path is NUL-padded to 8 bytes, so the offsets are aligned).
+ * Returns 0 or -EPROTO. */
 int guardian__parse_sites(const struct guardian_msg *m, const char **path, const uint64_t **offs,
 			  size_t *n);
 
