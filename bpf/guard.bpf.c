@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The target guard: one uprobe program on the entry points of the unwinder
- * and of the stack switchers (user/trace/guard.c finds them; the attach cookie is
+ * and of the stack switchers (user/trace/guard_sites.c finds them; the attach cookie is
  * the enum cabbpf_guard_site). A uretprobe is a write into the target's
  * stack: its return-address slot holds the kernel's trampoline until the
  * function returns. The C++/Rust unwinder reads those slots (and calls
@@ -13,7 +13,7 @@
  * thread's pending return instances (task->utask->return_instances, read
  * through BTF), keeps the slots that need a write, hands them to the tracer
  * in guard_reqs[tid] and stops the thread with SIGSTOP, which the ptrace
- * tracer (user/trace/guard.c) sees as a signal-delivery-stop before the thread
+ * tracer (user/trace/guard_tracer.c) sees as a signal-delivery-stop before the thread
  * runs another instruction of the unwinder; it writes the slots and
  * resumes the thread with the signal suppressed. Nothing is sent when no
  * slot needs a write, so a throw through untraced frames costs one probe.
@@ -280,12 +280,12 @@ int BPF_PROG(guard_altstack, int sig, struct kernel_siginfo *info, struct k_siga
 }
 
 /* Whose instances dump_pending lists: 0, the target's; else a process
- * the target forked (fork_child in user/trace/guard.c). Written by the
+ * the target forked (user/trace/guard_forks.c). Written by the
  * tracer thread only, through the skeleton's mmap. */
 volatile __u32 dump_tgid = 0;
 
 /*
- * Letting go of a thread blocked in a system call (user/trace/guard.c,
+ * Letting go of a thread blocked in a system call (user/trace/guard_letgo.c,
  * arm_in_place): the tracer puts its tid here (CABBPF_EXIT_STOP_ARMED),
  * sees that the thread is in a call, writes its return addresses back and
  * deletes the entry. Should the thread leave its call meanwhile, this

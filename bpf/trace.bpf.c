@@ -222,7 +222,7 @@ static __noinline __u64 read_size(struct pt_regs *ctx, __u32 fid)
  * --lossless: back-pressure across the kernel boundary. After an event is
  * written, if its CPU's ring holds more than (size - lossless_gap) events
  * (the position lossless_gap ahead could not yet be claimed), the thread is
- * stopped with SIGSTOP: the ptrace tracer (user/trace/guard.c) sees it as a
+ * stopped with SIGSTOP: the ptrace tracer (user/trace/guard_tracer.c) sees it as a
  * signal-delivery-stop and keeps it there until the loader has drained the
  * rings, then resumes it with the signal suppressed. The stop is taken on
  * the way back to user mode, right after this probe, whatever cabbpf's

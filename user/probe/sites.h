@@ -7,7 +7,7 @@
  * (the programs filter by process), but each traced call arms a return
  * probe (a multi link's return consumer is not filtered when it fires),
  * whose trampoline an exception in the child then meets. The guard takes
- * them out of such a child (user/trace/guard.c, fork_child).
+ * them out of such a child (user/trace/guard_forks.c).
  *
  * Threads: any; one lock. The record only grows (a site detached since is
  * harmless: a child holds no breakpoint there, and nothing is written).

@@ -182,7 +182,7 @@ void guard__drained(struct guard *g, bool below);
  * in a system call (written back in place: their call goes on), then
  * detaches and joins the tracer thread. Fills *st if not NULL. Safe to
  * call twice; g may be NULL. (Test hook, armed only by the environment:
- * CABBPF_TEST_LET_GO_PAUSE=FILE, see user/trace/guard.c.)
+ * CABBPF_TEST_LET_GO_PAUSE=FILE, see user/trace/guard_letgo.c.)
  */
 void guard__stop(struct guard *g, struct guard_stats *st);
 

@@ -1144,7 +1144,7 @@ bool whole__stop(struct whole *w, struct guard_stats *sum)
 	size_t it = 0, n = 0;
 
 	/* Every guard lets go at once: each may wait for its blocked threads
-	 * (user/trace/guard.c, arm_exit_stop). */
+	 * (user/trace/guard_letgo.c, arm_in_place). */
 	while (hmap__next(&w->procs, &it, &e)) {
 		struct wproc *p = (struct wproc *)(uintptr_t)e->val;
 
