@@ -7,7 +7,7 @@
 #   warm: the measurement kept in /run/cabbpf reused (every later run).
 # Prints min / median / max wall seconds of each, the median start-up that
 # cabbpf adds (traced - untraced), and the median of each start-up stage
-# that -v prints (user/modes/ftrace.c, startup_mark).
+# that -v prints (user/modes/ftrace.c, ftrace__startup_mark).
 #   bench/startup.sh [R]
 set -euo pipefail
 cd "$(dirname "$0")/.."

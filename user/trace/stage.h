@@ -59,7 +59,7 @@ struct stage_exec {
 uint64_t stage__execs(const struct stage *s, struct stage_exec *last);
 
 /* Count the entry events of function fid from now on (one, for the
- * check that a launched program's main was seen: user/modes/ftrace.c);
+ * check that a launched program's main was seen: user/modes/ftrace_report.c);
  * stage__watched says how many. Same thread as stage__push. */
 void stage__watch(struct stage *s, uint32_t fid);
 uint64_t stage__watched(const struct stage *s);

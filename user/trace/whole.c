@@ -412,7 +412,7 @@ static int image_number(struct whole *w, struct wimage *im)
 		 * call-site counting here (whole_opts.plo) */
 		t->offsets[k] = ps->offset;
 		/* Functions that must never get a return probe: not probed
-		 * (as ftrace.c's drop_unsafe) */
+		 * (as ftrace_attach.c's drop_unsafe) */
 		if (!w->o.entry_only && guard__unsafe(im->st, s)) {
 			t->offsets[k] = TRACE_NO_PROBE;
 			guard__dropped_add(&d, s->name);
@@ -447,7 +447,7 @@ static int image_number(struct whole *w, struct wimage *im)
 				t->probe_ns[k] = w->o.probe_cost[l->plan->sites[j].cls];
 		}
 	}
-	/* as ftrace.c's drop_unsafe says for one process */
+	/* as ftrace_attach.c's drop_unsafe says for one process */
 	snprintf(what, sizeof(what), "%s: ", im->path);
 	if (!w->o.quiet_setup)
 		guard__dropped_say(&d, what);
