@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The calling-context tree's report: compensated times, the tree and
+ * the per-function rows, as text and JSON. cct_int.h lists the analyzer's
+ * files.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analyzers/analyzer.h"
+#include "analyzers/cct_int.h"
+
+/*
+ * Compensated times (cct_opts.probe_ns): a context's wall time holds the
+ * probes of every traced call below it. below[id] is what those cost for
+ * node id's subtree (its own calls excepted), direct[id] the same for its
+ * children's calls only, so
+ *   compensated inclusive = incl - below,  compensated self = self - direct
+ * (a child's probes run between its parent's entry and return: inside the
+ * parent's time, partly inside the child's own, and the split does not
+ * matter for either figure). Nodes are made after their parent, so one
+ * pass from the last id down adds every subtree up. Both NULL when the
+ * cost was not measured.
+ */
+struct comp {
+	double *below, *direct;
+};
+
+static int comp_build(const struct cct *g, const struct cct_tree *t, struct comp *c)
+{
+	uint32_t id;
+
+	c->below = c->direct = NULL;
+	if (!g->o.probe_ns || !t->n)
+		return 0;
+	c->below = calloc(t->n, sizeof(*c->below));
+	c->direct = calloc(t->n, sizeof(*c->direct));
+	if (!c->below || !c->direct) {
+		free(c->below);
+		free(c->direct);
+		c->below = c->direct = NULL;
+		return -ENOMEM;
+	}
+	for (id = t->n; id-- > 1;) {
+		const struct cct_node *n = cct__node(t, id);
+		double cost = n->fid < g->ctx->nfuncs
+				      ? g->o.probe_ns[n->fid] * (double)(n->calls + n->folded)
+				      : 0;
+
+		if (n->parent >= id)
+			continue; /* never: a node is made after its parent */
+		c->direct[n->parent] += cost;
+		c->below[n->parent] += cost + c->below[id];
+	}
+	return 0;
+}
+
+static void comp_free(struct comp *c)
+{
+	free(c->below);
+	free(c->direct);
+}
+
+/* x - sub, not below 0 (a compensation larger than the time measured:
+ * the cost varies around its measured mean). */
+static uint64_t minus(uint64_t x, double sub)
+{
+	return (double)x > sub ? (uint64_t)((double)x - sub) : 0;
+}
+
+/* ------------------------------------------------------------ reports -- */
+
+struct fn_row {
+	uint32_t fid;
+	uint64_t calls, incl, self, cpu_incl, cpu_self;
+	uint64_t missing, unwound;
+};
+
+struct rows_ctx {
+	const struct cct_tree *t;
+	uint32_t *active; /* [nfuncs]: nodes of fid on the walk's path */
+	uint32_t nfuncs;
+};
+
+static void rows_leave(void *arg, uint32_t id)
+{
+	struct rows_ctx *rc = arg;
+	uint32_t fid = cct__node(rc->t, id)->fid;
+
+	if (fid < rc->nfuncs && rc->active[fid])
+		rc->active[fid]--;
+}
+
+/*
+ * Per-function figures of a tree: calls and self times summed over the
+ * function's contexts, inclusive times over its outermost contexts only (a
+ * context below another of the same function is inside its time). Returns
+ * the rows of called functions (caller frees), their number in *n; NULL
+ * on ENOMEM.
+ */
+static struct fn_row *fn_rows(const struct cct_tree *t, uint32_t nfuncs, size_t *n)
+{
+	struct fn_row *rows = calloc((size_t)nfuncs + 1, sizeof(*rows));
+	struct rows_ctx rc = {.t = t, .nfuncs = nfuncs};
+	struct cct_walk w = {.t = t};
+	uint32_t id, d, i;
+	size_t k = 0;
+
+	rc.active = calloc((size_t)nfuncs + 1, sizeof(*rc.active));
+	if (!rows || !rc.active || cct_walk__push(&w, 0))
+		goto nomem;
+	while ((id = cct_walk__next(&w, &d, rows_leave, &rc)) != CCT_NONE) {
+		const struct cct_node *nd = cct__node(t, id);
+
+		if (nd->fid < nfuncs) {
+			struct fn_row *r = &rows[nd->fid];
+
+			r->calls += nd->calls;
+			r->self += nd->self_ns;
+			r->cpu_self += nd->cpu_self_ns;
+			r->missing += nd->missing;
+			r->unwound += nd->unwound;
+			if (!rc.active[nd->fid]) {
+				r->incl += nd->incl_ns;
+				r->cpu_incl += nd->cpu_incl_ns;
+			}
+			rc.active[nd->fid]++;
+		}
+		if (cct_walk__push(&w, id))
+			goto nomem;
+	}
+	cct_walk__fini(&w);
+	for (i = 0; i < nfuncs; i++) {
+		if (!rows[i].calls && !rows[i].self)
+			continue;
+		rows[k] = rows[i];
+		rows[k].fid = i;
+		k++;
+	}
+	free(rc.active);
+	*n = k;
+	return rows;
+nomem:
+	cct_walk__fini(&w);
+	free(rows);
+	free(rc.active);
+	return NULL;
+}
+
+static int cmp_row(const void *a, const void *b, void *arg)
+{
+	const struct fn_row *x = a, *y = b;
+	enum cct_sort how = *(const enum cct_sort *)arg;
+	uint64_t kx, ky;
+
+	switch (how) {
+	case CCT_SORT_CALLS:
+		kx = x->calls, ky = y->calls;
+		break;
+	case CCT_SORT_SELF:
+		kx = x->self, ky = y->self;
+		break;
+	case CCT_SORT_CPU:
+		kx = x->cpu_incl, ky = y->cpu_incl;
+		break;
+	default:
+		kx = x->incl, ky = y->incl;
+		break;
+	}
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return x->fid < y->fid ? -1 : x->fid > y->fid;
+}
+
+static const char *const sort_names[] = {"total", "calls", "self", "cpu"};
+
+/* Milliseconds, or "-" when on-CPU time was not measured. */
+static void ms_col(FILE *f, uint64_t ns, bool have)
+{
+	if (have)
+		fprintf(f, " %11.3f", (double)ns / 1e6);
+	else
+		fprintf(f, " %11s", "-");
+}
+
+static void print_row_tail(FILE *f, const struct cct *g, uint32_t fid, uint64_t missing,
+			   uint64_t unwound, uint64_t folded)
+{
+	char b[24];
+
+	fprintf(f, "  %s", an_ctx__name(g->ctx, fid, b));
+	if (missing || unwound || folded) {
+		fputs("  [", f);
+		if (missing)
+			fprintf(f, "%" PRIu64 " without return", missing);
+		if (unwound)
+			fprintf(f, "%s%" PRIu64 " unwound", missing ? ", " : "", unwound);
+		if (folded)
+			fprintf(f, "%s+%" PRIu64 " folded calls", missing || unwound ? ", " : "",
+				folded);
+		fputc(']', f);
+	}
+	fputc('\n', f);
+}
+
+/* The tree view: contexts depth-first, heaviest first, indented. */
+static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
+{
+	const struct cct_node *root = cct__node(t, 0);
+	struct cct_walk w = {.t = t};
+	uint64_t total = 0, hidden = 0;
+	bool cpu = g->o.cpu_time;
+	struct comp cp;
+	uint32_t id, d, c;
+
+	for (c = root->child; c != CCT_NONE; c = cct__node(t, c)->sibling)
+		total += cct__node(t, c)->incl_ns;
+	fprintf(f, "calling-context tree: %" PRIu32 " contexts, %zu thread%s (merged)", t->n - 1,
+		g->nsorted, g->nsorted == 1 ? "" : "s");
+	if (g->o.depth)
+		fprintf(f, ", %u levels", g->o.depth);
+	if (g->o.min_pct > 0)
+		fprintf(f, ", contexts under %.2f%% of the total time hidden", g->o.min_pct);
+	fputc('\n', f);
+	if (comp_build(g, t, &cp))
+		return -ENOMEM;
+	fprintf(f, "%8s %11s %11s %11s %11s", "TOTAL%", "TOTAL_MS", "SELF_MS", "CPU_MS",
+		"CPU_SELF_MS");
+	if (cp.below)
+		fprintf(f, " %11s %11s", "COMP_MS", "COMP_SELF");
+	fprintf(f, " %12s  %s\n", "CALLS", "CONTEXT");
+	if (cct_walk__push(&w, 0))
+		goto nomem;
+	while ((id = cct_walk__next(&w, &d, NULL, NULL)) != CCT_NONE) {
+		const struct cct_node *n = cct__node(t, id);
+		double pct = total ? 100.0 * (double)n->incl_ns / (double)total : 0;
+		uint32_t i;
+
+		/* Children come heaviest first: a hidden one hides the rest
+		 * of its level too, unless times are all zero (--no-times). */
+		if (total && pct < g->o.min_pct) {
+			hidden++;
+			continue;
+		}
+		fprintf(f, "%7.2f%% %11.3f %11.3f", pct, (double)n->incl_ns / 1e6,
+			(double)n->self_ns / 1e6);
+		ms_col(f, n->cpu_incl_ns, cpu);
+		ms_col(f, n->cpu_self_ns, cpu);
+		if (cp.below) {
+			ms_col(f, minus(n->incl_ns, cp.below[id]), true);
+			ms_col(f, minus(n->self_ns, cp.direct[id]), true);
+		}
+		fputc(' ', f);
+		an__put_u64(f, 12, n->calls, an_ctx__lb(g->ctx, AN_LOST_CALLS));
+		fputc(' ', f);
+		for (i = 1; i < d; i++)
+			fputs("  ", f);
+		print_row_tail(f, g, n->fid, n->missing, n->unwound, n->folded);
+		if ((!g->o.depth || d < g->o.depth) && cct_walk__push(&w, id))
+			goto nomem;
+	}
+	cct_walk__fini(&w);
+	comp_free(&cp);
+	if (hidden)
+		fprintf(f,
+			"  ... %" PRIu64 " contexts below the thresholds (--depth, --min-pct; the "
+			"JSON report and --folded have all)\n",
+			hidden);
+	return 0;
+nomem:
+	cct_walk__fini(&w);
+	comp_free(&cp);
+	return -ENOMEM;
+}
+
+static int report_functions(struct cct *g, const struct cct_tree *t, FILE *f)
+{
+	struct fn_row *rows;
+	size_t n = 0, i;
+
+	rows = fn_rows(t, g->ctx->nfuncs, &n);
+	if (!rows)
+		return -ENOMEM;
+	qsort_r(rows, n, sizeof(*rows), cmp_row, &g->o.sort);
+	fprintf(f, "functions by %s (from the tree; -s calls|total|self|cpu)\n",
+		sort_names[g->o.sort <= CCT_SORT_CPU ? g->o.sort : 0]);
+	fprintf(f, "%12s %11s %11s %11s %11s  %s\n", "CALLS", "TOTAL_MS", "SELF_MS", "CPU_MS",
+		"CPU_SELF_MS", "FUNCTION");
+	for (i = 0; i < n && i < g->ctx->top; i++) {
+		an__put_u64(f, 12, rows[i].calls, an_ctx__lb(g->ctx, AN_LOST_CALLS));
+		fprintf(f, " %11.3f %11.3f", (double)rows[i].incl / 1e6, (double)rows[i].self / 1e6);
+		ms_col(f, rows[i].cpu_incl, g->o.cpu_time);
+		ms_col(f, rows[i].cpu_self, g->o.cpu_time);
+		print_row_tail(f, g, rows[i].fid, rows[i].missing, rows[i].unwound, 0);
+	}
+	if (n > g->ctx->top)
+		fprintf(f, "  ... %zu more functions (the JSON report has all)\n", n - g->ctx->top);
+	free(rows);
+	return 0;
+}
+
+int cct_report__text(void *state, FILE *f)
+{
+	struct cct *g = state;
+	const struct cct_tree *t = cct__merged(g);
+	struct cct_memory m;
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	cct__refresh_opts(g);
+	err = report_tree(g, t, f);
+	if (!err) {
+		fputc('\n', f);
+		err = report_functions(g, t, f);
+	}
+	if (err)
+		return err;
+	cct__memory(g, &m);
+	fprintf(f,
+		"times: wall times include the probes' own cost (every traced call below a "
+		"context adds its entry and return probe hits: see the plan line on stderr)%s; "
+		"%s\n",
+		g->o.probe_ns ? "; COMP_MS and COMP_SELF subtract the cost measured at start-up "
+				"for the calls below (stderr: probe cost per traced call)"
+			      : "",
+		g->o.cpu_time ? "on-CPU times leave out the threads' off-CPU intervals "
+				"(scheduler switches)"
+			      : "on-CPU times not measured (--no-times, or the sched_switch "
+				"tracepoint was refused)");
+	fprintf(f, "tree memory: %" PRIu64 " nodes, %" PRIu64 " bytes (%.0f bytes/node)", m.nodes,
+		m.bytes, m.nodes ? (double)m.bytes / (double)m.nodes : 0.0);
+	if (m.folded_calls)
+		fprintf(f,
+			"; WARNING: node cap %" PRIu32 " reached: %" PRIu64
+			" calls folded into their caller's context (--cct-max-nodes)",
+			m.max_nodes, m.folded_calls);
+	if (m.nomem)
+		fprintf(f, "; WARNING: %" PRIu64 " events not recorded (out of memory)", m.nomem);
+	fputc('\n', f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* One node as JSON, without its children's closing (the walk closes). */
+static void json_node(struct json *w, const struct cct *g, const struct cct_tree *t, uint32_t id,
+		      const struct comp *cp)
+{
+	const struct cct_node *n = cct__node(t, id);
+	char b[24];
+
+	json__begin_object(w);
+	json__key(w, "name");
+	json__string(w, an_ctx__name(g->ctx, n->fid, b));
+	json__key(w, "calls");
+	json__u64(w, n->calls);
+	json__key(w, "incl_ns");
+	json__u64(w, n->incl_ns);
+	json__key(w, "self_ns");
+	json__u64(w, n->self_ns);
+	json__key(w, "cpu_incl_ns");
+	if (g->o.cpu_time)
+		json__u64(w, n->cpu_incl_ns);
+	else
+		json__null(w);
+	json__key(w, "cpu_self_ns");
+	if (g->o.cpu_time)
+		json__u64(w, n->cpu_self_ns);
+	else
+		json__null(w);
+	if (cp->below) {
+		json__key(w, "incl_ns_comp");
+		json__u64(w, minus(n->incl_ns, cp->below[id]));
+		json__key(w, "self_ns_comp");
+		json__u64(w, minus(n->self_ns, cp->direct[id]));
+		/* the probes run on the CPU: the same cost comes off */
+		if (g->o.cpu_time) {
+			json__key(w, "cpu_incl_ns_comp");
+			json__u64(w, minus(n->cpu_incl_ns, cp->below[id]));
+			json__key(w, "cpu_self_ns_comp");
+			json__u64(w, minus(n->cpu_self_ns, cp->direct[id]));
+		}
+	}
+	if (n->missing) {
+		json__key(w, "missing");
+		json__u64(w, n->missing);
+	}
+	if (n->unwound) {
+		json__key(w, "unwound");
+		json__u64(w, n->unwound);
+	}
+	if (n->folded) {
+		json__key(w, "folded");
+		json__u64(w, n->folded);
+	}
+	json__key(w, "children");
+	json__begin_array(w);
+}
+
+static void json_leave(void *arg, uint32_t id)
+{
+	(void)id;
+	json__end_array(arg);
+	json__end_object(arg);
+}
+
+/* The whole tree, nested, children heaviest first. */
+static int json_tree(struct json *w, const struct cct *g, const struct cct_tree *t)
+{
+	struct cct_walk wk = {.t = t};
+	struct comp cp;
+	uint32_t id, d;
+
+	if (comp_build(g, t, &cp))
+		return -ENOMEM;
+	json_node(w, g, t, 0, &cp);
+	if (cct_walk__push(&wk, 0)) {
+		comp_free(&cp);
+		return -ENOMEM;
+	}
+	while ((id = cct_walk__next(&wk, &d, json_leave, w)) != CCT_NONE) {
+		json_node(w, g, t, id, &cp);
+		if (cct_walk__push(&wk, id)) {
+			cct_walk__fini(&wk);
+			comp_free(&cp);
+			return -ENOMEM;
+		}
+	}
+	cct_walk__fini(&wk);
+	comp_free(&cp);
+	return 0;
+}
+
+int cct_report__json(void *state, struct json *w)
+{
+	struct cct *g = state;
+	const struct cct_tree *t = cct__merged(g);
+	struct cct_memory m;
+	size_t i;
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	cct__refresh_opts(g);
+	json__key(w, "cct");
+	err = json_tree(w, g, t);
+	if (err)
+		return err;
+	json__key(w, "cct_threads");
+	json__begin_object(w);
+	for (i = 0; i < g->nsorted; i++) {
+		json__key_u64(w, g->sorted[i]->t.tid);
+		err = json_tree(w, g, &g->sorted[i]->t);
+		if (err)
+			return err;
+	}
+	json__end_object(w);
+	cct__memory(g, &m);
+	json__key(w, "cct_info");
+	json__begin_object(w);
+	json__key(w, "nodes");
+	json__u64(w, m.nodes);
+	json__key(w, "merged_nodes");
+	json__u64(w, t->n);
+	json__key(w, "bytes");
+	json__u64(w, m.bytes);
+	json__key(w, "max_nodes");
+	json__u64(w, m.max_nodes);
+	json__key(w, "folded_calls");
+	json__u64(w, m.folded_calls);
+	json__key(w, "nomem");
+	json__u64(w, m.nomem);
+	json__key(w, "collapse_recursion");
+	json__bool(w, g->o.collapse_recursion);
+	json__key(w, "cpu_time");
+	json__bool(w, g->o.cpu_time);
+	json__key(w, "wall_includes_probe_cost");
+	json__bool(w, true);
+	return json__end_object(w);
+}
