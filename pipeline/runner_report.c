@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The runner's report: the analyzers' sections in order, the returns
+ * line and the lower-bound notes, as text and JSON, for the run and for
+ * each process. runner_int.h lists the runner's files.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "pipeline/runner_int.h"
+
+int runner__json_lower_bounds(const struct runner *r, struct json *w, unsigned kind)
+{
+	unsigned a;
+	int err;
+
+	err = json__begin_array(w);
+	for (a = 0; !err && a < r->nops; a++)
+		if (r->ops[a]->lower_bounds & kind & r->ctx.lost)
+			err = json__string(w, r->ops[a]->name);
+	return err ? err : json__end_array(w);
+}
+
+/* Under an analyzer's tables whose counts are marked as lower bounds
+ * (AN_LB_MARK): which losses made them so. */
+static void lower_bound_note(const struct runner *r, const struct analyzer_ops *ops, FILE *f)
+{
+	unsigned k = ops->lower_bounds & r->ctx.lost;
+	const char *sep = "";
+
+	if (!k)
+		return;
+	fprintf(f, "  (" AN_LB_MARK ": a lower bound:");
+	if ((k & AN_LOST_CALLS) && r->lost_calls) {
+		fprintf(f, " %" PRIu64 " call events", r->lost_calls);
+		sep = " and";
+	}
+	if ((k & AN_LOST_IO) && r->lost_io) {
+		fprintf(f, "%s %" PRIu64 " I/O events", sep, r->lost_io);
+		sep = " and";
+	}
+	if (*sep)
+		fprintf(f, " were lost (kernel ring full)");
+	if (r->overwritten)
+		fprintf(f, "%s %" PRIu64 " records were overwritten (--cab-mode sampling)",
+			*sep ? ";" : "", r->overwritten);
+	fprintf(f, ")\n");
+}
+
+const void *runner__analyzer(const struct runner *r, const char *name)
+{
+	if (!r->joined || !r->nw)
+		return NULL;
+	return an_set__state(&r->w[0].set, name);
+}
+
+/* The returns line of s. */
+static void returns_text(const struct runner *r, const struct runner_stats *s, FILE *f)
+{
+	if (r->no_returns)
+		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go, V8, JVM or "
+			   "OCaml runtime, a target the guard could not hold, or a whole "
+			   "container on a kernel without uprobe session programs)\n");
+	else
+		fprintf(f,
+			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
+			" unwound by exceptions or longjmp, %" PRIu64
+			" lost to stack switches, backtraces or signal stacks, %" PRIu64
+			" ended by exec, %" PRIu64 " orphan, %" PRIu64
+			" entered before attach, %" PRIu64 " open at stop; %" PRIu64
+			" calls got no return probe (kernel limit: 64 pending per thread)\n",
+			s->returns.matched, s->returns.missing, s->returns.unwound,
+			s->returns.switched, s->returns.exec, s->returns.orphan, s->returns.before,
+			s->open, s->returns.depth_limited);
+	if (s->returns.noret)
+		fprintf(f,
+			"returns: %" PRIu64 " calls entered without a return probe (their process was "
+			"not guarded yet, or could not be)\n",
+			s->returns.noret);
+}
+
+int runner__report_text(struct runner *r, FILE *f)
+{
+	const struct runner_stats *s = &r->st;
+	unsigned a;
+	int err;
+
+	if (!r->joined)
+		return -EINVAL;
+	for (a = 0; a < r->nops; a++) {
+		err = r->ops[a]->report_text(r->w[0].set.state[a], f);
+		if (err)
+			return err;
+		lower_bound_note(r, r->ops[a], f);
+		fputc('\n', f);
+	}
+	returns_text(r, s, f);
+	if (s->returns.sampled || s->returns.orphan_sampled)
+		fprintf(f,
+			"sampling: %" PRIu64 " calls returned while tracing was off, %" PRIu64
+			" returns of calls entered while it was off\n",
+			s->returns.sampled, s->returns.orphan_sampled);
+	if (s->returns.window_start)
+		fprintf(f,
+			"sampling: %" PRIu64 " first calls of a window lost their return in the "
+			"kernel (counted, times unknown)\n",
+			s->returns.window_start);
+	fprintf(f,
+		"order: %" PRIu64 " events of %" PRIu64 " threads, %" PRIu64 " gaps (%" PRIu64
+		" events), %" PRIu64 " chunks out of order\n",
+		s->records, s->threads, s->order_gaps, s->gap_records, s->out_of_order);
+	if (s->bad_records || s->dup_records || s->nomem_records || s->returns.nomem)
+		fprintf(f,
+			"skipped: %" PRIu64 " bad records, %" PRIu64 " duplicates, %" PRIu64
+			" out of memory\n",
+			s->bad_records, s->dup_records, s->nomem_records + s->returns.nomem);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* The "returns" object of s. */
+static void returns_json(const struct runner_stats *s, struct json *w)
+{
+	json__key(w, "returns");
+	json__begin_object(w);
+	json__kv_u64(w, "matched", s->returns.matched);
+	json__kv_u64(w, "missing", s->returns.missing);
+	json__kv_u64(w, "unwound", s->returns.unwound);
+	json__kv_u64(w, "switched", s->returns.switched);
+	json__kv_u64(w, "exec", s->returns.exec);
+	json__kv_u64(w, "orphan", s->returns.orphan);
+	json__kv_u64(w, "sampled", s->returns.sampled);
+	json__kv_u64(w, "orphan_sampled", s->returns.orphan_sampled);
+	json__kv_u64(w, "window_start", s->returns.window_start);
+	json__kv_u64(w, "before_attach", s->returns.before);
+	json__kv_u64(w, "open", s->open);
+	json__kv_u64(w, "depth_limited", s->returns.depth_limited);
+	json__kv_u64(w, "unarmed", s->returns.noret);
+	json__end_object(w);
+}
+
+int runner__report_json(struct runner *r, struct json *w)
+{
+	const struct runner_stats *s = &r->st;
+	unsigned a;
+	int err;
+
+	if (!r->joined || json__depth(w) == 0)
+		return -EINVAL;
+	for (a = 0; a < r->nops; a++) {
+		err = r->ops[a]->report_json(r->w[0].set.state[a], w);
+		if (err)
+			return err;
+	}
+	returns_json(s, w);
+	json__kv_u64(w, "order_gaps", s->order_gaps);
+	json__kv_u64(w, "order_gap_events", s->gap_records);
+	json__key(w, "runner");
+	json__begin_object(w);
+	json__kv_u64(w, "analyzer_threads", r->nw);
+	json__kv_u64(w, "analyzed", s->records);
+	json__kv_u64(w, "chunks", s->chunks);
+	json__kv_u64(w, "out_of_order_chunks", s->out_of_order);
+	json__kv_u64(w, "forwarded_chunks", s->forwarded);
+	json__kv_u64(w, "forced_gaps", s->forced_gaps);
+	json__kv_u64(w, "threads", s->threads);
+	json__kv_u64(w, "tid_reuse", s->tid_reuse);
+	json__kv_u64(w, "bad_records", s->bad_records);
+	json__kv_u64(w, "dup_records", s->dup_records);
+	json__kv_u64(w, "nomem_records", s->nomem_records + s->returns.nomem);
+	json__kv_u64(w, "size_records", s->size_records);
+	json__kv_u64(w, "size_unset", s->size_unset);
+	if (r->per_process)
+		json__kv_u64(w, "unattributed_threads", s->unattributed);
+	return json__end_object(w);
+}
+
+size_t runner__nprocs(const struct runner *r)
+{
+	return r->joined ? r->nprocs : 0;
+}
+
+uint32_t runner__proc_pid(const struct runner *r, size_t i)
+{
+	return r->joined && i < r->nprocs ? r->procs[i]->pid : 0;
+}
+
+void runner__proc_stats(const struct runner *r, size_t i, struct runner_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (r->joined && i < r->nprocs)
+		*st = r->procs[i]->st;
+}
+
+const void *runner__proc_analyzer(const struct runner *r, size_t i, const char *name)
+{
+	if (!r->joined || i >= r->nprocs)
+		return NULL;
+	return an_set__state(&r->procs[i]->set, name);
+}
+
+int runner__report_text_proc(struct runner *r, size_t i, FILE *f)
+{
+	const struct group *g;
+	unsigned a;
+	int err;
+
+	if (!r->joined || i >= r->nprocs)
+		return -EINVAL;
+	g = r->procs[i];
+	for (a = 0; a < g->set.n; a++) {
+		err = r->ops[a]->report_text(g->set.state[a], f);
+		if (err)
+			return err;
+		fputc('\n', f);
+	}
+	returns_text(r, &g->st, f);
+	fprintf(f, "events: %" PRIu64 " calls and returns of %" PRIu64 " thread%s, %" PRIu64 " I/O\n",
+		g->st.records, g->st.threads, g->st.threads == 1 ? "" : "s", g->st.io_records);
+	return ferror(f) ? -EIO : 0;
+}
+
+int runner__report_json_proc(struct runner *r, size_t i, struct json *w)
+{
+	const struct group *g;
+	unsigned a;
+	int err;
+
+	if (!r->joined || i >= r->nprocs || json__depth(w) == 0)
+		return -EINVAL;
+	g = r->procs[i];
+	for (a = 0; a < g->set.n; a++) {
+		err = r->ops[a]->report_json(g->set.state[a], w);
+		if (err)
+			return err;
+	}
+	returns_json(&g->st, w);
+	json__kv_u64(w, "threads", g->st.threads);
+	json__kv_u64(w, "events", g->st.records);
+	return json__kv_u64(w, "io_events", g->st.io_records);
+}
