@@ -37,7 +37,7 @@ LDFLAGS   := $(SANFLAGS) $(EXTRA_LDFLAGS)
 LDLIBS    := $(PKG_LIBS) $(CAPSTONE_LIBS) -lprotobuf-c -liberty -lpthread -lm
 
 # pprof's schema, from Debian's golang-github-google-pprof-dev, compiled with
-# protoc-c (protobuf-c-compiler) at build time: --pprof (user/cli/pprof.c).
+# protoc-c (protobuf-c-compiler) at build time: --pprof (user/report/pprof.c).
 PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 PROTO_C   := $(OUT)/proto/profile.pb-c.c
 PROTO_H   := $(OUT)/proto/profile.pb-c.h

@@ -353,14 +353,10 @@ static void json_node(struct json *w, const struct cct *g, const struct cct_tree
 	char b[24];
 
 	json__begin_object(w);
-	json__key(w, "name");
-	json__string(w, an_ctx__name(g->ctx, n->fid, b));
-	json__key(w, "calls");
-	json__u64(w, n->calls);
-	json__key(w, "incl_ns");
-	json__u64(w, n->incl_ns);
-	json__key(w, "self_ns");
-	json__u64(w, n->self_ns);
+	json__kv_string(w, "name", an_ctx__name(g->ctx, n->fid, b));
+	json__kv_u64(w, "calls", n->calls);
+	json__kv_u64(w, "incl_ns", n->incl_ns);
+	json__kv_u64(w, "self_ns", n->self_ns);
 	json__key(w, "cpu_incl_ns");
 	if (g->o.cpu_time)
 		json__u64(w, n->cpu_incl_ns);
@@ -372,29 +368,22 @@ static void json_node(struct json *w, const struct cct *g, const struct cct_tree
 	else
 		json__null(w);
 	if (cp->below) {
-		json__key(w, "incl_ns_comp");
-		json__u64(w, minus(n->incl_ns, cp->below[id]));
-		json__key(w, "self_ns_comp");
-		json__u64(w, minus(n->self_ns, cp->direct[id]));
+		json__kv_u64(w, "incl_ns_comp", minus(n->incl_ns, cp->below[id]));
+		json__kv_u64(w, "self_ns_comp", minus(n->self_ns, cp->direct[id]));
 		/* the probes run on the CPU: the same cost comes off */
 		if (g->o.cpu_time) {
-			json__key(w, "cpu_incl_ns_comp");
-			json__u64(w, minus(n->cpu_incl_ns, cp->below[id]));
-			json__key(w, "cpu_self_ns_comp");
-			json__u64(w, minus(n->cpu_self_ns, cp->direct[id]));
+			json__kv_u64(w, "cpu_incl_ns_comp", minus(n->cpu_incl_ns, cp->below[id]));
+			json__kv_u64(w, "cpu_self_ns_comp", minus(n->cpu_self_ns, cp->direct[id]));
 		}
 	}
 	if (n->missing) {
-		json__key(w, "missing");
-		json__u64(w, n->missing);
+		json__kv_u64(w, "missing", n->missing);
 	}
 	if (n->unwound) {
-		json__key(w, "unwound");
-		json__u64(w, n->unwound);
+		json__kv_u64(w, "unwound", n->unwound);
 	}
 	if (n->folded) {
-		json__key(w, "folded");
-		json__u64(w, n->folded);
+		json__kv_u64(w, "folded", n->folded);
 	}
 	json__key(w, "children");
 	json__begin_array(w);
@@ -461,23 +450,14 @@ int cct_report__json(void *state, struct json *w)
 	cct__memory(g, &m);
 	json__key(w, "cct_info");
 	json__begin_object(w);
-	json__key(w, "nodes");
-	json__u64(w, m.nodes);
-	json__key(w, "merged_nodes");
-	json__u64(w, t->n);
-	json__key(w, "bytes");
-	json__u64(w, m.bytes);
-	json__key(w, "max_nodes");
-	json__u64(w, m.max_nodes);
-	json__key(w, "folded_calls");
-	json__u64(w, m.folded_calls);
-	json__key(w, "nomem");
-	json__u64(w, m.nomem);
-	json__key(w, "collapse_recursion");
-	json__bool(w, g->o.collapse_recursion);
-	json__key(w, "cpu_time");
-	json__bool(w, g->o.cpu_time);
-	json__key(w, "wall_includes_probe_cost");
-	json__bool(w, true);
+	json__kv_u64(w, "nodes", m.nodes);
+	json__kv_u64(w, "merged_nodes", t->n);
+	json__kv_u64(w, "bytes", m.bytes);
+	json__kv_u64(w, "max_nodes", m.max_nodes);
+	json__kv_u64(w, "folded_calls", m.folded_calls);
+	json__kv_u64(w, "nomem", m.nomem);
+	json__kv_bool(w, "collapse_recursion", g->o.collapse_recursion);
+	json__kv_bool(w, "cpu_time", g->o.cpu_time);
+	json__kv_bool(w, "wall_includes_probe_cost", true);
 	return json__end_object(w);
 }

@@ -581,8 +581,7 @@ static int thread_functions_json(const struct count *c, const struct count_threa
 	qsort(rows, k, sizeof(*rows), cmp_fn_row);
 	json__begin_object(w);
 	for (i = 0; i < k; i++) {
-		json__key(w, an_ctx__name(c->ctx, rows[i].fid, buf));
-		json__u64(w, rows[i].calls);
+		json__kv_u64(w, an_ctx__name(c->ctx, rows[i].fid, buf), rows[i].calls);
 	}
 	free(rows);
 	return json__end_object(w);

@@ -334,19 +334,13 @@ static int ioan_report_text(void *state, FILE *f)
 
 static void totals_json(struct json *w, const struct io_totals *t, bool self)
 {
-	json__key(w, "in_bytes");
-	json__u64(w, t->in_bytes);
-	json__key(w, "out_bytes");
-	json__u64(w, t->out_bytes);
-	json__key(w, "in_calls");
-	json__u64(w, t->in_calls);
-	json__key(w, "out_calls");
-	json__u64(w, t->out_calls);
+	json__kv_u64(w, "in_bytes", t->in_bytes);
+	json__kv_u64(w, "out_bytes", t->out_bytes);
+	json__kv_u64(w, "in_calls", t->in_calls);
+	json__kv_u64(w, "out_calls", t->out_calls);
 	if (self) {
-		json__key(w, "self_in_bytes");
-		json__u64(w, t->self_in_bytes);
-		json__key(w, "self_out_bytes");
-		json__u64(w, t->self_out_bytes);
+		json__kv_u64(w, "self_in_bytes", t->self_in_bytes);
+		json__kv_u64(w, "self_out_bytes", t->self_out_bytes);
 	}
 }
 
@@ -387,20 +381,16 @@ static int ioan_report_json(void *state, struct json *w)
 	}
 	json__key(w, "io");
 	json__begin_object(w);
-	json__key(w, "events");
-	json__u64(w, a->events);
+	json__kv_u64(w, "events", a->events);
 	json__key(w, "functions");
 	json__begin_array(w);
 	for (i = 0; i < n; i++) {
 		json__begin_object(w);
-		json__key(w, "name");
-		json__string(w, an_ctx__name(a->ctx, rows[i].fid, buf));
+		json__kv_string(w, "name", an_ctx__name(a->ctx, rows[i].fid, buf));
 		if (an_ctx__linkage(a->ctx, rows[i].fid)) {
-			json__key(w, "linkage_name");
-			json__string(w, an_ctx__linkage(a->ctx, rows[i].fid));
+			json__kv_string(w, "linkage_name", an_ctx__linkage(a->ctx, rows[i].fid));
 		}
-		json__key(w, "fid");
-		json__u64(w, rows[i].fid);
+		json__kv_u64(w, "fid", rows[i].fid);
 		totals_json(w, &a->fn[rows[i].fid], true);
 		json__end_object(w);
 	}
@@ -424,10 +414,8 @@ static int ioan_report_json(void *state, struct json *w)
 		json__end_object(w);
 	}
 	json__end_object(w);
-	json__key(w, "bad_records");
-	json__u64(w, a->bad);
-	json__key(w, "nomem");
-	json__u64(w, a->nomem);
+	json__kv_u64(w, "bad_records", a->bad);
+	json__kv_u64(w, "nomem", a->nomem);
 	free(rows);
 	free(tids);
 	return json__end_object(w);

@@ -556,19 +556,15 @@ static void fit_json(struct json *w, const struct row *r)
 		return;
 	}
 	json__begin_object(w);
-	json__key(w, "class");
-	json__string(w, fit__class_name(r->fit.cls));
+	json__kv_string(w, "class", fit__class_name(r->fit.cls));
 	json__key(w, "exponent");
 	if (r->fit.has_exponent)
 		json__double(w, r->fit.exponent);
 	else
 		json__null(w);
-	json__key(w, "r2");
-	json__double(w, r->fit.r2);
-	json__key(w, "a");
-	json__double(w, r->fit.a);
-	json__key(w, "b");
-	json__double(w, r->fit.b);
+	json__kv_double(w, "r2", r->fit.r2);
+	json__kv_double(w, "a", r->fit.a);
+	json__kv_double(w, "b", r->fit.b);
 	json__key(w, "exponent_r2");
 	if (r->fit.has_exponent)
 		json__double(w, r->fit.exp_r2);
@@ -593,66 +589,45 @@ static int isp_report_json(void *state, struct json *w)
 		const struct isp_fn *fn = &a->fn[rows[i].fid];
 
 		json__begin_object(w);
-		json__key(w, "name");
-		json__string(w, an_ctx__name(a->ctx, rows[i].fid, buf));
+		json__kv_string(w, "name", an_ctx__name(a->ctx, rows[i].fid, buf));
 		if (an_ctx__linkage(a->ctx, rows[i].fid)) {
-			json__key(w, "linkage_name");
-			json__string(w, an_ctx__linkage(a->ctx, rows[i].fid));
+			json__kv_string(w, "linkage_name", an_ctx__linkage(a->ctx, rows[i].fid));
 		}
 		an_ctx__json_src(a->ctx, rows[i].fid, w);
-		json__key(w, "fid");
-		json__u64(w, rows[i].fid);
-		json__key(w, "size_source");
-		json__string(w, fn->arg ? "arg" : "io");
+		json__kv_u64(w, "fid", rows[i].fid);
+		json__kv_string(w, "size_source", fn->arg ? "arg" : "io");
 		json__key(w, "points");
 		json__begin_array(w);
 		for (k = 0; k < fn->n; k++) {
 			const struct isp_point *p = &fn->pts[k];
 
 			json__begin_object(w);
-			json__key(w, "size");
-			json__u64(w, p->size);
-			json__key(w, "calls");
-			json__u64(w, p->calls);
-			json__key(w, "cost_min");
-			json__u64(w, p->cost_min);
-			json__key(w, "cost_avg");
-			json__double(w, (double)p->cost_sum / (double)p->calls);
-			json__key(w, "cost_max");
-			json__u64(w, p->cost_max);
+			json__kv_u64(w, "size", p->size);
+			json__kv_u64(w, "calls", p->calls);
+			json__kv_u64(w, "cost_min", p->cost_min);
+			json__kv_double(w, "cost_avg", (double)p->cost_sum / (double)p->calls);
+			json__kv_u64(w, "cost_max", p->cost_max);
 			json__end_object(w);
 		}
 		json__end_array(w);
 		fit_json(w, &rows[i]);
-		json__key(w, "total_cost");
-		json__u64(w, fn->total);
-		json__key(w, "unmatched");
-		json__u64(w, fn->unmatched);
-		json__key(w, "unsized");
-		json__u64(w, fn->unsized);
-		json__key(w, "bottleneck");
-		json__bool(w, rows[i].bottleneck);
+		json__kv_u64(w, "total_cost", fn->total);
+		json__kv_u64(w, "unmatched", fn->unmatched);
+		json__kv_u64(w, "unsized", fn->unsized);
+		json__kv_bool(w, "bottleneck", rows[i].bottleneck);
 		json__end_object(w);
 	}
 	json__end_array(w);
 	json__key(w, "isp_info");
 	json__begin_object(w);
-	json__key(w, "cost");
-	json__string(w, cost_name(a->cost));
-	json__key(w, "cost_unit");
-	json__string(w, isp__cost_unit(a->cost));
-	json__key(w, "points");
-	json__u64(w, a->points);
-	json__key(w, "input_bytes");
-	json__u64(w, a->input_bytes);
-	json__key(w, "unmatched");
-	json__u64(w, a->unmatched);
-	json__key(w, "unsized");
-	json__u64(w, a->unsized);
-	json__key(w, "nomem");
-	json__u64(w, a->nomem);
-	json__key(w, "resync");
-	json__u64(w, a->resync);
+	json__kv_string(w, "cost", cost_name(a->cost));
+	json__kv_string(w, "cost_unit", isp__cost_unit(a->cost));
+	json__kv_u64(w, "points", a->points);
+	json__kv_u64(w, "input_bytes", a->input_bytes);
+	json__kv_u64(w, "unmatched", a->unmatched);
+	json__kv_u64(w, "unsized", a->unsized);
+	json__kv_u64(w, "nomem", a->nomem);
+	json__kv_u64(w, "resync", a->resync);
 	free(rows);
 	return json__end_object(w);
 }

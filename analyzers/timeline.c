@@ -168,12 +168,9 @@ static int tl_report_json(void *state, struct json *w)
 
 	err |= json__key(w, "timeline");
 	err |= json__begin_object(w);
-	err |= json__key(w, "events");
-	err |= json__u64(w, t->n);
-	err |= json__key(w, "cut");
-	err |= json__u64(w, t->cut + t->nomem);
-	err |= json__key(w, "limit");
-	err |= json__u64(w, t->limit);
+	err |= json__kv_u64(w, "events", t->n);
+	err |= json__kv_u64(w, "cut", t->cut + t->nomem);
+	err |= json__kv_u64(w, "limit", t->limit);
 	err |= json__end_object(w);
 	return err;
 }
@@ -201,36 +198,26 @@ static int write_event(struct json *w, const struct timeline *t, const struct tl
 	int err = 0;
 
 	err |= json__begin_object(w);
-	err |= json__key(w, "ph");
-	err |= json__string(w, e->kind == TL_IO ? "i" : "X");
-	err |= json__key(w, "pid");
-	err |= json__i64(w, pid);
-	err |= json__key(w, "tid");
-	err |= json__u64(w, e->tid);
+	err |= json__kv_string(w, "ph", e->kind == TL_IO ? "i" : "X");
+	err |= json__kv_i64(w, "pid", pid);
+	err |= json__kv_u64(w, "tid", e->tid);
 	err |= json__key(w, "ts");
 	err |= put_us(w, e->ts - t0);
 	err |= json__key(w, "name");
 	if (e->kind == TL_IO) {
 		err |= json__string(w, syscalls__name(e->fid >> 8));
-		err |= json__key(w, "cat");
-		err |= json__string(w, "io");
-		err |= json__key(w, "s");
-		err |= json__string(w, "t");
+		err |= json__kv_string(w, "cat", "io");
+		err |= json__kv_string(w, "s", "t");
 		err |= json__key(w, "args");
 		err |= json__begin_object(w);
-		err |= json__key(w, "fd");
-		err |= json__i64(w, e->fd);
-		err |= json__key(w, "fd_kind");
-		err |= json__string(w, syscalls__fdkind_name(e->fid & 0xff));
-		err |= json__key(w, e->failed ? "errno" : "bytes");
-		err |= json__u64(w, e->dur >> 32);
-		err |= json__key(w, "requested");
-		err |= json__u64(w, (uint32_t)e->dur);
+		err |= json__kv_i64(w, "fd", e->fd);
+		err |= json__kv_string(w, "fd_kind", syscalls__fdkind_name(e->fid & 0xff));
+		err |= json__kv_u64(w, e->failed ? "errno" : "bytes", e->dur >> 32);
+		err |= json__kv_u64(w, "requested", (uint32_t)e->dur);
 		err |= json__end_object(w);
 	} else {
 		err |= json__string(w, an_ctx__name(t->ctx, e->fid, buf));
-		err |= json__key(w, "cat");
-		err |= json__string(w, "call");
+		err |= json__kv_string(w, "cat", "call");
 		err |= json__key(w, "dur");
 		err |= put_us(w, e->dur);
 		if (e->kind != TL_RETURNED) {
@@ -238,8 +225,7 @@ static int write_event(struct json *w, const struct timeline *t, const struct tl
 			 * the frame gone, an upper bound. */
 			err |= json__key(w, "args");
 			err |= json__begin_object(w);
-			err |= json__key(w, "ended");
-			err |= json__string(w, kind_names[e->kind]);
+			err |= json__kv_string(w, "ended", kind_names[e->kind]);
 			err |= json__end_object(w);
 		}
 	}
@@ -252,20 +238,15 @@ static int write_meta(struct json *w, const char *what, int pid, int64_t tid, co
 	int err = 0;
 
 	err |= json__begin_object(w);
-	err |= json__key(w, "ph");
-	err |= json__string(w, "M");
-	err |= json__key(w, "name");
-	err |= json__string(w, what);
-	err |= json__key(w, "pid");
-	err |= json__i64(w, pid);
+	err |= json__kv_string(w, "ph", "M");
+	err |= json__kv_string(w, "name", what);
+	err |= json__kv_i64(w, "pid", pid);
 	if (tid >= 0) {
-		err |= json__key(w, "tid");
-		err |= json__i64(w, tid);
+		err |= json__kv_i64(w, "tid", tid);
 	}
 	err |= json__key(w, "args");
 	err |= json__begin_object(w);
-	err |= json__key(w, "name");
-	err |= json__string(w, name);
+	err |= json__kv_string(w, "name", name);
 	err |= json__end_object(w);
 	err |= json__end_object(w);
 	return err;
@@ -310,25 +291,19 @@ int timeline__write(const void *state, FILE *f, int pid, const char *comm, uint6
 	for (i = 0; i < t->n && !err; i++)
 		err |= write_event(w, t, &v[i], pid, t0);
 	err |= json__end_array(w);
-	err |= json__key(w, "displayTimeUnit");
-	err |= json__string(w, "ns");
+	err |= json__kv_string(w, "displayTimeUnit", "ns");
 	err |= json__key(w, "otherData");
 	err |= json__begin_object(w);
-	err |= json__key(w, "producer");
-	err |= json__string(w, "cabbpf --timeline");
-	err |= json__key(w, "events");
-	err |= json__u64(w, t->n);
-	err |= json__key(w, "cut");
-	err |= json__u64(w, t->cut + t->nomem);
-	err |= json__key(w, "limit");
-	err |= json__u64(w, t->limit);
+	err |= json__kv_string(w, "producer", "cabbpf --timeline");
+	err |= json__kv_u64(w, "events", t->n);
+	err |= json__kv_u64(w, "cut", t->cut + t->nomem);
+	err |= json__kv_u64(w, "limit", t->limit);
 	err |= json__key(w, "cut_rule");
 	err |= json__string(w, t->cut + t->nomem
 				       ? "the first LIMIT events in the order they completed "
 					 "(activations at their return, I/O at its exit) are kept"
 				       : "none: every event is here");
-	err |= json__key(w, "time_zero_ns");
-	err |= json__u64(w, t->n ? t0 : 0);
+	err |= json__kv_u64(w, "time_zero_ns", t->n ? t0 : 0);
 	err |= json__end_object(w);
 	err |= json__end_object(w);
 	if (!err)

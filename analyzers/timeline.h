@@ -6,7 +6,7 @@
  * --timeline FILE: the call timeline in Chrome's Trace Event format
  * (complete "X" events, instant "i" events, thread-name metadata), which
  * ui.perfetto.dev and chrome://tracing open. Opt-in: selected by
- * --timeline (user/cli/views.h), never by the default "every analyzer".
+ * --timeline (user/report/views.h), never by the default "every analyzer".
  *
  * Bounded: an instance keeps the first `limit` events it sees (an_ctx
  * timeline_limit; activations in the order they close, children before

@@ -383,6 +383,18 @@ int json__kv_u64(struct json *w, const char *k, uint64_t v)
 	return json__u64(w, v);
 }
 
+int json__kv_i64(struct json *w, const char *k, int64_t v)
+{
+	json__key(w, k);
+	return json__i64(w, v);
+}
+
+int json__kv_null(struct json *w, const char *k)
+{
+	json__key(w, k);
+	return json__null(w);
+}
+
 int json__kv_double(struct json *w, const char *k, double v)
 {
 	json__key(w, k);

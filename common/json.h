@@ -5,7 +5,7 @@
  * only say what comes next:
  *
  *	json__begin_object(w);
- *	json__key(w, "events"); json__u64(w, n);
+ *	json__kv_u64(w, "events", n);
  *	json__key(w, "functions"); json__begin_array(w); ... json__end_array(w);
  *	json__end_object(w);
  *	err = json__finish(w);
@@ -62,9 +62,11 @@ int json__null(struct json *w);
 /* A key and its value in one call: the counters objects of the reports
  * are long lists of these. Same returns as the calls they stand for. */
 int json__kv_u64(struct json *w, const char *k, uint64_t v);
+int json__kv_i64(struct json *w, const char *k, int64_t v);
 int json__kv_double(struct json *w, const char *k, double v);
 int json__kv_string(struct json *w, const char *k, const char *s);
 int json__kv_bool(struct json *w, const char *k, bool v);
+int json__kv_null(struct json *w, const char *k);
 
 /*
  * Check that every object and array was closed, end the output with a

@@ -79,22 +79,14 @@ void syscalls__json_table(struct json *w, syscalls_cell_fn cell, const void *ctx
 			if (!c.calls)
 				continue;
 			json__begin_object(w);
-			json__key(w, "syscall");
-			json__string(w, syscalls__name(sc));
-			json__key(w, "direction");
-			json__string(w, CABBPF_SC_IS_OUTPUT(sc) ? "out" : "in");
-			json__key(w, "fd_kind");
-			json__string(w, syscalls__fdkind_name(k));
-			json__key(w, "calls");
-			json__u64(w, c.calls);
-			json__key(w, "errors");
-			json__u64(w, c.errors);
-			json__key(w, "bytes");
-			json__u64(w, c.bytes);
-			json__key(w, "requested");
-			json__u64(w, c.req);
-			json__key(w, "short");
-			json__u64(w, c.short_calls);
+			json__kv_string(w, "syscall", syscalls__name(sc));
+			json__kv_string(w, "direction", CABBPF_SC_IS_OUTPUT(sc) ? "out" : "in");
+			json__kv_string(w, "fd_kind", syscalls__fdkind_name(k));
+			json__kv_u64(w, "calls", c.calls);
+			json__kv_u64(w, "errors", c.errors);
+			json__kv_u64(w, "bytes", c.bytes);
+			json__kv_u64(w, "requested", c.req);
+			json__kv_u64(w, "short", c.short_calls);
 			if (c.hist_req)
 				json_hist(w, "hist_requested", c.hist_req);
 			if (c.hist_ret)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/emit.h"
 #include "pipeline/runner_int.h"
 
 int runner__json_lower_bounds(const struct runner *r, struct json *w, unsigned kind)
@@ -56,6 +57,56 @@ const void *runner__analyzer(const struct runner *r, const char *name)
 	return an_set__state(&r->w[0].set, name);
 }
 
+#define RS struct runner_stats
+
+/* The returns line and the JSON "returns" object, from one description:
+ * the text's fragments in its order, the JSON-only counters between. */
+static const struct emit_field returns_fields[] = {
+	{"matched", "returns: %" PRIu64 " matched", EMIT_AT(RS, returns.matched)},
+	{"missing", ", %" PRIu64 " missing", EMIT_AT(RS, returns.missing)},
+	{"unwound", ", %" PRIu64 " unwound by exceptions or longjmp", EMIT_AT(RS, returns.unwound)},
+	{"switched", ", %" PRIu64 " lost to stack switches, backtraces or signal stacks",
+	 EMIT_AT(RS, returns.switched)},
+	{"exec", ", %" PRIu64 " ended by exec", EMIT_AT(RS, returns.exec)},
+	{"orphan", ", %" PRIu64 " orphan", EMIT_AT(RS, returns.orphan)},
+	/* said on lines of their own, when not 0 (returns_text) */
+	{"sampled", NULL, EMIT_AT(RS, returns.sampled)},
+	{"orphan_sampled", NULL, EMIT_AT(RS, returns.orphan_sampled)},
+	{"window_start", NULL, EMIT_AT(RS, returns.window_start)},
+	{"before_attach", ", %" PRIu64 " entered before attach", EMIT_AT(RS, returns.before)},
+	{"open", ", %" PRIu64 " open at stop", EMIT_AT(RS, open)},
+	{"depth_limited",
+	 "; %" PRIu64 " calls got no return probe (kernel limit: 64 pending per thread)",
+	 EMIT_AT(RS, returns.depth_limited)},
+	{"unarmed", NULL, EMIT_AT(RS, returns.noret)},
+};
+
+static uint64_t nomem_of(const void *obj)
+{
+	const struct runner_stats *s = obj;
+
+	return s->nomem_records + s->returns.nomem;
+}
+
+/* The JSON "runner" object's counters (the text says them on the order
+ * and skipped lines, in words of their own). */
+static const struct emit_field runner_fields[] = {
+	{"analyzed", NULL, EMIT_AT(RS, records)},
+	{"chunks", NULL, EMIT_AT(RS, chunks)},
+	{"out_of_order_chunks", NULL, EMIT_AT(RS, out_of_order)},
+	{"forwarded_chunks", NULL, EMIT_AT(RS, forwarded)},
+	{"forced_gaps", NULL, EMIT_AT(RS, forced_gaps)},
+	{"threads", NULL, EMIT_AT(RS, threads)},
+	{"tid_reuse", NULL, EMIT_AT(RS, tid_reuse)},
+	{"bad_records", NULL, EMIT_AT(RS, bad_records)},
+	{"dup_records", NULL, EMIT_AT(RS, dup_records)},
+	{"nomem_records", NULL, EMIT_GET(nomem_of)},
+	{"size_records", NULL, EMIT_AT(RS, size_records)},
+	{"size_unset", NULL, EMIT_AT(RS, size_unset)},
+};
+
+#undef RS
+
 /* The returns line of s. */
 static void returns_text(const struct runner *r, const struct runner_stats *s, FILE *f)
 {
@@ -63,17 +114,10 @@ static void returns_text(const struct runner *r, const struct runner_stats *s, F
 		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go, V8, JVM or "
 			   "OCaml runtime, a target the guard could not hold, or a whole "
 			   "container on a kernel without uprobe session programs)\n");
-	else
-		fprintf(f,
-			"returns: %" PRIu64 " matched, %" PRIu64 " missing, %" PRIu64
-			" unwound by exceptions or longjmp, %" PRIu64
-			" lost to stack switches, backtraces or signal stacks, %" PRIu64
-			" ended by exec, %" PRIu64 " orphan, %" PRIu64
-			" entered before attach, %" PRIu64 " open at stop; %" PRIu64
-			" calls got no return probe (kernel limit: 64 pending per thread)\n",
-			s->returns.matched, s->returns.missing, s->returns.unwound,
-			s->returns.switched, s->returns.exec, s->returns.orphan, s->returns.before,
-			s->open, s->returns.depth_limited);
+	else {
+		emit__text(f, returns_fields, EMIT_N(returns_fields), s);
+		fputc('\n', f);
+	}
 	if (s->returns.noret)
 		fprintf(f,
 			"returns: %" PRIu64 " calls entered without a return probe (their process was "
@@ -124,19 +168,7 @@ static void returns_json(const struct runner_stats *s, struct json *w)
 {
 	json__key(w, "returns");
 	json__begin_object(w);
-	json__kv_u64(w, "matched", s->returns.matched);
-	json__kv_u64(w, "missing", s->returns.missing);
-	json__kv_u64(w, "unwound", s->returns.unwound);
-	json__kv_u64(w, "switched", s->returns.switched);
-	json__kv_u64(w, "exec", s->returns.exec);
-	json__kv_u64(w, "orphan", s->returns.orphan);
-	json__kv_u64(w, "sampled", s->returns.sampled);
-	json__kv_u64(w, "orphan_sampled", s->returns.orphan_sampled);
-	json__kv_u64(w, "window_start", s->returns.window_start);
-	json__kv_u64(w, "before_attach", s->returns.before);
-	json__kv_u64(w, "open", s->open);
-	json__kv_u64(w, "depth_limited", s->returns.depth_limited);
-	json__kv_u64(w, "unarmed", s->returns.noret);
+	emit__json(w, returns_fields, EMIT_N(returns_fields), s);
 	json__end_object(w);
 }
 
@@ -159,18 +191,7 @@ int runner__report_json(struct runner *r, struct json *w)
 	json__key(w, "runner");
 	json__begin_object(w);
 	json__kv_u64(w, "analyzer_threads", r->nw);
-	json__kv_u64(w, "analyzed", s->records);
-	json__kv_u64(w, "chunks", s->chunks);
-	json__kv_u64(w, "out_of_order_chunks", s->out_of_order);
-	json__kv_u64(w, "forwarded_chunks", s->forwarded);
-	json__kv_u64(w, "forced_gaps", s->forced_gaps);
-	json__kv_u64(w, "threads", s->threads);
-	json__kv_u64(w, "tid_reuse", s->tid_reuse);
-	json__kv_u64(w, "bad_records", s->bad_records);
-	json__kv_u64(w, "dup_records", s->dup_records);
-	json__kv_u64(w, "nomem_records", s->nomem_records + s->returns.nomem);
-	json__kv_u64(w, "size_records", s->size_records);
-	json__kv_u64(w, "size_unset", s->size_unset);
+	emit__json(w, runner_fields, EMIT_N(runner_fields), s);
 	if (r->per_process)
 		json__kv_u64(w, "unattributed_threads", s->unattributed);
 	return json__end_object(w);

@@ -23,6 +23,7 @@ floors=(
 	"user/proc"
 	"user/iomode"
 	"user/trace"
+	"user/report"
 	"user/cli"
 	"user/record"
 	"user/modes"

@@ -9,6 +9,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "analyzers/sampling.h"
 #include "common/hmap.h"
 #include "common/xml.h"
+#include "common/emit.h"
 #include "common/json.h"
 #include "pipeline/record.h"
 #include "pipeline/runner.h"
@@ -2249,6 +2251,55 @@ START_TEST(test_json_write_error)
 }
 END_TEST
 
+/* ------------------------------------------------------------ emit -- */
+
+struct emit_obj {
+	uint64_t a, b, c;
+};
+
+static uint64_t emit_sum(const void *obj)
+{
+	const struct emit_obj *o = obj;
+
+	return o->a + o->c;
+}
+
+static const struct emit_field emit_fields[] = {
+	{"a", "x: %" PRIu64 " apples", EMIT_AT(struct emit_obj, a)},
+	{"b", NULL, EMIT_AT(struct emit_obj, b)},
+	{NULL, ", %" PRIu64 " pears", EMIT_AT(struct emit_obj, c)},
+	{"sum", "; %" PRIu64 " in all", EMIT_GET(emit_sum)},
+};
+
+static const struct emit_obj emit_o = {3, UINT64_MAX, 4};
+
+static void body_emit(struct json *w)
+{
+	json__begin_object(w);
+	ck_assert_int_eq(emit__json(w, emit_fields, EMIT_N(emit_fields), &emit_o), 0);
+	json__end_object(w);
+}
+
+/* One description, both outputs: the text skips the JSON-only field and
+ * the JSON the text-only one, each in the table's order. */
+START_TEST(test_emit_text_and_json)
+{
+	char *buf = NULL, *js;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int err;
+
+	emit__text(f, emit_fields, EMIT_N(emit_fields), &emit_o);
+	fclose(f);
+	ck_assert_str_eq(buf, "x: 3 apples, 4 pears; 7 in all");
+	free(buf);
+	js = json_of(body_emit, &err, false);
+	ck_assert_int_eq(err, 0);
+	ck_assert_str_eq(js, "{\"a\":3,\"b\":18446744073709551615,\"sum\":7}\n");
+	free(js);
+}
+END_TEST
+
 START_TEST(test_hmap)
 {
 	struct hmap m;
@@ -2375,6 +2426,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_root_name);
 	tcase_add_test(tc, test_json);
 	tcase_add_test(tc, test_json_write_error);
+	tcase_add_test(tc, test_emit_text_and_json);
 	tcase_add_test(tc, test_hmap);
 	tcase_add_test(tc, test_hmap_obj);
 	tcase_add_test(tc, test_xml_escape);

@@ -32,9 +32,9 @@
 #include "analyzers/timeline.h"
 #include "common/json.h"
 #include "pipeline/runner.h"
-#include "user/cli/pprof.h"
-#include "user/cli/report.h"
-#include "user/cli/views.h"
+#include "user/report/pprof.h"
+#include "user/report/report.h"
+#include "user/report/views.h"
 #include "user/record/recfmt.h"
 #include "user/modes/offline.h"
 
@@ -136,6 +136,8 @@ static int report_of(const char *buf, size_t len, FILE *devnull)
 		runner__set_src(rn, recfmt__source(r)->src, recfmt__source(r)->bins,
 				recfmt__source(r)->nbins);
 	offline__summary(m, recfmt__summary(r), &sm);
+	runner__set_lost(rn, sm.lost_calls, sm.lost_io, sm.cab.overwritten);
+	runner__set_traced(rn, sm.nfuncs);
 	report__text(devnull, &sm, rn);
 	if (runner__analyzer(rn, "cct")) {
 		void *cs = (void *)runner__analyzer(rn, "cct");

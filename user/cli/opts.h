@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "analyzers/isp.h"
-#include "user/cli/views.h"
+#include "user/report/views.h"
 
 #define OPTS_MAX_FUNCS 256
 #define CABBPF_VERSION "0.1.0"
@@ -67,7 +67,7 @@ struct opts {
 	unsigned io_keep;      /* --io-keep: ended processes kept one by one; 0 = default */
 	const char *cgroup;    /* --cgroup PATH (cgroup v2 directory) */
 	const char *container; /* --container ID */
-	/* Call tree and flame graph (user/cli/views.h); -s and --folded-metric
+	/* Call tree and flame graph (user/report/views.h); -s and --folded-metric
 	 * as given, turned into view's enums once parsed */
 	struct view_opts view;
 	const char *sort_key;

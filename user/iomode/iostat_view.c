@@ -518,20 +518,13 @@ int iostat__report_text(struct iostat *s, FILE *f, const struct iostat_run *r)
 
 static void json_totals(struct json *w, const struct group *g)
 {
-	json__key(w, "in_bytes");
-	json__u64(w, g->in_bytes);
-	json__key(w, "in_calls");
-	json__u64(w, g->in_calls);
-	json__key(w, "out_bytes");
-	json__u64(w, g->out_bytes);
-	json__key(w, "out_calls");
-	json__u64(w, g->out_calls);
-	json__key(w, "errors");
-	json__u64(w, g->errors);
-	json__key(w, "short_reads");
-	json__u64(w, g->in_short);
-	json__key(w, "short_read_ratio");
-	json__double(w, ratio(g->in_short, g->in_ok));
+	json__kv_u64(w, "in_bytes", g->in_bytes);
+	json__kv_u64(w, "in_calls", g->in_calls);
+	json__kv_u64(w, "out_bytes", g->out_bytes);
+	json__kv_u64(w, "out_calls", g->out_calls);
+	json__kv_u64(w, "errors", g->errors);
+	json__kv_u64(w, "short_reads", g->in_short);
+	json__kv_double(w, "short_read_ratio", ratio(g->in_short, g->in_ok));
 }
 
 /* syscalls_cell_fn over a group's table. */
@@ -555,10 +548,8 @@ static void json_groups(struct iostat *s, struct json *w, enum gby by)
 
 	g = groups(s, by, &n);
 	if (by == BY_PROC) {
-		json__key(w, "processes_total");
-		json__u64(w, n + s->procs_folded);
-		json__key(w, "processes_folded");
-		json__u64(w, s->procs_folded);
+		json__kv_u64(w, "processes_total", n + s->procs_folded);
+		json__kv_u64(w, "processes_folded", s->procs_folded);
 	}
 	json__key(w, by == BY_PROC	? "processes"
 		     : by == BY_CGROUP	? "cgroups"
@@ -573,32 +564,25 @@ static void json_groups(struct iostat *s, struct json *w, enum gby by)
 
 		json__begin_object(w);
 		if (by == BY_PROC) {
-			json__key(w, "pid");
-			json__u64(w, x->pid);
-			json__key(w, "command");
-			json__string(w, x->comm);
+			json__kv_u64(w, "pid", x->pid);
+			json__kv_string(w, "command", x->comm);
 		}
 		if (by == BY_COMMAND) {
-			json__key(w, "command");
-			json__string(w, x->comm);
-			json__key(w, "processes");
-			json__u64(w, x->nproc);
+			json__kv_string(w, "command", x->comm);
+			json__kv_u64(w, "processes", x->nproc);
 			json_totals(w, x);
 			syscalls__json_table(w, group_cell, x);
 			json__end_object(w);
 			continue;
 		}
 		if (by != BY_CONTAINER) {
-			json__key(w, "cgroup_id");
-			json__u64(w, x->cgid);
-			json__key(w, "cgroup");
-			json__string(w, cp);
+			json__kv_u64(w, "cgroup_id", x->cgid);
+			json__kv_string(w, "cgroup", cp);
 		}
 		json__key(w, by == BY_CONTAINER ? "id" : "container");
 		json__string(w, x->container[0] ? x->container : NULL);
 		if (by == BY_CONTAINER) {
-			json__key(w, "runtime");
-			json__string(w, x->runtime);
+			json__kv_string(w, "runtime", x->runtime);
 		}
 		json_totals(w, x);
 		syscalls__json_table(w, group_cell, x);
@@ -635,8 +619,7 @@ static void json_counters(struct json *w, const char *key, const struct counter_
 	json__key(w, key);
 	json__begin_object(w);
 	for (; k->name; k++) {
-		json__key(w, k->name);
-		json__u64(w, counts[k->idx]);
+		json__kv_u64(w, k->name, counts[k->idx]);
 	}
 	json__end_object(w);
 }
@@ -655,12 +638,10 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 		return -ENOMEM;
 	}
 	json__begin_object(w);
-	json__key(w, "version");
-	json__u64(w, 1);
+	json__kv_u64(w, "version", 1);
 	json__key(w, "kernel");
 	features__json(w, features__get());
-	json__key(w, "mode");
-	json__string(w, "io");
+	json__kv_string(w, "mode", "io");
 	json__key(w, "filter");
 	json__begin_object(w);
 	json__key(w, "pid");
@@ -668,32 +649,25 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 		json__u64(w, (uint64_t)r->pid);
 	else
 		json__null(w);
-	json__key(w, "cgroup");
-	json__string(w, r->cgroup);
-	json__key(w, "container");
-	json__string(w, r->container);
+	json__kv_string(w, "cgroup", r->cgroup);
+	json__kv_string(w, "container", r->container);
 	json__end_object(w);
-	json__key(w, "stop_reason");
-	json__string(w, r->stop_reason);
+	json__kv_string(w, "stop_reason", r->stop_reason);
 	outputs__json(r->outputs, "--json", path, w);
-	json__key(w, "duration_s");
-	json__double(w, r->duration_s);
+	json__kv_double(w, "duration_s", r->duration_s);
 	json__key(w, "startup_s");
 	if (r->startup_s >= 0)
 		json__double(w, r->startup_s);
 	else
 		json__null(w);
-	json__key(w, "calls");
-	json__u64(w, all->in_calls + all->out_calls);
+	json__kv_u64(w, "calls", all->in_calls + all->out_calls);
 	json__key(w, "calls_per_s");
 	json__double(w, r->duration_s > 0 ? (double)(all->in_calls + all->out_calls) / r->duration_s
 					  : 0.0);
-	json__key(w, "kernel_calls_seen");
-	json__u64(w, r->counts[CABBPF_IOSTAT_CALLS]);
+	json__kv_u64(w, "kernel_calls_seen", r->counts[CABBPF_IOSTAT_CALLS]);
 	json_counters(w, "lost", lost_keys, r->counts);
 	json_counters(w, "kernel", kernel_keys, r->counts);
-	json__key(w, "cpu_s");
-	json__double(w, r->cpu_s);
+	json__kv_double(w, "cpu_s", r->cpu_s);
 	json__key(w, "total");
 	json__begin_object(w);
 	json_totals(w, all);
@@ -706,8 +680,7 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 	for (i = 0; i < s->files.n; i++)
 		fv[i] = s->files.v[i];
 	qsort(fv, s->files.n, sizeof(*fv), cmp_file);
-	json__key(w, "files_total");
-	json__u64(w, s->files.n + s->files_folded);
+	json__kv_u64(w, "files_total", s->files.n + s->files_folded);
 	json__key(w, "files");
 	json__begin_array(w);
 	for (i = 0; i < s->files.n && i < JSON_MAX_FILES; i++) {
@@ -715,28 +688,17 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 
 		iostat__file_total(fv[i], &t);
 		json__begin_object(w);
-		json__key(w, "pid");
-		json__u64(w, fv[i]->k.pid);
-		json__key(w, "fd");
-		json__i64(w, fv[i]->fd);
-		json__key(w, "inode");
-		json__u64(w, fv[i]->k.ino);
-		json__key(w, "dev");
-		json__u64(w, t.dev);
-		json__key(w, "fd_kind");
-		json__string(w, syscalls__fdkind_name(t.fdkind));
-		json__key(w, "name");
-		json__string(w, fv[i]->name);
-		json__key(w, "dentry");
-		json__string(w, t.name[0] ? t.name : NULL);
-		json__key(w, "in_bytes");
-		json__u64(w, t.in_bytes);
-		json__key(w, "in_calls");
-		json__u64(w, t.in_calls);
-		json__key(w, "out_bytes");
-		json__u64(w, t.out_bytes);
-		json__key(w, "out_calls");
-		json__u64(w, t.out_calls);
+		json__kv_u64(w, "pid", fv[i]->k.pid);
+		json__kv_i64(w, "fd", fv[i]->fd);
+		json__kv_u64(w, "inode", fv[i]->k.ino);
+		json__kv_u64(w, "dev", t.dev);
+		json__kv_string(w, "fd_kind", syscalls__fdkind_name(t.fdkind));
+		json__kv_string(w, "name", fv[i]->name);
+		json__kv_string(w, "dentry", t.name[0] ? t.name : NULL);
+		json__kv_u64(w, "in_bytes", t.in_bytes);
+		json__kv_u64(w, "in_calls", t.in_calls);
+		json__kv_u64(w, "out_bytes", t.out_bytes);
+		json__kv_u64(w, "out_calls", t.out_calls);
 		json__end_object(w);
 	}
 	json__end_array(w);

@@ -19,6 +19,9 @@
 #include "common/outputs.h"
 #include "user/iomode/iotrace.h"
 #include "user/trace/stage.h"
+#include "pipeline/runner.h"
+#include "user/report/report.h"
+#include "user/report/views.h"
 #include "user/modes/ftrace_int.h"
 
 /* ---- report ---- */
@@ -207,6 +210,9 @@ int ftrace_report__write(struct ftrace *ft)
 	if (ft->whole && tg->spawned)
 		sm.root_pid = tg->pid; /* --follow-forks */
 
+	/* what the reports mark as lower bounds, and their "N of M" totals */
+	runner__set_lost(ft->rn, sm.lost_calls, sm.lost_io, sm.cab.overwritten);
+	runner__set_traced(ft->rn, sm.nfuncs);
 	/* where each function is in the source: only for what shows it */
 	if (ft->rec || ft->o.json_path || ft->o.view.pprof_path)
 		ftrace_attach__source_lines(ft);
@@ -229,7 +235,7 @@ int ftrace_report__write(struct ftrace *ft)
 				ft->o.output_path ? ft->o.output_path : "", outfile__strerror(err));
 	}
 	fflush(stdout);
-	/* --folded, --flamegraph, --pprof, --timeline (user/cli/views.h) */
+	/* --folded, --flamegraph, --pprof, --timeline (user/report/views.h) */
 	if (!ft->o.floor)
 		views__write(&ft->o.view, ft->rn, ft->tg.pid, ft->whole ? sm.comm : ft->tg.comm,
 			     ft->whole ? sm.comm : ft->tg.exe, (uint64_t)((ft->t1 - ft->t0) * 1e9),

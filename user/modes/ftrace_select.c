@@ -151,7 +151,7 @@ int ftrace_select__functions(struct ftrace *ft)
 		log_err("selecting functions: %s", strerror(-err));
 	if (err)
 		return err;
-	/* -N: left out of the trace altogether (user/cli/views.h). */
+	/* -N: left out of the trace altogether (user/report/views.h). */
 	if (views__exclude(&o->view, ft->st, ft->idx, &ft->n) && !ft->n &&
 	    ft->nexe == o->nfuncs) {
 		log_err("every function selected is excluded by -N");

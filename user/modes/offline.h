@@ -27,7 +27,7 @@ struct recfmt_meta;
 struct recfmt_summary;
 struct summary;
 
-/* The report's summary (user/cli/report.h) from a recording's META and
+/* The report's summary (user/report/report.h) from a recording's META and
  * SUMMARY blocks; sm points into them. */
 void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *s,
 		      struct summary *sm);

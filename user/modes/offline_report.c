@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * cabbpf report FILE: the recording through the runner, then the same
- * report code as a live run (user/cli/report.h, user/cli/views.h). The
+ * report code as a live run (user/report/report.h, user/report/views.h). The
  * summary around the analyzers' sections comes from the recording's
  * META and SUMMARY blocks, so the whole text report of a recording is the
  * one the recording run would have printed.
@@ -14,8 +14,8 @@
 #include "common/outfile.h"
 #include "pipeline/runner.h"
 #include "common/outputs.h"
-#include "user/cli/report.h"
-#include "user/cli/views.h"
+#include "user/report/report.h"
+#include "user/report/views.h"
 #include "user/record/recfmt.h"
 #include "user/modes/offline.h"
 
@@ -155,6 +155,8 @@ int offline__report(const struct opts *o)
 			runner__set_src(rn, src->src, src->bins, src->nbins);
 	}
 	offline__summary(m, recfmt__summary(r), &sm);
+	runner__set_lost(rn, sm.lost_calls, sm.lost_io, sm.cab.overwritten);
+	runner__set_traced(rn, sm.nfuncs);
 	if (!o->quiet && outputs__note(&outs, "-o", o->output_path,
 				       report__text_to(o->output_path, &sm, rn)))
 		log_err("writing the report%s%s: %s", o->output_path ? " to " : "",

@@ -100,7 +100,7 @@ struct recfmt_summary {
 	uint64_t events, lost, lost_calls, lost_io, lost_guard, lost_sched, sched_busy;
 	uint64_t reentry;
 	/* version 3: threads whose state went to task storage, events lost
-	 * for want of a state (user/cli/report.h); has_tstates false before */
+	 * for want of a state (user/report/report.h); has_tstates false before */
 	bool has_tstates;
 	uint64_t tstab_taken, nostate;
 	/* version 4: each CPU's kernel ring, bytes (0: unknown, before) */

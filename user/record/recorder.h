@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "user/cli/report.h"
+#include "user/report/summary.h"
 #include "user/record/recfmt.h"
 
 struct recorder;

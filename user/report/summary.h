@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The run's report: the loader's summary (target, duration, events, loss)
- * around the analyzers' results. Text to stdout, JSON to a file, the
- * one-line summary to stderr. Main thread, after the analyzers have joined.
+ * A run's result as the report reads it: what the loader measured about
+ * the run (target, duration, events, loss, the guard's and the kernel's
+ * figures), filled by a mode (user/modes/) from the trace, the pipeline
+ * and the target, or by 'cabbpf report' from a recording. The analyzers'
+ * results stay in the runner (pipeline/runner.h), which the report reads.
  */
-#ifndef USER_REPORT_H
-#define USER_REPORT_H
+#ifndef USER_REPORT_SUMMARY_H
+#define USER_REPORT_SUMMARY_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 
 #include "cab/cab.h"
@@ -19,7 +20,6 @@
 
 #define SUMMARY_MAX_PROGS 8
 
-struct runner;
 struct budget;
 struct whole;
 
@@ -102,18 +102,4 @@ struct summary {
 	const struct outputs *outputs;
 };
 
-/* Human report on out. */
-void report__text(FILE *out, const struct summary *s, struct runner *r);
-
-/* The human report into path (-o; NULL = stdout), written as --json is
- * (never through a symlink). Returns 0 or -errno. */
-int report__text_to(const char *path, const struct summary *s, struct runner *r);
-
-/* JSON report into path ("-" = stdout), s->outputs listed in it. Returns 0
- * or -errno (a failed write's own: ENOSPC...). */
-int report__json(const char *path, const struct summary *s, struct runner *r);
-
-/* One line on stderr: events, events/s, lost. */
-void report__summary_line(const struct summary *s);
-
-#endif /* USER_REPORT_H */
+#endif /* USER_REPORT_SUMMARY_H */

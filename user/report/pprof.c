@@ -8,7 +8,7 @@
 #include "analyzers/analyzer.h"
 #include "common/vec.h"
 #include "profile.pb-c.h"
-#include "user/cli/pprof.h"
+#include "user/report/pprof.h"
 
 /* The profile's string table: index 0 is "", as the format requires. */
 struct strtab {

@@ -25,7 +25,7 @@ struct view_opts {
 	struct cct_opts cct;			  /* handed to the analyzer (runner_opts.cct) */
 	const char *folded_path;		  /* --folded FILE */
 	const char *svg_path;			  /* --flamegraph FILE */
-	const char *pprof_path;			  /* --pprof FILE (user/cli/pprof.h) */
+	const char *pprof_path;			  /* --pprof FILE (user/report/pprof.h) */
 	const char *timeline_path;		  /* --timeline FILE (analyzers/timeline.h) */
 	unsigned timeline_limit;		  /* --timeline-limit N; 0: the default */
 	enum cct_metric metric;			  /* --folded-metric */

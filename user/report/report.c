@@ -6,7 +6,7 @@
 
 #include "common/outfile.h"
 #include "common/outputs.h"
-#include "user/cli/report.h"
+#include "user/report/report.h"
 #include "user/kernel/features.h"
 #include "common/json.h"
 #include "analyzers/analyzer.h"
@@ -247,8 +247,6 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 			"them show on-CPU time as a lower bound\n",
 			(unsigned long long)s->sched_unseen);
 	fputc('\n', out);
-	runner__set_lost(r, s->lost_calls, s->lost_io, s->cab.overwritten);
-	runner__set_traced(r, s->nfuncs);
 	if (s->whole)
 		whole_text(out, s, r);
 	runner__report_text(r, out);
@@ -288,10 +286,8 @@ static int whole_json(struct json *w, const struct summary *s, struct runner *r)
 
 		describe_exit(s, ex, sizeof(ex));
 		err |= json__kv_u64(w, "pid", (uint64_t)s->root_pid);
-		err |= json__key(w, "exited");
-		err |= json__bool(w, s->exited);
-		err |= json__key(w, "exit");
-		err |= json__string(w, ex[0] ? ex : NULL);
+		err |= json__kv_bool(w, "exited", s->exited);
+		err |= json__kv_string(w, "exit", ex[0] ? ex : NULL);
 	}
 	err |= json__end_object(w);
 	err |= json__key(w, "processes");
@@ -305,22 +301,19 @@ static int whole_json(struct json *w, const struct summary *s, struct runner *r)
 		err |= json__kv_u64(w, "pid", (uint64_t)p->pid);
 		err |= json__kv_string(w, "command", p->comm);
 		err |= json__kv_string(w, "binary", p->exe);
-		err |= json__key(w, "container");
-		err |= json__string(w, p->container[0] ? p->container : NULL);
+		err |= json__kv_string(w, "container", p->container[0] ? p->container : NULL);
 		err |= json__kv_string(w, "found", found_keys[p->found]);
 		err |= json__kv_u64(w, "execs", p->execs);
-		err |= json__key(w, "traced_from");
-		err |= json__string(w, p->untraced_image ? NULL : from_keys[p->from]);
-		err |= json__key(w, "traced_from_s");
-		err |= json__double(w, p->from == WHOLE_FROM_ATTACH ? p->traced_from_s : 0);
-		err |= json__key(w, "untraced_reason");
-		err |= json__string(w, p->untraced_image ? p->image_why : NULL);
-		err |= json__key(w, "return_probes");
-		err |= json__bool(w, p->armed);
-		err |= json__key(w, "guarded");
-		err |= json__bool(w, p->guarded);
-		err |= json__key(w, "no_return_probes_reason");
-		err |= json__string(w, !p->armed && !p->untraced_image ? p->unarmed_why : NULL);
+		err |= json__kv_string(w, "traced_from",
+				       p->untraced_image ? NULL : from_keys[p->from]);
+		err |= json__kv_double(w, "traced_from_s",
+				       p->from == WHOLE_FROM_ATTACH ? p->traced_from_s : 0);
+		err |= json__kv_string(w, "untraced_reason",
+				       p->untraced_image ? p->image_why : NULL);
+		err |= json__kv_bool(w, "return_probes", p->armed);
+		err |= json__kv_bool(w, "guarded", p->guarded);
+		err |= json__kv_string(w, "no_return_probes_reason",
+				       !p->armed && !p->untraced_image ? p->unarmed_why : NULL);
 		if (k < nr)
 			err |= runner__report_json_proc(r, k, w) ? 1 : 0;
 		else
@@ -340,8 +333,7 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r,
 
 	describe_exit(s, ex, sizeof(ex));
 	err |= json__begin_object(w);
-	err |= json__key(w, "version");
-	err |= json__u64(w, 1);
+	err |= json__kv_u64(w, "version", 1);
 	if (s->kernel) {
 		err |= json__key(w, "kernel");
 		err |= features__json(w, s->kernel);
@@ -352,53 +344,36 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r,
 	}
 	err |= json__key(w, "target");
 	err |= json__begin_object(w);
-	err |= json__key(w, "pid");
-	err |= json__u64(w, (uint64_t)s->pid);
-	err |= json__key(w, "command");
-	err |= json__string(w, s->comm);
-	err |= json__key(w, "binary");
-	err |= json__string(w, s->binary);
-	err |= json__key(w, "exited");
-	err |= json__bool(w, s->exited);
-	err |= json__key(w, "exit");
-	err |= json__string(w, ex[0] ? ex : NULL);
-	err |= json__key(w, "execs");
-	err |= json__u64(w, s->execs);
+	err |= json__kv_u64(w, "pid", (uint64_t)s->pid);
+	err |= json__kv_string(w, "command", s->comm);
+	err |= json__kv_string(w, "binary", s->binary);
+	err |= json__kv_bool(w, "exited", s->exited);
+	err |= json__kv_string(w, "exit", ex[0] ? ex : NULL);
+	err |= json__kv_u64(w, "execs", s->execs);
 	/* its children: counted, never traced (null: not counted) */
 	err |= json__key(w, "forks");
 	err |= s->forks_known ? json__u64(w, s->forks) : json__null(w);
-	err |= json__key(w, "exec_other_program");
-	err |= json__bool(w, s->exec_other);
-	err |= json__key(w, "exec_from_thread");
-	err |= json__bool(w, s->exec_thread);
+	err |= json__kv_bool(w, "exec_other_program", s->exec_other);
+	err |= json__kv_bool(w, "exec_from_thread", s->exec_thread);
 	err |= json__end_object(w);
 after_target:
 	if (s->sampling)
 		err |= sampler__json(s->sampling, w);
 	if (s->budget)
 		err |= budget__json(s->budget, w);
-	err |= json__key(w, "stop_reason");
-	err |= json__string(w, s->stop_reason);
-	err |= json__key(w, "functions_traced");
-	err |= json__u64(w, s->nfuncs);
-	err |= json__key(w, "functions_refused");
-	err |= json__u64(w, s->refused);
-	err |= json__key(w, "attach");
-	err |= json__string(w, s->multi ? "uprobe_multi" : "perf_event");
-	err |= json__key(w, "duration_s");
-	err |= json__double(w, s->duration_s);
-	err |= json__key(w, "events");
-	err |= json__u64(w, s->events);
-	err |= json__key(w, "events_per_s");
-	err |= json__double(w, s->duration_s > 0 ? (double)s->events / s->duration_s : 0);
-	err |= json__key(w, "cpu_s");
-	err |= json__double(w, s->cpu_s);
+	err |= json__kv_string(w, "stop_reason", s->stop_reason);
+	err |= json__kv_u64(w, "functions_traced", s->nfuncs);
+	err |= json__kv_u64(w, "functions_refused", s->refused);
+	err |= json__kv_string(w, "attach", s->multi ? "uprobe_multi" : "perf_event");
+	err |= json__kv_double(w, "duration_s", s->duration_s);
+	err |= json__kv_u64(w, "events", s->events);
+	err |= json__kv_double(w, "events_per_s",
+			       s->duration_s > 0 ? (double)s->events / s->duration_s : 0);
+	err |= json__kv_double(w, "cpu_s", s->cpu_s);
 	if (s->ring_bytes) {
-		err |= json__key(w, "ring_bytes");
-		err |= json__u64(w, s->ring_bytes);
+		err |= json__kv_u64(w, "ring_bytes", s->ring_bytes);
 	}
-	err |= json__key(w, "lost");
-	err |= json__u64(w, s->lost);
+	err |= json__kv_u64(w, "lost", s->lost);
 	err |= json__key(w, "lost_per_cpu");
 	err |= json__begin_array(w);
 	for (i = 0; i < s->ncpus; i++)
@@ -409,14 +384,12 @@ after_target:
 	err |= json__end_array(w);
 	err |= json__key(w, "lost_by_kind");
 	err |= json__begin_object(w);
-	runner__set_lost(r, s->lost_calls, s->lost_io, s->cab.overwritten);
 	for (k = 0; k < 3; k++) {
 		uint64_t n = lost_of(s, k);
 
 		err |= json__key(w, lost_kinds[k].name);
 		err |= json__begin_object(w);
-		err |= json__key(w, "lost");
-		err |= json__u64(w, n);
+		err |= json__kv_u64(w, "lost", n);
 		err |= json__key(w, "per_cpu");
 		err |= json__begin_array(w);
 		for (i = 0; i < s->ncpus; i++)
@@ -425,8 +398,8 @@ after_target:
 		/* Whether results are lower bounds because of this kind's
 		 * losses (for calls and I/O also records --cab-mode sampling
 		 * overwrote), and which analyzers' counts. */
-		err |= json__key(w, "lower_bound");
-		err |= json__bool(w, n > 0 || (lost_kinds[k].an && s->cab.overwritten));
+		err |= json__kv_bool(w, "lower_bound",
+				     n > 0 || (lost_kinds[k].an && s->cab.overwritten));
 		err |= json__key(w, "analyzers");
 		if (lost_kinds[k].an) {
 			err |= runner__json_lower_bounds(r, w, lost_kinds[k].an);
@@ -438,80 +411,52 @@ after_target:
 	}
 	err |= json__key(w, "sched");
 	err |= json__begin_object(w);
-	err |= json__key(w, "lost");
-	err |= json__u64(w, s->lost_sched);
-	err |= json__key(w, "put_off_in_probe");
-	err |= json__u64(w, s->sched_busy);
-	err |= json__key(w, "switch_ins_unseen");
-	err |= json__u64(w, s->sched_unseen);
+	err |= json__kv_u64(w, "lost", s->lost_sched);
+	err |= json__kv_u64(w, "put_off_in_probe", s->sched_busy);
+	err |= json__kv_u64(w, "switch_ins_unseen", s->sched_unseen);
 	err |= json__end_object(w);
 	err |= json__end_object(w);
-	err |= json__key(w, "reentry_skipped");
-	err |= json__u64(w, s->reentry);
+	err |= json__kv_u64(w, "reentry_skipped", s->reentry);
 	if (s->has_tstates) {
 		err |= json__key(w, "thread_states");
 		err |= json__begin_object(w);
-		err |= json__key(w, "in_task_storage");
-		err |= json__u64(w, s->tstab_taken);
-		err |= json__key(w, "events_without_state");
-		err |= json__u64(w, s->nostate);
+		err |= json__kv_u64(w, "in_task_storage", s->tstab_taken);
+		err |= json__kv_u64(w, "events_without_state", s->nostate);
 		err |= json__end_object(w);
 	}
 	err |= json__key(w, "cab");
 	err |= json__begin_object(w);
-	err |= json__key(w, "mode");
-	err |= json__string(w, s->cab_sampling ? "sampling" : "exhaustive");
-	err |= json__key(w, "produced");
-	err |= json__u64(w, s->cab.produced);
-	err |= json__key(w, "consumed");
-	err |= json__u64(w, s->cab.consumed);
-	err |= json__key(w, "overwritten");
-	err |= json__u64(w, s->cab.overwritten);
-	err |= json__key(w, "producer_stalls");
-	err |= json__u64(w, s->cab.stalls);
-	err |= json__key(w, "producer_blocked_ns");
-	err |= json__u64(w, s->cab.blocked_ns);
-	err |= json__key(w, "chunks_grown");
-	err |= json__u64(w, s->cab.grown);
+	err |= json__kv_string(w, "mode", s->cab_sampling ? "sampling" : "exhaustive");
+	err |= json__kv_u64(w, "produced", s->cab.produced);
+	err |= json__kv_u64(w, "consumed", s->cab.consumed);
+	err |= json__kv_u64(w, "overwritten", s->cab.overwritten);
+	err |= json__kv_u64(w, "producer_stalls", s->cab.stalls);
+	err |= json__kv_u64(w, "producer_blocked_ns", s->cab.blocked_ns);
+	err |= json__kv_u64(w, "chunks_grown", s->cab.grown);
 	err |= json__end_object(w);
 	if (s->lossless) {
 		err |= json__key(w, "lossless");
 		err |= json__begin_object(w);
-		err |= json__key(w, "stop_requests");
-		err |= json__u64(w, s->throttles);
-		err |= json__key(w, "waits");
-		err |= json__u64(w, s->guard ? s->guard->held : 0);
-		err |= json__key(w, "waited_ns");
-		err |= json__u64(w, s->guard ? s->guard->held_ns : 0);
-		err |= json__key(w, "longest_wait_ns");
-		err |= json__u64(w, s->guard ? s->guard->held_max_ns : 0);
-		err |= json__key(w, "unheld_past_mark");
-		err |= json__u64(w, s->unheld);
+		err |= json__kv_u64(w, "stop_requests", s->throttles);
+		err |= json__kv_u64(w, "waits", s->guard ? s->guard->held : 0);
+		err |= json__kv_u64(w, "waited_ns", s->guard ? s->guard->held_ns : 0);
+		err |= json__kv_u64(w, "longest_wait_ns", s->guard ? s->guard->held_max_ns : 0);
+		err |= json__kv_u64(w, "unheld_past_mark", s->unheld);
 		err |= json__end_object(w);
 	}
 	if (s->guard) {
 		err |= json__key(w, "guard");
 		err |= json__begin_object(w);
-		err |= json__key(w, "sites");
-		err |= json__u64(w, s->guard->nsites);
-		err |= json__key(w, "sites_reached");
-		err |= json__u64(w, s->guard->sites_hit);
-		err |= json__key(w, "stops");
-		err |= json__u64(w, s->guard->stops);
-		err |= json__key(w, "restored");
-		err |= json__u64(w, s->guard->restored);
-		err |= json__key(w, "rearmed");
-		err |= json__u64(w, s->guard->rearmed);
-		err |= json__key(w, "restored_at_detach");
-		err |= json__u64(w, s->guard->at_detach);
-		err |= json__key(w, "detach_in_place");
-		err |= json__u64(w, s->guard->detach_in_place);
-		err |= json__key(w, "detach_cut_short");
-		err |= json__u64(w, s->guard->detach_cut_short);
-		err |= json__key(w, "unguarded");
-		err |= json__u64(w, s->guard->unguarded);
-		err |= json__key(w, "failed");
-		err |= json__u64(w, s->guard->failed);
+		err |= json__kv_u64(w, "sites", s->guard->nsites);
+		err |= json__kv_u64(w, "sites_reached", s->guard->sites_hit);
+		err |= json__kv_u64(w, "stops", s->guard->stops);
+		err |= json__kv_u64(w, "restored", s->guard->restored);
+		err |= json__kv_u64(w, "rearmed", s->guard->rearmed);
+		err |= json__kv_u64(w, "restored_at_detach", s->guard->at_detach);
+		err |= json__kv_u64(w, "detach_in_place", s->guard->detach_in_place);
+		err |= json__kv_u64(w, "detach_cut_short", s->guard->detach_cut_short);
+		err |= json__kv_u64(w, "unguarded", s->guard->unguarded);
+		err |= json__kv_u64(w, "failed", s->guard->failed);
 		err |= json__end_object(w);
 	}
 	if (s->bpf_stats) {
@@ -520,10 +465,8 @@ after_target:
 		for (i = 0; i < s->nprogs; i++) {
 			err |= json__key(w, s->progs[i].name);
 			err |= json__begin_object(w);
-			err |= json__key(w, "runs");
-			err |= json__u64(w, s->progs[i].runs);
-			err |= json__key(w, "run_ns");
-			err |= json__u64(w, s->progs[i].run_ns);
+			err |= json__kv_u64(w, "runs", s->progs[i].runs);
+			err |= json__kv_u64(w, "run_ns", s->progs[i].run_ns);
 			err |= json__end_object(w);
 		}
 		err |= json__end_object(w);
