@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * --io's user-space state, shared by its three files (not a public API):
- *   iostat.c  reading the kernel maps, retiring ended processes' keys;
- *   ended.c   ended processes: the ring of their last counts, pid reuse,
- *             folding the least busy into their command's row;
+ * --io's user-space state, shared by its files (not a public API):
+ *   iostat.c       reading the kernel maps, retiring ended processes' keys;
+ *   ended.c        ended processes: the ring of their last counts, pid
+ *                  reuse, folding the least busy into their command's row;
+ *   iostat_keys.c  a key's figures summed, its cgroup's names (the leaf
+ *                  both of the above call: neither calls the other back);
  *   iostat_view.c  groups (process, command, cgroup, container), text, JSON.
  * Main thread only.
  */
