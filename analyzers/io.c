@@ -178,7 +178,7 @@ static int ioan_merge(void *dst, const void *src)
 
 /* ------------------------------------------------------------ queries -- */
 
-void ioan__fn(const void *state, uint32_t fid, struct io_totals *t)
+void io__fn(const void *state, uint32_t fid, struct io_totals *t)
 {
 	const struct ioan *a = state;
 
@@ -187,12 +187,12 @@ void ioan__fn(const void *state, uint32_t fid, struct io_totals *t)
 		*t = a->fn[fid];
 }
 
-void ioan__outside(const void *state, struct io_totals *t)
+void io__outside(const void *state, struct io_totals *t)
 {
 	*t = ((const struct ioan *)state)->outside;
 }
 
-void ioan__sc(const void *state, unsigned sc, unsigned fdkind, struct io_sc_totals *t)
+void io__sc(const void *state, unsigned sc, unsigned fdkind, struct io_sc_totals *t)
 {
 	const struct ioan *a = state;
 
@@ -201,7 +201,7 @@ void ioan__sc(const void *state, unsigned sc, unsigned fdkind, struct io_sc_tota
 		*t = a->sc[sc][fdkind];
 }
 
-void ioan__thread(const void *state, uint32_t tid, struct io_totals *t)
+void io__thread(const void *state, uint32_t tid, struct io_totals *t)
 {
 	const struct ioan *a = state;
 	uint64_t *v = hmap__find(&a->threads, tid);
@@ -211,7 +211,7 @@ void ioan__thread(const void *state, uint32_t tid, struct io_totals *t)
 		*t = *(const struct io_totals *)(uintptr_t)*v;
 }
 
-uint64_t ioan__events(const void *state)
+uint64_t io__events(const void *state)
 {
 	return ((const struct ioan *)state)->events;
 }

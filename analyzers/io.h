@@ -38,14 +38,14 @@ struct io_sc_totals {
 };
 
 /* Inclusive and self I/O of function fid (zeroed for an unknown fid). */
-void ioan__fn(const void *state, uint32_t fid, struct io_totals *t);
+void io__fn(const void *state, uint32_t fid, struct io_totals *t);
 /* I/O made with no traced function live. */
-void ioan__outside(const void *state, struct io_totals *t);
+void io__outside(const void *state, struct io_totals *t);
 /* Totals of syscall sc (enum cabbpf_sc) on fds of kind fdkind. */
-void ioan__sc(const void *state, unsigned sc, unsigned fdkind, struct io_sc_totals *t);
+void io__sc(const void *state, unsigned sc, unsigned fdkind, struct io_sc_totals *t);
 /* I/O of thread tid (self fields unused). */
-void ioan__thread(const void *state, uint32_t tid, struct io_totals *t);
+void io__thread(const void *state, uint32_t tid, struct io_totals *t);
 /* I/O events analyzed. */
-uint64_t ioan__events(const void *state);
+uint64_t io__events(const void *state);
 
 #endif /* ANALYZERS_IO_H */

@@ -329,35 +329,35 @@ START_TEST(test_io_analyzer_charging)
 	ck_assert_uint_eq(st.returns.matched, 4);
 	a = runner__analyzer(r, "io");
 	ck_assert_ptr_nonnull(a);
-	ck_assert_uint_eq(ioan__events(a), 6);
-	ioan__fn(a, 0, &t); /* main: everything but the outside read */
+	ck_assert_uint_eq(io__events(a), 6);
+	io__fn(a, 0, &t); /* main: everything but the outside read */
 	ck_assert_uint_eq(t.in_bytes, 117);
 	ck_assert_uint_eq(t.in_calls, 4); /* the failed read counts as a call */
 	ck_assert_uint_eq(t.out_bytes, 50);
 	ck_assert_uint_eq(t.out_calls, 1);
 	ck_assert_uint_eq(t.self_in_bytes, 0);
-	ioan__fn(a, 1, &t); /* a: once per I/O despite two live activations */
+	io__fn(a, 1, &t); /* a: once per I/O despite two live activations */
 	ck_assert_uint_eq(t.in_bytes, 107);
 	ck_assert_uint_eq(t.in_calls, 2);
 	ck_assert_uint_eq(t.out_bytes, 50);
 	ck_assert_uint_eq(t.out_calls, 1);
 	ck_assert_uint_eq(t.self_in_bytes, 107);
 	ck_assert_uint_eq(t.self_out_bytes, 50);
-	ioan__fn(a, 2, &t);
+	io__fn(a, 2, &t);
 	ck_assert_uint_eq(t.in_bytes, 10);
 	ck_assert_uint_eq(t.self_in_bytes, 10);
-	ioan__fn(a, 99, &t);
+	io__fn(a, 99, &t);
 	ck_assert_uint_eq(t.in_calls, 0);
-	ioan__outside(a, &t);
+	io__outside(a, &t);
 	ck_assert_uint_eq(t.in_bytes, 5);
 	ck_assert_uint_eq(t.in_calls, 1);
-	ioan__sc(a, CABBPF_SC_READ, CABBPF_FD_FILE, &sc);
+	io__sc(a, CABBPF_SC_READ, CABBPF_FD_FILE, &sc);
 	ck_assert_uint_eq(sc.calls, 4);
 	ck_assert_uint_eq(sc.errors, 1);
 	ck_assert_uint_eq(sc.bytes, 115);
 	ck_assert_uint_eq(sc.req, 300);
 	ck_assert_uint_eq(sc.short_calls, 2); /* 10 and 5 of 100; the failed one is no short read */
-	ioan__thread(a, 77, &t);
+	io__thread(a, 77, &t);
 	ck_assert_uint_eq(t.in_bytes, 122);
 	ck_assert_uint_eq(t.out_bytes, 50);
 	runner__free(r);
@@ -381,10 +381,10 @@ START_TEST(test_io_analyzer_merge)
 		ck_assert_int_eq(runner__feed(r, tid, 0, w, 3), 0);
 	}
 	ck_assert_int_eq(runner__join(r), 0);
-	ioan__fn(runner__analyzer(r, "io"), 1, &t);
+	io__fn(runner__analyzer(r, "io"), 1, &t);
 	ck_assert_uint_eq(t.in_bytes, 32);
 	ck_assert_uint_eq(t.in_calls, 4);
-	ioan__thread(runner__analyzer(r, "io"), 13, &t);
+	io__thread(runner__analyzer(r, "io"), 13, &t);
 	ck_assert_uint_eq(t.in_bytes, 8);
 	runner__free(r);
 }
