@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The "io" analyzer (struct analyzer_ops analyzer_io): external input and
- * output per function activation (seed 002, section 4.3). Every I/O system
+ * output per function activation (Coppa et al., aprof-trms, section 4.3). Every I/O system
  * call the thread completes is charged, in program order, to the functions
  * live on its shadow stack at that moment:
  *   - inclusive ("in_bytes", "out_bytes"): once to every function with a live

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The "isp" analyzer (struct analyzer_ops analyzer_isp): input-sensitive
- * profiles (seed 002, aprof). For every activation of a traced routine a
+ * profiles (Coppa et al., aprof-trms). For every activation of a traced routine a
  * performance point (input size, cost):
  *   - input size: the activation's external input, the bytes that input
  *     system calls (read/recv families, as analyzers/io.h lists them)

@@ -7,7 +7,7 @@
  * consumer reads every event it receives (it sums the first words), so
  * each queue pays for getting the data across.
  *
- *   CAB exh      struct cab, exhaustive (seed 001 fig. 3)
+ *   CAB exh      struct cab, exhaustive (Ha et al., OOPSLA 2009 fig. 3)
  *   CAB samp     struct cab, sampling, sample_per_1024 = 1024: producer never
  *                waits; "delivered" is the fraction the consumer got
  *   CAB samp 1/16  the same with sample_per_1024 = 64
@@ -23,7 +23,7 @@
  * solo ns = enqueue cost alone: fill half the buffer with the consumer
  * idle, best of many rounds (the fast path with warm caches).
  *
- * Then the seed 001 fig. 10 sweep: CAB exhaustive, 8-byte events,
+ * Then the Ha et al., OOPSLA 2009 fig. 10 sweep: CAB exhaustive, 8-byte events,
  * throughput as the buffer grows from 16 KiB to 16 MiB.
  *
  * Options: -n EVENTS (default 2^27) -b BUFFER_BYTES (default 1 MiB)

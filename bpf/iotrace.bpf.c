@@ -2,7 +2,7 @@
 /*
  * I/O buffer events: one tp_btf program on the raw sys_exit tracepoint (no
  * tracefs needed) sees every completed system call, keeps the 22 that move
- * data in or out (seed 002: read/recv families deliver external input,
+ * data in or out (Coppa et al., aprof-trms: read/recv families deliver external input,
  * write/send families send memory out; sendfile, splice and
  * copy_file_range move data between two fds and count on both sides,
  * vmsplice on one; include/cabbpf_event.h says which), and either

@@ -22,7 +22,7 @@ const volatile __u64 ring_mask = 0; /* 2^ring_shift - 1 */
  * The rings: struct cabbpf_slot elements, CPU c's region at slots
  * [c << ring_shift, (c + 1) << ring_shift). Mmapable: the loader reads and
  * frees slots through its own mapping, with no system call and no helper
- * call on either side (bpf_ringbuf_reserve + submit cost ~60 ns here).
+ * call on either side (bpf_ringbuf_reserve + submit are two helper calls).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -100,7 +100,7 @@ static __always_inline void bump(__u32 idx)
  * The thread table: where a thread's state lives, looked up without a
  * helper call. bpf_task_storage_get() is a call into the kernel (its
  * recursion-safe variant in these programs, with a per-CPU busy count and
- * the storage list's walk): ~45-50 ns per event here, where each kernel
+ * the storage list's walk), dear where each kernel
  * return goes through the SRSO return thunk; an array lookup is inlined
  * by the verifier and this one is a multiply, a shift and two compares.
  *

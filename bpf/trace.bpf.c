@@ -17,7 +17,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by the loader before load (skeleton rodata). 0 = any process. */
 const volatile __u32 target_tgid = 0;
-/* 0 (--no-times): no clock read, the dearest step of a probe (~110 ns here);
+/* 0 (--no-times): no clock read, the dearest step of a probe;
  * counts and call graph need no time. */
 const volatile __u32 want_time = 1;
 
@@ -48,7 +48,7 @@ volatile __u64 gate = 0;
 
 /* Hits of probes whose group was closed, per group: traps the target paid
  * for no event (a link set being put in, or being taken out: under a
- * target that traps hard, taking 500 sites out took 30 ms here), which
+ * target that traps hard, taking sites out takes a while), which
  * --budget counts in what tracing costs. In .bss: the loader reads them
  * through its mapping, without a system call. */
 __u64 gated[CABBPF_NGROUPS] = {0};

@@ -5,7 +5,7 @@
  *
  * Two structures, both single-producer / single-consumer:
  *
- *  struct cab     The CAB ring of seed 001, section 3.1. Fixed-size records
+ *  struct cab     The CAB ring of Ha et al., OOPSLA 2009, section 3.1. Fixed-size records
  *                 of 1..CAB_MAX_RECORD_WORDS 64-bit words. The producer's fast
  *                 path is one test of the next slot against CAB_CLEAR; the end
  *                 of the ring holds CAB_MAGIC so the producer needs no bounds

@@ -66,7 +66,7 @@ uint64_t cab__now_ns(void);
  * spin with a pause instruction (the other side is usually a few hundred
  * nanoseconds away from freeing space), later ones sleep with an
  * exponentially growing period capped at 1 ms: sleeping keeps a blocked
- * producer preemptible and off the CPU (seed 001, fig. 3b). No
+ * producer preemptible and off the CPU (Ha et al., OOPSLA 2009, fig. 3b). No
  * sched_yield: next to a CPU-bound thread on the same core, a yield hands
  * it the rest of its time slice (milliseconds), where a short sleep is
  * woken by the timer and preempts it; under two CPU hogs the stress suite

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The producer's fast path of the CAB ring (seed 001, fig. 3a and 5a),
+ * The producer's fast path of the CAB ring (Ha et al., OOPSLA 2009, fig. 3a and 5a),
  * inline so that an enqueue costs one load, one compare-and-branch and the
  * stores of the record. Included by cab/cab.h; do not include it directly.
  *

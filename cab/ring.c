@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The CAB ring (seed 001, section 3.1, figs. 3 and 5).
+ * The CAB ring (Ha et al., OOPSLA 2009, section 3.1, figs. 3 and 5).
  *
  * Layout. The ring is nchunks chunks of chunk_words 64-bit words, followed
  * by one word holding CAB_MAGIC. A chunk holds rpc records of record_words

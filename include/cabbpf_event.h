@@ -196,7 +196,7 @@ enum cabbpf_stat {
 
 /*
  * I/O system calls that move a buffer between the thread's memory and the
- * outside (seed 002, section 4.3/5): the input family delivers external
+ * outside (Coppa et al., aprof-trms, section 4.3/5): the input family delivers external
  * input, the output family sends the thread's memory out.
  *
  * The calls that move data between two fds inside the kernel (sendfile,

@@ -694,7 +694,7 @@ static bool sweep_one(struct sp_taint *t, const cs_insn *in)
  * (REX.B clear, mod 3, rm 4) from any register but rbp.
  * Byte patterns, so data and misaligned reads may match too: it only
  * spares decoding the functions where none does (most: decoding every
- * function of libc with details takes ~0.5 s here). Left out, for their
+ * function of libc with details is slow: docs/figures.md). Left out, for their
  * bytes are everywhere: pop %rsp (5c) and xchg %rax,%rsp (48 94, which
  * ModRM/SIB bytes of ordinary instructions spell).
  */

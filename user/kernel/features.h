@@ -77,7 +77,7 @@ struct kernel_paths {
 
 /*
  * Probe the running kernel into *kf: uname, lockdown, and the kernel's BTF
- * (one parse, ~7 ms here). Test hook: CABBPF_TEST_KERNEL_LACKS=a,b,...
+ * (one parse). Test hook: CABBPF_TEST_KERNEL_LACKS=a,b,...
  * (feature names) acts as a kernel without them, so the fallbacks and the
  * messages can be tested on any kernel. Returns 0, or -errno when the BTF
  * cannot be read (kf still says what was found: has[KF_BTF] false). Any

@@ -412,9 +412,9 @@ static void plan_window(struct budget *b, uint64_t t, uint64_t cpu, double nat_r
 	balance = b->B * (nat > 0 ? nat : 0) + ALLOWANCE_NS - b->trap;
 	allow = (b->B - ox) * nat_rate * (double)period + (balance < 0 ? balance : 0);
 	w = allow / (b->on_rate > 1e-3 ? b->on_rate : 1e-3);
-	/* At most half the period: the window's probes are released (0.1-3
-	 * s here) while the next period runs; the next window waits for
-	 * that. */
+	/* At most half the period: the window's probes are released (grace
+	 * periods: docs/figures.md) while the next period runs; the next
+	 * window waits for that. */
 	if (w > (double)period / 2)
 		w = (double)period / 2;
 	if (w < MIN_WINDOW_NS) {

@@ -17,7 +17,7 @@
  * functions), the sampled ones in a window's group, attached at the
  * window's start and taken out at its end (no breakpoint in between).
  * Taking a group out is fast (its breakpoints go at once; the kernel's
- * release, 0.1-3 s here, goes on in a thread); putting thousands of sites
+ * release, grace periods long, goes on in a thread); putting thousands of sites
  * in while the target traps hard is not (60-300 ms measured for 6,000
  * sites of python3.11), so the guard, which must act within a round,
  * only takes whole buckets out (their functions become sampled), and the

@@ -168,7 +168,7 @@ static int load_skel(struct guard *g, const struct guard_maps *m, bool multi,
 }
 
 /* One multi-uprobe link per file: detaching costs one RCU grace period
- * per file instead of one per site (~0.1 s each here). */
+ * per file instead of one per site (docs/figures.md). */
 static int attach_multi(struct guard *g)
 {
 	uint64_t *offs = calloc(g->nsites, sizeof(*offs));

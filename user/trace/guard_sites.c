@@ -259,7 +259,7 @@ static int add_site(struct guard *g, const char *path, const struct sym *s, uint
  * first_site on: past the first instructions when the planner proves it
  * equivalent (user/probe/plan.h, entry-only rules: pushes and sub rsp skipped,
  * their rsp change carried in the cookie), since a single-stepped entry
- * costs ~12 us a hit here and a throw reaches three sites. Not for the
+ * is the dearest kind of probe (user/elf/insn.h) and a throw reaches three sites. Not for the
  * switchers: the program reads their argument registers, which the
  * skipped code might move. Best effort: a failed plan keeps the entries.
  */

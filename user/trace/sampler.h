@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Sampling toggles (PEBIL, seed 004 section V): tracing on only in windows,
+ * Sampling toggles (Laurenzano et al., PEBIL, section V): tracing on only in windows,
  * with every function probe removed in between (trace__pause: no
  * breakpoint left, the target runs at native speed), either on a duty
  * cycle (--sample P% over --sample-period MS) or by request (SIGUSR1 on,

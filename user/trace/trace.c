@@ -551,7 +551,7 @@ int trace__pause(struct trace *t)
 	if (t->paused)
 		return 0;
 	/* Closing a link takes its breakpoints out at once and then waits
-	 * for the kernel's grace periods, 50-400 ms here: a thread of ours
+	 * for the kernel's grace periods (docs/figures.md): a thread of ours
 	 * waits, not the loader, which goes on draining. The next resume or
 	 * the detach joins it. */
 	trace_detach__group_async(t, 0);

@@ -41,7 +41,7 @@ static void *close_returns_main(void *arg)
 
 /* Close a set's links, its returns in a thread of their own while this
  * one closes its entries. Closing a link takes out its probes at once,
- * then waits for the kernel's grace periods (50-400 ms here); a site's
+ * then waits for the kernel's grace periods (docs/figures.md); a site's
  * breakpoint leaves the target when its last probe does, so entries and
  * returns closed one after the other would leave it in for a grace period
  * after the returns went (a target hitting it pays for nothing). The gate
@@ -188,7 +188,7 @@ static void detach_probes(struct trace *t)
 /*
  * Per-site links of a target that has ended, handed to a process of their
  * own that closes them one by one: cabbpf returns at once instead of after
- * ~0.1 s a link (2,944 links of python3.11: 308 s here). Only when nothing
+ * a grace period a link (minutes for a few thousand: docs/figures.md). Only when nothing
  * can hit them: the links are bound to the target's pid (the kernel puts
  * their breakpoints into its mm only), and the target is gone (or a
  * zombie: no mm left). Whoever drops a kernel object's last reference pays
@@ -312,9 +312,8 @@ void trace__detach(struct trace *t)
 	bpf_link__destroy(t->switch_link);
 	t->switch_link = NULL;
 	/* Per-site links close one by one, each waiting for the kernel's
-	 * grace periods under a lock of its (~0.1 s each here: 158 took 17 s,
-	 * from any number of threads alike): say so when it will take a
-	 * while. */
+	 * grace periods under a lock of its (from any number of threads
+	 * alike; docs/figures.md): say so when it will take a while. */
 	if (!t->multi && t->sets[0].nlinks > 40) {
 		uint32_t n = t->sets[0].nlinks - count_null(&t->sets[0]);
 

@@ -33,7 +33,7 @@ struct link_set {
 
 /* A thread closing link sets taken out of the trace: closing a link takes
  * its breakpoints out at once, then waits for the kernel's grace periods
- * (50-400 ms here, or as long as the target: see trace__attach_group), so
+ * (docs/figures.md, or as long as the target: see trace__attach_group), so
  * the loader does not wait. */
 struct closer {
 	pthread_t th;
