@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzers/an_threads.h"
 #include "analyzers/analyzer.h"
 #include "analyzers/sampling.h"
 #include "analyzers/callgraph.h"
@@ -25,8 +26,7 @@ struct cg_thread {
 struct callgraph {
 	const struct an_ctx *ctx;
 	struct hmap edges;	/* EDGE -> calls, all threads */
-	struct hmap threads;	/* tid -> struct cg_thread * */
-	struct cg_thread *last; /* previous event's thread (chunks hold one) */
+	struct an_threads threads; /* tid -> struct cg_thread */
 	/* sampling: EDGE -> struct sampling_counts * (calls per window) */
 	struct hmap wedges;
 	uint64_t nomem;		/* calls not recorded */
@@ -60,6 +60,14 @@ static int cg_init(const struct an_ctx *ctx, void **state)
 	return 0;
 }
 
+static void thread_free(void *obj)
+{
+	struct cg_thread *t = obj;
+
+	hmap__fini(&t->edges);
+	free(t);
+}
+
 static void cg_free(void *state)
 {
 	struct callgraph *g = state;
@@ -68,17 +76,8 @@ static void cg_free(void *state)
 
 	if (!g)
 		return;
-	while (hmap__next(&g->threads, &it, &e)) {
-		struct cg_thread *t = (struct cg_thread *)(uintptr_t)e->val;
-
-		if (!t)
-			continue;
-		hmap__fini(&t->edges);
-		free(t);
-	}
-	hmap__fini(&g->threads);
+	an_threads__fini(&g->threads, thread_free);
 	hmap__fini(&g->edges);
-	it = 0;
 	while (hmap__next(&g->wedges, &it, &e)) {
 		struct sampling_counts *c = (struct sampling_counts *)(uintptr_t)e->val;
 
@@ -90,26 +89,21 @@ static void cg_free(void *state)
 	free(g);
 }
 
+static int thread_init(void *obj, uint32_t tid, void *arg)
+{
+	(void)arg;
+	((struct cg_thread *)obj)->tid = tid;
+	return 0;
+}
+
 static struct cg_thread *thread_get(struct callgraph *g, uint32_t tid)
 {
-	struct cg_thread *t;
-	bool created;
-
-	if (g->last && g->last->tid == tid)
-		return g->last;
-	t = hmap__obj(&g->threads, tid, sizeof(*t), &created);
-	if (!t)
-		return NULL;
-	if (created)
-		t->tid = tid;
-	return g->last = t;
+	return an_threads__get(&g->threads, tid, sizeof(struct cg_thread), thread_init, NULL);
 }
 
 static const struct cg_thread *thread_find(const struct callgraph *g, uint32_t tid)
 {
-	uint64_t *v = hmap__find(&g->threads, tid);
-
-	return v ? (const struct cg_thread *)(uintptr_t)*v : NULL;
+	return an_threads__find(&g->threads, tid);
 }
 
 static int add_edge(struct callgraph *g, uint32_t tid, uint64_t key, uint64_t n)
@@ -166,7 +160,7 @@ static int cg_merge(void *dst, const void *src)
 			return -ENOMEM;
 	}
 	it = 0;
-	while (hmap__next(&s->threads, &it, &e)) {
+	while (hmap__next(&s->threads.map, &it, &e)) {
 		const struct cg_thread *t = (const struct cg_thread *)(uintptr_t)e->val;
 
 		if (!t)
@@ -421,14 +415,14 @@ static struct thread_edge *thread_edges(const struct callgraph *g, size_t *n)
 	struct hmap_ent *e, *te;
 	size_t it = 0, tit, total = 0, k = 0;
 
-	while (hmap__next(&g->threads, &it, &e))
+	while (hmap__next(&g->threads.map, &it, &e))
 		if (e->val)
 			total += hmap__len(&((struct cg_thread *)(uintptr_t)e->val)->edges);
 	v = malloc((total + 1) * sizeof(*v));
 	if (!v)
 		return NULL;
 	it = 0;
-	while (hmap__next(&g->threads, &it, &e)) {
+	while (hmap__next(&g->threads.map, &it, &e)) {
 		const struct cg_thread *t = (const struct cg_thread *)(uintptr_t)e->val;
 
 		if (!t)

@@ -208,8 +208,10 @@ static int cct_init(const struct an_ctx *ctx, void **state)
 	return 0;
 }
 
-static void thread_free(struct cct_thread *t)
+static void thread_free(void *obj)
 {
+	struct cct_thread *t = obj;
+
 	if (!t)
 		return;
 	tree_fini(&t->t);
@@ -220,14 +222,10 @@ static void thread_free(struct cct_thread *t)
 static void cct_free(void *state)
 {
 	struct cct *g = state;
-	struct hmap_ent *e;
-	size_t it = 0;
 
 	if (!g)
 		return;
-	while (hmap__next(&g->threads, &it, &e))
-		thread_free((struct cct_thread *)(uintptr_t)e->val);
-	hmap__fini(&g->threads);
+	an_threads__fini(&g->threads, thread_free);
 	if (g->merged)
 		tree_fini(g->merged);
 	free(g->merged);
@@ -235,28 +233,21 @@ static void cct_free(void *state)
 	free(g);
 }
 
+/* A thread's tree, made with its first event (thread_get). */
+static int thread_init(void *obj, uint32_t tid, void *arg)
+{
+	struct cct_thread *t = obj;
+	struct cct *g = arg;
+
+	if (tree_init(&t->t, tid))
+		return -ENOMEM;
+	g->nnodes++;
+	return 0;
+}
+
 static struct cct_thread *thread_get(struct cct *g, uint32_t tid)
 {
-	struct cct_thread *t;
-	uint64_t *v;
-
-	if (g->last && g->last->t.tid == tid)
-		return g->last;
-	if (hmap__upsert(&g->threads, tid, &v))
-		return NULL;
-	if (!*v) {
-		t = calloc(1, sizeof(*t));
-		if (!t)
-			return NULL; /* an empty slot reads as absent */
-		if (tree_init(&t->t, tid)) {
-			free(t);
-			return NULL;
-		}
-		g->nnodes++;
-		*v = (uint64_t)(uintptr_t)t;
-	}
-	g->last = (struct cct_thread *)(uintptr_t)*v;
-	return g->last;
+	return an_threads__get(&g->threads, tid, sizeof(struct cct_thread), thread_init, g);
 }
 
 static int path_reserve(struct cct_thread *t, uint32_t n)
@@ -416,7 +407,7 @@ static int cct_merge(void *dst, const void *src)
 
 	d->folded += s->folded;
 	d->nomem += s->nomem;
-	while (hmap__next(&s->threads, &it, &e)) {
+	while (hmap__next(&s->threads.map, &it, &e)) {
 		const struct cct_thread *st = (const struct cct_thread *)(uintptr_t)e->val;
 		struct cct_thread *dt;
 		uint32_t before;
@@ -451,14 +442,14 @@ static int sort_threads(struct cct *g)
 	struct hmap_ent *e;
 	size_t it = 0;
 
-	if (g->sorted && g->nsorted == hmap__len(&g->threads))
+	if (g->sorted && g->nsorted == hmap__len(&g->threads.map))
 		return 0;
 	free(g->sorted);
 	g->nsorted = 0;
-	g->sorted = malloc((hmap__len(&g->threads) + 1) * sizeof(*g->sorted));
+	g->sorted = malloc((hmap__len(&g->threads.map) + 1) * sizeof(*g->sorted));
 	if (!g->sorted)
 		return -ENOMEM;
-	while (hmap__next(&g->threads, &it, &e))
+	while (hmap__next(&g->threads.map, &it, &e))
 		if (e->val)
 			g->sorted[g->nsorted++] = (struct cct_thread *)(uintptr_t)e->val;
 	qsort(g->sorted, g->nsorted, sizeof(*g->sorted), cmp_thread);
@@ -513,7 +504,7 @@ void cct__memory(const void *state, struct cct_memory *m)
 	size_t it = 0;
 
 	memset(m, 0, sizeof(*m));
-	while (hmap__next(&g->threads, &it, &e)) {
+	while (hmap__next(&g->threads.map, &it, &e)) {
 		const struct cct_thread *t = (const struct cct_thread *)(uintptr_t)e->val;
 
 		if (!t)

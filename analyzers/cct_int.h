@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyzers/an_threads.h"
 #include "analyzers/analyzer.h"
 #include "analyzers/cct.h"
 #include "common/hmap.h"
@@ -42,8 +43,7 @@ struct cct_thread {
 struct cct {
 	const struct an_ctx *ctx;
 	struct cct_opts o;
-	struct hmap threads;	 /* tid -> struct cct_thread * */
-	struct cct_thread *last; /* the previous event's thread */
+	struct an_threads threads; /* tid -> struct cct_thread */
 	uint64_t nnodes;	 /* over every thread of this instance */
 	uint64_t folded;	 /* calls folded (cap) */
 	uint64_t nomem;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzers/an_threads.h"
 #include "analyzers/analyzer.h"
 #include "analyzers/sampling.h"
 #include "analyzers/count.h"
@@ -31,9 +32,7 @@ struct count_thread {
 struct count {
 	const struct an_ctx *ctx;
 	struct count_fn *fn;	   /* [nfuncs] */
-	struct hmap threads;	   /* tid -> struct count_thread * */
-	struct count_thread *last; /* the previous event's thread: chunks hold
-				      one thread, so this hits almost always */
+	struct an_threads threads; /* tid -> struct count_thread */
 	uint64_t nomem;		   /* per-thread calls not recorded */
 };
 
@@ -54,23 +53,21 @@ static int count_init(const struct an_ctx *ctx, void **state)
 	return 0;
 }
 
+static void thread_free(void *obj)
+{
+	struct count_thread *t = obj;
+
+	hmap__fini(&t->fn);
+	free(t);
+}
+
 static void count_free(void *state)
 {
 	struct count *c = state;
-	struct hmap_ent *e;
-	size_t it = 0;
 
 	if (!c)
 		return;
-	while (hmap__next(&c->threads, &it, &e)) {
-		struct count_thread *t = (struct count_thread *)(uintptr_t)e->val;
-
-		if (!t)
-			continue;
-		hmap__fini(&t->fn);
-		free(t);
-	}
-	hmap__fini(&c->threads);
+	an_threads__fini(&c->threads, thread_free);
 	for (uint32_t i = 0; i < c->ctx->nfuncs; i++)
 		sampling__fini(&c->fn[i].wc);
 	free(c->fn);
@@ -78,26 +75,21 @@ static void count_free(void *state)
 }
 
 
+static int thread_init(void *obj, uint32_t tid, void *arg)
+{
+	(void)arg;
+	((struct count_thread *)obj)->tid = tid;
+	return 0;
+}
+
 static struct count_thread *thread_get(struct count *c, uint32_t tid)
 {
-	struct count_thread *t;
-	bool created;
-
-	if (c->last && c->last->tid == tid)
-		return c->last;
-	t = hmap__obj(&c->threads, tid, sizeof(*t), &created);
-	if (!t)
-		return NULL;
-	if (created)
-		t->tid = tid;
-	return c->last = t;
+	return an_threads__get(&c->threads, tid, sizeof(struct count_thread), thread_init, NULL);
 }
 
 static struct count_thread *thread_find(const struct count *c, uint32_t tid)
 {
-	uint64_t *v = hmap__find(&c->threads, tid);
-
-	return v ? (struct count_thread *)(uintptr_t)*v : NULL;
+	return an_threads__find(&c->threads, tid);
 }
 
 static void count_on_call(void *state, const struct an_call *ev)
@@ -158,7 +150,7 @@ static int count_merge(void *dst, const void *src)
 			return -ENOMEM;
 	}
 	d->nomem += s->nomem;
-	while (hmap__next(&s->threads, &it, &e)) {
+	while (hmap__next(&s->threads.map, &it, &e)) {
 		const struct count_thread *st = (struct count_thread *)(uintptr_t)e->val;
 		struct count_thread *dt;
 
@@ -211,7 +203,7 @@ static size_t nthreads(const struct count *c)
 	struct hmap_ent *e;
 	size_t it = 0, n = 0;
 
-	while (hmap__next(&c->threads, &it, &e))
+	while (hmap__next(&c->threads.map, &it, &e))
 		if (e->val)
 			n++;
 	return n;
@@ -299,13 +291,13 @@ static int cmp_thread_tid(const void *a, const void *b)
 static struct count_thread **thread_list(const struct count *c, size_t *n,
 					 int (*cmp)(const void *, const void *))
 {
-	struct count_thread **v = malloc((hmap__len(&c->threads) + 1) * sizeof(*v));
+	struct count_thread **v = malloc((hmap__len(&c->threads.map) + 1) * sizeof(*v));
 	struct hmap_ent *e;
 	size_t it = 0, k = 0;
 
 	if (!v)
 		return NULL;
-	while (hmap__next(&c->threads, &it, &e))
+	while (hmap__next(&c->threads.map, &it, &e))
 		if (e->val)
 			v[k++] = (struct count_thread *)(uintptr_t)e->val;
 	qsort(v, k, sizeof(*v), cmp);

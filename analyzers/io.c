@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzers/an_threads.h"
 #include "analyzers/analyzer.h"
 #include "common/hmap.h"
 #include "analyzers/io.h"
@@ -17,7 +18,7 @@ struct ioan {
 	struct io_totals *fn; /* [nfuncs] */
 	struct io_totals outside;
 	struct io_sc_totals sc[CABBPF_SC__MAX][CABBPF_FD__MAX];
-	struct hmap threads; /* tid -> struct io_totals * */
+	struct an_threads threads; /* tid -> struct io_totals */
 	uint64_t events;
 	uint64_t bad;	/* unknown syscall or fd kind: counted, not charged */
 	uint64_t nomem; /* per-thread totals not recorded */
@@ -43,32 +44,17 @@ static int ioan_init(const struct an_ctx *ctx, void **state)
 static void ioan_free(void *state)
 {
 	struct ioan *a = state;
-	struct hmap_ent *e;
-	size_t it = 0;
 
 	if (!a)
 		return;
-	while (hmap__next(&a->threads, &it, &e))
-		free((void *)(uintptr_t)e->val);
-	hmap__fini(&a->threads);
+	an_threads__fini(&a->threads, NULL);
 	free(a->fn);
 	free(a);
 }
 
 static struct io_totals *thread_get(struct ioan *a, uint32_t tid)
 {
-	uint64_t *v;
-
-	if (hmap__upsert(&a->threads, tid, &v))
-		return NULL;
-	if (!*v) {
-		struct io_totals *t = calloc(1, sizeof(*t));
-
-		if (!t)
-			return NULL; /* an empty slot reads as absent */
-		*v = (uint64_t)(uintptr_t)t;
-	}
-	return (struct io_totals *)(uintptr_t)*v;
+	return an_threads__get(&a->threads, tid, sizeof(struct io_totals), NULL, NULL);
 }
 
 static void add(struct io_totals *t, bool out, uint64_t bytes)
@@ -163,7 +149,7 @@ static int ioan_merge(void *dst, const void *src)
 	d->events += s->events;
 	d->bad += s->bad;
 	d->nomem += s->nomem;
-	while (hmap__next(&s->threads, &it, &e)) {
+	while (hmap__next(&s->threads.map, &it, &e)) {
 		struct io_totals *t;
 
 		if (!e->val)
@@ -203,12 +189,11 @@ void io__sc(const void *state, unsigned sc, unsigned fdkind, struct io_sc_totals
 
 void io__thread(const void *state, uint32_t tid, struct io_totals *t)
 {
-	const struct ioan *a = state;
-	uint64_t *v = hmap__find(&a->threads, tid);
+	const struct io_totals *o = an_threads__find(&((const struct ioan *)state)->threads, tid);
 
 	memset(t, 0, sizeof(*t));
-	if (v && *v)
-		*t = *(const struct io_totals *)(uintptr_t)*v;
+	if (o)
+		*t = *o;
 }
 
 uint64_t io__events(const void *state)
@@ -373,7 +358,7 @@ static int ioan_report_json(void *state, struct json *w)
 	char buf[24];
 
 	rows = fn_rows(a, &n);
-	tids = malloc((hmap__len(&a->threads) + 1) * sizeof(*tids));
+	tids = malloc((hmap__len(&a->threads.map) + 1) * sizeof(*tids));
 	if (!rows || !tids) {
 		free(rows);
 		free(tids);
@@ -400,7 +385,7 @@ static int ioan_report_json(void *state, struct json *w)
 	totals_json(w, &a->outside, false);
 	json__end_object(w);
 	syscalls__json_table(w, sc_cell, a);
-	while (hmap__next(&a->threads, &it, &e))
+	while (hmap__next(&a->threads.map, &it, &e))
 		if (e->val)
 			tids[nt++] = e->key;
 	qsort(tids, nt, sizeof(*tids), cmp_u64);
@@ -409,8 +394,7 @@ static int ioan_report_json(void *state, struct json *w)
 	for (i = 0; i < nt; i++) {
 		json__key_u64(w, tids[i]);
 		json__begin_object(w);
-		totals_json(w, (const struct io_totals *)(uintptr_t)*hmap__find(&a->threads, tids[i]),
-			    false);
+		totals_json(w, an_threads__find(&a->threads, (uint32_t)tids[i]), false);
 		json__end_object(w);
 	}
 	json__end_object(w);

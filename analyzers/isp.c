@@ -67,23 +67,22 @@ static int isp_init(const struct an_ctx *ctx, void **state)
 	return 0;
 }
 
+static void thread_free(void *obj)
+{
+	struct ithread *t = obj;
+
+	free(t->st);
+	free(t);
+}
+
 static void isp_free(void *state)
 {
 	struct isp *a = state;
-	struct hmap_ent *e;
-	size_t it = 0;
 	uint32_t i;
 
 	if (!a)
 		return;
-	while (hmap__next(&a->threads, &it, &e)) {
-		struct ithread *t = (struct ithread *)(uintptr_t)e->val;
-
-		if (t)
-			free(t->st);
-		free(t);
-	}
-	hmap__fini(&a->threads);
+	an_threads__fini(&a->threads, thread_free);
 	for (i = 0; i < a->ctx->nfuncs; i++)
 		fn_free(&a->fn[i]);
 	free(a->fn);
@@ -92,22 +91,7 @@ static void isp_free(void *state)
 
 static struct ithread *thread_get(struct isp *a, uint32_t tid)
 {
-	uint64_t *v;
-
-	if (a->last && a->last_tid == tid)
-		return a->last;
-	if (hmap__upsert(&a->threads, tid, &v))
-		return NULL;
-	if (!*v) {
-		struct ithread *t = calloc(1, sizeof(*t));
-
-		if (!t)
-			return NULL; /* an empty slot reads as absent */
-		*v = (uint64_t)(uintptr_t)t;
-	}
-	a->last = (struct ithread *)(uintptr_t)*v;
-	a->last_tid = tid;
-	return a->last;
+	return an_threads__get(&a->threads, tid, sizeof(struct ithread), NULL, NULL);
 }
 
 /* Room for index d; a failure is counted by the caller. */

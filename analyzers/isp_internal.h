@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analyzers/an_threads.h"
 #include "analyzers/fit.h"
 #include "analyzers/isp.h"
 #include "common/hmap.h"
@@ -31,9 +32,7 @@ struct isp {
 	const struct an_ctx *ctx;
 	enum isp_cost cost;
 	struct isp_fn *fn; /* [nfuncs] */
-	struct hmap threads; /* tid -> struct ithread * */
-	struct ithread *last;
-	uint32_t last_tid;
+	struct an_threads threads; /* tid -> struct ithread */
 	const uint8_t *sized; /* isp_opts.sized */
 	uint64_t points, unmatched, unsized, nomem, resync, input_bytes;
 };
