@@ -8,6 +8,7 @@
 #include "common/outputs.h"
 #include "user/report/report.h"
 #include "user/kernel/features.h"
+#include "common/emit.h"
 #include "common/json.h"
 #include "analyzers/analyzer.h"
 #include "pipeline/runner.h"
@@ -324,24 +325,13 @@ static int whole_json(struct json *w, const struct summary *s, struct runner *r)
 	return err;
 }
 
-static int write_json(struct json *w, const struct summary *s, struct runner *r,
-		      const char *path)
+/* JSON "target": the process traced and how it ended. */
+static int target_json(struct json *w, const struct summary *s)
 {
 	char ex[96];
-	unsigned i, k;
 	int err = 0;
 
 	describe_exit(s, ex, sizeof(ex));
-	err |= json__begin_object(w);
-	err |= json__kv_u64(w, "version", 1);
-	if (s->kernel) {
-		err |= json__key(w, "kernel");
-		err |= features__json(w, s->kernel);
-	}
-	if (s->whole) {
-		err |= whole_json(w, s, r);
-		goto after_target;
-	}
 	err |= json__key(w, "target");
 	err |= json__begin_object(w);
 	err |= json__kv_u64(w, "pid", (uint64_t)s->pid);
@@ -355,12 +345,14 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r,
 	err |= s->forks_known ? json__u64(w, s->forks) : json__null(w);
 	err |= json__kv_bool(w, "exec_other_program", s->exec_other);
 	err |= json__kv_bool(w, "exec_from_thread", s->exec_thread);
-	err |= json__end_object(w);
-after_target:
-	if (s->sampling)
-		err |= sampler__json(s->sampling, w);
-	if (s->budget)
-		err |= budget__json(s->budget, w);
+	return err | json__end_object(w);
+}
+
+/* The run's figures: why it stopped, what was traced, events, CPU. */
+static int run_json(struct json *w, const struct summary *s)
+{
+	int err = 0;
+
 	err |= json__kv_string(w, "stop_reason", s->stop_reason);
 	err |= json__kv_u64(w, "functions_traced", s->nfuncs);
 	err |= json__kv_u64(w, "functions_refused", s->refused);
@@ -370,9 +362,18 @@ after_target:
 	err |= json__kv_double(w, "events_per_s",
 			       s->duration_s > 0 ? (double)s->events / s->duration_s : 0);
 	err |= json__kv_double(w, "cpu_s", s->cpu_s);
-	if (s->ring_bytes) {
+	if (s->ring_bytes)
 		err |= json__kv_u64(w, "ring_bytes", s->ring_bytes);
-	}
+	return err;
+}
+
+/* JSON "lost", "lost_per_cpu", "lost_by_kind": what the rings dropped,
+ * by CPU and by kind, and which results each kind makes lower bounds. */
+static int lost_json(struct json *w, const struct summary *s, const struct runner *r)
+{
+	unsigned i, k;
+	int err = 0;
+
 	err |= json__kv_u64(w, "lost", s->lost);
 	err |= json__key(w, "lost_per_cpu");
 	err |= json__begin_array(w);
@@ -415,7 +416,47 @@ after_target:
 	err |= json__kv_u64(w, "put_off_in_probe", s->sched_busy);
 	err |= json__kv_u64(w, "switch_ins_unseen", s->sched_unseen);
 	err |= json__end_object(w);
-	err |= json__end_object(w);
+	return err | json__end_object(w);
+}
+
+#define CS struct cab_stats
+static const struct emit_field cab_fields[] = {
+	{"produced", NULL, EMIT_AT(CS, produced)},
+	{"consumed", NULL, EMIT_AT(CS, consumed)},
+	{"overwritten", NULL, EMIT_AT(CS, overwritten)},
+	{"producer_stalls", NULL, EMIT_AT(CS, stalls)},
+	{"producer_blocked_ns", NULL, EMIT_AT(CS, blocked_ns)},
+	{"chunks_grown", NULL, EMIT_AT(CS, grown)},
+};
+#undef CS
+
+static uint64_t guard_nsites(const void *obj)
+{
+	return ((const struct guard_stats *)obj)->nsites;
+}
+
+#define GS struct guard_stats
+static const struct emit_field guard_fields[] = {
+	{"sites", NULL, EMIT_GET(guard_nsites)},
+	{"sites_reached", NULL, EMIT_AT(GS, sites_hit)},
+	{"stops", NULL, EMIT_AT(GS, stops)},
+	{"restored", NULL, EMIT_AT(GS, restored)},
+	{"rearmed", NULL, EMIT_AT(GS, rearmed)},
+	{"restored_at_detach", NULL, EMIT_AT(GS, at_detach)},
+	{"detach_in_place", NULL, EMIT_AT(GS, detach_in_place)},
+	{"detach_cut_short", NULL, EMIT_AT(GS, detach_cut_short)},
+	{"unguarded", NULL, EMIT_AT(GS, unguarded)},
+	{"failed", NULL, EMIT_AT(GS, failed)},
+};
+#undef GS
+
+/* The loader's own machinery: the re-entry guard, the thread states, the
+ * CAB buffers, --lossless's holds, the target guard, --bpf-stats. */
+static int loader_json(struct json *w, const struct summary *s)
+{
+	unsigned i;
+	int err = 0;
+
 	err |= json__kv_u64(w, "reentry_skipped", s->reentry);
 	if (s->has_tstates) {
 		err |= json__key(w, "thread_states");
@@ -427,12 +468,7 @@ after_target:
 	err |= json__key(w, "cab");
 	err |= json__begin_object(w);
 	err |= json__kv_string(w, "mode", s->cab_sampling ? "sampling" : "exhaustive");
-	err |= json__kv_u64(w, "produced", s->cab.produced);
-	err |= json__kv_u64(w, "consumed", s->cab.consumed);
-	err |= json__kv_u64(w, "overwritten", s->cab.overwritten);
-	err |= json__kv_u64(w, "producer_stalls", s->cab.stalls);
-	err |= json__kv_u64(w, "producer_blocked_ns", s->cab.blocked_ns);
-	err |= json__kv_u64(w, "chunks_grown", s->cab.grown);
+	err |= emit__json(w, cab_fields, EMIT_N(cab_fields), &s->cab);
 	err |= json__end_object(w);
 	if (s->lossless) {
 		err |= json__key(w, "lossless");
@@ -447,16 +483,7 @@ after_target:
 	if (s->guard) {
 		err |= json__key(w, "guard");
 		err |= json__begin_object(w);
-		err |= json__kv_u64(w, "sites", s->guard->nsites);
-		err |= json__kv_u64(w, "sites_reached", s->guard->sites_hit);
-		err |= json__kv_u64(w, "stops", s->guard->stops);
-		err |= json__kv_u64(w, "restored", s->guard->restored);
-		err |= json__kv_u64(w, "rearmed", s->guard->rearmed);
-		err |= json__kv_u64(w, "restored_at_detach", s->guard->at_detach);
-		err |= json__kv_u64(w, "detach_in_place", s->guard->detach_in_place);
-		err |= json__kv_u64(w, "detach_cut_short", s->guard->detach_cut_short);
-		err |= json__kv_u64(w, "unguarded", s->guard->unguarded);
-		err |= json__kv_u64(w, "failed", s->guard->failed);
+		err |= emit__json(w, guard_fields, EMIT_N(guard_fields), s->guard);
 		err |= json__end_object(w);
 	}
 	if (s->bpf_stats) {
@@ -471,6 +498,29 @@ after_target:
 		}
 		err |= json__end_object(w);
 	}
+	return err;
+}
+
+/* The JSON report, section by section (docs/json-schema.md). */
+static int write_json(struct json *w, const struct summary *s, struct runner *r,
+		      const char *path)
+{
+	int err = 0;
+
+	err |= json__begin_object(w);
+	err |= json__kv_u64(w, "version", 1);
+	if (s->kernel) {
+		err |= json__key(w, "kernel");
+		err |= features__json(w, s->kernel);
+	}
+	err |= s->whole ? whole_json(w, s, r) : target_json(w, s);
+	if (s->sampling)
+		err |= sampler__json(s->sampling, w);
+	if (s->budget)
+		err |= budget__json(s->budget, w);
+	err |= run_json(w, s);
+	err |= lost_json(w, s, r);
+	err |= loader_json(w, s);
 	if (!err)
 		err = runner__report_json(r, w);
 	if (!err)
