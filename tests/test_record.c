@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The recording format (user/record/recfmt.c): a recording written and read
+ * The recording format (user/record/recfmt_write.c, recfmt_read.c): a recording written and read
  * back field by field; every truncation and every single-byte corruption
  * of a real-size recording refused with a message naming the byte, never a
  * crash; blocks out of order, bad lengths and wrong END totals refused with

@@ -2,7 +2,7 @@
 /*
  * Fuzz harness of the recording reader and of 'cabbpf report' behind it:
  * a real recording (made by cabbpf record) mutated over and over, each
- * mutant read through the whole report path (user/record/recfmt.c, the
+ * mutant read through the whole report path (user/record/recfmt_read.c, the
  * runner, shadow stacks, every analyzer, the text and JSON reports, the
  * views' writers) into /dev/null. Two kinds of mutants, in turn:
  *   - the file as it is on disk: bytes flipped or overwritten, ranges cut
