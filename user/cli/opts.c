@@ -1,4 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The options (opts.h), one idea in one file: the table of every option
+ * (its flags, value range, help text and the field it sets) and the code
+ * that reads it three ways, parsing, range and combination checks, and
+ * --help. Kept whole on purpose: most of its length is the table, and an
+ * option is added in one place only when the table and its readers are
+ * side by side.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
