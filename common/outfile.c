@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "common/outfile.h"
 
 /* Symbolic links followed in one path before it counts as a loop (the
@@ -471,4 +472,21 @@ void outfile__abort(struct outfile *o)
 	if (o->dirfd >= 0)
 		close(o->dirfd);
 	o->dirfd = -1;
+}
+
+int outfile__write_json(const char *path, int (*body)(struct json *w, void *arg), void *arg)
+{
+	struct json *w = NULL;
+	struct outfile of;
+	int err;
+
+	/* A new file renamed over the path: never through a symlink. */
+	err = outfile__open(&of, path);
+	if (err)
+		return err;
+	err = json__new(of.f, true, &w);
+	if (!err)
+		err = body(w, arg);
+	json__free(w);
+	return outfile__finish(&of, err);
 }

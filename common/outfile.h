@@ -92,4 +92,14 @@ void outfile__abort(struct outfile *o);
  */
 int outfile__finish(struct outfile *o, int err);
 
+struct json;
+
+/*
+ * A JSON document into path as outfile__open writes ("-": stdout; never
+ * through a symlink): a pretty writer made on it, body(w, arg) writes the
+ * whole document (json__finish included), the file committed if body
+ * returned 0. Returns 0, body's -errno, or the file's. Main thread.
+ */
+int outfile__write_json(const char *path, int (*body)(struct json *w, void *arg), void *arg);
+
 #endif /* USER_OUTFILE_H */

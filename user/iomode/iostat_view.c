@@ -707,21 +707,23 @@ static int write_json(struct iostat *s, struct json *w, const struct iostat_run 
 	return json__end_object(w);
 }
 
+struct json_job {
+	struct iostat *s;
+	const struct iostat_run *r;
+	const char *path;
+};
+
+static int json_body(struct json *w, void *arg)
+{
+	const struct json_job *j = arg;
+	int err = write_json(j->s, w, j->r, j->path);
+
+	return err ? err : json__finish(w);
+}
+
 int iostat__report_json(struct iostat *s, const char *path, const struct iostat_run *r)
 {
-	struct json *w = NULL;
-	struct outfile of;
-	int err;
+	struct json_job j = {s, r, path};
 
-	/* A new file renamed over the path: never through a symlink. */
-	err = outfile__open(&of, path);
-	if (err)
-		return err;
-	err = json__new(of.f, true, &w);
-	if (!err)
-		err = write_json(s, w, r, path);
-	if (!err)
-		err = json__finish(w);
-	json__free(w);
-	return outfile__finish(&of, err);
+	return outfile__write_json(path, json_body, &j);
 }

@@ -543,21 +543,24 @@ int report__text_to(const char *path, const struct summary *s, struct runner *r)
 	return outfile__finish(&of, ferror(of.f) ? -EIO : 0);
 }
 
+struct json_job {
+	const struct summary *s;
+	struct runner *r;
+	const char *path;
+};
+
+static int json_body(struct json *w, void *arg)
+{
+	const struct json_job *j = arg;
+
+	return write_json(w, j->s, j->r, j->path);
+}
+
 int report__json(const char *path, const struct summary *s, struct runner *r)
 {
-	struct json *w = NULL;
-	struct outfile of;
-	int err;
+	struct json_job j = {s, r, path};
 
-	/* A new file renamed over the path: never through a symlink. */
-	err = outfile__open(&of, path);
-	if (err)
-		return err;
-	err = json__new(of.f, true, &w);
-	if (!err)
-		err = write_json(w, s, r, path);
-	json__free(w);
-	return outfile__finish(&of, err);
+	return outfile__write_json(path, json_body, &j);
 }
 
 void report__summary_line(const struct summary *s)
