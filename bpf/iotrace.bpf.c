@@ -427,7 +427,7 @@ int BPF_PROG(on_task_exit, struct task_struct *p)
 		return 0;
 	last = p->signal && p->signal->live.counter == 0;
 	for (i = 0; i < NSLOTS; i++)
-		if (!last || !send_slot(p, p->tgid, &t->s[i]))
+		if (!last || !send_slot(p, p->tgid, &t->s[i], 0))
 			flush_slot(p, p->tgid, &t->s[i]);
 	tio_unlock(t);
 	return 0;

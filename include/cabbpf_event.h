@@ -252,7 +252,7 @@ enum cabbpf_fdkind {
 	CABBPF_FD_FILE = 1, /* regular file */
 	CABBPF_FD_PIPE = 2, /* pipe or FIFO */
 	CABBPF_FD_SOCKET = 3,
-	CABBPF_FD_TTY = 4, /* tty, console, pty */
+	CABBPF_FD_TTY = 4,  /* tty, console, pty */
 	CABBPF_FD_NONE = 5, /* no fd: SysV message queue (msgrcv/msgsnd) */
 	CABBPF_FD__MAX = 6,
 };
@@ -271,7 +271,7 @@ enum cabbpf_fdkind {
 struct cabbpf_io_event {
 	__u32 tid;
 	__u32 pid;
-	__u32 kind; /* CABBPF_EV_IO */
+	__u32 kind;  /* CABBPF_EV_IO */
 	__u8 sc;     /* enum cabbpf_sc */
 	__u8 fdkind; /* enum cabbpf_fdkind */
 	__u8 flags;  /* CABBPF_IO_* */
@@ -341,21 +341,27 @@ _Static_assert(sizeof(struct cabbpf_head) == 64, "a head is one cache line");
 
 /* Indices of the per-CPU counters of bpf/iotrace.bpf.c's "iocounts" map. */
 enum cabbpf_iostat {
-	CABBPF_IOSTAT_CALLS = 0,	  /* I/O syscalls seen (after filters) */
-	CABBPF_IOSTAT_STATS_FULL = 1,	  /* --io: per-process key not created, map full */
-	CABBPF_IOSTAT_FILES_FULL = 2,	  /* --io: per-file key not created, map full */
-	CABBPF_IOSTAT_COMPAT = 3,	  /* 32-bit (ia32) syscalls: not decoded */
-	CABBPF_IOSTAT_EVENTS = 4,	  /* function-tracing mode: I/O events written to a
-					     ring (ring-full drops count in the shared
-					     CABBPF_STAT_DROPS: a lost I/O event is a loss) */
-	CABBPF_IOSTAT_STATS_NEW = 5,	  /* --io: per-process keys created (the loader
-					     collects early when many appeared) */
-	CABBPF_IOSTAT_FILES_NEW = 6,	  /* --io: per-file keys created */
-	CABBPF_IOSTAT_EXIT_SENT = 7,	  /* --io: slots of ended processes handed to
-					     user space whole (ring "iodone"), no key */
-	CABBPF_IOSTAT_EXIT_RING_FULL = 8, /* --io: such slots that found the ring
-					     full: into the maps instead */
-	CABBPF_IOSTAT__MAX = 9,
+	CABBPF_IOSTAT_CALLS = 0,	   /* I/O syscalls seen (after filters) */
+	CABBPF_IOSTAT_STATS_FULL = 1,	   /* --io: per-process key not created, map full */
+	CABBPF_IOSTAT_FILES_FULL = 2,	   /* --io: per-file key not created, map full */
+	CABBPF_IOSTAT_COMPAT = 3,	   /* 32-bit (ia32) syscalls: not decoded */
+	CABBPF_IOSTAT_EVENTS = 4,	   /* function-tracing mode: I/O events written to a
+					      ring (ring-full drops count in the shared
+					      CABBPF_STAT_DROPS: a lost I/O event is a loss) */
+	CABBPF_IOSTAT_STATS_NEW = 5,	   /* --io: per-process keys created (the loader
+					      collects early when many appeared) */
+	CABBPF_IOSTAT_FILES_NEW = 6,	   /* --io: per-file keys created */
+	CABBPF_IOSTAT_EXIT_SENT = 7,	   /* --io: slots of ended processes handed to
+					      user space whole (ring "iodone"), no key */
+	CABBPF_IOSTAT_EXIT_RING_FULL = 8,  /* --io: such slots that found the ring
+					      full: into the maps instead */
+	CABBPF_IOSTAT_LIVE_SENT = 9,	   /* --io: slots of live processes whose map key
+					      could not be created (map full, or the
+					      kernel's allocator empty) sent through
+					      "iodone" instead: not lost */
+	CABBPF_IOSTAT_LIVE_RING_FULL = 10, /* --io: such slots that found the ring full
+					      too (lost: counted in *_FULL) */
+	CABBPF_IOSTAT__MAX = 11,
 };
 
 /* --io mode: in-kernel aggregates (bpf/iotrace.bpf.c maps "iostats", "iofiles"). */
@@ -372,8 +378,8 @@ struct cabbpf_iostat_key {
 struct cabbpf_iostat_val {
 	__u64 calls;
 	__u64 errors;
-	__u64 bytes; /* returned bytes, summed */
-	__u64 req;   /* requested bytes, summed */
+	__u64 bytes;	   /* returned bytes, summed */
+	__u64 req;	   /* requested bytes, summed */
 	__u64 short_calls; /* successful, but fewer bytes than requested */
 	__u64 hist_req[CABBPF_HIST_BUCKETS];
 	__u64 hist_ret[CABBPF_HIST_BUCKETS];
@@ -402,7 +408,7 @@ struct cabbpf_iofile_val {
 	__u64 out_bytes;
 	__u64 in_calls;
 	__u64 out_calls;
-	__u64 dev;   /* s_dev of the inode's superblock */
+	__u64 dev; /* s_dev of the inode's superblock */
 	__u64 cgid;
 	__u32 fdkind;
 	__u32 pad;
@@ -416,17 +422,26 @@ struct cabbpf_iofile_val {
  * process whose last thread is exiting, sent whole through the ring
  * "iodone" instead of into "iostats"/"iofiles": a short-lived process then
  * takes no map key, and the maps cannot fill with the dead between two
- * reads. The fields are those of both keys and values. */
+ * reads. Also (flags CABBPF_IODONE_LIVE) the slot of a live process whose
+ * map key could not be created: a full map refuses every new key, and
+ * Linux 6.1 refused a few of a map far from full (the key's memory not
+ * allocated: forty processes run one after another under emulation). The
+ * fields are those of both keys and values. */
+#define CABBPF_IODONE_LIVE 1u
 struct cabbpf_iodone {
 	__u32 pid; /* tgid */
 	__s32 fd;  /* -1: no fd (msgsnd/msgrcv) */
 	__u8 sc;   /* enum cabbpf_sc */
 	__u8 fdkind;
-	__u16 pad;
+	__u16 flags; /* CABBPF_IODONE_* */
 	__u32 calls;
 	__u64 cgid;
 	__u64 ino;
 	__u64 dev;
+	/* The process's start (its leader's start_boottime, ns): which process
+	 * under pid this is, as /proc/PID/stat's starttime (clock ticks) says
+	 * of the one there now. */
+	__u64 start_ns;
 	__u64 bytes;
 	__u64 req;
 	__u32 errors;

@@ -100,13 +100,18 @@ static struct iostat *new_stat(unsigned keep)
 	return s;
 }
 
-/* One ring record: calls reads of 64 bytes on fd 3 (a file of inode ino). */
-static void record(struct iostat *s, uint32_t pid, const char *comm, uint32_t calls, uint64_t ino)
+/* One ring record: calls reads of 64 bytes on fd 3 (a file of inode ino),
+ * by the process that started at start_ns (0: not said), flags
+ * CABBPF_IODONE_*. */
+static void record_of(struct iostat *s, uint32_t pid, const char *comm, uint32_t calls,
+		      uint64_t ino, uint64_t start_ns, uint16_t flags)
 {
 	struct cabbpf_iodone d;
 
 	memset(&d, 0, sizeof(d));
 	d.pid = pid;
+	d.start_ns = start_ns;
+	d.flags = flags;
 	d.fd = 3;
 	d.sc = CABBPF_SC_READ;
 	d.fdkind = CABBPF_FD_FILE;
@@ -118,6 +123,11 @@ static void record(struct iostat *s, uint32_t pid, const char *comm, uint32_t ca
 	d.hist_req[7] = d.hist_ret[7] = calls;
 	snprintf(d.comm, sizeof(d.comm), "%s", comm);
 	ck_assert_int_eq(ended__on_record(s, &d, sizeof(d)), 0);
+}
+
+static void record(struct iostat *s, uint32_t pid, const char *comm, uint32_t calls, uint64_t ino)
+{
+	record_of(s, pid, comm, calls, ino, 0, 0);
 }
 
 /* The JSON report of s, parsed (the caller puts it). */
@@ -290,6 +300,54 @@ START_TEST(reused_pid_kept_apart)
 }
 END_TEST
 
+/* Records that say which process sent them (its start): one exit's
+ * records stay one process however many drains fall between them (the
+ * rounds alone would split it), a new start under the pid is another
+ * process; a live process's slots (its map keys refused) join its figures
+ * and end nothing. */
+START_TEST(records_by_start)
+{
+	struct iostat *s = new_stat(0);
+	json_object *j, *procs, *c;
+	int i;
+
+	record_of(s, 300, "slow", 2, 7, 5000000000ull, 0);
+	for (i = 0; i < 6; i++)
+		ck_assert_int_eq(iostat__drain(s), 0);
+	record_of(s, 300, "slow", 3, 7, 5000000000ull, 0);
+	ck_assert_int_eq(iostat__drain(s), 0);
+	record_of(s, 300, "again", 4, 7, 6000000000ull, 0);
+	ck_assert_int_eq(iostat__drain(s), 0);
+	/* Live slots of pid 400, then its exit, then more rounds. */
+	record_of(s, 400, "live", 10, 8, 7000000000ull, CABBPF_IODONE_LIVE);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(iostat__drain(s), 0);
+	record_of(s, 400, "live", 1, 8, 7000000000ull, CABBPF_IODONE_LIVE);
+	ck_assert_int_eq(iostat__drain(s), 0);
+	record_of(s, 400, "live", 2, 8, 7000000000ull, 0);
+	ck_assert_int_eq(iostat__drain(s), 0);
+	j = report(s);
+	procs = get(j, "processes");
+	ck_assert_int_eq(json_object_array_length(procs), 3);
+	c = find(get(j, "commands"), "command", "slow");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(num(c, "processes"), 1);
+	ck_assert_int_eq(num(c, "in_calls"), 5);
+	c = find(get(j, "commands"), "command", "again");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(num(c, "processes"), 1);
+	ck_assert_int_eq(num(c, "in_calls"), 4);
+	c = find(get(j, "commands"), "command", "live");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(num(c, "processes"), 1);
+	ck_assert_int_eq(num(c, "in_calls"), 13);
+	ck_assert_int_eq(num(c, "in_bytes"), 64 * 13);
+	ck_assert_int_eq(num(j, "processes_total"), 3);
+	json_object_put(j);
+	iostat__free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("iostat");
@@ -300,6 +358,7 @@ int main(void)
 	tcase_add_test(tc, ptab_get_put_split);
 	tcase_add_test(tc, fold_keeps_every_call);
 	tcase_add_test(tc, reused_pid_kept_apart);
+	tcase_add_test(tc, records_by_start);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

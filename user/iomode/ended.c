@@ -9,10 +9,12 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 
 #include "common/log.h"
 #include "common/syscalls.h"
+#include "user/proc/procfs.h"
 #include "user/iomode/iostat_int.h"
 
 /* pid's figures are all retired (it ended), or it is alive again (a pid
@@ -40,6 +42,30 @@ void ended__new_process(struct iostat *s, uint32_t pid)
 
 	if (!hmap__upsert(&s->gen, pid, &g))
 		(*g)++;
+	g = hmap__find(&s->starts, pid);
+	if (g)
+		*g = 0;
+}
+
+/* The start the ended process under pid was told by (0: none). */
+static uint64_t told_start(struct iostat *s, uint32_t pid)
+{
+	uint64_t *v = hmap__find(&s->starts, pid);
+
+	return v ? *v : 0;
+}
+
+bool ended__still_ending(struct iostat *s, uint32_t pid, uint64_t dv)
+{
+	uint64_t told = told_start(s, pid);
+	long hz = sysconf(_SC_CLK_TCK);
+	long long now;
+
+	if (!told || hz <= 0 || 1000000000 % hz)
+		return (dv >> 1) + 1 >= s->round;
+	now = procfs__start_ticks((pid_t)pid);
+	/* Gone between the two reads: it was the one ending. */
+	return now < 0 || (uint64_t)now == told / (uint64_t)(1000000000 / hz);
 }
 
 /* Which process under pid is the current one (0: the first seen). */
@@ -90,10 +116,11 @@ struct fent *ended__file_entry(struct iostat *s, const struct cabbpf_iofile_key 
 	return e;
 }
 
-/* One slot of an ended process (ring "iodone"): straight into its
- * retired figures, as a collection retires a dead process's keys. Its
- * files keep the kernel's dentry name: the process is gone, /proc has no
- * fd to resolve. Returns 0 (libbpf's callback contract: go on). */
+/* One slot of an ended process (ring "iodone"), or of a live one whose
+ * map key the kernel could not create (CABBPF_IODONE_LIVE): straight into
+ * its retired figures, as a collection retires a dead process's keys. Its
+ * files keep the kernel's dentry name (an ended process has no fd in /proc
+ * to resolve). Returns 0 (libbpf's callback contract: go on). */
 int ended__on_record(void *ctx, void *data, size_t size)
 {
 	const struct cabbpf_iodone *d = data;
@@ -102,9 +129,10 @@ int ended__on_record(void *ctx, void *data, size_t size)
 	struct cabbpf_iostat_val v;
 	struct cabbpf_iofile_key fk;
 	struct cabbpf_iofile_val fv;
+	bool live = d->flags & CABBPF_IODONE_LIVE;
 	struct sent *e;
 	struct fent *f;
-	uint64_t *dv;
+	uint64_t *dv, *sv, told;
 	uint32_t ok;
 	unsigned b;
 
@@ -126,24 +154,32 @@ int ended__on_record(void *ctx, void *data, size_t size)
 		v.hist_ret[b] = d->hist_ret[b];
 	}
 	memcpy(v.comm, d->comm, sizeof(v.comm));
-	/* Ended two rounds (100 ms) before already: this is another process
-	 * under the same pid. The records of one exit are written within
-	 * microseconds, but a drain can fall between two of them: the next
-	 * round still takes the rest for the same process. */
+	/* Records of another process than the one that ended under this pid:
+	 * by their starts when both are known; else by time, since the
+	 * records of one exit are written within microseconds (a drain can
+	 * fall between two of them: the next round still takes the rest for
+	 * the same process), so two rounds (100 ms) later it is another. */
 	dv = hmap__find(&s->dead, d->pid);
-	if (dv && (*dv & 1) && (*dv >> 1) + 1 < s->round) {
+	told = told_start(s, d->pid);
+	if (dv && (*dv & 1) &&
+	    (told && d->start_ns ? told != d->start_ns : (*dv >> 1) + 1 < s->round)) {
 		ended__new_process(s, d->pid);
-		*dv = 2 * s->round + 1;
-		s->ndead++;
+		ended__mark(s, d->pid, false);
 	}
 	e = ended__entry(s, &k);
 	if (!e) {
 		log_warn("--io: out of memory: a process's figures are incomplete");
 		return 0;
 	}
+	/* A live process's slot (its key refused) joins its retired figures:
+	 * the kernel's key never holds these calls. */
 	iostat__add_stat(&e->base, &v);
 	iostat__cg_path(s, k.cgid);
-	ended__mark(s, d->pid, true);
+	if (!live) {
+		ended__mark(s, d->pid, true);
+		if (d->start_ns && !hmap__upsert(&s->starts, d->pid, &sv))
+			*sv = d->start_ns;
+	}
 	ok = d->calls - d->errors;
 	if (d->fd < 0 || !ok)
 		return 0;

@@ -64,6 +64,7 @@ void iostat__free(struct iostat *s)
 	ptab__fini(&s->files, iostat__fent_fini);
 	ptab__fini(&s->cmds, NULL);
 	hmap__fini(&s->dead);
+	hmap__fini(&s->starts);
 	hmap__fini(&s->gen);
 	hmap__fini(&s->folding);
 	while (hmap__next(&s->cgpath, &it, &e))
@@ -142,8 +143,11 @@ static char *sock_peer(uint32_t pid, uint64_t ino)
 			unsigned lp, rp;
 			unsigned long inode;
 
-			if (sscanf(line, " %*u: %32[0-9A-Fa-f]:%x %32[0-9A-Fa-f]:%x %*x %*s %*s %*s %*u %*u %lu",
-				   lh, &lp, rh, &rp, &inode) != 5 || inode != ino)
+			if (sscanf(line,
+				   " %*u: %32[0-9A-Fa-f]:%x %32[0-9A-Fa-f]:%x %*x %*s %*s %*s %*u "
+				   "%*u %lu",
+				   lh, &lp, rh, &rp, &inode) != 5 ||
+			    inode != ino)
 				continue;
 			fmt_addr(lh, lp, la, sizeof(la));
 			fmt_addr(rh, rp, ra, sizeof(ra));
@@ -249,14 +253,16 @@ static bool on_stat(struct iostat *s, const void *key, const void *vals, size_t 
 	uint64_t *dv = hmap__find(&s->dead, k->pid);
 	bool alive = pid_alive(s, k->pid);
 
-	/* Ended, and now alive: another process under the same pid, unless
-	 * it ended within the last two rounds (as ended__on_record judges):
-	 * its last thread sends its records at sched_process_exit, before it
-	 * becomes a zombie, and /proc still shows it running until then (the
-	 * rest of do_exit: under emulation long enough for a read of the
-	 * maps to fall in between, and its keys made a 41st iotarget). */
-	if (alive && dv && (*dv & 1) && (*dv >> 1) + 1 < s->round)
-		ended__new_process(s, k->pid);
+	/* Ended, and now alive: the same process still in do_exit (under
+	 * emulation long enough for reads of the maps to fall in between: its
+	 * keys made a 41st iotarget when two rounds were taken for the same),
+	 * or another under the same pid. */
+	if (alive && dv && (*dv & 1)) {
+		if (ended__still_ending(s, k->pid, *dv))
+			alive = false;
+		else
+			ended__new_process(s, k->pid);
+	}
 	memset(&sum, 0, sizeof(sum));
 	for (c = 0; c < s->o.ncpus; c++)
 		iostat__add_stat(&sum, (const void *)((const char *)vals + c * vsize));

@@ -36,8 +36,8 @@ struct sent {
 struct fent {
 	struct cabbpf_iofile_key k; /* k.fd: negative once set aside (ended__file_entry) */
 	struct cabbpf_iofile_val cur, base;
-	char *name; /* path, socket peer, or NULL when it could not be resolved */
-	int32_t fd; /* the process's fd (k.fd's, before any setting aside) */
+	char *name;   /* path, socket peer, or NULL when it could not be resolved */
+	int32_t fd;   /* the process's fd (k.fd's, before any setting aside) */
 	uint32_t gen; /* which process under k.pid, as struct sent's */
 	bool set;     /* gen and fd are set */
 	bool tried;   /* resolution attempted (only while the process lived) */
@@ -46,10 +46,10 @@ struct fent {
 struct iostat {
 	struct iostat_opts o;
 	struct ptab stats, files;
-	struct hmap cgpath; /* cgid -> char * (path) or 1 (unknown) */
-	struct hmap prev;   /* pid -> previous interval's in+out bytes */
+	struct hmap cgpath;  /* cgid -> char * (path) or 1 (unknown) */
+	struct hmap prev;    /* pid -> previous interval's in+out bytes */
 	uint64_t prev_total; /* in+out bytes of every process at the last -i print */
-	struct hmap alive;  /* pid -> 1 dead / 2 alive, per collect */
+	struct hmap alive;   /* pid -> 1 dead / 2 alive, per collect */
 	size_t vsize_s, vsize_f;
 	void *vals;		  /* ncpus values of the larger map */
 	struct ring_buffer *done; /* "iodone", or NULL */
@@ -58,6 +58,8 @@ struct iostat {
 	struct hmap dead;    /* pid -> 2 * round + 1 ended (figures all retired) / 2 alive */
 	size_t ndead;	     /* pids ended in dead */
 	struct hmap gen;     /* pid -> processes seen under it before the current */
+	struct hmap starts;  /* pid -> start (ns) of the process that ended under it,
+				as its last records said (0: not told) */
 	uint64_t round;	     /* drains and collects so far */
 	uint64_t walked;     /* round of the last complete walk of the kernel maps */
 	uint16_t asides;     /* entries set aside, for their keys' pad */
@@ -97,6 +99,14 @@ bool iostat__cg_container(struct iostat *s, uint64_t cgid, const char *path,
 int ended__on_record(void *ctx, void *data, size_t size);
 /* pid's figures are all retired (it ended), or it is alive again. */
 void ended__mark(struct iostat *s, uint32_t pid, bool dead);
+
+/* pid is marked ended (dv its s->dead value) and /proc shows a process
+ * under it: is that the one that ended, still finishing its exit (its last
+ * thread sent its records at sched_process_exit; /proc shows it running
+ * until it is a zombie, under emulation for longer than a collection)? By
+ * the start time its records carried against /proc's; when they carried
+ * none, by the rounds since (as ended__on_record judges). */
+bool ended__still_ending(struct iostat *s, uint32_t pid, uint64_t dv);
 /* A new process under pid: its figures get rows of their own. */
 void ended__new_process(struct iostat *s, uint32_t pid);
 /* The entry of kernel key k for the current process under k->pid (created

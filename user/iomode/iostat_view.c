@@ -610,6 +610,8 @@ static const struct counter_key kernel_keys[] = {
 	{"file_keys_created", CABBPF_IOSTAT_FILES_NEW},
 	{"exit_records", CABBPF_IOSTAT_EXIT_SENT},
 	{"exit_ring_full", CABBPF_IOSTAT_EXIT_RING_FULL},
+	{"live_records", CABBPF_IOSTAT_LIVE_SENT},
+	{"live_ring_full", CABBPF_IOSTAT_LIVE_RING_FULL},
 	{NULL, 0},
 };
 

@@ -49,25 +49,11 @@ static double cpu_s(void)
  * includes the loader and libraries, not only main(). */
 static double since_exec_s(void)
 {
-	char buf[1024], *p;
-	unsigned long long start = 0;
-	struct timespec ts;
+	long long start = procfs__start_ticks(getpid());
 	long hz = sysconf(_SC_CLK_TCK);
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t n;
-	int field;
+	struct timespec ts;
 
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* Field 22 (starttime), counted from after "(comm)": field 3 first. */
-	p = strrchr(buf, ')');
-	for (field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", &start) != 1 || hz <= 0 ||
-	    clock_gettime(CLOCK_BOOTTIME, &ts))
+	if (start < 0 || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts))
 		return -1;
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - (double)start / (double)hz;
 }
@@ -79,7 +65,8 @@ static double since_exec_s(void)
  * suites at once) filled the 16384 per-process keys within a second and
  * 2,992 calls were lost (counted: "kernel maps full"). Yes when an eighth
  * of a map's room was taken since the last collection (marks: the
- * counters then; rs, rf: the maps' room), or when a key was refused.
+ * counters then; rs, rf: the maps' room), or when a key was refused (its
+ * slot then went through the ring, or was lost).
  * One read of the counters per tick (50 ms).
  */
 static bool filling(struct iotrace *io, const uint64_t *marks, uint32_t rs, uint32_t rf)
@@ -90,6 +77,7 @@ static bool filling(struct iotrace *io, const uint64_t *marks, uint32_t rs, uint
 		return false;
 	return (c[CABBPF_IOSTAT_STATS_NEW] - marks[CABBPF_IOSTAT_STATS_NEW]) * 8 > rs ||
 	       (c[CABBPF_IOSTAT_FILES_NEW] - marks[CABBPF_IOSTAT_FILES_NEW]) * 8 > rf ||
+	       c[CABBPF_IOSTAT_LIVE_SENT] > marks[CABBPF_IOSTAT_LIVE_SENT] ||
 	       c[CABBPF_IOSTAT_STATS_FULL] > marks[CABBPF_IOSTAT_STATS_FULL] ||
 	       c[CABBPF_IOSTAT_FILES_FULL] > marks[CABBPF_IOSTAT_FILES_FULL];
 }
@@ -152,6 +140,10 @@ static int start(struct iomode *m)
 	io_o.no_casts = !features__get()->has[KF_RDONLY_CAST];
 	io_o.cgroup_fd = m->cgfd;
 	io_o.slots_fd = io_o.heads_fd = io_o.tstates_fd = io_o.tstab_fd = io_o.stats_fd = -1;
+	/* Tests: maps of a few keys, so that the kernel refuses keys and sends
+	 * their slots through the ring (tests/test_io_integration.c). */
+	if (getenv("CABBPF_TEST_IO_MAX_KEYS"))
+		io_o.max_procs = io_o.max_files = (uint32_t)atoi(getenv("CABBPF_TEST_IO_MAX_KEYS"));
 	t_load = now_s();
 	err = iotrace__open(&io_o, &m->io);
 	if (err)
@@ -298,8 +290,7 @@ static int report(struct iomode *m)
 		run->duration_s > 0 ? (double)iostat__calls(m->st) / run->duration_s : 0.0,
 		(unsigned long long)(run->counts[CABBPF_IOSTAT_STATS_FULL] +
 				     run->counts[CABBPF_IOSTAT_FILES_FULL]),
-		run->cpu_s, run->duration_s > 0 ? 100 * run->cpu_s / run->duration_s : 0.0,
-		m->why);
+		run->cpu_s, run->duration_s > 0 ? 100 * run->cpu_s / run->duration_s : 0.0, m->why);
 	return err;
 }
 

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "user/proc/procfs.h"
 
@@ -71,6 +73,35 @@ bool procfs__gone(pid_t pid)
 	/* "pid (comm) S ...": comm may hold spaces and parentheses. */
 	p = strrchr(buf, ')');
 	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+long long procfs__start_ticks(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	unsigned long long start;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!read_head(path, buf, sizeof(buf)))
+		return -1;
+	/* Field 22, counted from after "(comm)" (field 2), whose name may
+	 * hold spaces and parentheses. */
+	p = strrchr(buf, ')');
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return -1;
+	return (long long)start;
+}
+
+unsigned long long procfs__now_ticks(void)
+{
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (unsigned long long)ts.tv_sec * (unsigned long long)hz +
+	       (unsigned long long)ts.tv_nsec / (1000000000ull / (unsigned long long)hz);
 }
 
 long procfs__syscall(pid_t pid, pid_t tid)

@@ -22,6 +22,15 @@ long procfs__status_field(pid_t pid, const char *name);
  * code and does no more I/O (/proc/PID/stat's state). */
 bool procfs__gone(pid_t pid);
 
+/* When process pid started: /proc/PID/stat's starttime, clock ticks
+ * (sysconf(_SC_CLK_TCK)) since boot, which tells two processes under one
+ * pid apart. Returns it (>= 0), or -1 when the process is gone or the
+ * file unreadable. */
+long long procfs__start_ticks(pid_t pid);
+
+/* Now, in the clock of procfs__start_ticks (CLOCK_BOOTTIME in ticks). */
+unsigned long long procfs__now_ticks(void);
+
 /* The system call thread tid of process pid is in now, blocked (its number,
  * from /proc/PID/task/TID/syscall), or -1: running, not in a call, gone,
  * or unreadable. */

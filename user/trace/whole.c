@@ -15,6 +15,7 @@
 #include "user/proc/cgroup.h"
 #include "user/proc/container.h"
 #include "user/proc/libs.h"
+#include "user/proc/procfs.h"
 #include "user/trace/whole_int.h"
 
 /* ---- helpers ---- */
@@ -117,7 +118,6 @@ int whole__file_add(struct whole *w, dev_t dev, ino_t ino)
 	return 0;
 }
 
-
 /* ---- scanning the cgroup ---- */
 
 static int cmp_pid(const void *a, const void *b);
@@ -147,8 +147,9 @@ static int scan(struct whole *w, size_t *alive)
 		}
 		/* Found during the run: started during it, or moved in? */
 		if (created && w->started)
-			p->pub.found =
-				whole_proc__start_ticks(v[i]) + 1 >= w->t0_ticks ? WHOLE_NEW : WHOLE_MOVED;
+			p->pub.found = procfs__start_ticks(v[i]) + 1 >= (long long)w->t0_ticks
+					       ? WHOLE_NEW
+					       : WHOLE_MOVED;
 		if (created || p->ended) {
 			p->ended = false;
 			whole_proc__enqueue(w, p);
@@ -161,8 +162,8 @@ static int scan(struct whole *w, size_t *alive)
 		struct wproc *p = (struct wproc *)(uintptr_t)e->val;
 
 		if (p && !p->pending && !p->ended &&
-		    (!n || !bsearch(&p->pub.pid, v, n, sizeof(*v), cmp_pid)) && kill(p->pub.pid, 0) &&
-		    errno == ESRCH)
+		    (!n || !bsearch(&p->pub.pid, v, n, sizeof(*v), cmp_pid)) &&
+		    kill(p->pub.pid, 0) && errno == ESRCH)
 			p->ended = true;
 	}
 	free(v);
@@ -308,7 +309,7 @@ int whole__start(struct whole *w, struct trace *tr, const struct guard_maps *gm)
 	w->tr = tr;
 	w->gm = *gm;
 	w->started = true;
-	w->t0_ticks = whole_proc__now_ticks();
+	w->t0_ticks = procfs__now_ticks();
 	/* Blocked in this thread before the guards' tracer threads exist
 	 * (guard__seize): they take SIGCHLD themselves. */
 	while (hmap__next(&w->procs, &it, &e)) {

@@ -152,7 +152,5 @@ void whole_proc__guard_and_arm(struct whole *w, struct wproc *p, const char *pat
  * and arming. Returns 0, or -ENOMEM. */
 int whole_proc__look_at(struct whole *w, struct wproc *p);
 /* When pid started, and now, in clock ticks since boot (0: unreadable). */
-unsigned long long whole_proc__start_ticks(pid_t pid);
-unsigned long long whole_proc__now_ticks(void);
 
 #endif

@@ -302,31 +302,3 @@ int whole_proc__look_at(struct whole *w, struct wproc *p)
 	w->nsaid++;
 	return 0;
 }
-
-/* When pid started, in clock ticks since boot (/proc/PID/stat's 22nd
- * field), or 0. */
-unsigned long long whole_proc__start_ticks(pid_t pid)
-{
-	char buf[1024], *p;
-	unsigned long long v = 0;
-	int i;
-
-	whole__proc_line(pid, "stat", buf, sizeof(buf));
-	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-	for (i = 2; p && *p && i < 22; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		v = strtoull(p + 1, NULL, 10);
-	return v;
-}
-
-/* The start of the run in the same clock. */
-unsigned long long whole_proc__now_ticks(void)
-{
-	struct timespec ts;
-	long hz = sysconf(_SC_CLK_TCK);
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (unsigned long long)ts.tv_sec * (unsigned long long)hz +
-	       (unsigned long long)ts.tv_nsec / (1000000000ull / (unsigned long long)hz);
-}
