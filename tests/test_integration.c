@@ -122,8 +122,8 @@ END_TEST
 START_TEST(children_counted_not_traced)
 {
 	char *fork_args[] = {"-f", "work", "--", (char *)h_target("clonevm", OPT(_i)), "100", NULL};
-	char *thr_args[] = {"-f", "work", "--", (char *)h_target("threads", OPT(_i)), "4", "1000",
-			    NULL};
+	char *thr_args[] = {"-f", "work", "--", (char *)h_target("threads", OPT(_i)),
+			    "4",  "1000", NULL};
 	struct h_run r;
 
 	h_run(&r, fork_args);
@@ -405,8 +405,8 @@ END_TEST
 START_TEST(kernel_without_required_feature_refused)
 {
 	char *args[] = {"-q", "--", (char *)h_target("recurse", 0), "10", NULL};
-	char *noguard[] = {"--no-guard", "-a", "count", "--", (char *)h_target("recurse", 0), "10",
-			   NULL};
+	char *noguard[] = {"--no-guard", "-a", "count", "--", (char *)h_target("recurse", 0),
+			   "10",	 NULL};
 	struct h_run r;
 
 	setenv("CABBPF_TEST_KERNEL_LACKS", "bpf_loop", 1);
@@ -640,8 +640,8 @@ static void assert_lost_by_kind(const struct h_run *r)
 			      lost);
 		ck_assert_int_eq(json_object_get_boolean(h_get(o, "lower_bound")), lost > 0);
 		snprintf(want, sizeof(want), "\n    %s: %lld lost (cpu", lines[k], lost);
-		ck_assert_msg((strstr(r->out, want) != NULL) == (lost > 0),
-			      "text %s '%s':\n%s", lost ? "lacks" : "has", want, r->out);
+		ck_assert_msg((strstr(r->out, want) != NULL) == (lost > 0), "text %s '%s':\n%s",
+			      lost ? "lacks" : "has", want, r->out);
 		if (k == 2) { /* no analyzer's count depends on guard events */
 			ck_assert_int_eq(json_object_array_length(an), 0);
 			continue;
@@ -689,10 +689,12 @@ START_TEST(ring_overflow_counts_every_drop)
 {
 	/* --no-guard: a stopped cabbpf must not hold the target's thread
 	 * creation (the guard's ptrace events) while the program runs. */
-	long long K = 10000LL * (sysconf(_SC_NPROCESSORS_CONF) > 1 ? sysconf(_SC_NPROCESSORS_CONF) : 1);
+	long long K =
+		10000LL * (sysconf(_SC_NPROCESSORS_CONF) > 1 ? sysconf(_SC_NPROCESSORS_CONF) : 1);
 	char kbuf[32];
-	char *args[] = {"--no-guard", "--ring-size", "1", "--",
-			(char *)h_target("threads", OPT(_i)), "4", kbuf, NULL};
+	char *args[] = {
+		"--no-guard", "--ring-size", "1", "--", (char *)h_target("threads", OPT(_i)),
+		"4",	      kbuf,	     NULL};
 	const long long calls = 1 + 4 + K * 4 * 5 / 2; /* main, workers, work */
 	json_object *per_cpu;
 	long long lost, sum = 0;
@@ -801,8 +803,10 @@ START_TEST(ring_overflow_loses_io_too)
 	ck_assert_int_gt(h_lost_by_kind(r.json, "calls"), 0);
 	ck_assert_int_eq(h_lost_by_kind(r.json, "guard"), 0);
 	assert_lost_by_kind(&r);
-	snprintf(want, sizeof(want), "    I/O: %lld lost (cpu%d %lld): I/O call and byte counts are "
-		 "lower bounds", T + 1, cpu, T + 1);
+	snprintf(want, sizeof(want),
+		 "    I/O: %lld lost (cpu%d %lld): I/O call and byte counts are "
+		 "lower bounds",
+		 T + 1, cpu, T + 1);
 	ck_assert_msg(strstr(r.out, want), "text lacks '%s':\n%s", want, r.out);
 	ck_assert_int_eq(h_num(r.json, "order_gaps"), 0);
 	h_free(&r);
@@ -1125,7 +1129,8 @@ static void assert_src(json_object *j, const char *name, const char *src, const 
 	ck_assert_msg(f, "no function %s", name);
 	file = json_object_get_string(h_get(f, "file"));
 	ck_assert_msg(file && file[0] == '/' && strlen(file) > n &&
-			      !strcmp(file + strlen(file) - n, src) && file[strlen(file) - n - 1] == '/',
+			      !strcmp(file + strlen(file) - n, src) &&
+			      file[strlen(file) - n - 1] == '/',
 		      "%s: file %s, want .../%s", name, file ? file : "(none)", src);
 	ck_assert_int_eq(h_fn_field(j, name, "line"), h_line_of(src, def));
 }
@@ -1166,8 +1171,9 @@ END_TEST
  * .dynsym), each with its source line from the same file's DWARF. */
 START_TEST(libc_symbols_from_libc6_dbg)
 {
-	char *args[] = {"-v", "-l", "-f", "libc:__memmove_avx*", "--",
-			(char *)h_target("recurse", 0), "1", NULL};
+	char *args[] = {
+		"-v", "-l", "-f", "libc:__memmove_avx*", "--", (char *)h_target("recurse", 0),
+		"1",  NULL};
 	char libc[PATH_MAX], debug[PATH_MAX + 64], want[3 * PATH_MAX], cmd[PATH_MAX + 128];
 	char out[256];
 	const char *id;
@@ -1463,20 +1469,22 @@ START_TEST(run_error_exits_1)
 	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		setenv(cases[c].hook, cases[c].value, 1);
 		for (json = 0; json < 2; json++) {
-			ck_assert_int_eq(h_start(&r, cases[c].endless ? endless : finite, !json, 0), 0);
+			ck_assert_int_eq(h_start(&r, cases[c].endless ? endless : finite, !json, 0),
+					 0);
 			h_finish(&r);
-			ck_assert_msg(r.status == 1, "%s: exit %d with%s --json:\n%s", cases[c].hook,
-				      r.status, json ? "" : "out", r.err);
+			ck_assert_msg(r.status == 1, "%s: exit %d with%s --json:\n%s",
+				      cases[c].hook, r.status, json ? "" : "out", r.err);
 			ck_assert_msg(strstr(r.err, cases[c].message), "%s: stderr lacks '%s':\n%s",
 				      cases[c].hook, cases[c].message, r.err);
 			/* said once */
-			ck_assert_ptr_null(strstr(strstr(r.err, cases[c].message) + 1,
-						  cases[c].message));
+			ck_assert_ptr_null(
+				strstr(strstr(r.err, cases[c].message) + 1, cases[c].message));
 			ck_assert_ptr_nonnull(strstr(r.err, "stopped: error"));
 			if (json) { /* the partial trace's report */
 				ck_assert_ptr_nonnull(r.json);
-				ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")),
-						 "error");
+				ck_assert_str_eq(
+					json_object_get_string(h_get(r.json, "stop_reason")),
+					"error");
 			} else {
 				ck_assert_ptr_nonnull(strstr(r.out, "cabbpf report: pid"));
 			}
@@ -1575,14 +1583,16 @@ START_TEST(exits_during_attach)
 			 "cabbpf: error: process %d (longrun-O0) exited while cabbpf was "
 			 "attaching%s",
 			 (int)t.pid, k == 2 ? " (killed by signal 9, Killed)" : "");
-		ck_assert_msg(strstr(r.err, want), "case %d: stderr lacks '%s':\n%s", k, want, r.err);
-		ck_assert_ptr_null(strstr(strstr(r.err, want) + strlen(want), "exited while")); /* once */
+		ck_assert_msg(strstr(r.err, want), "case %d: stderr lacks '%s':\n%s", k, want,
+			      r.err);
+		ck_assert_ptr_null(
+			strstr(strstr(r.err, want) + strlen(want), "exited while")); /* once */
 		ck_assert_msg(!strstr(r.err, "attaching probes to") &&
 				      !strstr(r.err, "the kernel refused the probe") &&
 				      !strstr(r.err, "No such process"),
 			      "case %d: another message:\n%s", k, r.err);
 		ck_assert_ptr_null(strstr(r.err, "cabbpf: tracing ")); /* never traced */
-		ck_assert_ptr_null(r.json);			      /* no report */
+		ck_assert_ptr_null(r.json);			       /* no report */
 		h_free(&r);
 	}
 	unsetenv("CABBPF_TEST_PAUSE_ATTACH");
@@ -1789,10 +1799,19 @@ END_TEST
 START_TEST(exec_other_program_libs)
 {
 	char copy[PATH_MAX];
-	char *same[] = {"-f", "libc:sched_yield", "-f", "work", "-f", "main", "-f", "hop", "--",
-			(char *)h_target("reexec", OPT(_i)), "50", NULL};
-	char *other[] = {"-f", "libc:sched_yield", "-f", "work", "-f", "main", "-f", "hop", "--",
-			 (char *)h_target("reexec", OPT(_i)), "50", "other", copy, NULL};
+	char *same[] = {"-f", "libc:sched_yield",
+			"-f", "work",
+			"-f", "main",
+			"-f", "hop",
+			"--", (char *)h_target("reexec", OPT(_i)),
+			"50", NULL};
+	char *other[] = {"-f", "libc:sched_yield",
+			 "-f", "work",
+			 "-f", "main",
+			 "-f", "hop",
+			 "--", (char *)h_target("reexec", OPT(_i)),
+			 "50", "other",
+			 copy, NULL};
 	struct h_run r;
 
 	snprintf(copy, sizeof(copy), "%s/reexec-copy-%d", h_tmp, (int)getpid());
@@ -1901,8 +1920,8 @@ END_TEST
 START_TEST(follow_forks_children)
 {
 	char *target[] = {(char *)h_cxx_target("forkthrow", _i), "20", NULL};
-	char *opts[] = {"--follow-forks", "-f", "spawn", "-f", "work", "-f", "step", "-f", "fail",
-			NULL};
+	char *opts[] = {"--follow-forks", "-f", "spawn", "-f", "work", "-f",
+			"step",		  "-f", "fail",	 NULL};
 	const char *base = strrchr(target[0], '/') + 1, *cg;
 	char name[128];
 	struct h_plain p;
@@ -1942,18 +1961,102 @@ START_TEST(follow_forks_children)
 }
 END_TEST
 
-/* --follow-forks with what it cannot take: a clear refusal, no trace. */
+/*
+ * -p PID --follow-forks: a running process's children, through its own
+ * cgroup (a fresh one holding only it, as a service's or a container's
+ * does). forkthrow waits for SIGUSR1 (FORK_WAIT) until cabbpf is in,
+ * then forks 20 children that throw: exact counts of the parent and of
+ * the children, 21 processes, the parent's returns matched where the
+ * kernel has uprobe sessions; the target as untraced. _i: its flavour.
+ */
+START_TEST(follow_forks_pid_children)
+{
+	char dir[256], path[300], pidbuf[32], name[128];
+	char *target[] = {(char *)h_cxx_target("forkthrow", _i), "20", NULL};
+	char *args[] = {"--follow-forks", "-p", pidbuf, "-q", "-f",   "spawn", "-f",
+			"work",		  "-f", "step", "-f", "fail", NULL};
+	const char *base = strrchr(target[0], '/') + 1;
+	struct h_plain p;
+	struct h_proc x;
+	json_object *pe;
+	struct h_run r;
+	int st;
+
+	h_plain_run(&p, target);
+	ck_assert_msg(strstr(p.out, "children=20 caught=20\n"), "untraced: %s", p.out);
+	snprintf(name, sizeof(name), "cabbpf-pid-fork-%d", (int)getpid());
+	h_mk_cgroup(dir, sizeof(dir), name);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	h_spawn(&x, target, "FORK_WAIT=1", "ready");
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)x.pid);
+	h_write(path, pidbuf);
+	h_start_until(&r, args, H_TRACING);
+	ck_assert_int_eq(kill(x.pid, SIGUSR1), 0);
+	ck_assert_int_eq(waitpid(x.pid, &st, 0), x.pid);
+	h_finish(&r);
+	h_rm_cgroup(dir);
+	h_assert_ready_same(&x, st, &p);
+	h_assert_ok(&r);
+	ck_assert_int_eq(json_object_array_length(h_get(r.json, "processes")), 21);
+	pe = h_proc_of(r.json, x.pid);
+	ck_assert_ptr_nonnull(pe);
+	snprintf(name, sizeof(name), "%s:spawn", base);
+	ck_assert_int_eq(h_calls(pe, name), 20);
+	ck_assert_int_eq(h_calls(r.json, name), 20);
+	if (h_kernel_has("uprobe_session")) {
+		ck_assert(json_object_get_boolean(h_get(pe, "guarded")));
+		ck_assert_int_eq(h_fn_field(pe, name, "matched"), 20);
+		ck_assert_int_eq(h_returns(pe, "missing"), 0);
+	}
+	snprintf(name, sizeof(name), "%s:work", base);
+	ck_assert_int_eq(h_calls(r.json, name), 20);
+	snprintf(name, sizeof(name), "%s:step", base);
+	ck_assert_int_eq(h_calls(r.json, name), 20 * 100);
+	snprintf(name, sizeof(name), "%s:fail", base);
+	ck_assert_int_eq(h_calls(r.json, name), 20);
+	ck_assert_str_eq(json_object_get_string(h_get(h_get(r.json, "target"), "cgroup")), dir);
+	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")),
+			 "target and its children exited");
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+/* --follow-forks with what it cannot take: a clear refusal, no trace. -p
+ * of a process whose cgroup holds another that is not its descendant:
+ * refused, naming it (moving the process would change its limits). */
 START_TEST(follow_forks_refused)
 {
-	char pid[32];
+	char pid[32], dir[256], path[300], other[32], want[400];
 	char *with_pid[] = {"--follow-forks", "-p", pid, NULL};
+	char *shared[] = {"--follow-forks", "-p", pid, "-f", "main", NULL};
 	char *alone[] = {"--follow-forks", "--cgroup", "/sys/fs/cgroup", NULL};
-	char *nothing[] = {"--follow-forks", "-f", "no_such_function_here", "--", "/bin/true", NULL};
+	char *nothing[] = {"--follow-forks", "-f", "no_such_function_here", "--",
+			   "/bin/true",	     NULL};
+	char *sleeper[] = {"/bin/sleep", "60", NULL};
+	struct h_proc a, b;
 
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	h_expect_failure(with_pid, 0, "--follow-forks follows a command cabbpf launches");
+	h_expect_failure(with_pid, 0, "it is an ancestor of cabbpf");
 	h_expect_failure(alone, 0, "--follow-forks follows a command cabbpf launches");
 	h_expect_failure(nothing, 0, "--follow-forks starts from the command's own functions");
+	snprintf(path, sizeof(path), "cabbpf-pid-shared-%d", (int)getpid());
+	h_mk_cgroup(dir, sizeof(dir), path);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	h_spawn(&a, sleeper, NULL, NULL);
+	h_spawn(&b, sleeper, NULL, NULL);
+	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
+	snprintf(other, sizeof(other), "%d", (int)b.pid);
+	h_write(path, pid);
+	h_write(path, other);
+	snprintf(want, sizeof(want), "holds 1 other process, not of its descendants (pid %d)",
+		 (int)b.pid);
+	h_expect_failure(shared, 0, want);
+	kill(a.pid, SIGKILL);
+	kill(b.pid, SIGKILL);
+	waitpid(a.pid, NULL, 0);
+	waitpid(b.pid, NULL, 0);
+	h_rm_cgroup(dir);
 }
 END_TEST
 
@@ -2028,6 +2131,7 @@ int main(void)
 	suite_add_tcase(s, bad);
 	tcase_set_timeout(follow, 180);
 	tcase_add_loop_test(follow, follow_forks_children, 0, 4);
+	tcase_add_loop_test(follow, follow_forks_pid_children, 0, 2);
 	tcase_add_test(follow, follow_forks_refused);
 	suite_add_tcase(s, follow);
 	return h_run_suite(s);

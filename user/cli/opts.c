@@ -19,7 +19,6 @@
 #include "user/cli/opts.h"
 #include "common/log.h"
 
-
 /* --help: this, then the table's sections, then help_tail. */
 static const char help_head[] =
 	"Usage: cabbpf [OPTIONS] -p PID\n"
@@ -134,8 +133,12 @@ const struct opt_def opts__table[] = {
 		 "under cabbpf's, removed after) and reports each\n"
 		 "process; the run ends when the last one has.\n"
 		 "Without it the report counts the processes\n"
-		 "COMMAND started, not traced. Return probes need\n"
-		 "Linux 6.13 (uprobe sessions): before, -a count"},
+		 "COMMAND started, not traced. With -p PID: PID's\n"
+		 "children, through PID's own cgroup, when that\n"
+		 "holds PID and its descendants only (a service's,\n"
+		 "a container's; else refused, saying which other\n"
+		 "processes are there). Return probes need Linux\n"
+		 "6.13 (uprobe sessions): before, -a count"},
 	{.type = OPT_NOTE,
 	 .group = G_TARGET,
 	 .label = "--container NAME|ID",
@@ -433,8 +436,8 @@ static void set_defaults(struct opts *o)
 
 /* --container or --cgroup with neither -p nor a command, not --io: every
  * process of that cgroup (user/trace/whole.h). */
-#define WHOLE(o)                                                                            \
-	((!(o)->io && !(o)->pid && !(o)->cmd && ((o)->cgroup || (o)->container)) ||         \
+#define WHOLE(o)                                                                                   \
+	((!(o)->io && !(o)->pid && !(o)->cmd && ((o)->cgroup || (o)->container)) ||                \
 	 (o)->follow_forks)
 
 /* The checks between options, in the order they are reported; the first
@@ -459,12 +462,9 @@ static int check_combination(struct opts *o)
 		{o->pid && o->cmd, "give either -p PID or -- COMMAND, not both"},
 		{o->follow_exec && !o->cmd,
 		 "--follow-exec follows a command cabbpf launches: give -- COMMAND"},
-		{o->follow_forks && o->pid,
-		 "--follow-forks follows a command cabbpf launches (-- COMMAND): a running "
-		 "process's children are traced with its cgroup (--cgroup DIR alone traces every "
-		 "process of it)"},
-		{o->follow_forks && !o->cmd,
-		 "--follow-forks follows a command cabbpf launches: give -- COMMAND"},
+		{o->follow_forks && !o->cmd && !o->pid,
+		 "--follow-forks follows a command cabbpf launches or a running process: give -- "
+		 "COMMAND or -p PID"},
 		{o->follow_forks && (o->cgroup || o->container),
 		 "--follow-forks traces a command and its children in a cgroup of their own: not "
 		 "with --cgroup or --container (alone, they trace every process of it)"},
@@ -817,7 +817,9 @@ void opts__print_help_mode(enum opts_mode mode, FILE *out)
 		fputs(help_dump, out);
 		return;
 	}
-	fputs(mode == OPTS_RECORD ? help_head_record : mode == OPTS_REPORT ? help_head_report : help_head,
+	fputs(mode == OPTS_RECORD   ? help_head_record
+	      : mode == OPTS_REPORT ? help_head_report
+				    : help_head,
 	      out);
 	for (i = 0; i < opts__ntable; i++) {
 		const struct opt_def *d = &opts__table[i];

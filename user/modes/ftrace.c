@@ -124,8 +124,7 @@ static int resolve_target(struct ftrace *ft)
 	if (err)
 		return err;
 	/* -p outside the cgroup asked for: an empty trace would say nothing. */
-	if (!o->cmd && ft->cgfd >= 0 &&
-	    (err = cgroup__check_pid(ft->cgpath, o->pid, o->container)))
+	if (!o->cmd && ft->cgfd >= 0 && (err = cgroup__check_pid(ft->cgpath, o->pid, o->container)))
 		return err;
 	err = o->cmd ? target__spawn(&ft->tg, o->cmd, o->follow_exec, ft->stop)
 		     : target__attach(&ft->tg, o->pid);
@@ -146,7 +145,16 @@ static int open_whole(struct ftrace *ft)
 	int err;
 
 	memset(&wo, 0, sizeof(wo));
-	if (o->follow_forks) {
+	if (o->follow_forks && o->pid) {
+		/* A running process's children: its own cgroup (found at the
+		 * start: cgroup__tree_of), traced as a whole; the process is
+		 * never moved (its cgroup is what limits and accounts it). */
+		if ((err = cgroup__open(ft->cgpath)) < 0)
+			return err;
+		ft->cgfd = err;
+		snprintf(what, sizeof(what), "pid %d, its children and every process of its cgroup",
+			 (int)o->pid);
+	} else if (o->follow_forks) {
 		/* The command in a cgroup of its own, traced as a whole
 		 * cgroup: every process it starts is in it (forks inherit
 		 * their parent's). Moved in while held before its exec, then
@@ -213,7 +221,6 @@ void ftrace__borrow_table(struct ftrace *ft)
 	ft->nfuncs = atomic_load(&ft->wt->n);
 }
 
-
 /* ---- the run ---- */
 
 /* Undo whatever the stages did, in reverse; the target is let go or, if
@@ -239,7 +246,7 @@ static void ftrace_free(struct ftrace *ft)
 		ft->probe_ns = NULL;
 	}
 	watchdog__done(ft->wd_fd);
-	trace__free(ft->tr);	      /* detaches: nothing stays in the target */
+	trace__free(ft->tr); /* detaches: nothing stays in the target */
 	/* The guard's tracer thread may have reaped the target: its status
 	 * is taken before the guard goes, and the target waited for as any
 	 * child from then on (the hook would read a freed guard). */
@@ -326,6 +333,10 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	ftrace__startup_mark(NULL);
 	/* cabbpf or its shell: said before anything is measured or loaded */
 	if (o->pid && !o->cmd && (err = target__check_pid(o->pid, "trace", false)))
+		goto cleanup;
+	/* -p PID --follow-forks: its cgroup must be its process tree */
+	if (o->follow_forks && o->pid &&
+	    (err = cgroup__tree_of(o->pid, ft->cgpath, sizeof(ft->cgpath))))
 		goto cleanup;
 	if (!o->list && !o->plan) {
 		err = check_kernel(ft);

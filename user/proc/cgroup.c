@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "user/proc/cgroup.h"
 #include "user/proc/container.h"
 #include "user/proc/ctnames.h"
+#include "user/proc/procfs.h"
 
 int cgroup__open(const char *path)
 {
@@ -71,7 +73,8 @@ static int resolve_container(const char *root, const char *arg, char *path, size
 				return 0;
 			}
 			if (err == -ENOENT) {
-				log_err("--container %s: %s container %.12s has no cgroup under %s: "
+				log_err("--container %s: %s container %.12s has no cgroup under "
+					"%s: "
 					"is it running?",
 					arg, rt, id, root);
 				return err;
@@ -204,9 +207,10 @@ int cgroup__check_pid(const char *cgpath, pid_t pid, const char *container)
 	if (!strncmp(have, want, n) && (have[n] == 0 || have[n] == '/'))
 		return 0;
 	if (container__id_from_path(line + 3, id, &rt))
-		log_err("-p %d is not in %s %s (cgroup %s): it is in %s container %.12s (cgroup %s)",
-			(int)pid, container ? "container" : "cgroup", container ? container : cgpath,
-			want, rt, id, have);
+		log_err("-p %d is not in %s %s (cgroup %s): it is in %s container %.12s (cgroup "
+			"%s)",
+			(int)pid, container ? "container" : "cgroup",
+			container ? container : cgpath, want, rt, id, have);
 	else
 		log_err("-p %d is not in %s %s (cgroup %s): it is in cgroup %s%s", (int)pid,
 			container ? "container" : "cgroup", container ? container : cgpath, want,
@@ -295,6 +299,105 @@ int cgroup__pids(const char *cgpath, pid_t **out, size_t *n)
 	return 0;
 }
 
+/* The cgroup v2 directory of pid (0: cabbpf) into path: the v2 root and
+ * /proc/PID/cgroup's "0::PATH". Returns 0, -ENOENT (no cgroup v2 mounted,
+ * or no v2 line), -ESRCH (gone) or -ENAMETOOLONG. */
+static int dir_of(pid_t pid, char *path, size_t len)
+{
+	char root[PATH_MAX], file[64], line[PATH_MAX + 8];
+	int err = -ENOENT;
+	FILE *f;
+
+	if (cgroup__v2_root(root, sizeof(root)))
+		return -ENOENT;
+	if (pid)
+		snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	else
+		snprintf(file, sizeof(file), "/proc/self/cgroup");
+	f = fopen(file, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (err == -ENOENT && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			err = (size_t)snprintf(path, len, "%s%s", root,
+					       strcmp(line + 3, "/") ? line + 3 : "") >= len
+				      ? -ENAMETOOLONG
+				      : 0;
+		}
+	fclose(f);
+	return err;
+}
+
+/* Whether q is pid or one of its descendants, by the parents in /proc
+ * (a process gone meanwhile counts as one: it can start nothing more). */
+static bool in_tree(pid_t q, pid_t pid)
+{
+	int depth;
+
+	for (depth = 0; depth < 4096 && q > 1; depth++) {
+		if (q == pid)
+			return true;
+		q = (pid_t)procfs__status_field(q, "PPid");
+		if (q < 0)
+			return true;
+	}
+	return q == pid;
+}
+
+int cgroup__tree_of(pid_t pid, char *path, size_t len)
+{
+	char root[PATH_MAX], others[256] = "";
+	pid_t *v = NULL;
+	size_t n = 0, i, nothers = 0, used = 0;
+	int err;
+
+	err = dir_of(pid, path, len);
+	if (err == -ENOENT)
+		log_err("-p %d --follow-forks follows its children through its cgroup v2, and "
+			"%s",
+			(int)pid,
+			cgroup__v2_root(root, sizeof(root)) ? "cgroup v2 is not mounted"
+							    : "it is in none");
+	else if (err == -ESRCH)
+		log_err("-p %d: no such process", (int)pid);
+	else if (err)
+		log_err("-p %d --follow-forks: its cgroup: %s", (int)pid, strerror(-err));
+	if (err)
+		return err;
+	if (!cgroup__v2_root(root, sizeof(root)) && !strcmp(path, root)) {
+		log_err("-p %d --follow-forks follows its children through its cgroup, and it is "
+			"in "
+			"the root cgroup (%s) with every process of the machine: start it in a "
+			"cgroup of its own (systemd-run --scope, a container), or launch it with "
+			"-- COMMAND --follow-forks",
+			(int)pid, path);
+		return -EBUSY;
+	}
+	err = cgroup__pids(path, &v, &n);
+	if (err) {
+		log_err("-p %d --follow-forks: reading the processes of cgroup %s: %s", (int)pid,
+			path, strerror(-err));
+		return err;
+	}
+	for (i = 0; i < n; i++) {
+		if (in_tree(v[i], pid))
+			continue;
+		if (nothers++ < 3 && used < sizeof(others))
+			used += (size_t)snprintf(others + used, sizeof(others) - used, "%s%d",
+						 used ? ", " : "", (int)v[i]);
+	}
+	free(v);
+	if (!nothers)
+		return 0;
+	log_err("-p %d --follow-forks follows its children through its cgroup, and %s holds %zu "
+		"other process%s, not of its descendants (pid %s%s): --cgroup %s traces every "
+		"process of it, or launch the program with -- COMMAND --follow-forks",
+		(int)pid, path, nothers, nothers == 1 ? "" : "es", others,
+		nothers > 3 ? ", ..." : "", path);
+	return -EBUSY;
+}
+
 int cgroup__make_own(char *path, size_t len)
 {
 	char root[PATH_MAX], line[PATH_MAX + 8], own[PATH_MAX + 8] = "";
@@ -303,7 +406,8 @@ int cgroup__make_own(char *path, size_t len)
 
 	err = cgroup__v2_root(root, sizeof(root));
 	if (err) {
-		log_err("--follow-forks puts the command in a cgroup v2 of its own, and cgroup v2 is "
+		log_err("--follow-forks puts the command in a cgroup v2 of its own, and cgroup v2 "
+			"is "
 			"not mounted (mount -t cgroup2 none /sys/fs/cgroup/unified)");
 		return err;
 	}

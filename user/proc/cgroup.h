@@ -61,6 +61,16 @@ int cgroup__check_pid(const char *cgpath, pid_t pid, const char *container);
 int cgroup__pids(const char *cgpath, pid_t **out, size_t *n);
 
 /*
+ * -p PID --follow-forks: the cgroup v2 directory of pid, into path (len
+ * bytes), when it holds pid and its descendants only (a service's or a
+ * container's cgroup): traced as a whole cgroup, it is pid's process tree.
+ * Returns 0, or -errno after logging why not: -EBUSY when other processes
+ * share it (named, with what to do instead), -ESRCH when pid is gone,
+ * -ENOENT without cgroup v2. Main thread (before tracing).
+ */
+int cgroup__tree_of(pid_t pid, char *path, size_t len);
+
+/*
  * --follow-forks: a new cgroup v2 directory for the launched command,
  * "cabbpf-follow-PID" under cabbpf's own cgroup (PID: cabbpf's), its path
  * into path (len bytes). Returns 0 or -errno (logged).

@@ -201,8 +201,8 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 	if (s->forks_known && s->forks)
 		fprintf(out,
 			"  children: the target started %llu process%s while traced, NOT TRACED "
-			"(cabbpf traces one process; --follow-forks traces a command's children "
-			"too, --cgroup or --container every process of a group)\n",
+			"(cabbpf traces one process; --follow-forks traces its children too, "
+			"--cgroup or --container every process of a group)\n",
 			(unsigned long long)s->forks, s->forks == 1 ? "" : "es");
 	if (s->lost)
 		lost_text(out, s);
