@@ -261,8 +261,7 @@ static int redirect(const char *out, const char *err)
 	return 0;
 }
 
-static int start(struct h_run *r, char *const *args, int no_json, int setuid_nobody,
-		 int nofile);
+static int start(struct h_run *r, char *const *args, int no_json, int setuid_nobody, int nofile);
 
 int h_start(struct h_run *r, char *const *args, int no_json, int setuid_nobody)
 {
@@ -274,8 +273,7 @@ int h_start_nofile(struct h_run *r, char *const *args, int no_json, int nofile)
 	return start(r, args, no_json, 0, nofile);
 }
 
-static int start(struct h_run *r, char *const *args, int no_json, int setuid_nobody,
-		 int nofile)
+static int start(struct h_run *r, char *const *args, int no_json, int setuid_nobody, int nofile)
 {
 	char *argv[H_MAX_ARGS];
 	int n = 0, i;
@@ -290,8 +288,10 @@ static int start(struct h_run *r, char *const *args, int no_json, int setuid_nob
 		argv[n++] = "--json";
 		argv[n++] = r->json_path;
 	}
-	for (i = 0; args[i] && n < H_MAX_ARGS - 1; i++)
+	for (i = 0; args[i] && n < H_MAX_ARGS - 1; i++) {
 		argv[n++] = args[i];
+		r->launched |= !strcmp(args[i], "--");
+	}
 	argv[n] = NULL;
 	/* An unprivileged user may not reach the binary at all (a clone in a
 	 * 0700 directory, as mktemp -d and most home directories are): run
@@ -575,7 +575,8 @@ void h_assert_writes_safely(const char *what, char *const *args, int no_json, co
 				      "%s: created the dangling link's target %s", what, absent);
 		} else {
 			bytes = h_slurp(victim);
-			ck_assert_msg(!strcmp(bytes, secret), "%s: the victim was overwritten", what);
+			ck_assert_msg(!strcmp(bytes, secret), "%s: the victim was overwritten",
+				      what);
 			free(bytes);
 			ck_assert_int_eq(lstat(victim, &sb), 0);
 			ck_assert_msg(S_ISREG(sb.st_mode) && (sb.st_mode & 07777) == 0600 &&
@@ -588,7 +589,8 @@ void h_assert_writes_safely(const char *what, char *const *args, int no_json, co
 		ck_assert_int_eq(sb.st_uid, geteuid());
 		if (expect) {
 			bytes = h_slurp(path);
-			ck_assert_msg(strstr(bytes, expect), "%s: %s lacks '%s'", what, path, expect);
+			ck_assert_msg(strstr(bytes, expect), "%s: %s lacks '%s'", what, path,
+				      expect);
 			free(bytes);
 		}
 		h_free(&r);
@@ -815,10 +817,33 @@ const char *h_describe(int st, char *buf, size_t len)
 
 /* --------------------------------------------------------- assertions -- */
 
+int h_status_of(json_object *root)
+{
+	json_object *tg, *ex;
+	const char *s;
+	int n;
+
+	if (!root || !json_object_object_get_ex(root, "target", &tg) ||
+	    !json_object_object_get_ex(tg, "exit", &ex) || !(s = json_object_get_string(ex)))
+		return 0;
+	if (sscanf(s, "exited with status %d", &n) == 1)
+		return n;
+	if (sscanf(s, "killed by signal %d", &n) == 1)
+		return 128 + n;
+	return 0;
+}
+
 void h_assert_ok(const struct h_run *r)
 {
-	ck_assert_msg(r->status == 0, "cabbpf exit %d, stderr:\n%s", r->status, r->err);
-	ck_assert_msg(r->json != NULL, "no JSON report; stderr:\n%s", r->err);
+	int want;
+
+	ck_assert_msg(r->json != NULL, "no JSON report (cabbpf exit %d); stderr:\n%s", r->status,
+		      r->err);
+	want = r->launched ? h_status_of(r->json) : 0;
+	ck_assert_msg(r->status == want, "cabbpf exit %d, want %d (%s); stderr:\n%s", r->status,
+		      want,
+		      r->launched ? "the launched command's, as target.exit says" : "a trace taken",
+		      r->err);
 }
 
 void h_assert_no_loss(json_object *json)
@@ -1282,8 +1307,10 @@ int h_reap_unless_left_stopped(pid_t pid)
 		w = waitpid(pid, &st, WNOHANG);
 		if (w == pid)
 			return st;
-		ck_assert_msg(w == 0, "waiting for pid %d: %s (not a child of this test: reaped by "
-			      "someone else?)", (int)pid, w < 0 ? strerror(errno) : "another pid");
+		ck_assert_msg(w == 0,
+			      "waiting for pid %d: %s (not a child of this test: reaped by "
+			      "someone else?)",
+			      (int)pid, w < 0 ? strerror(errno) : "another pid");
 		p = stat_fields(pid, stf, sizeof(stf));
 		stopped = p && *p == 'T' ? stopped + 1 : 0;
 		ck_assert_msg(stopped < 1000 * H_PATIENCE,
@@ -1300,8 +1327,8 @@ long long h_cpu_ms(pid_t pid)
 
 	/* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime: fields 3-15 of stat(5) */
-	if (!p || sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-			 &stime) != 2)
+	if (!p ||
+	    sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &stime) != 2)
 		return -1;
 	return (long long)((ut + stime) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
 }
@@ -1373,8 +1400,8 @@ int h_wait_traced(pid_t pid, int ms)
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	for (i = 0; i < ms / 10 * H_PATIENCE && !h_is_zombie(pid); i++) {
-		const char *t = proc_read(path, buf, sizeof(buf)) > 0 ? strstr(buf, "TracerPid:")
-								      : NULL;
+		const char *t =
+			proc_read(path, buf, sizeof(buf)) > 0 ? strstr(buf, "TracerPid:") : NULL;
 
 		if (t && atoi(t + 10) != 0)
 			return 1;
@@ -1515,8 +1542,8 @@ json_object *h_timeline(const char *path)
 		if (!strcmp(ph, "i")) {
 			json_object *a = h_get(e, "args");
 
-			ck_assert_msg(h_get(a, "bytes") || h_get(a, "errno"), "I/O event %zu: no bytes",
-				      i);
+			ck_assert_msg(h_get(a, "bytes") || h_get(a, "errno"),
+				      "I/O event %zu: no bytes", i);
 			continue;
 		}
 		ck_assert_msg(!strcmp(ph, "X"), "event %zu: phase %s", i, ph);
@@ -1658,8 +1685,8 @@ void h_pprof_read(struct h_pprof *p, const char *path)
 	int st;
 
 	memset(p, 0, sizeof(*p));
-	snprintf(cmd, sizeof(cmd), "HOME=%s GOCACHE=%s/gocache go tool pprof -raw '%s' 2>&1",
-		 h_tmp, h_tmp, path);
+	snprintf(cmd, sizeof(cmd), "HOME=%s GOCACHE=%s/gocache go tool pprof -raw '%s' 2>&1", h_tmp,
+		 h_tmp, path);
 	f = popen(cmd, "r");
 	ck_assert_ptr_nonnull(f);
 	while (fgets(buf, sizeof(buf), f)) {
@@ -1700,7 +1727,8 @@ void h_pprof_read(struct h_pprof *p, const char *path)
 			}
 			if (!k || *q != ':')
 				continue;
-			ck_assert_msg(!p->nv || p->nv == k, "samples of %d and %d values", p->nv, k);
+			ck_assert_msg(!p->nv || p->nv == k, "samples of %d and %d values", p->nv,
+				      k);
 			p->nv = k;
 			p->samples++;
 			for (int i = 0; i < k; i++)

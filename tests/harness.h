@@ -93,6 +93,7 @@ struct h_run {
 	char out_path[PATH_MAX];
 	char err_path[PATH_MAX];
 	char copy_dir[64]; /* h_nobody_copy's directory, removed by h_finish */
+	int launched;	   /* cabbpf -- COMMAND: it exits with COMMAND's status */
 };
 
 /* The whole file at path, malloc'd ("" if unreadable); the caller frees. */
@@ -300,9 +301,16 @@ const char *h_exit(json_object *root);
 /* The same description for a wait status, into buf. */
 const char *h_describe(int st, char *buf, size_t len);
 
+/* The exit status cabbpf gives after a trace of -- COMMAND, from the JSON
+ * report's target.exit: N for "exited with status N", 128 + N for
+ * "killed by signal N", 0 when it says none. */
+int h_status_of(json_object *root);
+
 /* --------------------------------------------------------- assertions -- */
 
-/* cabbpf exited 0 and wrote its JSON report (else: its stderr). */
+/* cabbpf wrote its JSON report and exited as after a trace: 0, or for
+ * -- COMMAND the command's own status as the report says it ended
+ * (h_status_of) (else: its stderr). */
 void h_assert_ok(const struct h_run *r);
 
 /*

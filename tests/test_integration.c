@@ -332,6 +332,46 @@ START_TEST(target_exits_mid_trace)
 		"returns.open");
 	ex = h_get(h_get(r.json, "target"), "exit");
 	ck_assert_str_eq(json_object_get_string(ex), "exited with status 3");
+	/* cabbpf exits as the command did (issue 48 item 5) */
+	ck_assert_int_eq(r.status, 3);
+	h_free(&r);
+}
+END_TEST
+
+/* cabbpf -- COMMAND exits with COMMAND's status as a shell gives it:
+ * 128 + N for a command killed by signal N, 143 when -d ended it (SIGTERM);
+ * -p gives 0 whatever the process did. The report says the same. */
+START_TEST(exit_status_as_shell)
+{
+	char *segv[] = {"-f", "libc:write", "--", "/bin/sh", "-c", "echo hi; kill -SEGV $$", NULL};
+	char *dur[] = {
+		"-d",	      "0.5", "-f", "libc:nanosleep", "-f", "libc:clock_nanosleep", "--",
+		"/bin/sleep", "30",  NULL};
+	char *sh[] = {"/bin/sh", "-c", "echo ready; sleep 0.5; exit 5", NULL};
+	char pid[32];
+	char *attach[] = {"-f", "libc:write", "-p", pid, NULL};
+	struct h_proc t;
+	struct h_run r;
+	int st;
+
+	h_run(&r, segv);
+	ck_assert_str_eq(h_exit(r.json), "killed by signal 11 (Segmentation fault)");
+	ck_assert_int_eq(r.status, 128 + SIGSEGV);
+	h_assert_ok(&r);
+	ck_assert_msg(!strncmp(r.out, "hi\n", 3), "stdout: %s", r.out);
+	h_free(&r);
+	h_run(&r, dur);
+	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "duration reached");
+	ck_assert_str_eq(h_exit(r.json), "killed by signal 15 (Terminated)");
+	ck_assert_int_eq(r.status, 128 + SIGTERM);
+	h_free(&r);
+	h_spawn(&t, sh, NULL, "ready");
+	snprintf(pid, sizeof(pid), "%d", (int)t.pid);
+	h_start_until(&r, attach, H_TRACING);
+	ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 5);
+	h_finish(&r);
+	ck_assert_int_eq(r.status, 0);
 	h_free(&r);
 }
 END_TEST
@@ -2097,6 +2137,7 @@ int main(void)
 	tcase_add_test(exact, command_dies_of_sigpipe);
 	tcase_add_loop_test(exact, children_counted_not_traced, 0, 2);
 	tcase_add_loop_test(exact, target_exits_mid_trace, 0, 2);
+	tcase_add_test(exact, exit_status_as_shell);
 	tcase_add_loop_test(exact, select_functions_and_analyzers, 0, 2);
 	tcase_add_loop_test(exact, sigint_launched_command, 0, 2);
 	tcase_add_loop_test(exact, attach_pid_follows_new_threads, 0, 2);

@@ -256,15 +256,16 @@ START_TEST(every_row_parsed)
 		/* --lossless is for exhaustive function tracing, --bpf-stats
 		 * measures its probes: with -p. */
 		char *largs[4] = {"-p", "1", lname, NULL};
-		bool lossless = d->name && (!strcmp(d->name, "lossless") || !strcmp(d->name, "bpf-stats"));
+		bool lossless =
+			d->name && (!strcmp(d->name, "lossless") || !strcmp(d->name, "bpf-stats"));
 		/* --budget chooses its own windows: with -p, without --sample. */
 		char *bargs[5] = {"-p", "1", lname, (char *)v, NULL};
 		bool budget = d->name && !strcmp(d->name, "budget");
 		/* --follow-exec and --follow-forks follow a command cabbpf
 		 * launches. */
 		char *cargs[5] = {lname, "--", "/bin/true", NULL};
-		bool launch = d->name && (!strcmp(d->name, "follow-exec") ||
-					  !strcmp(d->name, "follow-forks"));
+		bool launch = d->name &&
+			      (!strcmp(d->name, "follow-exec") || !strcmp(d->name, "follow-forks"));
 		/* --features stands alone. */
 		char *fargs[2] = {lname, NULL};
 		bool alone = d->name && !strcmp(d->name, "features");
@@ -425,14 +426,16 @@ START_TEST(conflicts)
 	struct parsed p;
 
 	parse(&p, "-q", NULL);
-	ASSERT_USAGE(&p, "nothing to trace: give -p PID, -- COMMAND, or --container NAME / --cgroup "
-			 "DIR (every process of it; see cabbpf --help)");
+	ASSERT_USAGE(&p,
+		     "nothing to trace: give -p PID, -- COMMAND, or --container NAME / --cgroup "
+		     "DIR (every process of it; see cabbpf --help)");
 	parse(&p, "-p", "1", "--", "ls", NULL);
 	ASSERT_USAGE(&p, "give either -p PID or -- COMMAND, not both");
 	parse(&p, "--follow-exec", "-p", "1", NULL);
 	ASSERT_USAGE(&p, "--follow-exec follows a command cabbpf launches: give -- COMMAND");
 	parse(&p, "--follow-forks", NULL);
-	ASSERT_USAGE(&p, "--follow-forks follows a command cabbpf launches: give -- COMMAND");
+	ASSERT_USAGE(&p, "--follow-forks follows a command cabbpf launches or a running process: "
+			 "give -- COMMAND or -p PID");
 	parse(&p, "--follow-forks", "--cgroup", "a", "--", "ls", NULL);
 	ASSERT_USAGE(&p, "--follow-forks traces a command and its children in a cgroup of their "
 			 "own: not with --cgroup or --container (alone, they trace every process "
@@ -579,15 +582,17 @@ START_TEST(isp_options)
 	ASSERT_OK(&p);
 	ck_assert_uint_eq(p.o.isp.nsizes, 2);
 	{
-		static const char *const bad[] = {"f",	      "f:arg6",	      "f:arg",	    ":arg0",
-						  "f:strlen(arg0", "f:arg0)", "f:strlen(x)", "f:arg01"};
+		static const char *const bad[] = {"f",		 "f:arg6",	  "f:arg",
+						  ":arg0",	 "f:strlen(arg0", "f:arg0)",
+						  "f:strlen(x)", "f:arg01"};
 
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			char msg[160];
 
 			parse(&p, "-p", "1", "-a", "isp", "--size", bad[i], NULL);
 			snprintf(msg, sizeof(msg),
-				 "--size wants GLOB:argN or GLOB:strlen(argN), N from 0 to 5, not '%s'\n",
+				 "--size wants GLOB:argN or GLOB:strlen(argN), N from 0 to 5, not "
+				 "'%s'\n",
 				 bad[i]);
 			ck_assert_int_eq(p.ret, -EINVAL);
 			ck_assert_str_eq(p.err + strlen("cabbpf: error: "), msg);
@@ -597,9 +602,9 @@ START_TEST(isp_options)
 		char glob[8];
 		uint8_t spec;
 
-		ck_assert_int_eq(isp__parse_size("libz:deflate*:strlen(arg3)", glob, sizeof(glob),
-						 &spec),
-				 -ENAMETOOLONG);
+		ck_assert_int_eq(
+			isp__parse_size("libz:deflate*:strlen(arg3)", glob, sizeof(glob), &spec),
+			-ENAMETOOLONG);
 		ck_assert_int_eq(isp__parse_size("a:b:strlen(arg3)", glob, sizeof(glob), &spec), 0);
 		ck_assert_str_eq(glob, "a:b");
 		ck_assert_uint_eq(spec, ISP_SPEC_ON | ISP_SPEC_STRLEN | 3);
@@ -647,7 +652,8 @@ START_TEST(sampling_options)
 	ASSERT_USAGE(&p, "--sample and --start-disabled toggle function tracing: not with --io, "
 			 "--floor, --list or --plan");
 	parse(&p, "--bpf-stats", "--io", NULL);
-	ASSERT_USAGE(&p, "--bpf-stats measures the function probes: not with --io, --list or --plan");
+	ASSERT_USAGE(&p,
+		     "--bpf-stats measures the function probes: not with --io, --list or --plan");
 	parse(&p, "--bpf-stats", "-p", "1", NULL);
 	ASSERT_OK(&p);
 	ck_assert(p.o.bpf_stats);
@@ -703,6 +709,7 @@ START_TEST(help_lists_every_row)
 	ck_assert(!strncmp(help, "Usage: cabbpf [OPTIONS] -p PID\n", 31));
 	ck_assert_ptr_nonnull(strstr(help, "\nExamples:\n"));
 	ck_assert_ptr_nonnull(strstr(help, "1 when it could not be or ended on an error"));
+	ck_assert_ptr_nonnull(strstr(help, "after a trace of -- COMMAND, COMMAND's own"));
 	ck_assert_ptr_nonnull(strstr(help, "2 for a usage error.\n"));
 	for (i = 0; i < opts__ntable; i++) {
 		const struct opt_def *d = &opts__table[i];
@@ -831,7 +838,8 @@ START_TEST(subcommands)
 	parse(&p, "-o", "x", "--json", "x", "-p", "1", NULL);
 	ASSERT_USAGE(&p, "-o (the recording) and --json name the same file");
 	parse(&p, "-o", "x", "--io", NULL);
-	ASSERT_USAGE(&p, "cabbpf record traces functions: not with --io, --list, --plan or --floor");
+	ASSERT_USAGE(&p,
+		     "cabbpf record traces functions: not with --io, --list, --plan or --floor");
 	parse(&p, "-o", "x", "-p", "1", "--sample", "10", NULL);
 	ASSERT_USAGE(&p, "cabbpf record does not record sampling windows yet: trace with --sample "
 			 "live");
@@ -863,7 +871,8 @@ START_TEST(subcommands)
 	parse(&p, "a.cbr", "-p", "1", NULL);
 	ASSERT_USAGE(&p, "-p is not an option of cabbpf report (see cabbpf report --help)");
 	parse(&p, "a.cbr", "--ring-size", "4", NULL);
-	ASSERT_USAGE(&p, "--ring-size is not an option of cabbpf report (see cabbpf report --help)");
+	ASSERT_USAGE(&p,
+		     "--ring-size is not an option of cabbpf report (see cabbpf report --help)");
 	parse(&p, "--help", NULL);
 	ck_assert_int_eq(p.ret, 1);
 	ck_assert(!strncmp(p.out, "Usage: cabbpf report FILE [OPTIONS]\n", 36));

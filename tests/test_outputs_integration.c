@@ -120,7 +120,7 @@ START_TEST(planted_directory_links_refused)
 	char *a_plots[] = {"-a", "isp", "--plots", o, "--", t, "2", NULL};
 	char *a_plots_slash[] = {"-a", "isp", "--plots", pl, "--", t, "2", NULL};
 	char *a_record[] = {"record", "-o", o, "--", t, "1", NULL};
-	char *a_ok[] = {"-q", "--json", ok, "--", t, "1", NULL};
+	char *a_ok[] = {"-q", "--json", ok, "--", t, NULL}; /* isp runs, exits 0 */
 	struct stat sb;
 	struct h_run r;
 

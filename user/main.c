@@ -30,7 +30,9 @@
 #include "user/modes/ftrace.h"
 
 /* Exit statuses (--help says them): */
-#define EXIT_TRACED 0 /* a trace was taken, or --help, --list, --plan */
+#define EXIT_TRACED                                                                                \
+	0	      /* a trace was taken, or --help, --list, --plan; after a                     \
+			 trace of -- COMMAND, COMMAND's own status instead */
 #define EXIT_FAILED 1 /* it could not be, or it ended on an error */
 #define EXIT_USAGE 2  /* the command line is wrong */
 
@@ -63,8 +65,10 @@ static const struct subcommand {
 	{"dump", OPTS_DUMP},	 /* a recording's events */
 };
 
-static int run(const struct opts *o)
+/* *code: the exit status after a success (a launched command's own). */
+static int run(const struct opts *o, int *code)
 {
+	*code = EXIT_TRACED;
 	if (o->features)
 		return features__report(o->json_path);
 	switch (o->mode) {
@@ -73,7 +77,7 @@ static int run(const struct opts *o)
 	case OPTS_DUMP:
 		return offline__dump(o, stdout);
 	default:
-		return o->io ? iomode__run(o, &stop_signal) : ftrace__run(o, &stop_signal);
+		return o->io ? iomode__run(o, &stop_signal) : ftrace__run(o, &stop_signal, code);
 	}
 }
 
@@ -119,7 +123,7 @@ int main(int argc, char **argv)
 	enum opts_mode mode = OPTS_LIVE;
 	struct opts o;
 	size_t i;
-	int err;
+	int err, code;
 
 	for (i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		if (!strcmp(argv[1], subcommands[i].name)) {
@@ -144,8 +148,8 @@ int main(int argc, char **argv)
 		return EXIT_FAILED;
 	target__save_inherited(); /* before cabbpf changes any of it */
 	install_signals();
-	err = run(&o);
+	err = run(&o, &code);
 	/* Every error was logged where its cause was known: here it is only a
 	 * status. */
-	return err ? EXIT_FAILED : EXIT_TRACED;
+	return err ? EXIT_FAILED : code;
 }

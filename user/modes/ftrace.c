@@ -309,11 +309,12 @@ static void ftrace_free(struct ftrace *ft)
 	free(ft);
 }
 
-int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
+int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop, int *exit_code)
 {
 	struct ftrace *ft = calloc(1, sizeof(*ft));
 	int err, run_err, report_err;
 
+	*exit_code = 0;
 	if (!ft) {
 		log_err("out of memory");
 		return -ENOMEM;
@@ -394,6 +395,7 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop)
 	run_err = ftrace_loop__until_stop(ft);
 	err = ftrace_loop__detach(ft, run_err);
 	report_err = ftrace_report__write(ft);
+	*exit_code = ft->exit_code;
 	if (run_err)
 		err = run_err;
 	else if (!err)

@@ -24,7 +24,10 @@
 
 /*
  * Trace o's target (-p or -- COMMAND) until *stop is set (a signal's
- * number), -d elapses or the target exits; report. Returns 0 after a
+ * number), -d elapses or the target exits; report. *exit_code: the status
+ * cabbpf ends with after a report, the launched command's (128 + N when
+ * signal N killed it, as shells say; 0 with -p or when it had not ended
+ * by the report). Returns 0 after a
  * report (or --list, --plan), or -errno, logged once where the cause was
  * known: nothing could be traced (-ESRCH, "process N exited while cabbpf
  * was attaching", when the target found alive was gone before tracing
@@ -38,6 +41,6 @@
  * go in, so a test can end the target there
  * (tests/test_integration.c exits_during_attach).
  */
-int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop);
+int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop, int *exit_code);
 
 #endif /* USER_FTRACE_H */

@@ -84,6 +84,7 @@ struct ftrace {
 	/* run until stop */
 	double t0, t1, cpu0;
 	const char *why;
+	int exit_code; /* the launched command's, as the report says it ended */
 	/* detach */
 	struct guard_stats gst;
 	/* the cct's compensated times: a probed call's cost by entry class

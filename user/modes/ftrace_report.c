@@ -44,7 +44,6 @@ static void sum_cab(struct ftrace *ft, struct cab_stats *sum)
 	}
 }
 
-
 /* Whether the last execve the target made, ex, loaded the traced file: its
  * device and inode as the kernel names them (trace__exe_identity); where
  * the kernel could not say, as stat() names the traced file. */
@@ -80,7 +79,8 @@ static int check_delivery(struct ftrace *ft, const uint64_t *totals, const struc
 
 	if (hidden) {
 		log_err("the probes fired %llu times in %s (pid %d) and delivered %s event%s: "
-			"they were dropped in the kernel (%s), so this profile is %s; please report "
+			"they were dropped in the kernel (%s), so this profile is %s; please "
+			"report "
 			"it with 'cabbpf --features' and 'cabbpf -v'",
 			(unsigned long long)hidden, tg->comm, (int)tg->pid,
 			sm->events ? "only some" : "no", sm->events ? "s" : "",
@@ -153,10 +153,12 @@ static void fill_summary(struct ftrace *ft, struct summary *sm, const uint64_t *
 			 "(nor counted in the libraries it shares with %s)",
 			 tg->comm, (int)tg->pid, tg->exe);
 	else if (sm->exec_thread)
-		log_warn("%s (pid %d): thread %u, not the main thread, called execve: the new image "
-			 "is not traced (the kernel's probes are bound to the main thread, which the "
-			 "execve ended)",
-			 tg->comm, (int)tg->pid, ex.thread);
+		log_warn(
+			"%s (pid %d): thread %u, not the main thread, called execve: the new image "
+			"is not traced (the kernel's probes are bound to the main thread, which "
+			"the "
+			"execve ended)",
+			tg->comm, (int)tg->pid, ex.thread);
 	sm->lost = totals[CABBPF_STAT_DROPS] + totals[CABBPF_STAT_IO_DROPS] +
 		   totals[CABBPF_STAT_GUARD_DROPS];
 	/* Not in lost: a switch-in event without room carries its interval
@@ -194,10 +196,16 @@ static void fill_summary(struct ftrace *ft, struct summary *sm, const uint64_t *
 		sm->bpf_stats = true;
 		sm->nprogs = n > 0 ? (unsigned)n : 0;
 	}
+	/* A launched command cabbpf stopped first was given the signal
+	 * (ftrace_loop__detach): how it ended is the report's, and cabbpf's
+	 * exit status. */
+	if (tg->spawned && !tg->exited)
+		(void)target__wait(tg, 2000);
 	if ((!ft->whole || tg->spawned) && (tg->exited || target__poll_exit(tg))) {
 		sm->exited = true;
 		sm->exit_status = tg->spawned ? tg->status : -1;
 	}
+	ft->exit_code = target__exit_code(tg);
 	if (ft->whole && tg->spawned)
 		sm->root_pid = tg->pid; /* --follow-forks */
 }

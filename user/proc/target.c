@@ -32,7 +32,8 @@ static const char *target_error(int err)
 	case -EDEADLK:
 		return "it is cabbpf itself";
 	case -ELOOP:
-		return "it is an ancestor of cabbpf (its shell, sudo...): cabbpf would stop or trace "
+		return "it is an ancestor of cabbpf (its shell, sudo...): cabbpf would stop or "
+		       "trace "
 		       "the process that waits on it; run cabbpf from another shell";
 	default:
 		return strerror(-err);
@@ -386,8 +387,8 @@ static int follow(struct target *t, const char *cmd, bool first, volatile sig_at
 		return err;
 	}
 	if (err) {
-		log_err("%s: cannot follow '%s' (pid %d) as its tracer: %s", opt, cmd,
-			(int)t->pid, strerror(-err));
+		log_err("%s: cannot follow '%s' (pid %d) as its tracer: %s", opt, cmd, (int)t->pid,
+			strerror(-err));
 		/* untraced from here: it must not go on */
 		target__abort(t);
 		return err;
@@ -545,6 +546,17 @@ bool target__gone(const struct target *t)
 	if (t->pidfd >= 0)
 		return poll(&p, 1, 0) == 1;
 	return kill(t->pid, 0) && errno == ESRCH;
+}
+
+int target__exit_code(const struct target *t)
+{
+	if (!t->spawned || !t->exited)
+		return 0;
+	if (WIFEXITED(t->status))
+		return WEXITSTATUS(t->status);
+	if (WIFSIGNALED(t->status))
+		return 128 + WTERMSIG(t->status);
+	return 0;
 }
 
 bool target__wait(struct target *t, int timeout_ms)

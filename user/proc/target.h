@@ -100,6 +100,11 @@ bool target__poll_exit(struct target *t);
  * while it runs. For a launched one, target__poll_exit gives the status. */
 bool target__gone(const struct target *t);
 
+/* The status a shell gives for a launched command that ended: its exit
+ * code, or 128 + N when signal N killed it; 0 when not launched or not
+ * ended. */
+int target__exit_code(const struct target *t);
+
 /* Wait up to timeout_ms for the process to exit. Returns true if it did. */
 bool target__wait(struct target *t, int timeout_ms);
 
