@@ -18,6 +18,7 @@
 #include "tests/harness.h"
 #include "user/elf/syms.h"
 #include "user/proc/libs.h"
+#include "user/proc/procfs.h"
 
 #define OPT(i) ((i) ? 2 : 0)
 
@@ -586,8 +587,9 @@ START_TEST(attach_pid_then_sigint)
 	unsigned char before, after, file_byte;
 	struct h_proc t;
 	struct h_run r;
+	long vcs;
 	pid_t pid;
-	int fd;
+	int fd, i;
 
 	h_spawn(&t, target, NULL, "ready");
 	pid = t.pid;
@@ -604,6 +606,16 @@ START_TEST(attach_pid_then_sigint)
 	h_start_pid(&r, pid, opts, H_TRACING);
 	kill(pid, SIGUSR1);
 	ck_assert(h_wait_for(t.out_path, "burst done", 5000));
+	/* A tick surely traced before the Ctrl-C: two more sleeps begun
+	 * (voluntary switches) have a tick between them. Interrupted at once,
+	 * a busy machine let the tick after the burst fall after the stop
+	 * (6.1 under emulation: tick 0). */
+	vcs = procfs__status_field(pid, "voluntary_ctxt_switches");
+	for (i = 0; i < 1000 * H_PATIENCE &&
+		    procfs__status_field(pid, "voluntary_ctxt_switches") < vcs + 2;
+	     i++)
+		usleep(1000);
+	ck_assert_int_ge(procfs__status_field(pid, "voluntary_ctxt_switches"), vcs + 2);
 	h_interrupt(&r);
 	h_assert_clean(&r);
 	ck_assert_str_eq(json_object_get_string(h_get(r.json, "stop_reason")), "interrupted");
