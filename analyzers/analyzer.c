@@ -8,13 +8,15 @@
 #include "common/log.h"
 
 /* Registry order is report order: counts first, then the graph, then I/O,
- * then the calling-context tree (its views are the longest), then the
- * input-sensitive profiles (opt-in: analyzers/isp.c says why). */
+ * then the calling-context tree (its views are the longest), the call
+ * durations, then the input-sensitive profiles (opt-in: analyzers/isp.c
+ * says why). */
 static const struct analyzer_ops *const registry[] = {
 	&analyzer_count,
 	&analyzer_callgraph,
 	&analyzer_io,
 	&analyzer_cct,
+	&analyzer_latency,
 	&analyzer_timeline, /* opt-in: --timeline */
 	&analyzer_isp,
 };

@@ -103,6 +103,10 @@ struct an_ctx {
 	uint64_t timeline_limit;
 	/* The isp analyzer's options (analyzers/isp.h); NULL: defaults. */
 	const struct isp_opts *isp;
+	/* --hist GLOB: the functions the latency analyzer's text shows
+	 * (fnmatch on report names); none: those with the most time. */
+	const char *const *hist;
+	size_t nhist;
 	/* The AN_LOST_* kinds of which events were lost in this run: set by
 	 * the runner once the analyzers have stopped (runner__set_lost), read
 	 * by the reports only, which mark the counts these losses make lower
@@ -281,6 +285,7 @@ extern const struct analyzer_ops analyzer_count;
 extern const struct analyzer_ops analyzer_callgraph;
 extern const struct analyzer_ops analyzer_io;
 extern const struct analyzer_ops analyzer_cct;
+extern const struct analyzer_ops analyzer_latency;
 extern const struct analyzer_ops analyzer_timeline;
 extern const struct analyzer_ops analyzer_isp;
 

@@ -112,6 +112,8 @@ struct runner_opts {
 	const struct cct_opts *cct; /* the cct analyzer's options (borrowed), or NULL */
 	uint64_t timeline_limit;    /* the timeline analyzer's bound; 0: default */
 	const struct isp_opts *isp; /* the isp analyzer's options (borrowed), or NULL */
+	const char *const *hist;    /* --hist globs (borrowed): an_ctx.hist */
+	size_t nhist;
 	size_t max_pending;	   /* out-of-order records held per analyzer
 				      thread before a hole is given up on;
 				      0 = 4M records (about 96 MiB) */

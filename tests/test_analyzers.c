@@ -18,6 +18,7 @@
 #include "analyzers/analyzer.h"
 #include "analyzers/callgraph.h"
 #include "analyzers/count.h"
+#include "analyzers/latency.h"
 #include "analyzers/sampling.h"
 #include "common/hmap.h"
 #include "common/xml.h"
@@ -1488,9 +1489,10 @@ START_TEST(test_noret_entry)
 
 	rec__encode(w, CABBPF_EV_ENTRY, MAIN, 1, 0x7000);
 	rec__encode(w + REC_WORDS, CABBPF_EV_ENTRY, A | REC_FID_NORET, 2, 0x6f00);
-	rec__encode(w + 2 * REC_WORDS, CABBPF_EV_ENTRY, B, 3, 0x6e00);	/* a calls b */
+	rec__encode(w + 2 * REC_WORDS, CABBPF_EV_ENTRY, B, 3, 0x6e00); /* a calls b */
 	rec__encode(w + 3 * REC_WORDS, CABBPF_EV_RETURN, B, 4, 0x6e08);
-	rec__encode(w + 4 * REC_WORDS, CABBPF_EV_ENTRY, C, 5, 0x6f00); /* a returned: main calls c */
+	rec__encode(w + 4 * REC_WORDS, CABBPF_EV_ENTRY, C, 5,
+		    0x6f00); /* a returned: main calls c */
 	ck_assert_int_eq(runner__feed(r, 1, 0, w, 5), 0);
 	ck_assert_int_eq(runner__join(r), 0);
 	runner__stats(r, &st);
@@ -1845,6 +1847,25 @@ START_TEST(test_report_json_exact)
 		"\"max_nodes\":1048576,\"folded_calls\":0,\"nomem\":0,"
 		"\"collapse_recursion\":false,\"cpu_time\":false,"
 		"\"wall_includes_probe_cost\":true},"
+		/* main's call of 500 ns, a's two of 100 (on-CPU the same: no
+		 * switch events) */
+		"\"latency\":{\"time\":\"traced\",\"not_recorded\":0,\"functions\":["
+		"{\"name\":\"main\",\"fid\":0,\"calls\":1,\"wall\":"
+		"{\"min_ns\":500,\"max_ns\":500,\"sum_ns\":500,\"p50_ns\":[500,500],"
+		"\"p90_ns\":[500,500],\"p99_ns\":[500,500],"
+		"\"buckets\":[{\"lo_ns\":256,\"hi_ns\":511,\"count\":1}]},"
+		"\"cpu\":"
+		"{\"min_ns\":500,\"max_ns\":500,\"sum_ns\":500,\"p50_ns\":[500,500],"
+		"\"p90_ns\":[500,500],\"p99_ns\":[500,500],"
+		"\"buckets\":[{\"lo_ns\":256,\"hi_ns\":511,\"count\":1}]}},"
+		"{\"name\":\"a\",\"fid\":1,\"calls\":2,\"wall\":"
+		"{\"min_ns\":100,\"max_ns\":100,\"sum_ns\":200,\"p50_ns\":[100,100],"
+		"\"p90_ns\":[100,100],\"p99_ns\":[100,100],"
+		"\"buckets\":[{\"lo_ns\":64,\"hi_ns\":127,\"count\":2}]},"
+		"\"cpu\":"
+		"{\"min_ns\":100,\"max_ns\":100,\"sum_ns\":200,\"p50_ns\":[100,100],"
+		"\"p90_ns\":[100,100],\"p99_ns\":[100,100],"
+		"\"buckets\":[{\"lo_ns\":64,\"hi_ns\":127,\"count\":2}]}}]},"
 		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,"
 		"\"orphan\":0,\"sampled\":0,\"orphan_sampled\":0,\"window_start\":0,\"before_"
 		"attach\":0,\"open\":0,\"depth_"
@@ -2006,7 +2027,7 @@ START_TEST(test_report_lower_bounds)
 		strstr(txt, "  (+: a lower bound: 5 call events were lost (kernel ring full))\n"));
 	ck_assert_ptr_null(strstr(txt, "I/O events were lost"));
 	js = lower_bounds_json(r, AN_LOST_CALLS);
-	ck_assert_str_eq(js, "[\"count\",\"callgraph\",\"cct\"]\n");
+	ck_assert_str_eq(js, "[\"count\",\"callgraph\",\"cct\",\"latency\"]\n");
 	free(js);
 	js = lower_bounds_json(r, AN_LOST_IO);
 	ck_assert_str_eq(js, "[]\n");
@@ -2028,8 +2049,8 @@ START_TEST(test_report_lower_bounds)
 	/* records overwritten in the CAB buffers: either kind */
 	runner__set_lost(r, 0, 0, 7);
 	txt = run_text(r);
-	ck_assert_ptr_nonnull(
-		strstr(txt, "(+: a lower bound: 7 records were overwritten (--cab-mode sampling))"));
+	ck_assert_ptr_nonnull(strstr(
+		txt, "(+: a lower bound: 7 records were overwritten (--cab-mode sampling))"));
 	ck_assert_ptr_nonnull(strstr(txt, "1+  main -> a"));
 	free(txt);
 
@@ -2040,6 +2061,120 @@ START_TEST(test_report_lower_bounds)
 	free(plain);
 	runner__free(r);
 	emu_fini(&e);
+}
+END_TEST
+
+/* ------------------------------------------------------- latency.c -- */
+
+/* One matched return of fid lasting ns (on-CPU: half of it). */
+static void lat_ret(void *st, uint32_t fid, uint64_t ns)
+{
+	struct an_return r;
+
+	memset(&r, 0, sizeof(r));
+	r.fid = fid;
+	r.matched = true;
+	r.incl_ns = ns;
+	r.cpu_incl_ns = ns / 2;
+	analyzer_latency.on_return(st, &r);
+}
+
+/* Durations of known value: each in its log2 bucket, exact counts, the
+ * exact min and max, percentiles as the ranges that surely hold them,
+ * unmatched frames left out, two instances merged as one; the JSON says
+ * the same and the text names the busiest function. */
+START_TEST(test_latency_buckets)
+{
+	const char *const names[] = {"fast", "slow", "never"};
+	struct an_ctx ctx = {.fnames = names, .nfuncs = 3, .top = 10};
+	const struct latency_hist *h;
+	void *a = NULL, *b = NULL;
+	struct an_return un;
+	uint64_t lo, hi;
+	char *buf = NULL, *txt = NULL;
+	size_t len = 0, tlen = 0;
+	struct json *w = NULL;
+	FILE *f;
+	int i;
+
+	ck_assert_uint_eq(latency__bucket(0), 0);
+	ck_assert_uint_eq(latency__bucket(1), 0);
+	ck_assert_uint_eq(latency__bucket(2), 1);
+	ck_assert_uint_eq(latency__bucket(1023), 9);
+	ck_assert_uint_eq(latency__bucket(1024), 10);
+	ck_assert_uint_eq(latency__bucket(UINT64_MAX), LATENCY_BUCKETS - 1);
+	latency__bounds(10, &lo, &hi);
+	ck_assert_uint_eq(lo, 1024);
+	ck_assert_uint_eq(hi, 2047);
+	ck_assert_int_eq(analyzer_latency.init(&ctx, &a), 0);
+	ck_assert_int_eq(analyzer_latency.init(&ctx, &b), 0);
+	/* fast: 90 calls of 1,500 ns and 10 of 5,000 ns, over two
+	 * instances; slow: 3 calls of 20 ms */
+	for (i = 0; i < 60; i++)
+		lat_ret(a, 0, 1500);
+	for (i = 0; i < 30; i++)
+		lat_ret(b, 0, 1500);
+	for (i = 0; i < 10; i++)
+		lat_ret(b, 0, 5000);
+	for (i = 0; i < 3; i++)
+		lat_ret(a, 1, 20000000);
+	memset(&un, 0, sizeof(un));
+	un.fid = 2;
+	un.incl_ns = 7;
+	analyzer_latency.on_return(a, &un); /* not matched: no duration */
+	ck_assert_int_eq(analyzer_latency.merge(a, b), 0);
+	h = latency__hist(a, 0, false);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_uint_eq(h->n, 100);
+	ck_assert_uint_eq(h->b[10], 90);
+	ck_assert_uint_eq(h->b[12], 10);
+	ck_assert_uint_eq(h->min_ns, 1500);
+	ck_assert_uint_eq(h->max_ns, 5000);
+	ck_assert_uint_eq(h->sum_ns, 90 * 1500 + 10 * 5000);
+	ck_assert(latency__percentile(h, 0.5, &lo, &hi));
+	ck_assert_uint_eq(lo, 1500); /* bucket 1024-2047, narrowed by min */
+	ck_assert_uint_eq(hi, 2047);
+	ck_assert(latency__percentile(h, 0.9, &lo, &hi));
+	ck_assert_uint_eq(hi, 2047); /* rank 90: still the first bucket */
+	ck_assert(latency__percentile(h, 0.99, &lo, &hi));
+	ck_assert_uint_eq(lo, 4096);
+	ck_assert_uint_eq(hi, 5000); /* narrowed by max */
+	h = latency__hist(a, 0, true);
+	ck_assert_uint_eq(h->b[9], 90); /* on-CPU: 750 ns */
+	ck_assert_uint_eq(latency__hist(a, 1, false)->n, 3);
+	ck_assert_ptr_null(latency__hist(a, 2, false));
+
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(json__new(f, false, &w), 0);
+	ck_assert_int_eq(json__begin_object(w), 0);
+	ck_assert_int_eq(analyzer_latency.report_json(a, w), 0);
+	ck_assert_int_eq(json__end_object(w), 0);
+	ck_assert_int_eq(json__finish(w), 0);
+	json__free(w);
+	fclose(f);
+	/* slow first (the most time), then fast with its two buckets */
+	ck_assert_msg(strstr(buf, "\"functions\":[{\"name\":\"slow\",\"fid\":1,\"calls\":3,"), "%s",
+		      buf);
+	ck_assert_msg(strstr(buf, "{\"name\":\"fast\",\"fid\":0,\"calls\":100,\"wall\":{"
+				  "\"min_ns\":1500,\"max_ns\":5000,\"sum_ns\":185000,"
+				  "\"p50_ns\":[1500,2047],\"p90_ns\":[1500,2047],"
+				  "\"p99_ns\":[4096,5000],\"buckets\":[{\"lo_ns\":1024,"
+				  "\"hi_ns\":2047,\"count\":90},{\"lo_ns\":4096,\"hi_ns\":8191,"
+				  "\"count\":10}]}"),
+		      "%s", buf);
+	ck_assert_ptr_null(strstr(buf, "never"));
+	free(buf);
+
+	f = open_memstream(&txt, &tlen);
+	ck_assert_int_eq(analyzer_latency.report_text(a, f), 0);
+	fclose(f);
+	ck_assert_msg(strstr(txt, "slow: 3 calls; wall min 20 ms"), "%s", txt);
+	ck_assert_msg(strstr(txt, "fast: 100 calls; wall min 1.5 us, p50 1.5 us-2.05 us"), "%s",
+		      txt);
+	ck_assert_msg(strstr(txt, "        1024 -> 2047    : 90         |"), "%s", txt);
+	free(txt);
+	analyzer_latency.free(a);
+	analyzer_latency.free(b);
 }
 END_TEST
 
@@ -2054,18 +2189,19 @@ START_TEST(test_select)
 
 	ck_assert_int_eq(analyzer__select(NULL, ops, &n), 0);
 	ck_assert_uint_eq(n, analyzer__count() - 2); /* all but the opt-in timeline and isp */
-	ck_assert_uint_eq(n, 4); /* count, callgraph, io, cct */
+	ck_assert_uint_eq(n, 5);		     /* count, callgraph, io, cct, latency */
 	ck_assert_ptr_eq(ops[3], &analyzer_cct);
+	ck_assert_ptr_eq(ops[4], &analyzer_latency);
 	ck_assert(analyzer_isp.opt_in);
 	ck_assert_int_eq(analyzer__select("isp,count", ops, &n), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_ptr_eq(ops[1], &analyzer_isp);
 	/* "all" is the same; the opt-in timeline only by name */
 	ck_assert_int_eq(analyzer__select("all", ops, &n), 0);
-	ck_assert_uint_eq(n, 4);
-	ck_assert_int_eq(analyzer__select("all,timeline", ops, &n), 0);
 	ck_assert_uint_eq(n, 5);
-	ck_assert_ptr_eq(ops[4], &analyzer_timeline);
+	ck_assert_int_eq(analyzer__select("all,timeline", ops, &n), 0);
+	ck_assert_uint_eq(n, 6);
+	ck_assert_ptr_eq(ops[5], &analyzer_timeline);
 	ck_assert_int_eq(analyzer__select("timeline", ops, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(analyzer__select("callgraph", ops, &n), 0);
@@ -2084,9 +2220,10 @@ START_TEST(test_select)
 	ck_assert_ptr_null(analyzer__find("coun"));
 	ck_assert_ptr_eq(analyzer__get(2), &analyzer_io);
 	ck_assert_ptr_eq(analyzer__get(3), &analyzer_cct);
-	ck_assert_ptr_eq(analyzer__get(4), &analyzer_timeline);
-	ck_assert_ptr_eq(analyzer__get(5), &analyzer_isp);
-	ck_assert_ptr_null(analyzer__get(6));
+	ck_assert_ptr_eq(analyzer__get(4), &analyzer_latency);
+	ck_assert_ptr_eq(analyzer__get(5), &analyzer_timeline);
+	ck_assert_ptr_eq(analyzer__get(6), &analyzer_isp);
+	ck_assert_ptr_null(analyzer__get(7));
 
 	o.analyzers = "nope";
 	ck_assert_int_eq(runner__new(&o, NULL, 0, &r), -EINVAL);
@@ -2422,6 +2559,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_report_text);
 	tcase_add_test(tc, test_report_sampling_no_progress);
 	tcase_add_test(tc, test_report_lower_bounds);
+	tcase_add_test(tc, test_latency_buckets);
 	tcase_add_test(tc, test_select);
 	tcase_add_test(tc, test_root_name);
 	tcase_add_test(tc, test_json);

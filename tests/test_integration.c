@@ -320,6 +320,71 @@ START_TEST(command_dies_of_sigpipe)
 }
 END_TEST
 
+/* The latency analyzer on calls of known duration (tests/targets/
+ * durations.c): exact call counts in the buckets; every nap in a bucket of
+ * 16.8 ms or more (it sleeps at least 20 ms), the two of 100 ms in those
+ * of 67 ms or more; exact min and max within what the sleeps allow; naps
+ * mostly off-CPU; the text shows nap's histogram; --hist picks what the
+ * text shows. */
+static long long lat_at_least(json_object *hist, long long lo)
+{
+	json_object *bk = h_get(hist, "buckets");
+	long long n = 0;
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(bk); i++) {
+		json_object *b = json_object_array_get_idx(bk, i);
+
+		if (h_num(b, "lo_ns") >= lo)
+			n += h_num(b, "count");
+	}
+	return n;
+}
+
+START_TEST(latency_known_durations)
+{
+	char *args[] = {"-a", "count,latency", "--", (char *)h_target("durations", OPT(_i)), NULL};
+	char *only[] = {"-a",	 "latency", "--hist",
+			"quick", "--",	    (char *)h_target("durations", OPT(_i)),
+			NULL};
+	json_object *fns, *nap, *quick, *wall;
+	struct h_run r;
+
+	h_run(&r, args);
+	h_assert_clean(&r);
+	H_CHECK(r.json, "durations", "calls nap", "calls quick");
+	fns = h_get(h_get(r.json, "latency"), "functions");
+	nap = h_find(fns, "name", "nap", NULL, NULL);
+	quick = h_find(fns, "name", "quick", NULL, NULL);
+	ck_assert_ptr_nonnull(nap);
+	ck_assert_ptr_nonnull(quick);
+	ck_assert_int_eq(h_num(nap, "calls"), 7);
+	ck_assert_int_eq(h_num(quick, "calls"), 1000);
+	wall = h_get(nap, "wall");
+	ck_assert_int_eq(lat_at_least(wall, 0), 7);
+	ck_assert_int_eq(lat_at_least(wall, 1LL << 24), 7);
+	ck_assert_int_ge(lat_at_least(wall, 1LL << 26), 2);
+	ck_assert_int_ge(h_num(wall, "min_ns"), 20000000);
+	ck_assert_int_ge(h_num(wall, "max_ns"), 100000000);
+	ck_assert_int_ge(h_num(wall, "sum_ns"), 5 * 20000000LL + 2 * 100000000LL);
+	ck_assert_int_eq(lat_at_least(h_get(quick, "wall"), 0), 1000);
+	ck_assert_int_eq(lat_at_least(h_get(quick, "cpu"), 0), 1000);
+	/* the first rows of the text: nap has the most time */
+	ck_assert_msg(strstr(r.out, "\nnap: 7 calls; wall min "), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "\nquick: 1000 calls; wall min "), "%s", r.out);
+	h_free(&r);
+	h_run(&r, only);
+	h_assert_clean(&r);
+	ck_assert_msg(strstr(r.out, "of the functions --hist names:\nquick: 1000 calls"), "%s",
+		      r.out);
+	ck_assert_ptr_null(strstr(r.out, "\nnap: "));
+	/* the JSON has every function's */
+	ck_assert_ptr_nonnull(
+		h_find(h_get(h_get(r.json, "latency"), "functions"), "name", "nap", NULL, NULL));
+	h_free(&r);
+}
+END_TEST
+
 /* The target exits mid-trace with frames open: still a full report. */
 START_TEST(target_exits_mid_trace)
 {
@@ -698,8 +763,8 @@ static void assert_lost_by_kind(const struct h_run *r)
 			ck_assert_int_eq(json_object_array_length(an), 0);
 			continue;
 		}
-		/* the default analyzers: count, callgraph, io, cct */
-		ck_assert_int_eq(json_object_array_length(an), lost ? (k == 0 ? 3 : 1) : 0);
+		/* the default analyzers: count, callgraph, io, cct, latency */
+		ck_assert_int_eq(json_object_array_length(an), lost ? (k == 0 ? 4 : 1) : 0);
 		if (lost && k == 0) {
 			ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(an, 0)),
 					 "count");
@@ -707,6 +772,8 @@ static void assert_lost_by_kind(const struct h_run *r)
 					 "callgraph");
 			ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(an, 2)),
 					 "cct");
+			ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(an, 3)),
+					 "latency");
 		}
 		if (lost && k == 1)
 			ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(an, 0)),
@@ -2149,6 +2216,7 @@ int main(void)
 	tcase_add_test(exact, command_dies_of_sigpipe);
 	tcase_add_loop_test(exact, children_counted_not_traced, 0, 2);
 	tcase_add_loop_test(exact, target_exits_mid_trace, 0, 2);
+	tcase_add_loop_test(exact, latency_known_durations, 0, 2);
 	tcase_add_test(exact, exit_status_as_shell);
 	tcase_add_loop_test(exact, select_functions_and_analyzers, 0, 2);
 	tcase_add_loop_test(exact, sigint_launched_command, 0, 2);

@@ -117,10 +117,11 @@ START_TEST(round_trip)
 	     *off = tmp_path("rt-off.json"), *one = tmp_path("rt-one.json");
 	/* demo makes ~303,000 events: rings of 64 MiB per CPU (1,048,576)
 	 * hold them all, however late cabbpf drains (tests/harness.h) */
-	char *pre[] = {"--ring-size", "64", "-a", "count,callgraph,io,cct", "--json", live, NULL};
+	char *pre[] = {"--ring-size", "64", "-a", "count,callgraph,io,cct,latency", "--json", live,
+		       NULL};
 	char *target[6] = {(char *)h_target(c->name, OPT(_i % 2))};
 	char *rep[] = {"report", rec, "--json", off, NULL};
-	static const char *const analyzers[] = {"count", "callgraph", "io", "cct"};
+	static const char *const analyzers[] = {"count", "callgraph", "io", "cct", "latency"};
 	char *ltext, *otext, *ljs, *ojs;
 	json_object *lj, *oj, *aj;
 	struct h_run r, o, a;
@@ -152,7 +153,7 @@ START_TEST(round_trip)
 	for (i = 0; c->facts[i]; i++)
 		h_check(oj, c->run, c->facts[i]);
 	/* Each analyzer alone: every key of its report is the live one. */
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		char *args[] = {"report", rec, "-a", (char *)analyzers[i], "--json", one, NULL};
 
 		run(&a, args);

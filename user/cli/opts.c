@@ -206,10 +206,11 @@ const struct opt_def opts__table[] = {
 		 "their entries"},
 
 	{"analyzers", 'a', OPT_STR, "LIST", OFF(analyzers), .flags = OPTF_OFFLINE, .group = G_OUT,
-	 .help = "comma-separated: count,callgraph,io,cct,isp\n"
-		 "(default: all but isp; io: bytes read and written\n"
-		 "per function; cct: the calling-context tree; isp:\n"
-		 "input-sensitive profiles, below)"},
+	 .help = "comma-separated: count,callgraph,io,cct,latency,\n"
+		 "isp (default: all but isp; io: bytes read and\n"
+		 "written per function; cct: the calling-context\n"
+		 "tree; latency: call durations, log2 histograms\n"
+		 "(--hist); isp: input-sensitive profiles, below)"},
 	{"json", 'j', OPT_STR, "FILE", OFF(json_path), .flags = OPTF_OFFLINE, .group = G_OUT,
 	 .help = "also write every result as JSON to FILE\n"
 		 "(schema: docs/json-schema.md)"},
@@ -231,6 +232,13 @@ const struct opt_def opts__table[] = {
 	 .wants = "a non-empty pattern",
 	 .help = "leave functions matching GLOB out of the trace\n"
 		 "(repeatable; main executable's functions)"},
+	{"hist", 0, OPT_STRS, "GLOB", 0, VIEWS_MAX_EXCLUDES, OPTF_NONEMPTY | OPTF_OFFLINE,
+	 OFF(view.hist), .count_off = offsetof(struct opts, view.nhist), .group = G_VIEW,
+	 .wants = "a non-empty pattern",
+	 .help = "call durations (the latency analyzer): show the\n"
+		 "histograms of the functions matching GLOB\n"
+		 "(repeatable; default: the 5 with the most time;\n"
+		 "the JSON has every function's)"},
 	{"depth", 0, OPT_UINT, "N", 1, 1000000, OFF(view.cct.depth), .flags = OPTF_OFFLINE,
 	 .group = G_VIEW, .wants = "a positive integer",
 	 .help = "text call tree: N levels (default: all)"},

@@ -586,6 +586,8 @@ static int open_pipeline(struct ftrace *ft)
 		ro.tap_only = !ft->live;
 	}
 	ro.isp = &ft->o.isp;
+	ro.hist = ft->o.view.hist;
+	ro.nhist = ft->o.view.nhist;
 	if (ft->o.budget_pct) {
 		ft->partial = calloc(BUDGET_PARTIAL_BYTES, 1);
 		if (!ft->partial) {

@@ -131,6 +131,8 @@ int offline__report(const struct opts *o)
 	/* --cost, --plots; --size was the recording's (its size events are
 	 * in the chunks) */
 	ro.isp = &o->isp;
+	ro.hist = o->view.hist;
+	ro.nhist = o->view.nhist;
 	err = runner__new(&ro, NULL, 0, &rn);
 	if (err)
 		goto cleanup; /* a wrong -a is said by runner__new */

@@ -31,6 +31,8 @@ struct view_opts {
 	enum cct_metric metric;			  /* --folded-metric */
 	const char *excludes[VIEWS_MAX_EXCLUDES]; /* -N globs */
 	size_t nexcludes;
+	const char *hist[VIEWS_MAX_EXCLUDES]; /* --hist globs */
+	size_t nhist;
 };
 
 struct isp_opts;

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The latency analyzer: the design is in latency.h. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzers/analyzer.h"
+#include "analyzers/latency.h"
+#include "common/json.h"
+
+/* Functions shown in the text without --hist. */
+#define TEXT_FUNCS 5
+/* Width of the longest bar. */
+#define BAR 40
+
+struct lat_fn {
+	struct latency_hist wall, cpu;
+};
+
+struct latency {
+	const struct an_ctx *ctx;
+	struct lat_fn **fn; /* [nfuncs], NULL until a call of it returns */
+	uint64_t nomem;	    /* returns not recorded (out of memory) */
+};
+
+unsigned latency__bucket(uint64_t ns)
+{
+	unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0;
+
+	return b < LATENCY_BUCKETS ? b : LATENCY_BUCKETS - 1;
+}
+
+void latency__bounds(unsigned b, uint64_t *lo, uint64_t *hi)
+{
+	*lo = b ? 1ull << b : 0;
+	*hi = b >= LATENCY_BUCKETS - 1 ? UINT64_MAX : b ? (2ull << b) - 1 : 1;
+}
+
+bool latency__percentile(const struct latency_hist *h, double q, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t rank, seen = 0;
+	unsigned b;
+
+	if (!h || !h->n)
+		return false;
+	rank = (uint64_t)ceil(q * (double)h->n);
+	if (rank < 1)
+		rank = 1;
+	if (rank > h->n)
+		rank = h->n;
+	for (b = 0; b < LATENCY_BUCKETS; b++) {
+		seen += h->b[b];
+		if (seen >= rank)
+			break;
+	}
+	latency__bounds(b < LATENCY_BUCKETS ? b : LATENCY_BUCKETS - 1, lo, hi);
+	/* every value lies within [min, max]: the bucket, narrowed */
+	if (*lo < h->min_ns)
+		*lo = h->min_ns;
+	if (*hi > h->max_ns)
+		*hi = h->max_ns;
+	return true;
+}
+
+static void hist_add(struct latency_hist *h, uint64_t ns)
+{
+	if (!h->n || ns < h->min_ns)
+		h->min_ns = ns;
+	if (!h->n || ns > h->max_ns)
+		h->max_ns = ns;
+	h->n++;
+	h->sum_ns += ns;
+	h->b[latency__bucket(ns)]++;
+}
+
+static void hist_merge(struct latency_hist *d, const struct latency_hist *s)
+{
+	unsigned b;
+
+	if (!s->n)
+		return;
+	if (!d->n || s->min_ns < d->min_ns)
+		d->min_ns = s->min_ns;
+	if (!d->n || s->max_ns > d->max_ns)
+		d->max_ns = s->max_ns;
+	d->n += s->n;
+	d->sum_ns += s->sum_ns;
+	for (b = 0; b < LATENCY_BUCKETS; b++)
+		d->b[b] += s->b[b];
+}
+
+static int lat_init(const struct an_ctx *ctx, void **state)
+{
+	struct latency *l = calloc(1, sizeof(*l));
+
+	*state = NULL;
+	if (!l)
+		return -ENOMEM;
+	l->ctx = ctx;
+	l->fn = calloc(ctx->nfuncs ? ctx->nfuncs : 1, sizeof(*l->fn));
+	if (!l->fn) {
+		free(l);
+		return -ENOMEM;
+	}
+	*state = l;
+	return 0;
+}
+
+static void lat_free(void *state)
+{
+	struct latency *l = state;
+	uint32_t i;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->ctx->nfuncs; i++)
+		free(l->fn[i]);
+	free(l->fn);
+	free(l);
+}
+
+/* fid's histograms, made on first use; NULL when out of memory. */
+static struct lat_fn *fn_get(struct latency *l, uint32_t fid)
+{
+	if (!l->fn[fid])
+		l->fn[fid] = calloc(1, sizeof(*l->fn[fid]));
+	return l->fn[fid];
+}
+
+static void lat_on_return(void *state, const struct an_return *r)
+{
+	struct latency *l = state;
+	struct lat_fn *f;
+
+	/* only a return event gives a call its duration */
+	if (r->fid >= l->ctx->nfuncs || !r->matched)
+		return;
+	f = fn_get(l, r->fid);
+	if (!f) {
+		l->nomem++;
+		return;
+	}
+	hist_add(&f->wall, r->incl_ns);
+	hist_add(&f->cpu, r->cpu_incl_ns);
+}
+
+static int lat_merge(void *dst, const void *src)
+{
+	struct latency *d = dst;
+	const struct latency *s = src;
+	uint32_t i;
+
+	for (i = 0; i < d->ctx->nfuncs; i++) {
+		struct lat_fn *f;
+
+		if (!s->fn[i])
+			continue;
+		f = fn_get(d, i);
+		if (!f)
+			return -ENOMEM;
+		hist_merge(&f->wall, &s->fn[i]->wall);
+		hist_merge(&f->cpu, &s->fn[i]->cpu);
+	}
+	d->nomem += s->nomem;
+	return 0;
+}
+
+const struct latency_hist *latency__hist(const void *state, uint32_t fid, bool cpu)
+{
+	const struct latency *l = state;
+
+	if (fid >= l->ctx->nfuncs || !l->fn[fid])
+		return NULL;
+	return cpu ? &l->fn[fid]->cpu : &l->fn[fid]->wall;
+}
+
+/* ------------------------------------------------------------ reports -- */
+
+/* ns as a person reads it: "812 ns", "1.05 us", "20.1 ms", "1.50 s". */
+static const char *human(uint64_t ns, char buf[24])
+{
+	if (ns < 1000)
+		snprintf(buf, 24, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, 24, "%.3g us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, 24, "%.3g ms", (double)ns / 1e6);
+	else
+		snprintf(buf, 24, "%.3g s", (double)ns / 1e9);
+	return buf;
+}
+
+/* " p50 LO-HI" (or " p50 V" when the range is one value). */
+static void put_pct(FILE *f, const struct latency_hist *h, const char *name, double q)
+{
+	char a[24], b[24];
+	uint64_t lo, hi;
+
+	if (!latency__percentile(h, q, &lo, &hi))
+		return;
+	if (lo == hi)
+		fprintf(f, ", %s %s", name, human(lo, a));
+	else
+		fprintf(f, ", %s %s-%s", name, human(lo, a), human(hi, b));
+}
+
+static void put_summary(FILE *f, const struct latency_hist *h)
+{
+	char a[24];
+
+	fprintf(f, "min %s", human(h->min_ns, a));
+	put_pct(f, h, "p50", 0.50);
+	put_pct(f, h, "p90", 0.90);
+	put_pct(f, h, "p99", 0.99);
+	fprintf(f, ", max %s", human(h->max_ns, a));
+}
+
+/* funclatency's shape: one line per bucket from the first to the last
+ * that holds calls. */
+static void put_bars(FILE *f, const struct latency_hist *h)
+{
+	unsigned b, first = LATENCY_BUCKETS, last = 0, k;
+	uint64_t top = 0, lo, hi;
+
+	for (b = 0; b < LATENCY_BUCKETS; b++)
+		if (h->b[b]) {
+			if (first == LATENCY_BUCKETS)
+				first = b;
+			last = b;
+			if (h->b[b] > top)
+				top = h->b[b];
+		}
+	if (!top)
+		return;
+	fprintf(f, "  %21s : %-10s distribution\n", "ns", "count");
+	for (b = first; b <= last; b++) {
+		unsigned len = (unsigned)((h->b[b] * BAR + top - 1) / top);
+
+		latency__bounds(b, &lo, &hi);
+		if (hi == UINT64_MAX)
+			fprintf(f, "  %10" PRIu64 " -> %-7s : %-10" PRIu64 " |", lo, "...",
+				h->b[b]);
+		else
+			fprintf(f, "  %10" PRIu64 " -> %-7" PRIu64 " : %-10" PRIu64 " |", lo, hi,
+				h->b[b]);
+		for (k = 0; k < BAR; k++)
+			fputc(k < len ? '*' : ' ', f);
+		fputs("|\n", f);
+	}
+}
+
+struct lat_row {
+	uint64_t sum;
+	uint32_t fid;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct lat_row *x = a, *y = b;
+
+	if (x->sum != y->sum)
+		return x->sum > y->sum ? -1 : 1;
+	return x->fid < y->fid ? -1 : x->fid > y->fid;
+}
+
+/* Whether fid is one --hist names. */
+static bool named(const struct latency *l, uint32_t fid)
+{
+	char buf[24];
+	const char *name = an_ctx__name(l->ctx, fid, buf);
+	size_t i;
+
+	for (i = 0; i < l->ctx->nhist; i++)
+		if (!fnmatch(l->ctx->hist[i], name, 0))
+			return true;
+	return false;
+}
+
+/* The functions with returned calls, by their calls' whole time. */
+static struct lat_row *rows_of(const struct latency *l, size_t *n)
+{
+	struct lat_row *rows = malloc((l->ctx->nfuncs + 1) * sizeof(*rows));
+	uint32_t i;
+
+	*n = 0;
+	if (!rows)
+		return NULL;
+	for (i = 0; i < l->ctx->nfuncs; i++)
+		if (l->fn[i] && l->fn[i]->wall.n)
+			rows[(*n)++] = (struct lat_row){l->fn[i]->wall.sum_ns, i};
+	qsort(rows, *n, sizeof(*rows), cmp_row);
+	return rows;
+}
+
+static int lat_report_text(void *state, FILE *f)
+{
+	struct latency *l = state;
+	struct lat_row *rows;
+	size_t n, i, shown = 0;
+	char buf[24];
+
+	rows = rows_of(l, &n);
+	if (!rows)
+		return -ENOMEM;
+	if (!n)
+		fprintf(f, "call durations: none (no traced call returned: entry probes only, or "
+			   "no call ended while traced)\n");
+	else
+		fprintf(f,
+			"call durations (traced: each includes the cost of its own probes and of "
+			"the traced calls' inside it; percentiles are the ranges their log2 "
+			"bucket allows), %s:\n",
+			l->ctx->nhist ? "of the functions --hist names"
+				      : "of the functions with the most time in all");
+	for (i = 0; i < n; i++) {
+		const struct lat_fn *fn = l->fn[rows[i].fid];
+
+		if (l->ctx->nhist ? !named(l, rows[i].fid) : shown >= TEXT_FUNCS)
+			continue;
+		shown++;
+		fprintf(f, "%s: %" PRIu64 " call%s; wall ", an_ctx__name(l->ctx, rows[i].fid, buf),
+			fn->wall.n, fn->wall.n == 1 ? "" : "s");
+		put_summary(f, &fn->wall);
+		fprintf(f, "; on-CPU ");
+		put_summary(f, &fn->cpu);
+		fputc('\n', f);
+		put_bars(f, &fn->wall);
+	}
+	if (n && l->ctx->nhist && !shown)
+		fprintf(f, "  (no function --hist names returned from a call)\n");
+	if (l->nomem)
+		fprintf(f, "  warning: %" PRIu64 " calls' durations not recorded (out of memory)\n",
+			l->nomem);
+	free(rows);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void hist_json(struct json *w, const char *key, const struct latency_hist *h)
+{
+	static const struct {
+		const char *key;
+		double q;
+	} pcts[] = {{"p50_ns", 0.5}, {"p90_ns", 0.9}, {"p99_ns", 0.99}};
+	uint64_t lo, hi;
+	unsigned b, k;
+
+	json__key(w, key);
+	json__begin_object(w);
+	json__kv_u64(w, "min_ns", h->min_ns);
+	json__kv_u64(w, "max_ns", h->max_ns);
+	json__kv_u64(w, "sum_ns", h->sum_ns);
+	for (k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++) {
+		if (!latency__percentile(h, pcts[k].q, &lo, &hi))
+			continue;
+		json__key(w, pcts[k].key);
+		json__begin_array(w);
+		json__u64(w, lo);
+		json__u64(w, hi);
+		json__end_array(w);
+	}
+	/* the buckets that hold calls: [lo_ns, hi_ns] inclusive, count */
+	json__key(w, "buckets");
+	json__begin_array(w);
+	for (b = 0; b < LATENCY_BUCKETS; b++) {
+		if (!h->b[b])
+			continue;
+		latency__bounds(b, &lo, &hi);
+		json__begin_object(w);
+		json__kv_u64(w, "lo_ns", lo);
+		if (hi == UINT64_MAX)
+			json__kv_null(w, "hi_ns");
+		else
+			json__kv_u64(w, "hi_ns", hi);
+		json__kv_u64(w, "count", h->b[b]);
+		json__end_object(w);
+	}
+	json__end_array(w);
+	json__end_object(w);
+}
+
+static int lat_report_json(void *state, struct json *w)
+{
+	struct latency *l = state;
+	struct lat_row *rows;
+	size_t n, i;
+	char buf[24];
+
+	rows = rows_of(l, &n);
+	if (!rows)
+		return -ENOMEM;
+	json__key(w, "latency");
+	json__begin_object(w);
+	json__kv_string(w, "time", "traced");
+	json__kv_u64(w, "not_recorded", l->nomem);
+	json__key(w, "functions");
+	json__begin_array(w);
+	for (i = 0; i < n; i++) {
+		const struct lat_fn *fn = l->fn[rows[i].fid];
+
+		json__begin_object(w);
+		json__kv_string(w, "name", an_ctx__name(l->ctx, rows[i].fid, buf));
+		json__kv_u64(w, "fid", rows[i].fid);
+		json__kv_u64(w, "calls", fn->wall.n);
+		hist_json(w, "wall", &fn->wall);
+		hist_json(w, "cpu", &fn->cpu);
+		json__end_object(w);
+	}
+	json__end_array(w);
+	free(rows);
+	return json__end_object(w);
+}
+
+const struct analyzer_ops analyzer_latency = {
+	.name = "latency",
+	.help = "each function's call durations: log2 histograms of wall and on-CPU time, "
+		"min, p50, p90, p99, max",
+	.init = lat_init,
+	.on_return = lat_on_return,
+	.merge = lat_merge,
+	.report_text = lat_report_text,
+	.report_json = lat_report_json,
+	.free = lat_free,
+	.lower_bounds = AN_LOST_CALLS,
+};
