@@ -179,7 +179,7 @@ row "held: odd targets as untraced" "same stdout, end (target.exit) and exit sta
 # bad option values
 bad=0 nbad=0
 for a in "--sample 0%" "--sample 200%" "--budget -1" "-d abc" "-d -5" "--cab-mode nope" \
-	"-a nope" "-f ''" "-p 0" "-p -3" "-p 999999999" "--size f:arg9" "--hist" "-o ''" \
+	"-a nope" "-f ''" "-p 0" "-p -3" "-p 999999999" "--size f:arg9" "--hist ''" "--no-such-option" "-o ''" \
 	"--folded-metric nope" "--duration 1e400"; do
 	nbad=$((nbad + 1))
 	# shellcheck disable=SC2086
