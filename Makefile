@@ -82,7 +82,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all clean check layers unit-check integration-check asan-check tsan-check bench format deps demo stress fuzz fuzz-bins \
+.PHONY: all clean check layers names unit-check integration-check asan-check tsan-check bench format deps demo stress fuzz fuzz-bins \
 	targets vmtest
 all: cabbpf
 
@@ -168,12 +168,17 @@ $(OUT)/bench/%: bench/%.c $(LIB) | $(OUT)/bench
 	$(Q)$(CC) $(CFLAGS) $< $(LIB) $(LDFLAGS) $(LDLIBS) -lck -o $@
 
 # Every suite, unit and integration; tests/run.sh prints the totals line.
-# The floors' include order first (scripts/layers.sh, docs/architecture.md).
-check: layers cabbpf $(TEST_BINS)
+# The floors' include order first (scripts/layers.sh, docs/architecture.md),
+# and the names (scripts/names.sh: each exported function prefixed by its
+# file's name, no basename twice).
+check: layers names cabbpf $(TEST_BINS)
 	$(Q)OUT=$(OUT) tests/run.sh $(TEST_BINS)
 
 layers:
 	$(Q)scripts/layers.sh
+
+names: $(LIB)
+	$(Q)scripts/names.sh $(OUT)
 
 unit-check: $(TEST_BINS)
 	$(Q)OUT=$(OUT) CABBPF_UNIT_ONLY=1 tests/run.sh $(TEST_BINS)

@@ -25,53 +25,6 @@ static const struct analyzer_ops *const registry[] = {
 
 _Static_assert(NREG <= AN_MAX, "AN_MAX too small for the registry");
 
-const struct an_src *an_ctx__src(const struct an_ctx *c, uint32_t fid)
-{
-	if (!c->src || fid >= c->nfuncs || !c->src[fid].file)
-		return NULL;
-	return &c->src[fid];
-}
-
-void an_ctx__json_src(const struct an_ctx *c, uint32_t fid, struct json *w)
-{
-	const struct an_src *s = an_ctx__src(c, fid);
-
-	if (!s)
-		return;
-	json__kv_string(w, "file", s->file);
-	if (s->line)
-		json__kv_u64(w, "line", s->line);
-}
-
-void an__put_u64(FILE *f, int width, uint64_t v, bool lb)
-{
-	if (lb)
-		fprintf(f, "%*" PRIu64 "%s", width - (int)strlen(AN_LB_MARK), v, AN_LB_MARK);
-	else
-		fprintf(f, "%*" PRIu64, width, v);
-}
-
-const char *an_ctx__linkage(const struct an_ctx *c, uint32_t fid)
-{
-	const char *l;
-
-	if (!c->lnames || fid >= c->nfuncs || !(l = c->lnames[fid]))
-		return NULL;
-	return c->fnames[fid] && !strcmp(c->fnames[fid], l) ? NULL : l;
-}
-
-const char *an_ctx__name(const struct an_ctx *c, uint32_t fid, char buf[24])
-{
-	if (fid == AN_ROOT)
-		return AN_ROOT_NAME;
-	if (fid == AN_RESUMED)
-		return AN_RESUMED_NAME;
-	if (c->fnames && fid < c->nfuncs && c->fnames[fid])
-		return c->fnames[fid];
-	snprintf(buf, 24, "fid#%" PRIu32, fid);
-	return buf;
-}
-
 unsigned analyzer__count(void)
 {
 	return NREG;

@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/emit.h"
+
 struct json;
 struct cct_opts;
 struct isp_opts;
@@ -65,7 +67,7 @@ struct an_src {
 #define AN_LOST_IO 2u	 /* I/O events */
 /* What the text tables append to a count that is a lower bound (inside
  * its column's width): "1234+" reads "at least 1234". */
-#define AN_LB_MARK "+"
+#define AN_LB_MARK EMIT_LB_MARK
 
 /* Read-only context shared by every instance; outlives them. */
 struct an_ctx {
@@ -110,7 +112,7 @@ struct an_ctx {
 	/* The AN_LOST_* kinds of which events were lost in this run: set by
 	 * the runner once the analyzers have stopped (runner__set_lost), read
 	 * by the reports only, which mark the counts these losses make lower
-	 * bounds (an_ctx__lb, an__put_u64). */
+	 * bounds (an_ctx__lb; EMIT_COUNT cells, common/emit.h). */
 	unsigned lost;
 	/* JSON lists only the functions called (a table that holds the
 	 * functions of many programs: whole-container tracing) */
@@ -123,10 +125,6 @@ static inline bool an_ctx__lb(const struct an_ctx *c, unsigned kinds)
 {
 	return (c->lost & kinds) != 0;
 }
-
-/* Text tables: v right-aligned in width columns, with AN_LB_MARK inside
- * the width when lb (so a table without losses is unchanged). */
-void an__put_u64(FILE *f, int width, uint64_t v, bool lb);
 
 /* Name of fid for reports: "<root>" for AN_ROOT, the table's name, or
  * "fid#N" written into buf when the table has none. Never NULL; the result

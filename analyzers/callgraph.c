@@ -258,23 +258,48 @@ static struct edge_row *edge_rows(const struct callgraph *g, size_t *n)
 	return rows;
 }
 
+/* An edge's line of the table, text and JSON. */
+struct edge_line {
+	uint64_t calls;
+	const char *caller, *callee;
+	char b1[24], b2[24];
+};
+
+static const struct emit_col edge_cols[] = {
+	{"caller", NULL, 0, EMIT_STR, EMIT_COL(struct edge_line, caller)},
+	{"callee", NULL, 0, EMIT_STR, EMIT_COL(struct edge_line, callee)},
+	{"calls", "CALLS", 12, EMIT_COUNT, EMIT_COL(struct edge_line, calls)},
+	{NULL, "CALLER -> CALLEE", 0, EMIT_STR, EMIT_COL(struct edge_line, caller),
+	 .flags = EMIT_GAP2},
+	{NULL, "", 0, EMIT_STR, EMIT_COL(struct edge_line, callee), .fmt = " -> %s"},
+};
+
+/* *l: row r's line. Its names may point into l's buffers. */
+static void edge_line(const struct callgraph *g, const struct edge_row *r, struct edge_line *l)
+{
+	l->calls = r->calls;
+	l->caller = an_ctx__name(g->ctx, EDGE_CALLER(r->key), l->b1);
+	l->callee = an_ctx__name(g->ctx, EDGE_CALLEE(r->key), l->b2);
+}
+
 static int cg_report_text(void *state, FILE *f)
 {
 	struct callgraph *g = state;
 	struct edge_row *rows;
 	size_t n = 0, i;
-	char b1[24], b2[24];
 	int err = 0;
 
 	rows = edge_rows(g, &n);
 	if (!rows)
 		return -ENOMEM;
 	fprintf(f, "call graph: %zu caller -> callee edges\n", n);
-	fprintf(f, "%12s  %s\n", "CALLS", "CALLER -> CALLEE");
+	emit__head(f, edge_cols, EMIT_N(edge_cols));
 	for (i = 0; i < n && i < g->ctx->top; i++) {
-		an__put_u64(f, 12, rows[i].calls, an_ctx__lb(g->ctx, AN_LOST_CALLS));
-		fprintf(f, "  %s -> %s\n", an_ctx__name(g->ctx, EDGE_CALLER(rows[i].key), b1),
-			an_ctx__name(g->ctx, EDGE_CALLEE(rows[i].key), b2));
+		struct edge_line l;
+
+		edge_line(g, &rows[i], &l);
+		emit__row_text(f, edge_cols, EMIT_N(edge_cols), &l,
+			       an_ctx__lb(g->ctx, AN_LOST_CALLS), NULL);
 	}
 	if (n > g->ctx->top)
 		fprintf(f, "  ... %zu more edges (the JSON report has all)\n", n - g->ctx->top);
@@ -297,7 +322,7 @@ static int cg_report_text(void *state, FILE *f)
 }
 
 /* --budget: per callee, its calls per epoch (the sum of its edges'), as
- * budget__estimate takes them. Returns the map (callee -> struct
+ * sampling__budget_estimate takes them. Returns the map (callee -> struct
  * sampling_counts *) or -ENOMEM. */
 static int callee_counts(const struct callgraph *g, struct hmap *out)
 {
@@ -374,7 +399,7 @@ static bool budget_edge(const struct callgraph *g, const struct hmap *callees, u
 		cv ? (const struct sampling_counts *)(uintptr_t)*cv : NULL;
 	double nc, ncerr, a = sum_windows(c, w), n = sum_windows(cc, w), p, e;
 
-	if (budget__estimate(g->ctx->budget, callee, cc ? cc->w : NULL, cc ? cc->n : 0, &nc, &ncerr,
+	if (sampling__budget_estimate(g->ctx->budget, callee, cc ? cc->w : NULL, cc ? cc->n : 0, &nc, &ncerr,
 			     NULL) == AN_BEST_NONE)
 		return false;
 	if (n <= 0) {
@@ -459,7 +484,6 @@ static int cg_report_json(void *state, struct json *w)
 	struct thread_edge *te = NULL;
 	struct hmap callees = {0};
 	size_t n = 0, nte = 0, i, j;
-	char b1[24];
 	int err;
 
 	rows = edge_rows(g, &n);
@@ -471,10 +495,11 @@ static int cg_report_json(void *state, struct json *w)
 	json__key(w, "callgraph");
 	json__begin_array(w);
 	for (i = 0; i < n; i++) {
+		struct edge_line l;
+
+		edge_line(g, &rows[i], &l);
 		json__begin_object(w);
-		json__kv_string(w, "caller", an_ctx__name(g->ctx, EDGE_CALLER(rows[i].key), b1));
-		json__kv_string(w, "callee", an_ctx__name(g->ctx, EDGE_CALLEE(rows[i].key), b1));
-		json__kv_u64(w, "calls", rows[i].calls);
+		emit__row_json(w, edge_cols, EMIT_N(edge_cols), &l, NULL);
 		if (g->ctx->budget) {
 			double est, err95;
 

@@ -178,13 +178,107 @@ static int cmp_row(const void *a, const void *b, void *arg)
 
 static const char *const sort_names[] = {"total", "calls", "self", "cpu"};
 
-/* Milliseconds, or "-" when on-CPU time was not measured. */
-static void ms_col(FILE *f, uint64_t ns, bool have)
+/* A context's line of the tree (or a function's of the table), text and
+ * JSON. */
+struct node_line {
+	double share; /* of the tree's total time */
+	uint64_t calls, incl, self, cpu_incl, cpu_self;
+	uint64_t incl_comp, self_comp, cpu_incl_comp, cpu_self_comp;
+	uint64_t missing, unwound, folded;
+	const char *name;
+	bool cpu; /* on-CPU times measured */
+	char buf[24];
+};
+
+/* The tables' conditions (struct emit_col.when). */
+#define HAVE_COMP 1u /* compensated times: the probes' cost was measured */
+#define HAVE_CPU 2u  /* on-CPU times measured */
+
+/* On-CPU times: none ('-', null) when they were not measured. */
+static struct emit_val cpu_incl(const void *row, const void *ctx)
 {
-	if (have)
-		fprintf(f, " %11.3f", (double)ns / 1e6);
-	else
-		fprintf(f, " %11s", "-");
+	const struct node_line *l = row;
+
+	(void)ctx;
+	return (struct emit_val){.u = l->cpu_incl, .null = !l->cpu};
+}
+
+static struct emit_val cpu_self(const void *row, const void *ctx)
+{
+	const struct node_line *l = row;
+
+	(void)ctx;
+	return (struct emit_val){.u = l->cpu_self, .null = !l->cpu};
+}
+
+/* The tree's columns; the text adds each context's name, indented, and
+ * what its activations lacked. */
+static const struct emit_col node_cols[] = {
+	{"name", NULL, 0, EMIT_STR, EMIT_COL(struct node_line, name)},
+	{NULL, "TOTAL%", 8, EMIT_PCT, EMIT_COL(struct node_line, share), .prec = 2},
+	{"calls", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, calls)},
+	{"incl_ns", "TOTAL_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, incl)},
+	{"self_ns", "SELF_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, self)},
+	{"cpu_incl_ns", "CPU_MS", 11, EMIT_NS_MS, EMIT_FN(cpu_incl)},
+	{"cpu_self_ns", "CPU_SELF_MS", 11, EMIT_NS_MS, EMIT_FN(cpu_self)},
+	{"incl_ns_comp", "COMP_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, incl_comp),
+	 .when = HAVE_COMP},
+	{"self_ns_comp", "COMP_SELF", 11, EMIT_NS_MS, EMIT_COL(struct node_line, self_comp),
+	 .when = HAVE_COMP},
+	/* the probes run on the CPU: the same cost comes off */
+	{"cpu_incl_ns_comp", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, cpu_incl_comp),
+	 .when = HAVE_COMP | HAVE_CPU},
+	{"cpu_self_ns_comp", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, cpu_self_comp),
+	 .when = HAVE_COMP | HAVE_CPU},
+	{NULL, "CALLS", 12, EMIT_COUNT, EMIT_COL(struct node_line, calls)},
+	{"missing", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, missing), .flags = EMIT_NONZERO},
+	{"unwound", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, unwound), .flags = EMIT_NONZERO},
+	{"folded", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, folded), .flags = EMIT_NONZERO},
+};
+
+/* The functions' table (text); the name and what was lacking follow. */
+static const struct emit_col fn_cols[] = {
+	{NULL, "CALLS", 12, EMIT_COUNT, EMIT_COL(struct node_line, calls)},
+	{NULL, "TOTAL_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, incl)},
+	{NULL, "SELF_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, self)},
+	{NULL, "CPU_MS", 11, EMIT_NS_MS, EMIT_FN(cpu_incl)},
+	{NULL, "CPU_SELF_MS", 11, EMIT_NS_MS, EMIT_FN(cpu_self)},
+};
+
+/* The tree's columns for this report: node_cols as g and cp have them;
+ * returns how many. */
+static size_t tree_cols(const struct cct *g, const struct comp *cp,
+			struct emit_col out[EMIT_N(node_cols)])
+{
+	return emit__select(out, node_cols, EMIT_N(node_cols),
+			    (cp->below ? HAVE_COMP : 0) | (g->o.cpu_time ? HAVE_CPU : 0));
+}
+
+/* *l: node id's line; total: the tree's time (for its share). */
+static void node_line(const struct cct *g, const struct cct_tree *t, uint32_t id,
+		      const struct comp *cp, uint64_t total, struct node_line *l)
+{
+	const struct cct_node *n = cct__node(t, id);
+
+	*l = (struct node_line){
+		.share = total ? (double)n->incl_ns / (double)total : 0,
+		.calls = n->calls,
+		.incl = n->incl_ns,
+		.self = n->self_ns,
+		.cpu_incl = n->cpu_incl_ns,
+		.cpu_self = n->cpu_self_ns,
+		.missing = n->missing,
+		.unwound = n->unwound,
+		.folded = n->folded,
+		.cpu = g->o.cpu_time,
+	};
+	if (cp->below) {
+		l->incl_comp = minus(n->incl_ns, cp->below[id]);
+		l->self_comp = minus(n->self_ns, cp->direct[id]);
+		l->cpu_incl_comp = minus(n->cpu_incl_ns, cp->below[id]);
+		l->cpu_self_comp = minus(n->cpu_self_ns, cp->direct[id]);
+	}
+	l->name = an_ctx__name(g->ctx, n->fid, l->buf);
 }
 
 static void print_row_tail(FILE *f, const struct cct *g, uint32_t fid, uint64_t missing,
@@ -213,9 +307,10 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 	const struct cct_node *root = cct__node(t, 0);
 	struct cct_walk w = {.t = t};
 	uint64_t total = 0, hidden = 0;
-	bool cpu = g->o.cpu_time;
+	struct emit_col cols[EMIT_N(node_cols)];
 	struct comp cp;
 	uint32_t id, d, c;
+	size_t nc;
 
 	for (c = root->child; c != CCT_NONE; c = cct__node(t, c)->sibling)
 		total += cct__node(t, c)->incl_ns;
@@ -228,16 +323,15 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 	fputc('\n', f);
 	if (comp_build(g, t, &cp))
 		return -ENOMEM;
-	fprintf(f, "%8s %11s %11s %11s %11s", "TOTAL%", "TOTAL_MS", "SELF_MS", "CPU_MS",
-		"CPU_SELF_MS");
-	if (cp.below)
-		fprintf(f, " %11s %11s", "COMP_MS", "COMP_SELF");
-	fprintf(f, " %12s  %s\n", "CALLS", "CONTEXT");
+	nc = tree_cols(g, &cp, cols);
+	emit__head_cells(f, cols, nc, true);
+	fprintf(f, "  %s\n", "CONTEXT");
 	if (cct_walk__push(&w, 0))
 		goto nomem;
 	while ((id = cct_walk__next(&w, &d, NULL, NULL)) != CCT_NONE) {
 		const struct cct_node *n = cct__node(t, id);
 		double pct = total ? 100.0 * (double)n->incl_ns / (double)total : 0;
+		struct node_line l;
 		uint32_t i;
 
 		/* Children come heaviest first: a hidden one hides the rest
@@ -246,16 +340,8 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 			hidden++;
 			continue;
 		}
-		fprintf(f, "%7.2f%% %11.3f %11.3f", pct, (double)n->incl_ns / 1e6,
-			(double)n->self_ns / 1e6);
-		ms_col(f, n->cpu_incl_ns, cpu);
-		ms_col(f, n->cpu_self_ns, cpu);
-		if (cp.below) {
-			ms_col(f, minus(n->incl_ns, cp.below[id]), true);
-			ms_col(f, minus(n->self_ns, cp.direct[id]), true);
-		}
-		fputc(' ', f);
-		an__put_u64(f, 12, n->calls, an_ctx__lb(g->ctx, AN_LOST_CALLS));
+		node_line(g, t, id, &cp, total, &l);
+		emit__cells(f, cols, nc, &l, an_ctx__lb(g->ctx, AN_LOST_CALLS), NULL, true);
 		fputc(' ', f);
 		for (i = 1; i < d; i++)
 			fputs("  ", f);
@@ -288,13 +374,20 @@ static int report_functions(struct cct *g, const struct cct_tree *t, FILE *f)
 	qsort_r(rows, n, sizeof(*rows), cmp_row, &g->o.sort);
 	fprintf(f, "functions by %s (from the tree; -s calls|total|self|cpu)\n",
 		sort_names[g->o.sort <= CCT_SORT_CPU ? g->o.sort : 0]);
-	fprintf(f, "%12s %11s %11s %11s %11s  %s\n", "CALLS", "TOTAL_MS", "SELF_MS", "CPU_MS",
-		"CPU_SELF_MS", "FUNCTION");
+	emit__head_cells(f, fn_cols, EMIT_N(fn_cols), true);
+	fprintf(f, "  %s\n", "FUNCTION");
 	for (i = 0; i < n && i < g->ctx->top; i++) {
-		an__put_u64(f, 12, rows[i].calls, an_ctx__lb(g->ctx, AN_LOST_CALLS));
-		fprintf(f, " %11.3f %11.3f", (double)rows[i].incl / 1e6, (double)rows[i].self / 1e6);
-		ms_col(f, rows[i].cpu_incl, g->o.cpu_time);
-		ms_col(f, rows[i].cpu_self, g->o.cpu_time);
+		struct node_line l = {
+			.calls = rows[i].calls,
+			.incl = rows[i].incl,
+			.self = rows[i].self,
+			.cpu_incl = rows[i].cpu_incl,
+			.cpu_self = rows[i].cpu_self,
+			.cpu = g->o.cpu_time,
+		};
+
+		emit__cells(f, fn_cols, EMIT_N(fn_cols), &l, an_ctx__lb(g->ctx, AN_LOST_CALLS),
+			    NULL, true);
 		print_row_tail(f, g, rows[i].fid, rows[i].missing, rows[i].unwound, 0);
 	}
 	if (n > g->ctx->top)
@@ -345,46 +438,16 @@ int cct_report__text(void *state, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-/* One node as JSON, without its children's closing (the walk closes). */
+/* One node as JSON, without its children's closing (the walk closes);
+ * cols: tree_cols'. */
 static void json_node(struct json *w, const struct cct *g, const struct cct_tree *t, uint32_t id,
-		      const struct comp *cp)
+		      const struct comp *cp, const struct emit_col *cols, size_t nc)
 {
-	const struct cct_node *n = cct__node(t, id);
-	char b[24];
+	struct node_line l;
 
+	node_line(g, t, id, cp, 0, &l);
 	json__begin_object(w);
-	json__kv_string(w, "name", an_ctx__name(g->ctx, n->fid, b));
-	json__kv_u64(w, "calls", n->calls);
-	json__kv_u64(w, "incl_ns", n->incl_ns);
-	json__kv_u64(w, "self_ns", n->self_ns);
-	json__key(w, "cpu_incl_ns");
-	if (g->o.cpu_time)
-		json__u64(w, n->cpu_incl_ns);
-	else
-		json__null(w);
-	json__key(w, "cpu_self_ns");
-	if (g->o.cpu_time)
-		json__u64(w, n->cpu_self_ns);
-	else
-		json__null(w);
-	if (cp->below) {
-		json__kv_u64(w, "incl_ns_comp", minus(n->incl_ns, cp->below[id]));
-		json__kv_u64(w, "self_ns_comp", minus(n->self_ns, cp->direct[id]));
-		/* the probes run on the CPU: the same cost comes off */
-		if (g->o.cpu_time) {
-			json__kv_u64(w, "cpu_incl_ns_comp", minus(n->cpu_incl_ns, cp->below[id]));
-			json__kv_u64(w, "cpu_self_ns_comp", minus(n->cpu_self_ns, cp->direct[id]));
-		}
-	}
-	if (n->missing) {
-		json__kv_u64(w, "missing", n->missing);
-	}
-	if (n->unwound) {
-		json__kv_u64(w, "unwound", n->unwound);
-	}
-	if (n->folded) {
-		json__kv_u64(w, "folded", n->folded);
-	}
+	emit__row_json(w, cols, nc, &l, NULL);
 	json__key(w, "children");
 	json__begin_array(w);
 }
@@ -399,19 +462,22 @@ static void json_leave(void *arg, uint32_t id)
 /* The whole tree, nested, children heaviest first. */
 static int json_tree(struct json *w, const struct cct *g, const struct cct_tree *t)
 {
+	struct emit_col cols[EMIT_N(node_cols)];
 	struct cct_walk wk = {.t = t};
 	struct comp cp;
 	uint32_t id, d;
+	size_t nc;
 
 	if (comp_build(g, t, &cp))
 		return -ENOMEM;
-	json_node(w, g, t, 0, &cp);
+	nc = tree_cols(g, &cp, cols);
+	json_node(w, g, t, 0, &cp, cols, nc);
 	if (cct_walk__push(&wk, 0)) {
 		comp_free(&cp);
 		return -ENOMEM;
 	}
 	while ((id = cct_walk__next(&wk, &d, json_leave, w)) != CCT_NONE) {
-		json_node(w, g, t, id, &cp);
+		json_node(w, g, t, id, &cp, cols, nc);
 		if (cct_walk__push(&wk, id)) {
 			cct_walk__fini(&wk);
 			comp_free(&cp);

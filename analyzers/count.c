@@ -305,14 +305,52 @@ static struct count_thread **thread_list(const struct count *c, size_t *n,
 	return v;
 }
 
-/* "-" when nothing was timed: no matched activation, or no timestamps at
- * all (--no-times; a measured nanosecond time is never exactly 0). */
-static void put_ms(FILE *f, uint64_t matched, uint64_t ns)
+/* A function's line of the table, text and JSON. */
+struct count_line {
+	uint64_t calls, matched, unwound, switched, incl_ns, self_ns;
+	uint32_t fid;
+	const char *name, *linkage;
+	char buf[24];
+};
+
+/* Its counters and times ("-" in the text when nothing was timed: no
+ * matched activation, or no timestamps). unwound, switched: only when
+ * some, activations closed without a return event for a known reason
+ * (GUARD events; docs/json-schema.md). */
+static const struct emit_col fig_cols[] = {
+	{"calls", "CALLS", 12, EMIT_COUNT, EMIT_COL(struct count_line, calls)},
+	{"matched", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, matched)},
+	{"unwound", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, unwound), .flags = EMIT_NONZERO},
+	{"switched", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, switched),
+	 .flags = EMIT_NONZERO},
+	{"incl_ns", "INCL_MS", 10, EMIT_NS_MS, EMIT_COL(struct count_line, incl_ns),
+	 .flags = EMIT_DASH0},
+	{"self_ns", "SELF_MS", 10, EMIT_NS_MS, EMIT_COL(struct count_line, self_ns),
+	 .flags = EMIT_DASH0},
+};
+
+/* Its names (after the per-thread columns in the text). */
+static const struct emit_col name_cols[] = {
+	{"name", "FUNCTION", 0, EMIT_STR, EMIT_COL(struct count_line, name), .flags = EMIT_GAP2},
+	{"linkage_name", NULL, 0, EMIT_STR, EMIT_COL(struct count_line, linkage),
+	 .flags = EMIT_NONZERO},
+	{"fid", NULL, 0, EMIT_U32, EMIT_COL(struct count_line, fid)},
+};
+
+/* *l: function fid's line. l->name may point into l->buf. */
+static void count_line(const struct count *c, uint32_t fid, struct count_line *l)
 {
-	if (matched && ns)
-		fprintf(f, " %10.3f", (double)ns / 1e6);
-	else
-		fprintf(f, " %10s", "-");
+	const struct count_fn *fn = &c->fn[fid];
+
+	l->calls = fn->calls;
+	l->matched = fn->t.matched;
+	l->unwound = fn->t.unwound;
+	l->switched = fn->t.switched;
+	l->incl_ns = fn->t.incl_ns;
+	l->self_ns = fn->t.self_ns;
+	l->fid = fid;
+	l->name = an_ctx__name(c->ctx, fid, l->buf);
+	l->linkage = an_ctx__linkage(c->ctx, fid);
 }
 
 /* Sampling: the counts above are what the windows saw, exactly; this says
@@ -384,7 +422,7 @@ static void budget_text(const struct count *c, FILE *f)
 	for (uint32_t fid = 0; fid < c->ctx->nfuncs; fid++) {
 		struct best_row *r = &rows[n];
 
-		r->kind = budget__estimate(b, fid, c->fn[fid].wc.w, c->fn[fid].wc.n, &r->est,
+		r->kind = sampling__budget_estimate(b, fid, c->fn[fid].wc.w, c->fn[fid].wc.n, &r->est,
 					   &r->err95, NULL);
 		r->fid = fid;
 		k[r->kind]++;
@@ -401,7 +439,7 @@ static void budget_text(const struct count *c, FILE *f)
 		const struct best_row *r = &rows[i];
 
 		bool tb = r->kind == AN_BEST_ESTIMATED && !b->progress_corrected &&
-			  budget__window_share(b, r->fid) > AN_B_TRAP_BOUND;
+			  sampling__window_share(b, r->fid) > AN_B_TRAP_BOUND;
 
 		low += tb;
 		if (r->kind == AN_BEST_ESTIMATED && r->err95 >= 0)
@@ -448,32 +486,33 @@ static int count_report_text(void *state, FILE *f)
 	fprintf(f, "calls per function: %zu of %" PRIu32 " functions called, by %zu thread%s\n",
 		nrows, c->ctx->ntraced ? c->ctx->ntraced : c->ctx->nfuncs, nth,
 		nth == 1 ? "" : "s");
-	fprintf(f, "%12s %10s %10s", "CALLS", "INCL_MS", "SELF_MS");
+	emit__head_cells(f, fig_cols, EMIT_N(fig_cols), true);
 	for (j = 0; j < ncols; j++) {
 		snprintf(buf, sizeof(buf), "T%" PRIu32, th[j]->tid);
 		fprintf(f, " %10s", buf);
 	}
 	if (nth > ncols && ncols)
 		fprintf(f, " %10s", "OTHER");
-	fprintf(f, "  FUNCTION\n");
+	emit__head_cells(f, name_cols, EMIT_N(name_cols), false);
+	fputc('\n', f);
 	for (i = 0; i < nrows && i < c->ctx->top; i++) {
-		const struct count_fn *fn = &c->fn[rows[i].fid];
+		struct count_line l;
 		uint64_t shown = 0, *v;
 
-		an__put_u64(f, 12, fn->calls, lb);
-		put_ms(f, fn->t.matched, fn->t.incl_ns);
-		put_ms(f, fn->t.matched, fn->t.self_ns);
+		count_line(c, rows[i].fid, &l);
+		emit__cells(f, fig_cols, EMIT_N(fig_cols), &l, lb, NULL, true);
 		for (j = 0; j < ncols; j++) {
 			v = hmap__find(&th[j]->fn, rows[i].fid);
 			fputc(' ', f);
-			an__put_u64(f, 10, v ? *v : 0, lb);
+			emit__count(f, 10, v ? *v : 0, lb);
 			shown += v ? *v : 0;
 		}
 		if (nth > ncols && ncols) {
 			fputc(' ', f);
-			an__put_u64(f, 10, fn->calls - shown, lb);
+			emit__count(f, 10, l.calls - shown, lb);
 		}
-		fprintf(f, "  %s\n", an_ctx__name(c->ctx, rows[i].fid, buf));
+		emit__cells(f, name_cols, EMIT_N(name_cols), &l, lb, NULL, false);
+		fputc('\n', f);
 	}
 	if (nrows > c->ctx->top)
 		fprintf(f, "  ... %zu more functions (the JSON report has all)\n",
@@ -586,7 +625,6 @@ static int count_report_json(void *state, struct json *w)
 	struct fn_row *rows = NULL;
 	struct by_fid b = {0};
 	size_t nrows = 0, nth = 0, i, j;
-	char buf[24];
 	int err;
 
 	rows = fn_rows(c, c->ctx->called_only, &nrows);
@@ -603,28 +641,26 @@ static int count_report_json(void *state, struct json *w)
 	json__begin_array(w);
 	for (i = 0; i < nrows; i++) {
 		const struct count_fn *fn = &c->fn[rows[i].fid];
+		struct count_line l;
 
+		count_line(c, rows[i].fid, &l);
 		json__begin_object(w);
-		json__kv_string(w, "name", an_ctx__name(c->ctx, rows[i].fid, buf));
-		if (an_ctx__linkage(c->ctx, rows[i].fid)) {
-			json__kv_string(w, "linkage_name", an_ctx__linkage(c->ctx, rows[i].fid));
-		}
+		emit__row_json(w, name_cols, EMIT_N(name_cols), &l, NULL);
 		an_ctx__json_src(c->ctx, rows[i].fid, w);
-		json__kv_u64(w, "fid", rows[i].fid);
-		json__kv_u64(w, "calls", fn->calls);
+		emit__row_json(w, fig_cols, EMIT_N(fig_cols), &l, NULL);
 		if (c->ctx->budget) {
 			double est, err95;
 			uint32_t df;
-			enum an_best k = budget__estimate(c->ctx->budget, rows[i].fid, fn->wc.w,
+			enum an_best k = sampling__budget_estimate(c->ctx->budget, rows[i].fid, fn->wc.w,
 							  fn->wc.n, &est, &err95, &df);
 
 			/* --budget: the whole run's calls (exact, estimated
 			 * or a lower bound: "estimate" says which). */
-			json__kv_string(w, "estimate", budget__best_name(k));
+			json__kv_string(w, "estimate", sampling__best_name(k));
 			/* how much of its windows were traps (see the text) */
 			if (k == AN_BEST_ESTIMATED)
 				json__kv_double(w, "window_probe_share",
-						budget__window_share(c->ctx->budget, rows[i].fid));
+						sampling__window_share(c->ctx->budget, rows[i].fid));
 			if (k != AN_BEST_NONE) {
 				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
 				json__key(w, "calls_est_err95");
@@ -651,17 +687,6 @@ static int count_report_json(void *state, struct json *w)
 				json__kv_u64(w, "calls_est_df", sampling__df(c->ctx->windows));
 			}
 		}
-		json__kv_u64(w, "matched", fn->t.matched);
-		/* Only when some: activations closed without a return event
-		 * for a known reason (GUARD events; docs/json-schema.md). */
-		if (fn->t.unwound) {
-			json__kv_u64(w, "unwound", fn->t.unwound);
-		}
-		if (fn->t.switched) {
-			json__kv_u64(w, "switched", fn->t.switched);
-		}
-		json__kv_u64(w, "incl_ns", fn->t.incl_ns);
-		json__kv_u64(w, "self_ns", fn->t.self_ns);
 		json__key(w, "threads");
 		json__begin_object(w);
 		for (j = b.start[rows[i].fid]; j < b.start[rows[i].fid + 1]; j++) {

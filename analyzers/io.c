@@ -7,6 +7,7 @@
 
 #include "analyzers/an_threads.h"
 #include "analyzers/analyzer.h"
+#include "common/emit.h"
 #include "common/hmap.h"
 #include "analyzers/io.h"
 #include "common/json.h"
@@ -203,9 +204,49 @@ uint64_t io__events(const void *state)
 
 /* ------------------------------------------------------------ reports -- */
 
+/* A function's row of the table: its totals first, so that the first
+ * IO_TOTAL_COLS columns read any struct io_totals too. */
 struct row {
-	uint64_t bytes;
+	struct io_totals t;
+	uint64_t bytes; /* in + out: the order */
 	uint32_t fid;
+	const char *name, *linkage;
+	char buf[24];
+};
+
+/* The totals' columns: a function's, a thread's, the outside's. */
+#define IO_TOTAL_COLS                                                                      \
+	{"in_bytes", "IN_BYTES", 12, EMIT_COUNT, EMIT_COL(struct row, t.in_bytes)},         \
+		{"out_bytes", "OUT_BYTES", 12, EMIT_COUNT, EMIT_COL(struct row, t.out_bytes)}, \
+		{"in_calls", "IN_CALLS", 9, EMIT_COUNT, EMIT_COL(struct row, t.in_calls)},     \
+	{                                                                                  \
+		"out_calls", "OUT_CALLS", 9, EMIT_COUNT, EMIT_COL(struct row, t.out_calls)     \
+	}
+
+static const struct emit_col total_cols[] = {IO_TOTAL_COLS};
+
+static const struct emit_col fn_cols[] = {
+	IO_TOTAL_COLS,
+	{"self_in_bytes", "SELF_IN", 12, EMIT_COUNT, EMIT_COL(struct row, t.self_in_bytes)},
+	{"self_out_bytes", "SELF_OUT", 12, EMIT_COUNT, EMIT_COL(struct row, t.self_out_bytes)},
+	{"name", "FUNCTION", 0, EMIT_STR, EMIT_COL(struct row, name), .flags = EMIT_GAP2},
+	{"linkage_name", NULL, 0, EMIT_STR, EMIT_COL(struct row, linkage), .flags = EMIT_NONZERO},
+	{"fid", NULL, 0, EMIT_U32, EMIT_COL(struct row, fid)},
+};
+
+static struct emit_val blank(const void *row, const void *ctx)
+{
+	(void)row;
+	(void)ctx;
+	return (struct emit_val){.s = ""};
+}
+
+/* The outside's text line: under the function table, no self columns. */
+static const struct emit_col outside_cols[] = {
+	IO_TOTAL_COLS,
+	{NULL, "", 12, EMIT_STR, EMIT_FN(blank)},
+	{NULL, "", 12, EMIT_STR, EMIT_FN(blank)},
+	{NULL, "", 0, EMIT_STR, EMIT_COL(struct row, name), .flags = EMIT_GAP2},
 };
 
 static int cmp_row(const void *x, const void *y)
@@ -217,7 +258,7 @@ static int cmp_row(const void *x, const void *y)
 	return a->fid < b->fid ? -1 : a->fid > b->fid;
 }
 
-/* Functions with any I/O, by inclusive in + out bytes descending. */
+/* Functions with any I/O, by inclusive in + out bytes descending, named. */
 static struct row *fn_rows(const struct ioan *a, size_t *n)
 {
 	struct row *rows = malloc((a->ctx->nfuncs + 1) * sizeof(*rows));
@@ -231,109 +272,19 @@ static struct row *fn_rows(const struct ioan *a, size_t *n)
 
 		if (!t->in_calls && !t->out_calls)
 			continue;
+		rows[k].t = *t;
 		rows[k].bytes = t->in_bytes + t->out_bytes;
 		rows[k].fid = i;
 		k++;
 	}
 	qsort(rows, k, sizeof(*rows), cmp_row);
+	/* named where they stay: the name may be in the row's buf */
+	for (i = 0; i < k; i++) {
+		rows[i].name = an_ctx__name(a->ctx, rows[i].fid, rows[i].buf);
+		rows[i].linkage = an_ctx__linkage(a->ctx, rows[i].fid);
+	}
 	*n = k;
 	return rows;
-}
-
-static int ioan_report_text(void *state, FILE *f)
-{
-	struct ioan *a = state;
-	struct row *rows;
-	size_t n = 0, i;
-	unsigned s, k;
-	char buf[24];
-	/* A lost I/O event is missing from every total it would be in. (A
-	 * lost call event moves I/O between functions, both ways: no bound.) */
-	bool lb = an_ctx__lb(a->ctx, AN_LOST_IO);
-
-	rows = fn_rows(a, &n);
-	if (!rows)
-		return -ENOMEM;
-	fprintf(f, "I/O per function: %" PRIu64 " I/O calls, %zu function%s with I/O "
-		   "(inclusive: descendants' I/O counted)\n",
-		a->events, n, n == 1 ? "" : "s");
-	fprintf(f, "%12s %12s %9s %9s %12s %12s  FUNCTION\n", "IN_BYTES", "OUT_BYTES", "IN_CALLS",
-		"OUT_CALLS", "SELF_IN", "SELF_OUT");
-	for (i = 0; i < n && i < a->ctx->top; i++) {
-		const struct io_totals *t = &a->fn[rows[i].fid];
-
-		an__put_u64(f, 12, t->in_bytes, lb);
-		fputc(' ', f);
-		an__put_u64(f, 12, t->out_bytes, lb);
-		fputc(' ', f);
-		an__put_u64(f, 9, t->in_calls, lb);
-		fputc(' ', f);
-		an__put_u64(f, 9, t->out_calls, lb);
-		fputc(' ', f);
-		an__put_u64(f, 12, t->self_in_bytes, lb);
-		fputc(' ', f);
-		an__put_u64(f, 12, t->self_out_bytes, lb);
-		fprintf(f, "  %s\n", an_ctx__name(a->ctx, rows[i].fid, buf));
-	}
-	if (n > a->ctx->top)
-		fprintf(f, "  ... %zu more functions (the JSON report has all)\n", n - a->ctx->top);
-	if (a->outside.in_calls || a->outside.out_calls) {
-		an__put_u64(f, 12, a->outside.in_bytes, lb);
-		fputc(' ', f);
-		an__put_u64(f, 12, a->outside.out_bytes, lb);
-		fputc(' ', f);
-		an__put_u64(f, 9, a->outside.in_calls, lb);
-		fputc(' ', f);
-		an__put_u64(f, 9, a->outside.out_calls, lb);
-		fprintf(f, " %12s %12s  %s\n", "", "", "<outside traced functions>");
-	}
-	if (a->events) {
-		fprintf(f, "I/O per system call and fd kind:\n");
-		fprintf(f, "%16s %-9s %10s %12s %12s %8s %8s\n", "SYSCALL", "FD_KIND", "CALLS",
-			"BYTES", "REQUESTED", "SHORT", "ERRORS");
-		for (s = 0; s < CABBPF_SC__MAX; s++)
-			for (k = 0; k < CABBPF_FD__MAX; k++) {
-				const struct io_sc_totals *t = &a->sc[s][k];
-
-				if (!t->calls)
-					continue;
-				fprintf(f, "%16s %-9s ", syscalls__label(s), syscalls__fdkind_name(k));
-				an__put_u64(f, 10, t->calls, lb);
-				fputc(' ', f);
-				an__put_u64(f, 12, t->bytes, lb);
-				fputc(' ', f);
-				an__put_u64(f, 12, t->req, lb);
-				fputc(' ', f);
-				an__put_u64(f, 8, t->short_calls, lb);
-				fputc(' ', f);
-				an__put_u64(f, 8, t->errors, lb);
-				fputc('\n', f);
-			}
-	}
-	if (a->nomem)
-		fprintf(f, "  warning: %" PRIu64 " per-thread I/O totals not recorded (out of memory)\n",
-			a->nomem);
-	free(rows);
-	return ferror(f) ? -EIO : 0;
-}
-
-static void totals_json(struct json *w, const struct io_totals *t, bool self)
-{
-	json__kv_u64(w, "in_bytes", t->in_bytes);
-	json__kv_u64(w, "out_bytes", t->out_bytes);
-	json__kv_u64(w, "in_calls", t->in_calls);
-	json__kv_u64(w, "out_calls", t->out_calls);
-	if (self) {
-		json__kv_u64(w, "self_in_bytes", t->self_in_bytes);
-		json__kv_u64(w, "self_out_bytes", t->self_out_bytes);
-	}
-}
-
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return a < b ? -1 : a > b;
 }
 
 /* syscalls_cell_fn over the analyzer's table. */
@@ -348,6 +299,46 @@ static void sc_cell(const void *ctx, unsigned sc, unsigned k, struct syscalls_ce
 				    .short_calls = t->short_calls};
 }
 
+static int ioan_report_text(void *state, FILE *f)
+{
+	struct ioan *a = state;
+	struct row *rows, out = {.t = a->outside, .name = "<outside traced functions>"};
+	size_t n = 0, i;
+	/* A lost I/O event is missing from every total it would be in. (A
+	 * lost call event moves I/O between functions, both ways: no bound.) */
+	bool lb = an_ctx__lb(a->ctx, AN_LOST_IO);
+
+	rows = fn_rows(a, &n);
+	if (!rows)
+		return -ENOMEM;
+	fprintf(f, "I/O per function: %" PRIu64 " I/O calls, %zu function%s with I/O "
+		   "(inclusive: descendants' I/O counted)\n",
+		a->events, n, n == 1 ? "" : "s");
+	emit__head(f, fn_cols, EMIT_N(fn_cols));
+	for (i = 0; i < n && i < a->ctx->top; i++)
+		emit__row_text(f, fn_cols, EMIT_N(fn_cols), &rows[i], lb, NULL);
+	if (n > a->ctx->top)
+		fprintf(f, "  ... %zu more functions (the JSON report has all)\n", n - a->ctx->top);
+	if (a->outside.in_calls || a->outside.out_calls)
+		emit__row_text(f, outside_cols, EMIT_N(outside_cols), &out, lb, NULL);
+	if (a->events) {
+		fprintf(f, "I/O per system call and fd kind:\n");
+		syscalls__text_table(f, sc_cell, a, lb);
+	}
+	if (a->nomem)
+		fprintf(f, "  warning: %" PRIu64 " per-thread I/O totals not recorded (out of memory)\n",
+			a->nomem);
+	free(rows);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
 static int ioan_report_json(void *state, struct json *w)
 {
 	struct ioan *a = state;
@@ -355,7 +346,6 @@ static int ioan_report_json(void *state, struct json *w)
 	struct row *rows;
 	uint64_t *tids;
 	size_t n = 0, i, it = 0, nt = 0;
-	char buf[24];
 
 	rows = fn_rows(a, &n);
 	tids = malloc((hmap__len(&a->threads.map) + 1) * sizeof(*tids));
@@ -371,18 +361,13 @@ static int ioan_report_json(void *state, struct json *w)
 	json__begin_array(w);
 	for (i = 0; i < n; i++) {
 		json__begin_object(w);
-		json__kv_string(w, "name", an_ctx__name(a->ctx, rows[i].fid, buf));
-		if (an_ctx__linkage(a->ctx, rows[i].fid)) {
-			json__kv_string(w, "linkage_name", an_ctx__linkage(a->ctx, rows[i].fid));
-		}
-		json__kv_u64(w, "fid", rows[i].fid);
-		totals_json(w, &a->fn[rows[i].fid], true);
+		emit__row_json(w, fn_cols, EMIT_N(fn_cols), &rows[i], NULL);
 		json__end_object(w);
 	}
 	json__end_array(w);
 	json__key(w, "outside");
 	json__begin_object(w);
-	totals_json(w, &a->outside, false);
+	emit__row_json(w, total_cols, EMIT_N(total_cols), &a->outside, NULL);
 	json__end_object(w);
 	syscalls__json_table(w, sc_cell, a);
 	while (hmap__next(&a->threads.map, &it, &e))
@@ -394,7 +379,8 @@ static int ioan_report_json(void *state, struct json *w)
 	for (i = 0; i < nt; i++) {
 		json__key_u64(w, tids[i]);
 		json__begin_object(w);
-		totals_json(w, an_threads__find(&a->threads, (uint32_t)tids[i]), false);
+		emit__row_json(w, total_cols, EMIT_N(total_cols),
+			       an_threads__find(&a->threads, (uint32_t)tids[i]), NULL);
 		json__end_object(w);
 	}
 	json__end_object(w);

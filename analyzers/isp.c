@@ -494,10 +494,10 @@ static int isp_report_text(void *state, FILE *f)
 
 		for (k = 0; k < fn->n; k++)
 			pts += fn->pts[k].calls;
-		an__put_u64(f, 9, pts, an_ctx__lb(a->ctx, AN_LOST_CALLS));
+		emit__count(f, 9, pts, an_ctx__lb(a->ctx, AN_LOST_CALLS));
 		fprintf(f, " %8zu ", fn->n);
 		/* sizes from I/O bytes: each one a lower bound when I/O was lost */
-		an__put_u64(f, 8, fn->pts[fn->n - 1].size, !fn->arg && an_ctx__lb(a->ctx, AN_LOST_IO));
+		emit__count(f, 8, fn->pts[fn->n - 1].size, !fn->arg && an_ctx__lb(a->ctx, AN_LOST_IO));
 		fputc(' ', f);
 		if (rows[i].fitted)
 			fprintf(f, "%-11s ", fit__class_name(rows[i].fit.cls));
@@ -511,7 +511,7 @@ static int isp_report_text(void *state, FILE *f)
 			fprintf(f, "%6.3f ", rows[i].fit.r2);
 		else
 			fprintf(f, "%6s ", "-");
-		an__put_u64(f, 14, fn->total, an_ctx__lb(a->ctx, AN_LOST_CALLS));
+		emit__count(f, 14, fn->total, an_ctx__lb(a->ctx, AN_LOST_CALLS));
 		fprintf(f, "  %s%s%s\n", rows[i].bottleneck ? "* " : "",
 			an_ctx__name(a->ctx, rows[i].fid, buf),
 			fn->arg ? " [size: argument]" : "");

@@ -207,14 +207,21 @@ static void put_pct(FILE *f, const struct latency_hist *h, const char *name, dou
 		fprintf(f, ", %s %s-%s", name, human(lo, a), human(hi, b));
 }
 
+/* The percentiles shown, text and JSON: the text's name, the JSON's key
+ * (its range [lo, hi] in ns), the quantile. */
+static const struct {
+	const char *name, *key;
+	double q;
+} pcts[] = {{"p50", "p50_ns", 0.5}, {"p90", "p90_ns", 0.9}, {"p99", "p99_ns", 0.99}};
+
 static void put_summary(FILE *f, const struct latency_hist *h)
 {
 	char a[24];
+	unsigned k;
 
 	fprintf(f, "min %s", human(h->min_ns, a));
-	put_pct(f, h, "p50", 0.50);
-	put_pct(f, h, "p90", 0.90);
-	put_pct(f, h, "p99", 0.99);
+	for (k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++)
+		put_pct(f, h, pcts[k].name, pcts[k].q);
 	fprintf(f, ", max %s", human(h->max_ns, a));
 }
 
@@ -340,10 +347,6 @@ static int lat_report_text(void *state, FILE *f)
 
 static void hist_json(struct json *w, const char *key, const struct latency_hist *h)
 {
-	static const struct {
-		const char *key;
-		double q;
-	} pcts[] = {{"p50_ns", 0.5}, {"p90_ns", 0.9}, {"p99_ns", 0.99}};
 	uint64_t lo, hi;
 	unsigned b, k;
 

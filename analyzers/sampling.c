@@ -96,7 +96,7 @@ struct stratum {
 	double sd_d, sd_len; /* d's and len's systematic error (an_budget.len_sd) */
 };
 
-enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
+enum an_best sampling__budget_estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
 			      uint32_t ncounts, double *est, double *err95, uint32_t *df)
 {
 	struct stratum *v = NULL;
@@ -206,7 +206,7 @@ enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uin
 	return AN_BEST_ESTIMATED;
 }
 
-double budget__window_share(const struct an_budget *b, uint32_t fid)
+double sampling__window_share(const struct an_budget *b, uint32_t fid)
 {
 	double sum = 0, len = 0;
 	uint32_t i;
@@ -219,7 +219,7 @@ double budget__window_share(const struct an_budget *b, uint32_t fid)
 	return len > 0 ? sum / len : 0;
 }
 
-const char *budget__best_name(enum an_best k)
+const char *sampling__best_name(enum an_best k)
 {
 	static const char *const names[] = {"exact", "estimated", "lower_bound", "not_traced"};
 

@@ -32,7 +32,7 @@
  * by a calibrated figure with its own error (on_sd): S of it in the
  * windows shifts sum(d_i) and T alike, N by N S (1/sum(d_i) - 1/T), which
  * is added to the interval as a normal 95 % term in quadrature (the same
- * error of --budget's strata: budget__estimate).
+ * error of --budget's strata: sampling__budget_estimate).
  */
 #ifndef ANALYZERS_SAMPLING_H
 #define ANALYZERS_SAMPLING_H
@@ -155,17 +155,17 @@ enum an_best {
  * estimated). Returns what the figure is. Pure; any thread; -ENOMEM is
  * reported as AN_BEST_LOWER.
  */
-enum an_best budget__estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
+enum an_best sampling__budget_estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
 			      uint32_t ncounts, double *est, double *err95, uint32_t *df);
 
 /* The probe share (struct an_budget) of the windows of fid's sampled
  * epochs, weighted by their length; 0 when it has none. Pure. */
-double budget__window_share(const struct an_budget *b, uint32_t fid);
+double sampling__window_share(const struct an_budget *b, uint32_t fid);
 
 /* Above this window probe share an estimate is marked as likely low. */
 #define AN_B_TRAP_BOUND 0.5
 
 /* "exact", "estimated", "lower_bound", "not_traced". */
-const char *budget__best_name(enum an_best k);
+const char *sampling__best_name(enum an_best k);
 
 #endif /* ANALYZERS_SAMPLING_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Helpers shared by cab/ring.c and cab/cab_pp.c. Not part of the public API:
+ * Helpers shared by cab/cab.c and cab/cab_pp.c. Not part of the public API:
  * only files under cab/ include this header.
  */
 #ifndef CAB_CAB_INTERNAL_H

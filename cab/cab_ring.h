@@ -4,7 +4,7 @@
  * inline so that an enqueue costs one load, one compare-and-branch and the
  * stores of the record. Included by cab/cab.h; do not include it directly.
  *
- * struct cab starts with struct cab__hot (cab/ring.c asserts it), which
+ * struct cab starts with struct cab__hot (cab/cab.c asserts it), which
  * holds everything the fast path reads; it is written only by the producer
  * and shares its cache line with no consumer-written field.
  */

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include "common/emit.h"
 #include "common/json.h"
 #include "common/syscalls.h"
 
@@ -66,32 +67,68 @@ static void json_hist(struct json *w, const char *key, const __u64 *h)
 	json__end_array(w);
 }
 
+/* One row of the table: a cell and where it is. */
+struct sc_row {
+	struct syscalls_cell c;
+	const char *name, *label, *direction, *fd_kind;
+};
+
+/* The table's columns, text and JSON (docs/json-schema.md). */
+static const struct emit_col sc_cols[] = {
+	{NULL, "SYSCALL", 16, EMIT_STR, EMIT_COL(struct sc_row, label)},
+	{"syscall", NULL, 0, EMIT_STR, EMIT_COL(struct sc_row, name)},
+	{"direction", NULL, 0, EMIT_STR, EMIT_COL(struct sc_row, direction)},
+	{"fd_kind", "FD_KIND", -9, EMIT_STR, EMIT_COL(struct sc_row, fd_kind)},
+	{"calls", "CALLS", 10, EMIT_COUNT, EMIT_COL(struct sc_row, c.calls)},
+	{"errors", NULL, 0, EMIT_U64, EMIT_COL(struct sc_row, c.errors)},
+	{"bytes", "BYTES", 12, EMIT_COUNT, EMIT_COL(struct sc_row, c.bytes)},
+	{"requested", "REQUESTED", 12, EMIT_COUNT, EMIT_COL(struct sc_row, c.req)},
+	{"short", "SHORT", 8, EMIT_COUNT, EMIT_COL(struct sc_row, c.short_calls)},
+	{NULL, "ERRORS", 8, EMIT_COUNT, EMIT_COL(struct sc_row, c.errors)},
+};
+
+/* Cell (sc, k) as a row; false when it has no calls. */
+static bool sc_row(syscalls_cell_fn cell, const void *ctx, unsigned sc, unsigned k,
+		   struct sc_row *r)
+{
+	cell(ctx, sc, k, &r->c);
+	r->name = syscalls__name(sc);
+	r->label = syscalls__label(sc);
+	r->direction = CABBPF_SC_IS_OUTPUT(sc) ? "out" : "in";
+	r->fd_kind = syscalls__fdkind_name(k);
+	return r->c.calls != 0;
+}
+
 void syscalls__json_table(struct json *w, syscalls_cell_fn cell, const void *ctx)
 {
-	struct syscalls_cell c;
+	struct sc_row r;
 	unsigned sc, k;
 
 	json__key(w, "syscalls");
 	json__begin_array(w);
 	for (sc = 0; sc < CABBPF_SC__MAX; sc++)
 		for (k = 0; k < CABBPF_FD__MAX; k++) {
-			cell(ctx, sc, k, &c);
-			if (!c.calls)
+			if (!sc_row(cell, ctx, sc, k, &r))
 				continue;
 			json__begin_object(w);
-			json__kv_string(w, "syscall", syscalls__name(sc));
-			json__kv_string(w, "direction", CABBPF_SC_IS_OUTPUT(sc) ? "out" : "in");
-			json__kv_string(w, "fd_kind", syscalls__fdkind_name(k));
-			json__kv_u64(w, "calls", c.calls);
-			json__kv_u64(w, "errors", c.errors);
-			json__kv_u64(w, "bytes", c.bytes);
-			json__kv_u64(w, "requested", c.req);
-			json__kv_u64(w, "short", c.short_calls);
-			if (c.hist_req)
-				json_hist(w, "hist_requested", c.hist_req);
-			if (c.hist_ret)
-				json_hist(w, "hist_returned", c.hist_ret);
+			emit__row_json(w, sc_cols, EMIT_N(sc_cols), &r, NULL);
+			if (r.c.hist_req)
+				json_hist(w, "hist_requested", r.c.hist_req);
+			if (r.c.hist_ret)
+				json_hist(w, "hist_returned", r.c.hist_ret);
 			json__end_object(w);
 		}
 	json__end_array(w);
+}
+
+void syscalls__text_table(FILE *f, syscalls_cell_fn cell, const void *ctx, bool lb)
+{
+	struct sc_row r;
+	unsigned sc, k;
+
+	emit__head(f, sc_cols, EMIT_N(sc_cols));
+	for (sc = 0; sc < CABBPF_SC__MAX; sc++)
+		for (k = 0; k < CABBPF_FD__MAX; k++)
+			if (sc_row(cell, ctx, sc, k, &r))
+				emit__row_text(f, sc_cols, EMIT_N(sc_cols), &r, lb, NULL);
 }

@@ -7,7 +7,9 @@
 #ifndef COMMON_SYSCALLS_H
 #define COMMON_SYSCALLS_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cabbpf_event.h"
 
@@ -42,5 +44,10 @@ typedef void (*syscalls_cell_fn)(const void *ctx, unsigned sc, unsigned fdkind,
  * (docs/json-schema.md). The caller's thread.
  */
 void syscalls__json_table(struct json *w, syscalls_cell_fn cell, const void *ctx);
+
+/* The same table as text on f: a heading line (SYSCALL FD_KIND CALLS BYTES
+ * REQUESTED SHORT ERRORS), then a line per cell with calls, in enum order;
+ * lb: the counts are lower bounds (marked +). The caller's thread. */
+void syscalls__text_table(FILE *f, syscalls_cell_fn cell, const void *ctx, bool lb);
 
 #endif /* COMMON_SYSCALLS_H */

@@ -2437,6 +2437,103 @@ START_TEST(test_emit_text_and_json)
 }
 END_TEST
 
+/* A table described once: a row's text cells and JSON keys, each in the
+ * table's order; conditions, nulls, dashes, lower bounds, a format. */
+struct emit_row {
+	uint64_t calls, ns, extra;
+	uint32_t fid;
+	int fd;
+	double share;
+	const char *name;
+	char comm[8];
+	bool have;
+};
+
+static struct emit_val emit_row_cpu(const void *row, const void *ctx)
+{
+	const struct emit_row *r = row;
+
+	ck_assert_ptr_eq(ctx, (const void *)&emit_o);
+	return (struct emit_val){.u = r->ns / 2, .null = !r->have};
+}
+
+#define EMIT_EXTRA 1u
+
+static const struct emit_col emit_cols[] = {
+	{"name", NULL, 0, EMIT_STR, EMIT_COL(struct emit_row, name)},
+	{"calls", "CALLS", 8, EMIT_COUNT, EMIT_COL(struct emit_row, calls)},
+	{"ns", "MS", 8, EMIT_NS_MS, EMIT_COL(struct emit_row, ns), .flags = EMIT_DASH0},
+	{"cpu_ns", "CPU", 6, EMIT_NS_MS, EMIT_FN(emit_row_cpu)},
+	{"share", "PCT", 7, EMIT_PCT, EMIT_COL(struct emit_row, share), .prec = 2},
+	{"extra", "EXTRA", 6, EMIT_U64, EMIT_COL(struct emit_row, extra), .when = EMIT_EXTRA},
+	{"fd", "FD", 3, EMIT_INT, EMIT_COL(struct emit_row, fd), .flags = EMIT_NONZERO},
+	{"comm", "COMM", -5, EMIT_CHARS, EMIT_COL(struct emit_row, comm), .prec = 3},
+	{NULL, "NAME", 0, EMIT_STR, EMIT_COL(struct emit_row, name), .flags = EMIT_GAP2},
+	{"fid", "", 0, EMIT_U32, EMIT_COL(struct emit_row, fid), .fmt = " [%" PRIu64 "]"},
+};
+
+static const struct emit_row emit_r1 = {1234, 2500000, 7, 9, -1, 0.5, "f", "abcdef", true};
+static const struct emit_row emit_r2 = {5, 0, 0, 3, 0, 0.125, NULL, "x", false};
+static struct emit_col emit_sel[EMIT_N(emit_cols)];
+static size_t emit_nsel;
+
+static void body_emit_rows(struct json *w)
+{
+	json__begin_array(w);
+	json__begin_object(w);
+	ck_assert_int_eq(emit__row_json(w, emit_sel, emit_nsel, &emit_r1, &emit_o), 0);
+	json__end_object(w);
+	json__begin_object(w);
+	ck_assert_int_eq(emit__row_json(w, emit_sel, emit_nsel, &emit_r2, &emit_o), 0);
+	json__end_object(w);
+	json__end_array(w);
+}
+
+START_TEST(test_emit_table)
+{
+	char *buf = NULL, *js;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	/* without the EXTRA condition: its column is left out of both */
+	emit_nsel = emit__select(emit_sel, emit_cols, EMIT_N(emit_cols), 0);
+	ck_assert_uint_eq(emit_nsel, EMIT_N(emit_cols) - 1);
+	f = open_memstream(&buf, &len);
+	emit__head(f, emit_sel, emit_nsel);
+	emit__row_text(f, emit_sel, emit_nsel, &emit_r1, false, &emit_o);
+	emit__row_text(f, emit_sel, emit_nsel, &emit_r2, true, &emit_o);
+	fclose(f);
+	ck_assert_str_eq(buf, "   CALLS       MS    CPU     PCT  FD COMM   NAME\n"
+			      "    1234    2.500  1.250  50.00%  -1 abc    f [9]\n"
+			      "      5+        -      -  12.50%   0 x      ? [3]\n");
+	free(buf);
+	js = json_of(body_emit_rows, &err, false);
+	ck_assert_int_eq(err, 0);
+	ck_assert_str_eq(js, "[{\"name\":\"f\",\"calls\":1234,\"ns\":2500000,\"cpu_ns\":1250000,"
+			     "\"share\":0.5,\"fd\":-1,\"comm\":\"abcdef\",\"fid\":9},"
+			     "{\"name\":null,\"calls\":5,\"ns\":0,\"cpu_ns\":null,\"share\":0.125,"
+			     "\"comm\":\"x\",\"fid\":3}]\n");
+	free(js);
+	/* with it; and cells without the newline around columns of the caller's */
+	emit_nsel = emit__select(emit_sel, emit_cols, EMIT_N(emit_cols), EMIT_EXTRA);
+	ck_assert_uint_eq(emit_nsel, EMIT_N(emit_cols));
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	emit__head_cells(f, emit_sel, 3, true);
+	fputs(" |", f);
+	emit__head_cells(f, emit_sel + 5, 1, false);
+	fputc('\n', f);
+	emit__cells(f, emit_sel, 3, &emit_r1, false, &emit_o, true);
+	fputs(" |", f);
+	emit__cells(f, emit_sel + 5, 1, &emit_r1, false, &emit_o, false);
+	fclose(f);
+	ck_assert_str_eq(buf, "   CALLS       MS |  EXTRA\n"
+			      "    1234    2.500 |      7");
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_hmap)
 {
 	struct hmap m;
@@ -2565,6 +2662,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_json);
 	tcase_add_test(tc, test_json_write_error);
 	tcase_add_test(tc, test_emit_text_and_json);
+	tcase_add_test(tc, test_emit_table);
 	tcase_add_test(tc, test_hmap);
 	tcase_add_test(tc, test_hmap_obj);
 	tcase_add_test(tc, test_xml_escape);

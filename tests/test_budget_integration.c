@@ -130,7 +130,7 @@ static void assert_estimated(const struct h_run *r, const char *name)
 
 /* assert_estimated(), unless the report calls the function a lower bound:
  * no window traced it after its probes went out, or none that the
- * progress clock gave any length (budget__estimate). Both come with a
+ * progress clock gave any length (sampling__budget_estimate). Both come with a
  * loaded machine, where traps cost more and the target waits for a CPU:
  * an exact function cut by the guard while the run's debt left no room
  * for a window until its end (make stress: calm out for the last 1.55 s,

@@ -56,7 +56,7 @@ static struct cab *ring_new(size_t buf, size_t chunk, unsigned words, enum cab_m
 	return c;
 }
 
-/* Records per chunk as the layout in cab/ring.c defines it. */
+/* Records per chunk as the layout in cab/cab.c defines it. */
 static size_t rpc_of(size_t chunk, unsigned words, enum cab_mode mode)
 {
 	size_t cw = chunk / 8;

@@ -210,12 +210,12 @@ START_TEST(test_cgroup_path_of)
 	make_tree();
 	snprintf(want, sizeof(want), "%s/user.slice/user-0.slice", tree);
 	ck_assert_int_eq(stat(want, &st), 0);
-	ck_assert_int_eq(cgroup__path_of(tree, st.st_ino, out, sizeof(out)), 0);
+	ck_assert_int_eq(container__cgroup_path(tree, st.st_ino, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, want);
 	ck_assert_int_eq(stat(tree, &st), 0);
-	ck_assert_int_eq(cgroup__path_of(tree, st.st_ino, out, sizeof(out)), 0);
+	ck_assert_int_eq(container__cgroup_path(tree, st.st_ino, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, tree);
-	ck_assert_int_eq(cgroup__path_of(tree, 1ULL << 62, out, sizeof(out)), -ENOENT);
+	ck_assert_int_eq(container__cgroup_path(tree, 1ULL << 62, out, sizeof(out)), -ENOENT);
 	rm_tree();
 }
 END_TEST

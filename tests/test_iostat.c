@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "user/iomode/iostat_int.h"
+#include "user/report/io_report.h"
 
 /* ---------------------------------------------------------------- ptab -- */
 
@@ -143,7 +144,7 @@ static json_object *report(struct iostat *s)
 	memset(&r, 0, sizeof(r));
 	r.stop_reason = "interrupted";
 	r.startup_s = -1;
-	ck_assert_int_eq(iostat__report_json(s, path, &r), 0);
+	ck_assert_int_eq(io_report__json(s, path, &r), 0);
 	j = json_object_from_file(path);
 	unlink(path);
 	ck_assert_ptr_nonnull(j);

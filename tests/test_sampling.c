@@ -2,7 +2,7 @@
 /*
  * Unit suite for analyzers/sampling.c: the whole-run estimate from
  * sampling windows and its 95% interval, on numbers worked by hand; and
- * --budget's (budget__estimate over epochs of mixed modes) and its choice
+ * --budget's (sampling__budget_estimate over epochs of mixed modes) and its choice
  * of exact and sampled functions (user/trace/budget.c, budget__choose).
  */
 #include <check.h>
@@ -171,7 +171,7 @@ START_TEST(budget_estimate_by_hand)
 	double est, err;
 	uint32_t df = 99;
 
-	ck_assert_int_eq(budget__estimate(&b, F, cf, 5, &est, &err, &df), AN_BEST_ESTIMATED);
+	ck_assert_int_eq(sampling__budget_estimate(&b, F, cf, 5, &est, &err, &df), AN_BEST_ESTIMATED);
 	ck_assert_uint_eq(df, 1);
 	NEAR(est, 107.0);
 	NEAR(err, 12.706 * sqrt(0.02 * 140000));
@@ -180,27 +180,27 @@ START_TEST(budget_estimate_by_hand)
 	 * len / d sd_d): 0.1 (10 - 4 * 10) + 0.3 (10 - 2 * 10) = -6, added
 	 * to the interval as a normal 95%. */
 	b.len_sd = (const double[5]){0, 10, 0, 10, 0};
-	ck_assert_int_eq(budget__estimate(&b, F, cf, 5, &est, &err, &df), AN_BEST_ESTIMATED);
+	ck_assert_int_eq(sampling__budget_estimate(&b, F, cf, 5, &est, &err, &df), AN_BEST_ESTIMATED);
 	NEAR(est, 107.0);
 	NEAR(err, sqrt(pow(12.706 * sqrt(0.02 * 140000), 2) + pow(1.96 * 6, 2)));
 	b.len_sd = NULL;
 	b.min_len = 150;
-	ck_assert_int_eq(budget__estimate(&b, F, cf, 5, &est, &err, NULL), AN_BEST_ESTIMATED);
+	ck_assert_int_eq(sampling__budget_estimate(&b, F, cf, 5, &est, &err, NULL), AN_BEST_ESTIMATED);
 	NEAR(est, 127.0);
 	NEAR(err, -1.0);
 	b.min_len = 0;
-	ck_assert_int_eq(budget__estimate(&b, G, cg, 5, &est, &err, &df), AN_BEST_EXACT);
+	ck_assert_int_eq(sampling__budget_estimate(&b, G, cg, 5, &est, &err, &df), AN_BEST_EXACT);
 	ck_assert_uint_eq(df, 0);
 	NEAR(est, 15.0);
 	NEAR(err, 0.0);
 	/* missing epochs count 0 */
-	ck_assert_int_eq(budget__estimate(&b, G, cg, 2, &est, &err, NULL), AN_BEST_EXACT);
+	ck_assert_int_eq(sampling__budget_estimate(&b, G, cg, 2, &est, &err, NULL), AN_BEST_EXACT);
 	NEAR(est, 3.0);
-	ck_assert_int_eq(budget__estimate(&b, H, ch, 3, &est, &err, NULL), AN_BEST_LOWER);
+	ck_assert_int_eq(sampling__budget_estimate(&b, H, ch, 3, &est, &err, NULL), AN_BEST_LOWER);
 	NEAR(est, 9.0);
-	ck_assert_int_eq(budget__estimate(&b, Z, NULL, 0, &est, &err, NULL), AN_BEST_NONE);
-	ck_assert_int_eq(budget__estimate(&b, N, NULL, 0, &est, &err, NULL), AN_BEST_NONE);
-	ck_assert_str_eq(budget__best_name(AN_BEST_LOWER), "lower_bound");
+	ck_assert_int_eq(sampling__budget_estimate(&b, Z, NULL, 0, &est, &err, NULL), AN_BEST_NONE);
+	ck_assert_int_eq(sampling__budget_estimate(&b, N, NULL, 0, &est, &err, NULL), AN_BEST_NONE);
+	ck_assert_str_eq(sampling__best_name(AN_BEST_LOWER), "lower_bound");
 }
 END_TEST
 

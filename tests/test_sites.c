@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "user/probe/sites.h"
+#include "user/probe/probe_sites.h"
 
 static char dir[] = "/tmp/cabbpf-sites.XXXXXX";
 static char a[256], b[256], a_link[256];

@@ -382,18 +382,6 @@ cleanup:
 	free(gone);
 }
 
-int iostat__drain(struct iostat *s)
-{
-	int n = 0;
-
-	s->round++;
-	if (s->done)
-		n = ring_buffer__consume(s->done);
-	if (s->ndead > s->o.keep)
-		fold(s);
-	return n < 0 ? n : 0;
-}
-
 void ended__fold_if_over(struct iostat *s)
 {
 	if (s->ndead > s->o.keep)

@@ -332,3 +332,14 @@ int iostat__collect(struct iostat *s)
 	s->collects++;
 	return err;
 }
+
+int iostat__drain(struct iostat *s)
+{
+	int n = 0;
+
+	s->round++;
+	if (s->done)
+		n = ring_buffer__consume(s->done);
+	ended__fold_if_over(s);
+	return n < 0 ? n : 0;
+}

@@ -56,7 +56,7 @@ int iostat__drain(struct iostat *s);
  * then remember the totals. secs = interval length. */
 void iostat__print_interval(struct iostat *s, FILE *f, double secs);
 
-/* Run summary handed to the reports. */
+/* Run summary handed to the reports (user/report/io_report.h). */
 struct iostat_run {
 	double duration_s;
 	double startup_s;	  /* from cabbpf's exec to watching; < 0 when unknown */
@@ -69,12 +69,8 @@ struct iostat_run {
 	const struct outputs *outputs; /* files written before --json, or NULL */
 };
 
-/* Full text report. Returns 0 or -EIO/-ENOMEM. */
-int iostat__report_text(struct iostat *s, FILE *f, const struct iostat_run *r);
-
-/* Full JSON report into path ("-" = stdout), r->outputs listed in it.
- * Returns 0 or -errno (a failed write's own: ENOSPC...). */
-int iostat__report_json(struct iostat *s, const char *path, const struct iostat_run *r);
+/* The reports of a run are user/report/io_report.h's; the figures they
+ * read, iostat_groups.h. */
 
 /* Totals over every process (for tests and the summary line). */
 uint64_t iostat__calls(const struct iostat *s);

@@ -6,7 +6,9 @@
  *                  reuse, folding the least busy into their command's row;
  *   iostat_keys.c  a key's figures summed, its cgroup's names (the leaf
  *                  both of the above call: neither calls the other back);
- *   iostat_view.c  groups (process, command, cgroup, container), text, JSON.
+ *   iostat_groups.c  groups (process, command, cgroup, container), files,
+ *                  the -i line: iostat_groups.h, which the report reads
+ *                  (user/report/io_report.c).
  * Main thread only.
  */
 #ifndef USER_IOMODE_IOSTAT_INT_H

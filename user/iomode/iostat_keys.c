@@ -78,7 +78,7 @@ const char *iostat__cg_path(struct iostat *s, uint64_t cgid)
 		return NULL;
 	if (!*v) {
 		*v = 1;
-		if (!cgroup__path_of(s->o.cgroot, cgid, buf, sizeof(buf))) {
+		if (!container__cgroup_path(s->o.cgroot, cgid, buf, sizeof(buf))) {
 			char *p = strdup(buf);
 
 			if (p)

@@ -15,6 +15,7 @@
 #include "user/proc/procfs.h"
 #include "user/proc/target.h"
 #include "user/iomode/iostat.h"
+#include "user/report/io_report.h"
 #include "common/log.h"
 #include "user/kernel/features.h"
 #include "common/outfile.h"
@@ -271,7 +272,7 @@ static int report(struct iomode *m)
 		/* -o: into a file, as --json (never through a symlink) */
 		err = outfile__open(&of, o->output_path ? o->output_path : "-");
 		if (!err)
-			err = outfile__finish(&of, iostat__report_text(m->st, of.f, run));
+			err = outfile__finish(&of, io_report__text(m->st, of.f, run));
 		outputs__note(&m->outs, "-o", o->output_path, err);
 		if (err)
 			log_err("--io: writing the report%s%s: %s", o->output_path ? " to " : "",
@@ -279,7 +280,7 @@ static int report(struct iomode *m)
 	}
 	fflush(stdout);
 	m->run.outputs = &m->outs;
-	if (o->json_path && (report_err = iostat__report_json(m->st, o->json_path, run))) {
+	if (o->json_path && (report_err = io_report__json(m->st, o->json_path, run))) {
 		log_err("writing --json %s: %s", o->json_path, outfile__strerror(report_err));
 		err = err ? err : report_err;
 	}

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 
-#include "user/probe/sites.h"
+#include "user/probe/probe_sites.h"
 #include "user/probe/uprobe_multi.h"
 
 /* The part of union bpf_attr used by BPF_LINK_CREATE for uprobe_multi, as in

@@ -19,6 +19,35 @@
 #include "user/proc/ctnames.h"
 #include "user/proc/procfs.h"
 
+int cgroup__v2_root(char *buf, size_t len)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	/* "36 25 0:31 / /sys/fs/cgroup/unified rw,... - cgroup2 cgroup2 rw" */
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[2048], fstype[64];
+		const char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %2047s", mnt) != 1)
+			continue;
+		if (strlen(mnt) >= len) {
+			err = -ENAMETOOLONG;
+			break;
+		}
+		strcpy(buf, mnt);
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
 int cgroup__open(const char *path)
 {
 	struct statfs sfs;

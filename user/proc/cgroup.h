@@ -82,4 +82,8 @@ int cgroup__make_own(char *path, size_t len);
  * nothing. */
 void cgroup__remove_own(const char *path);
 
+/* Mount point of cgroup v2 (from /proc/self/mountinfo) into buf. Returns 0,
+ * -ENOENT (not mounted) or -ENAMETOOLONG. */
+int cgroup__v2_root(char *buf, size_t len);
+
 #endif /* USER_PROC_CGROUP_H */

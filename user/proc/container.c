@@ -11,35 +11,6 @@
 /* cgroup trees are shallow; a bound keeps a looping bind mount harmless. */
 #define MAX_DEPTH 32
 
-int cgroup__v2_root(char *buf, size_t len)
-{
-	char line[4096];
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	int err = -ENOENT;
-
-	if (!f)
-		return -errno;
-	/* "36 25 0:31 / /sys/fs/cgroup/unified rw,... - cgroup2 cgroup2 rw" */
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[2048], fstype[64];
-		const char *sep = strstr(line, " - ");
-
-		if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %2047s", mnt) != 1)
-			continue;
-		if (strlen(mnt) >= len) {
-			err = -ENAMETOOLONG;
-			break;
-		}
-		strcpy(buf, mnt);
-		err = 0;
-		break;
-	}
-	fclose(f);
-	return err;
-}
-
 static bool is_hex64(const char *s, size_t n)
 {
 	size_t i;
@@ -119,7 +90,7 @@ bool container__id_from_path(const char *path, char id[CONTAINER_ID_LEN + 1],
 struct walk {
 	const char *want;  /* container__resolve: id prefix */
 	size_t want_len;
-	uint64_t cgid;     /* cgroup__path_of */
+	uint64_t cgid;     /* container__cgroup_path */
 	char found_id[CONTAINER_ID_LEN + 1];
 	int matches;       /* distinct containers matched */
 	char *out;
@@ -224,7 +195,7 @@ int container__resolve(const char *root, const char *id, char *out, size_t len)
 	return err;
 }
 
-int cgroup__path_of(const char *root, uint64_t cgid, char *out, size_t len)
+int container__cgroup_path(const char *root, uint64_t cgid, char *out, size_t len)
 {
 	char *path;
 	struct stat st;

@@ -22,10 +22,6 @@
 
 #define CONTAINER_ID_LEN 64
 
-/* Mount point of cgroup v2 (from /proc/self/mountinfo) into buf. Returns 0,
- * -ENOENT (not mounted) or -ENAMETOOLONG. */
-int cgroup__v2_root(char *buf, size_t len);
-
 /*
  * The container a cgroup path belongs to: the outermost path component that
  * names one. Writes the id (64 hex digits + NUL) and, if runtime is not
@@ -49,6 +45,6 @@ int container__resolve(const char *root, const char *id, char *out, size_t len);
  * Path of the cgroup with id cgid (the inode number of its directory) under
  * root, into out. Returns 0 or -ENOENT. Walks the tree: callers cache.
  */
-int cgroup__path_of(const char *root, uint64_t cgid, char *out, size_t len);
+int container__cgroup_path(const char *root, uint64_t cgid, char *out, size_t len);
 
 #endif /* USER_CONTAINER_H */

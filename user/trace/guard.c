@@ -18,7 +18,7 @@
 
 #include "common/log.h"
 #include "user/kernel/bpfload.h"
-#include "user/probe/sites.h"
+#include "user/probe/probe_sites.h"
 #include "user/probe/uprobe_multi.h"
 #include "user/trace/guard_int.h"
 #include "guard.skel.h"

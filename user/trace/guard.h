@@ -98,7 +98,7 @@ int guard__add_file(struct guard *g, const char *path);
  * return addresses its stack inherits (fork copies the forking thread's
  * pending return instances): an exception in the child unwinding through
  * them would otherwise meet the trampoline; and takes out the
- * breakpoints of process-filtered links (user/probe/sites.h) it inherited.
+ * breakpoints of process-filtered links (user/probe/probe_sites.h) it inherited.
  * The child is let go then: with one target (ftrace) it runs untraced;
  * whole-container tracing finds it as a process of the cgroup (its calls
  * reach the file-wide probes, unarmed until its own guard holds it).

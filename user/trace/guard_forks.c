@@ -20,7 +20,7 @@
 #include "user/proc/procfs.h"
 #include "common/log.h"
 #include "user/elf/image.h"
-#include "user/probe/sites.h"
+#include "user/probe/probe_sites.h"
 #include "user/trace/guard_int.h"
 
 
@@ -134,7 +134,7 @@ cleanup:
 	image__unmap(&im);
 }
 
-/* Take every breakpoint this cabbpf put (user/probe/sites.h) out of
+/* Take every breakpoint this cabbpf put (user/probe/probe_sites.h) out of
  * process pid, stopped: it inherited them from the target by fork.
  * Returns how many. */
 static uint64_t clean_child(pid_t pid)

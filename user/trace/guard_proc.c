@@ -24,7 +24,7 @@
 #include "common/vec.h"
 #include "user/trace/watchdog.h"
 #include "common/log.h"
-#include "user/probe/sites.h"
+#include "user/probe/probe_sites.h"
 #include "user/trace/guard_int.h"
 #include "guard.skel.h" /* the offset of dump_tgid in .bss */
 
@@ -334,7 +334,7 @@ int guard__seize(struct guard *g)
 	if (g->want_guardian && !g->gd && !guardian__start(tracer_process, g, &g->gd)) {
 		err = guardian__seized(g->gd);
 		g->proc = true;
-		/* the sites the process forked without (user/probe/sites.h) */
+		/* the sites the process forked without (user/probe/probe_sites.h) */
 		if (!err)
 			probe_sites__on_add(tell_sites, g);
 		if (err) {

@@ -61,7 +61,7 @@ enum guardian_op {
 	GUARDIAN_SET = 1,   /* a struct guardian_set (fds in its order), val bss_size */
 	GUARDIAN_LINKS = 2, /* more of the guard's probe links, kept while it lives */
 	GUARDIAN_NUDGE = 3, /* look at the shared state (stop asked, a drain round) */
-	GUARDIAN_SITES = 7, /* a file's probe sites (user/probe/sites.h): data */
+	GUARDIAN_SITES = 7, /* a file's probe sites (user/probe/probe_sites.h): data */
 	/* tracer -> cabbpf */
 	GUARDIAN_SEIZED = 4, /* val: 0 or -errno */
 	GUARDIAN_ACK = 5,    /* the last SET is in use */
@@ -104,7 +104,7 @@ int guardian__give_set(struct guardian *gd, const struct guardian_set *s);
  * at -v). */
 int guardian__give_links(struct guardian *gd, const int *links, size_t n);
 
-/* Tells the tracer of probe sites in the file at path (user/probe/sites.h),
+/* Tells the tracer of probe sites in the file at path (user/probe/probe_sites.h),
  * before they are placed: a child the target forks inherits them, and the
  * tracer takes them out of it. Returns 0 or -errno (logged at -v). Any
  * thread. */

@@ -8,7 +8,7 @@
 
 #include "common/hmap.h"
 #include "common/vec.h"
-#include "user/probe/sites.h"
+#include "user/probe/probe_sites.h"
 
 struct site_file {
 	char *path;
