@@ -120,168 +120,220 @@ static int map_bins(struct maps *m, const struct an_ctx *ctx, struct strtab *st,
 	return 0;
 }
 
-int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bool cpu,
-		 const char *binary, uint64_t duration_ns)
-{
-	Perftools__Profiles__Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+/* A profile being built: the tables it points into, owned here. */
+struct build {
+	const struct an_ctx *ctx;
+	const char *binary;
+	struct strtab st;
+	struct maps maps;
 	Perftools__Profiles__ValueType vt[3], *vtp[3];
-	Perftools__Profiles__Function *fn = NULL, **fnp = NULL;
-	Perftools__Profiles__Location *loc = NULL, **locp = NULL;
-	Perftools__Profiles__Line *line = NULL, **linep = NULL;
-	Perftools__Profiles__Sample *smp = NULL, **smpp = NULL;
-	struct maps maps = {0};
-	uint64_t *locids = NULL, *fid_loc = NULL;
-	int64_t *vals = NULL;
-	struct strtab st = {0};
-	uint32_t nf = ctx->nfuncs + 2, id, k, nv = cpu ? 3 : 2, nloc = 0, nsmp = 0;
-	size_t i, depth_total = 0;
-	uint8_t *buf = NULL;
-	size_t len;
-	int err = -ENOMEM;
-	char b[24];
+	uint32_t nv; /* sample values: calls, wall[, cpu] */
+	/* per location (one a function met in the tree): its function, line,
+	 * location; fid_loc[slot] its id (1-based), 0 until met */
+	Perftools__Profiles__Function *fn, **fnp;
+	Perftools__Profiles__Line *line, **linep;
+	Perftools__Profiles__Location *loc, **locp;
+	uint64_t *fid_loc;
+	uint32_t nloc;
+	Perftools__Profiles__Sample *smp, **smpp;
+	uint64_t *locids; /* every sample's stack, leaf first, end to end */
+	int64_t *vals;
+	uint32_t nsmp;
+};
 
-	/* Locations: one per function met in the tree (fid, or the
-	 * <resumed> pseudo-caller: no mapping, no file). */
-	fid_loc = calloc(nf, sizeof(*fid_loc));
-	fn = calloc(nf, sizeof(*fn));
-	fnp = calloc(nf, sizeof(*fnp));
-	loc = calloc(nf, sizeof(*loc));
-	locp = calloc(nf, sizeof(*locp));
-	line = calloc(nf, sizeof(*line));
-	linep = calloc(nf, sizeof(*linep));
-	smp = calloc(t->n, sizeof(*smp));
-	smpp = calloc(t->n, sizeof(*smpp));
-	vals = calloc((size_t)t->n * nv, sizeof(*vals));
-	if (!fid_loc || !fn || !fnp || !loc || !locp || !line || !linep || !smp || !smpp || !vals)
-		goto cleanup;
-	if (str_add(&st, "") < 0)
-		goto cleanup;
-	{
-		static const char *const names[3][2] = {
-			{"calls", "count"}, {"wall", "nanoseconds"}, {"cpu", "nanoseconds"}};
+static void build_free(struct build *b)
+{
+	size_t i;
 
-		for (k = 0; k < nv; k++) {
-			perftools__profiles__value_type__init(&vt[k]);
-			vt[k].type = str_add(&st, names[k][0]);
-			vt[k].unit = str_add(&st, names[k][1]);
-			if (vt[k].type < 0 || vt[k].unit < 0)
-				goto cleanup;
-			vtp[k] = &vt[k];
-		}
-	}
+	for (i = 0; i < b->st.n; i++)
+		free(b->st.v[i]);
+	free(b->st.v);
+	free(b->locids);
+	free(b->fid_loc);
+	free(b->fn);
+	free(b->fnp);
+	free(b->loc);
+	free(b->locp);
+	free(b->line);
+	free(b->linep);
+	free(b->smp);
+	free(b->smpp);
+	free(b->vals);
+	free(b->maps.v);
+	free(b->maps.p);
+}
+
+/* The tables for tree t: nf slots of locations, a sample per node.
+ * Returns 0 or -ENOMEM. */
+static int build_alloc(struct build *b, const struct cct_tree *t, uint32_t nf)
+{
+	size_t depth_total = 0;
+	uint32_t id, k;
+
+	b->fid_loc = calloc(nf, sizeof(*b->fid_loc));
+	b->fn = calloc(nf, sizeof(*b->fn));
+	b->fnp = calloc(nf, sizeof(*b->fnp));
+	b->loc = calloc(nf, sizeof(*b->loc));
+	b->locp = calloc(nf, sizeof(*b->locp));
+	b->line = calloc(nf, sizeof(*b->line));
+	b->linep = calloc(nf, sizeof(*b->linep));
+	b->smp = calloc(t->n, sizeof(*b->smp));
+	b->smpp = calloc(t->n, sizeof(*b->smpp));
+	b->vals = calloc((size_t)t->n * b->nv, sizeof(*b->vals));
 	/* The stack of each node, leaf first: its depth bounds the ids. */
-	for (id = 1; id < t->n; id++) {
+	for (id = 1; id < t->n; id++)
 		for (k = id; k; k = cct__node(t, k)->parent)
 			depth_total++;
+	b->locids = calloc(depth_total + 1, sizeof(*b->locids));
+	if (!b->fid_loc || !b->fn || !b->fnp || !b->loc || !b->locp || !b->line || !b->linep ||
+	    !b->smp || !b->smpp || !b->vals || !b->locids)
+		return -ENOMEM;
+	return str_add(&b->st, "") < 0 ? -ENOMEM : 0;
+}
+
+/* The sample types: calls, wall time[, on-CPU time]. */
+static int value_types(struct build *b)
+{
+	static const char *const names[3][2] = {
+		{"calls", "count"}, {"wall", "nanoseconds"}, {"cpu", "nanoseconds"}};
+	uint32_t k;
+
+	for (k = 0; k < b->nv; k++) {
+		perftools__profiles__value_type__init(&b->vt[k]);
+		b->vt[k].type = str_add(&b->st, names[k][0]);
+		b->vt[k].unit = str_add(&b->st, names[k][1]);
+		if (b->vt[k].type < 0 || b->vt[k].unit < 0)
+			return -ENOMEM;
+		b->vtp[k] = &b->vt[k];
 	}
-	locids = calloc(depth_total + 1, sizeof(*locids));
-	if (!locids)
-		goto cleanup;
-	if ((err = map_bins(&maps, ctx, &st, binary)))
-		goto cleanup;
-	err = -ENOMEM;
-	depth_total = 0;
+	return 0;
+}
+
+/* The location of fid (a function, or the <resumed> pseudo-caller: no
+ * mapping, no file), made the first time it is met. Returns its id, or 0
+ * when out of memory. */
+static uint64_t location_of(struct build *b, uint32_t fid)
+{
+	const struct an_ctx *ctx = b->ctx;
+	uint32_t slot = fid < ctx->nfuncs ? fid : fid == AN_RESUMED ? ctx->nfuncs : ctx->nfuncs + 1;
+	const struct an_src *x = fid < ctx->nfuncs && ctx->src ? &ctx->src[fid] : NULL;
+	Perftools__Profiles__Function *F = &b->fn[b->nloc];
+	const char *file = NULL;
+	char nb[24];
+
+	if (b->fid_loc[slot])
+		return b->fid_loc[slot];
+	perftools__profiles__function__init(F);
+	F->id = b->nloc + 1;
+	F->name = str_add(&b->st, an_ctx__name(ctx, fid, nb));
+	F->system_name =
+		an_ctx__linkage(ctx, fid) ? str_add(&b->st, an_ctx__linkage(ctx, fid)) : F->name;
+	/* its source file; without DWARF, its binary */
+	if (x && x->file)
+		file = x->file;
+	else if (x && x->bin < b->maps.n && ctx->bins)
+		file = ctx->bins[x->bin].path;
+	else if (fid < ctx->nfuncs)
+		file = b->binary;
+	F->filename = file ? str_add(&b->st, file) : 0;
+	F->start_line = x ? x->line : 0;
+	if (F->name < 0 || F->system_name < 0 || F->filename < 0)
+		return 0;
+	b->fnp[b->nloc] = F;
+	perftools__profiles__line__init(&b->line[b->nloc]);
+	b->line[b->nloc].function_id = F->id;
+	b->line[b->nloc].line = x ? x->line : 0;
+	b->linep[b->nloc] = &b->line[b->nloc];
+	perftools__profiles__location__init(&b->loc[b->nloc]);
+	b->loc[b->nloc].id = b->nloc + 1;
+	if (fid < ctx->nfuncs) {
+		b->loc[b->nloc].mapping_id = x && x->bin < b->maps.n ? x->bin + 1 : 1;
+		b->loc[b->nloc].address = x ? x->vaddr : 0;
+	}
+	b->loc[b->nloc].n_line = 1;
+	b->loc[b->nloc].line = &b->linep[b->nloc];
+	b->locp[b->nloc] = &b->loc[b->nloc];
+	return b->fid_loc[slot] = ++b->nloc;
+}
+
+/* A sample per context of t: its stack, its calls and self times.
+ * Returns 0 or -ENOMEM. */
+static int samples(struct build *b, const struct cct_tree *t, bool cpu)
+{
+	size_t depth_total = 0;
+	uint32_t id, k;
+
 	for (id = 1; id < t->n; id++) {
 		const struct cct_node *n = cct__node(t, id);
-		Perftools__Profiles__Sample *s = &smp[nsmp];
+		Perftools__Profiles__Sample *s = &b->smp[b->nsmp];
 
 		perftools__profiles__sample__init(s);
-		s->location_id = &locids[depth_total];
+		s->location_id = &b->locids[depth_total];
 		for (k = id; k; k = cct__node(t, k)->parent) {
-			uint32_t fid = cct__node(t, k)->fid, slot;
+			uint32_t fid = cct__node(t, k)->fid;
+			uint64_t l;
 
 			if (fid == AN_ROOT)
 				break;
-			slot = fid < ctx->nfuncs   ? fid
-			       : fid == AN_RESUMED ? ctx->nfuncs
-						   : ctx->nfuncs + 1;
-			if (!fid_loc[slot]) {
-				Perftools__Profiles__Function *F = &fn[nloc];
-				const struct an_src *x =
-					fid < ctx->nfuncs && ctx->src ? &ctx->src[fid] : NULL;
-				const char *file = NULL;
-
-				perftools__profiles__function__init(F);
-				F->id = nloc + 1;
-				F->name = str_add(&st, an_ctx__name(ctx, fid, b));
-				F->system_name = an_ctx__linkage(ctx, fid)
-							 ? str_add(&st, an_ctx__linkage(ctx, fid))
-							 : F->name;
-				/* its source file; without DWARF, its binary */
-				if (x && x->file)
-					file = x->file;
-				else if (x && x->bin < maps.n && ctx->bins)
-					file = ctx->bins[x->bin].path;
-				else if (fid < ctx->nfuncs)
-					file = binary;
-				F->filename = file ? str_add(&st, file) : 0;
-				F->start_line = x ? x->line : 0;
-				if (F->name < 0 || F->system_name < 0 || F->filename < 0)
-					goto cleanup;
-				fnp[nloc] = F;
-				perftools__profiles__line__init(&line[nloc]);
-				line[nloc].function_id = F->id;
-				line[nloc].line = x ? x->line : 0;
-				linep[nloc] = &line[nloc];
-				perftools__profiles__location__init(&loc[nloc]);
-				loc[nloc].id = nloc + 1;
-				if (fid < ctx->nfuncs) {
-					loc[nloc].mapping_id = x && x->bin < maps.n ? x->bin + 1 : 1;
-					loc[nloc].address = x ? x->vaddr : 0;
-				}
-				loc[nloc].n_line = 1;
-				loc[nloc].line = &linep[nloc];
-				locp[nloc] = &loc[nloc];
-				fid_loc[slot] = ++nloc;
-			}
-			locids[depth_total++] = fid_loc[slot];
+			l = location_of(b, fid);
+			if (!l)
+				return -ENOMEM;
+			b->locids[depth_total++] = l;
 			s->n_location_id++;
 		}
-		s->value = &vals[(size_t)nsmp * nv];
-		s->n_value = nv;
+		s->value = &b->vals[(size_t)b->nsmp * b->nv];
+		s->n_value = b->nv;
 		s->value[0] = (int64_t)n->calls;
 		s->value[1] = (int64_t)n->self_ns;
 		if (cpu)
 			s->value[2] = (int64_t)n->cpu_self_ns;
-		smpp[nsmp++] = s;
+		b->smpp[b->nsmp++] = s;
 	}
-	p.n_sample_type = nv;
-	p.sample_type = vtp;
-	p.n_sample = nsmp;
-	p.sample = smpp;
-	p.n_mapping = maps.n;
-	p.mapping = maps.p;
-	p.n_location = nloc;
-	p.location = locp;
-	p.n_function = nloc;
-	p.function = fnp;
+	return 0;
+}
+
+int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bool cpu,
+		 const char *binary, uint64_t duration_ns)
+{
+	Perftools__Profiles__Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+	struct build b = {.ctx = ctx, .binary = binary, .nv = cpu ? 3 : 2};
+	uint8_t *buf = NULL;
+	size_t len;
+	int err;
+
+	err = build_alloc(&b, t, ctx->nfuncs + 2);
+	if (!err)
+		err = value_types(&b);
+	if (!err)
+		err = map_bins(&b.maps, ctx, &b.st, binary);
+	if (!err)
+		err = samples(&b, t, cpu);
+	if (err)
+		goto cleanup;
+	p.n_sample_type = b.nv;
+	p.sample_type = b.vtp;
+	p.n_sample = b.nsmp;
+	p.sample = b.smpp;
+	p.n_mapping = b.maps.n;
+	p.mapping = b.maps.p;
+	p.n_location = b.nloc;
+	p.location = b.locp;
+	p.n_function = b.nloc;
+	p.function = b.fnp;
 	p.duration_nanos = (int64_t)duration_ns;
-	p.default_sample_type = vt[1].type; /* wall */
-	p.n_string_table = st.n;
-	p.string_table = st.v;
+	p.default_sample_type = b.vt[1].type; /* wall */
+	p.n_string_table = b.st.n;
+	p.string_table = b.st.v;
 	len = perftools__profiles__profile__get_packed_size(&p);
 	buf = malloc(len ? len : 1);
-	if (!buf)
+	if (!buf) {
+		err = -ENOMEM;
 		goto cleanup;
+	}
 	perftools__profiles__profile__pack(&p, buf);
 	err = gzip_to(f, buf, len);
 cleanup:
-	for (i = 0; i < st.n; i++)
-		free(st.v[i]);
-	free(st.v);
 	free(buf);
-	free(locids);
-	free(fid_loc);
-	free(fn);
-	free(fnp);
-	free(loc);
-	free(locp);
-	free(line);
-	free(linep);
-	free(smp);
-	free(smpp);
-	free(vals);
-	free(maps.v);
-	free(maps.p);
+	build_free(&b);
 	return err;
 }
