@@ -294,20 +294,110 @@ static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
 	return 0;
 }
 
+/* The calibration functions' offsets in this executable (exe: its path). */
+static int calib_offsets(char exe[PATH_MAX], struct symtab **st, uint64_t offsets[NCALIB])
+{
+	ssize_t len = readlink("/proc/self/exe", exe, PATH_MAX - 1);
+	size_t k;
+	int err;
+
+	if (len <= 0)
+		return -errno;
+	exe[len] = 0;
+	err = syms__load(exe, st);
+	if (err)
+		return err;
+	for (k = 0; k < NCALIB; k++) {
+		const struct sym *s = syms__find(*st, calib[k].name);
+
+		if (!s)
+			return -ENOENT;
+		offsets[k] = s->offset;
+	}
+	return 0;
+}
+
+/* The child that calls them, forked with its two pipes; its untraced
+ * rounds' times into base. */
+static int calib_fork(int to_child[2], int from_child[2], pid_t *pid, uint64_t base[NCALIB])
+{
+	if (pipe2(to_child, O_CLOEXEC) || pipe2(from_child, O_CLOEXEC))
+		return -errno;
+	*pid = fork();
+	if (*pid < 0)
+		return -errno;
+	if (*pid == 0)
+		child_main(to_child[0], from_child[1]);
+	return child_says(from_child[0], base, NCALIB * sizeof(*base), NULL);
+}
+
+/* The traced rounds: each class's cost per call (its CPU time less the
+ * untraced round's), and what the progress clock saw of it (prog NULL:
+ * nothing). *called: the calls the child made. */
+static int calib_rounds(int to, int from, struct trace *tr, struct progress *prog,
+			const uint64_t base[NCALIB], double cost_ns[INSN__NCLASS],
+			struct progress_leak leak[INSN__NCLASS], uint64_t *called)
+{
+	uint64_t res[2];
+	size_t k;
+
+	for (k = 0; k < NCALIB; k++) {
+		uint64_t p0 = progress__ticks(prog), p1;
+		double user;
+
+		if (write(to, prog ? "l" : "g", 1) != 1 || child_says(from, res, sizeof(res), tr))
+			return -EIO;
+		p1 = progress__ticks(prog);
+		*called += res[1];
+		cost_ns[calib[k].cls] =
+			res[0] > base[k] ? (double)(res[0] - base[k]) / calib[k].calls : 0;
+		/* the ticks less the calls' own (untraced) time */
+		user = (double)(p1 - p0) * PROGRESS_TICK_NS -
+		       (double)base[k] / calib[k].calls * (double)res[1];
+		if (prog && res[1] && user > 0) {
+			leak[calib[k].cls].ns = fmin(user / (double)res[1], cost_ns[calib[k].cls]);
+			/* a count of ticks: +- its square root (at least one) */
+			leak[calib[k].cls].sd_ns = sqrt(fmax(1.0, (double)(p1 - p0))) *
+						   PROGRESS_TICK_NS / (double)res[1];
+		}
+	}
+	return 0;
+}
+
+/* Every call was probed (the child waits for each round's answer, and the
+ * drains run while it calls): a kernel whose probes fire without
+ * delivering would give an empty trace, said now. Half at least, counting
+ * what full rings dropped (the leak rounds run for 100 ms between
+ * drains): a kernel that delivers nothing gives none. */
+static bool calib_delivered(struct trace *tr, uint64_t delivered, uint64_t called)
+{
+	uint64_t stats[CABBPF_STAT__MAX];
+
+	trace__drain(tr, 0);
+	if (trace__stats(tr, stats, NULL))
+		memset(stats, 0, sizeof(stats));
+	if (delivered && delivered + stats[CABBPF_STAT_DROPS] / 2 >= called / 2)
+		return true;
+	log_err("this kernel's probes delivered %llu of the %llu calls cabbpf made to measure "
+		"them at start-up: a trace would be empty or short (kernel features: cabbpf "
+		"--features)",
+		(unsigned long long)delivered, (unsigned long long)called);
+	return false;
+}
+
 int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 			   struct progress_leak leak[INSN__NCLASS])
 {
 	int to_child[2] = {-1, -1}, from_child[2] = {-1, -1}, status, err = 0;
-	uint64_t offsets[NCALIB], base[NCALIB], res[2];
+	uint64_t offsets[NCALIB], base[NCALIB];
 	struct progress *prog = NULL;
 	char exe[PATH_MAX];
 	struct symtab *st = NULL;
 	struct trace *tr = NULL;
 	struct trace_opts to;
 	pid_t pid = -1;
-	uint64_t delivered = 0, called = 0, stats[CABBPF_STAT__MAX];
+	uint64_t delivered = 0, called = 0;
 	char key[256] = "";
-	ssize_t len;
 	long age_s;
 	size_t k;
 
@@ -322,36 +412,10 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 			RUN_DIR);
 		return 0;
 	}
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len <= 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	exe[len] = 0;
-	err = syms__load(exe, &st);
+	err = calib_offsets(exe, &st, offsets);
+	if (!err)
+		err = calib_fork(to_child, from_child, &pid, base);
 	if (err)
-		goto cleanup;
-	for (k = 0; k < NCALIB; k++) {
-		const struct sym *s = syms__find(st, calib[k].name);
-
-		if (!s) {
-			err = -ENOENT;
-			goto cleanup;
-		}
-		offsets[k] = s->offset;
-	}
-	if (pipe2(to_child, O_CLOEXEC) || pipe2(from_child, O_CLOEXEC)) {
-		err = -errno;
-		goto cleanup;
-	}
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (pid == 0)
-		child_main(to_child[0], from_child[1]);
-	if ((err = child_says(from_child[0], base, sizeof(base), NULL)))
 		goto cleanup;
 	memset(&to, 0, sizeof(to));
 	to.pid = pid;
@@ -375,43 +439,10 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	 * such clock, only the cost). */
 	if (progress__open(pid, &prog))
 		prog = NULL;
-	for (k = 0; k < NCALIB; k++) {
-		uint64_t p0 = progress__ticks(prog), p1;
-		double user;
-
-		if (write(to_child[1], prog ? "l" : "g", 1) != 1 ||
-		    (err = child_says(from_child[0], res, sizeof(res), tr))) {
-			err = -EIO;
-			goto cleanup;
-		}
-		p1 = progress__ticks(prog);
-		called += res[1];
-		cost_ns[calib[k].cls] =
-			res[0] > base[k] ? (double)(res[0] - base[k]) / calib[k].calls : 0;
-		/* the ticks less the calls' own (untraced) time */
-		user = (double)(p1 - p0) * PROGRESS_TICK_NS -
-		       (double)base[k] / calib[k].calls * (double)res[1];
-		if (prog && res[1] && user > 0) {
-			leak[calib[k].cls].ns = fmin(user / (double)res[1], cost_ns[calib[k].cls]);
-			/* a count of ticks: +- its square root (at least one) */
-			leak[calib[k].cls].sd_ns = sqrt(fmax(1.0, (double)(p1 - p0))) *
-						   PROGRESS_TICK_NS / (double)res[1];
-		}
-	}
-	/* Every call was probed (the child waits for each round's answer,
-	 * and the drains run while it calls): a kernel whose probes fire
-	 * without delivering would give an empty trace, said now. */
-	trace__drain(tr, 0);
-	if (trace__stats(tr, stats, NULL))
-		memset(stats, 0, sizeof(stats));
-	/* half at least, counting what full rings dropped (the leak rounds
-	 * run for 100 ms between drains): a kernel that delivers nothing
-	 * gives none */
-	if (!delivered || delivered + stats[CABBPF_STAT_DROPS] / 2 < called / 2) {
-		log_err("this kernel's probes delivered %llu of the %llu calls cabbpf made to "
-			"measure them at start-up: a trace would be empty or short (kernel "
-			"features: cabbpf --features)",
-			(unsigned long long)delivered, (unsigned long long)called);
+	err = calib_rounds(to_child[1], from_child[0], tr, prog, base, cost_ns, leak, &called);
+	if (err)
+		goto cleanup;
+	if (!calib_delivered(tr, delivered, called)) {
 		err = -ENODATA;
 		memset(cost_ns, 0, sizeof(double) * INSN__NCLASS);
 		goto cleanup_quiet;
