@@ -19,6 +19,7 @@ static const struct analyzer_ops *const registry[] = {
 	&analyzer_latency,
 	&analyzer_timeline, /* opt-in: --timeline */
 	&analyzer_isp,
+	&analyzer_replay, /* cabbpf replay's */
 };
 
 #define NREG (sizeof(registry) / sizeof(registry[0]))

@@ -27,6 +27,7 @@
 struct json;
 struct cct_opts;
 struct isp_opts;
+struct replay_opts;
 struct shadow_frame;
 struct an_windows;
 struct an_budget;
@@ -105,10 +106,18 @@ struct an_ctx {
 	uint64_t timeline_limit;
 	/* The isp analyzer's options (analyzers/isp.h); NULL: defaults. */
 	const struct isp_opts *isp;
+	/* The replay analyzer's (analyzers/replay.h): cabbpf replay's alone;
+	 * NULL elsewhere, where that analyzer refuses to start. */
+	const struct replay_opts *replay;
 	/* --hist GLOB: the functions the latency analyzer's text shows
 	 * (fnmatch on report names); none: those with the most time. */
 	const char *const *hist;
 	size_t nhist;
+	/* --slower-than: the latency analyzer lists the slowest calls of at
+	 * least this duration (0: none), at most slowest of them (0: its
+	 * default). */
+	uint64_t slower_ns;
+	unsigned slowest;
 	/* The AN_LOST_* kinds of which events were lost in this run: set by
 	 * the runner once the analyzers have stopped (runner__set_lost), read
 	 * by the reports only, which mark the counts these losses make lower
@@ -286,6 +295,7 @@ extern const struct analyzer_ops analyzer_cct;
 extern const struct analyzer_ops analyzer_latency;
 extern const struct analyzer_ops analyzer_timeline;
 extern const struct analyzer_ops analyzer_isp;
+extern const struct analyzer_ops analyzer_replay;
 
 #define AN_MAX 8 /* analyzers that can be selected at once */
 

@@ -9,6 +9,7 @@
 
 #include "analyzers/analyzer.h"
 #include "analyzers/latency.h"
+#include "analyzers/latency_int.h"
 #include "common/json.h"
 
 /* Functions shown in the text without --hist. */
@@ -24,7 +25,15 @@ struct latency {
 	const struct an_ctx *ctx;
 	struct lat_fn **fn; /* [nfuncs], NULL until a call of it returns */
 	uint64_t nomem;	    /* returns not recorded (out of memory) */
+	uint64_t t0;	    /* the earliest entry of a frame closed: UINT64_MAX until one */
+	struct lat_slow slow; /* --slower-than */
 };
+
+/* How many slow calls are kept. */
+static size_t slow_keep(const struct latency *l)
+{
+	return l->ctx->slowest ? l->ctx->slowest : LAT_SLOWEST_DEFAULT;
+}
 
 unsigned latency__bucket(uint64_t ns)
 {
@@ -100,6 +109,7 @@ static int lat_init(const struct an_ctx *ctx, void **state)
 	if (!l)
 		return -ENOMEM;
 	l->ctx = ctx;
+	l->t0 = UINT64_MAX;
 	l->fn = calloc(ctx->nfuncs ? ctx->nfuncs : 1, sizeof(*l->fn));
 	if (!l->fn) {
 		free(l);
@@ -119,6 +129,7 @@ static void lat_free(void *state)
 	for (i = 0; i < l->ctx->nfuncs; i++)
 		free(l->fn[i]);
 	free(l->fn);
+	latency_slow__fini(&l->slow);
 	free(l);
 }
 
@@ -135,9 +146,14 @@ static void lat_on_return(void *state, const struct an_return *r)
 	struct latency *l = state;
 	struct lat_fn *f;
 
+	/* the start of the slow calls' time line: the first call traced */
+	if (r->ts - r->incl_ns < l->t0)
+		l->t0 = r->ts - r->incl_ns;
 	/* only a return event gives a call its duration */
 	if (r->fid >= l->ctx->nfuncs || !r->matched)
 		return;
+	if (l->ctx->slower_ns && r->incl_ns >= l->ctx->slower_ns)
+		latency_slow__add(&l->slow, slow_keep(l), r);
 	f = fn_get(l, r->fid);
 	if (!f) {
 		l->nomem++;
@@ -165,7 +181,9 @@ static int lat_merge(void *dst, const void *src)
 		hist_merge(&f->cpu, &s->fn[i]->cpu);
 	}
 	d->nomem += s->nomem;
-	return 0;
+	if (s->t0 < d->t0)
+		d->t0 = s->t0;
+	return latency_slow__merge(&d->slow, &s->slow, slow_keep(d));
 }
 
 const struct latency_hist *latency__hist(const void *state, uint32_t fid, bool cpu)
@@ -302,6 +320,8 @@ static struct lat_row *rows_of(const struct latency *l, size_t *n)
 	return rows;
 }
 
+static void slow_text(const struct latency *l, FILE *f);
+
 static int lat_report_text(void *state, FILE *f)
 {
 	struct latency *l = state;
@@ -338,11 +358,119 @@ static int lat_report_text(void *state, FILE *f)
 	}
 	if (n && l->ctx->nhist && !shown)
 		fprintf(f, "  (no function --hist names returned from a call)\n");
+	if (l->ctx->slower_ns)
+		slow_text(l, f);
 	if (l->nomem)
 		fprintf(f, "  warning: %" PRIu64 " calls' durations not recorded (out of memory)\n",
 			l->nomem);
 	free(rows);
 	return ferror(f) ? -EIO : 0;
+}
+
+/* A slow call's line: its columns, then its name and callers. */
+struct slow_line {
+	const struct lat_slow_call *c;
+	double start_s;
+	uint64_t start_ns, incl_ns, cpu_incl_ns;
+	uint32_t tid, fid;
+	const char *name;
+	char buf[24];
+};
+
+static const struct emit_col slow_cols[] = {
+	{"start_ns", NULL, 0, EMIT_U64, EMIT_COL(struct slow_line, start_ns)},
+	{NULL, "START_S", 12, EMIT_DBL, EMIT_COL(struct slow_line, start_s), .prec = 6},
+	{"tid", "TID", 8, EMIT_U32, EMIT_COL(struct slow_line, tid)},
+	{"incl_ns", "WALL_MS", 11, EMIT_NS_MS, EMIT_COL(struct slow_line, incl_ns)},
+	{"cpu_incl_ns", "CPU_MS", 11, EMIT_NS_MS, EMIT_COL(struct slow_line, cpu_incl_ns)},
+	{"name", "CALL <- CALLERS", 0, EMIT_STR, EMIT_COL(struct slow_line, name),
+	 .flags = EMIT_GAP2},
+	{"fid", NULL, 0, EMIT_U32, EMIT_COL(struct slow_line, fid)},
+};
+
+/* *s: call c's line; its start from the analyzer's first call. */
+static void slow_line(const struct latency *l, const struct lat_slow_call *c,
+		      struct slow_line *s)
+{
+	*s = (struct slow_line){
+		.c = c,
+		.start_ns = c->start_ns >= l->t0 ? c->start_ns - l->t0 : 0,
+		.incl_ns = c->incl_ns,
+		.cpu_incl_ns = c->cpu_incl_ns,
+		.tid = c->tid,
+		.fid = c->fid,
+	};
+	s->start_s = (double)s->start_ns / 1e9;
+	s->name = an_ctx__name(l->ctx, c->fid, s->buf);
+}
+
+/* --slower-than: how many calls took that long, and the slowest. */
+static void slow_text(const struct latency *l, FILE *f)
+{
+	struct lat_slow_call *v = latency_slow__sorted(&l->slow);
+	char a[24], b[24];
+	size_t i;
+	uint32_t k;
+
+	fprintf(f, "\ncalls of %s or more (traced wall time, probes included): %" PRIu64,
+		human(l->ctx->slower_ns, a), l->slow.over);
+	if (!l->slow.n) {
+		fputc('\n', f);
+		return;
+	}
+	fprintf(f, "; the %zu slowest, slowest first (START_S: from the first traced call):\n",
+		l->slow.n);
+	if (!v) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	emit__head(f, slow_cols, EMIT_N(slow_cols));
+	for (i = 0; i < l->slow.n; i++) {
+		struct slow_line s;
+
+		slow_line(l, &v[i], &s);
+		emit__cells(f, slow_cols, EMIT_N(slow_cols), &s, an_ctx__lb(l->ctx, AN_LOST_CALLS),
+			    NULL, true);
+		for (k = 0; k < v[i].ncallers; k++)
+			fprintf(f, " <- %s", an_ctx__name(l->ctx, v[i].callers[k], b));
+		if (v[i].elided)
+			fprintf(f, " <- (%" PRIu32 " more)", v[i].elided);
+		fputc('\n', f);
+	}
+	if (l->slow.nomem)
+		fprintf(f, "  warning: %" PRIu64 " slow calls not kept (out of memory)\n",
+			l->slow.nomem);
+	free(v);
+}
+
+static void slow_json(const struct latency *l, struct json *w)
+{
+	struct lat_slow_call *v = latency_slow__sorted(&l->slow);
+	char b[24];
+	size_t i;
+	uint32_t k;
+
+	json__kv_u64(w, "slower_than_ns", l->ctx->slower_ns);
+	json__kv_u64(w, "slower_calls", l->slow.over);
+	json__kv_u64(w, "slowest_not_kept", l->slow.nomem);
+	json__key(w, "slowest");
+	json__begin_array(w);
+	for (i = 0; v && i < l->slow.n; i++) {
+		struct slow_line s;
+
+		slow_line(l, &v[i], &s);
+		json__begin_object(w);
+		emit__row_json(w, slow_cols, EMIT_N(slow_cols), &s, NULL);
+		json__key(w, "callers");
+		json__begin_array(w);
+		for (k = 0; k < v[i].ncallers; k++)
+			json__string(w, an_ctx__name(l->ctx, v[i].callers[k], b));
+		json__end_array(w);
+		json__kv_u64(w, "callers_elided", v[i].elided);
+		json__end_object(w);
+	}
+	json__end_array(w);
+	free(v);
 }
 
 static void hist_json(struct json *w, const char *key, const struct latency_hist *h)
@@ -398,6 +526,8 @@ static int lat_report_json(void *state, struct json *w)
 	json__begin_object(w);
 	json__kv_string(w, "time", "traced");
 	json__kv_u64(w, "not_recorded", l->nomem);
+	if (l->ctx->slower_ns)
+		slow_json(l, w);
 	json__key(w, "functions");
 	json__begin_array(w);
 	for (i = 0; i < n; i++) {

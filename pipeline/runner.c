@@ -50,8 +50,11 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r->ctx.cct = o->cct;
 	r->ctx.timeline_limit = o->timeline_limit;
 	r->ctx.isp = o->isp;
+	r->ctx.replay = o->replay;
 	r->ctx.hist = o->hist;
 	r->ctx.nhist = o->nhist;
+	r->ctx.slower_ns = o->slower_ns;
+	r->ctx.slowest = o->slowest;
 	r->max_pending = o->max_pending ? o->max_pending : DEFAULT_MAX_PENDING;
 	r->no_returns = o->no_returns;
 	r->tap = o->tap;

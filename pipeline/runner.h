@@ -81,6 +81,7 @@ struct an_src;
 struct cab_pp;
 struct cct_opts;
 struct isp_opts;
+struct replay_opts;
 struct json;
 struct runner;
 struct an_windows;
@@ -112,8 +113,11 @@ struct runner_opts {
 	const struct cct_opts *cct; /* the cct analyzer's options (borrowed), or NULL */
 	uint64_t timeline_limit;    /* the timeline analyzer's bound; 0: default */
 	const struct isp_opts *isp; /* the isp analyzer's options (borrowed), or NULL */
+	const struct replay_opts *replay; /* cabbpf replay's (borrowed): an_ctx.replay */
 	const char *const *hist;    /* --hist globs (borrowed): an_ctx.hist */
 	size_t nhist;
+	uint64_t slower_ns;	   /* --slower-than: an_ctx.slower_ns */
+	unsigned slowest;	   /* --slowest: an_ctx.slowest */
 	size_t max_pending;	   /* out-of-order records held per analyzer
 				      thread before a hole is given up on;
 				      0 = 4M records (about 96 MiB) */

@@ -2188,8 +2188,10 @@ START_TEST(test_select)
 	unsigned n;
 
 	ck_assert_int_eq(analyzer__select(NULL, ops, &n), 0);
-	ck_assert_uint_eq(n, analyzer__count() - 2); /* all but the opt-in timeline and isp */
-	ck_assert_uint_eq(n, 5);		     /* count, callgraph, io, cct, latency */
+	/* all but the opt-in timeline, isp and replay */
+	ck_assert_uint_eq(n, analyzer__count() - 3);
+	ck_assert_uint_eq(n, 5); /* count, callgraph, io, cct, latency */
+	ck_assert(analyzer_replay.opt_in);
 	ck_assert_ptr_eq(ops[3], &analyzer_cct);
 	ck_assert_ptr_eq(ops[4], &analyzer_latency);
 	ck_assert(analyzer_isp.opt_in);
@@ -2223,7 +2225,8 @@ START_TEST(test_select)
 	ck_assert_ptr_eq(analyzer__get(4), &analyzer_latency);
 	ck_assert_ptr_eq(analyzer__get(5), &analyzer_timeline);
 	ck_assert_ptr_eq(analyzer__get(6), &analyzer_isp);
-	ck_assert_ptr_null(analyzer__get(7));
+	ck_assert_ptr_eq(analyzer__get(7), &analyzer_replay);
+	ck_assert_ptr_null(analyzer__get(8));
 
 	o.analyzers = "nope";
 	ck_assert_int_eq(runner__new(&o, NULL, 0, &r), -EINVAL);

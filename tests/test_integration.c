@@ -385,6 +385,99 @@ START_TEST(latency_known_durations)
 }
 END_TEST
 
+/* --slower-than on calls of known duration (tests/targets/durations.c):
+ * exactly how many calls took that long (main and the 7 naps of 20 ms or
+ * more; main and the 2 of 100 ms), the slowest kept slowest first with
+ * their callers and starts (the naps of 100 ms begin after the five of
+ * 20 ms, 100 ms apart at least), --slowest bounding the list, none over
+ * a second; the same list from the run's recording. */
+static void assert_slowest(json_object *lat, long long over, size_t listed)
+{
+	json_object *v = h_get(lat, "slowest"), *c;
+	size_t i;
+
+	ck_assert_int_eq(h_num(lat, "slower_calls"), over);
+	ck_assert_int_eq(h_num(lat, "slowest_not_kept"), 0);
+	ck_assert_uint_eq(json_object_array_length(v), listed);
+	for (i = 0; i < listed; i++) {
+		c = json_object_array_get_idx(v, i);
+		ck_assert_int_ge(h_num(c, "incl_ns"), h_num(lat, "slower_than_ns"));
+		if (i)
+			ck_assert_int_le(h_num(c, "incl_ns"),
+					 h_num(json_object_array_get_idx(v, i - 1), "incl_ns"));
+		ck_assert_int_eq(h_num(c, "callers_elided"), 0);
+		if (!i) { /* main, which holds every nap */
+			ck_assert_str_eq(json_object_get_string(h_get(c, "name")), "main");
+			ck_assert_uint_eq(json_object_array_length(h_get(c, "callers")), 0);
+			continue;
+		}
+		ck_assert_str_eq(json_object_get_string(h_get(c, "name")), "nap");
+		ck_assert_uint_eq(json_object_array_length(h_get(c, "callers")), 1);
+		ck_assert_str_eq(
+			json_object_get_string(json_object_array_get_idx(h_get(c, "callers"), 0)),
+			"main");
+		if (i <= 2) { /* the two of 100 ms, after the five of 20 */
+			ck_assert_int_ge(h_num(c, "incl_ns"), 100000000);
+			ck_assert_int_ge(h_num(c, "start_ns"), 100000000);
+		}
+	}
+	if (listed >= 3) {
+		long long a = h_num(json_object_array_get_idx(v, 1), "start_ns"),
+			  b = h_num(json_object_array_get_idx(v, 2), "start_ns");
+
+		ck_assert_int_ge(a > b ? a - b : b - a, 100000000);
+	}
+}
+
+START_TEST(slower_than_lists_slowest)
+{
+	char rec[300], *target = (char *)h_target("durations", OPT(_i));
+	char *three[] = {"-a", "latency", "--slower-than", "15ms", "--slowest", "3", "--", target,
+			 NULL};
+	char *fifty[] = {"-a", "latency", "--slower-than", "50", "--", target, NULL};
+	char *none[] = {"-a", "latency", "--slower-than", "1s", "--", target, NULL};
+	char *record[] = {"record", "-o", rec, "--", target, NULL};
+	char *report[] = {"report", rec, "--slower-than", "15ms", "--json", "-", "-q", NULL};
+	json_object *root;
+	struct h_run r;
+
+	snprintf(rec, sizeof(rec), "%s/slow-%d.cbr", h_tmp, _i);
+	h_run(&r, three);
+	h_assert_clean(&r);
+	assert_slowest(h_get(r.json, "latency"), 8, 3);
+	ck_assert_msg(strstr(r.out, "\ncalls of 15 ms or more (traced wall time, probes "
+				    "included): 8; the 3 slowest, slowest first"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "  nap <- main\n"), "%s", r.out);
+	h_free(&r);
+	h_run(&r, fifty);
+	h_assert_clean(&r);
+	assert_slowest(h_get(r.json, "latency"), 3, 3);
+	h_free(&r);
+	h_run(&r, none);
+	h_assert_clean(&r);
+	assert_slowest(h_get(r.json, "latency"), 0, 0);
+	ck_assert_msg(strstr(r.out, "\ncalls of 1 s or more (traced wall time, probes "
+				    "included): 0\n"),
+		      "%s", r.out);
+	h_free(&r);
+	/* recorded, then reported: the same calls */
+	ck_assert_int_eq(h_start(&r, record, 1, 0), 0);
+	h_finish(&r);
+	ck_assert_msg(r.status == 0, "record: %s", r.err);
+	h_free(&r);
+	ck_assert_int_eq(h_start(&r, report, 1, 0), 0);
+	h_finish(&r);
+	ck_assert_msg(r.status == 0, "report: %s", r.err);
+	root = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(root);
+	assert_slowest(h_get(root, "latency"), 8, 8);
+	json_object_put(root);
+	h_free(&r);
+	unlink(rec);
+}
+END_TEST
+
 /* The target exits mid-trace with frames open: still a full report. */
 START_TEST(target_exits_mid_trace)
 {
@@ -2217,6 +2310,7 @@ int main(void)
 	tcase_add_loop_test(exact, children_counted_not_traced, 0, 2);
 	tcase_add_loop_test(exact, target_exits_mid_trace, 0, 2);
 	tcase_add_loop_test(exact, latency_known_durations, 0, 2);
+	tcase_add_loop_test(exact, slower_than_lists_slowest, 0, 2);
 	tcase_add_test(exact, exit_status_as_shell);
 	tcase_add_loop_test(exact, select_functions_and_analyzers, 0, 2);
 	tcase_add_loop_test(exact, sigint_launched_command, 0, 2);

@@ -201,6 +201,8 @@ static size_t field_size(const struct opt_def *d)
 		return sizeof(size_t);
 	case OPT_DOUBLE:
 		return sizeof(double);
+	case OPT_NS:
+		return sizeof(uint64_t);
 	default:
 		return 0;
 	}
@@ -219,8 +221,12 @@ static const char *value_for(const struct opt_def *d, char *buf, size_t len)
 		return buf;
 	case OPT_STR:
 	case OPT_STRS:
-		/* --size's rule has a syntax (GLOB:argN) */
+		/* --size's rule has a syntax (GLOB:argN), --time-range its */
+		if (d->name && !strcmp(d->name, "time-range"))
+			return "1s,2s";
 		return d->name && !strcmp(d->name, "size") ? "x:arg0" : "x";
+	case OPT_NS:
+		return "1.5s";
 	case OPT_CHOICE: /* the last choice: not a default */
 		for (size_t i = 0; d->choices[i]; i++)
 			if (!d->choices[i + 1])
@@ -266,6 +272,13 @@ START_TEST(every_row_parsed)
 		char *cargs[5] = {lname, "--", "/bin/true", NULL};
 		bool launch = d->name &&
 			      (!strcmp(d->name, "follow-exec") || !strcmp(d->name, "follow-forks"));
+		/* The slow calls' rows list the latency analyzer's: a
+		 * function trace, --slowest with --slower-than. */
+		char *wargs[8] = {"-p", "1", "--slower-than", "10ms", lname, (char *)v, NULL};
+		bool slow = d->name && (!strcmp(d->name, "slower-than") || !strcmp(d->name, "slowest"));
+		/* cabbpf replay's own rows: with its FILE. */
+		char *rpargs[4] = {"rec.cbr", lname, (char *)v, NULL};
+		bool replay = d->flags & OPTF_REPLAY_ONLY;
 		/* --features stands alone. */
 		char *fargs[2] = {lname, NULL};
 		bool alone = d->name && !strcmp(d->name, "features");
@@ -291,6 +304,15 @@ START_TEST(every_row_parsed)
 			parse_v(&p, 3, cargs);
 		else if (sampling)
 			parse_v(&p, v ? 6 : 5, sargs);
+		else if (slow)
+			parse_v(&p, v ? 6 : 5, wargs);
+		else if (replay) {
+			parse_mode = OPTS_REPLAY;
+			parse_argv0 = "replay";
+			parse_v(&p, v ? 3 : 2, rpargs);
+			parse_mode = OPTS_LIVE;
+			parse_argv0 = "cabbpf";
+		}
 		else if (isp)
 			parse_v(&p, v ? 6 : 5, iargs);
 		else if (lossless)
@@ -312,7 +334,14 @@ START_TEST(every_row_parsed)
 		if (d->short_name) {
 			snprintf(sname, sizeof(sname), "-%c", d->short_name);
 			args[1] = sname;
-			parse_v(&q, v ? 3 : 2, args);
+			rpargs[1] = sname;
+			if (replay) {
+				parse_mode = OPTS_REPLAY;
+				parse_argv0 = "replay";
+			}
+			parse_v(&q, v ? 3 : 2, replay ? rpargs : args);
+			parse_mode = OPTS_LIVE;
+			parse_argv0 = "cabbpf";
 			ck_assert_int_eq(q.ret, 0);
 			ck_assert_msg(!memcmp(&p.o, &q.o, sizeof(p.o)), "-%c and --%s differ",
 				      d->short_name, d->name);
@@ -369,6 +398,45 @@ START_TEST(range_errors)
 	ASSERT_USAGE(&p, "--cgroup wants a cgroup v2 directory");
 	parse(&p, "--container", "", "-p", "1", NULL);
 	ASSERT_USAGE(&p, "--container wants a container id or name");
+	parse(&p, "--slower-than", "10 ms", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--slower-than wants a duration such as 10ms, 1.5s, 200us (a bare number: "
+			 "ms), not '10 ms'");
+	parse(&p, "--slower-than", "0", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--slower-than wants a duration such as 10ms, 1.5s, 200us (a bare number: "
+			 "ms), not '0'");
+	parse(&p, "--slower-than", "-1ms", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--slower-than wants a duration such as 10ms, 1.5s, 200us (a bare number: "
+			 "ms), not '-1ms'");
+	parse(&p, "--slower-than", "2h", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--slower-than wants a duration such as 10ms, 1.5s, 200us (a bare number: "
+			 "ms), not '2h'");
+	parse(&p, "--slower-than", "10ms", "--slowest", "0", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--slowest wants an integer from 1 to 100000, not '0'");
+}
+END_TEST
+
+/* --slower-than's durations, each unit to ns. */
+START_TEST(durations)
+{
+	static const struct {
+		const char *arg;
+		uint64_t ns;
+	} cases[] = {{"800ns", 800},	     {"200us", 200000},	     {"10ms", 10000000},
+		     {"1.5s", 1500000000},   {"15", 15000000},	     {"0.5ms", 500000},
+		     {"1ns", 1},	     {"1e3us", 1000000}};
+	struct parsed p;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		parse(&p, "--slower-than", cases[i].arg, "-p", "1", NULL);
+		ASSERT_OK(&p);
+		ck_assert_msg(p.o.view.slower_ns == cases[i].ns, "%s: %llu ns", cases[i].arg,
+			      (unsigned long long)p.o.view.slower_ns);
+		ck_assert_uint_eq(p.o.view.slowest, 0);
+	}
+	parse(&p, "--slower-than", "1s", "--slowest", "3", "-p", "1", NULL);
+	ASSERT_OK(&p);
+	ck_assert_uint_eq(p.o.view.slowest, 3);
 }
 END_TEST
 
@@ -431,6 +499,17 @@ START_TEST(conflicts)
 		     "DIR (every process of it; see cabbpf --help)");
 	parse(&p, "-p", "1", "--", "ls", NULL);
 	ASSERT_USAGE(&p, "give either -p PID or -- COMMAND, not both");
+	parse(&p, "-a", "count,replay", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "the replay analyzer is cabbpf replay's: record (cabbpf record -o FILE "
+			 "...), then cabbpf replay FILE");
+	parse(&p, "--slowest", "5", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--slowest N goes with --slower-than DURATION");
+	parse(&p, "--slower-than", "1ms", "-a", "count", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--slower-than lists the latency analyzer's slowest calls: select it (-a "
+			 "...,latency), with return probes (no --entry-only, no --io)");
+	parse(&p, "--slower-than", "1ms", "--entry-only", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--slower-than lists the latency analyzer's slowest calls: select it (-a "
+			 "...,latency), with return probes (no --entry-only, no --io)");
 	parse(&p, "--follow-exec", "-p", "1", NULL);
 	ASSERT_USAGE(&p, "--follow-exec follows a command cabbpf launches: give -- COMMAND");
 	parse(&p, "--follow-forks", NULL);
@@ -821,6 +900,68 @@ START_TEST(budget_options)
 END_TEST
 
 /* cabbpf record / report / dump (user/main.c's subcommands). */
+/* cabbpf replay FILE: its filters parsed, --time-range's forms, what it
+ * refuses; its own rows refused elsewhere, saying where they belong. */
+START_TEST(replay_options)
+{
+	struct parsed p;
+
+	as(OPTS_REPLAY, "replay");
+	parse(&p, "run.cbr", "-F", "main", "-F", "parse*", "-N", "tally", "--depth", "3",
+	      "--slower-than", "2ms", "--time-range", "1.5s,2s", "--tid", "42", "-o", "f.txt",
+	      NULL);
+	ASSERT_OK(&p);
+	ck_assert_int_eq(p.o.mode, OPTS_REPLAY);
+	ck_assert_str_eq(p.o.input_path, "run.cbr");
+	ck_assert_uint_eq(p.o.nreplay_only, 2);
+	ck_assert_str_eq(p.o.replay_only[1], "parse*");
+	ck_assert_uint_eq(p.o.view.nexcludes, 1);
+	ck_assert_uint_eq(p.o.view.cct.depth, 3);
+	ck_assert_uint_eq(p.o.view.slower_ns, 2000000);
+	ck_assert_uint_eq(p.o.range_from_ns, 1500000000);
+	ck_assert_uint_eq(p.o.range_to_ns, 2000000000);
+	ck_assert_uint_eq(p.o.replay_tid, 42);
+	ck_assert_str_eq(p.o.output_path, "f.txt");
+	parse(&p, "run.cbr", "--time-range", "100ms,", NULL);
+	ASSERT_OK(&p);
+	ck_assert_uint_eq(p.o.range_from_ns, 100000000);
+	ck_assert_uint_eq(p.o.range_to_ns, 0);
+	parse(&p, "run.cbr", "--time-range", ",2", NULL);
+	ASSERT_OK(&p);
+	ck_assert_uint_eq(p.o.range_from_ns, 0);
+	ck_assert_uint_eq(p.o.range_to_ns, 2000000);
+	parse(&p, "run.cbr", "--time-range", "2s,1s", NULL);
+	ASSERT_USAGE(&p, "--time-range wants FROM,TO: durations from the first event (1.5s,2s; "
+			 "100ms,; ,2s), FROM before TO, not '2s,1s'");
+	parse(&p, "run.cbr", "--time-range", ",", NULL);
+	ASSERT_USAGE(&p, "--time-range wants FROM,TO: durations from the first event (1.5s,2s; "
+			 "100ms,; ,2s), FROM before TO, not ','");
+	parse(&p, "run.cbr", "--time-range", "1s", NULL);
+	ASSERT_USAGE(&p, "--time-range wants FROM,TO: durations from the first event (1.5s,2s; "
+			 "100ms,; ,2s), FROM before TO, not '1s'");
+	parse(&p, "run.cbr", "-f", "main", NULL);
+	ASSERT_USAGE(&p, "-f is not an option of cabbpf replay (see cabbpf replay --help)");
+	parse(&p, "run.cbr", "-a", "count", NULL);
+	ASSERT_USAGE(&p, "-a is not an option of cabbpf replay (see cabbpf replay --help)");
+	parse(&p, "-F", "main", NULL);
+	ASSERT_USAGE(&p, "give the recording to replay: cabbpf replay FILE (made by cabbpf record "
+			 "-o FILE)");
+	parse(&p, "--help", NULL);
+	ck_assert_int_eq(p.ret, 1);
+	ck_assert(!strncmp(p.out, "Usage: cabbpf replay FILE [OPTIONS]\n", 36));
+	ck_assert_ptr_nonnull(strstr(p.out, "\n  -F, --filter GLOB"));
+	ck_assert_ptr_nonnull(strstr(p.out, "\n  -N, --exclude GLOB       hide the calls"));
+	ck_assert_ptr_null(strstr(p.out, "\n  -p, --pid"));
+	assert_fits(p.out);
+	as(OPTS_REPORT, "report");
+	parse(&p, "run.cbr", "-F", "main", NULL);
+	ASSERT_USAGE(&p, "-F is not an option of cabbpf report (see cabbpf report --help)");
+	as(OPTS_LIVE, "cabbpf");
+	parse(&p, "--tid", "5", "-p", "1", NULL);
+	ASSERT_USAGE(&p, "--tid is an option of cabbpf replay FILE (see cabbpf replay --help)");
+}
+END_TEST
+
 START_TEST(subcommands)
 {
 	struct parsed p;
@@ -920,6 +1061,8 @@ int main(void)
 	tcase_add_test(tc, every_option_exact);
 	tcase_add_test(tc, every_row_parsed);
 	tcase_add_test(tc, range_errors);
+	tcase_add_test(tc, durations);
+	tcase_add_test(tc, replay_options);
 	tcase_add_test(tc, too_many_patterns);
 	tcase_add_test(tc, unknown_and_missing);
 	tcase_add_test(tc, conflicts);

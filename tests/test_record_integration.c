@@ -17,7 +17,11 @@
  * Needs root, BPF and go (scripts/install-deps.sh): nothing skips.
  */
 #include <check.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "tests/harness.h"
 
@@ -638,6 +642,269 @@ START_TEST(record_path_safe)
 }
 END_TEST
 
+/* ------------------------------------------------------------- replay -- */
+
+/* What cabbpf replay must print for a deterministic target: the golden
+ * file tests/expected/replay/NAME.txt holds its lines with START_S,
+ * DURATION and TID masked (whether a duration is there stays: a leaf's
+ * line and a closing brace have one, an opening one and an I/O call's
+ * none, an unwound call's none). */
+static const struct rp_case {
+	const char *name;
+	const char *target; /* h_target's name; cxx: h_cxx_target's */
+	bool cxx;
+	const char *targs[3];
+	const char *rargs[12];
+} rp_cases[] = {
+	/* -F main: not the dynamic loader's reads before main, which are the
+	 * machine's libraries' */
+	{"recurse", "recurse", false, {"4"}, {"-F", "main"}},
+	/* -N 'std::*': at -O0, libstdc++'s inline helpers are functions of
+	 * the program, called (and traced) */
+	{"exc-basic", "exc", true, {"basic", "2"}, {"-F", "main", "-N", "tally", "-N", "std::*"}},
+	{"exc-rethrow",
+	 "exc",
+	 true,
+	 {"rethrow", "1"},
+	 {"-F", "main", "-N", "tally", "-N", "std::*"}},
+	{"io-filter", "iotarget", false, {NULL}, {"-F", "vector_io", "-F", "msg_io", "-F", "dgram_io"}},
+	{"io-depth",
+	 "iotarget",
+	 false,
+	 {NULL},
+	 {"--depth", "2", "-N", "pipe_io", "-N", "sock_io", "-N", "write_file", "-N", "read_file",
+	  "-F", "main"}},
+};
+
+/* s's lines, each "D | ..." or "  | ..." (its duration there or not) for
+ * "START_S DURATION TID | ...", an I/O call's fd masked ("read(N file)":
+ * which fds a target gets depends on what its parent left open); other
+ * lines as they are. Caller frees. */
+static char *mask_replay(const char *s)
+{
+	size_t n = strlen(s);
+	char *out = malloc(n + 1), *o = out;
+	const char *line = s;
+
+	ck_assert_ptr_nonnull(out);
+	while (*line) {
+		const char *nl = strchr(line, '\n'), *bar = strstr(line, " | ");
+		size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
+
+		if (line[0] != '#' && bar && bar < line + len && bar - line == 32) {
+			/* "%12.6f %11s %7u": the duration is columns 13..23 */
+			bool dur = strncmp(line + 13, "           ", 11) != 0;
+
+			const char *q = bar, *paren = memchr(bar, '(', len - (size_t)(bar - line));
+
+			o += sprintf(o, "%s", dur ? "D" : " ");
+			if (paren && paren[1] >= '0' && paren[1] <= '9' && strstr(paren, ") = ") &&
+			    strstr(paren, ") = ") < line + len) {
+				/* an I/O call: its fd */
+				memcpy(o, q, (size_t)(paren + 1 - q));
+				o += paren + 1 - q;
+				*o++ = 'N';
+				for (q = paren + 1; *q >= '0' && *q <= '9'; q++)
+					;
+			}
+			memcpy(o, q, len - (size_t)(q - line));
+			o += len - (size_t)(q - line);
+		} else {
+			memcpy(o, line, len);
+			o += len;
+		}
+		line += len;
+	}
+	*o = 0;
+	return out;
+}
+
+/* Loop index: case i / 2 at -O(i % 2 ? 2 : 0) (C++: g++). The flow as the
+ * golden file has it; the same at -O0 and -O2. */
+START_TEST(replay_golden)
+{
+	const struct rp_case *c = &rp_cases[_i / 2];
+	char *rec = tmp_path("rp.cbr"), golden[PATH_MAX];
+	char *target[5] = {(char *)(c->cxx ? h_cxx_target(c->target, _i % 2)
+					   : h_target(c->target, OPT(_i % 2)))};
+	char *args[H_MAX_ARGS] = {"replay", rec};
+	char *want, *got;
+	struct h_run r;
+	size_t i, n = 2;
+
+	for (i = 0; c->targs[i]; i++)
+		target[i + 1] = (char *)c->targs[i];
+	for (i = 0; c->rargs[i]; i++)
+		args[n++] = (char *)c->rargs[i];
+	args[n] = NULL;
+	record(&r, rec, NULL, target);
+	h_free(&r);
+	run(&r, args);
+	assert_status(&r, 0);
+	ck_assert_msg(strstr(r.err, "replayed "), "no summary line:\n%s", r.err);
+	got = mask_replay(r.out);
+	snprintf(golden, sizeof(golden), "tests/expected/replay/%s.txt", c->name);
+	if (getenv("CABBPF_WRITE_GOLDEN")) { /* to make one: then read it */
+		FILE *f = fopen(golden, "w");
+
+		ck_assert_ptr_nonnull(f);
+		fputs(got, f);
+		fclose(f);
+	}
+	want = h_slurp(golden);
+	ck_assert_msg(want, "no golden file %s", golden);
+	ck_assert_msg(!strcmp(want, got), "%s at -O%d differs from %s:\n%s", c->name,
+		      OPT(_i % 2), golden, got);
+	free(want);
+	free(got);
+	h_free(&r);
+	unlink(rec);
+}
+END_TEST
+
+/* The filters, counted on a target of known calls (threads 2 5: worker
+ * once a thread, work 5 and 10 times, then one write to stderr): -N hides
+ * a function and what it calls, --depth 1 the levels below, --tid picks a
+ * thread (work's lines: its count), --slower-than 1s leaves nothing,
+ * --time-range past the end nothing; -o writes the same flow to a file. */
+static size_t count_text(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, needle)); s += strlen(needle))
+		n++;
+	return n;
+}
+
+START_TEST(replay_filters)
+{
+	char *rec = tmp_path("rpf.cbr"), *out = tmp_path("rpf.txt");
+	char *target[] = {(char *)h_target("threads", OPT(_i)), "2", "5", NULL};
+	char *all[] = {"replay", rec, NULL}, *noworks[] = {"replay", rec, "-N", "work", NULL};
+	char *top[] = {"replay", rec, "--depth", "1", NULL};
+	char *slow[] = {"replay", rec, "--slower-than", "1s", NULL};
+	char *late[] = {"replay", rec, "--time-range", "1000s,", NULL};
+	char *file[] = {"replay", rec, "-o", out, NULL};
+	char tid[32], *one[] = {"replay", rec, "--tid", tid, NULL};
+	const char *line;
+	char *text;
+	struct h_run r;
+	size_t works;
+
+	record(&r, rec, NULL, target);
+	h_free(&r);
+	run(&r, all);
+	assert_status(&r, 0);
+	ck_assert_uint_eq(count_text(r.out, "| main();\n"), 1);
+	ck_assert_uint_eq(count_text(r.out, "| worker() {\n"), 2);
+	ck_assert_uint_eq(count_text(r.out, "|   work();\n"), 15);
+	ck_assert_uint_eq(count_text(r.out, "| } /* worker */\n"), 2);
+	ck_assert_uint_eq(count_text(r.out, "|   write(2 "), 2); /* each its stderr line */
+	/* the thread of the 10 calls: its tid, from its first work line */
+	line = strstr(r.out, "|   work();\n");
+	ck_assert_ptr_nonnull(line);
+	h_free(&r);
+	run(&r, noworks);
+	assert_status(&r, 0);
+	ck_assert_uint_eq(count_text(r.out, "work("), 0);
+	ck_assert_uint_eq(count_text(r.out, "| worker() {\n"), 2);
+	ck_assert_uint_eq(count_text(r.out, "|   write(2 "), 2);
+	h_free(&r);
+	run(&r, top);
+	assert_status(&r, 0);
+	ck_assert_uint_eq(count_text(r.out, "work("), 0);
+	ck_assert_uint_eq(count_text(r.out, "| worker() {\n"), 2);
+	ck_assert_uint_eq(count_text(r.out, "| main();\n"), 1);
+	h_free(&r);
+	run(&r, slow);
+	assert_status(&r, 0);
+	ck_assert_uint_eq(count_text(r.out, "\n"), 1); /* the heading alone */
+	ck_assert_msg(strstr(r.err, "replayed 18 calls (0 shown)"), "%s", r.err);
+	h_free(&r);
+	run(&r, late);
+	assert_status(&r, 0);
+	ck_assert_uint_eq(count_text(r.out, "\n"), 1);
+	h_free(&r);
+	/* each worker thread's work lines alone */
+	works = 0;
+	run(&r, all);
+	for (line = r.out; (line = strstr(line, "|   work();\n")); line++) {
+		const char *start = line;
+		unsigned t;
+
+		while (start > r.out && start[-1] != '\n')
+			start--;
+		ck_assert_int_eq(sscanf(start + 24, "%u", &t), 1);
+		snprintf(tid, sizeof(tid), "%u", t);
+		break;
+	}
+	h_free(&r);
+	run(&r, one);
+	assert_status(&r, 0);
+	works = count_text(r.out, "|   work();\n");
+	ck_assert_msg(works == 5 || works == 10, "--tid %s: %zu work lines", tid, works);
+	ck_assert_uint_eq(count_text(r.out, "| worker() {\n"), 1);
+	ck_assert_uint_eq(count_text(r.out, "main"), 0);
+	h_free(&r);
+	run(&r, file);
+	assert_status(&r, 0);
+	ck_assert_str_eq(r.out, "");
+	text = h_slurp(out);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(count_text(text, "|   work();\n"), 15);
+	free(text);
+	h_free(&r);
+	unlink(rec);
+	unlink(out);
+}
+END_TEST
+
+/* cabbpf replay REC > /dev/null: its peak RSS in KiB (its exit status 0). */
+static long replay_maxrss(const char *rec)
+{
+	struct rusage ru;
+	pid_t pid = fork();
+	int st;
+
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(h_cabbpf, h_cabbpf, "replay", rec, (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_eq(wait4(pid, &st, 0, &ru), pid);
+	ck_assert_msg(WIFEXITED(st) && !WEXITSTATUS(st), "replay of %s: status %d", rec, st);
+	return ru.ru_maxrss;
+}
+
+/* It streams: a recording of 11 times the events (fib(25): 485,572 call
+ * and return events, against fib(20): 43,784) replays in the same memory,
+ * within 4 MiB (what the reader's and the runner's buffers may vary by). */
+START_TEST(replay_bounded_memory)
+{
+	char *small = tmp_path("rps.cbr"), *big = tmp_path("rpb.cbr");
+	char *ts[] = {(char *)h_target("recurse", 2), "20", NULL};
+	char *tb[] = {(char *)h_target("recurse", 2), "25", NULL};
+	char *pre[] = {"--lossless", NULL};
+	struct h_run r;
+	long ms, mb;
+
+	record(&r, small, pre, ts);
+	h_free(&r);
+	record(&r, big, pre, tb);
+	h_free(&r);
+	ms = replay_maxrss(small);
+	mb = replay_maxrss(big);
+	ck_assert_msg(mb <= ms + 4096, "replay peak RSS %ld KiB for fib(25), %ld for fib(20)", mb,
+		      ms);
+	unlink(small);
+	unlink(big);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("record_integration");
@@ -656,6 +923,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, storm_no_loss);
 	tcase_add_test(tc, bad_recordings_refused);
 	tcase_add_test(tc, record_path_safe);
+	tcase_add_loop_test(tc, replay_golden, 0, 2 * (int)(sizeof(rp_cases) / sizeof(rp_cases[0])));
+	tcase_add_loop_test(tc, replay_filters, 0, 2);
+	tcase_add_test(tc, replay_bounded_memory);
 	tcase_set_timeout(matrix, 300);
 	tcase_add_loop_test(matrix, round_trip, 0, 2);
 	suite_add_tcase(s, matrix);

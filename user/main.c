@@ -63,6 +63,7 @@ static const struct subcommand {
 	{"record", OPTS_RECORD}, /* trace into a file: user/record/recorder.h */
 	{"report", OPTS_REPORT}, /* a recording's report: user/modes/offline.h */
 	{"dump", OPTS_DUMP},	 /* a recording's events */
+	{"replay", OPTS_REPLAY}, /* a recording's call flow */
 };
 
 /* *code: the exit status after a success (a launched command's own). */
@@ -76,6 +77,8 @@ static int run(const struct opts *o, int *code)
 		return offline__report(o);
 	case OPTS_DUMP:
 		return offline__dump(o, stdout);
+	case OPTS_REPLAY:
+		return offline__replay(o);
 	default:
 		return o->io ? iomode__run(o, &stop_signal) : ftrace__run(o, &stop_signal, code);
 	}
@@ -107,7 +110,7 @@ static int preflight(const struct opts *o)
 			outfile__strerror(err));
 		return err;
 	}
-	if (o->mode == OPTS_DUMP)
+	if (o->mode == OPTS_DUMP || o->mode == OPTS_REPLAY)
 		return 0;
 	/* --folded, --flamegraph: writable, and the cct analyzer selected */
 	if (!o->io && (err = views__check(&o->view, o->analyzers, o->entry_only)))

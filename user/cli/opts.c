@@ -28,6 +28,7 @@ static const char help_head[] =
 	"       cabbpf --io [-p PID] [OPTIONS]\n"
 	"       cabbpf record -o FILE [OPTIONS] (-p PID | -- COMMAND [ARGS...])\n"
 	"       cabbpf report FILE [OPTIONS]    cabbpf dump FILE\n"
+	"       cabbpf replay FILE [OPTIONS]    (the call flow, as uftrace replay)\n"
 	"\n"
 	"Trace a native program's function calls and returns with uprobes, without\n"
 	"recompiling or restarting it, and analyse them concurrently on other cores:\n"
@@ -54,6 +55,25 @@ static const char help_head_report[] =
 	"The report of a recording made by 'cabbpf record': the same analyzers\n"
 	"(-a), views and exports as a live run, from the file, offline. The\n"
 	"analyzers' sections are those the live run would have printed.\n"
+	"\n";
+
+static const char help_head_replay[] =
+	"Usage: cabbpf replay FILE [OPTIONS]\n"
+	"\n"
+	"A recording's call flow, as uftrace replay prints it: each thread's\n"
+	"calls in program order, indented by depth, a call that calls nothing\n"
+	"on one line with its duration, others opened with '{' and closed with\n"
+	"their duration, and the I/O system calls inside the calls that made\n"
+	"them:\n"
+	"     START_S   DURATION     TID | FUNCTION\n"
+	"    0.000012                812 | main() {\n"
+	"    0.000031   2.310 us     812 |   parse();\n"
+	"    0.000040                812 |   load() {\n"
+	"    0.000052                812 |     read(3 file) = 4096 bytes\n"
+	"    0.000901 861.020 us     812 |   } /* load */\n"
+	"START_S is from the first event; durations are traced times (each\n"
+	"includes its own probes' cost). It streams: memory stays bounded\n"
+	"whatever the recording's length.\n"
 	"\n";
 
 static const char help_dump[] =
@@ -106,6 +126,7 @@ static const char G_ISP[] =
 	"against input size, fitted";
 static const char G_TUNE[] = "Tuning";
 static const char G_IO[] = "System-wide I/O and containers";
+static const char G_REPLAY[] = "Replay (cabbpf replay FILE)";
 
 const struct opt_def opts__table[] = {
 	{"pid", 'p', OPT_PID, "PID", 1, INT_MAX, OFF(pid), .group = G_TARGET,
@@ -217,21 +238,26 @@ const struct opt_def opts__table[] = {
 	{"duration", 'd', OPT_DOUBLE, "SECONDS", 0, 365 * 86400.0, OPTF_LO_OPEN, OFF(duration),
 	 .group = G_OUT, .wants = "a positive number of seconds",
 	 .help = "stop after SECONDS (decimals allowed)"},
-	{"output", 'o', OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(output_path),
+	{"output", 'o', OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE | OPTF_REPLAY,
+	 OFF(output_path),
 	 .group = G_OUT, .wants = "a file name",
 	 .help = "the text report into FILE, not stdout (where a\n"
 		 "launched command's own output goes); for cabbpf\n"
-		 "record: the recording"},
+		 "record: the recording",
+	 .replay_help = "the flow into FILE, not stdout"},
 	{"quiet", 'q', OPT_FLAG, OFF(quiet), .flags = OPTF_OFFLINE, .group = G_OUT,
 	 .help = "no text report on stdout (use with --json)"},
-	{"verbose", 'v', OPT_FLAG, OFF(verbose), .flags = OPTF_OFFLINE, .group = G_OUT,
+	{"verbose", 'v', OPT_FLAG, OFF(verbose), .flags = OPTF_OFFLINE | OPTF_REPLAY, .group = G_OUT,
 	 .help = "debug messages, including libbpf's"},
 
-	{"exclude", 'N', OPT_STRS, "GLOB", 0, VIEWS_MAX_EXCLUDES, OPTF_NONEMPTY, OFF(view.excludes),
+	{"exclude", 'N', OPT_STRS, "GLOB", 0, VIEWS_MAX_EXCLUDES, OPTF_NONEMPTY | OPTF_REPLAY,
+	 OFF(view.excludes),
 	 .count_off = offsetof(struct opts, view.nexcludes), .group = G_VIEW,
 	 .wants = "a non-empty pattern",
 	 .help = "leave functions matching GLOB out of the trace\n"
-		 "(repeatable; main executable's functions)"},
+		 "(repeatable; main executable's functions)",
+	 .replay_help = "hide the calls of functions matching GLOB and\n"
+			"what they call (repeatable)"},
 	{"hist", 0, OPT_STRS, "GLOB", 0, VIEWS_MAX_EXCLUDES, OPTF_NONEMPTY | OPTF_OFFLINE,
 	 OFF(view.hist), .count_off = offsetof(struct opts, view.nhist), .group = G_VIEW,
 	 .wants = "a non-empty pattern",
@@ -239,9 +265,26 @@ const struct opt_def opts__table[] = {
 		 "histograms of the functions matching GLOB\n"
 		 "(repeatable; default: the 5 with the most time;\n"
 		 "the JSON has every function's)"},
-	{"depth", 0, OPT_UINT, "N", 1, 1000000, OFF(view.cct.depth), .flags = OPTF_OFFLINE,
+	{"slower-than", 0, OPT_NS, "DURATION", 1, 1e15, OFF(view.slower_ns),
+	 .flags = OPTF_OFFLINE | OPTF_REPLAY,
+	 .group = G_VIEW, .wants = "a duration such as 10ms, 1.5s, 200us (a bare number: ms)",
+	 .help = "call durations: list the slowest calls that took\n"
+		 "DURATION or more (10ms, 1.5s, 200us; a bare\n"
+		 "number is ms): when each began, its thread,\n"
+		 "its wall and on-CPU time, its callers; and how\n"
+		 "many calls took that long",
+	 .replay_help = "hide the calls shorter than DURATION (and what\n"
+			"they call): 10ms, 1.5s, 200us; a bare number\n"
+			"is ms"},
+	{"slowest", 0, OPT_UINT, "N", 1, 100000, OFF(view.slowest), .flags = OPTF_OFFLINE,
+	 .group = G_VIEW, .wants = "an integer from 1 to 100000",
+	 .help = "with --slower-than: list at most N calls\n"
+		 "(default 20; the JSON has as many)"},
+	{"depth", 0, OPT_UINT, "N", 1, 1000000, OFF(view.cct.depth),
+	 .flags = OPTF_OFFLINE | OPTF_REPLAY,
 	 .group = G_VIEW, .wants = "a positive integer",
-	 .help = "text call tree: N levels (default: all)"},
+	 .help = "text call tree: N levels (default: all)",
+	 .replay_help = "show N levels of calls (default: all)"},
 	{"min-pct", 0, OPT_DOUBLE, "P", 0, 100, OFF(view.cct.min_pct), .flags = OPTF_OFFLINE,
 	 .group = G_VIEW, .wants = "a percentage from 0 to 100",
 	 .help = "text call tree: hide contexts under P% of the\n"
@@ -389,7 +432,8 @@ const struct opt_def opts__table[] = {
 		 "lockdown, each BPF feature cabbpf uses: present or\n"
 		 "not, and what its absence costs; --json FILE too),\n"
 		 "and exit"},
-	{"help", 'h', OPT_HELP, .flags = OPTF_OFFLINE, .group = G_TUNE, .help = "this help"},
+	{"help", 'h', OPT_HELP, .flags = OPTF_OFFLINE | OPTF_REPLAY, .group = G_TUNE,
+	 .help = "this help"},
 	{"version", 'V', OPT_VERSION, .group = G_TUNE, .help = "version"},
 
 	{"io", 0, OPT_FLAG, OFF(io), .group = G_IO,
@@ -426,6 +470,20 @@ const struct opt_def opts__table[] = {
 		 "NAME (podman, docker: read from their state\n"
 		 "files); with -p, PID must be in it; alone: every\n"
 		 "process of it (Target, above)"},
+
+	{"filter", 'F', OPT_STRS, "GLOB", 0, OPTS_MAX_REPLAY_GLOBS, OPTF_NONEMPTY | OPTF_REPLAY_ONLY,
+	 OFF(replay_only), .count_off = offsetof(struct opts, nreplay_only), .group = G_REPLAY,
+	 .wants = "a non-empty pattern",
+	 .help = "show only the calls of functions matching GLOB\n"
+		 "and what they call (repeatable)"},
+	{"time-range", 0, OPT_STR, "FROM,TO", 0, 0, OPTF_NONEMPTY | OPTF_REPLAY_ONLY, OFF(time_range),
+	 .group = G_REPLAY, .wants = "FROM,TO: durations from the first event (1.5s,2s; 100ms,; ,2s)",
+	 .help = "show the calls that began between FROM and TO,\n"
+		 "durations from the first event (START_S 0):\n"
+		 "'1.5s,2s', '100ms,' (to the end), ',2s'"},
+	{"tid", 0, OPT_UINT, "TID", 1, 4194304, OFF(replay_tid), .flags = OPTF_REPLAY_ONLY,
+	 .group = G_REPLAY, .wants = "a thread id",
+	 .help = "show thread TID's calls only"},
 };
 const size_t opts__ntable = sizeof(opts__table) / sizeof(opts__table[0]);
 
@@ -482,6 +540,13 @@ static int check_combination(struct opts *o)
 		 "--follow-forks traces every program the command execs already: not with "
 		 "--follow-exec"},
 		{o->cgroup && o->container, "give either --cgroup or --container, not both"},
+		{o->analyzers && views__selects(o->analyzers, "replay"),
+		 "the replay analyzer is cabbpf replay's: record (cabbpf record -o FILE ...), then "
+		 "cabbpf replay FILE"},
+		{o->view.slowest && !o->view.slower_ns, "--slowest N goes with --slower-than DURATION"},
+		{o->view.slower_ns && (o->io || o->entry_only || !views__selects(o->analyzers, "latency")),
+		 "--slower-than lists the latency analyzer's slowest calls: select it (-a "
+		 "...,latency), with return probes (no --entry-only, no --io)"},
 		{o->interval && !o->io, "-i works with --io only"},
 		{o->io_keep && !o->io, "--io-keep works with --io only"},
 		{o->sample_period_ms && !o->sample_pct && !o->budget_pct,
@@ -544,6 +609,8 @@ static int check_combination(struct opts *o)
 		{o->mode == OPTS_RECORD && o->view.nexcludes && o->analyzers &&
 			 !strstr(o->analyzers, "cct"),
 		 "-N goes with the cct analyzer"},
+		{o->mode == OPTS_REPLAY && !o->input_path,
+		 "give the recording to replay: cabbpf replay FILE (made by cabbpf record -o FILE)"},
 		{o->mode >= OPTS_REPORT && !o->input_path,
 		 "give the recording to read: cabbpf report FILE (made by cabbpf record -o FILE)"},
 	};
@@ -628,6 +695,61 @@ static int parse_double(const struct opt_def *d, const char *s, double *out)
 	return 0;
 }
 
+/* A duration: a number and a unit (ns, us, ms, s; none: ms, as
+ * funcslower's), into ns in [d->lo, d->hi]. */
+static int parse_ns(const struct opt_def *d, const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"", 1e6}};
+	char *end;
+	double v;
+	size_t i;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -EINVAL;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit))
+			break;
+	if (i == sizeof(units) / sizeof(units[0]))
+		return -EINVAL;
+	v *= units[i].ns;
+	if (v < d->lo || v > d->hi)
+		return -EINVAL;
+	*out = (uint64_t)llround(v);
+	return 0;
+}
+
+/* --time-range FROM,TO into o->range_from_ns, range_to_ns (0: no end). */
+static int parse_range(struct opts *o)
+{
+	static const struct opt_def d = {.lo = 0, .hi = 1e18};
+	const char *comma = strchr(o->time_range, ',');
+	char from[64];
+	size_t n;
+
+	o->range_from_ns = o->range_to_ns = 0;
+	if (!comma || strchr(comma + 1, ','))
+		return -EINVAL;
+	n = (size_t)(comma - o->time_range);
+	if (n >= sizeof(from))
+		return -EINVAL;
+	memcpy(from, o->time_range, n);
+	from[n] = 0;
+	if (n && parse_ns(&d, from, &o->range_from_ns))
+		return -EINVAL;
+	if (comma[1] && parse_ns(&d, comma + 1, &o->range_to_ns))
+		return -EINVAL;
+	if (!n && !comma[1])
+		return -EINVAL; /* "," says nothing */
+	if (o->range_to_ns && o->range_to_ns <= o->range_from_ns)
+		return -EINVAL;
+	return 0;
+}
+
 /* "-x" when the option has a short form, else "--name": as users type it. */
 static const char *flag_name(const struct opt_def *d, char *buf, size_t len)
 {
@@ -687,6 +809,9 @@ static int store(const struct opt_def *d, const char *arg, struct opts *o)
 	case OPT_DOUBLE:
 		err = parse_double(d, arg, &x);
 		break;
+	case OPT_NS:
+		err = parse_ns(d, arg, (uint64_t *)field);
+		break;
 	default:
 		return 0;
 	}
@@ -700,7 +825,7 @@ static int store(const struct opt_def *d, const char *arg, struct opts *o)
 		*(unsigned *)field = (unsigned)v;
 	else if (d->type == OPT_MIB)
 		*(size_t *)field = (size_t)v << 20;
-	else
+	else if (d->type == OPT_DOUBLE)
 		*(double *)field = x;
 	return 0;
 }
@@ -763,11 +888,19 @@ int opts__parse_mode(enum opts_mode mode, int argc, char **argv, struct opts *o)
 		/* report and dump act on a recording: tracing options have no
 		 * sense there. */
 		if ((mode == OPTS_REPORT && !(d->flags & OPTF_OFFLINE)) ||
-		    (mode == OPTS_DUMP && d->type != OPT_HELP)) {
+		    (mode == OPTS_DUMP && d->type != OPT_HELP) ||
+		    (mode == OPTS_REPLAY && !(d->flags & (OPTF_REPLAY | OPTF_REPLAY_ONLY)))) {
 			char name[64];
 
 			log_err("%s is not an option of cabbpf %s (see cabbpf %s --help)",
 				flag_name(d, name, sizeof(name)), argv[0], argv[0]);
+			return -EINVAL;
+		}
+		if (mode != OPTS_REPLAY && (d->flags & OPTF_REPLAY_ONLY)) {
+			char name[64];
+
+			log_err("%s is an option of cabbpf replay FILE (see cabbpf replay --help)",
+				flag_name(d, name, sizeof(name)));
 			return -EINVAL;
 		}
 		if (d->type == OPT_HELP) {
@@ -794,6 +927,12 @@ int opts__parse_mode(enum opts_mode mode, int argc, char **argv, struct opts *o)
 	if (mode == OPTS_RECORD) { /* -o is the recording, not the text report */
 		o->record_path = o->output_path;
 		o->output_path = NULL;
+	}
+	if (o->time_range && parse_range(o)) {
+		log_err("--time-range wants FROM,TO: durations from the first event (1.5s,2s; "
+			"100ms,; ,2s), FROM before TO, not '%s'",
+			o->time_range);
+		return -EINVAL;
 	}
 	return check_combination(o);
 }
@@ -829,12 +968,19 @@ void opts__print_help_mode(enum opts_mode mode, FILE *out)
 	}
 	fputs(mode == OPTS_RECORD   ? help_head_record
 	      : mode == OPTS_REPORT ? help_head_report
+	      : mode == OPTS_REPLAY ? help_head_replay
 				    : help_head,
 	      out);
 	for (i = 0; i < opts__ntable; i++) {
 		const struct opt_def *d = &opts__table[i];
 
 		if (mode == OPTS_REPORT && !(d->flags & OPTF_OFFLINE))
+			continue;
+		if (mode == OPTS_REPLAY && !(d->flags & (OPTF_REPLAY | OPTF_REPLAY_ONLY)))
+			continue;
+		/* the main --help lists them under their heading, which says
+		 * where they belong */
+		if (mode == OPTS_RECORD && (d->flags & OPTF_REPLAY_ONLY))
 			continue;
 
 		if (d->group != group) {
@@ -849,7 +995,8 @@ void opts__print_help_mode(enum opts_mode mode, FILE *out)
 		else
 			snprintf(label, sizeof(label), "    --%s%s%s", d->name, d->arg ? " " : "",
 				 d->arg ? d->arg : "");
-		print_entry(out, label, d->help);
+		print_entry(out, label,
+			    mode == OPTS_REPLAY && d->replay_help ? d->replay_help : d->help);
 	}
 	fputs("\n", out);
 	if (mode == OPTS_LIVE)

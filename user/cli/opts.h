@@ -28,7 +28,10 @@ enum opts_mode {
 	OPTS_RECORD, /* cabbpf record -o FILE ...: trace into a recording */
 	OPTS_REPORT, /* cabbpf report FILE: the report of a recording */
 	OPTS_DUMP,   /* cabbpf dump FILE: a recording's events */
+	OPTS_REPLAY, /* cabbpf replay FILE: a recording's call flow */
 };
+
+#define OPTS_MAX_REPLAY_GLOBS 256
 
 struct opts {
 	pid_t pid;			   /* -p */
@@ -80,6 +83,13 @@ struct opts {
 	 * into isp.cost once parsed */
 	struct isp_opts isp;
 	const char *cost_word;
+	/* cabbpf replay (analyzers/replay.h): -F globs; -N, --depth and
+	 * --slower-than are view's; --time-range as given, then in ns */
+	const char *replay_only[OPTS_MAX_REPLAY_GLOBS];
+	size_t nreplay_only;
+	const char *time_range;
+	uint64_t range_from_ns, range_to_ns;
+	unsigned replay_tid;
 	bool quiet;	       /* -q: no text report */
 	bool verbose;	       /* -v */
 };
@@ -95,6 +105,8 @@ enum opt_type {
 	OPT_UINT, /* unsigned, an integer in [lo, hi] */
 	OPT_MIB,  /* size_t bytes, given as an integer MiB in [lo, hi] */
 	OPT_DOUBLE,  /* double in [lo, hi] (lo excluded with OPTF_LO_OPEN) */
+	OPT_NS,	     /* uint64_t ns, given as a duration: 10ms, 1.5s, 200us, 800ns (a bare
+			number is ms); in [lo, hi] ns */
 	OPT_HELP,    /* print --help, stop */
 	OPT_VERSION, /* print the version, stop */
 	OPT_NOTE,    /* no option: one more entry of --help (label, help) */
@@ -107,6 +119,8 @@ enum opt_type {
 #define OPTF_HI_OPEN 0x8  /* OPT_DOUBLE: hi itself is out of range */
 #define OPTF_PERCENT 0x10 /* OPT_DOUBLE: a trailing '%' is allowed */
 #define OPTF_OFFLINE 0x20 /* also for cabbpf report (acts on the analysis) */
+#define OPTF_REPLAY 0x40  /* also for cabbpf replay */
+#define OPTF_REPLAY_ONLY 0x80 /* for cabbpf replay only */
 
 struct opt_def {
 	const char *name; /* long name (without --); NULL for OPT_NOTE */
@@ -124,6 +138,7 @@ struct opt_def {
 	const char *label; /* OPT_NOTE: the left column of its --help entry */
 	const char *const *choices; /* OPT_CHOICE: the accepted words, NULL-ended */
 	const char *help;  /* --help text; '\n' breaks a line */
+	const char *replay_help; /* cabbpf replay --help's, when it means more there */
 };
 
 /* The table, in --help order, and its length. Constant; any thread. */
@@ -143,7 +158,9 @@ int opts__parse(int argc, char **argv, struct opts *o);
 /*
  * The same for a subcommand: argv[0] is the subcommand's name. OPTS_RECORD
  * takes the live options, -o FILE being the recording; OPTS_REPORT takes
- * the rows flagged OPTF_OFFLINE and one FILE; OPTS_DUMP takes FILE only.
+ * the rows flagged OPTF_OFFLINE and one FILE; OPTS_DUMP takes FILE only;
+ * OPTS_REPLAY the rows flagged OPTF_REPLAY or OPTF_REPLAY_ONLY and one
+ * FILE (those only it takes are refused elsewhere).
  * Returns as opts__parse.
  */
 int opts__parse_mode(enum opts_mode mode, int argc, char **argv, struct opts *o);

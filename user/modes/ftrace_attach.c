@@ -588,6 +588,8 @@ static int open_pipeline(struct ftrace *ft)
 	ro.isp = &ft->o.isp;
 	ro.hist = ft->o.view.hist;
 	ro.nhist = ft->o.view.nhist;
+	ro.slower_ns = ft->o.view.slower_ns;
+	ro.slowest = ft->o.view.slowest;
 	if (ft->o.budget_pct) {
 		ft->partial = calloc(BUDGET_PARTIAL_BYTES, 1);
 		if (!ft->partial) {

@@ -22,6 +22,11 @@ int offline__report(const struct opts *o);
  * offline__report. */
 int offline__dump(const struct opts *o, FILE *out);
 
+/* The call flow of o->input_path (analyzers/replay.h) on stdout or -o,
+ * as o filters it (-F, -N, --depth, --slower-than, --time-range, --tid),
+ * a summary line on stderr. Returns as offline__report. */
+int offline__replay(const struct opts *o);
+
 struct recfmt_reader;
 struct recfmt_meta;
 struct recfmt_summary;

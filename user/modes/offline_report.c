@@ -133,6 +133,8 @@ int offline__report(const struct opts *o)
 	ro.isp = &o->isp;
 	ro.hist = o->view.hist;
 	ro.nhist = o->view.nhist;
+	ro.slower_ns = o->view.slower_ns;
+	ro.slowest = o->view.slowest;
 	err = runner__new(&ro, NULL, 0, &rn);
 	if (err)
 		goto cleanup; /* a wrong -a is said by runner__new */

@@ -33,6 +33,8 @@ struct view_opts {
 	size_t nexcludes;
 	const char *hist[VIEWS_MAX_EXCLUDES]; /* --hist globs */
 	size_t nhist;
+	uint64_t slower_ns; /* --slower-than; 0: no list of slow calls */
+	unsigned slowest;   /* --slowest N; 0: the default */
 };
 
 struct isp_opts;
