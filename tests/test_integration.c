@@ -1424,13 +1424,110 @@ START_TEST(libc_symbols_from_libc6_dbg)
 }
 END_TEST
 
+/* The link-time address of function name in the binary at path (nm). */
+static unsigned long long sym_vaddr(const char *path, const char *name)
+{
+	char cmd[PATH_MAX + 128], line[256], n[128], t;
+	unsigned long long a, found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %c %127s", &a, &t, n) == 3 && !strcmp(n, name))
+			found = a;
+	pclose(p);
+	ck_assert_msg(found, "no %s in %s", name, path);
+	return found;
+}
+
+/* A stripped build traced as its unstripped one (issue 48 item 2): every
+ * function the unstripped build's run counted, the stripped one counts the
+ * same at the same address (named demo-stripped+0xVADDR), by default, at
+ * -O0 and -O2; both runs as untraced. */
+START_TEST(stripped_counts_as_unstripped)
+{
+	char full[PATH_MAX], bin[PATH_MAX], name[96];
+	char *none[] = {"--lossless", NULL}, *tf[] = {full, NULL}, *ts[] = {bin, NULL};
+	json_object *fns;
+	struct h_plain p;
+	struct h_run r, s;
+	size_t i, compared = 0;
+
+	ck_assert_ptr_nonnull(realpath(h_target("demo", OPT(_i)), full));
+	snprintf(bin, sizeof(bin), "%s/demo-stripped", h_tmp);
+	h_shell("set -e; strip --strip-all -o '%s' '%s'", bin, full);
+	h_traced_same(&p, &r, none, tf);
+	h_assert_clean(&r);
+	h_plain_free(&p);
+	h_traced_same(&p, &s, none, ts);
+	h_assert_clean(&s);
+	ck_assert_msg(strstr(s.err, "functions are named from its unwind tables"), "%s", s.err);
+	h_plain_free(&p);
+	fns = h_get(r.json, "functions");
+	for (i = 0; i < json_object_array_length(fns); i++) {
+		json_object *f = json_object_array_get_idx(fns, i);
+		const char *fn = json_object_get_string(h_get(f, "name"));
+
+		snprintf(name, sizeof(name), "demo-stripped+0x%llx", sym_vaddr(full, fn));
+		ck_assert_msg(h_calls(s.json, name) == h_num(f, "calls"), "%s (%s): %lld, not %lld",
+			      fn, name, (long long)h_calls(s.json, name), (long long)h_num(f, "calls"));
+		compared++;
+	}
+	ck_assert_uint_ge(compared, 8); /* demo's functions */
+	h_free(&r);
+	h_free(&s);
+}
+END_TEST
+
+/* Debian's own stripped gzip (no .symtab, no debug file here, nothing
+ * exported): its functions found from its unwind tables, 100 or more,
+ * traced by default; the compressed output as untraced, byte for byte; an
+ * entry-only run counts the same calls of each. */
+START_TEST(stripped_system_gzip)
+{
+	char in[PATH_MAX];
+	char *none[] = {"--lossless", NULL}, *entry[] = {"--entry-only", "--lossless", NULL};
+	char *gz[] = {"/usr/bin/gzip", "-c", in, NULL};
+	json_object *fns;
+	struct h_plain p;
+	struct h_run r, e;
+	size_t i;
+
+	snprintf(in, sizeof(in), "%s/gzip-in", h_tmp);
+	h_shell("set -e; head -c 300000 /usr/bin/gzip > '%s'", in);
+	h_traced_same(&p, &r, none, gz);
+	h_assert_clean(&r);
+	ck_assert_msg(strstr(r.err, "/usr/bin/gzip is stripped: "), "%s", r.err);
+	fns = h_get(r.json, "functions");
+	ck_assert_uint_ge(json_object_array_length(fns), 20); /* called ones */
+	ck_assert_uint_ge(h_num(r.json, "functions_traced"), 100);
+	h_plain_free(&p);
+	h_traced_same(&p, &e, entry, gz);
+	h_assert_clean(&e);
+	h_plain_free(&p);
+	for (i = 0; i < json_object_array_length(fns); i++) {
+		json_object *f = json_object_array_get_idx(fns, i);
+		const char *fn = json_object_get_string(h_get(f, "name"));
+
+		ck_assert_msg(!strncmp(fn, "gzip+0x", 7), "%s", fn);
+		ck_assert_int_eq(h_calls(e.json, fn), h_num(f, "calls"));
+	}
+	h_free(&r);
+	h_free(&e);
+}
+END_TEST
+
 /* A stripped binary with its symbols in a separate debug file, found as
  * gdb finds it: through .gnu_debuglink beside the binary, and by build id
  * under --debug-dir DIR/.build-id/xx/yyyy.debug; the counts are exact.
- * Without either: the error says how to get symbols; and a stripped
- * binary that exports functions (-rdynamic, like a distribution's
- * programs with a plugin API) is traced, exactly, with a warning that its
- * internal functions cannot be. */
+ * Without either: its functions are found from its unwind tables
+ * (.eh_frame), named BINARY+0xVADDR, traced by default exactly as with
+ * symbols (fib's 15 calls at fib's address), and a -f by name says so;
+ * and a stripped binary that exports functions (-rdynamic, like a
+ * distribution's programs with a plugin API) is traced, exactly, with a
+ * warning that its internal functions cannot be. */
 START_TEST(separate_debug_symbols)
 {
 	char link[PATH_MAX], byid[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
@@ -1439,10 +1536,13 @@ START_TEST(separate_debug_symbols)
 	char *a3[] = {"-q", "-f", "fib", "--", byid, "5", NULL};
 	char dyn[PATH_MAX];
 	char *a4[] = {NULL}, *t4[] = {dyn, "5", NULL};
+	char *a5[] = {NULL}, *t5[] = {byid, "5", NULL}, fib[64], mainf[64];
 	struct h_plain p;
 	struct h_run r;
 
 	ck_assert_ptr_nonnull(realpath(h_target("recurse", 2), real));
+	snprintf(fib, sizeof(fib), "stripped-id+0x%llx", sym_vaddr(real, "fib"));
+	snprintf(mainf, sizeof(mainf), "stripped-id+0x%llx", sym_vaddr(real, "main"));
 	snprintf(link, sizeof(link), "%s/stripped-link", h_tmp);
 	snprintf(byid, sizeof(byid), "%s/stripped-id", h_tmp);
 	snprintf(dir, sizeof(dir), "%s/debugdir", h_tmp);
@@ -1471,9 +1571,18 @@ START_TEST(separate_debug_symbols)
 	h_free(&r);
 	h_run(&r, a3); /* the build-id file is not under /usr/lib/debug */
 	ck_assert_int_eq(r.status, 1);
-	ck_assert_ptr_nonnull(strstr(r.err, "no function symbols to trace (stripped"));
-	/* what can be traced instead: the libraries it links */
-	ck_assert_msg(strstr(r.err, "with -f 'LIB:GLOB' (libc.so.6)"), "%s", r.err);
+	/* no name fib: its functions are named from its unwind tables */
+	ck_assert_msg(strstr(r.err, "functions are named from its unwind tables (.eh_frame), as "
+				    "stripped-id+0xADDRESS") &&
+			      strstr(r.err, "matches the -f pattern given (fib)"),
+		      "%s", r.err);
+	h_free(&r);
+	/* so they are traced by default, exactly (issue 48 item 2) */
+	h_traced_same(&p, &r, a5, t5);
+	h_assert_clean(&r);
+	ck_assert_int_eq(h_calls(r.json, fib), 15);
+	ck_assert_int_eq(h_calls(r.json, mainf), 1);
+	h_plain_free(&p);
 	h_free(&r);
 	snprintf(dyn, sizeof(dyn), "%s/stripped-dyn", h_tmp);
 	h_shell("set -e; gcc -O0 -rdynamic -o '%s' tests/targets/recurse.c; strip --strip-all '%s'",
@@ -2332,6 +2441,8 @@ int main(void)
 	tcase_add_test(bad, json_never_follows_symlinks);
 	tcase_add_test(bad, report_to_file);
 	tcase_add_test(bad, separate_debug_symbols);
+	tcase_add_loop_test(bad, stripped_counts_as_unstripped, 0, 2);
+	tcase_add_test(bad, stripped_system_gzip);
 	tcase_add_loop_test(bad, source_lines_in_list_and_json, 0, 2);
 	tcase_add_test(bad, libc_symbols_from_libc6_dbg);
 	tcase_add_test(bad, json_path_checked_before_tracing);

@@ -237,8 +237,6 @@ static const struct {
 /* Sorted by strcmp: what syms__select() must choose by default. */
 static const char *const expect_full =
 	"__core_impl alpha beta exposed gamma_local ifn main pa real_impl twin_long_name";
-static const char *const expect_dyn =
-	"__core_impl alpha beta exposed ifn main pa real_impl twin_long_name";
 
 static char dir[PATH_MAX];
 static char bin[NV][PATH_MAX + 32];
@@ -430,11 +428,32 @@ START_TEST(test_default_selection)
 	char names[1024];
 
 	ck_assert_int_eq(st->pie, variants[_i].pie);
+	/* stripped: the exported functions by name, the static one (gamma_local)
+	 * from its FDE, named BINARY+0xVADDR */
 	ck_assert_int_eq(st->from_dynsym, variants[_i].stripped);
+	ck_assert_uint_eq(st->nfde, variants[_i].stripped ? 1 : 0);
 	ck_assert_str_eq(st->path, bin[_i]);
 	ck_assert_int_eq(syms__select(st, NULL, 0, &idx, &n), 0);
 	selected_names(st, idx, n, names, sizeof(names));
-	ck_assert_str_eq(names, variants[_i].stripped ? expect_dyn : expect_full);
+	if (variants[_i].stripped) {
+		struct symtab *full = NULL;
+		char fp[PATH_MAX + 40], want[1024];
+		const struct sym *g;
+
+		snprintf(fp, sizeof(fp), "%s.full", bin[_i]);
+		ck_assert_int_eq(syms__load(fp, &full), 0);
+		g = syms__find(full, "gamma_local");
+		ck_assert_ptr_nonnull(g);
+		/* sorted: after real_impl, before twin_long_name */
+		snprintf(want, sizeof(want),
+			 "__core_impl alpha beta exposed ifn main pa real_impl stripped+0x%llx "
+			 "twin_long_name",
+			 (unsigned long long)g->vaddr);
+		ck_assert_str_eq(names, want);
+		syms__free(full);
+	} else {
+		ck_assert_str_eq(names, expect_full);
+	}
 	/* Boilerplate is in the table (selectable by name), just not by default. */
 	ck_assert_ptr_nonnull(syms__find(st, "_start"));
 	if (!variants[_i].pie && !variants[_i].stripped)
@@ -531,8 +550,94 @@ START_TEST(test_addresses_match_nm)
 		}
 	}
 	pclose(p);
-	ck_assert_uint_eq(hits, st->nsyms);
+	/* the stripped copy's others are its FDEs' (test_fde_functions) */
+	ck_assert_uint_eq(hits, st->nsyms - st->nfde);
 	syms__free(st);
+}
+END_TEST
+
+/* A stripped binary's functions from its FDEs (user/elf/fde.h): each
+ * function the unstripped build's symbol table has (but the start-up
+ * code's, which crt's objects may give no FDE) is in the stripped one at
+ * the same address with the same size, by its exported name or as
+ * BINARY+0xVADDR; and no FDE-named function is one the full table lacks. */
+START_TEST(test_fde_functions)
+{
+	struct symtab *st = load_ok(V_STRIPPED), *full = NULL;
+	char fp[PATH_MAX + 40], want[64];
+	size_t *idx = NULL, n = 0, i, j, fde = 0;
+
+	snprintf(fp, sizeof(fp), "%s.full", bin[V_STRIPPED]);
+	ck_assert_int_eq(syms__load(fp, &full), 0);
+	ck_assert_int_eq(syms__select(full, NULL, 0, &idx, &n), 0); /* no start-up code */
+	ck_assert_uint_eq(n, 10);
+	for (i = 0; i < n; i++) {
+		const struct sym *s = &full->syms[idx[i]], *t = NULL;
+
+		for (j = 0; j < st->nsyms && !t; j++)
+			if (st->syms[j].vaddr == s->vaddr)
+				t = &st->syms[j];
+		ck_assert_msg(t, "%s (0x%llx) not found stripped", s->name,
+			      (unsigned long long)s->vaddr);
+		ck_assert_uint_eq(t->size, s->size);
+		snprintf(want, sizeof(want), "stripped+0x%llx", (unsigned long long)s->vaddr);
+		if (strcmp(t->name, s->name)) {
+			ck_assert_str_eq(t->name, want);
+			ck_assert_int_eq(t->bind, SYMS_BIND_LOCAL);
+			fde++;
+		}
+	}
+	ck_assert_uint_eq(fde, 1); /* gamma_local, static */
+	for (j = 0; j < st->nsyms; j++) {
+		bool there = false;
+
+		if (!strstr(st->syms[j].name, "+0x"))
+			continue;
+		for (i = 0; i < full->nsyms && !there; i++)
+			there = full->syms[i].vaddr == st->syms[j].vaddr &&
+				full->syms[i].size == st->syms[j].size;
+		ck_assert_msg(there, "%s is no function of the full build", st->syms[j].name);
+	}
+	free(idx);
+	syms__free(full);
+	syms__free(st);
+}
+END_TEST
+
+static struct symtab *load_path_ok(const char *path);
+
+/* A fragment GCC split off (work.cold, entered by a jump mid-function,
+ * with an FDE of its own) is no function of the stripped copy: a return
+ * probe there would write over a local. Its parent, and logit.part.0 (a
+ * called part: a function), are. */
+START_TEST(test_fde_skips_fragments)
+{
+	char path[PATH_MAX + 64], cmd[3 * PATH_MAX + 64];
+	struct symtab *full = load_path_ok(path_frag), *st;
+	const struct sym *cold = syms__find(full, "work.cold"), *work = syms__find(full, "work"),
+			 *part = syms__find(full, "logit.part.0");
+	size_t j;
+
+	ck_assert_ptr_nonnull(cold);
+	ck_assert_ptr_nonnull(work);
+	ck_assert_ptr_nonnull(part);
+	snprintf(path, sizeof(path), "%s-stripped", path_frag);
+	snprintf(cmd, sizeof(cmd), "strip --strip-all '%s' -o '%s'", path_frag, path);
+	ck_assert_int_eq(system(cmd), 0);
+	st = load_path_ok(path);
+	ck_assert_uint_gt(st->nfde, 0);
+	for (j = 0; j < st->nsyms; j++)
+		ck_assert_msg(st->syms[j].vaddr != cold->vaddr, "work.cold kept as %s",
+			      st->syms[j].name);
+	for (j = 0; j < st->nsyms && st->syms[j].vaddr != work->vaddr; j++)
+		;
+	ck_assert_msg(j < st->nsyms, "work not found stripped");
+	ck_assert_uint_eq(st->syms[j].size, work->size);
+	for (j = 0; j < st->nsyms && st->syms[j].vaddr != part->vaddr; j++)
+		;
+	ck_assert_msg(j < st->nsyms, "logit.part.0 not found stripped");
+	syms__free(st);
+	syms__free(full);
 }
 END_TEST
 
@@ -1306,6 +1411,8 @@ static Suite *syms_suite(void)
 	tcase_add_loop_test(tc, test_default_selection, 0, NV);
 	tcase_add_loop_test(tc, test_offsets_match_memory, 0, NV);
 	tcase_add_loop_test(tc, test_addresses_match_nm, 0, NV);
+	tcase_add_test(tc, test_fde_functions);
+	tcase_add_test(tc, test_fde_skips_fragments);
 	tcase_add_loop_test(tc, test_alias_collapse, 0, NV);
 	tcase_add_loop_test(tc, test_zero_size, 0, NV);
 	tcase_add_test(tc, test_glob_select);

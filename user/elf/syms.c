@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <limits.h>
 #include <pthread.h>
@@ -25,6 +26,7 @@
 #include "common/log.h"
 #include "user/elf/debuglink.h"
 #include "user/elf/dwarf.h"
+#include "user/elf/fde.h"
 #include "user/elf/image.h"
 
 struct cand {
@@ -175,6 +177,70 @@ static const char *syms__versioned(struct cands *c, const char *name, const char
 	if (asprintf(&nv[c->nowned], "%s@%s", name, ver) < 0)
 		return NULL;
 	return nv[c->nowned++];
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A stripped binary's other functions (user/elf/fde.h): each FDE whose
+ * start no candidate already names becomes "BASENAME+0xVADDR" (what
+ * addr2line -e BINARY and objdump --start-address take), local, its size
+ * the FDE's. *nfde: how many. Returns 0 or -ENOMEM (no FDEs is fine).
+ */
+static int syms__add_fdes(Elf *elf, const char *path, struct cands *c, size_t *nfde)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	struct fde_range *r = NULL;
+	uint64_t *named = NULL;
+	size_t n = 0, i, k = 0, nnamed = c->n, width = strlen(base) + 24;
+	char *names = NULL, **nv;
+	int err;
+
+	*nfde = 0;
+	err = fde__ranges(elf, &r, &n);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	named = malloc((nnamed + 1) * sizeof(*named));
+	names = malloc(n * width + 1);
+	nv = realloc(c->owned, (c->nowned + 1) * sizeof(*nv));
+	if (!named || !names || !nv) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	c->owned = nv;
+	c->owned[c->nowned++] = names; /* the names' block, freed with the candidates */
+	for (i = 0; i < nnamed; i++)
+		named[i] = c->v[i].vaddr;
+	qsort(named, nnamed, sizeof(*named), cmp_u64);
+	for (i = 0; i < n; i++) {
+		char *name = names + k * width;
+		struct cand x = {
+			.name = name,
+			.vaddr = r[i].start,
+			.size = r[i].end - r[i].start,
+			.bind = SYMS_BIND_LOCAL,
+		};
+
+		/* (the candidates pushed here are not in named: one per start) */
+		if (nnamed && bsearch(&x.vaddr, named, nnamed, sizeof(*named), cmp_u64))
+			continue;
+		x.len = (size_t)snprintf(name, width, "%s+0x%" PRIx64, base, x.vaddr);
+		err = syms__push(c, &x);
+		if (err)
+			goto cleanup;
+		k++;
+	}
+	*nfde = k;
+	names = NULL; /* owned by c now */
+cleanup:
+	free(r);
+	free(named);
+	return err;
 }
 
 /* Appends the defined function symbols of symbol-table section @scn. */
@@ -482,6 +548,20 @@ int syms__load(const char *path, struct symtab **out)
 			goto cleanup;
 		st->from_dynsym = true;
 	}
+	/*
+	 * Stripped, no debug file: every function the compiler emitted still
+	 * has its FDE in .eh_frame, kept for unwinding. Those .dynsym does not
+	 * name are named BINARY+0xADDRESS.
+	 */
+	if (!symtab && !st->debug_path) {
+		err = syms__add_fdes(elf, path, &c, &st->nfde);
+		if (err)
+			goto cleanup;
+		/* still not a full table (assembly without CFI has no FDE): what
+		 * needs every function (call-site counting, plan.c's rule 5)
+		 * stays off */
+		st->from_dynsym = true;
+	}
 	if (!c.n) {
 		err = -ENODATA;
 		goto cleanup;
@@ -503,9 +583,10 @@ int syms__load(const char *path, struct symtab **out)
 	}
 	for (size_t k = 0; k < st->nsyms; k++)
 		st->syms[k].pretty = st->pretty_[k] = demangle__name(st->syms[k].name);
-	log_debug("%s: %zu functions, %zu of size 0, %zu unmapped, from %s", path, st->nsyms,
+	log_debug("%s: %zu functions, %zu of size 0, %zu unmapped, from %s%s", path, st->nsyms,
 		  st->nzero, st->nunmapped,
-		  st->from_dynsym ? ".dynsym" : st->debug_path ? "its debug file's .symtab" : ".symtab");
+		  st->from_dynsym ? ".dynsym" : st->debug_path ? "its debug file's .symtab" : ".symtab",
+		  st->nfde ? " and .eh_frame's FDEs" : "");
 	*out = st;
 	st = NULL;
 cleanup:

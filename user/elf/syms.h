@@ -70,7 +70,12 @@ struct symtab {
 	/* e_entry: the link-time address the kernel (or ld.so) jumps to
 	 * when the file runs as a program; 0 when it has none */
 	uint64_t entry;
-	bool from_dynsym; /* no .symtab (stripped): only exported functions are known */
+	/* no .symtab (stripped, no debug file): the functions known are the
+	 * exported ones and (nfde) those of its unwind tables, not every one */
+	bool from_dynsym;
+	/* of syms, the functions found from .eh_frame's FDEs alone (stripped,
+	 * no debug file): named BINARY+0xVADDR (user/elf/fde.h) */
+	size_t nfde;
 	struct sym *syms; /* functions with size > 0, sorted by vaddr, one per address */
 	size_t nsyms;
 	/*

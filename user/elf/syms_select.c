@@ -266,8 +266,9 @@ int syms__select(const struct symtab *st, const char *const *globs, size_t nglob
 			continue;
 		if (nglobs)
 			hit = syms__matches(&st->syms[i], globs, nglobs);
-		else
-			hit = !syms__is_boilerplate(st->syms[i].name);
+		else /* the start-up code: by name, or (stripped) where the entry is */
+			hit = !syms__is_boilerplate(st->syms[i].name) &&
+			      !syms__holds_entry(st, &st->syms[i]);
 		if (hit)
 			idx[n++] = i;
 	}
@@ -322,5 +323,9 @@ void syms__print_list(FILE *out, const struct symtab *st, const size_t *idx, siz
 		fputc('\n', out);
 	}
 	fprintf(stderr, "cabbpf: %zu function%s of %s would be traced%s\n", n, n == 1 ? "" : "s",
-		st->path, st->from_dynsym ? " (stripped: exported functions only)" : "");
+		st->path,
+		st->nfde	  ? " (stripped: those without a symbol named BINARY+0xADDRESS, from "
+				    "its unwind tables)"
+		: st->from_dynsym ? " (stripped: exported functions only)"
+				  : "");
 }

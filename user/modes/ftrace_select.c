@@ -66,7 +66,13 @@ static int load_symbols(struct ftrace *ft)
 		log_no_symbols(exe);
 	else if (!err && ft->st->debug_path)
 		log_info("symbols of %s from its debug file %s", exe, ft->st->debug_path);
-	else if (!err && ft->st->from_dynsym)
+	else if (!err && ft->st->nfde)
+		/* Debian's /usr/bin: every function is still in .eh_frame */
+		log_info("%s is stripped: %zu of its %zu functions are named from its unwind tables "
+			 "(.eh_frame), as %s+0xADDRESS (-f globs match those names; its debug "
+			 "file, Debian's -dbgsym package, would give the real ones)",
+			 exe, ft->st->nfde, ft->st->nsyms, strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe);
+	else if (!err && ft->st->from_dynsym && !ft->st->nfde)
 		/* Most of a distribution's /usr/bin: the trace runs, but what
 		 * it shows is the program's API, not its work (seen: sort,
 		 * 6 functions, 0 calls), which nothing else would explain. */
