@@ -5,7 +5,9 @@
  * that reads it three ways, parsing, range and combination checks, and
  * --help. Kept whole on purpose: most of its length is the table, and an
  * option is added in one place only when the table and its readers are
- * side by side.
+ * side by side. What reads the values and checks the options against each
+ * other is beside it: opts_values.c (numbers, durations, --time-range) and
+ * opts_rules.c (the combinations refused).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "user/cli/opts.h"
+#include "user/cli/opts_int.h"
 #include "common/log.h"
 
 /* --help: this, then the table's sections, then help_tail. */
@@ -502,254 +505,6 @@ static void set_defaults(struct opts *o)
 	o->analyzer_threads = 1;
 }
 
-/* --container or --cgroup with neither -p nor a command, not --io: every
- * process of that cgroup (user/trace/whole.h). */
-#define WHOLE(o)                                                                                   \
-	((!(o)->io && !(o)->pid && !(o)->cmd && ((o)->cgroup || (o)->container)) ||                \
-	 (o)->follow_forks)
-
-/* The checks between options, in the order they are reported; the first
- * that holds is the usage error. Adding an option's conflict: one line. */
-static int check_combination(struct opts *o)
-{
-	const struct {
-		bool bad;
-		const char *why;
-	} rules[] = {
-		/* Without return events the shadow stacks cannot tell callers. */
-		{o->entry_only && o->analyzers && strstr(o->analyzers, "callgraph"),
-		 "--entry-only attaches no return probes: the callgraph analyzer needs them (use "
-		 "-a count)"},
-		{!o->io && (o->cost_word || o->isp.nsizes || o->isp.plots_dir) &&
-			 (o->entry_only || !views__selects(o->analyzers, "isp")),
-		 "--cost, --size and --plots shape the isp analyzer: select it (-a isp or -a "
-		 "...,isp), with return probes (no --entry-only)"},
-		{o->entry_only && views__selects(o->analyzers, "isp"),
-		 "--entry-only attaches no return probes: the isp analyzer needs them (a point's "
-		 "cost ends at the return)"},
-		{o->pid && o->cmd, "give either -p PID or -- COMMAND, not both"},
-		{o->follow_exec && !o->cmd,
-		 "--follow-exec follows a command cabbpf launches: give -- COMMAND"},
-		{o->follow_forks && !o->cmd && !o->pid,
-		 "--follow-forks follows a command cabbpf launches or a running process: give -- "
-		 "COMMAND or -p PID"},
-		{o->follow_forks && (o->cgroup || o->container),
-		 "--follow-forks traces a command and its children in a cgroup of their own: not "
-		 "with --cgroup or --container (alone, they trace every process of it)"},
-		{o->follow_forks && o->follow_exec,
-		 "--follow-forks traces every program the command execs already: not with "
-		 "--follow-exec"},
-		{o->cgroup && o->container, "give either --cgroup or --container, not both"},
-		{o->analyzers && views__selects(o->analyzers, "replay"),
-		 "the replay analyzer is cabbpf replay's: record (cabbpf record -o FILE ...), then "
-		 "cabbpf replay FILE"},
-		{o->view.slowest && !o->view.slower_ns, "--slowest N goes with --slower-than DURATION"},
-		{o->view.slower_ns && (o->io || o->entry_only || !views__selects(o->analyzers, "latency")),
-		 "--slower-than lists the latency analyzer's slowest calls: select it (-a "
-		 "...,latency), with return probes (no --entry-only, no --io)"},
-		{o->interval && !o->io, "-i works with --io only"},
-		{o->io_keep && !o->io, "--io-keep works with --io only"},
-		{o->sample_period_ms && !o->sample_pct && !o->budget_pct,
-		 "--sample-period goes with --sample P or --budget P"},
-		{o->budget_pct && (o->sample_pct || o->start_disabled),
-		 "--budget chooses what to trace and when: not with --sample or --start-disabled"},
-		{o->budget_pct && o->lossless,
-		 "--budget keeps the target's pace: not with --lossless (which makes it wait for "
-		 "cabbpf)"},
-		{o->budget_pct && (o->io || o->floor || o->list || o->plan),
-		 "--budget is for function tracing: not with --io, --floor, --list or --plan"},
-		{o->budget_pct && o->mode == OPTS_RECORD,
-		 "cabbpf record does not record --budget's epochs: trace with --budget live"},
-		{o->quiet && o->output_path, "-q writes no text report: not with -o FILE"},
-		{o->output_path && o->json_path && !strcmp(o->output_path, o->json_path),
-		 "-o and --json name the same file"},
-		{(o->sample_pct || o->start_disabled) && (o->io || o->floor || o->list || o->plan),
-		 "--sample and --start-disabled toggle function tracing: not with --io, --floor, "
-		 "--list or --plan"},
-		{o->lossless && (o->sample_pct || o->start_disabled || o->io || o->floor),
-		 "--lossless is for exhaustive function tracing: not with --sample, "
-		 "--start-disabled, --io or --floor"},
-		{o->lossless && o->cab_mode && !strcmp(o->cab_mode, "sampling"),
-		 "--lossless never drops: not with --cab-mode sampling (which overwrites)"},
-		{o->bpf_stats && (o->io || o->list || o->plan),
-		 "--bpf-stats measures the function probes: not with --io, --list or --plan"},
-		{o->io && o->cmd, "--io watches running processes: give -p PID or no target"},
-		{o->features && (o->mode != OPTS_LIVE || o->io || o->pid || o->cmd || o->cgroup ||
-				 o->container || o->list || o->plan),
-		 "--features describes the kernel and exits: give it alone (with --json FILE)"},
-		{o->mode <= OPTS_RECORD && !o->io && !o->pid && !o->cmd && !o->cgroup &&
-			 !o->container && !o->features,
-		 "nothing to trace: give -p PID, -- COMMAND, or --container NAME / --cgroup DIR "
-		 "(every "
-		 "process of it; see cabbpf --help)"},
-		/* Whole-container tracing (--container / --cgroup alone): */
-		{WHOLE(o) && o->mode == OPTS_RECORD, "cabbpf record takes one process (-p PID or "
-						     "-- COMMAND), not a whole container yet: "
-						     "trace the container live"},
-		{WHOLE(o) && o->lossless, "--lossless holds one process's threads: not with a "
-					  "whole container (give -p PID)"},
-		{WHOLE(o) && (o->sample_pct || o->start_disabled),
-		 "--sample and --start-disabled take one process (-p PID or -- COMMAND), not a "
-		 "whole "
-		 "container yet"},
-		{WHOLE(o) && o->budget_pct,
-		 "--budget takes one process (-p PID or -- COMMAND), not a whole container yet"},
-		{WHOLE(o) && o->isp.nsizes,
-		 "--size takes one process (-p PID or -- COMMAND), not a whole container yet"},
-		{WHOLE(o) && o->floor, "--floor takes one process (-p PID or -- COMMAND)"},
-		{o->mode == OPTS_RECORD && !o->record_path,
-		 "cabbpf record writes a file: give -o FILE (see cabbpf record --help)"},
-		{o->mode == OPTS_RECORD && o->record_path && o->json_path &&
-			 !strcmp(o->record_path, o->json_path),
-		 "-o (the recording) and --json name the same file"},
-		{o->mode == OPTS_RECORD && (o->io || o->list || o->plan || o->floor),
-		 "cabbpf record traces functions: not with --io, --list, --plan or --floor"},
-		{o->mode == OPTS_RECORD && (o->sample_pct || o->start_disabled),
-		 "cabbpf record does not record sampling windows yet: trace with --sample live"},
-		{o->mode == OPTS_RECORD && o->view.nexcludes && o->analyzers &&
-			 !strstr(o->analyzers, "cct"),
-		 "-N goes with the cct analyzer"},
-		{o->mode == OPTS_REPLAY && !o->input_path,
-		 "give the recording to replay: cabbpf replay FILE (made by cabbpf record -o FILE)"},
-		{o->mode >= OPTS_REPORT && !o->input_path,
-		 "give the recording to read: cabbpf report FILE (made by cabbpf record -o FILE)"},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-		if (rules[i].bad) {
-			log_err("%s", rules[i].why);
-			return -EINVAL;
-		}
-	for (i = 0; i < o->isp.nsizes; i++) {
-		char glob[256];
-		uint8_t spec;
-
-		if (isp__parse_size(o->isp.sizes[i], glob, sizeof(glob), &spec)) {
-			log_err("--size wants GLOB:argN or GLOB:strlen(argN), N from 0 to %d, not "
-				"'%s'",
-				ISP_MAX_ARG, o->isp.sizes[i]);
-			return -EINVAL;
-		}
-	}
-	/* Defaults that depend on other options. */
-	if (o->entry_only && !o->analyzers)
-		o->analyzers = "count";
-	if (o->sample_pct && !o->sample_period_ms)
-		o->sample_period_ms = 1000;
-	if (o->budget_pct && !o->sample_period_ms)
-		o->sample_period_ms = 500;
-	/* -s and --folded-metric: the choice's index is the view's enum
-	 * (enum cct_sort, enum cct_metric: the rows list them in that order). */
-	for (i = 0; i < opts__ntable; i++) {
-		const struct opt_def *d = &opts__table[i];
-		const char *v = d->type == OPT_CHOICE ? *(const char **)((char *)o + d->off) : NULL;
-		unsigned k;
-
-		for (k = 0; v && d->choices[k]; k++)
-			if (d->choices[k] == v) {
-				if (d->off == offsetof(struct opts, sort_key))
-					o->view.cct.sort = (enum cct_sort)k;
-				else if (d->off == offsetof(struct opts, folded_metric))
-					o->view.metric = (enum cct_metric)k;
-				else if (d->off == offsetof(struct opts, cost_word))
-					o->isp.cost = (enum isp_cost)k;
-			}
-	}
-	return 0;
-}
-
-/* Whole-string unsigned parse within [lo, hi]. */
-static int parse_ulong(const char *s, double lo, double hi, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || (double)v < lo || (double)v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* Whole-string finite number within the row's range. */
-static int parse_double(const struct opt_def *d, const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if ((d->flags & OPTF_PERCENT) && *end == '%' && end != s)
-		end++; /* "25%" as well as "25" */
-	if (errno || *end || !*s || !isfinite(v))
-		return -EINVAL;
-	if ((d->flags & OPTF_HI_OPEN) ? !(v < d->hi) : !(v <= d->hi))
-		return -EINVAL;
-	if ((d->flags & OPTF_LO_OPEN) ? !(v > d->lo) : !(v >= d->lo))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* A duration: a number and a unit (ns, us, ms, s; none: ms, as
- * funcslower's), into ns in [d->lo, d->hi]. */
-static int parse_ns(const struct opt_def *d, const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *unit;
-		double ns;
-	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"", 1e6}};
-	char *end;
-	double v;
-	size_t i;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
-		return -EINVAL;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].unit))
-			break;
-	if (i == sizeof(units) / sizeof(units[0]))
-		return -EINVAL;
-	v *= units[i].ns;
-	if (v < d->lo || v > d->hi)
-		return -EINVAL;
-	*out = (uint64_t)llround(v);
-	return 0;
-}
-
-/* --time-range FROM,TO into o->range_from_ns, range_to_ns (0: no end). */
-static int parse_range(struct opts *o)
-{
-	static const struct opt_def d = {.lo = 0, .hi = 1e18};
-	const char *comma = strchr(o->time_range, ',');
-	char from[64];
-	size_t n;
-
-	o->range_from_ns = o->range_to_ns = 0;
-	if (!comma || strchr(comma + 1, ','))
-		return -EINVAL;
-	n = (size_t)(comma - o->time_range);
-	if (n >= sizeof(from))
-		return -EINVAL;
-	memcpy(from, o->time_range, n);
-	from[n] = 0;
-	if (n && parse_ns(&d, from, &o->range_from_ns))
-		return -EINVAL;
-	if (comma[1] && parse_ns(&d, comma + 1, &o->range_to_ns))
-		return -EINVAL;
-	if (!n && !comma[1])
-		return -EINVAL; /* "," says nothing */
-	if (o->range_to_ns && o->range_to_ns <= o->range_from_ns)
-		return -EINVAL;
-	return 0;
-}
-
 /* "-x" when the option has a short form, else "--name": as users type it. */
 static const char *flag_name(const struct opt_def *d, char *buf, size_t len)
 {
@@ -802,15 +557,15 @@ static int store(const struct opt_def *d, const char *arg, struct opts *o)
 	case OPT_PID:
 	case OPT_UINT:
 	case OPT_MIB:
-		err = parse_ulong(arg, d->lo, d->hi, &v);
+		err = opts__parse_ulong(arg, d->lo, d->hi, &v);
 		if (!err && (d->flags & OPTF_POW2) && (v & (v - 1)))
 			err = -EINVAL;
 		break;
 	case OPT_DOUBLE:
-		err = parse_double(d, arg, &x);
+		err = opts__parse_double(d, arg, &x);
 		break;
 	case OPT_NS:
-		err = parse_ns(d, arg, (uint64_t *)field);
+		err = opts__parse_ns(d, arg, (uint64_t *)field);
 		break;
 	default:
 		return 0;
@@ -928,13 +683,13 @@ int opts__parse_mode(enum opts_mode mode, int argc, char **argv, struct opts *o)
 		o->record_path = o->output_path;
 		o->output_path = NULL;
 	}
-	if (o->time_range && parse_range(o)) {
+	if (o->time_range && opts__parse_range(o)) {
 		log_err("--time-range wants FROM,TO: durations from the first event (1.5s,2s; "
 			"100ms,; ,2s), FROM before TO, not '%s'",
 			o->time_range);
 		return -EINVAL;
 	}
-	return check_combination(o);
+	return opts__check_combination(o);
 }
 
 int opts__parse(int argc, char **argv, struct opts *o)
