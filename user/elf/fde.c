@@ -55,7 +55,8 @@ static uint64_t rd_bytes(struct rd *r, size_t n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct rd *r)
+/* A LEB128's bits, and (sleb) its sign extended from its last byte. */
+static uint64_t rd_leb(struct rd *r, bool sleb)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -67,24 +68,19 @@ static uint64_t rd_uleb(struct rd *r)
 			v |= (uint64_t)(c & 0x7f) << shift;
 		shift += 7;
 	} while (!r->bad && (c & 0x80));
+	if (sleb && shift < 64 && (c & 0x40))
+		v |= ~0ull << shift;
 	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	return rd_leb(r, false);
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t c;
-
-	do {
-		c = (uint8_t)rd_bytes(r, 1);
-		if (shift < 64)
-			v |= (uint64_t)(c & 0x7f) << shift;
-		shift += 7;
-	} while (!r->bad && (c & 0x80));
-	if (shift < 64 && (c & 0x40))
-		v |= ~0ull << shift;
-	return (int64_t)v;
+	return (int64_t)rd_leb(r, true);
 }
 
 /* A pointer encoded as enc, read at the reader's position, whose address
