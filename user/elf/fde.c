@@ -32,6 +32,7 @@
 #define PE_SDATA8 0x0c
 #define PE_PCREL 0x10
 #define PE_DATAREL 0x30
+#define PE_ALIGNED 0x50
 
 /* A bounded reader over the section's bytes. */
 struct rd {
@@ -175,7 +176,10 @@ static void read_cie(struct rd *r, size_t end, uint64_t sec_addr, struct cie *c)
 		case 'P': {
 			uint8_t penc = (uint8_t)rd_bytes(r, 1);
 
-			if (!rd_ptr(r, penc & (uint8_t)~PE_INDIRECT, sec_addr, false, &skip))
+			/* DW_EH_PE_aligned pads to a pointer's alignment: not
+			 * read here, and what follows could not be either */
+			if ((penc & PE_APP) == PE_ALIGNED ||
+			    !rd_ptr(r, penc & (uint8_t)~PE_INDIRECT, sec_addr, false, &skip))
 				return;
 			break;
 		}
