@@ -349,6 +349,59 @@ START_TEST(records_by_start)
 }
 END_TEST
 
+/* The rest of an exit's records read rounds after the first ones, the
+ * process folded in between (seen under emulation: 41 iotarget processes
+ * for 40): the rest joins its command's row and the process counts once. */
+START_TEST(late_record_of_folded)
+{
+	struct iostat *s = new_stat(4);
+	json_object *j, *procs, *c;
+	uint32_t pid;
+	size_t i;
+
+	record_of(s, 2000, "late", 1, 2000, 9000000000ull, 0);
+	ck_assert_int_eq(iostat__drain(s), 0);
+	ck_assert_int_eq(iostat__collect(s), 0);
+	for (pid = 2001; pid < 2013; pid++) {
+		record_of(s, pid, "late", 100, pid, 9000000000ull + pid, 0);
+		ck_assert_int_eq(iostat__drain(s), 0);
+		if (pid % 3 == 0)
+			ck_assert_int_eq(iostat__collect(s), 0);
+	}
+	ck_assert_int_eq(iostat__collect(s), 0);
+	ck_assert_int_eq(iostat__drain(s), 0);
+	/* 2000, the least busy, is folded by now */
+	j = report(s);
+	procs = get(j, "processes");
+	for (i = 0; i < json_object_array_length(procs); i++)
+		ck_assert_int_ne(num(json_object_array_get_idx(procs, i), "pid"), 2000);
+	ck_assert_int_ge(num(j, "processes_folded"), 1);
+	json_object_put(j);
+	/* the rest of its exit */
+	record_of(s, 2000, "late", 2, 2000, 9000000000ull, 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(iostat__drain(s), 0);
+	ck_assert_int_eq(iostat__collect(s), 0);
+	ck_assert_int_eq(iostat__drain(s), 0);
+	j = report(s);
+	c = find(get(j, "commands"), "command", "late");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(num(c, "processes"), 13);
+	ck_assert_int_eq(num(c, "in_calls"), 1 + 2 + 12 * 100);
+	ck_assert_int_eq(num(j, "processes_total"), 13);
+	json_object_put(j);
+	/* another process under the same pid later (another start): its own */
+	record_of(s, 2000, "late", 5, 2000, 9900000000ull, 0);
+	ck_assert_int_eq(iostat__drain(s), 0);
+	j = report(s);
+	c = find(get(j, "commands"), "command", "late");
+	ck_assert_int_eq(num(c, "processes"), 14);
+	ck_assert_int_eq(num(c, "in_calls"), 1 + 2 + 5 + 12 * 100);
+	json_object_put(j);
+	iostat__free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("iostat");
@@ -360,6 +413,7 @@ int main(void)
 	tcase_add_test(tc, fold_keeps_every_call);
 	tcase_add_test(tc, reused_pid_kept_apart);
 	tcase_add_test(tc, records_by_start);
+	tcase_add_test(tc, late_record_of_folded);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

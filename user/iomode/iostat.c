@@ -65,6 +65,7 @@ void iostat__free(struct iostat *s)
 	ptab__fini(&s->cmds, NULL);
 	hmap__fini(&s->dead);
 	hmap__fini(&s->starts);
+	hmap__fini(&s->folded);
 	hmap__fini(&s->gen);
 	hmap__fini(&s->folding);
 	while (hmap__next(&s->cgpath, &it, &e))

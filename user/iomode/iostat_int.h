@@ -67,6 +67,10 @@ struct iostat {
 	uint16_t asides;     /* entries set aside, for their keys' pad */
 	uint32_t fasides;    /* file entries set aside, for their keys' fd */
 	struct hmap folding; /* fold(): pid -> 1 to fold */
+	/* pid -> the start (ns) of the process folded under it, when its
+	 * records told it: a late record of that process joins its command's
+	 * row, it is not a process again */
+	struct hmap folded;
 	struct ptab cmds;    /* struct cmd, by comm: ids of the folded rows */
 	uint64_t procs_folded, files_folded;
 };
