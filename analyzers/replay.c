@@ -229,7 +229,7 @@ static void open_held(struct replay *p, struct rp_thread *t, uint64_t ts, size_t
 static int push(struct replay *p, struct rp_thread *t, uint32_t fid, uint64_t ts)
 {
 	const struct replay_opts *o = p->o;
-	const struct rp_frame *up = t->n ? &t->f[t->n - 1] : NULL;
+	const struct rp_frame *up;
 	struct rp_frame *fr;
 	bool hide;
 
@@ -242,6 +242,7 @@ static int push(struct replay *p, struct rp_thread *t, uint32_t fid, uint64_t ts
 		t->f = v;
 		t->cap = cap;
 	}
+	up = t->n ? &t->f[t->n - 1] : NULL; /* after the realloc, which moves them */
 	fr = &t->f[t->n++];
 	hide = o->nhide && matches(p, o->hide, o->nhide, fid);
 	fr->ts = ts;

@@ -19,6 +19,7 @@
 #include "analyzers/callgraph.h"
 #include "analyzers/count.h"
 #include "analyzers/latency.h"
+#include "analyzers/replay.h"
 #include "analyzers/sampling.h"
 #include "common/hmap.h"
 #include "common/xml.h"
@@ -2079,6 +2080,62 @@ static void lat_ret(void *st, uint32_t fid, uint64_t ns)
 	analyzer_latency.on_return(st, &r);
 }
 
+/* The replay analyzer on a recursion deeper than its first stack (64
+ * frames: its growth moves them) and a leaf at the bottom: every entry
+ * opened and closed at its depth, the leaf on one line, -N hiding what it
+ * names; refused without cabbpf replay's options. */
+START_TEST(test_replay_deep)
+{
+	const char *const names[] = {"down", "leaf", "top"};
+	struct an_ctx ctx = {.fnames = names, .nfuncs = 3, .top = 10};
+	struct shadow_frame fr[202];
+	struct replay_opts ro;
+	struct replay_counts n;
+	char *buf = NULL, want[512];
+	size_t len = 0;
+	void *a = NULL;
+	uint32_t i, d = 150;
+	FILE *f;
+
+	ck_assert_int_eq(analyzer_replay.init(&ctx, &a), -EINVAL);
+	memset(fr, 0, sizeof(fr));
+	f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	memset(&ro, 0, sizeof(ro));
+	ro.out = f;
+	ctx.replay = &ro;
+	ck_assert_int_eq(analyzer_replay.init(&ctx, &a), 0);
+	for (i = 0; i <= d; i++) { /* down x d, then leaf */
+		struct an_call c = {.tid = 7, .callee = i < d ? 0 : 1, .depth = i,
+				    .ts = 1000 + i, .frames = fr};
+
+		c.caller = i ? 0 : AN_ROOT;
+		analyzer_replay.on_call(a, &c);
+		fr[i].fid = c.callee;
+		fr[i].ts = c.ts;
+	}
+	for (i = d + 1; i-- > 0;) {
+		struct an_return r = {.tid = 7, .fid = i < d ? 0 : 1, .matched = true,
+				      .depth = i, .frames = fr, .ts = 5000 + (d - i)};
+
+		r.incl_ns = r.ts - fr[i].ts;
+		analyzer_replay.on_return(a, &r);
+	}
+	fclose(f);
+	replay__counts(a, &n);
+	ck_assert_uint_eq(n.calls, d + 1);
+	ck_assert_uint_eq(n.shown, d + 1);
+	/* the leaf at depth d, on one line */
+	snprintf(want, sizeof(want), "       7 | %*sleaf();\n", (int)(2 * d), "");
+	ck_assert_msg(strstr(buf, want), "no leaf line at depth %u", d);
+	snprintf(want, sizeof(want), "       7 | %*s} /* down */\n", (int)(2 * (d - 1)), "");
+	ck_assert_msg(strstr(buf, want), "no close at depth %u", d - 1);
+	ck_assert_ptr_nonnull(strstr(buf, "       7 | down() {\n"));
+	analyzer_replay.free(a);
+	free(buf);
+}
+END_TEST
+
 /* Durations of known value: each in its log2 bucket, exact counts, the
  * exact min and max, percentiles as the ranges that surely hold them,
  * unmatched frames left out, two instances merged as one; the JSON says
@@ -2660,6 +2717,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_report_sampling_no_progress);
 	tcase_add_test(tc, test_report_lower_bounds);
 	tcase_add_test(tc, test_latency_buckets);
+	tcase_add_test(tc, test_replay_deep);
 	tcase_add_test(tc, test_select);
 	tcase_add_test(tc, test_root_name);
 	tcase_add_test(tc, test_json);
