@@ -194,7 +194,7 @@ static void read_cie(struct rd *r, size_t end, uint64_t sec_addr, struct cie *c)
 }
 
 /* Code sections an FDE may describe a function in: executable, not the
- * PLT's stubs nor the .init/.fini fragments. */
+ * PLT's entries nor the .init/.fini pieces. */
 struct code {
 	uint64_t lo, hi;
 };

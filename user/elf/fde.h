@@ -24,7 +24,7 @@ struct fde_range {
 
 /*
  * The ranges of elf's FDEs that lie in its code (executable sections, not
- * the PLT's nor .init/.fini, whose stubs are not functions) and start with
+ * the PLT's nor .init/.fini, whose code is not functions) and start with
  * a function's entry frame (CFA = rsp + 8: not a fragment such as a
  * .cold part, entered by a jump mid-function), sorted by start, one per
  * start. Returns 0 and *out (the caller frees it) with its
