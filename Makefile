@@ -138,7 +138,7 @@ cabbpf: $(OUT)/obj/user/main.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(HARNESS_OBJ): tests/harness.c tests/harness.h
+$(HARNESS_OBJ): tests/harness.c tests/harness.h $(HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c $< -o $@

@@ -126,7 +126,29 @@ struct an_ctx {
 	/* JSON lists only the functions called (a table that holds the
 	 * functions of many programs: whole-container tracing) */
 	bool called_only;
+	/* --times sampled: the CPU clock's period (ns) when it sampled the
+	 * whole run, so each frame's samples (an_return.samples_*) are the
+	 * program's own user-mode time in periods; 0: the times shown are
+	 * the traced ones. Set and read as windows is. */
+	uint64_t cpu_sample_ns;
 };
+
+/* The time n CPU-clock samples stand for, ns (0 without the sampler). */
+static inline uint64_t an_ctx__sampled_ns(const struct an_ctx *c, uint64_t n)
+{
+	return n * c->cpu_sample_ns;
+}
+
+/* The half-width of that time's 95% interval, ns: the count of a clock of
+ * fixed period that a phase of the program meets at random is within
+ * 1.96 sqrt(n) of its mean (Poisson, an upper bound for a periodic clock);
+ * none seen, 3 periods (the rule of three). */
+static inline uint64_t an_ctx__sampled_err95_ns(const struct an_ctx *c, uint64_t n)
+{
+	double k = n ? 1.96 * __builtin_sqrt((double)n) : 3.0;
+
+	return (uint64_t)(k * (double)c->cpu_sample_ns + 0.5);
+}
 
 /* Whether events of any of the AN_LOST_* kinds were lost in this run: the
  * counts that depend on them are lower bounds. Any thread, after the run. */
@@ -197,6 +219,12 @@ struct an_return {
 	 * times when no switch events come */
 	uint64_t cpu_incl_ns;
 	uint64_t cpu_self_ns;
+	/* --times sampled: CPU-clock samples of the program's own user-mode
+	 * execution while the frame was on top (self) or live (incl: self
+	 * and its closed children's), each one sampling period (an_ctx);
+	 * valid however the frame closed (pipeline/shadow.h, SAMPLES) */
+	uint64_t samples_self;
+	uint64_t samples_incl;
 	uint64_t ts;	  /* ns, timestamp of the event that closed the frame */
 	/* The closed frame is frames[depth] (frames[0..depth-1] its live
 	 * callers), valid during the callback only; gen as in struct an_call. */
@@ -213,6 +241,8 @@ struct shadow_frame {
 	uint64_t child_ns; /* time of closed children (matched or estimated) */
 	uint64_t off0;	   /* the thread's off-CPU total at entry */
 	uint64_t child_cpu_ns; /* on-CPU time of closed children */
+	uint64_t samples;      /* CPU-clock samples while it was the top frame */
+	uint64_t child_samples; /* inclusive samples of closed children */
 	uint32_t fid;
 	uint32_t caller; /* fid or AN_ROOT, as reported in the call */
 	uint32_t epoch;	 /* sampling window of its entry */

@@ -143,6 +143,8 @@ static void node_add(struct cct_node *d, const struct cct_node *s)
 	d->self_ns += s->self_ns;
 	d->cpu_incl_ns += s->cpu_incl_ns;
 	d->cpu_self_ns += s->cpu_self_ns;
+	d->samples_incl = sat32((uint64_t)d->samples_incl + s->samples_incl);
+	d->samples_self = sat32((uint64_t)d->samples_self + s->samples_self);
 	d->missing = sat32((uint64_t)d->missing + s->missing);
 	d->unwound = sat32((uint64_t)d->unwound + s->unwound);
 	d->folded = sat32((uint64_t)d->folded + s->folded);
@@ -385,9 +387,11 @@ static void cct_on_return(void *state, const struct an_return *r)
 	 * its parent), so every node holds its children. */
 	n->self_ns += r->self_ns;
 	n->cpu_self_ns += r->cpu_self_ns;
+	n->samples_self = sat32(n->samples_self + r->samples_self);
 	if (pe.how == PE_OWN) {
 		n->incl_ns += r->incl_ns;
 		n->cpu_incl_ns += r->cpu_incl_ns;
+		n->samples_incl = sat32(n->samples_incl + r->samples_incl);
 	}
 	if (!r->matched && !r->open && pe.how != PE_FOLDED) {
 		if (r->unwound)

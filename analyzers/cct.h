@@ -28,7 +28,7 @@
  * call whose context has no node yet is folded into its caller's node: its
  * self time adds to that node's self time, and it is counted (per node in
  * "folded", and in total): nothing is dropped silently. A node takes
- * sizeof(struct cct_node) = 72 bytes, plus a hash entry (16-17 bytes at a
+ * sizeof(struct cct_node) = 80 bytes, plus a hash entry (16-17 bytes at a
  * load of 3/8 to 3/4) for each child of a node with more than
  * CCT_WIDE children; cct__memory() reports the figure of a run.
  *
@@ -51,6 +51,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyzers/analyzer.h"
 #include "common/hmap.h"
 
 struct an_ctx;
@@ -73,7 +74,21 @@ enum cct_metric {
 	CCT_METRIC_WALL = 0, /* self wall time per context, ns (default) */
 	CCT_METRIC_CALLS,    /* calls per context */
 	CCT_METRIC_CPU,	     /* self on-CPU time per context, ns */
+	/* --times sampled: the program's own self time per context, ns
+	 * (CPU-clock samples x period: an_ctx.cpu_sample_ns) */
+	CCT_METRIC_SAMPLED,
+	/* not given: SAMPLED when the run was sampled, else WALL
+	 * (cct__metric) */
+	CCT_METRIC_AUTO,
 };
+
+/* m, or for CCT_METRIC_AUTO what the run's times are (ctx). */
+static inline enum cct_metric cct__metric(enum cct_metric m, const struct an_ctx *ctx)
+{
+	if (m != CCT_METRIC_AUTO)
+		return m;
+	return ctx->cpu_sample_ns ? CCT_METRIC_SAMPLED : CCT_METRIC_WALL;
+}
 
 struct cct_opts {
 	uint32_t max_nodes;	 /* per analyzer instance; 0 = CCT_DEFAULT_MAX_NODES */
@@ -95,6 +110,9 @@ struct cct_node {
 	uint64_t calls;
 	uint64_t incl_ns, self_ns;	   /* wall, matched activations */
 	uint64_t cpu_incl_ns, cpu_self_ns; /* on-CPU, matched activations */
+	/* --times sampled: CPU-clock samples, every activation (saturated:
+	 * 2^32 samples are 49 days of CPU time at 1 kHz) */
+	uint32_t samples_incl, samples_self;
 	uint32_t missing;		   /* ended without a return (not by an exception) */
 	uint32_t unwound;		   /* ended by an exception */
 	uint32_t folded;		   /* calls folded into this node (node cap) */

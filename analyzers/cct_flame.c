@@ -15,13 +15,15 @@
 
 /* -------------------------------------------------------------- views -- */
 
-static uint64_t metric_of(const struct cct_node *n, enum cct_metric m)
+static uint64_t metric_of(const struct cct_node *n, enum cct_metric m, const struct an_ctx *ctx)
 {
 	switch (m) {
 	case CCT_METRIC_CALLS:
 		return n->calls;
 	case CCT_METRIC_CPU:
 		return n->cpu_self_ns;
+	case CCT_METRIC_SAMPLED:
+		return an_ctx__sampled_ns(ctx, n->samples_self);
 	default:
 		return n->self_ns;
 	}
@@ -52,7 +54,7 @@ int cct__write_folded(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 	while ((id = cct_walk__next(&w, &d, NULL, NULL)) != CCT_NONE) {
 		const struct cct_node *n = cct__node(t, id);
 		const char *name = an_ctx__name(ctx, n->fid, b);
-		uint64_t v = metric_of(n, metric);
+		uint64_t v = metric_of(n, metric, ctx);
 
 		if (d + 1 >= ocap) {
 			size_t *no = realloc(off, 2 * ocap * sizeof(*off));
@@ -138,7 +140,7 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 		}
 		n = &all;
 	}
-	static const char *const unit[] = {"wall ns", "calls", "on-CPU ns"};
+	static const char *const unit[] = {"wall ns", "calls", "on-CPU ns", "sampled ns"};
 	unsigned rgb[3];
 	size_t fit;
 
@@ -150,8 +152,12 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 	xml__escape(f, name, SIZE_MAX);
 	fprintf(f, " (%.2f%% of %s)\ncalls: %" PRIu64 "\nwall: total %.3f ms, self %.3f ms",
 		total ? 100.0 * (double)width / (double)total : 0.0,
-		unit[metric <= CCT_METRIC_CPU ? metric : 0], n->calls, (double)n->incl_ns / 1e6,
-		(double)n->self_ns / 1e6);
+		unit[metric <= CCT_METRIC_SAMPLED ? metric : 0], n->calls,
+		(double)n->incl_ns / 1e6, (double)n->self_ns / 1e6);
+	if (ctx->cpu_sample_ns)
+		fprintf(f, " (traced, probes included)\nsampled: total %.3f ms, self %.3f ms",
+			(double)an_ctx__sampled_ns(ctx, n->samples_incl) / 1e6,
+			(double)an_ctx__sampled_ns(ctx, n->samples_self) / 1e6);
 	if (cpu_time)
 		fprintf(f, "\non-CPU: total %.3f ms, self %.3f ms", (double)n->cpu_incl_ns / 1e6,
 			(double)n->cpu_self_ns / 1e6);
@@ -197,10 +203,10 @@ int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 	 * frame's own value plus its children's widths (children have larger
 	 * ids, so one pass downwards sums them). */
 	for (id = t->n; id-- > 1;) {
-		width[id] += metric_of(cct__node(t, id), metric);
+		width[id] += metric_of(cct__node(t, id), metric, ctx);
 		width[cct__node(t, id)->parent] += width[id];
 	}
-	width[0] += metric_of(cct__node(t, 0), metric);
+	width[0] += metric_of(cct__node(t, 0), metric, ctx);
 	scale = width[0] ? (double)(SVG_W - 2 * SVG_PAD) / (double)width[0] : 0;
 	for (id = 1; id < t->n; id++) {
 		depth[id] = depth[cct__node(t, id)->parent] + 1;
@@ -264,9 +270,10 @@ int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 		"<text class=\"s\" x=\"%d\" y=\"42\">%u frames; width: %s per context (self, with "
 		"the children's above it)%s; hover for calls and times</text>\n",
 		SVG_W / 2, shown,
-		metric == CCT_METRIC_CALLS ? "calls"
-		: metric == CCT_METRIC_CPU ? "on-CPU time"
-					   : "wall time",
+		metric == CCT_METRIC_CALLS     ? "calls"
+		: metric == CCT_METRIC_CPU     ? "on-CPU time (traced)"
+		: metric == CCT_METRIC_SAMPLED ? "the program's own CPU time (sampled)"
+					       : "wall time (traced, probes included)",
 		skipped ? ", narrow frames left out" : "");
 	fputs("</svg>\n", f);
 	err = ferror(f) ? -EIO : 0;

@@ -75,6 +75,7 @@ static uint64_t minus(uint64_t x, double sub)
 struct fn_row {
 	uint32_t fid;
 	uint64_t calls, incl, self, cpu_incl, cpu_self;
+	uint64_t samples_incl, samples_self;
 	uint64_t missing, unwound;
 };
 
@@ -120,11 +121,13 @@ static struct fn_row *fn_rows(const struct cct_tree *t, uint32_t nfuncs, size_t 
 			r->calls += nd->calls;
 			r->self += nd->self_ns;
 			r->cpu_self += nd->cpu_self_ns;
+			r->samples_self += nd->samples_self;
 			r->missing += nd->missing;
 			r->unwound += nd->unwound;
 			if (!rc.active[nd->fid]) {
 				r->incl += nd->incl_ns;
 				r->cpu_incl += nd->cpu_incl_ns;
+				r->samples_incl += nd->samples_incl;
 			}
 			rc.active[nd->fid]++;
 		}
@@ -184,6 +187,8 @@ struct node_line {
 	double share; /* of the tree's total time */
 	uint64_t calls, incl, self, cpu_incl, cpu_self;
 	uint64_t incl_comp, self_comp, cpu_incl_comp, cpu_self_comp;
+	/* --times sampled: the program's own time (samples x period) */
+	uint64_t samples_incl, samples_self, est_incl, est_self;
 	uint64_t missing, unwound, folded;
 	const char *name;
 	bool cpu; /* on-CPU times measured */
@@ -193,6 +198,7 @@ struct node_line {
 /* The tables' conditions (struct emit_col.when). */
 #define HAVE_COMP 1u /* compensated times: the probes' cost was measured */
 #define HAVE_CPU 2u  /* on-CPU times measured */
+#define HAVE_SAMPLES 4u /* --times sampled: the program's own times */
 
 /* On-CPU times: none ('-', null) when they were not measured. */
 static struct emit_val cpu_incl(const void *row, const void *ctx)
@@ -217,6 +223,14 @@ static const struct emit_col node_cols[] = {
 	{"name", NULL, 0, EMIT_STR, EMIT_COL(struct node_line, name)},
 	{NULL, "TOTAL%", 8, EMIT_PCT, EMIT_COL(struct node_line, share), .prec = 2},
 	{"calls", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, calls)},
+	{"est_incl_ns", "SAMPLED_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, est_incl),
+	 .when = HAVE_SAMPLES},
+	{"est_self_ns", "SAMPLED_SELF", 12, EMIT_NS_MS, EMIT_COL(struct node_line, est_self),
+	 .when = HAVE_SAMPLES},
+	{"samples_incl", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, samples_incl),
+	 .when = HAVE_SAMPLES},
+	{"samples_self", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, samples_self),
+	 .when = HAVE_SAMPLES},
 	{"incl_ns", "TOTAL_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, incl)},
 	{"self_ns", "SELF_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, self)},
 	{"cpu_incl_ns", "CPU_MS", 11, EMIT_NS_MS, EMIT_FN(cpu_incl)},
@@ -237,8 +251,12 @@ static const struct emit_col node_cols[] = {
 };
 
 /* The functions' table (text); the name and what was lacking follow. */
-static const struct emit_col fn_cols[] = {
+static const struct emit_col fn_cols_all[] = {
 	{NULL, "CALLS", 12, EMIT_COUNT, EMIT_COL(struct node_line, calls)},
+	{NULL, "SAMPLED_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, est_incl),
+	 .when = HAVE_SAMPLES},
+	{NULL, "SAMPLED_SELF", 12, EMIT_NS_MS, EMIT_COL(struct node_line, est_self),
+	 .when = HAVE_SAMPLES},
 	{NULL, "TOTAL_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, incl)},
 	{NULL, "SELF_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, self)},
 	{NULL, "CPU_MS", 11, EMIT_NS_MS, EMIT_FN(cpu_incl)},
@@ -251,7 +269,8 @@ static size_t tree_cols(const struct cct *g, const struct comp *cp,
 			struct emit_col out[EMIT_N(node_cols)])
 {
 	return emit__select(out, node_cols, EMIT_N(node_cols),
-			    (cp->below ? HAVE_COMP : 0) | (g->o.cpu_time ? HAVE_CPU : 0));
+			    (cp->below ? HAVE_COMP : 0) | (g->o.cpu_time ? HAVE_CPU : 0) |
+				    (g->ctx->cpu_sample_ns ? HAVE_SAMPLES : 0));
 }
 
 /* *l: node id's line; total: the tree's time (for its share). */
@@ -267,6 +286,10 @@ static void node_line(const struct cct *g, const struct cct_tree *t, uint32_t id
 		.self = n->self_ns,
 		.cpu_incl = n->cpu_incl_ns,
 		.cpu_self = n->cpu_self_ns,
+		.samples_incl = n->samples_incl,
+		.samples_self = n->samples_self,
+		.est_incl = an_ctx__sampled_ns(g->ctx, n->samples_incl),
+		.est_self = an_ctx__sampled_ns(g->ctx, n->samples_self),
 		.missing = n->missing,
 		.unwound = n->unwound,
 		.folded = n->folded,
@@ -365,6 +388,9 @@ nomem:
 
 static int report_functions(struct cct *g, const struct cct_tree *t, FILE *f)
 {
+	struct emit_col fn_cols[EMIT_N(fn_cols_all)];
+	size_t nfc = emit__select(fn_cols, fn_cols_all, EMIT_N(fn_cols_all),
+				  g->ctx->cpu_sample_ns ? HAVE_SAMPLES : 0);
 	struct fn_row *rows;
 	size_t n = 0, i;
 
@@ -374,7 +400,7 @@ static int report_functions(struct cct *g, const struct cct_tree *t, FILE *f)
 	qsort_r(rows, n, sizeof(*rows), cmp_row, &g->o.sort);
 	fprintf(f, "functions by %s (from the tree; -s calls|total|self|cpu)\n",
 		sort_names[g->o.sort <= CCT_SORT_CPU ? g->o.sort : 0]);
-	emit__head_cells(f, fn_cols, EMIT_N(fn_cols), true);
+	emit__head_cells(f, fn_cols, nfc, true);
 	fprintf(f, "  %s\n", "FUNCTION");
 	for (i = 0; i < n && i < g->ctx->top; i++) {
 		struct node_line l = {
@@ -383,10 +409,12 @@ static int report_functions(struct cct *g, const struct cct_tree *t, FILE *f)
 			.self = rows[i].self,
 			.cpu_incl = rows[i].cpu_incl,
 			.cpu_self = rows[i].cpu_self,
+			.est_incl = an_ctx__sampled_ns(g->ctx, rows[i].samples_incl),
+			.est_self = an_ctx__sampled_ns(g->ctx, rows[i].samples_self),
 			.cpu = g->o.cpu_time,
 		};
 
-		emit__cells(f, fn_cols, EMIT_N(fn_cols), &l, an_ctx__lb(g->ctx, AN_LOST_CALLS),
+		emit__cells(f, fn_cols, nfc, &l, an_ctx__lb(g->ctx, AN_LOST_CALLS),
 			    NULL, true);
 		print_row_tail(f, g, rows[i].fid, rows[i].missing, rows[i].unwound, 0);
 	}
@@ -414,8 +442,14 @@ int cct_report__text(void *state, FILE *f)
 	if (err)
 		return err;
 	cct__memory(g, &m);
+	fputs("times: ", f);
+	if (g->ctx->cpu_sample_ns)
+		fprintf(f,
+			"SAMPLED_MS and SAMPLED_SELF are the program's own user-mode CPU time, "
+			"sampled every %.3g ms, the probes left out (docs/times.md); ",
+			(double)g->ctx->cpu_sample_ns / 1e6);
 	fprintf(f,
-		"times: wall times include the probes' own cost (every traced call below a "
+		"wall times include the probes' own cost (every traced call below a "
 		"context adds its entry and return probe hits: see the plan line on stderr)%s; "
 		"%s\n",
 		g->o.probe_ns ? "; COMP_MS and COMP_SELF subtract the cost measured at start-up "
@@ -525,5 +559,7 @@ int cct_report__json(void *state, struct json *w)
 	json__kv_bool(w, "collapse_recursion", g->o.collapse_recursion);
 	json__kv_bool(w, "cpu_time", g->o.cpu_time);
 	json__kv_bool(w, "wall_includes_probe_cost", true);
+	/* est_*_ns: the program's own time, sampled (docs/times.md) */
+	json__kv_bool(w, "sampled", g->ctx->cpu_sample_ns != 0);
 	return json__end_object(w);
 }

@@ -123,6 +123,11 @@ static void count_on_return(void *state, const struct an_return *r)
 	/* Which frames lost their returns, and why (pipeline/shadow.h). */
 	f->t.unwound += r->unwound;
 	f->t.switched += r->switched;
+	/* Sampled times hold however the frame closed (pipeline/shadow.h,
+	 * SAMPLES): one truth for this table and the tree's. */
+	f->t.samples_self += r->samples_self;
+	if (!r->recursive)
+		f->t.samples_incl += r->samples_incl;
 	if (!r->matched)
 		return;
 	f->t.matched++;
@@ -146,6 +151,8 @@ static int count_merge(void *dst, const void *src)
 		d->fn[i].t.switched += s->fn[i].t.switched;
 		d->fn[i].t.incl_ns += s->fn[i].t.incl_ns;
 		d->fn[i].t.self_ns += s->fn[i].t.self_ns;
+		d->fn[i].t.samples_self += s->fn[i].t.samples_self;
+		d->fn[i].t.samples_incl += s->fn[i].t.samples_incl;
 		if (sampling__merge(&d->fn[i].wc, &s->fn[i].wc))
 			return -ENOMEM;
 	}
@@ -308,6 +315,9 @@ static struct count_thread **thread_list(const struct count *c, size_t *n,
 /* A function's line of the table, text and JSON. */
 struct count_line {
 	uint64_t calls, matched, unwound, switched, incl_ns, self_ns;
+	/* --times sampled: samples and what they estimate (ns), with the
+	 * 95% half-width of the self estimate */
+	uint64_t samples_self, samples_incl, est_incl_ns, est_self_ns, est_self_err95_ns;
 	uint32_t fid;
 	const char *name, *linkage;
 	char buf[24];
@@ -317,16 +327,35 @@ struct count_line {
  * matched activation, or no timestamps). unwound, switched: only when
  * some, activations closed without a return event for a known reason
  * (GUARD events; docs/json-schema.md). */
-static const struct emit_col fig_cols[] = {
+/* What fig_cols need (.when): times sampled, or the traced ones. */
+#define COUNT_RAW 0x1u
+#define COUNT_SAMPLED 0x2u
+
+static const struct emit_col fig_cols_all[] = {
 	{"calls", "CALLS", 12, EMIT_COUNT, EMIT_COL(struct count_line, calls)},
 	{"matched", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, matched)},
 	{"unwound", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, unwound), .flags = EMIT_NONZERO},
 	{"switched", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, switched),
 	 .flags = EMIT_NONZERO},
-	{"incl_ns", "INCL_MS", 10, EMIT_NS_MS, EMIT_COL(struct count_line, incl_ns),
-	 .flags = EMIT_DASH0},
-	{"self_ns", "SELF_MS", 10, EMIT_NS_MS, EMIT_COL(struct count_line, self_ns),
-	 .flags = EMIT_DASH0},
+	/* the traced wall times, probes included: the text's with
+	 * --times raw (or no sampler), the JSON's always */
+	{NULL, "INCL_MS", 10, EMIT_NS_MS, EMIT_COL(struct count_line, incl_ns),
+	 .flags = EMIT_DASH0, .when = COUNT_RAW},
+	{NULL, "SELF_MS", 10, EMIT_NS_MS, EMIT_COL(struct count_line, self_ns),
+	 .flags = EMIT_DASH0, .when = COUNT_RAW},
+	{"incl_ns", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, incl_ns)},
+	{"self_ns", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, self_ns)},
+	/* --times sampled: the program's own time (docs/times.md) */
+	{"est_incl_ns", "INCL_MS", 10, EMIT_NS_MS, EMIT_COL(struct count_line, est_incl_ns),
+	 .when = COUNT_SAMPLED},
+	{"est_self_ns", "SELF_MS", 10, EMIT_NS_MS, EMIT_COL(struct count_line, est_self_ns),
+	 .when = COUNT_SAMPLED},
+	{"est_self_err95_ns", "+-SELF", 8, EMIT_NS_MS,
+	 EMIT_COL(struct count_line, est_self_err95_ns), .when = COUNT_SAMPLED},
+	{"samples_self", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, samples_self),
+	 .when = COUNT_SAMPLED},
+	{"samples_incl", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, samples_incl),
+	 .when = COUNT_SAMPLED},
 };
 
 /* Its names (after the per-thread columns in the text). */
@@ -348,6 +377,11 @@ static void count_line(const struct count *c, uint32_t fid, struct count_line *l
 	l->switched = fn->t.switched;
 	l->incl_ns = fn->t.incl_ns;
 	l->self_ns = fn->t.self_ns;
+	l->samples_self = fn->t.samples_self;
+	l->samples_incl = fn->t.samples_incl;
+	l->est_self_ns = an_ctx__sampled_ns(c->ctx, l->samples_self);
+	l->est_incl_ns = an_ctx__sampled_ns(c->ctx, l->samples_incl);
+	l->est_self_err95_ns = an_ctx__sampled_err95_ns(c->ctx, l->samples_self);
 	l->fid = fid;
 	l->name = an_ctx__name(c->ctx, fid, l->buf);
 	l->linkage = an_ctx__linkage(c->ctx, fid);
@@ -471,6 +505,9 @@ static int count_report_text(void *state, FILE *f)
 	struct fn_row *rows = NULL;
 	size_t nrows = 0, nth = 0, ncols, i, j;
 	bool lb = an_ctx__lb(c->ctx, AN_LOST_CALLS);
+	struct emit_col fig_cols[EMIT_N(fig_cols_all)];
+	size_t nfig = emit__select(fig_cols, fig_cols_all, EMIT_N(fig_cols_all),
+				   c->ctx->cpu_sample_ns ? COUNT_SAMPLED : COUNT_RAW);
 	char buf[24];
 	int err = 0;
 
@@ -486,7 +523,14 @@ static int count_report_text(void *state, FILE *f)
 	fprintf(f, "calls per function: %zu of %" PRIu32 " functions called, by %zu thread%s\n",
 		nrows, c->ctx->ntraced ? c->ctx->ntraced : c->ctx->nfuncs, nth,
 		nth == 1 ? "" : "s");
-	emit__head_cells(f, fig_cols, EMIT_N(fig_cols), true);
+	if (c->ctx->cpu_sample_ns)
+		fprintf(f,
+			"  times: the program's own user-mode CPU time, sampled every %.3g ms "
+			"(probes not included; +-SELF: 95%%)\n",
+			(double)c->ctx->cpu_sample_ns / 1e6);
+	else
+		fprintf(f, "  times: traced wall time, probes included\n");
+	emit__head_cells(f, fig_cols, nfig, true);
 	for (j = 0; j < ncols; j++) {
 		snprintf(buf, sizeof(buf), "T%" PRIu32, th[j]->tid);
 		fprintf(f, " %10s", buf);
@@ -500,7 +544,7 @@ static int count_report_text(void *state, FILE *f)
 		uint64_t shown = 0, *v;
 
 		count_line(c, rows[i].fid, &l);
-		emit__cells(f, fig_cols, EMIT_N(fig_cols), &l, lb, NULL, true);
+		emit__cells(f, fig_cols, nfig, &l, lb, NULL, true);
 		for (j = 0; j < ncols; j++) {
 			v = hmap__find(&th[j]->fn, rows[i].fid);
 			fputc(' ', f);
@@ -625,6 +669,9 @@ static int count_report_json(void *state, struct json *w)
 	struct fn_row *rows = NULL;
 	struct by_fid b = {0};
 	size_t nrows = 0, nth = 0, i, j;
+	struct emit_col fig_cols[EMIT_N(fig_cols_all)];
+	size_t nfig = emit__select(fig_cols, fig_cols_all, EMIT_N(fig_cols_all),
+				   COUNT_RAW | (c->ctx->cpu_sample_ns ? COUNT_SAMPLED : 0));
 	int err;
 
 	rows = fn_rows(c, c->ctx->called_only, &nrows);
@@ -647,7 +694,7 @@ static int count_report_json(void *state, struct json *w)
 		json__begin_object(w);
 		emit__row_json(w, name_cols, EMIT_N(name_cols), &l, NULL);
 		an_ctx__json_src(c->ctx, rows[i].fid, w);
-		emit__row_json(w, fig_cols, EMIT_N(fig_cols), &l, NULL);
+		emit__row_json(w, fig_cols, nfig, &l, NULL);
 		if (c->ctx->budget) {
 			double est, err95;
 			uint32_t df;

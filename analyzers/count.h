@@ -28,6 +28,11 @@ struct count_time {
 	uint64_t self_ns; /* self time, all matched activations */
 	uint64_t unwound; /* activations unwound by an exception (no time) */
 	uint64_t switched; /* activations whose return a stack switch hid */
+	/* --times sampled: CPU-clock samples with the function on top of
+	 * the stack (self) or live (incl: non-recursive activations), all
+	 * activations however they closed */
+	uint64_t samples_self;
+	uint64_t samples_incl;
 };
 
 /* Calls of fid, all threads. */

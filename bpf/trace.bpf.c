@@ -646,6 +646,79 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
+/* Whether ip is in task's xol area (one page: the return probes'
+ * trampoline and the out-of-line slots of single-stepped probes), so its
+ * time is the probes', not the program's. A kernel whose BTF does not
+ * name the area: never (counted as the program's). */
+static __always_inline bool in_xol_area(struct task_struct *task, __u64 ip)
+{
+	struct xol_area *xa = NULL;
+
+	if (!bpf_core_field_exists(xa->vaddr) || !task->mm)
+		return false;
+	xa = task->mm->uprobes_state.xol_area;
+	return xa && ip - xa->vaddr < 4096;
+}
+
+/*
+ * --times sampled: the CPU clock (a perf cpu-clock event on every CPU,
+ * user mode only: user/trace/cpusample.c) interrupted a thread of the
+ * target while it ran its own code. One event, with the thread's sequence
+ * number, so it lands between the calls and returns around it and the
+ * analyzers charge the period to the frame on top of its shadow stack
+ * (pipeline/shadow.h, SAMPLES): where the program spent that time, by
+ * its exact calling context. A probe's trap is kernel mode, so it is
+ * never sampled: the probes' cost stays out of these times. Loaded only
+ * when asked for (autoload off otherwise), for one target process.
+ */
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct cabbpf_event *e;
+	struct tstate *st;
+	__u32 win = (__u32)gate;
+
+	if (!win || !target_tgid || task->tgid != target_tgid)
+		return 0;
+	/* Kernel-mode ticks never get here: the clock has exclude_kernel
+	 * (user/trace/cpuclock.c), and the hrtimer drops them before any
+	 * overflow handler runs. */
+	if (other_image || cgroup_excluded())
+		return 0;
+	if (in_xol_area(task, ctx->regs.ip)) {
+		bump(CABBPF_STAT_CPU_SAMPLES_PROBE);
+		return 0;
+	}
+	st = pipeline_state(task, false);
+	if (!st) {
+		/* no event of the thread yet: no traced frame is live */
+		bump(CABBPF_STAT_CPU_SAMPLES_NOSTATE);
+		return 0;
+	}
+	if (st->busy) {
+		bump(CABBPF_STAT_CPU_SAMPLES_BUSY);
+		return 0;
+	}
+	st->busy = 1;
+	pipeline_close_unseen(st, task);
+	e = pipeline_claim(st, CABBPF_STAT_CPU_SAMPLE_DROPS);
+	if (e) {
+		e->tid = pipeline_tid(st, (__u32)task->pid);
+		e->pid = task->tgid;
+		e->kind = CABBPF_EV_CPU_SAMPLE;
+		e->fid = 0;
+		e->seq = st->seq++;
+		e->ts = bpf_ktime_get_ns();
+		e->sp = ctx->regs.ip;
+		e->epoch = sampling ? win : 0;
+		e->pad = 0;
+		pipeline_submit(e, st);
+	}
+	st->busy = 0;
+	return 0;
+}
+
 /* The traced file as the kernel names it (exe_dev, exe_ino): the inode
  * of the loader's open file exe_fd, read once by the loader (a task
  * iterator) before the trace starts. */

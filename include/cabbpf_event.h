@@ -46,6 +46,13 @@ enum cabbpf_kind {
 	 * read (a NULL pointer, a page not in memory). Written only for
 	 * functions whose entry cookie has CABBPF_COOKIE_SIZED. */
 	CABBPF_EV_SIZE = 7,
+	/* --times sampled (the default where it loads): the CPU clock
+	 * interrupted the thread in user mode (bpf/trace.bpf.c
+	 * on_cpu_sample), one period of its own execution, with the
+	 * thread's sequence number, so it sits between its calls and
+	 * returns in program order: the shadow stack's top frame is where
+	 * that time went. sp is the user instruction pointer; fid 0. */
+	CABBPF_EV_CPU_SAMPLE = 8,
 };
 
 /* struct cabbpf_event.pad of a CABBPF_EV_EXEC event (see there). */
@@ -187,7 +194,20 @@ enum cabbpf_stat {
 	 * without CLONE_THREAD: bpf/trace.bpf.c on_fork): cabbpf traces one
 	 * process, so their calls are not in the report, which says so. */
 	CABBPF_STAT_FORKS = 14,
-	CABBPF_STAT__MAX = 15,
+	/* CPU-clock samples (CABBPF_EV_CPU_SAMPLE) of a traced thread that
+	 * had no event yet, so no calling context: the time is outside every
+	 * traced function (the report's <root>); samples not written because
+	 * the ring was full; samples that found the thread inside one of its
+	 * own probes (never expected in user mode: counted to be sure). */
+	CABBPF_STAT_CPU_SAMPLES_NOSTATE = 15,
+	CABBPF_STAT_CPU_SAMPLE_DROPS = 16,
+	CABBPF_STAT_CPU_SAMPLES_BUSY = 17,
+	/* CPU-clock samples that landed in the probes' own user-mode code
+	 * (the process's xol area: the return probes' trampoline, the
+	 * instructions single-stepped out of line): the probes' cost, not
+	 * the program's, left out. */
+	CABBPF_STAT_CPU_SAMPLES_PROBE = 18,
+	CABBPF_STAT__MAX = 19,
 };
 
 /* Slots of the probes' thread table (bpf/pipeline.bpf.h "tstab"): 64 bytes

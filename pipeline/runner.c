@@ -179,6 +179,7 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.exec += s->returns.exec;
 	d->guard_records += s->guard_records;
 	d->sched_records += s->sched_records;
+	d->sample_records += s->sample_records;
 	d->size_records += s->size_records;
 	d->size_unset += s->size_unset;
 	d->returns.orphan += s->returns.orphan;
@@ -189,6 +190,8 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.depth_limited += s->returns.depth_limited;
 	d->returns.nomem += s->returns.nomem;
 	d->returns.noret += s->returns.noret;
+	d->returns.samples += s->returns.samples;
+	d->returns.samples_root += s->returns.samples_root;
 	d->unattributed += s->unattributed;
 }
 
@@ -302,6 +305,16 @@ void runner__set_windows(struct runner *r, const struct an_windows *w)
 {
 	/* The analysis threads have stopped: nothing reads ctx concurrently. */
 	r->ctx.windows = w;
+}
+
+void runner__set_cpu_sample(struct runner *r, uint64_t period_ns)
+{
+	r->ctx.cpu_sample_ns = period_ns;
+}
+
+uint64_t runner__cpu_sample(const struct runner *r)
+{
+	return r->ctx.cpu_sample_ns;
 }
 
 void runner__set_budget(struct runner *r, const struct an_budget *b)

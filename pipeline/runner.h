@@ -140,6 +140,7 @@ struct runner_stats {
 	uint64_t io_records;	      /* I/O records analyzed (not in records) */
 	uint64_t guard_records;	      /* GUARD records analyzed (not in records) */
 	uint64_t sched_records;	      /* SCHED records (off-CPU intervals; not in records) */
+	uint64_t sample_records;      /* CPU_SAMPLE records (--times sampled; not in records) */
 	uint64_t size_records;	      /* SIZE records (--size; not in records) */
 	uint64_t size_unset;	      /* of those: no frame took it (unreadable, or
 					 its entry was lost) */
@@ -218,6 +219,12 @@ const void *runner__analyzer(const struct runner *r, const char *name);
 void runner__set_windows(struct runner *r, const struct an_windows *w);
 /* The same for --budget's epochs (struct an_budget, analyzers/sampling.h). */
 void runner__set_budget(struct runner *r, const struct an_budget *b);
+/* The same for --times sampled: the CPU clock's period in ns, when the
+ * sampler ran all along (an_ctx.cpu_sample_ns); 0: the times are the
+ * traced ones. */
+void runner__set_cpu_sample(struct runner *r, uint64_t period_ns);
+/* What runner__set_cpu_sample set (0: none). Any thread. */
+uint64_t runner__cpu_sample(const struct runner *r);
 
 /*
  * Before the reports: where each function is (src: nfuncs entries, bins:

@@ -221,6 +221,11 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 			w->st.guard_records++;
 			continue;
 		}
+		if (ev.kind == CABBPF_EV_CPU_SAMPLE) {
+			shadow__cpu_sample(&t->sh);
+			w->st.sample_records++;
+			continue;
+		}
 		if (ev.kind == CABBPF_EV_SCHED) { /* sp: the off-CPU interval, ns */
 			shadow__offcpu(&t->sh, ev.sp);
 			w->st.sched_records++;
@@ -515,6 +520,8 @@ void runner_worker__add_shadow(struct runner_stats *st, const struct tstate *t)
 	st->returns.depth_limited += t->sh.c.depth_limited;
 	st->returns.nomem += t->sh.c.nomem;
 	st->returns.noret += t->sh.c.noret;
+	st->returns.samples += t->sh.c.samples;
+	st->returns.samples_root += t->sh.c.samples_root;
 }
 
 /* After the threads: analyze what still waits for a hole, in order. */

@@ -65,6 +65,8 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 	r.self_ns = dur > fr->child_ns ? dur - fr->child_ns : 0;
 	r.cpu_incl_ns = cpu;
 	r.cpu_self_ns = cpu > fr->child_cpu_ns ? cpu - fr->child_cpu_ns : 0;
+	r.samples_self = fr->samples;
+	r.samples_incl = fr->samples + fr->child_samples;
 	if (matched) {
 		s->c.matched++;
 	} else if (s->closing_open) {
@@ -92,6 +94,7 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 	if (s->depth) {
 		s->f[s->depth - 1].child_ns += dur;
 		s->f[s->depth - 1].child_cpu_ns += cpu;
+		s->f[s->depth - 1].child_samples += r.samples_incl;
 	}
 	k->on_return(k->ctx, &r);
 }

@@ -250,6 +250,8 @@ struct shadow_counts {
 				   only, not as missing or open */
 	uint64_t switches;	/* off-CPU intervals (CABBPF_EV_SCHED events) */
 	uint64_t offcpu_ns;	/* their total length */
+	uint64_t samples;	/* CPU-clock samples (CABBPF_EV_CPU_SAMPLE), see SAMPLES */
+	uint64_t samples_root;	/* of those: with no frame on the stack */
 };
 
 /* Where the shadow stack reports calls and closed frames. */
@@ -359,6 +361,25 @@ static inline bool shadow__size(struct shadow *s, uint32_t fid, uint64_t size)
 	f->sized = true;
 	f->size = size;
 	return true;
+}
+
+/*
+ * SAMPLES (--times sampled): the CPU clock interrupted the thread in user
+ * mode (a CABBPF_EV_CPU_SAMPLE event, in program order): the top frame ran
+ * that period of the program's own time (its self samples; its callers
+ * get it in their inclusive samples when it closes: an_return.samples_*),
+ * or, with an empty stack, no traced function did (c.samples_root). O(1).
+ * A frame's samples do not depend on how it closed: an unwound or missing
+ * frame's are as exact as a matched one's, up to the event that found it
+ * dead.
+ */
+static inline void shadow__cpu_sample(struct shadow *s)
+{
+	s->c.samples++;
+	if (s->depth)
+		s->f[s->depth - 1].samples++;
+	else
+		s->c.samples_root++;
 }
 
 /* Pop every frame as missing (the thread is gone, e.g. its tid was reused),

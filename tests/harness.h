@@ -542,7 +542,7 @@ struct h_pprof {
 	int nv;		       /* values per sample */
 	long long samples;     /* samples read */
 	long long sum[4];      /* value k summed over the samples (--pprof: calls,
-				  wall, cpu) */
+				  wall, cpu, sampled) */
 	long long wall_lt_cpu; /* samples whose value 1 is below their value 2 */
 };
 

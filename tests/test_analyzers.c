@@ -1844,10 +1844,10 @@ START_TEST(test_report_json_exact)
 		"\"cpu_incl_ns\":null,\"cpu_self_ns\":null,\"children\":[]}]}]}},"
 		/* one 4096-node chunk of 72-byte nodes, its pointer array, the
 		 * thread's state and its 64-entry path */
-		"\"cct_info\":{\"nodes\":3,\"merged_nodes\":3,\"bytes\":295536,"
+		"\"cct_info\":{\"nodes\":3,\"merged_nodes\":3,\"bytes\":328304,"
 		"\"max_nodes\":1048576,\"folded_calls\":0,\"nomem\":0,"
 		"\"collapse_recursion\":false,\"cpu_time\":false,"
-		"\"wall_includes_probe_cost\":true},"
+		"\"wall_includes_probe_cost\":true,\"sampled\":false},"
 		/* main's call of 500 ns, a's two of 100 (on-CPU the same: no
 		 * switch events) */
 		"\"latency\":{\"time\":\"traced\",\"not_recorded\":0,\"functions\":["

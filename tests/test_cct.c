@@ -589,6 +589,59 @@ START_TEST(folded_exact)
 }
 END_TEST
 
+/* --times sampled: each CPU-clock sample goes to the frame on top (self)
+ * and to its callers' inclusive samples as it closes, whether it closed by
+ * its return or was found dead (a longjmp past it); samples with no frame
+ * live go to the thread's root count. The folded output's sampled metric
+ * is samples x period, the default (AUTO) when the run was sampled. */
+START_TEST(samples_by_context)
+{
+	struct drv d;
+	struct view_arg a = {.d = &d, .m = CCT_METRIC_SAMPLED};
+	const struct cct_tree *t;
+	char *s;
+	int i;
+
+	drv_init(&d, 1, NULL);
+	d.ctx.cpu_sample_ns = 1000;
+	shadow__cpu_sample(&d.sh); /* before any traced call: root */
+	call(&d, MAIN, 10);
+	shadow__cpu_sample(&d.sh);
+	call(&d, A, 10);
+	for (i = 0; i < 3; i++)
+		shadow__cpu_sample(&d.sh);
+	call(&d, C, 10);
+	shadow__cpu_sample(&d.sh);
+	/* c and a are left by a longjmp: b's entry at a's slot finds them dead */
+	d.depth = 1;
+	call(&d, B, 10);
+	shadow__cpu_sample(&d.sh);
+	shadow__cpu_sample(&d.sh);
+	ret(&d, 10);
+	ret(&d, 10);
+	ck_assert_uint_eq(d.sh.c.samples, 8);
+	ck_assert_uint_eq(d.sh.c.samples_root, 1);
+	ck_assert_uint_eq(d.sh.c.missing, 2);
+	t = cct__merged(state(&d));
+	ck_assert_uint_eq(node(t, "main")->samples_self, 1);
+	ck_assert_uint_eq(node(t, "main")->samples_incl, 7);
+	ck_assert_uint_eq(node(t, "main;a")->samples_self, 3);
+	ck_assert_uint_eq(node(t, "main;a")->samples_incl, 4);
+	ck_assert_uint_eq(node(t, "main;a;c")->samples_self, 1);
+	ck_assert_uint_eq(node(t, "main;b")->samples_incl, 2);
+	s = capture(folded_fn, &a);
+	ck_assert_str_eq(s, "main 1000\n"
+			    "main;a 3000\n"
+			    "main;a;c 1000\n"
+			    "main;b 2000\n");
+	free(s);
+	ck_assert_int_eq(cct__metric(CCT_METRIC_AUTO, &d.ctx), CCT_METRIC_SAMPLED);
+	d.ctx.cpu_sample_ns = 0;
+	ck_assert_int_eq(cct__metric(CCT_METRIC_AUTO, &d.ctx), CCT_METRIC_WALL);
+	drv_fini(&d);
+}
+END_TEST
+
 START_TEST(svg_frames)
 {
 	struct drv d;
@@ -744,6 +797,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, folded_exact);
 	tcase_add_test(tc, svg_frames);
 	tcase_add_test(tc, svg_labels);
+	tcase_add_test(tc, samples_by_context);
 	tcase_add_test(tc, json_tree);
 	tcase_add_test(tc, deep_tree_reports);
 	suite_add_tcase(s, tc);

@@ -107,7 +107,10 @@ static char *tmp_path(const char *name)
 START_TEST(contexts_and_sleep)
 {
 	char *folded = tmp_path("ctx.folded"), *calls = tmp_path("ctx-calls.folded");
-	char *args[] = {"--folded", folded, "--", (char *)h_target("ctx", OPT(_i)), "1000", NULL};
+	/* wall: every context's traced self time (the sampled default
+	 * leaves out contexts no CPU-clock tick met: test_times_integration) */
+	char *args[] = {"--folded", folded, "--folded-metric", "wall", "--",
+			(char *)h_target("ctx", OPT(_i)), "1000", NULL};
 	char *args2[] = {"-q",
 			 "--folded",
 			 calls,
@@ -326,8 +329,9 @@ START_TEST(longjmp_tree)
 END_TEST
 
 /* Each value of the tree summed over its nodes (sum[0] calls, [1]
- * self_ns, [2] cpu_self_ns): what pprof's samples must add up to. */
-static void tree_sums(json_object *n, long long sum[3])
+ * self_ns, [2] cpu_self_ns, [3] est_self_ns: the sampled times): what
+ * pprof's samples must add up to. */
+static void tree_sums(json_object *n, long long sum[4])
 {
 	json_object *kids = h_get(n, "children");
 	size_t i;
@@ -335,6 +339,7 @@ static void tree_sums(json_object *n, long long sum[3])
 	sum[0] += num(n, "calls");
 	sum[1] += num(n, "self_ns");
 	sum[2] += num(n, "cpu_self_ns");
+	sum[3] += num(n, "est_self_ns");
 	for (i = 0; kids && i < json_object_array_length(kids); i++)
 		tree_sums(json_object_array_get_idx(kids, i), sum);
 }
@@ -388,7 +393,7 @@ START_TEST(pprof_read_by_go)
 						   "TRACED void nap("};
 		const char *src = "tests/targets/ctx.c", *where, *map;
 		char real[PATH_MAX], tail[128];
-		long long sums[3] = {0};
+		long long sums[4] = {0};
 		struct h_pprof pp;
 
 		h_pprof_read(&pp, path);
@@ -407,10 +412,12 @@ START_TEST(pprof_read_by_go)
 		ck_assert_ptr_nonnull(strstr(map, "[FN][FL][LN]"));
 		/* the samples add up to the tree, exactly */
 		tree_sums(h_get(r.json, "cct"), sums);
-		ck_assert_int_eq(pp.nv, 3);
+		/* calls, wall, cpu and the sampled time (the default) */
+		ck_assert_int_eq(pp.nv, 4);
 		ck_assert_int_eq(pp.sum[0], sums[0]);
 		ck_assert_int_eq(pp.sum[1], sums[1]);
 		ck_assert_int_eq(pp.sum[2], sums[2]);
+		ck_assert_int_eq(pp.sum[3], sums[3]);
 		ck_assert_int_eq(pp.wall_lt_cpu, 0);
 		/* nap slept 1 ms: off-CPU even when the kernel's tracepoint
 		 * missed its switch-in (unseen_switch_ins_closed) */
@@ -534,7 +541,8 @@ static void sh_out(const char *cmd, char *buf, size_t len)
 START_TEST(flamegraph_svg_renders)
 {
 	char *svg = tmp_path("ctx.svg"), *png = tmp_path("ctx.png");
-	char *args[] = {"-q",	"--flamegraph", svg, "--", (char *)h_target("ctx", OPT(_i)),
+	char *args[] = {"-q", "--flamegraph", svg, "--folded-metric", "wall", "--",
+			(char *)h_target("ctx", OPT(_i)),
 			"1000", "20",		NULL};
 	char cmd[3 * PATH_MAX], out[256];
 	const char *frames[] = {"main", "a", "b", "c", "d", "nap"};
@@ -587,7 +595,7 @@ START_TEST(view_paths_safe)
 {
 	char victim[PATH_MAX], link[PATH_MAX], bad[PATH_MAX];
 	char *t = (char *)h_target("ctx", 0);
-	char *folded[] = {"-q", "--folded", link, "--", t, "10", "0", NULL};
+	char *folded[] = {"-q", "--folded", link, "--folded-metric", "wall", "--", t, "10", "0", NULL};
 	char *svg[] = {"-q", "--flamegraph", link, "--", t, "10", "0", NULL};
 	char *pprof[] = {"-q", "--pprof", link, "--", t, "10", "0", NULL};
 	char *timeline[] = {"-q", "--timeline", link, "--", t, "10", "0", NULL};

@@ -97,6 +97,10 @@ static char *make_recording(size_t *len)
 		.nostate = 10,
 		.ring_bytes = 4u << 20,
 		.sched_unseen = 11,
+		.cpu_sample_ns = 1000000,
+		.samples_probe = 14,
+		.samples_nostate = 15,
+		.samples_lost = 16,
 		.has_kernel = true,
 		.kernel = {.release = "6.1.0-test", .lockdown = "integrity", .probed = true}};
 
@@ -504,22 +508,24 @@ static size_t summary_added_after(uint32_t v)
 {
 	size_t added[] = {0, 0, 0,  16,
 			  8, 8, 16, 4 + 4 + strlen("6.1.0-test") + 4 + strlen("integrity") + 4,
-			  8};
+			  8, 32};
 	size_t n = 0;
 	unsigned f;
 
 	for (f = 0; f < KF__N; f++)
 		added[7] += 4 + strlen(features__info[f].name) + 4;
-	/* 8 changed the entry records, and added the forks to SUMMARY */
-	_Static_assert(RECFMT_VERSION == 8, "summary_added_after knows versions up to 8");
+	/* 8 changed the entry records, and added the forks to SUMMARY; 9
+	 * the sampled times' period and samples left out */
+	_Static_assert(RECFMT_VERSION == 9, "summary_added_after knows versions up to 9");
 	for (v++; v <= RECFMT_VERSION; v++)
 		n += added[v];
 	return n;
 }
 
-/* Versions 3 to 8 (_i: SUMMARY without the ring's size, the unseen
- * switch-ins, the guard's waits at detach, the kernel or the forks, the
- * fields versions 4 to 8 added at its end) are still read: what they lack is then unknown (0:
+/* Versions 3 to 9 (_i: SUMMARY without the ring's size, the unseen
+ * switch-ins, the guard's waits at detach, the kernel, the forks or the
+ * sampled times, the fields versions 4 to 9 added at its end; 9: as
+ * written) are still read: what they lack is then unknown (0:
  * no ring_bytes in the JSON) or none, the rest as written. */
 START_TEST(old_summary_read)
 {
@@ -548,6 +554,9 @@ START_TEST(old_summary_read)
 			ck_assert_uint_eq(s->guard.nsites, 8);
 			ck_assert(s->has_kernel == (_i >= 7));
 			ck_assert(s->has_forks == (_i >= 8));
+			ck_assert_uint_eq(s->cpu_sample_ns, _i >= 9 ? 1000000 : 0);
+			ck_assert_uint_eq(s->samples_probe, _i >= 9 ? 14 : 0);
+			ck_assert_uint_eq(s->samples_lost, _i >= 9 ? 16 : 0);
 			seen++;
 		}
 	ck_assert_int_eq(ret, 0);
@@ -737,7 +746,7 @@ int main(void)
 	tcase_add_test(tc, source_block_checked);
 	tcase_add_test(tc, source_block_bounds);
 	tcase_add_test(tc, version2_summary_read);
-	tcase_add_loop_test(tc, old_summary_read, 3, 8);
+	tcase_add_loop_test(tc, old_summary_read, 3, 10);
 	tcase_add_test(tc, report_through_runner);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -302,10 +302,13 @@ const struct opt_def opts__table[] = {
 	 .help = "FlameGraph folded stacks (flamegraph.pl, inferno,\n"
 		 "speedscope): 'main;parse;lex 1234' per context"},
 	{"folded-metric", 0, OPT_CHOICE, "M", OFF(folded_metric), .flags = OPTF_OFFLINE,
-	 .group = G_VIEW, .choices = (const char *const[]){"wall", "calls", "cpu", NULL},
-	 .wants = "wall, cpu or calls",
-	 .help = "wall (default: self wall ns per context), cpu\n"
-		 "(self on-CPU ns) or calls; also the flame graph's"},
+	 .group = G_VIEW,
+	 .choices = (const char *const[]){"wall", "calls", "cpu", "sampled", NULL},
+	 .wants = "wall, cpu, calls or sampled",
+	 .help = "sampled (default with --times sampled: the\n"
+		 "program's own self ns per context), wall (traced\n"
+		 "self wall ns, probes included), cpu (traced self\n"
+		 "on-CPU ns) or calls; also the flame graph's"},
 	{"flamegraph", 0, OPT_STR, "FILE", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(view.svg_path),
 	 .group = G_VIEW, .wants = "a file name",
 	 .help = "an SVG flame graph (self-contained; hover a frame\n"
@@ -413,6 +416,17 @@ const struct opt_def opts__table[] = {
 	 .help = "kernel ring per CPU, a power of two (default 4)"},
 	{"analyzer-threads", 0, OPT_UINT, "N", 1, 64, OFF(analyzer_threads), .flags = OPTF_OFFLINE,
 	 .group = G_TUNE, .wants = "1 to 64", .help = "analyzer threads (default 1)"},
+	{"times", 0, OPT_CHOICE, "HOW", OFF(times_word), .group = G_TUNE,
+	 .choices = (const char *const[]){"sampled", "raw", NULL},
+	 .wants = "sampled or raw",
+	 .help = "what the times shown are: sampled (default: the\n"
+		 "program's own CPU time, a CPU clock sampling each\n"
+		 "calling context, probes left out) or raw (traced\n"
+		 "wall time, each call's probes included)"},
+	{"times-hz", 0, OPT_UINT, "HZ", 10, 10000, OFF(times_hz), .group = G_TUNE,
+	 .wants = "an integer from 10 to 10000",
+	 .help = "--times sampled: samples per second of CPU time\n"
+		 "(default 1000; more are finer and cost more)"},
 	{"no-times", 0, OPT_FLAG, OFF(no_times), .group = G_TUNE,
 	 .help = "take no timestamps: exact counts and call graph,\n"
 		 "no inclusive/self times, ~0.1 us less per event"},

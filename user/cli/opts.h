@@ -90,6 +90,9 @@ struct opts {
 	const char *time_range;
 	uint64_t range_from_ns, range_to_ns;
 	unsigned replay_tid;
+	/* --times: "sampled" (default) or "raw"; --times-hz, 0: 1000 */
+	const char *times_word;
+	unsigned times_hz;
 	bool quiet;	       /* -q: no text report */
 	bool verbose;	       /* -v */
 };

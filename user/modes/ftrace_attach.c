@@ -459,6 +459,22 @@ static int attach_guard(struct ftrace *ft)
 	return guard__attach(ft->guard, &gm);
 }
 
+/* --times sampled: the CPU clock's period for the time sampler, or 0
+ * where its samples could not stand for the whole run: sampling windows
+ * and --budget (the probes come and go, the calling context is not known
+ * between windows), --entry-only (frames close only when found dead),
+ * --no-times, the floor, and whole-container tracing (not yet: one
+ * target process). The report then says its times are the traced ones. */
+static uint64_t cpu_sample_ns(const struct ftrace *ft)
+{
+	const struct opts *o = &ft->o;
+
+	if ((o->times_word && !strcmp(o->times_word, "raw")) || ft->whole || o->sample_pct > 0 ||
+	    o->budget_pct > 0 || o->start_disabled || o->entry_only || o->no_times || o->floor)
+		return 0;
+	return 1000000000ull / (o->times_hz ? o->times_hz : 1000);
+}
+
 /* The BPF objects: trace (function probes), loaded, not attached yet.
  * Returns 0 or -errno (logged). */
 static int open_trace(struct ftrace *ft)
@@ -497,6 +513,7 @@ static int open_trace(struct ftrace *ft)
 	to.start_paused = ft->o.start_disabled;
 	to.gated = true; /* opened by start_run, once everything is in */
 	to.lossless = ft->o.lossless;
+	to.cpu_sample_ns = cpu_sample_ns(ft);
 	to.unguarded = !ft->guard && !ft->whole && !ft->o.lossless;
 	to.on_event = on_event;
 	to.ctx = ft;
@@ -703,6 +720,11 @@ int ftrace_attach__probes(struct ftrace *ft)
 	ft->att_ns = sampler__now() - ft->att_ns;
 	/* Read by the cct analyzer's reports only, after the run. */
 	ft->o.view.cct.cpu_time = trace__cpu_time(ft->tr);
+	/* The sampler runs from the gate's opening, all along: the reports
+	 * read its period; none, they say the times are the traced ones. */
+	runner__set_cpu_sample(ft->rn, trace__cpu_samples(ft->tr)
+					       ? cpu_sample_ns(ft)
+					       : 0);
 	/* A fallback to per-site links reloaded the trace object: new rings,
 	 * a new cgroup filter map. */
 	if (ft->guard && trace__map_fd(ft->tr, "slots") != slots_fd && (err = attach_guard(ft)))

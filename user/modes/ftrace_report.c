@@ -123,7 +123,8 @@ static void fill_summary(struct ftrace *ft, struct summary *sm, const uint64_t *
 	sm->duration_s = ft->t1 - ft->t0;
 	/* call events */
 	sm->events = stage__events(ft->stage) - stage__io_events(ft->stage) -
-		     stage__guard_events(ft->stage) - stage__sched_events(ft->stage);
+		     stage__guard_events(ft->stage) - stage__sched_events(ft->stage) -
+		     stage__sample_events(ft->stage);
 	sm->guard = ft->guard ? &ft->gst : NULL;
 	sm->sampling = ft->smp;
 	sm->budget = ft->bud;
@@ -131,6 +132,10 @@ static void fill_summary(struct ftrace *ft, struct summary *sm, const uint64_t *
 	sm->execs = stage__execs(ft->stage, &ex);
 	sm->forks_known = !ft->whole;
 	sm->forks = ft->whole ? 0 : totals[CABBPF_STAT_FORKS];
+	sm->cpu_sample_ns = runner__cpu_sample(ft->rn);
+	sm->samples_probe = totals[CABBPF_STAT_CPU_SAMPLES_PROBE];
+	sm->samples_nostate = totals[CABBPF_STAT_CPU_SAMPLES_NOSTATE];
+	sm->samples_lost = totals[CABBPF_STAT_CPU_SAMPLE_DROPS];
 	/* A launched command's own start is an exec too: not the program's
 	 * doing (--follow-exec: made before tracing began, not seen). */
 	if (tg->spawned && !tg->followed && sm->execs)

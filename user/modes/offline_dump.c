@@ -19,8 +19,8 @@
 
 static const char *kind_name(uint32_t kind)
 {
-	static const char *const names[] = {"?",     "call", "return", "io",
-					    "guard", "exec", "sched",  "size"};
+	static const char *const names[] = {"?",    "call",  "return", "io",    "guard",
+					    "exec", "sched", "size",   "sample"};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
 }
@@ -67,6 +67,9 @@ static void dump_record(FILE *out, const struct recfmt_funcs *fn, uint32_t tid, 
 		break;
 	case CABBPF_EV_SCHED:
 		fprintf(out, "off_cpu_ns=%" PRIu64, rc.sp);
+		break;
+	case CABBPF_EV_CPU_SAMPLE: /* --times sampled: a CPU-clock tick in user mode */
+		fprintf(out, "ip=0x%" PRIx64, rc.sp);
 		break;
 	case CABBPF_EV_SIZE: /* --size: the input size of the call just entered */
 		fprintf(out, "size=%" PRIu64 " of ", rc.sp);

@@ -42,7 +42,7 @@
  * guard's waits at detach; 7: then the kernel traced on (its features);
  * 8: entry records carry their return-address slot's word above sp
  * (pipeline/record.h; earlier files' entries have none: not known) */
-#define RECFMT_VERSION 8u
+#define RECFMT_VERSION 9u
 #define RECFMT_HEADER_BYTES 16
 /* Bounds a reader enforces (a corrupt length must not allocate gigabytes). */
 #define RECFMT_MAX_BLOCK (256u << 20)
@@ -117,6 +117,9 @@ struct recfmt_summary {
 	uint64_t execs;
 	bool has_forks;  /* version 8 on: forks known */
 	uint64_t forks;  /* new processes the target started (not traced) */
+	/* version 9: --times sampled's period (0: not sampled, or before)
+	 * and its samples left out (struct summary) */
+	uint64_t cpu_sample_ns, samples_probe, samples_nostate, samples_lost;
 	struct guard_stats guard;
 	/* version 7: the kernel the trace was taken on (user/kernel/
 	 * features.h); has_kernel false before, or when the writer had none */

@@ -422,6 +422,12 @@ static int read_summary(struct recfmt_reader *r, struct cur *c)
 		s->has_forks = true;
 		s->forks = c_u64(c);
 	}
+	if (r->version >= 9) {
+		s->cpu_sample_ns = c_u64(c);
+		s->samples_probe = c_u64(c);
+		s->samples_nostate = c_u64(c);
+		s->samples_lost = c_u64(c);
+	}
 	return c_end(c, "SUMMARY");
 }
 

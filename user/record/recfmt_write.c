@@ -290,6 +290,11 @@ int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s)
 	}
 	/* version 8: the processes the target started */
 	b_u64(&b, s->forks);
+	/* version 9: the sampled times */
+	b_u64(&b, s->cpu_sample_ns);
+	b_u64(&b, s->samples_probe);
+	b_u64(&b, s->samples_nostate);
+	b_u64(&b, s->samples_lost);
 	err = ok ? w_block(w, RECFMT_SUMMARY, &b) : (w->err = -EINVAL);
 	free(b.p);
 	return err;

@@ -106,6 +106,10 @@ int recorder__finish(struct recorder *rc, const struct summary *sm,
 	s.exit_status = sm->exit_status;
 	s.execs = sm->execs;
 	s.forks = sm->forks;
+	s.cpu_sample_ns = sm->cpu_sample_ns;
+	s.samples_probe = sm->samples_probe;
+	s.samples_nostate = sm->samples_nostate;
+	s.samples_lost = sm->samples_lost;
 	s.exec_other = sm->exec_other;
 	s.exec_thread = sm->exec_thread;
 	s.has_guard = sm->guard != NULL;

@@ -126,7 +126,7 @@ struct build {
 	const char *binary;
 	struct strtab st;
 	struct maps maps;
-	Perftools__Profiles__ValueType vt[3], *vtp[3];
+	Perftools__Profiles__ValueType vt[4], *vtp[4];
 	uint32_t nv; /* sample values: calls, wall[, cpu] */
 	/* per location (one a function met in the tree): its function, line,
 	 * location; fid_loc[slot] its id (1-based), 0 until met */
@@ -191,17 +191,22 @@ static int build_alloc(struct build *b, const struct cct_tree *t, uint32_t nf)
 	return str_add(&b->st, "") < 0 ? -ENOMEM : 0;
 }
 
-/* The sample types: calls, wall time[, on-CPU time]. */
-static int value_types(struct build *b)
+/* The sample types: calls, wall time[, on-CPU time][, the program's own
+ * time, sampled (--times sampled: docs/times.md)]. */
+static int value_types(struct build *b, bool cpu)
 {
-	static const char *const names[3][2] = {
-		{"calls", "count"}, {"wall", "nanoseconds"}, {"cpu", "nanoseconds"}};
+	static const char *const names[4][2] = {{"calls", "count"},
+						{"wall", "nanoseconds"},
+						{"cpu", "nanoseconds"},
+						{"sampled", "nanoseconds"}};
 	uint32_t k;
 
 	for (k = 0; k < b->nv; k++) {
+		uint32_t i = k < 2 || cpu ? k : k + 1;
+
 		perftools__profiles__value_type__init(&b->vt[k]);
-		b->vt[k].type = str_add(&b->st, names[k][0]);
-		b->vt[k].unit = str_add(&b->st, names[k][1]);
+		b->vt[k].type = str_add(&b->st, names[i][0]);
+		b->vt[k].unit = str_add(&b->st, names[i][1]);
 		if (b->vt[k].type < 0 || b->vt[k].unit < 0)
 			return -ENOMEM;
 		b->vtp[k] = &b->vt[k];
@@ -287,6 +292,8 @@ static int samples(struct build *b, const struct cct_tree *t, bool cpu)
 		s->value[1] = (int64_t)n->self_ns;
 		if (cpu)
 			s->value[2] = (int64_t)n->cpu_self_ns;
+		if (b->ctx->cpu_sample_ns)
+			s->value[b->nv - 1] = (int64_t)an_ctx__sampled_ns(b->ctx, n->samples_self);
 		b->smpp[b->nsmp++] = s;
 	}
 	return 0;
@@ -296,14 +303,15 @@ int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bo
 		 const char *binary, uint64_t duration_ns)
 {
 	Perftools__Profiles__Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
-	struct build b = {.ctx = ctx, .binary = binary, .nv = cpu ? 3 : 2};
+	struct build b = {.ctx = ctx, .binary = binary,
+			  .nv = (cpu ? 3 : 2) + (ctx->cpu_sample_ns ? 1 : 0)};
 	uint8_t *buf = NULL;
 	size_t len;
 	int err;
 
 	err = build_alloc(&b, t, ctx->nfuncs + 2);
 	if (!err)
-		err = value_types(&b);
+		err = value_types(&b, cpu);
 	if (!err)
 		err = map_bins(&b.maps, ctx, &b.st, binary);
 	if (!err)
@@ -321,7 +329,8 @@ int pprof__write(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, bo
 	p.n_function = b.nloc;
 	p.function = b.fnp;
 	p.duration_nanos = (int64_t)duration_ns;
-	p.default_sample_type = b.vt[1].type; /* wall */
+	/* the program's own time when sampled, else wall */
+	p.default_sample_type = b.vt[ctx->cpu_sample_ns ? b.nv - 1 : 1].type;
 	p.n_string_table = b.st.n;
 	p.string_table = b.st.v;
 	len = perftools__profiles__profile__get_packed_size(&p);

@@ -167,6 +167,50 @@ static void whole_text(FILE *out, const struct summary *s, struct runner *r)
 	fprintf(out, "== all %zu process%s of %s, merged ==\n", nr, nr == 1 ? "" : "es", s->comm);
 }
 
+/* What the run's times are (docs/times.md): the program's own time,
+ * sampled, or the traced wall time. */
+static void times_text(FILE *out, const struct summary *s, const struct runner *r)
+{
+	struct runner_stats st;
+
+	if (!s->cpu_sample_ns) {
+		fprintf(out, "  times: traced wall time, each call's probes included (--times raw, "
+			     "or a mode that cannot sample: docs/times.md)\n");
+		return;
+	}
+	runner__stats(r, &st);
+	fprintf(out,
+		"  times: sampled, the program's own user-mode CPU time: %llu samples every %.3g "
+		"ms (%llu outside traced functions); left out: %llu in the probes' code",
+		(unsigned long long)st.returns.samples, (double)s->cpu_sample_ns / 1e6,
+		(unsigned long long)(st.returns.samples_root + s->samples_nostate),
+		(unsigned long long)s->samples_probe);
+	if (s->samples_lost)
+		fprintf(out, ", %llu LOST to full rings (times are lower bounds)",
+			(unsigned long long)s->samples_lost);
+	fputc('\n', out);
+}
+
+/* The JSON's "times" (docs/json-schema.md). */
+static int times_json(struct json *w, const struct summary *s, const struct runner *r)
+{
+	struct runner_stats st;
+	int err = 0;
+
+	runner__stats(r, &st);
+	err |= json__key(w, "times");
+	err |= json__begin_object(w);
+	err |= json__kv_string(w, "method", s->cpu_sample_ns ? "sampled" : "traced");
+	if (s->cpu_sample_ns) {
+		err |= json__kv_u64(w, "period_ns", s->cpu_sample_ns);
+		err |= json__kv_u64(w, "samples", st.returns.samples);
+		err |= json__kv_u64(w, "samples_outside", st.returns.samples_root + s->samples_nostate);
+		err |= json__kv_u64(w, "samples_probe", s->samples_probe);
+		err |= json__kv_u64(w, "samples_lost", s->samples_lost);
+	}
+	return err | json__end_object(w);
+}
+
 void report__text(FILE *out, const struct summary *s, struct runner *r)
 {
 	if (s->whole) {
@@ -223,6 +267,7 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 			s->unheld ? "; SOME EVENTS PAST THE MARK CAME FROM THREADS THAT COULD NOT BE "
 				    "STOPPED"
 				  : "");
+	times_text(out, s, r);
 	if (s->sampling) {
 		fputs("  ", out);
 		sampler__text(s->sampling, out);
@@ -519,6 +564,7 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r,
 	if (s->budget)
 		err |= budget__json(s->budget, w);
 	err |= run_json(w, s);
+	err |= times_json(w, s, r);
 	err |= lost_json(w, s, r);
 	err |= loader_json(w, s);
 	if (!err)

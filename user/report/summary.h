@@ -80,6 +80,13 @@ struct summary {
 	 * live run of one process, a recording of version 8 on) */
 	bool forks_known;
 	uint64_t forks;
+	/* --times sampled: the CPU clock's period, ns, when it sampled the
+	 * whole run (an_ctx.cpu_sample_ns); 0: the times are the traced
+	 * ones. CPU-clock samples in the probes' own code (left out), of
+	 * threads with no event yet (outside every traced function), and
+	 * lost to a full ring. */
+	uint64_t cpu_sample_ns;
+	uint64_t samples_probe, samples_nostate, samples_lost;
 	bool exec_other;  /* the last one ran another program (not traced) */
 	/* the last one was called by a thread other than the main one: the
 	 * kernel's probes, bound to the main thread, miss the new image */

@@ -20,7 +20,7 @@ void views__init(struct view_opts *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->cct.min_pct = -1; /* CCT_DEFAULT_MIN_PCT */
-	v->metric = CCT_METRIC_WALL;
+	v->metric = CCT_METRIC_AUTO; /* sampled when the run was */
 	v->cct.sort = CCT_SORT_TOTAL;
 }
 
@@ -125,12 +125,13 @@ static int write_view(const char *path, const char *what, void *state, const str
 		return err;
 	}
 	if (!strcmp(what, "--folded"))
-		err = cct__write_folded(of.f, t, cct__ctx(state), v->metric);
+		err = cct__write_folded(of.f, t, cct__ctx(state),
+					cct__metric(v->metric, cct__ctx(state)));
 	else if (!strcmp(what, "--pprof"))
 		err = pprof__write(of.f, t, cct__ctx(state), cct__opts(state)->cpu_time, binary,
 				   duration_ns);
 	else
-		err = cct__write_svg(of.f, t, cct__ctx(state), v->metric,
+		err = cct__write_svg(of.f, t, cct__ctx(state), cct__metric(v->metric, cct__ctx(state)),
 				     cct__opts(state)->cpu_time, title);
 	err = outfile__finish(&of, err);
 	if (err)

@@ -3,28 +3,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "common/log.h"
 #include "user/kernel/bpfload.h"
+#include "user/trace/cpuclock.h"
 #include "user/trace/progress.h"
 #include "progress.skel.h"
 
 struct progress {
 	struct progress_bpf *skel;
-	struct bpf_link **links; /* one per CPU */
+	struct cpuclock *clock;
 	int ncpus;
 };
 
 int progress__open(pid_t pid, struct progress **out)
 {
-	struct perf_event_attr attr;
 	struct bpfload_log lg;
 	struct progress *p;
-	int cpu, err = 0;
+	int err = 0;
 
 	*out = NULL;
 	p = calloc(1, sizeof(*p));
@@ -35,9 +33,8 @@ int progress__open(pid_t pid, struct progress **out)
 		err = p->ncpus ? p->ncpus : -EINVAL;
 		goto cleanup;
 	}
-	p->links = calloc((size_t)p->ncpus, sizeof(*p->links));
 	p->skel = progress_bpf__open();
-	if (!p->links || !p->skel) {
+	if (!p->skel) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -50,30 +47,9 @@ int progress__open(pid_t pid, struct progress **out)
 	bpfload__free(&lg);
 	if (err)
 		goto cleanup;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.sample_period = PROGRESS_TICK_NS;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	for (cpu = 0; cpu < p->ncpus; cpu++) {
-		int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
-				      PERF_FLAG_FD_CLOEXEC);
-
-		if (fd < 0) {
-			if (errno == ENODEV || errno == ENOENT)
-				continue; /* a possible CPU that is not online */
-			err = -errno;
-			goto cleanup;
-		}
-		p->links[cpu] = bpf_program__attach_perf_event(p->skel->progs.on_tick, fd);
-		if (!p->links[cpu]) {
-			err = -errno;
-			close(fd);
-			goto cleanup;
-		}
-	}
+	err = cpuclock__attach(p->skel->progs.on_tick, PROGRESS_TICK_NS, &p->clock);
+	if (err)
+		goto cleanup;
 	*out = p;
 	return 0;
 cleanup:
@@ -104,13 +80,9 @@ uint64_t progress__ticks(const struct progress *p)
 
 void progress__free(struct progress *p)
 {
-	int i;
-
 	if (!p)
 		return;
-	for (i = 0; p->links && i < p->ncpus; i++)
-		bpf_link__destroy(p->links[i]); /* closes its perf event fd too */
-	free(p->links);
+	cpuclock__free(p->clock);
 	progress_bpf__destroy(p->skel);
 	free(p);
 }

@@ -21,6 +21,7 @@ struct stage {
 	uint64_t io_events; /* of events: CABBPF_EV_IO */
 	uint64_t guard_events; /* of events: CABBPF_EV_GUARD and CABBPF_EV_EXEC */
 	uint64_t sched_events; /* of events: CABBPF_EV_SCHED */
+	uint64_t sample_events; /* of events: CABBPF_EV_CPU_SAMPLE */
 	uint64_t execs;	       /* CABBPF_EV_EXEC events */
 	uint64_t exec_ino;     /* the last one's executable (inode number) */
 	uint64_t exec_ts, exec_seq; /* the last one: its time, its thread's sequence */
@@ -133,6 +134,7 @@ int stage__push(struct stage *s, unsigned cpu, const struct cabbpf_event *e)
 			e->kind == CABBPF_EV_ENTRY ? rec__entry_sp(e->sp, e->pad) : e->sp);
 		s->guard_events += e->kind == CABBPF_EV_GUARD || e->kind == CABBPF_EV_EXEC;
 		s->sched_events += e->kind == CABBPF_EV_SCHED;
+		s->sample_events += e->kind == CABBPF_EV_CPU_SAMPLE;
 		/* A thread killed by another's execve is not an execve. The
 		 * last by time, not by arrival: the per-CPU rings are
 		 * drained one after another, so a launched target's first
@@ -195,6 +197,11 @@ uint64_t stage__guard_events(const struct stage *s)
 uint64_t stage__sched_events(const struct stage *s)
 {
 	return s->sched_events;
+}
+
+uint64_t stage__sample_events(const struct stage *s)
+{
+	return s->sample_events;
 }
 
 uint64_t stage__execs(const struct stage *s, struct stage_exec *last)

@@ -47,6 +47,8 @@ uint64_t stage__io_events(const struct stage *s);
 uint64_t stage__guard_events(const struct stage *s);
 /* [any] Of those, CABBPF_EV_SCHED events (off-CPU intervals): not calls. */
 uint64_t stage__sched_events(const struct stage *s);
+/* [any] Of those, CABBPF_EV_CPU_SAMPLE events (--times sampled): not calls. */
+uint64_t stage__sample_events(const struct stage *s);
 /* The last execve's executable and caller. */
 struct stage_exec {
 	uint32_t dev;	 /* device, the kernel's encoding: major << 20 | minor */

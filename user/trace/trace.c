@@ -137,6 +137,8 @@ int trace__load(struct trace *t, bool multi)
 	t->skel->rodata->exe_fd = t->o.pid > 0 ? open(t->o.binary, O_RDONLY | O_CLOEXEC) : -1;
 	t->exe_fd = t->skel->rodata->exe_fd;
 	bpf_program__set_autoload(t->skel->progs.exe_identity, t->exe_fd >= 0);
+	bpf_program__set_autoload(t->skel->progs.on_cpu_sample,
+				  t->o.cpu_sample_ns && t->o.pid > 0 && !t->o.floor);
 	/* The high-water mark at half the ring: the other half is headroom
 	 * for what other threads emit before their next event stops them
 	 * (one event each, plus I/O and switch events). */

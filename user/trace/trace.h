@@ -91,6 +91,10 @@ struct trace_opts {
 	 * link per site would take a grace period per function out). */
 	bool groups;
 	const uint8_t *first_group;
+	/* > 0: sample the target's own execution on a user-mode CPU clock of
+	 * this period (bpf/trace.bpf.c on_cpu_sample, --times sampled); one
+	 * target process (pid > 0), no sampling windows */
+	uint64_t cpu_sample_ns;
 	trace_event_fn on_event;
 	void *ctx;
 };
@@ -118,6 +122,10 @@ int trace__open(const struct trace_opts *o, struct trace **out);
  * trace__refused); or -ESRCH, not logged, when the process o.pid is gone
  * (it exited while the probes went in): the caller names it. */
 int trace__attach(struct trace *t);
+
+/* Whether the time sampler runs (o.cpu_sample_ns, and its clocks are in
+ * place since trace__attach). */
+bool trace__cpu_samples(const struct trace *t);
 
 /*
  * Whole-container tracing (o.pid 0): the function table grew to nfuncs

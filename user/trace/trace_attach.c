@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "user/probe/uprobe_multi.h"
 #include "trace.skel.h"
+#include "user/trace/cpuclock.h"
 #include "user/trace/trace_int.h"
 
 static const char *bin_of(const struct trace *t, uint32_t fid)
@@ -300,6 +301,23 @@ cleanup:
 	return err;
 }
 
+/* The time sampler's CPU clocks (o.cpu_sample_ns). A kernel or machine
+ * without a CPU clock still traces: the report says its times are the
+ * traced ones (trace__cpu_samples). */
+static void attach_cpu_samples(struct trace *t)
+{
+	int err;
+
+	if (!t->o.cpu_sample_ns || t->o.pid <= 0 || t->o.floor || t->cpu_samples)
+		return;
+	err = cpuclock__attach(t->skel->progs.on_cpu_sample, t->o.cpu_sample_ns,
+			       &t->cpu_samples);
+	if (err)
+		log_warn("no CPU clock to sample the target's time (%s): times shown are traced "
+			 "wall times, probes included",
+			 strerror(-err));
+}
+
 /* The exec tracepoint (not for the floor: it has no events). A kernel
  * without it still traces, only without exec events: say so. */
 static void attach_exec(struct trace *t)
@@ -329,11 +347,17 @@ static void attach_exec(struct trace *t)
 			log_warn("sched_switch tracepoint refused (%s): no on-CPU times",
 				 strerror(errno));
 	}
+	attach_cpu_samples(t);
 }
 
 bool trace__cpu_time(const struct trace *t)
 {
 	return t->switch_link != NULL;
+}
+
+bool trace__cpu_samples(const struct trace *t)
+{
+	return t->cpu_samples != NULL;
 }
 
 /* Groups: every function into its first group (o.first_group), the gate

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "user/proc/procfs.h"
 #include "trace.skel.h"
+#include "user/trace/cpuclock.h"
 #include "user/trace/trace_int.h"
 
 static void close_kind(struct link_set *ls, unsigned kind)
@@ -311,6 +312,8 @@ void trace__detach(struct trace *t)
 	t->fork_link = NULL;
 	bpf_link__destroy(t->switch_link);
 	t->switch_link = NULL;
+	cpuclock__free(t->cpu_samples);
+	t->cpu_samples = NULL;
 	/* Per-site links close one by one, each waiting for the kernel's
 	 * grace periods under a lock of its (from any number of threads
 	 * alike; docs/figures.md): say so when it will take a while. */

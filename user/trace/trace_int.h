@@ -44,6 +44,8 @@ struct closer {
 /* A closer thread mostly waits in close(): a small stack. */
 #define CLOSER_STACK (256 * 1024)
 
+struct cpuclock;
+
 struct trace {
 	struct trace_opts o;
 	struct trace_bpf *skel;
@@ -70,6 +72,7 @@ struct trace {
 	struct bpf_link *exit_link; /* on_exit: threads killed by another's execve */
 	struct bpf_link *fork_link; /* on_fork: new processes of the target's */
 	struct bpf_link *switch_link; /* on_switch: off-CPU intervals (on-CPU time) */
+	struct cpuclock *cpu_samples; /* on_cpu_sample's clocks (o.cpu_sample_ns) */
 	uint32_t refused;
 	bool multi;
 	uint32_t nsized; /* functions with a --size rule */

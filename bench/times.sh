@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The sampled times (--times sampled, docs/times.md) against perf's
+# sampled self times of an untraced run of the same command, and against
+# the truth where a target knows it.
+#
+# For each workload, REPEATS times:
+#  - perf record -F HZ --call-graph dwarf of the command (Debian's
+#    libraries keep no frame pointers) (HZ=4000 unless set; cabbpf
+#    samples at --times-hz HZ), untraced (cpu-clock: this VM has
+#    no hardware counters); each perf sample is given to the innermost
+#    frame of its call chain that is a traced function (as cabbpf charges
+#    an untraced callee's time, memcmp's say, to its traced caller), and
+#    samples with no traced frame are left out;
+#  - cabbpf -a count on the command: each traced function's sampled self
+#    time (est_self_ns) and its traced wall self time (self_ns, what
+#    --times raw shows);
+#  - the 10 functions with the largest perf shares (shares of the traced
+#    functions' sum, on each side): PERF%, SAMPLED%, RAW%, and the largest
+#    gap of each method to perf in percentage points.
+# Workloads: tests/targets/shares (functions of known cost; it prints
+# them: TRUE%), sqlite3 (a GROUP BY/JOIN over a 200,000-row table,
+# -f 'libsqlite3:sqlite3*'), python3 (a pure-Python loop, -f
+# '_PyEval_*' -f 'PyObject_*' -f 'PyNumber_*').
+#   bench/times.sh [REPEATS] [WORKLOAD...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+R=${1:-3}
+# Samples a second, on both sides: short programs need more than 1,000
+HZ=${HZ:-4000}
+shift || true
+W=("$@")
+[ ${#W[@]} -gt 0 ] || W=(shares sqlite3 python3)
+command -v perf >/dev/null || { echo "bench/times.sh: needs perf (linux-perf)" >&2; exit 1; }
+make -s cabbpf
+tests/targets/build.sh .output/targets >/dev/null
+B=.output/bench/times
+mkdir -p "$B"
+
+# The workloads' commands and cabbpf's function selection.
+setup() {
+	case $1 in
+	shares)
+		CMD=(.output/targets/shares-O2)
+		SEL=(-f big -f mid -f tiny -f outer)
+		;;
+	sqlite3)
+		if [ ! -s "$B/t.db" ]; then
+			sqlite3 "$B/t.db" "create table a(id integer primary key, g integer, v text);
+				create table b(g integer primary key, name text);
+				with recursive c(x) as (select 1 union all select x+1 from c where x<200000)
+				insert into a select x, x%1000, hex(randomblob(8)) from c;
+				with recursive c(x) as (select 0 union all select x+1 from c where x<999)
+				insert into b select x, 'n'||x from c;"
+		fi
+		echo "select b.name, count(*), max(a.v) from a join b on a.g = b.g group by b.name order by 2 desc limit 5;" >"$B/q.sql"
+		CMD=(sqlite3 "$B/t.db")
+		IN=$B/q.sql
+		SEL=(-f 'libsqlite3:sqlite3*')
+		;;
+	python3)
+		CMD=(/usr/bin/python3 -c 's = 0
+for i in range(3000000):
+    s += i % 7
+print(s)')
+		SEL=(-f '_PyEval_*' -f 'PyObject_*' -f 'PyNumber_*')
+		;;
+	*)
+		echo "bench/times.sh: unknown workload $1" >&2
+		exit 2
+		;;
+	esac
+}
+
+for w in "${W[@]}"; do
+	IN=/dev/null
+	setup "$w"
+	for r in $(seq "$R"); do
+		own=
+		[ "$w" = shares ] && own=$("${CMD[@]}")
+		perf record -q -F "$HZ" --call-graph dwarf -o "$B/perf.data" -- "${CMD[@]}" <"$IN" >/dev/null 2>&1
+		perf script -i "$B/perf.data" -F ip,sym 2>/dev/null >"$B/perf.txt" || true
+		./cabbpf --lossless --times-hz "$HZ" -a count "${SEL[@]}" --json "$B/cabbpf.json" -- "${CMD[@]}" \
+			<"$IN" >/dev/null 2>"$B/cabbpf.err" || { cat "$B/cabbpf.err" >&2; exit 1; }
+		python3 - "$w" "$r" "$B/cabbpf.json" "$B/perf.txt" "$own" <<'PY'
+import json, sys
+w, r, jpath, ppath, own = sys.argv[1:6]
+j = json.load(open(jpath))
+fns = {}
+for f in j["count"]["functions"] if "count" in j else j["functions"]:
+    name = f["name"].split(":", 1)[-1]  # LIB:name -> name
+    if f.get("calls"):
+        fns[name] = f
+# perf: one stack per sample (frames leaf first, blank line between);
+# charge it to its innermost traced frame
+perf = {}
+stack = []
+def flush():
+    for s in stack:
+        if s in fns:
+            perf[s] = perf.get(s, 0) + 1
+            break
+for line in open(ppath):
+    line = line.strip()
+    if not line:
+        flush()
+        stack = []
+    else:
+        parts = line.split(None, 1)
+        if len(parts) == 2:
+            stack.append(parts[1].split("+")[0])
+flush()
+def shares(d):
+    t = sum(d.values()) or 1
+    return {k: 100.0 * v / t for k, v in d.items()}
+ps = shares({k: perf.get(k, 0) for k in fns})
+ss = shares({k: float(f.get("est_self_ns", 0)) for k, f in fns.items()})
+rs = shares({k: float(f["self_ns"]) for k, f in fns.items()})
+truth = {}
+if own:
+    o = dict(kv.split("=") for kv in own.split())
+    truth = shares({"big": float(o["big_ns"]), "mid": float(o["mid_ns"]),
+                    "tiny": 1.5 * float(o["tiny_ns"]), "outer": float(o["outer_self_ns"])})
+top = sorted(fns, key=lambda k: -ps[k])[:10]
+print(f"{w} run {r}: {sum(perf.values())} perf samples, "
+      f"{j.get('times', {}).get('samples', 0)} cabbpf samples")
+print(f"  {'FUNCTION':32} {'CALLS':>10} {'PERF%':>6} {'SAMPLED%':>9} {'RAW%':>6}"
+      + (f" {'TRUE%':>6}" if truth else ""))
+for k in top:
+    print(f"  {k[:32]:32} {fns[k]['calls']:>10} {ps[k]:>6.1f} {ss[k]:>9.1f} {rs[k]:>6.1f}"
+          + (f" {truth[k]:>6.1f}" if truth else ""))
+gs = max(abs(ss[k] - ps[k]) for k in top)
+gr = max(abs(rs[k] - ps[k]) for k in top)
+print(f"  largest gap to perf over these: sampled {gs:.1f} pp, raw {gr:.1f} pp")
+PY
+	done
+done

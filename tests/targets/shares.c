@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * shares [SCALE] - functions of known CPU cost, for the sampled times
+ * (--times sampled): some called rarely with large bodies, some millions
+ * of times with tiny ones, where a traced wall time is mostly probes.
+ *
+ *   big()   20 x SCALE calls, each a 20,000,000-iteration spin
+ *   mid()   20,000 x SCALE calls, each a 5,000-iteration spin
+ *   tiny()  400,000 x SCALE calls, each a 100-iteration spin
+ *   outer() 200 x SCALE calls, each calling tiny() 1,000 times and
+ *           spinning 1,000,000 iterations of its own
+ *
+ * main runs each phase in turn and measures it with the thread's CPU clock,
+ * so an untraced run prints what each function costs (its self time, the
+ * loop's own few instructions included):
+ *   "big_ns=N mid_ns=N tiny_ns=N outer_self_ns=N"
+ * outer_self_ns is outer's phase less tiny's calls in it (tiny's per-call
+ * cost from its own phase). Traced, the same figures hold the probes'
+ * cost: compare with an untraced run's. Exit 0; usage error 2.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static volatile unsigned long sink;
+
+static void spin(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink += (unsigned long)i;
+}
+
+__attribute__((noinline)) void big(void)
+{
+	spin(20000000);
+}
+
+__attribute__((noinline)) void mid(void)
+{
+	spin(5000);
+}
+
+__attribute__((noinline)) void tiny(void)
+{
+	spin(100);
+}
+
+__attribute__((noinline)) void outer(void)
+{
+	for (int i = 0; i < 1000; i++)
+		tiny();
+	spin(1000000);
+}
+
+static long long cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	long scale = argc > 1 ? atol(argv[1]) : 1;
+	long long t0, t_big, t_mid, t_tiny, t_outer;
+	long i;
+
+	if (argc > 2 || scale < 1) {
+		fprintf(stderr, "usage: shares [SCALE]\n");
+		return 2;
+	}
+	t0 = cpu_ns();
+	for (i = 0; i < 20 * scale; i++)
+		big();
+	t_big = cpu_ns() - t0;
+	t0 = cpu_ns();
+	for (i = 0; i < 20000 * scale; i++)
+		mid();
+	t_mid = cpu_ns() - t0;
+	t0 = cpu_ns();
+	for (i = 0; i < 400000 * scale; i++)
+		tiny();
+	t_tiny = cpu_ns() - t0;
+	t0 = cpu_ns();
+	for (i = 0; i < 200 * scale; i++)
+		outer();
+	t_outer = cpu_ns() - t0;
+	printf("big_ns=%lld mid_ns=%lld tiny_ns=%lld outer_self_ns=%lld\n", t_big, t_mid, t_tiny,
+	       t_outer - t_tiny / 2 /* outer made half as many tiny calls */);
+	return 0;
+}

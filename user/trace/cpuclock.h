@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A CPU clock on every CPU (the perf cpu-clock software event: this VM has
+ * no hardware counters) that runs a BPF perf_event program each period
+ * the CPU spends in user mode. The progress counter (progress.h) and the
+ * time sampler (bpf/trace.bpf.c on_cpu_sample) are both driven by one.
+ *
+ * Threads: the loader's; one caller at a time per clock.
+ */
+#ifndef USER_TRACE_CPUCLOCK_H
+#define USER_TRACE_CPUCLOCK_H
+
+#include <stdint.h>
+
+struct bpf_program;
+struct cpuclock;
+
+/* Attach prog, a loaded perf_event program, to a user-mode cpu-clock of
+ * period_ns on every online CPU. Returns 0 and *out (the caller's, free
+ * with cpuclock__free), or -errno (nothing attached, not logged: the
+ * caller says what goes without it). */
+int cpuclock__attach(struct bpf_program *prog, uint64_t period_ns, struct cpuclock **out);
+
+/* Detach and free; NULL is fine. */
+void cpuclock__free(struct cpuclock *c);
+
+#endif /* USER_TRACE_CPUCLOCK_H */
