@@ -131,12 +131,30 @@ struct an_ctx {
 	 * program's own user-mode time in periods; 0: the times shown are
 	 * the traced ones. Set and read as windows is. */
 	uint64_t cpu_sample_ns;
+	/* With it, what each function's traced call adds to the program's
+	 * own time after its traps (user/trace/calibrate.h struct
+	 * calib_aftermath), ns by fid: in the function after its entry
+	 * (aft_in), in its caller after its return (aft_out); NULL: not
+	 * measured (nothing taken out). Set before the run (the shadow
+	 * stacks read them). */
+	const uint32_t *aft_in, *aft_out;
 };
+
 
 /* The time n CPU-clock samples stand for, ns (0 without the sampler). */
 static inline uint64_t an_ctx__sampled_ns(const struct an_ctx *c, uint64_t n)
 {
 	return n * c->cpu_sample_ns;
+}
+
+/* The program's own time of samples n with the probes' aftermath aft_ns
+ * taken out (an_return.aft_*): what the sampled times show, ns; 0 when
+ * the aftermath is larger (the estimate's error covers it). */
+static inline uint64_t an_ctx__own_ns(const struct an_ctx *c, uint64_t n, uint64_t aft_ns)
+{
+	uint64_t t = an_ctx__sampled_ns(c, n);
+
+	return t > aft_ns ? t - aft_ns : 0;
 }
 
 /* The half-width of that time's 95% interval, ns: the count of a clock of
@@ -225,6 +243,13 @@ struct an_return {
 	 * valid however the frame closed (pipeline/shadow.h, SAMPLES) */
 	uint64_t samples_self;
 	uint64_t samples_incl;
+	/* of what those samples stand for, the probes' aftermath (an_ctx.
+	 * aft_in, aft_out: the time the traps' after-effects add to the
+	 * program's own instructions), ns: its entry's, and its closed
+	 * children's returns' (self); and every traced call's inside it
+	 * too (incl) */
+	uint64_t aft_self_ns;
+	uint64_t aft_incl_ns;
 	uint64_t ts;	  /* ns, timestamp of the event that closed the frame */
 	/* The closed frame is frames[depth] (frames[0..depth-1] its live
 	 * callers), valid during the callback only; gen as in struct an_call. */
@@ -243,6 +268,9 @@ struct shadow_frame {
 	uint64_t child_cpu_ns; /* on-CPU time of closed children */
 	uint64_t samples;      /* CPU-clock samples while it was the top frame */
 	uint64_t child_samples; /* inclusive samples of closed children */
+	/* the probes' aftermath (an_ctx.aft_*) its closed children left in
+	 * it after their returns, and inside them in all */
+	uint64_t aft_child_out, aft_child_incl;
 	uint32_t fid;
 	uint32_t caller; /* fid or AN_ROOT, as reported in the call */
 	uint32_t epoch;	 /* sampling window of its entry */

@@ -556,3 +556,33 @@ const struct analyzer_ops analyzer_cct = {
 	.report_json = cct_report__json,
 	.free = cct_free,
 };
+
+void cct__own_times(const struct cct_tree *t, const struct an_ctx *ctx, uint64_t *self,
+		    uint64_t *incl)
+{
+	uint64_t *aincl = incl; /* the aftermath inside each context, first */
+	uint32_t id;
+
+	memset(self, 0, (size_t)t->n * sizeof(*self));
+	memset(aincl, 0, (size_t)t->n * sizeof(*aincl));
+	/* children have larger ids than their parents: one pass upwards */
+	for (id = t->n; id-- > 1;) {
+		const struct cct_node *n = cct__node(t, id);
+		uint64_t in = 0, out = 0;
+
+		if (ctx->aft_in && n->fid < ctx->nfuncs) {
+			in = n->calls * ctx->aft_in[n->fid];
+			out = n->calls * ctx->aft_out[n->fid];
+		}
+		self[id] += in;
+		aincl[id] += in;
+		self[n->parent] += out;
+		aincl[n->parent] += aincl[id] + out;
+	}
+	for (id = 0; id < t->n; id++) {
+		const struct cct_node *n = cct__node(t, id);
+
+		self[id] = an_ctx__own_ns(ctx, n->samples_self, self[id]);
+		incl[id] = an_ctx__own_ns(ctx, n->samples_incl, aincl[id]);
+	}
+}

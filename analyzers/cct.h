@@ -171,6 +171,18 @@ const struct an_ctx *cct__ctx(const void *state);
  * children in name order; ';' in names becomes ':'). metric: see enum
  * cct_metric. Returns 0, -ENOMEM or -EIO. Any one thread.
  */
+/*
+ * --times sampled: each context's own time, the program's user-mode CPU
+ * time its samples stand for less the probes' aftermath in them
+ * (an_ctx.aft_in, aft_out: its calls' entries and its children's
+ * returns in self; every traced call under it too in incl), ns, 0 where
+ * the aftermath is larger; into self[id] and incl[id] (t->n entries each,
+ * the caller's). As the shadow stacks count it per frame (pipeline/
+ * shadow.h, SAMPLES), from the nodes' calls. Any one thread.
+ */
+void cct__own_times(const struct cct_tree *t, const struct an_ctx *ctx, uint64_t *self,
+		    uint64_t *incl);
+
 int cct__write_folded(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 		      enum cct_metric metric);
 

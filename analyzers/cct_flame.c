@@ -15,15 +15,20 @@
 
 /* -------------------------------------------------------------- views -- */
 
-static uint64_t metric_of(const struct cct_node *n, enum cct_metric m, const struct an_ctx *ctx)
+/* Context id's value by metric m; own: its own times (cct__own_times'
+ * self), for CCT_METRIC_SAMPLED. */
+static uint64_t metric_of(const struct cct_tree *t, uint32_t id, enum cct_metric m,
+			  const uint64_t *own)
 {
+	const struct cct_node *n = cct__node(t, id);
+
 	switch (m) {
 	case CCT_METRIC_CALLS:
 		return n->calls;
 	case CCT_METRIC_CPU:
 		return n->cpu_self_ns;
 	case CCT_METRIC_SAMPLED:
-		return an_ctx__sampled_ns(ctx, n->samples_self);
+		return own[id];
 	default:
 		return n->self_ns;
 	}
@@ -44,17 +49,25 @@ int cct__write_folded(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 	struct cct_walk w = {.t = t, .names = ctx};
 	size_t *off = NULL, cap = 4096, len, ocap = 64;
 	char *buf = malloc(cap), b[24];
+	uint64_t *own = NULL, *own_incl = NULL;
 	uint32_t id, d;
 	int err = -ENOMEM;
 
 	off = malloc(ocap * sizeof(*off));
 	if (!buf || !off || cct_walk__push(&w, 0))
 		goto cleanup;
+	if (metric == CCT_METRIC_SAMPLED) {
+		own = malloc((size_t)t->n * sizeof(*own));
+		own_incl = malloc((size_t)t->n * sizeof(*own_incl));
+		if (!own || !own_incl)
+			goto cleanup;
+		cct__own_times(t, ctx, own, own_incl);
+	}
 	off[0] = 0;
 	while ((id = cct_walk__next(&w, &d, NULL, NULL)) != CCT_NONE) {
 		const struct cct_node *n = cct__node(t, id);
 		const char *name = an_ctx__name(ctx, n->fid, b);
-		uint64_t v = metric_of(n, metric, ctx);
+		uint64_t v = metric_of(t, id, metric, own);
 
 		if (d + 1 >= ocap) {
 			size_t *no = realloc(off, 2 * ocap * sizeof(*off));
@@ -87,6 +100,8 @@ cleanup:
 	cct_walk__fini(&w);
 	free(buf);
 	free(off);
+	free(own);
+	free(own_incl);
 	return err;
 }
 
@@ -123,7 +138,8 @@ static const char *frame_label(const char *name)
 
 static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, uint32_t id,
 		      double x, double y, double wpx, uint64_t width, uint64_t total,
-		      enum cct_metric metric, bool cpu_time)
+		      enum cct_metric metric, bool cpu_time, const uint64_t *own,
+		      const uint64_t *own_incl)
 {
 	const struct cct_node *n = cct__node(t, id);
 	const char *name = id ? an_ctx__name(ctx, n->fid, (char[24]){0}) : "all";
@@ -154,10 +170,9 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 		total ? 100.0 * (double)width / (double)total : 0.0,
 		unit[metric <= CCT_METRIC_SAMPLED ? metric : 0], n->calls,
 		(double)n->incl_ns / 1e6, (double)n->self_ns / 1e6);
-	if (ctx->cpu_sample_ns)
-		fprintf(f, " (traced, probes included)\nsampled: total %.3f ms, self %.3f ms",
-			(double)an_ctx__sampled_ns(ctx, n->samples_incl) / 1e6,
-			(double)an_ctx__sampled_ns(ctx, n->samples_self) / 1e6);
+	if (ctx->cpu_sample_ns && id)
+		fprintf(f, " (traced, probes included)\nown (sampled): total %.3f ms, self %.3f ms",
+			(double)own_incl[id] / 1e6, (double)own[id] / 1e6);
 	if (cpu_time)
 		fprintf(f, "\non-CPU: total %.3f ms, self %.3f ms", (double)n->cpu_incl_ns / 1e6,
 			(double)n->cpu_self_ns / 1e6);
@@ -189,6 +204,8 @@ int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 		   enum cct_metric metric, bool cpu_time, const char *title)
 {
 	uint64_t *width = calloc((size_t)t->n + 1, sizeof(*width));
+	uint64_t *own = malloc(((size_t)t->n + 1) * sizeof(*own));
+	uint64_t *own_incl = malloc(((size_t)t->n + 1) * sizeof(*own_incl));
 	uint32_t *depth = calloc((size_t)t->n + 1, sizeof(*depth));
 	double *xcur = NULL, scale, wpx;
 	struct cct_walk w = {.t = t, .names = ctx};
@@ -197,16 +214,17 @@ int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 	int err = -ENOMEM, height;
 
 	xcur = malloc(xcap * sizeof(*xcur));
-	if (!width || !depth || !xcur)
+	if (!width || !depth || !xcur || !own || !own_incl)
 		goto cleanup;
+	cct__own_times(t, ctx, own, own_incl);
 	/* Widths as flamegraph.pl gets them from the folded lines: a
 	 * frame's own value plus its children's widths (children have larger
 	 * ids, so one pass downwards sums them). */
 	for (id = t->n; id-- > 1;) {
-		width[id] += metric_of(cct__node(t, id), metric, ctx);
+		width[id] += metric_of(t, id, metric, own);
 		width[cct__node(t, id)->parent] += width[id];
 	}
-	width[0] += metric_of(cct__node(t, 0), metric, ctx);
+	width[0] += metric_of(t, 0, metric, own);
 	scale = width[0] ? (double)(SVG_W - 2 * SVG_PAD) / (double)width[0] : 0;
 	for (id = 1; id < t->n; id++) {
 		depth[id] = depth[cct__node(t, id)->parent] + 1;
@@ -235,7 +253,7 @@ int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 		goto cleanup;
 	}
 	svg_frame(f, t, ctx, 0, SVG_PAD, height - SVG_PAD - 16 - SVG_FRAME_H,
-		  (double)width[0] * scale, width[0], width[0], metric, cpu_time);
+		  (double)width[0] * scale, width[0], width[0], metric, cpu_time, own, own_incl);
 	xcur[0] = 0;
 	xcur[1] = 0;
 	if (cct_walk__push(&w, 0))
@@ -261,7 +279,7 @@ int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 		shown++;
 		svg_frame(f, t, ctx, id, SVG_PAD + x * scale,
 			  height - SVG_PAD - 16 - (double)(d + 1) * SVG_FRAME_H, wpx, width[id],
-			  width[0], metric, cpu_time);
+			  width[0], metric, cpu_time, own, own_incl);
 		xcur[d + 1] = x;
 		if (cct_walk__push(&w, id))
 			goto cleanup;
@@ -280,6 +298,8 @@ int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 cleanup:
 	cct_walk__fini(&w);
 	free(width);
+	free(own);
+	free(own_incl);
 	free(depth);
 	free(xcur);
 	return err;

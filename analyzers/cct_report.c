@@ -26,6 +26,8 @@
  */
 struct comp {
 	double *below, *direct;
+	/* --times sampled: each context's own times (cct__own_times) */
+	uint64_t *own, *own_incl;
 };
 
 static int comp_build(const struct cct *g, const struct cct_tree *t, struct comp *c)
@@ -33,6 +35,18 @@ static int comp_build(const struct cct *g, const struct cct_tree *t, struct comp
 	uint32_t id;
 
 	c->below = c->direct = NULL;
+	c->own = c->own_incl = NULL;
+	if (g->ctx->cpu_sample_ns && t->n) {
+		c->own = malloc((size_t)t->n * sizeof(*c->own));
+		c->own_incl = malloc((size_t)t->n * sizeof(*c->own_incl));
+		if (!c->own || !c->own_incl) {
+			free(c->own);
+			free(c->own_incl);
+			c->own = c->own_incl = NULL;
+			return -ENOMEM;
+		}
+		cct__own_times(t, g->ctx, c->own, c->own_incl);
+	}
 	if (!g->o.probe_ns || !t->n)
 		return 0;
 	c->below = calloc(t->n, sizeof(*c->below));
@@ -40,7 +54,10 @@ static int comp_build(const struct cct *g, const struct cct_tree *t, struct comp
 	if (!c->below || !c->direct) {
 		free(c->below);
 		free(c->direct);
+		free(c->own);
+		free(c->own_incl);
 		c->below = c->direct = NULL;
+		c->own = c->own_incl = NULL;
 		return -ENOMEM;
 	}
 	for (id = t->n; id-- > 1;) {
@@ -61,6 +78,8 @@ static void comp_free(struct comp *c)
 {
 	free(c->below);
 	free(c->direct);
+	free(c->own);
+	free(c->own_incl);
 }
 
 /* x - sub, not below 0 (a compensation larger than the time measured:
@@ -75,7 +94,7 @@ static uint64_t minus(uint64_t x, double sub)
 struct fn_row {
 	uint32_t fid;
 	uint64_t calls, incl, self, cpu_incl, cpu_self;
-	uint64_t samples_incl, samples_self;
+	uint64_t own_incl, own_self; /* --times sampled (cct__own_times) */
 	uint64_t missing, unwound;
 };
 
@@ -101,7 +120,8 @@ static void rows_leave(void *arg, uint32_t id)
  * the rows of called functions (caller frees), their number in *n; NULL
  * on ENOMEM.
  */
-static struct fn_row *fn_rows(const struct cct_tree *t, uint32_t nfuncs, size_t *n)
+static struct fn_row *fn_rows(const struct cct_tree *t, uint32_t nfuncs, const struct comp *cp,
+			      size_t *n)
 {
 	struct fn_row *rows = calloc((size_t)nfuncs + 1, sizeof(*rows));
 	struct rows_ctx rc = {.t = t, .nfuncs = nfuncs};
@@ -121,13 +141,13 @@ static struct fn_row *fn_rows(const struct cct_tree *t, uint32_t nfuncs, size_t 
 			r->calls += nd->calls;
 			r->self += nd->self_ns;
 			r->cpu_self += nd->cpu_self_ns;
-			r->samples_self += nd->samples_self;
+			r->own_self += cp->own ? cp->own[id] : 0;
 			r->missing += nd->missing;
 			r->unwound += nd->unwound;
 			if (!rc.active[nd->fid]) {
 				r->incl += nd->incl_ns;
 				r->cpu_incl += nd->cpu_incl_ns;
-				r->samples_incl += nd->samples_incl;
+				r->own_incl += cp->own_incl ? cp->own_incl[id] : 0;
 			}
 			rc.active[nd->fid]++;
 		}
@@ -288,8 +308,8 @@ static void node_line(const struct cct *g, const struct cct_tree *t, uint32_t id
 		.cpu_self = n->cpu_self_ns,
 		.samples_incl = n->samples_incl,
 		.samples_self = n->samples_self,
-		.est_incl = an_ctx__sampled_ns(g->ctx, n->samples_incl),
-		.est_self = an_ctx__sampled_ns(g->ctx, n->samples_self),
+		.est_incl = cp->own_incl ? cp->own_incl[id] : 0,
+		.est_self = cp->own ? cp->own[id] : 0,
 		.missing = n->missing,
 		.unwound = n->unwound,
 		.folded = n->folded,
@@ -392,9 +412,13 @@ static int report_functions(struct cct *g, const struct cct_tree *t, FILE *f)
 	size_t nfc = emit__select(fn_cols, fn_cols_all, EMIT_N(fn_cols_all),
 				  g->ctx->cpu_sample_ns ? HAVE_SAMPLES : 0);
 	struct fn_row *rows;
+	struct comp cp;
 	size_t n = 0, i;
 
-	rows = fn_rows(t, g->ctx->nfuncs, &n);
+	if (comp_build(g, t, &cp))
+		return -ENOMEM;
+	rows = fn_rows(t, g->ctx->nfuncs, &cp, &n);
+	comp_free(&cp);
 	if (!rows)
 		return -ENOMEM;
 	qsort_r(rows, n, sizeof(*rows), cmp_row, &g->o.sort);
@@ -409,8 +433,8 @@ static int report_functions(struct cct *g, const struct cct_tree *t, FILE *f)
 			.self = rows[i].self,
 			.cpu_incl = rows[i].cpu_incl,
 			.cpu_self = rows[i].cpu_self,
-			.est_incl = an_ctx__sampled_ns(g->ctx, rows[i].samples_incl),
-			.est_self = an_ctx__sampled_ns(g->ctx, rows[i].samples_self),
+			.est_incl = rows[i].own_incl,
+			.est_self = rows[i].own_self,
 			.cpu = g->o.cpu_time,
 		};
 

@@ -126,8 +126,11 @@ static void count_on_return(void *state, const struct an_return *r)
 	/* Sampled times hold however the frame closed (pipeline/shadow.h,
 	 * SAMPLES): one truth for this table and the tree's. */
 	f->t.samples_self += r->samples_self;
-	if (!r->recursive)
+	f->t.aft_self_ns += r->aft_self_ns;
+	if (!r->recursive) {
 		f->t.samples_incl += r->samples_incl;
+		f->t.aft_incl_ns += r->aft_incl_ns;
+	}
 	if (!r->matched)
 		return;
 	f->t.matched++;
@@ -153,6 +156,8 @@ static int count_merge(void *dst, const void *src)
 		d->fn[i].t.self_ns += s->fn[i].t.self_ns;
 		d->fn[i].t.samples_self += s->fn[i].t.samples_self;
 		d->fn[i].t.samples_incl += s->fn[i].t.samples_incl;
+		d->fn[i].t.aft_self_ns += s->fn[i].t.aft_self_ns;
+		d->fn[i].t.aft_incl_ns += s->fn[i].t.aft_incl_ns;
 		if (sampling__merge(&d->fn[i].wc, &s->fn[i].wc))
 			return -ENOMEM;
 	}
@@ -318,6 +323,7 @@ struct count_line {
 	/* --times sampled: samples and what they estimate (ns), with the
 	 * 95% half-width of the self estimate */
 	uint64_t samples_self, samples_incl, est_incl_ns, est_self_ns, est_self_err95_ns;
+	uint64_t aft_self_ns; /* taken out of est_self_ns: the probes' aftermath */
 	uint32_t fid;
 	const char *name, *linkage;
 	char buf[24];
@@ -356,6 +362,8 @@ static const struct emit_col fig_cols_all[] = {
 	 .when = COUNT_SAMPLED},
 	{"samples_incl", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, samples_incl),
 	 .when = COUNT_SAMPLED},
+	{"aft_self_ns", NULL, 0, EMIT_U64, EMIT_COL(struct count_line, aft_self_ns),
+	 .when = COUNT_SAMPLED},
 };
 
 /* Its names (after the per-thread columns in the text). */
@@ -379,8 +387,9 @@ static void count_line(const struct count *c, uint32_t fid, struct count_line *l
 	l->self_ns = fn->t.self_ns;
 	l->samples_self = fn->t.samples_self;
 	l->samples_incl = fn->t.samples_incl;
-	l->est_self_ns = an_ctx__sampled_ns(c->ctx, l->samples_self);
-	l->est_incl_ns = an_ctx__sampled_ns(c->ctx, l->samples_incl);
+	l->aft_self_ns = fn->t.aft_self_ns;
+	l->est_self_ns = an_ctx__own_ns(c->ctx, l->samples_self, fn->t.aft_self_ns);
+	l->est_incl_ns = an_ctx__own_ns(c->ctx, l->samples_incl, fn->t.aft_incl_ns);
 	l->est_self_err95_ns = an_ctx__sampled_err95_ns(c->ctx, l->samples_self);
 	l->fid = fid;
 	l->name = an_ctx__name(c->ctx, fid, l->buf);
@@ -526,8 +535,10 @@ static int count_report_text(void *state, FILE *f)
 	if (c->ctx->cpu_sample_ns)
 		fprintf(f,
 			"  times: the program's own user-mode CPU time, sampled every %.3g ms "
-			"(probes not included; +-SELF: 95%%)\n",
-			(double)c->ctx->cpu_sample_ns / 1e6);
+			"(probes not included%s; +-SELF: 95%%, of the sampling)\n",
+			(double)c->ctx->cpu_sample_ns / 1e6,
+			c->ctx->aft_in ? ", nor their measured aftermath"
+				       : "; their aftermath is: not measured");
 	else
 		fprintf(f, "  times: traced wall time, probes included\n");
 	emit__head_cells(f, fig_cols, nfig, true);

@@ -33,6 +33,9 @@ struct count_time {
 	 * activations however they closed */
 	uint64_t samples_self;
 	uint64_t samples_incl;
+	/* of what they stand for, the probes' aftermath (an_return.aft_*) */
+	uint64_t aft_self_ns;
+	uint64_t aft_incl_ns;
 };
 
 /* Calls of fid, all threads. */

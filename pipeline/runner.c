@@ -55,6 +55,8 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	r->ctx.nhist = o->nhist;
 	r->ctx.slower_ns = o->slower_ns;
 	r->ctx.slowest = o->slowest;
+	r->ctx.aft_in = o->aft_in;
+	r->ctx.aft_out = o->aft_out;
 	r->max_pending = o->max_pending ? o->max_pending : DEFAULT_MAX_PENDING;
 	r->no_returns = o->no_returns;
 	r->tap = o->tap;

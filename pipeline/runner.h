@@ -118,6 +118,8 @@ struct runner_opts {
 	size_t nhist;
 	uint64_t slower_ns;	   /* --slower-than: an_ctx.slower_ns */
 	unsigned slowest;	   /* --slowest: an_ctx.slowest */
+	/* --times sampled: an_ctx.aft_in, aft_out (borrowed; NULL: none) */
+	const uint32_t *aft_in, *aft_out;
 	size_t max_pending;	   /* out-of-order records held per analyzer
 				      thread before a hole is given up on;
 				      0 = 4M records (about 96 MiB) */

@@ -157,6 +157,9 @@ static struct tstate *tstate_get(struct worker *w, uint32_t tid, uint32_t pid)
 		t->tid = tid;
 		shadow__init(&t->sh, tid);
 		t->sh.partial = w->r->partial;
+		t->sh.aft_in = w->r->ctx.aft_in;
+		t->sh.aft_out = w->r->ctx.aft_out;
+		t->sh.naft = w->r->ctx.nfuncs;
 		tstate_bind(w, t, pid);
 		w->st.threads++;
 	}

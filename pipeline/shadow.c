@@ -67,6 +67,10 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 	r.cpu_self_ns = cpu > fr->child_cpu_ns ? cpu - fr->child_cpu_ns : 0;
 	r.samples_self = fr->samples;
 	r.samples_incl = fr->samples + fr->child_samples;
+	if (s->aft_in && fr->fid < s->naft) {
+		r.aft_self_ns = s->aft_in[fr->fid] + fr->aft_child_out;
+		r.aft_incl_ns = s->aft_in[fr->fid] + fr->aft_child_incl;
+	}
 	if (matched) {
 		s->c.matched++;
 	} else if (s->closing_open) {
@@ -95,6 +99,12 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 		s->f[s->depth - 1].child_ns += dur;
 		s->f[s->depth - 1].child_cpu_ns += cpu;
 		s->f[s->depth - 1].child_samples += r.samples_incl;
+		if (s->aft_out && fr->fid < s->naft) {
+			uint64_t out = s->aft_out[fr->fid];
+
+			s->f[s->depth - 1].aft_child_out += out;
+			s->f[s->depth - 1].aft_child_incl += r.aft_incl_ns + out;
+		}
 	}
 	k->on_return(k->ctx, &r);
 }

@@ -284,6 +284,10 @@ struct shadow {
 	size_t npark;
 	struct hmap active; /* fid -> live frames of fid (recursion) */
 	uint64_t off_ns;    /* off-CPU time of the thread so far (shadow__offcpu) */
+	/* an_ctx.aft_in/aft_out (naft entries), or NULL: the aftermath each
+	 * closed frame reports (SAMPLES) */
+	const uint32_t *aft_in, *aft_out;
+	uint32_t naft;
 	uint32_t gen;	    /* bumped whenever f is replaced (park, unpark) */
 	/* GUARD ALTSTACK: the handler's alternate stack [alt_lo, alt_hi) and
 	 * the frames set aside below it, alt_f[0] the outermost */
@@ -371,7 +375,10 @@ static inline bool shadow__size(struct shadow *s, uint32_t fid, uint64_t size)
  * or, with an empty stack, no traced function did (c.samples_root). O(1).
  * A frame's samples do not depend on how it closed: an unwound or missing
  * frame's are as exact as a matched one's, up to the event that found it
- * dead.
+ * dead. Each frame also reports the probes' aftermath in those samples
+ * (aft_in, aft_out: an_return.aft_*): its own entry's in its self time,
+ * its children's returns' too, and inside its inclusive time every traced
+ * call's under it.
  */
 static inline void shadow__cpu_sample(struct shadow *s)
 {

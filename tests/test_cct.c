@@ -642,6 +642,77 @@ START_TEST(samples_by_context)
 }
 END_TEST
 
+/* The probes' aftermath (an_ctx.aft_in, aft_out: what a traced call adds
+ * to the sampled time after its entry's trap, in the callee, and after
+ * its return's, in the caller) comes out of each context's own time: the
+ * shadow stack's per frame (an_return.aft_*) and the tree's
+ * (cct__own_times) agree. main calls a twice, a calls c once each time. */
+static uint64_t ret_aft_self[NFN], ret_aft_incl[NFN];
+
+static void aft_sink_return(void *ctx, const struct an_return *r)
+{
+	ret_aft_self[r->fid] += r->aft_self_ns;
+	ret_aft_incl[r->fid] += r->aft_incl_ns;
+	an_set__on_return(ctx, r);
+}
+
+START_TEST(aftermath_taken_out)
+{
+	static const uint32_t in[NFN] = {[MAIN] = 1000, [A] = 2000, [C] = 3000};
+	static const uint32_t out[NFN] = {[MAIN] = 10, [A] = 200, [C] = 400};
+	struct drv d;
+	const struct cct_tree *t;
+	uint64_t self[8], incl[8];
+	int i, k;
+
+	drv_init(&d, 1, NULL);
+	d.ctx.cpu_sample_ns = 10000;
+	d.ctx.aft_in = in;
+	d.ctx.aft_out = out;
+	d.sh.aft_in = in;
+	d.sh.aft_out = out;
+	d.sh.naft = NFN;
+	d.k.on_return = aft_sink_return;
+	memset(ret_aft_self, 0, sizeof(ret_aft_self));
+	memset(ret_aft_incl, 0, sizeof(ret_aft_incl));
+	call(&d, MAIN, 10);
+	for (k = 0; k < 2; k++) {
+		call(&d, A, 10);
+		for (i = 0; i < 2; i++)
+			shadow__cpu_sample(&d.sh);
+		call(&d, C, 10);
+		shadow__cpu_sample(&d.sh);
+		ret(&d, 10);
+		ret(&d, 10);
+	}
+	shadow__cpu_sample(&d.sh);
+	ret(&d, 10);
+	/* self: its entries' aftermath, and its children's returns' */
+	ck_assert_uint_eq(ret_aft_self[C], 2 * 3000);
+	ck_assert_uint_eq(ret_aft_self[A], 2 * (2000 + 400));
+	ck_assert_uint_eq(ret_aft_self[MAIN], 1000 + 2 * 200);
+	/* incl: every traced call's inside it too (its own return's is its
+	 * caller's) */
+	ck_assert_uint_eq(ret_aft_incl[A], 2 * (2000 + 3000 + 400));
+	ck_assert_uint_eq(ret_aft_incl[MAIN], 1000 + 2 * (2000 + 3000 + 400 + 200));
+	t = cct__merged(state(&d));
+	ck_assert_uint_lt(t->n, 8);
+	cct__own_times(t, &d.ctx, self, incl);
+	/* a: 4 samples (40 us) less 4.8 us; c: 2 samples less 6 us; main:
+	 * 1 sample less 1.4 us, and 7 samples less its 13.8 us inside */
+	ck_assert_uint_eq(self[at(t, "main;a")], 40000 - 4800);
+	ck_assert_uint_eq(self[at(t, "main;a;c")], 20000 - 6000);
+	ck_assert_uint_eq(self[at(t, "main")], 10000 - 1400);
+	ck_assert_uint_eq(incl[at(t, "main")], 70000 - ret_aft_incl[MAIN]);
+	ck_assert_uint_eq(incl[at(t, "main;a")], 60000 - ret_aft_incl[A]);
+	/* the aftermath larger than the samples: 0, not a wrap */
+	d.ctx.cpu_sample_ns = 100;
+	cct__own_times(t, &d.ctx, self, incl);
+	ck_assert_uint_eq(self[at(t, "main;a")], 0);
+	drv_fini(&d);
+}
+END_TEST
+
 START_TEST(svg_frames)
 {
 	struct drv d;
@@ -798,6 +869,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, svg_frames);
 	tcase_add_test(tc, svg_labels);
 	tcase_add_test(tc, samples_by_context);
+	tcase_add_test(tc, aftermath_taken_out);
 	tcase_add_test(tc, json_tree);
 	tcase_add_test(tc, deep_tree_reports);
 	suite_add_tcase(s, tc);

@@ -679,11 +679,12 @@ END_TEST
 /* No silently empty profile: a kernel whose probes fire and deliver
  * nothing (the test switch CABBPF_TEST_DELIVER_NOTHING) gives a report
  * that says 0 calls, then an error naming the hits the kernel dropped,
- * and exit 1 -- with -a count (no start-up calibration) and with the
- * calibration, which sees it first and stops before tracing. */
+ * and exit 1 -- with -a count --times raw (no start-up calibration) and
+ * with the calibration, which sees it first and stops before tracing. */
 START_TEST(empty_trace_is_an_error)
 {
-	char *count[] = {"-a", "count", "--", (char *)h_target("recurse", OPT(_i)), "10", NULL};
+	char *count[] = {"-a", "count", "--times", "raw", "--", (char *)h_target("recurse", OPT(_i)),
+			 "10", NULL};
 	char *all[] = {"--", (char *)h_target("recurse", OPT(_i)), "10", NULL};
 	char rundir[PATH_MAX];
 	struct h_run r;

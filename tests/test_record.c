@@ -27,6 +27,7 @@ static const char *const lnames[] = {"main", "parse", "_ZN2ns3lexEi"};
 static const char *const bins[] = {NULL, NULL, "/usr/lib/libfoo.so"};
 static const uint64_t offs[] = {0x1130, 0x1200, 0x4000};
 static const double costs[] = {650.5, 12000.25, 300};
+static const uint32_t aft_in[] = {60, 110, 5}, aft_out[] = {2, 10, 48};
 static const uint64_t lost_cpu[] = {1, 2, 3, 4, 5, 6};
 static const struct an_bin sbins[] = {{"/usr/bin/prog", "e09dba08e909e021"},
 				      {"/usr/lib/libfoo.so", NULL}};
@@ -57,6 +58,10 @@ static uint32_t thread_records(uint32_t t, uint64_t *w)
 	return n;
 }
 
+/* make_recording's, with (format 9) or without each function's
+ * aftermath: a recording made as an older format's has none. */
+static bool with_aft = true;
+
 /* A recording of NTHREADS threads into a malloc'd buffer (*len bytes). */
 static char *make_recording(size_t *len)
 {
@@ -72,7 +77,8 @@ static char *make_recording(size_t *len)
 				.ncpus = 2,
 				.start_realtime_ns = 1700000000123456789ull,
 				.tool = "cabbpf test"};
-	struct recfmt_funcs fn = {3, names, lnames, bins, offs, costs};
+	struct recfmt_funcs fn = {3,	 names, lnames, bins, offs, costs,
+				  with_aft ? aft_in : NULL, with_aft ? aft_out : NULL};
 	struct recfmt_source src = {3, srcs, 2, sbins};
 	struct recfmt_summary s = {
 		.nfuncs = 3,
@@ -201,6 +207,8 @@ START_TEST(round_trip)
 		ck_assert_str_eq(fn->lnames[i], lnames[i]);
 		ck_assert_uint_eq(fn->offsets[i], offs[i]);
 		ck_assert(fn->probe_ns[i] == costs[i]);
+		ck_assert_uint_eq(fn->aft_in[i], aft_in[i]);
+		ck_assert_uint_eq(fn->aft_out[i], aft_out[i]);
 	}
 	ck_assert_ptr_null(fn->binaries[0]);
 	ck_assert_str_eq(fn->binaries[2], bins[2]);
@@ -530,7 +538,8 @@ static size_t summary_added_after(uint32_t v)
 START_TEST(old_summary_read)
 {
 	size_t len, n, m, zlen;
-	char *buf = make_recording(&len), *plain = plain_of(buf, len, &n), *old, *z;
+	char *buf = (with_aft = _i >= 9, make_recording(&len));
+	char *plain = plain_of(buf, len, &n), *old, *z;
 	struct recfmt_reader *r = NULL;
 	struct recfmt_item it;
 	int ret, seen = 0;
@@ -574,7 +583,8 @@ END_TEST
 START_TEST(version2_summary_read)
 {
 	size_t len, n, m, zlen;
-	char *buf = make_recording(&len), *plain = plain_of(buf, len, &n), *old, *z;
+	char *buf = (with_aft = false, make_recording(&len)); /* as version 2 */
+	char *plain = plain_of(buf, len, &n), *old, *z;
 	struct recfmt_reader *r = NULL;
 	struct recfmt_item it;
 	FILE *f;
@@ -615,7 +625,8 @@ END_TEST
 START_TEST(source_block_bounds)
 {
 	size_t len, n, at, k;
-	char *buf = make_recording(&len), *plain = plain_of(buf, len, &n), *z, err[1024];
+	char *buf = (with_aft = false, make_recording(&len)); /* as version 1 below */
+	char *plain = plain_of(buf, len, &n), *z, err[1024];
 	uint64_t records;
 	uint32_t hdr[2] = {0, 0}, v;
 	size_t zlen;

@@ -279,6 +279,8 @@ static void ftrace_free(struct ftrace *ft)
 	free(ft->call_cost);
 	free(ft->call_leak);
 	free(ft->hit_leak);
+	free(ft->aft_in);
+	free(ft->aft_out);
 	free(ft->first_group);
 	free(ft->partial);
 	free(ft->probe_ns);
@@ -350,9 +352,11 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop, int *exit_cod
 	/* Before any other child exists (the guard's tracer reaps every
 	 * child): what a probed call costs, for the cct's compensated times. */
 	if ((((!o->analyzers || strstr(o->analyzers, "cct")) && !o->entry_only && !o->no_times) ||
-	     o->budget_pct || o->sample_pct > 0 || o->start_disabled) &&
+	     o->budget_pct || o->sample_pct > 0 || o->start_disabled ||
+	     ftrace_attach__cpu_sample_ns(ft)) &&
 	    !o->floor && !o->list && !o->plan) {
-		err = calibrate__probe_costs(o->no_times, ft->probe_cost, ft->probe_leak);
+		err = calibrate__probe_costs(o->no_times, ft->probe_cost, ft->probe_leak,
+					     ft->probe_aft);
 		ft->have_cost = !err;
 		/* probes that fire and deliver nothing: no trace to take */
 		if (err == -ENODATA)

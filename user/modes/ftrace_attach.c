@@ -5,6 +5,7 @@
  * and the probes attached. user/modes/ftrace_int.h lists the run's files.
  */
 #include <errno.h>
+#include <math.h>
 #include <fnmatch.h>
 #include <signal.h>
 #include <stdio.h>
@@ -181,6 +182,15 @@ static enum insn_class site_class(const struct ftrace *ft, size_t fid)
 	return INSN_REFUSED;
 }
 
+/* The class whose measured cost fid's probe pays: its site's, an emulated
+ * one for a function counted at its call sites (a call instruction). */
+static enum insn_class cost_class(const struct ftrace *ft, size_t fid)
+{
+	enum insn_class c = site_class(ft, fid);
+
+	return c == INSN_REFUSED ? INSN_EMULATED : c;
+}
+
 /* Sampling: what one probe hit of each function adds to the progress
  * clock (calibrate.h), by its site's class, into ft->hit_leak; left NULL
  * (nothing to take out) when the cost was not measured or there is no
@@ -199,10 +209,8 @@ int ftrace_attach__hit_leaks(struct ftrace *ft)
 		return -ENOMEM;
 	}
 	for (i = 0; i < ft->nfuncs; i++) {
-		enum insn_class c = site_class(ft, i);
+		enum insn_class c = cost_class(ft, i);
 
-		if (c == INSN_REFUSED)
-			c = INSN_EMULATED; /* call sites: a call instruction */
 		/* a call is an entry and a return, but for entry-only runs */
 		ft->hit_leak[i].ns = ft->probe_leak[c].ns / (ft->o.entry_only ? 1 : 2);
 		ft->hit_leak[i].sd_ns = ft->probe_leak[c].sd_ns / (ft->o.entry_only ? 1 : 2);
@@ -465,7 +473,7 @@ static int attach_guard(struct ftrace *ft)
  * between windows), --entry-only (frames close only when found dead),
  * --no-times, the floor, and whole-container tracing (not yet: one
  * target process). The report then says its times are the traced ones. */
-static uint64_t cpu_sample_ns(const struct ftrace *ft)
+uint64_t ftrace_attach__cpu_sample_ns(const struct ftrace *ft)
 {
 	const struct opts *o = &ft->o;
 
@@ -513,7 +521,7 @@ static int open_trace(struct ftrace *ft)
 	to.start_paused = ft->o.start_disabled;
 	to.gated = true; /* opened by start_run, once everything is in */
 	to.lossless = ft->o.lossless;
-	to.cpu_sample_ns = cpu_sample_ns(ft);
+	to.cpu_sample_ns = ftrace_attach__cpu_sample_ns(ft);
 	to.unguarded = !ft->guard && !ft->whole && !ft->o.lossless;
 	to.on_event = on_event;
 	to.ctx = ft;
@@ -526,6 +534,31 @@ static int open_trace(struct ftrace *ft)
 		return err;
 	if (ft->cgfd >= 0)
 		return cgroup__set_filter(trace__map_fd(ft->tr, "cgfilter"), ft->cgfd);
+	return 0;
+}
+
+/* --times sampled: the probes' aftermath the sampler sees, per function by
+ * its site's class (calibrate.h struct calib_aftermath, measured at
+ * start-up), into ft->aft_in and aft_out, ns; left NULL when there is no
+ * sampler or no measure. Returns 0 or -ENOMEM (logged). */
+static int aftermath(struct ftrace *ft)
+{
+	size_t i;
+
+	if (!ftrace_attach__cpu_sample_ns(ft) || !ft->have_cost)
+		return 0;
+	ft->aft_in = calloc(ft->nfuncs + 1, sizeof(*ft->aft_in));
+	ft->aft_out = calloc(ft->nfuncs + 1, sizeof(*ft->aft_out));
+	if (!ft->aft_in || !ft->aft_out) {
+		log_err("out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < ft->nfuncs; i++) {
+		enum insn_class c = cost_class(ft, i);
+
+		ft->aft_in[i] = (uint32_t)llround(ft->probe_aft[c].in_ns);
+		ft->aft_out[i] = (uint32_t)llround(ft->probe_aft[c].out_ns);
+	}
 	return 0;
 }
 
@@ -607,6 +640,10 @@ static int open_pipeline(struct ftrace *ft)
 	ro.nhist = ft->o.view.nhist;
 	ro.slower_ns = ft->o.view.slower_ns;
 	ro.slowest = ft->o.view.slowest;
+	if ((err = aftermath(ft)))
+		return err;
+	ro.aft_in = ft->aft_in;
+	ro.aft_out = ft->aft_out;
 	if (ft->o.budget_pct) {
 		ft->partial = calloc(BUDGET_PARTIAL_BYTES, 1);
 		if (!ft->partial) {
@@ -723,7 +760,7 @@ int ftrace_attach__probes(struct ftrace *ft)
 	/* The sampler runs from the gate's opening, all along: the reports
 	 * read its period; none, they say the times are the traced ones. */
 	runner__set_cpu_sample(ft->rn, trace__cpu_samples(ft->tr)
-					       ? cpu_sample_ns(ft)
+					       ? ftrace_attach__cpu_sample_ns(ft)
 					       : 0);
 	/* A fallback to per-site links reloaded the trace object: new rings,
 	 * a new cgroup filter map. */

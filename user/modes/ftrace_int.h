@@ -27,6 +27,7 @@
 #include "user/record/recorder.h"
 #include "user/modes/ftrace.h"
 #include "user/trace/whole.h"
+#include "user/trace/calibrate.h"
 
 
 
@@ -92,6 +93,9 @@ struct ftrace {
 	double probe_cost[INSN__NCLASS];
 	/* of it, what the progress clock counts, and its standard error */
 	struct progress_leak probe_leak[INSN__NCLASS];
+	/* and the aftermath the time sampler sees (--times sampled) */
+	struct calib_aftermath probe_aft[INSN__NCLASS];
+	uint32_t *aft_in, *aft_out; /* by fid, ns: an_ctx.aft_in, aft_out */
 	bool have_cost;
 	double *probe_ns;
 	/* --sample / --start-disabled (user/trace/sampler.h) */
@@ -151,6 +155,9 @@ void ftrace_attach__source_lines(struct ftrace *ft);
 /* The trace's BPF objects, the guard, the pipeline and the probes, in
  * place. Returns 0 or -errno (logged; -ESRCH: the target exited). */
 int ftrace_attach__probes(struct ftrace *ft);
+/* --times sampled: the time sampler's period for this run, or 0 where it
+ * does not run (its reasons: ftrace_attach.c). */
+uint64_t ftrace_attach__cpu_sample_ns(const struct ftrace *ft);
 
 /* ftrace_loop.c: each returns 0 or -errno (logged) */
 /* The analyzers started, a launched target let exec. */

@@ -61,6 +61,8 @@ static int begin_recording(struct ftrace *ft)
 		.binaries = ft->binaries,
 		.offsets = ft->offsets,
 		.probe_ns = ft->probe_ns,
+		.aft_in = ft->aft_in,
+		.aft_out = ft->aft_out,
 	};
 
 	clock_gettime(CLOCK_REALTIME, &ts);

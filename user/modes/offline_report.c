@@ -117,6 +117,8 @@ int offline__report(const struct opts *o)
 	/* As the live run set them: what the recording measured. */
 	view.cct.cpu_time = m->flags & RECFMT_F_CPU_TIME;
 	view.cct.probe_ns = fn->probe_ns;
+	ro.aft_in = fn->aft_in;
+	ro.aft_out = fn->aft_out;
 	ro.cct = &view.cct;
 	if (ro.no_returns && !ro.analyzers)
 		ro.analyzers = "count";

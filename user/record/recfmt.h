@@ -84,6 +84,9 @@ struct recfmt_funcs {
 	const char *const *binaries; /* NULL entries: the main executable */
 	const uint64_t *offsets;     /* probe site (file offset), or a TRACE_* mark */
 	const double *probe_ns;	     /* measured cost of a probed call, or NULL */
+	/* version 9: the probes' aftermath the time sampler sees, ns
+	 * (an_ctx.aft_in, aft_out), or NULL */
+	const uint32_t *aft_in, *aft_out;
 };
 
 /* SOURCE: where each function of FUNCS is (analyzers/analyzer.h). */

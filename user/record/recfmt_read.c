@@ -44,6 +44,7 @@ struct recfmt_reader {
 	char **names, **lnames, **binaries;
 	uint64_t *offsets;
 	double *probe_ns;
+	uint32_t *aft_in, *aft_out;
 	/* SOURCE */
 	struct recfmt_source src;
 	struct an_src *srcv;
@@ -295,7 +296,7 @@ static int read_funcs(struct recfmt_reader *r, struct cur *c)
 	if (c->bad)
 		return c_end(c, "FUNCS");
 	/* Each function takes at least 28 bytes: a bound before allocating. */
-	if (n > c->len / 28 || has_cost > 1)
+	if (n > c->len / 28 || has_cost > (r->version >= 9 ? 3u : 1u))
 		return corrupt(r, c->base, "%u functions (cost flag %u) in a block of %zu bytes", n,
 			       has_cost, c->len);
 	r->names = calloc((size_t)n + 1, sizeof(char *));
@@ -303,7 +304,10 @@ static int read_funcs(struct recfmt_reader *r, struct cur *c)
 	r->binaries = calloc((size_t)n + 1, sizeof(char *));
 	r->offsets = calloc((size_t)n + 1, sizeof(uint64_t));
 	r->probe_ns = calloc((size_t)n + 1, sizeof(double));
-	if (!r->names || !r->lnames || !r->binaries || !r->offsets || !r->probe_ns)
+	r->aft_in = calloc((size_t)n + 1, sizeof(uint32_t));
+	r->aft_out = calloc((size_t)n + 1, sizeof(uint32_t));
+	if (!r->names || !r->lnames || !r->binaries || !r->offsets || !r->probe_ns || !r->aft_in ||
+	    !r->aft_out)
 		return -ENOMEM;
 	r->fn.n = n;
 	for (i = 0; i < n && !c->bad; i++) {
@@ -312,6 +316,10 @@ static int read_funcs(struct recfmt_reader *r, struct cur *c)
 		r->binaries[i] = c_str(c);
 		r->offsets[i] = c_u64(c);
 		r->probe_ns[i] = c_f64(c);
+		if (has_cost & 2) {
+			r->aft_in[i] = c_u32(c);
+			r->aft_out[i] = c_u32(c);
+		}
 		if (c->bad)
 			break;
 		/* "" stands for none: the main executable, no linkage name. */
@@ -328,7 +336,9 @@ static int read_funcs(struct recfmt_reader *r, struct cur *c)
 	r->fn.lnames = (const char *const *)r->lnames;
 	r->fn.binaries = (const char *const *)r->binaries;
 	r->fn.offsets = r->offsets;
-	r->fn.probe_ns = has_cost ? r->probe_ns : NULL;
+	r->fn.probe_ns = has_cost & 1 ? r->probe_ns : NULL;
+	r->fn.aft_in = has_cost & 2 ? r->aft_in : NULL;
+	r->fn.aft_out = has_cost & 2 ? r->aft_out : NULL;
 	return c_end(c, "FUNCS");
 }
 
@@ -664,6 +674,8 @@ void recfmt__reader_free(struct recfmt_reader *r)
 	free(r->binaries);
 	free(r->offsets);
 	free(r->probe_ns);
+	free(r->aft_in);
+	free(r->aft_out);
 	free(r->stop_reason);
 	free(r->lost_per_cpu);
 	free(r->recs);

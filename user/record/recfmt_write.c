@@ -171,12 +171,17 @@ int recfmt__put_funcs(struct recfmt_writer *w, const struct recfmt_funcs *fn)
 	int err;
 
 	b_u32(&b, fn->n);
-	b_u32(&b, fn->probe_ns != NULL);
+	/* bit 0: the probes' cost; bit 1 (version 9): their aftermath */
+	b_u32(&b, (fn->probe_ns != NULL) | (fn->aft_in && fn->aft_out ? 2u : 0u));
 	for (i = 0; i < fn->n && ok; i++) {
 		ok = b_str(&b, fn->names[i]) && b_str(&b, fn->lnames ? fn->lnames[i] : NULL) &&
 		     b_str(&b, fn->binaries ? fn->binaries[i] : NULL);
 		b_u64(&b, fn->offsets ? fn->offsets[i] : 0);
 		b_f64(&b, fn->probe_ns ? fn->probe_ns[i] : 0);
+		if (fn->aft_in && fn->aft_out) {
+			b_u32(&b, fn->aft_in[i]);
+			b_u32(&b, fn->aft_out[i]);
+		}
 	}
 	err = ok ? w_block(w, RECFMT_FUNCS, &b) : (w->err = -EINVAL);
 	free(b.p);

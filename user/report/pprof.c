@@ -265,8 +265,20 @@ static uint64_t location_of(struct build *b, uint32_t fid)
  * Returns 0 or -ENOMEM. */
 static int samples(struct build *b, const struct cct_tree *t, bool cpu)
 {
+	uint64_t *own = NULL, *own_incl = NULL;
 	size_t depth_total = 0;
 	uint32_t id, k;
+
+	if (b->ctx->cpu_sample_ns) {
+		own = malloc(((size_t)t->n + 1) * sizeof(*own));
+		own_incl = malloc(((size_t)t->n + 1) * sizeof(*own_incl));
+		if (!own || !own_incl) {
+			free(own);
+			free(own_incl);
+			return -ENOMEM;
+		}
+		cct__own_times(t, b->ctx, own, own_incl);
+	}
 
 	for (id = 1; id < t->n; id++) {
 		const struct cct_node *n = cct__node(t, id);
@@ -281,8 +293,11 @@ static int samples(struct build *b, const struct cct_tree *t, bool cpu)
 			if (fid == AN_ROOT)
 				break;
 			l = location_of(b, fid);
-			if (!l)
+			if (!l) {
+				free(own);
+				free(own_incl);
 				return -ENOMEM;
+			}
 			b->locids[depth_total++] = l;
 			s->n_location_id++;
 		}
@@ -292,10 +307,12 @@ static int samples(struct build *b, const struct cct_tree *t, bool cpu)
 		s->value[1] = (int64_t)n->self_ns;
 		if (cpu)
 			s->value[2] = (int64_t)n->cpu_self_ns;
-		if (b->ctx->cpu_sample_ns)
-			s->value[b->nv - 1] = (int64_t)an_ctx__sampled_ns(b->ctx, n->samples_self);
+		if (own)
+			s->value[b->nv - 1] = (int64_t)own[id];
 		b->smpp[b->nsmp++] = s;
 	}
+	free(own);
+	free(own_incl);
 	return 0;
 }
 

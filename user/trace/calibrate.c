@@ -24,16 +24,21 @@
 #include "user/trace/trace.h"
 
 /* One function per entry class, written in assembly so that their first
- * instruction is what their name says whatever the compiler does. */
-__asm__(".text\n"
+ * instruction is what their name says whatever the compiler does. Each
+ * then reads and writes a variable, as most functions touch memory: the
+ * time sampler's aftermath (struct calib_aftermath) holds what a trap's
+ * cooled caches cost such a first access. */
+__asm__(".bss\n.p2align 6\ncabbpf_calib_var:\n\t.zero 64\n"
+	".text\n"
 	".globl cabbpf_calib_nop5\n.type cabbpf_calib_nop5, @function\n"
-	"cabbpf_calib_nop5:\n\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\tret\n"
+	"cabbpf_calib_nop5:\n\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+	"\tincq cabbpf_calib_var(%rip)\n\tret\n"
 	".size cabbpf_calib_nop5, .-cabbpf_calib_nop5\n"
 	".globl cabbpf_calib_push\n.type cabbpf_calib_push, @function\n"
-	"cabbpf_calib_push:\n\tpush %rbp\n\tpop %rbp\n\tret\n"
+	"cabbpf_calib_push:\n\tpush %rbp\n\tincq cabbpf_calib_var(%rip)\n\tpop %rbp\n\tret\n"
 	".size cabbpf_calib_push, .-cabbpf_calib_push\n"
 	".globl cabbpf_calib_mov\n.type cabbpf_calib_mov, @function\n"
-	"cabbpf_calib_mov:\n\tmov %rdi, %rax\n\tret\n"
+	"cabbpf_calib_mov:\n\tmov %rdi, %rax\n\tincq cabbpf_calib_var(%rip)\n\tret\n"
 	".size cabbpf_calib_mov, .-cabbpf_calib_mov\n");
 void cabbpf_calib_nop5(void);
 void cabbpf_calib_push(void);
@@ -194,10 +199,11 @@ static void cache_path(char *buf, size_t len)
  * cost_ns[], *age_s; else -ENOENT. Never through a symlink, only from a
  * file of this user no one else may write. */
 static int cache_read(const char *key, double cost_ns[INSN__NCLASS],
-		      struct progress_leak leak[INSN__NCLASS], long *age_s)
+		      struct progress_leak leak[INSN__NCLASS],
+		      struct calib_aftermath aft[INSN__NCLASS], long *age_s)
 {
 	char path[4200], line[512], k[256];
-	double c[3], l[3], sd[3];
+	double c[3], l[3], sd[3], a[12];
 	long long when;
 	struct stat sb;
 	FILE *f = NULL;
@@ -215,8 +221,8 @@ static int cache_read(const char *key, double cost_ns[INSN__NCLASS],
 		return -ENOENT;
 	}
 	/* one line per key: "KEY\tWHEN NOP5 EMULATED SSTEP LNOP5 LEMULATED LSSTEP
-	 * SDNOP5 SDEMULATED SDSSTEP" (an older line, without the last three,
-	 * is measured again) */
+	 * SDNOP5 SDEMULATED SDSSTEP", then each class's aftermath (in, out,
+	 * their errors): an older line, without them, is measured again */
 	while (fgets(line, sizeof(line), f)) {
 		char *tab = strchr(line, '\t');
 
@@ -225,8 +231,12 @@ static int cache_read(const char *key, double cost_ns[INSN__NCLASS],
 		memcpy(k, line, (size_t)(tab - line));
 		k[tab - line] = 0;
 		if (strcmp(k, key) ||
-		    sscanf(tab + 1, "%lld %lf %lf %lf %lf %lf %lf %lf %lf %lf", &when, &c[0], &c[1],
-			   &c[2], &l[0], &l[1], &l[2], &sd[0], &sd[1], &sd[2]) != 10)
+		    sscanf(tab + 1,
+			   "%lld %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf "
+			   "%lf %lf %lf %lf",
+			   &when, &c[0], &c[1], &c[2], &l[0], &l[1], &l[2], &sd[0], &sd[1], &sd[2],
+			   &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8], &a[9],
+			   &a[10], &a[11]) != 22)
 			continue;
 		*age_s = (long)(time(NULL) - when);
 		found = *age_s >= 0 && *age_s < KEEP_S && c[0] > 0 && c[1] > 0 && c[2] > 0 &&
@@ -241,6 +251,9 @@ static int cache_read(const char *key, double cost_ns[INSN__NCLASS],
 	leak[INSN_NOP5] = (struct progress_leak){l[0], sd[0]};
 	leak[INSN_EMULATED] = (struct progress_leak){l[1], sd[1]};
 	leak[INSN_SSTEP] = (struct progress_leak){l[2], sd[2]};
+	aft[INSN_NOP5] = (struct calib_aftermath){a[0], a[1], a[2], a[3]};
+	aft[INSN_EMULATED] = (struct calib_aftermath){a[4], a[5], a[6], a[7]};
+	aft[INSN_SSTEP] = (struct calib_aftermath){a[8], a[9], a[10], a[11]};
 	return 0;
 }
 
@@ -249,8 +262,11 @@ static int cache_read(const char *key, double cost_ns[INSN__NCLASS],
  * (times / no times, other builds) are kept while they may be used.
  * Failing is only a later run's cost. */
 static void cache_write(const char *key, const double cost_ns[INSN__NCLASS],
-			const struct progress_leak leak[INSN__NCLASS])
+			const struct progress_leak leak[INSN__NCLASS],
+			const struct calib_aftermath aft[INSN__NCLASS])
 {
+	static const enum insn_class cls[3] = {INSN_NOP5, INSN_EMULATED, INSN_SSTEP};
+	size_t i;
 	char path[4200], line[512];
 	struct outfile o;
 	FILE *old;
@@ -277,21 +293,92 @@ static void cache_write(const char *key, const double cost_ns[INSN__NCLASS],
 	} else if (fd >= 0) {
 		close(fd);
 	}
-	fprintf(o.f, "%s\t%lld %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", key,
+	fprintf(o.f, "%s\t%lld %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g", key,
 		(long long)time(NULL), cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED],
 		cost_ns[INSN_SSTEP], leak[INSN_NOP5].ns, leak[INSN_EMULATED].ns,
 		leak[INSN_SSTEP].ns, leak[INSN_NOP5].sd_ns, leak[INSN_EMULATED].sd_ns,
 		leak[INSN_SSTEP].sd_ns);
+	for (i = 0; i < 3; i++)
+		fprintf(o.f, " %.17g %.17g %.17g %.17g", aft[cls[i]].in_ns, aft[cls[i]].out_ns,
+			aft[cls[i]].in_sd_ns, aft[cls[i]].out_sd_ns);
+	fputc('\n', o.f);
 	if (outfile__commit(&o))
 		log_debug("keeping the probe cost in %s failed", path);
 }
 
-/* Counts the entry events delivered (ctx: a uint64_t). */
+/* What the calibration's trace delivered: the entry events, and the time
+ * sampler's samples (their time and instruction pointer). */
+struct calib_events {
+	uint64_t delivered;
+	struct calib_sample {
+		uint64_t ts, ip;
+	} *s;
+	size_t n, cap;
+};
+
+/* The time sampler's period while calibrating: fine, for a count of the
+ * aftermath's samples within a few % in the ~100 ms each class runs. */
+#define CALIB_SAMPLE_NS 50000ULL
+
 static int on_event(void *ctx, unsigned cpu, const struct cabbpf_event *e)
 {
+	struct calib_events *ce = ctx;
+
 	(void)cpu;
-	*(uint64_t *)ctx += e->kind == CABBPF_EV_ENTRY;
+	ce->delivered += e->kind == CABBPF_EV_ENTRY;
+	if (e->kind != CABBPF_EV_CPU_SAMPLE)
+		return 0;
+	if (ce->n == ce->cap) {
+		size_t cap = ce->cap ? 2 * ce->cap : 4096;
+		struct calib_sample *s = realloc(ce->s, cap * sizeof(*s));
+
+		if (!s)
+			return 0; /* fewer samples: a coarser figure */
+		ce->s = s;
+		ce->cap = cap;
+	}
+	ce->s[ce->n++] = (struct calib_sample){e->ts, e->sp};
 	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The aftermath of class k's traced calls (struct calib_aftermath), from
+ * the samples taken while its leak round ran (between t0 and t1, calls
+ * calls): those inside its function (after each entry's trap; the
+ * function's own instructions take ~1 ns of each call) are in_ns, the
+ * others (the child's loop, after each return's trap) less the loop's
+ * own untraced time (base: ns a call) are out_ns. A count n of samples
+ * is +- sqrt(n).
+ */
+static void aftermath_of(const struct calib_events *ce, size_t k, uint64_t t0, uint64_t t1,
+			 uint64_t calls, double base, struct calib_aftermath *a)
+{
+	uintptr_t lo = (uintptr_t)calib[k].fn, hi = lo + 24;
+	double in = 0, out = 0, p = (double)CALIB_SAMPLE_NS;
+	size_t i;
+
+	if (!calls)
+		return;
+	for (i = 0; i < ce->n; i++) {
+		if (ce->s[i].ts < t0 || ce->s[i].ts > t1)
+			continue;
+		if (ce->s[i].ip >= lo && ce->s[i].ip < hi)
+			in++;
+		else
+			out++;
+	}
+	a->in_ns = in * p / (double)calls;
+	a->out_ns = fmax(0.0, out * p / (double)calls - base);
+	a->in_sd_ns = sqrt(fmax(1.0, in)) * p / (double)calls;
+	a->out_sd_ns = sqrt(fmax(1.0, out)) * p / (double)calls;
 }
 
 /* The calibration functions' offsets in this executable (exe: its path). */
@@ -336,7 +423,8 @@ static int calib_fork(int to_child[2], int from_child[2], pid_t *pid, uint64_t b
  * nothing). *called: the calls the child made. */
 static int calib_rounds(int to, int from, struct trace *tr, struct progress *prog,
 			const uint64_t base[NCALIB], double cost_ns[INSN__NCLASS],
-			struct progress_leak leak[INSN__NCLASS], uint64_t *called)
+			struct progress_leak leak[INSN__NCLASS], uint64_t *called,
+			uint64_t win[NCALIB][3])
 {
 	uint64_t res[2];
 	size_t k;
@@ -345,8 +433,13 @@ static int calib_rounds(int to, int from, struct trace *tr, struct progress *pro
 		uint64_t p0 = progress__ticks(prog), p1;
 		double user;
 
+		/* the round's window and calls, for the time sampler's
+		 * aftermath (aftermath_of) */
+		win[k][0] = mono_ns();
 		if (write(to, prog ? "l" : "g", 1) != 1 || child_says(from, res, sizeof(res), tr))
 			return -EIO;
+		win[k][1] = mono_ns();
+		win[k][2] = res[1];
 		p1 = progress__ticks(prog);
 		*called += res[1];
 		cost_ns[calib[k].cls] =
@@ -386,8 +479,11 @@ static bool calib_delivered(struct trace *tr, uint64_t delivered, uint64_t calle
 }
 
 int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
-			   struct progress_leak leak[INSN__NCLASS])
+			   struct progress_leak leak[INSN__NCLASS],
+			   struct calib_aftermath aft[INSN__NCLASS])
 {
+	struct calib_events ce = {0};
+	uint64_t win[NCALIB][3] = {{0}};
 	int to_child[2] = {-1, -1}, from_child[2] = {-1, -1}, status, err = 0;
 	uint64_t offsets[NCALIB], base[NCALIB];
 	struct progress *prog = NULL;
@@ -403,7 +499,8 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 
 	memset(cost_ns, 0, sizeof(double) * INSN__NCLASS);
 	memset(leak, 0, sizeof(*leak) * INSN__NCLASS);
-	if (!cache_key(no_times, key, sizeof(key)) && !cache_read(key, cost_ns, leak, &age_s)) {
+	memset(aft, 0, sizeof(*aft) * INSN__NCLASS);
+	if (!cache_key(no_times, key, sizeof(key)) && !cache_read(key, cost_ns, leak, aft, &age_s)) {
 		log_info(
 			"probe cost per traced call, measured: %.0f ns (nop5), %.0f ns (emulated), "
 			"%.0f ns (single-stepped) entry and return, %ld s ago (%s; "
@@ -428,7 +525,9 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	to.no_multi_links = !features__get()->has[KF_UPROBE_MULTI];
 	to.no_session_kfunc = !features__get()->has[KF_UPROBE_SESSION];
 	to.on_event = on_event;
-	to.ctx = &delivered;
+	to.ctx = &ce;
+	/* the time sampler, as a run has it, at a finer period */
+	to.cpu_sample_ns = no_times ? 0 : CALIB_SAMPLE_NS;
 	err = trace__open(&to, &tr);
 	if (!err)
 		err = trace__attach(tr);
@@ -439,9 +538,16 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	 * such clock, only the cost). */
 	if (progress__open(pid, &prog))
 		prog = NULL;
-	err = calib_rounds(to_child[1], from_child[0], tr, prog, base, cost_ns, leak, &called);
+	err = calib_rounds(to_child[1], from_child[0], tr, prog, base, cost_ns, leak, &called, win);
 	if (err)
 		goto cleanup;
+	/* the last round's samples still in the rings */
+	trace__drain(tr, 0);
+	delivered = ce.delivered;
+	if (prog && trace__cpu_samples(tr))
+		for (k = 0; k < NCALIB; k++)
+			aftermath_of(&ce, k, win[k][0], win[k][1], win[k][2],
+				     (double)base[k] / calib[k].calls, &aft[calib[k].cls]);
 	if (!calib_delivered(tr, delivered, called)) {
 		err = -ENODATA;
 		memset(cost_ns, 0, sizeof(double) * INSN__NCLASS);
@@ -455,8 +561,15 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 			  "%.0f ns, %.0f +- %.0f ns, %.0f +- %.0f ns",
 			  leak[INSN_NOP5].ns, leak[INSN_NOP5].sd_ns, leak[INSN_EMULATED].ns,
 			  leak[INSN_EMULATED].sd_ns, leak[INSN_SSTEP].ns, leak[INSN_SSTEP].sd_ns);
+	log_debug("a traced call's aftermath, as the time sampler sees it (in the callee, in "
+		  "the caller): %.0f +- %.0f, %.0f +- %.0f ns (nop5); %.0f +- %.0f, %.0f +- %.0f ns "
+		  "(emulated); %.0f +- %.0f, %.0f +- %.0f ns (single-stepped)",
+		  aft[INSN_NOP5].in_ns, aft[INSN_NOP5].in_sd_ns, aft[INSN_NOP5].out_ns,
+		  aft[INSN_NOP5].out_sd_ns, aft[INSN_EMULATED].in_ns, aft[INSN_EMULATED].in_sd_ns,
+		  aft[INSN_EMULATED].out_ns, aft[INSN_EMULATED].out_sd_ns, aft[INSN_SSTEP].in_ns,
+		  aft[INSN_SSTEP].in_sd_ns, aft[INSN_SSTEP].out_ns, aft[INSN_SSTEP].out_sd_ns);
 	if (*key && cost_ns[INSN_NOP5] > 0 && cost_ns[INSN_EMULATED] > 0 && cost_ns[INSN_SSTEP] > 0)
-		cache_write(key, cost_ns, leak);
+		cache_write(key, cost_ns, leak, aft);
 cleanup:
 	if (err)
 		log_warn("measuring the probes' cost failed (%s): times are not compensated",
@@ -476,5 +589,6 @@ cleanup_quiet:
 			close(from_child[k]);
 	}
 	syms__free(st);
+	free(ce.s);
 	return err;
 }
