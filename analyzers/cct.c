@@ -557,10 +557,10 @@ const struct analyzer_ops analyzer_cct = {
 	.free = cct_free,
 };
 
-void cct__own_times(const struct cct_tree *t, const struct an_ctx *ctx, uint64_t *self,
-		    uint64_t *incl)
+void cct__own_times(const struct cct_tree *t, const struct an_ctx *ctx, int64_t *self,
+		    int64_t *incl)
 {
-	uint64_t *aincl = incl; /* the aftermath inside each context, first */
+	int64_t *aincl = incl; /* the aftermath inside each context, first */
 	uint32_t id;
 
 	memset(self, 0, (size_t)t->n * sizeof(*self));
@@ -568,11 +568,11 @@ void cct__own_times(const struct cct_tree *t, const struct an_ctx *ctx, uint64_t
 	/* children have larger ids than their parents: one pass upwards */
 	for (id = t->n; id-- > 1;) {
 		const struct cct_node *n = cct__node(t, id);
-		uint64_t in = 0, out = 0;
+		int64_t in = 0, out = 0;
 
 		if (ctx->aft_in && n->fid < ctx->nfuncs) {
-			in = n->calls * ctx->aft_in[n->fid];
-			out = n->calls * ctx->aft_out[n->fid];
+			in = (int64_t)(n->calls * ctx->aft_in[n->fid]);
+			out = (int64_t)(n->calls * ctx->aft_out[n->fid]);
 		}
 		self[id] += in;
 		aincl[id] += in;
@@ -582,7 +582,7 @@ void cct__own_times(const struct cct_tree *t, const struct an_ctx *ctx, uint64_t
 	for (id = 0; id < t->n; id++) {
 		const struct cct_node *n = cct__node(t, id);
 
-		self[id] = an_ctx__own_ns(ctx, n->samples_self, self[id]);
-		incl[id] = an_ctx__own_ns(ctx, n->samples_incl, aincl[id]);
+		self[id] = (int64_t)an_ctx__sampled_ns(ctx, n->samples_self) - self[id];
+		incl[id] = (int64_t)an_ctx__sampled_ns(ctx, n->samples_incl) - aincl[id];
 	}
 }

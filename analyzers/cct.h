@@ -175,13 +175,27 @@ const struct an_ctx *cct__ctx(const void *state);
  * --times sampled: each context's own time, the program's user-mode CPU
  * time its samples stand for less the probes' aftermath in them
  * (an_ctx.aft_in, aft_out: its calls' entries and its children's
- * returns in self; every traced call under it too in incl), ns, 0 where
- * the aftermath is larger; into self[id] and incl[id] (t->n entries each,
- * the caller's). As the shadow stacks count it per frame (pipeline/
- * shadow.h, SAMPLES), from the nodes' calls. Any one thread.
+ * returns in self; every traced call under it too in incl), ns, into
+ * self[id] and incl[id] (t->n entries each, the caller's). As the shadow
+ * stacks count it per frame (pipeline/shadow.h, SAMPLES), from the
+ * nodes' calls. Below 0 where the aftermath taken out is larger than
+ * the samples (noise, or a measure too large): sums stay unbiased, and
+ * what is shown is cct__shown_self and cct__shown_incl. Any one thread.
  */
-void cct__own_times(const struct cct_tree *t, const struct an_ctx *ctx, uint64_t *self,
-		    uint64_t *incl);
+void cct__own_times(const struct cct_tree *t, const struct an_ctx *ctx, int64_t *self,
+		    int64_t *incl);
+
+/* What a table or a view shows of own times self and incl (summed as
+ * needed): never below 0, and an inclusive time never below its self. */
+static inline uint64_t cct__shown_self(int64_t self)
+{
+	return self > 0 ? (uint64_t)self : 0;
+}
+
+static inline uint64_t cct__shown_incl(int64_t self, int64_t incl)
+{
+	return incl > self ? cct__shown_self(incl) : cct__shown_self(self);
+}
 
 int cct__write_folded(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 		      enum cct_metric metric);

@@ -18,7 +18,7 @@
 /* Context id's value by metric m; own: its own times (cct__own_times'
  * self), for CCT_METRIC_SAMPLED. */
 static uint64_t metric_of(const struct cct_tree *t, uint32_t id, enum cct_metric m,
-			  const uint64_t *own)
+			  const int64_t *own)
 {
 	const struct cct_node *n = cct__node(t, id);
 
@@ -28,7 +28,7 @@ static uint64_t metric_of(const struct cct_tree *t, uint32_t id, enum cct_metric
 	case CCT_METRIC_CPU:
 		return n->cpu_self_ns;
 	case CCT_METRIC_SAMPLED:
-		return own[id];
+		return cct__shown_self(own[id]);
 	default:
 		return n->self_ns;
 	}
@@ -49,7 +49,7 @@ int cct__write_folded(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 	struct cct_walk w = {.t = t, .names = ctx};
 	size_t *off = NULL, cap = 4096, len, ocap = 64;
 	char *buf = malloc(cap), b[24];
-	uint64_t *own = NULL, *own_incl = NULL;
+	int64_t *own = NULL, *own_incl = NULL;
 	uint32_t id, d;
 	int err = -ENOMEM;
 
@@ -138,8 +138,8 @@ static const char *frame_label(const char *name)
 
 static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, uint32_t id,
 		      double x, double y, double wpx, uint64_t width, uint64_t total,
-		      enum cct_metric metric, bool cpu_time, const uint64_t *own,
-		      const uint64_t *own_incl)
+		      enum cct_metric metric, bool cpu_time, const int64_t *own,
+		      const int64_t *own_incl)
 {
 	const struct cct_node *n = cct__node(t, id);
 	const char *name = id ? an_ctx__name(ctx, n->fid, (char[24]){0}) : "all";
@@ -172,7 +172,8 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 		(double)n->incl_ns / 1e6, (double)n->self_ns / 1e6);
 	if (ctx->cpu_sample_ns && id)
 		fprintf(f, " (traced, probes included)\nown (sampled): total %.3f ms, self %.3f ms",
-			(double)own_incl[id] / 1e6, (double)own[id] / 1e6);
+			(double)cct__shown_incl(own[id], own_incl[id]) / 1e6,
+			(double)cct__shown_self(own[id]) / 1e6);
 	if (cpu_time)
 		fprintf(f, "\non-CPU: total %.3f ms, self %.3f ms", (double)n->cpu_incl_ns / 1e6,
 			(double)n->cpu_self_ns / 1e6);
@@ -204,8 +205,8 @@ int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 		   enum cct_metric metric, bool cpu_time, const char *title)
 {
 	uint64_t *width = calloc((size_t)t->n + 1, sizeof(*width));
-	uint64_t *own = malloc(((size_t)t->n + 1) * sizeof(*own));
-	uint64_t *own_incl = malloc(((size_t)t->n + 1) * sizeof(*own_incl));
+	int64_t *own = malloc(((size_t)t->n + 1) * sizeof(*own));
+	int64_t *own_incl = malloc(((size_t)t->n + 1) * sizeof(*own_incl));
 	uint32_t *depth = calloc((size_t)t->n + 1, sizeof(*depth));
 	double *xcur = NULL, scale, wpx;
 	struct cct_walk w = {.t = t, .names = ctx};

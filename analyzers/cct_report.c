@@ -27,7 +27,7 @@
 struct comp {
 	double *below, *direct;
 	/* --times sampled: each context's own times (cct__own_times) */
-	uint64_t *own, *own_incl;
+	int64_t *own, *own_incl;
 };
 
 static int comp_build(const struct cct *g, const struct cct_tree *t, struct comp *c)
@@ -94,7 +94,7 @@ static uint64_t minus(uint64_t x, double sub)
 struct fn_row {
 	uint32_t fid;
 	uint64_t calls, incl, self, cpu_incl, cpu_self;
-	uint64_t own_incl, own_self; /* --times sampled (cct__own_times) */
+	int64_t own_incl, own_self; /* --times sampled (cct__own_times), summed */
 	uint64_t missing, unwound;
 };
 
@@ -308,8 +308,8 @@ static void node_line(const struct cct *g, const struct cct_tree *t, uint32_t id
 		.cpu_self = n->cpu_self_ns,
 		.samples_incl = n->samples_incl,
 		.samples_self = n->samples_self,
-		.est_incl = cp->own_incl ? cp->own_incl[id] : 0,
-		.est_self = cp->own ? cp->own[id] : 0,
+		.est_incl = cp->own ? cct__shown_incl(cp->own[id], cp->own_incl[id]) : 0,
+		.est_self = cp->own ? cct__shown_self(cp->own[id]) : 0,
 		.missing = n->missing,
 		.unwound = n->unwound,
 		.folded = n->folded,
@@ -433,8 +433,8 @@ static int report_functions(struct cct *g, const struct cct_tree *t, FILE *f)
 			.self = rows[i].self,
 			.cpu_incl = rows[i].cpu_incl,
 			.cpu_self = rows[i].cpu_self,
-			.est_incl = rows[i].own_incl,
-			.est_self = rows[i].own_self,
+			.est_incl = cct__shown_incl(rows[i].own_self, rows[i].own_incl),
+			.est_self = cct__shown_self(rows[i].own_self),
 			.cpu = g->o.cpu_time,
 		};
 

@@ -662,7 +662,7 @@ START_TEST(aftermath_taken_out)
 	static const uint32_t out[NFN] = {[MAIN] = 10, [A] = 200, [C] = 400};
 	struct drv d;
 	const struct cct_tree *t;
-	uint64_t self[8], incl[8];
+	int64_t self[8], incl[8];
 	int i, k;
 
 	drv_init(&d, 1, NULL);
@@ -700,15 +700,20 @@ START_TEST(aftermath_taken_out)
 	cct__own_times(t, &d.ctx, self, incl);
 	/* a: 4 samples (40 us) less 4.8 us; c: 2 samples less 6 us; main:
 	 * 1 sample less 1.4 us, and 7 samples less its 13.8 us inside */
-	ck_assert_uint_eq(self[at(t, "main;a")], 40000 - 4800);
-	ck_assert_uint_eq(self[at(t, "main;a;c")], 20000 - 6000);
-	ck_assert_uint_eq(self[at(t, "main")], 10000 - 1400);
-	ck_assert_uint_eq(incl[at(t, "main")], 70000 - ret_aft_incl[MAIN]);
-	ck_assert_uint_eq(incl[at(t, "main;a")], 60000 - ret_aft_incl[A]);
-	/* the aftermath larger than the samples: 0, not a wrap */
+	ck_assert_int_eq(self[at(t, "main;a")], 40000 - 4800);
+	ck_assert_int_eq(self[at(t, "main;a;c")], 20000 - 6000);
+	ck_assert_int_eq(self[at(t, "main")], 10000 - 1400);
+	ck_assert_int_eq(incl[at(t, "main")], 70000 - (int64_t)ret_aft_incl[MAIN]);
+	ck_assert_int_eq(incl[at(t, "main;a")], 60000 - (int64_t)ret_aft_incl[A]);
+	/* the aftermath larger than the samples: below 0 (sums stay
+	 * unbiased), shown as 0, and an inclusive time never below its self */
 	d.ctx.cpu_sample_ns = 100;
 	cct__own_times(t, &d.ctx, self, incl);
-	ck_assert_uint_eq(self[at(t, "main;a")], 0);
+	ck_assert_int_eq(self[at(t, "main;a")], 400 - 4800);
+	ck_assert_uint_eq(cct__shown_self(self[at(t, "main;a")]), 0);
+	ck_assert_uint_eq(cct__shown_incl(300, -5), 300);
+	ck_assert_uint_eq(cct__shown_incl(300, 500), 500);
+	ck_assert_uint_eq(cct__shown_incl(-300, -5), 0);
 	drv_fini(&d);
 }
 END_TEST

@@ -265,7 +265,7 @@ static uint64_t location_of(struct build *b, uint32_t fid)
  * Returns 0 or -ENOMEM. */
 static int samples(struct build *b, const struct cct_tree *t, bool cpu)
 {
-	uint64_t *own = NULL, *own_incl = NULL;
+	int64_t *own = NULL, *own_incl = NULL;
 	size_t depth_total = 0;
 	uint32_t id, k;
 
@@ -308,7 +308,7 @@ static int samples(struct build *b, const struct cct_tree *t, bool cpu)
 		if (cpu)
 			s->value[2] = (int64_t)n->cpu_self_ns;
 		if (own)
-			s->value[b->nv - 1] = (int64_t)own[id];
+			s->value[b->nv - 1] = (int64_t)cct__shown_self(own[id]);
 		b->smpp[b->nsmp++] = s;
 	}
 	free(own);
