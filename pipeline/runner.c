@@ -194,6 +194,7 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->returns.noret += s->returns.noret;
 	d->returns.samples += s->returns.samples;
 	d->returns.samples_root += s->returns.samples_root;
+	d->returns.aft_ns += s->returns.aft_ns;
 	d->unattributed += s->unattributed;
 }
 

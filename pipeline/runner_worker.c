@@ -525,6 +525,7 @@ void runner_worker__add_shadow(struct runner_stats *st, const struct tstate *t)
 	st->returns.noret += t->sh.c.noret;
 	st->returns.samples += t->sh.c.samples;
 	st->returns.samples_root += t->sh.c.samples_root;
+	st->returns.aft_ns += t->sh.c.aft_ns;
 }
 
 /* After the threads: analyze what still waits for a hole, in order. */

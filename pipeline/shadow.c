@@ -70,6 +70,8 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 	if (s->aft_in && fr->fid < s->naft) {
 		r.aft_self_ns = s->aft_in[fr->fid] + fr->aft_child_out;
 		r.aft_incl_ns = s->aft_in[fr->fid] + fr->aft_child_incl;
+		/* its entry's and its return's (in its caller, or none) */
+		s->c.aft_ns += s->aft_in[fr->fid] + s->aft_out[fr->fid];
 	}
 	if (matched) {
 		s->c.matched++;

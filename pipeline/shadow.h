@@ -252,6 +252,8 @@ struct shadow_counts {
 	uint64_t offcpu_ns;	/* their total length */
 	uint64_t samples;	/* CPU-clock samples (CABBPF_EV_CPU_SAMPLE), see SAMPLES */
 	uint64_t samples_root;	/* of those: with no frame on the stack */
+	uint64_t aft_ns;	/* the probes' aftermath of the frames closed (SAMPLES),
+				   ns: what came off the samples' time */
 };
 
 /* Where the shadow stack reports calls and closed frames. */

@@ -116,6 +116,11 @@ START_TEST(sampled_times_leave_probes_out)
 	}
 	ck_assert_msg(samples > 0, "no CPU-clock sample reached the report");
 	ck_assert_int_gt(h_fn_field(r.json, "tiny", "aft_self_ns"), 0);
+	/* the run's total aftermath taken out: every function's calls' */
+	ck_assert_int_ge(h_num(h_get(r.json, "times"), "aftermath_ns"),
+			 h_fn_field(r.json, "tiny", "aft_self_ns"));
+	ck_assert(json_object_is_type(h_get(h_get(r.json, "times"), "aftermath_heavy"),
+				      json_type_boolean));
 	big = h_fn_field(r.json, "big", "est_self_ns");
 	tiny = h_fn_field(r.json, "tiny", "est_self_ns");
 	tiny_raw = h_fn_field(r.json, "tiny", "self_ns");

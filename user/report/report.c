@@ -167,6 +167,20 @@ static void whole_text(FILE *out, const struct summary *s, struct runner *r)
 	fprintf(out, "== all %zu process%s of %s, merged ==\n", nr, nr == 1 ? "" : "es", s->comm);
 }
 
+/* Past this share of the sampled time, the aftermath taken out makes the
+ * sampled times uncertain: bench/times.sh saw a python loop (~90 ns of
+ * aftermath a call, every ~100 ns) move by 10 points where the share was
+ * over half, and a program of few dense calls (tests/targets/shares, 13%)
+ * come within 4 points of perf. */
+#define TIMES_AFTERMATH_HEAVY 0.25
+
+static bool times_aftermath_heavy(const struct summary *s, const struct runner_stats *st)
+{
+	double sampled = (double)(st->returns.samples * s->cpu_sample_ns);
+
+	return sampled > 0 && (double)st->returns.aft_ns > TIMES_AFTERMATH_HEAVY * sampled;
+}
+
 /* What the run's times are (docs/times.md): the program's own time,
  * sampled, or the traced wall time. */
 static void times_text(FILE *out, const struct summary *s, const struct runner *r)
@@ -188,7 +202,21 @@ static void times_text(FILE *out, const struct summary *s, const struct runner *
 	if (s->samples_lost)
 		fprintf(out, ", %llu LOST to full rings (times are lower bounds)",
 			(unsigned long long)s->samples_lost);
+	if (st.returns.aft_ns)
+		fprintf(out, "; the probes' measured aftermath, %.3f ms, taken out",
+			(double)st.returns.aft_ns / 1e6);
 	fputc('\n', out);
+	/* The aftermath was measured on the calibration's functions: where
+	 * it is most of the time, this program's own may differ enough to
+	 * move the times a lot (docs/times.md). */
+	if (times_aftermath_heavy(s, &st))
+		fprintf(out,
+			"  WARNING: the probes' aftermath was %.0f%% of the sampled time: this "
+			"program's traced calls are so dense that its sampled times are uncertain "
+			"(a caller of millions of traced calls may be over-stated, its callees "
+			"under-stated); trace fewer functions (-x), or larger ones (docs/times.md)\n",
+			100.0 * (double)st.returns.aft_ns /
+				(double)(st.returns.samples * s->cpu_sample_ns));
 }
 
 /* The JSON's "times" (docs/json-schema.md). */
@@ -207,6 +235,10 @@ static int times_json(struct json *w, const struct summary *s, const struct runn
 		err |= json__kv_u64(w, "samples_outside", st.returns.samples_root + s->samples_nostate);
 		err |= json__kv_u64(w, "samples_probe", s->samples_probe);
 		err |= json__kv_u64(w, "samples_lost", s->samples_lost);
+		/* the probes' aftermath taken out (docs/times.md), and whether
+		 * it is so much of the time that the times are uncertain */
+		err |= json__kv_u64(w, "aftermath_ns", st.returns.aft_ns);
+		err |= json__kv_bool(w, "aftermath_heavy", times_aftermath_heavy(s, &st));
 	}
 	return err | json__end_object(w);
 }
