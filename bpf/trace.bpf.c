@@ -662,7 +662,7 @@ static __always_inline bool in_xol_area(struct task_struct *task, __u64 ip)
 
 /*
  * --times sampled: the CPU clock (a perf cpu-clock event on every CPU,
- * user mode only: user/trace/cpusample.c) interrupted a thread of the
+ * user mode only: user/trace/cpuclock.c) interrupted a thread of the
  * target while it ran its own code. One event, with the thread's sequence
  * number, so it lands between the calls and returns around it and the
  * analyzers charge the period to the frame on top of its shadow stack
