@@ -245,13 +245,12 @@ static void test_pause_after_in_place(const struct guard *g)
 	}
 }
 
-void guard_letgo__detach_all(struct guard *g)
+/* Marks the threads to stop and stops them: each either given back its
+ * return addresses in place (counted in *narmed) or interrupted. Sets
+ * *call to the system call one of them was stopped in, if any. */
+static void stop_marked(struct guard *g, bool all, size_t *narmed, const char **call)
 {
-	struct timespec t0;
-	bool all = !mark_must_stop(g);
-	size_t i, narmed = 0;
-	const char *call = NULL;
-	int st;
+	size_t i;
 
 	/* Only the threads with return addresses to give back are stopped,
 	 * and of those, none blocked in a system call (arm_in_place): a stop
@@ -278,36 +277,109 @@ void guard_letgo__detach_all(struct guard *g)
 		if (!g->th[i].must_stop)
 			continue;
 		if (arm_in_place(g, &g->th[i])) {
-			narmed++;
+			(*narmed)++;
 			continue;
 		}
-		interrupt(g, &g->th[i], &call);
+		interrupt(g, &g->th[i], call);
 	}
-	if (narmed) {
-		give_back_in_place(g, &call);
-		test_pause_after_in_place(g);
+}
+
+/* A signal-delivery stop of t while letting go: ours (a SIGSTOP the
+ * kernel sent for the guard, or the one asked for) is swallowed, another
+ * signal is kept to pass on at the detach. */
+static void on_signal_stop(struct guard *g, struct gthread *t, pid_t tid, int sig)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	ptrace(PTRACE_GETSIGINFO, tid, NULL, &si);
+	if (sig == SIGSTOP && si.si_code == SI_KERNEL) {
+		bool guard_req = guard_tracer__serve(g, tid);
+
+		if (guard_tracer__throttled_since(g, tid, NULL)) {
+			t->held = true; /* for unhold's count */
+			atomic_fetch_add(&g->sh->nheld, 1);
+			guard_tracer__unhold(g, t, false);
+			sig = 0;
+		} else if (guard_req || t->ours_pending) {
+			sig = 0;
+		}
+		t->ours_pending = false;
+	} else if (t->ours_pending) {
+		/* Another signal first (delivered now, as untraced); the
+		 * stop on exit comes next. */
+		guard_tracer__resume(tid, sig);
+		return;
 	}
-	if (call)
-		log_warn("letting go of pid %d: %" PRIu64 " thread%s (one in %s) stopped in a "
-			 "call to give its return addresses back: that call may end with EINTR "
-			 "(signal(7))",
-			 (int)g->pid, g->sh->st.detach_cut_short,
-			 g->sh->st.detach_cut_short == 1 ? "" : "s", call);
+	t->pass_sig = sig;
+	t->stopped = true;
+}
+
+/* One wait status of tid while letting go: exits handled, a new clone
+ * tracked and interrupted, a stop recorded on its thread. */
+static void on_status(struct guard *g, pid_t tid, int st)
+{
+	struct gthread *t;
+	int sig = WSTOPSIG(st), ev = (unsigned)st >> 16;
+
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		guard_tracer__handle(g, tid, st);
+		return;
+	}
+	if (!WIFSTOPPED(st) || guard_forks__child(g, tid))
+		return;
+	t = guard_tracer__track(g, tid);
+	if (!t)
+		return;
+	if (ev == PTRACE_EVENT_CLONE) {
+		unsigned long msg;
+
+		if (!ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg)) {
+			guard_tracer__track(g, (pid_t)msg);
+			ptrace(PTRACE_INTERRUPT, (pid_t)msg, NULL, NULL);
+		}
+		t = guard_tracer__thread(g, tid);
+	}
+	if (ev == 0) {
+		on_signal_stop(g, t, tid, sig);
+		return;
+	}
+	/* An event or interrupt stop. Our SIGSTOP may still be queued (the
+	 * request is there): let the thread take it first, or it would stop
+	 * the whole process after we go. Not queued with a request there:
+	 * never sent; this stop is as good. */
+	if ((ours_asked(g, tid) || t->ours_pending) && procfs__sig_pending(tid, SIGSTOP)) {
+		guard_tracer__resume(tid, 0);
+		return;
+	}
+	t->ours_pending = false;
+	if (ev == PTRACE_EVENT_STOP &&
+	    (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
+		t->pass_sig = 0; /* a real group-stop: it stays */
+	t->stopped = true;
+}
+
+/* Waits up to 2 s for every marked thread to report its stop. */
+static void wait_stopped(struct guard *g)
+{
+	struct timespec t0;
+	int st;
+
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		size_t left = 0;
+		size_t i, left = 0;
 		pid_t tid;
 
 		for (i = 0; i < g->nth; i++)
 			left += g->th[i].must_stop && !g->th[i].stopped;
 		if (!left)
-			break;
+			return;
 		if (guard_ms_since(&t0) > 2000) {
 			g->sh->st.detach_left = left;
 			log_warn("%zu thread%s of pid %d did not stop: their return addresses "
 				 "stay with the kernel",
 				 left, left == 1 ? "" : "s", (int)g->pid);
-			break;
+			return;
 		}
 		tid = waitpid(-1, &st, __WALL | __WNOTHREAD | WNOHANG);
 		if (tid == 0) {
@@ -319,74 +391,30 @@ void guard_letgo__detach_all(struct guard *g)
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;
-			break; /* ECHILD: nobody left */
+			return; /* ECHILD: nobody left */
 		}
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			guard_tracer__handle(g, tid, st);
-			continue;
-		}
-		if (!WIFSTOPPED(st) || guard_forks__child(g, tid))
-			continue;
-		{
-			struct gthread *t = guard_tracer__track(g, tid);
-			int sig = WSTOPSIG(st), ev = (unsigned)st >> 16;
-
-			if (!t)
-				continue;
-			if (ev == PTRACE_EVENT_CLONE) {
-				unsigned long msg;
-
-				if (!ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg)) {
-					t = guard_tracer__track(g, (pid_t)msg);
-					ptrace(PTRACE_INTERRUPT, (pid_t)msg, NULL, NULL);
-				}
-				t = guard_tracer__thread(g, tid);
-			}
-			if (ev == 0) {
-				siginfo_t si;
-
-				memset(&si, 0, sizeof(si));
-				ptrace(PTRACE_GETSIGINFO, tid, NULL, &si);
-				if (sig == SIGSTOP && si.si_code == SI_KERNEL) {
-					bool guard_req = guard_tracer__serve(g, tid);
-
-					if (guard_tracer__throttled_since(g, tid, NULL)) {
-						t->held = true; /* for unhold's count */
-						atomic_fetch_add(&g->sh->nheld, 1);
-						guard_tracer__unhold(g, t, false);
-						sig = 0;
-					} else if (guard_req || t->ours_pending) {
-						sig = 0;
-					}
-					t->ours_pending = false;
-				} else if (t->ours_pending) {
-					/* Another signal first (delivered now, as
-					 * untraced); the stop on exit comes next. */
-					guard_tracer__resume(tid, sig);
-					continue;
-				}
-				t->pass_sig = sig;
-				t->stopped = true;
-				continue;
-			}
-			/* An event or interrupt stop. Our SIGSTOP may still be
-			 * queued (the request is there): let the thread take it
-			 * first, or it would stop the whole process after we go.
-			 * Not queued with a request there: never sent; this
-			 * stop is as good. */
-			if ((ours_asked(g, tid) || t->ours_pending) &&
-			    procfs__sig_pending(tid, SIGSTOP)) {
-				guard_tracer__resume(tid, 0);
-				continue;
-			}
-			t->ours_pending = false;
-			if (ev == PTRACE_EVENT_STOP && (sig == SIGSTOP || sig == SIGTSTP ||
-							sig == SIGTTIN || sig == SIGTTOU)) {
-				t->pass_sig = 0; /* a real group-stop: it stays */
-			}
-			t->stopped = true;
-		}
+		on_status(g, tid, st);
 	}
+}
+
+void guard_letgo__detach_all(struct guard *g)
+{
+	bool all = !mark_must_stop(g);
+	size_t i, narmed = 0;
+	const char *call = NULL;
+
+	stop_marked(g, all, &narmed, &call);
+	if (narmed) {
+		give_back_in_place(g, &call);
+		test_pause_after_in_place(g);
+	}
+	if (call)
+		log_warn("letting go of pid %d: %" PRIu64 " thread%s (one in %s) stopped in a "
+			 "call to give its return addresses back: that call may end with EINTR "
+			 "(signal(7))",
+			 (int)g->pid, g->sh->st.detach_cut_short,
+			 g->sh->st.detach_cut_short == 1 ? "" : "s", call);
+	wait_stopped(g);
 	/* Every thread that stopped: back to the original return addresses. */
 	if (g->nth)
 		guard_tracer__give_back(g, GIVE_BACK_STOPPED);
