@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "analyzers/analyzer.h"
+#include "analyzers/cct.h"
 #include "analyzers/fit.h"
 #include "analyzers/isp.h"
 #include "analyzers/isp_internal.h"
@@ -33,6 +34,7 @@
 struct act {
 	uint64_t in;	/* input bytes of the subtree so far */
 	uint64_t calls; /* traced calls of the subtree so far, itself included */
+	double probe_ns; /* the probes' measured cost of its traced callees */
 };
 
 struct ithread {
@@ -58,6 +60,7 @@ static int isp_init(const struct an_ctx *ctx, void **state)
 	a->ctx = ctx;
 	a->cost = ctx->isp ? ctx->isp->cost : ISP_COST_WALL;
 	a->sized = ctx->isp ? ctx->isp->sized : NULL;
+	a->probe_ns = ctx->cct ? ctx->cct->probe_ns : NULL;
 	a->fn = calloc(ctx->nfuncs ? ctx->nfuncs : 1, sizeof(*a->fn));
 	if (!a->fn) {
 		free(a);
@@ -139,7 +142,8 @@ static void isp_on_call(void *state, const struct an_call *c)
 	t->st[c->depth] = (struct act){.in = 0, .calls = 1};
 }
 
-int isp__add_point(struct isp_fn *f, uint64_t size, uint64_t cost, uint64_t calls)
+int isp__add_point(struct isp_fn *f, uint64_t size, uint64_t cost, uint64_t comp,
+		   uint64_t calls)
 {
 	uint64_t *v, idx;
 	struct isp_point *p;
@@ -163,7 +167,8 @@ int isp__add_point(struct isp_fn *f, uint64_t size, uint64_t cost, uint64_t call
 			f->pts = n;
 			f->cap = cap;
 		}
-		f->pts[f->n] = (struct isp_point){.size = size, .cost_min = UINT64_MAX};
+		f->pts[f->n] = (struct isp_point){.size = size, .cost_min = UINT64_MAX,
+						  .comp_min = UINT64_MAX};
 		*v = ++f->n;
 		f->sorted = false;
 	}
@@ -173,6 +178,9 @@ int isp__add_point(struct isp_fn *f, uint64_t size, uint64_t cost, uint64_t call
 add:
 	if (!p->calls || cost < p->cost_min)
 		p->cost_min = cost;
+	if (!p->calls || comp < p->comp_min)
+		p->comp_min = comp;
+	p->comp_sum += comp;
 	if (cost > p->cost_max)
 		p->cost_max = cost;
 	p->cost_sum += cost;
@@ -187,7 +195,7 @@ static void isp_on_return(void *state, const struct an_return *r)
 	const struct shadow_frame *fr = &r->frames[r->depth];
 	struct isp_fn *f;
 	struct act act;
-	uint64_t cost, size;
+	uint64_t cost, comp, size;
 
 	if (!t || r->depth >= t->cap) {
 		a->nomem++;
@@ -198,6 +206,8 @@ static void isp_on_return(void *state, const struct an_return *r)
 	if (r->depth) {
 		t->st[r->depth - 1].in += act.in;
 		t->st[r->depth - 1].calls += act.calls;
+		t->st[r->depth - 1].probe_ns +=
+			act.probe_ns + (a->probe_ns && r->fid < a->ctx->nfuncs ? a->probe_ns[r->fid] : 0);
 	}
 	if (r->fid >= a->ctx->nfuncs)
 		return;
@@ -222,7 +232,14 @@ static void isp_on_return(void *state, const struct an_return *r)
 	cost = a->cost == ISP_COST_CALLS ? act.calls
 	       : a->cost == ISP_COST_CPU ? r->cpu_incl_ns
 					  : r->incl_ns;
-	if (isp__add_point(f, size, cost, 1)) {
+	/* Times: the probes of its traced callees are ours, not its own
+	 * (its own probes' share is a fixed cost the fit's a takes). */
+	comp = cost;
+	if (a->cost != ISP_COST_CALLS && act.probe_ns > 0) {
+		comp = (double)cost > act.probe_ns ? cost - (uint64_t)llround(act.probe_ns) : 0;
+		f->probe_total += act.probe_ns;
+	}
+	if (isp__add_point(f, size, cost, comp, 1)) {
 		a->nomem++;
 		return;
 	}
@@ -264,15 +281,17 @@ static int isp_merge(void *dst, const void *src)
 
 			/* min and max as they are, sum and calls added; the
 			 * point just touched is df->pts[df->last] */
-			if (isp__add_point(df, p->size, p->cost_min, 0))
+			if (isp__add_point(df, p->size, p->cost_min, p->comp_min, 0))
 				return -ENOMEM;
 			q = &df->pts[df->last];
 			q->calls += p->calls;
 			q->cost_sum += p->cost_sum - p->cost_min;
+			q->comp_sum += p->comp_sum - p->comp_min;
 			if (p->cost_max > q->cost_max)
 				q->cost_max = p->cost_max;
 		}
 		df->total += sf->total;
+		df->probe_total += sf->probe_total;
 		df->unmatched += sf->unmatched;
 		df->unsized += sf->unsized;
 		df->arg |= sf->arg;
@@ -326,8 +345,15 @@ size_t isp__sizes(const struct isp_fn *f)
 	return k;
 }
 
-int isp__fit(const struct isp_fn *f, struct fit_result *r)
+bool isp__compensated(const struct isp *a, const struct isp_fn *f)
 {
+	return a->probe_ns && a->cost != ISP_COST_CALLS && f->probe_total > 0 &&
+	       f->probe_total * 2 <= (double)f->total;
+}
+
+int isp__fit(const struct isp *a, const struct isp_fn *f, struct fit_result *r)
+{
+	bool comp = isp__compensated(a, f);
 	double *x = malloc((f->n + 1) * sizeof(*x)), *y = malloc((f->n + 1) * sizeof(*y));
 	size_t i;
 	int err;
@@ -338,7 +364,7 @@ int isp__fit(const struct isp_fn *f, struct fit_result *r)
 	}
 	for (i = 0; i < f->n; i++) {
 		x[i] = (double)f->pts[i].size;
-		y[i] = (double)f->pts[i].cost_max;
+		y[i] = (double)(comp ? f->pts[i].comp_min : f->pts[i].cost_min);
 	}
 	err = fit__points(x, y, f->n, r);
 cleanup:
@@ -363,6 +389,14 @@ uint64_t isp__points(void *state, uint32_t fid, const struct isp_point **pts, si
 uint64_t isp__npoints(const void *state)
 {
 	return ((const struct isp *)state)->points;
+}
+
+enum isp_cost isp__cost(const struct isp *a)
+{
+	/* without the scheduler's switches an on-CPU time is the wall time */
+	if (a->cost == ISP_COST_CPU && a->ctx->cct && !a->ctx->cct->cpu_time)
+		return ISP_COST_WALL;
+	return a->cost;
 }
 
 const char *isp__cost_unit(enum isp_cost c)
@@ -396,226 +430,6 @@ int isp__parse_size(const char *rule, char *glob, size_t len, uint8_t *spec)
 	return 0;
 }
 
-static const char *cost_name(enum isp_cost c)
-{
-	return c == ISP_COST_CALLS ? "calls" : c == ISP_COST_CPU ? "cpu" : "wall";
-}
-
-/* ------------------------------------------------------------ reports -- */
-
-struct row {
-	uint32_t fid;
-	uint64_t total;
-	bool fitted;
-	bool bottleneck; /* superlinear and a large share of the cost */
-	struct fit_result fit;
-};
-
-static int cmp_row(const void *x, const void *y)
-{
-	const struct row *p = x, *q = y;
-
-	if (p->bottleneck != q->bottleneck)
-		return p->bottleneck ? -1 : 1;
-	if (p->total != q->total)
-		return p->total > q->total ? -1 : 1;
-	return p->fid < q->fid ? -1 : p->fid > q->fid;
-}
-
-/* The routines with points, fitted, bottlenecks first, then by total
- * cost (rows[].fid; *n of them). NULL on -ENOMEM. */
-static struct row *rows_of(struct isp *a, size_t *n)
-{
-	struct row *rows = malloc((a->ctx->nfuncs + 1) * sizeof(*rows));
-	uint64_t maxtotal = 0;
-	uint32_t i;
-	size_t k = 0, j;
-
-	if (!rows)
-		return NULL;
-	for (i = 0; i < a->ctx->nfuncs; i++) {
-		struct isp_fn *f = &a->fn[i];
-		int err;
-
-		if (!f->n)
-			continue;
-		if (isp__sort(f)) {
-			free(rows);
-			return NULL;
-		}
-		rows[k] = (struct row){.fid = i, .total = f->total};
-		err = isp__fit(f, &rows[k].fit);
-		if (err == -ENOMEM) {
-			free(rows);
-			return NULL;
-		}
-		rows[k].fitted = !err;
-		if (f->total > maxtotal)
-			maxtotal = f->total;
-		k++;
-	}
-	/* "Large": at least 1% of the costliest routine's total (outer
-	 * routines' inclusive cost holds their callees', so the share is
-	 * of the top, not of a sum). */
-	for (j = 0; j < k; j++)
-		rows[j].bottleneck = rows[j].fitted && fit__superlinear(rows[j].fit.cls) &&
-				     a->fn[rows[j].fid].total * 100 >= maxtotal;
-	qsort(rows, k, sizeof(*rows), cmp_row);
-	*n = k;
-	return rows;
-}
-
-static int isp_report_text(void *state, FILE *f)
-{
-	struct isp *a = state;
-	struct row *rows;
-	size_t n = 0, i, nb = 0;
-	char buf[24];
-
-	rows = rows_of(a, &n);
-	if (!rows)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		nb += rows[i].bottleneck;
-	fprintf(f, "Input-sensitive profiles: %" PRIu64 " points (activations) of %zu routine%s, "
-		   "cost = %s, size = input bytes read by the activation and its callees "
-		   "(or the --size argument); fit of the worst case per size\n",
-		a->points, n, n == 1 ? "" : "s", isp__cost_unit(a->cost));
-	if (nb)
-		fprintf(f, "  * superlinear with a large total cost: likely asymptotic "
-			   "bottleneck%s (listed first)\n",
-			nb == 1 ? "" : "s");
-	fprintf(f, "%9s %8s %8s %-11s %8s %6s %14s  ROUTINE\n", "POINTS", "SIZES", "MAX_SIZE",
-		"FIT", "EXPONENT", "R2", "TOTAL_COST");
-	for (i = 0; i < n && i < a->ctx->top; i++) {
-		const struct isp_fn *fn = &a->fn[rows[i].fid];
-		uint64_t pts = 0;
-		size_t k;
-
-		for (k = 0; k < fn->n; k++)
-			pts += fn->pts[k].calls;
-		emit__count(f, 9, pts, an_ctx__lb(a->ctx, AN_LOST_CALLS));
-		fprintf(f, " %8zu ", fn->n);
-		/* sizes from I/O bytes: each one a lower bound when I/O was lost */
-		emit__count(f, 8, fn->pts[fn->n - 1].size, !fn->arg && an_ctx__lb(a->ctx, AN_LOST_IO));
-		fputc(' ', f);
-		if (rows[i].fitted)
-			fprintf(f, "%-11s ", fit__class_name(rows[i].fit.cls));
-		else
-			fprintf(f, "%-11s ", "-");
-		if (rows[i].fitted && rows[i].fit.has_exponent)
-			fprintf(f, "%8.2f ", rows[i].fit.exponent);
-		else
-			fprintf(f, "%8s ", "-");
-		if (rows[i].fitted)
-			fprintf(f, "%6.3f ", rows[i].fit.r2);
-		else
-			fprintf(f, "%6s ", "-");
-		emit__count(f, 14, fn->total, an_ctx__lb(a->ctx, AN_LOST_CALLS));
-		fprintf(f, "  %s%s%s\n", rows[i].bottleneck ? "* " : "",
-			an_ctx__name(a->ctx, rows[i].fid, buf),
-			fn->arg ? " [size: argument]" : "");
-	}
-	if (n > a->ctx->top)
-		fprintf(f, "  ... %zu more routines (the JSON report has all)\n", n - a->ctx->top);
-	fprintf(f, "  ('-': fewer than %d distinct sizes >= 1, no fit)\n", FIT_MIN_SIZES);
-	if (a->unmatched)
-		fprintf(f, "  %" PRIu64 " activations ended without a return: no point (no exact cost)\n",
-			a->unmatched);
-	if (a->unsized)
-		fprintf(f, "  %" PRIu64 " activations of --size routines without a size (string "
-			   "unreadable, or the size event lost): no point\n",
-			a->unsized);
-	if (a->nomem)
-		fprintf(f, "  warning: %" PRIu64 " activations not recorded (out of memory)\n", a->nomem);
-	free(rows);
-	return ferror(f) ? -EIO : 0;
-}
-
-static void fit_json(struct json *w, const struct row *r)
-{
-	json__key(w, "fit");
-	if (!r->fitted) {
-		json__null(w);
-		return;
-	}
-	json__begin_object(w);
-	json__kv_string(w, "class", fit__class_name(r->fit.cls));
-	json__key(w, "exponent");
-	if (r->fit.has_exponent)
-		json__double(w, r->fit.exponent);
-	else
-		json__null(w);
-	json__kv_double(w, "r2", r->fit.r2);
-	json__kv_double(w, "a", r->fit.a);
-	json__kv_double(w, "b", r->fit.b);
-	json__key(w, "exponent_r2");
-	if (r->fit.has_exponent)
-		json__double(w, r->fit.exp_r2);
-	else
-		json__null(w);
-	json__end_object(w);
-}
-
-static int isp_report_json(void *state, struct json *w)
-{
-	struct isp *a = state;
-	struct row *rows;
-	size_t n = 0, i, k;
-	char buf[24];
-
-	rows = rows_of(a, &n);
-	if (!rows)
-		return -ENOMEM;
-	json__key(w, "isp");
-	json__begin_array(w);
-	for (i = 0; i < n; i++) {
-		const struct isp_fn *fn = &a->fn[rows[i].fid];
-
-		json__begin_object(w);
-		json__kv_string(w, "name", an_ctx__name(a->ctx, rows[i].fid, buf));
-		if (an_ctx__linkage(a->ctx, rows[i].fid)) {
-			json__kv_string(w, "linkage_name", an_ctx__linkage(a->ctx, rows[i].fid));
-		}
-		an_ctx__json_src(a->ctx, rows[i].fid, w);
-		json__kv_u64(w, "fid", rows[i].fid);
-		json__kv_string(w, "size_source", fn->arg ? "arg" : "io");
-		json__key(w, "points");
-		json__begin_array(w);
-		for (k = 0; k < fn->n; k++) {
-			const struct isp_point *p = &fn->pts[k];
-
-			json__begin_object(w);
-			json__kv_u64(w, "size", p->size);
-			json__kv_u64(w, "calls", p->calls);
-			json__kv_u64(w, "cost_min", p->cost_min);
-			json__kv_double(w, "cost_avg", (double)p->cost_sum / (double)p->calls);
-			json__kv_u64(w, "cost_max", p->cost_max);
-			json__end_object(w);
-		}
-		json__end_array(w);
-		fit_json(w, &rows[i]);
-		json__kv_u64(w, "total_cost", fn->total);
-		json__kv_u64(w, "unmatched", fn->unmatched);
-		json__kv_u64(w, "unsized", fn->unsized);
-		json__kv_bool(w, "bottleneck", rows[i].bottleneck);
-		json__end_object(w);
-	}
-	json__end_array(w);
-	json__key(w, "isp_info");
-	json__begin_object(w);
-	json__kv_string(w, "cost", cost_name(a->cost));
-	json__kv_string(w, "cost_unit", isp__cost_unit(a->cost));
-	json__kv_u64(w, "points", a->points);
-	json__kv_u64(w, "input_bytes", a->input_bytes);
-	json__kv_u64(w, "unmatched", a->unmatched);
-	json__kv_u64(w, "unsized", a->unsized);
-	json__kv_u64(w, "nomem", a->nomem);
-	json__kv_u64(w, "resync", a->resync);
-	free(rows);
-	return json__end_object(w);
-}
-
 const struct analyzer_ops analyzer_isp = {
 	.name = "isp",
 	.help = "input-sensitive profiles: per activation (input size, cost), per routine a "
@@ -624,8 +438,8 @@ const struct analyzer_ops analyzer_isp = {
 	.on_call = isp_on_call,
 	.on_return = isp_on_return,
 	.merge = isp_merge,
-	.report_text = isp_report_text,
-	.report_json = isp_report_json,
+	.report_text = isp__report_text,
+	.report_json = isp__report_json,
 	.free = isp_free,
 	.on_io = isp_on_io,
 	.opt_in = true,

@@ -53,12 +53,15 @@ struct isp_opts {
 	const uint8_t *sized;
 };
 
-/* One size of one routine. */
+/* One size of one routine. Time costs are the traced ones (the probes
+ * of the activation's traced callees inside); comp_* the same with those
+ * probes' measured cost taken out (equal to cost_* without a measure). */
 struct isp_point {
 	uint64_t size;
 	uint64_t calls;
 	uint64_t cost_min, cost_max;
 	uint64_t cost_sum;
+	uint64_t comp_min, comp_sum;
 };
 
 /* Routine fid's points, sorted by size, into *pts (*n of them); pointers

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analyzers/an_threads.h"
 #include "analyzers/fit.h"
@@ -14,6 +15,7 @@
 
 struct an_ctx;
 struct ithread;
+struct json;
 
 /* One routine's profile. */
 struct isp_fn {
@@ -24,6 +26,7 @@ struct isp_fn {
 	bool sorted;		/* pts by size (bysize then out of date) */
 	bool io, arg;		/* points sized by input bytes / by the argument */
 	uint64_t total;		/* cost summed over points */
+	double probe_total;	/* the probes taken out of comp_*, summed */
 	uint64_t unmatched;	/* activations closed without a return */
 	uint64_t unsized;	/* --size routine, activation without a size */
 };
@@ -34,22 +37,44 @@ struct isp {
 	struct isp_fn *fn; /* [nfuncs] */
 	struct an_threads threads; /* tid -> struct ithread */
 	const uint8_t *sized; /* isp_opts.sized */
+	/* cct_opts.probe_ns: a probed call's measured cost by fid, taken out
+	 * of its callers' time costs; NULL: not measured */
+	const double *probe_ns;
 	uint64_t points, unmatched, unsized, nomem, resync, input_bytes;
 };
 
-/* Add calls activations at size with one cost to f (merge passes calls
- * 0 and fixes up). Returns 0 or -ENOMEM. Owner thread. */
-int isp__add_point(struct isp_fn *f, uint64_t size, uint64_t cost, uint64_t calls);
+/* Add calls activations at size with one cost (comp: with the callees'
+ * probes taken out) to f (merge passes calls 0 and fixes up). Returns 0
+ * or -ENOMEM. Owner thread. */
+int isp__add_point(struct isp_fn *f, uint64_t size, uint64_t cost, uint64_t comp,
+		   uint64_t calls);
+
+/* Whether f's time costs are fitted with the callees' probes taken out:
+ * a measure exists and those probes are at most half of f's cost (where
+ * they are more, what is left of the routine's own cost is within the
+ * measure's error, and the traced cost, whose probes grow with the
+ * callees' number, is fitted instead). */
+bool isp__compensated(const struct isp *a, const struct isp_fn *f);
 
 /* Sort f's points by size (once; the size map is rebuilt after).
  * Returns 0 or -ENOMEM. */
 int isp__sort(struct isp_fn *f);
 
-/* Fit f's worst-case plot. Returns 0 (fitted), -EINVAL (too few sizes)
+/* Fit f's per-size minimum cost (noise only adds to a cost), with the
+ * probes taken out when isp__compensated. Returns 0 (fitted), -EINVAL (too few sizes)
  * or -ENOMEM. */
-int isp__fit(const struct isp_fn *f, struct fit_result *r);
+int isp__fit(const struct isp *a, const struct isp_fn *f, struct fit_result *r);
 
 /* Distinct sizes >= 1 of a sorted f. */
 size_t isp__sizes(const struct isp_fn *f);
+
+/* The cost the points hold: isp.cost, but wall for cpu when on-CPU time
+ * was not measured (cct_opts.cpu_time: read after the run only). */
+enum isp_cost isp__cost(const struct isp *a);
+
+/* isp_report.c: the analyzer's report_text and report_json (analyzer.h):
+ * the per-routine table and its fits. Main thread, after the run. */
+int isp__report_text(void *state, FILE *f);
+int isp__report_json(void *state, struct json *w);
 
 #endif /* ANALYZERS_ISP_INTERNAL_H */

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * --plots DIR: one SVG per routine (isp.h), as a person reads it: the
- * cost plot (log-log axes with decade ticks, the worst-case points (max
- * cost per size), the average points, the fitted curve, labelled axes, a
- * legend) and under it, on the same size axis, the workload plot (how
+ * cost plot (log-log axes with decade ticks; per size the range of its
+ * activations' costs (min to max), their average, and the statistic the
+ * fit uses (the minimum, isp_report.c says why); the fitted curve with its
+ * band (the fit's relative residual, 2 standard deviations either side);
+ * labelled axes, a legend) and under it, on the same size axis, the
+ * workload plot (how
  * many activations had each size: one bar per size, linear count axis);
  * each point's and bar's figures on hover. Self-contained: no script, no
  * external reference. Files through common/outfile.h.
@@ -124,6 +127,73 @@ static void workload(FILE *f, const struct isp_fn *fn, const struct axis *ax, bo
 }
 
 /* The plot of one sorted routine. Returns 0 or -EIO. */
+/* One size's figures as drawn: the fitted statistic, the range, the
+ * average (the callees' probes out when comp). */
+struct pt {
+	double x, min, max, avg, lo, hi;
+};
+
+/* Whether point i of fn can go on log axes (size and a cost > 0). */
+static bool pt_of(const struct isp_fn *fn, size_t i, bool comp, struct pt *q)
+{
+	const struct isp_point *p = &fn->pts[i];
+	double off = comp ? (double)(p->cost_sum - p->comp_sum) / (double)p->calls : 0;
+
+	q->x = (double)p->size;
+	q->min = (double)(comp ? p->comp_min : p->cost_min);
+	q->avg = (double)(comp ? p->comp_sum : p->cost_sum) / (double)p->calls;
+	/* the max with the average activation's probes out: an estimate */
+	q->max = fmax((double)p->cost_max - off, q->min);
+	q->lo = q->min > 0 ? q->min : q->avg;
+	q->hi = q->max;
+	return p->size && q->hi > 0 && q->lo > 0;
+}
+
+/* The fitted curve times (1 + k * rel_sd), 200 segments over the sizes,
+ * clipped to the frame. */
+static void curve(FILE *f, const struct fit_result *fit, const struct axis *ax,
+		  const struct axis *ay, double xmin, double xmax, double k, const char *style)
+{
+	bool pen = false;
+	int j;
+
+	fprintf(f, "<path clip-path=\"url(#frame)\" fill=\"none\" %s d=\"", style);
+	for (j = 0; j <= 200; j++) {
+		double n = pow(10, log10(xmin) + (log10(xmax) - log10(xmin)) * j / 200);
+		double y = fit__eval(fit, n) * (1 + k * fit->rel_sd);
+
+		if (!(y > 0)) {
+			pen = false;
+			continue;
+		}
+		/* keep far-off values finite for the renderer */
+		y = fmin(fmax(y, pow(10, ay->lo - 3)), pow(10, ay->hi + 3));
+		fprintf(f, "%c%.1f %.1f ", pen ? 'L' : 'M', px(ax, n), py(ay, y));
+		pen = true;
+	}
+	fputs("\"/>\n", f);
+}
+
+/* The band: the curve at +2 sd, back along it at -2 sd (or the axis). */
+static void band(FILE *f, const struct fit_result *fit, const struct axis *ax,
+		 const struct axis *ay, double xmin, double xmax)
+{
+	int j;
+
+	fputs("<path clip-path=\"url(#frame)\" fill=\"#2a7\" fill-opacity=\"0.18\" "
+	      "stroke=\"none\" d=\"",
+	      f);
+	for (j = 0; j <= 400; j++) {
+		int k = j <= 200 ? j : 400 - j;
+		double n = pow(10, log10(xmin) + (log10(xmax) - log10(xmin)) * k / 200);
+		double y = fit__eval(fit, n) * (1 + (j <= 200 ? 2 : -2) * fit->rel_sd);
+
+		y = fmin(fmax(y, pow(10, ay->lo - 3)), pow(10, ay->hi + 3));
+		fprintf(f, "%c%.1f %.1f ", j ? 'L' : 'M', px(ax, n), py(ay, y));
+	}
+	fputs("Z\"/>\n", f);
+}
+
 static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct isp_fn *fn,
 		     const struct fit_result *fit, bool fitted)
 {
@@ -131,22 +201,22 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 	struct axis ax, ay;
 	size_t i, undrawn = 0;
 	uint64_t acts = 0;
+	bool comp = isp__compensated(a, fn);
 	char buf[24];
-	int d, k;
+	int d;
 
 	for (i = 0; i < fn->n; i++) {
-		const struct isp_point *p = &fn->pts[i];
-		double avg = (double)p->cost_sum / (double)p->calls;
+		struct pt q;
 
-		acts += p->calls;
-		if (!p->size || !p->cost_max) {
+		acts += fn->pts[i].calls;
+		if (!pt_of(fn, i, comp, &q)) {
 			undrawn++;
 			continue;
 		}
-		xmin = fmin(xmin, (double)p->size);
-		xmax = fmax(xmax, (double)p->size);
-		ymin = fmin(ymin, avg > 0 ? avg : (double)p->cost_max);
-		ymax = fmax(ymax, (double)p->cost_max);
+		xmin = fmin(xmin, q.x);
+		xmax = fmax(xmax, q.x);
+		ymin = fmin(ymin, q.lo);
+		ymax = fmax(ymax, q.hi);
 	}
 	if (xmax == 0) /* nothing drawable: empty axes over one decade */
 		xmin = xmax = ymin = ymax = 1;
@@ -163,8 +233,10 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 	fputs(": cost against input size</text>\n<text x=\"20\" y=\"44\" fill=\"#444\">", f);
 	fprintf(f, "%" PRIu64 " activations, %zu distinct sizes; ", acts, fn->n);
 	if (fitted) {
-		fprintf(f, "worst case fitted %s, R&#178; %.3f", fit__class_name(fit->cls),
-			fit->r2);
+		char cand[96];
+
+		fprintf(f, "minimum per size fitted %s, R&#178; %.3f",
+			fit__candidates_name(fit, cand, sizeof(cand)), fit->r2);
 		if (fit->has_exponent)
 			fprintf(f, ", log-log exponent %.2f", fit->exponent);
 		fprintf(f, "</text>\n<text x=\"20\" y=\"62\" fill=\"#444\">"
@@ -192,64 +264,57 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 		(ML + W - MR) / 2, WB + 40,
 		fn->arg ? "the --size argument" : "bytes read by the activation and its callees");
 	fprintf(f, "<text transform=\"translate(20,%d) rotate(-90)\" text-anchor=\"middle\">"
-		   "cost (%s, log scale)</text>\n",
-		(MT + PB) / 2, isp__cost_unit(a->cost));
+		   "cost (%s%s, log scale)</text>\n",
+		(MT + PB) / 2, isp__cost_unit(isp__cost(a)), comp ? ", callees' probes out" : "");
 	workload(f, fn, &ax, xmax > 0);
 	/* fitted curve, clipped to the frame */
 	fprintf(f, "<clipPath id=\"frame\"><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
 		   "</clipPath>\n",
 		ML, MT, W - ML - MR, PB - MT);
 	if (fitted && xmax > 0) {
-		bool pen = false;
-
-		fputs("<path clip-path=\"url(#frame)\" fill=\"none\" stroke=\"#2a7\" "
-		      "stroke-width=\"2\" d=\"",
-		      f);
-		for (k = 0; k <= 200; k++) {
-			double n = pow(10, log10(xmin) + (log10(xmax) - log10(xmin)) * k / 200);
-			double y = fit__eval(fit, n);
-
-			if (!(y > 0)) {
-				pen = false;
-				continue;
-			}
-			/* keep far-off values finite for the renderer */
-			y = fmin(fmax(y, pow(10, ay.lo - 3)), pow(10, ay.hi + 3));
-			fprintf(f, "%c%.1f %.1f ", pen ? 'L' : 'M', px(&ax, n), py(&ay, y));
-			pen = true;
-		}
-		fputs("\"/>\n", f);
+		/* the band first, under the curve and the points */
+		band(f, fit, &ax, &ay, xmin, xmax);
+		curve(f, fit, &ax, &ay, xmin, xmax, 0, "stroke=\"#2a7\" stroke-width=\"2\"");
 	}
-	/* points: average (squares), then worst case (circles) on top */
+	/* per size: the range (a gray bar), the average (square), the fitted
+	 * statistic (circle) on top */
 	for (i = 0; i < fn->n; i++) {
-		const struct isp_point *p = &fn->pts[i];
-		double avg = (double)p->cost_sum / (double)p->calls;
+		struct pt q;
 
-		if (!p->size || !p->cost_max || !(avg > 0))
+		if (!pt_of(fn, i, comp, &q))
 			continue;
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
+			   "stroke-width=\"3\"/>\n",
+			px(&ax, q.x), py(&ay, q.lo), px(&ax, q.x), py(&ay, q.hi));
 		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"#36c\">"
 			   "<title>size %" PRIu64 ": %" PRIu64 " calls, avg %.0f</title></rect>\n",
-			px(&ax, (double)p->size) - 3.5, py(&ay, avg) - 3.5, p->size, p->calls, avg);
+			px(&ax, q.x) - 3.5, py(&ay, q.avg) - 3.5, fn->pts[i].size, fn->pts[i].calls,
+			q.avg);
 	}
 	for (i = 0; i < fn->n; i++) {
-		const struct isp_point *p = &fn->pts[i];
+		struct pt q;
 
-		if (!p->size || !p->cost_max)
+		if (!pt_of(fn, i, comp, &q))
 			continue;
 		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"#d33\">"
-			   "<title>size %" PRIu64 ": %" PRIu64 " calls, min %" PRIu64 ", max %" PRIu64
+			   "<title>size %" PRIu64 ": %" PRIu64 " calls, min %.0f (fitted), max %.0f"
 			   "</title></circle>\n",
-			px(&ax, (double)p->size), py(&ay, (double)p->cost_max), p->size, p->calls,
-			p->cost_min, p->cost_max);
+			px(&ax, q.x), py(&ay, q.min), fn->pts[i].size, fn->pts[i].calls, q.min,
+			q.max);
 	}
 	/* legend: one row above the plot, never over a point */
 	fprintf(f, "<g transform=\"translate(%d,%d)\">\n"
 		   "<circle cx=\"5\" cy=\"-4\" r=\"4.5\" fill=\"#d33\"/>"
-		   "<text x=\"15\" y=\"0\">worst case (max)</text>\n"
-		   "<rect x=\"146.5\" y=\"-7.5\" width=\"7\" height=\"7\" fill=\"#36c\"/>"
-		   "<text x=\"160\" y=\"0\">average</text>\n"
-		   "<line x1=\"232\" y1=\"-4\" x2=\"250\" y2=\"-4\" stroke=\"#2a7\" "
-		   "stroke-width=\"2\"/><text x=\"256\" y=\"0\">fitted %s</text>\n</g>\n",
+		   "<text x=\"15\" y=\"0\">minimum (fitted)</text>\n"
+		   "<rect x=\"126.5\" y=\"-7.5\" width=\"7\" height=\"7\" fill=\"#36c\"/>"
+		   "<text x=\"140\" y=\"0\">average</text>\n"
+		   "<line x1=\"200\" y1=\"-11\" x2=\"200\" y2=\"3\" stroke=\"#999\" "
+		   "stroke-width=\"3\"/><text x=\"208\" y=\"0\">min to max</text>\n"
+		   "<rect x=\"288\" y=\"-10\" width=\"18\" height=\"12\" fill=\"#2a7\" "
+		   "fill-opacity=\"0.18\"/>"
+		   "<line x1=\"288\" y1=\"-4\" x2=\"306\" y2=\"-4\" stroke=\"#2a7\" "
+		   "stroke-width=\"2\"/><text x=\"312\" y=\"0\">fitted %s, &#177;2 sd band</text>\n"
+		   "</g>\n",
 		ML, MT - 10, fitted ? fit__class_name(fit->cls) : "(none)");
 	fputs("</svg>\n", f);
 	return ferror(f) ? -EIO : 0;
@@ -339,7 +404,7 @@ int isp__write_plots(void *state, const char *dir)
 			continue; /* one size: nothing to plot against */
 		e = isp__sort(fn);
 		if (!e) {
-			e = isp__fit(fn, &fit);
+			e = isp__fit(a, fn, &fit);
 			fitted = !e;
 			if (e == -EINVAL)
 				e = 0;

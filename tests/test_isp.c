@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzers/cct.h"
 #include "analyzers/isp.h"
 #include "cabbpf_event.h"
 #include "common/json.h"
@@ -216,6 +217,63 @@ static char *report_json(struct runner *r)
 	return buf;
 }
 
+/*
+ * Time costs with the probes' measured cost (cct_opts.probe_ns, ns per
+ * call by fid) of each activation's traced callees taken out: main (17
+ * ns) holds two a (0.5 each), one b (1) and two c (2 each): 6 ns, 11 left;
+ * the first a (8 ns) one b and one c: 5 left. Exact; the traced costs
+ * stay beside them.
+ */
+START_TEST(test_probes_taken_out)
+{
+	static const double probe_ns[NF] = {4, 0.5, 1, 2};
+	struct cct_opts co = {.probe_ns = probe_ns};
+	struct runner_opts o = {.fnames = fnames, .nfuncs = NF, .analyzers = "isp",
+				.nthreads = 1, .cct = &co};
+	struct isp_opts io = {.cost = ISP_COST_WALL, .sized = sized};
+	uint64_t w[64 * REC_WORDS];
+	struct runner *r = NULL;
+	const struct isp_point *p;
+	uint32_t n = stream(w);
+	char *js;
+	json_object *root, *arr, *v;
+	size_t i;
+
+	o.isp = &io;
+	ck_assert_int_eq(runner__new(&o, NULL, 0, &r), 0);
+	ck_assert_int_eq(runner__feed(r, 7, 0, w, n), 0);
+	ck_assert_int_eq(runner__join(r), 0);
+	p = point(r, 0, 207);
+	ck_assert_uint_eq(p->cost_min, 17);
+	ck_assert_uint_eq(p->comp_min, 11);
+	ck_assert_uint_eq(p->comp_sum, 11);
+	p = point(r, 1, 107);
+	ck_assert_uint_eq(p->cost_min, 8);
+	ck_assert_uint_eq(p->comp_min, 5);
+	p = point(r, 1, 100); /* no traced callee: nothing taken out */
+	ck_assert_uint_eq(p->cost_min, 2);
+	ck_assert_uint_eq(p->comp_min, 2);
+	js = report_json(r);
+	root = json_tokener_parse(js);
+	ck_assert_ptr_nonnull(root);
+	ck_assert(json_object_object_get_ex(root, "isp", &arr));
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		json_object *o2 = json_object_array_get_idx(arr, i), *nm;
+
+		ck_assert(json_object_object_get_ex(o2, "name", &nm));
+		if (strcmp(json_object_get_string(nm), "main"))
+			continue;
+		ck_assert(json_object_object_get_ex(o2, "probes_taken_out", &v));
+		ck_assert(json_object_get_boolean(v));
+		ck_assert(json_object_object_get_ex(o2, "probe_ns_taken_out", &v));
+		ck_assert_double_eq_tol(json_object_get_double(v), 6, 1e-9);
+	}
+	json_object_put(root);
+	free(js);
+	runner__free(r);
+}
+END_TEST
+
 /* JSON "isp": one object per routine with points, the keys of
  * docs/json-schema.md; "fit" null with fewer than 3 sizes. Text: a row per
  * routine, the unsized activation said. */
@@ -302,6 +360,7 @@ int main(void)
 	tcase_add_test(tc, test_wall);
 	tcase_add_test(tc, test_threads_merge);
 	tcase_add_test(tc, test_reports);
+	tcase_add_test(tc, test_probes_taken_out);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

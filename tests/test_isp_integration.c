@@ -14,6 +14,7 @@
 #include <check.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,6 +291,88 @@ static json_object *cct_child(json_object *n, const char *name)
  *    size's dearest (32 times the iterations; on-CPU time, unlike wall
  *    time, does not grow with the machine's load).
  * No bound depends on how loaded the machine is. */
+/* Whether the fit of name lists cls among its class_candidates. */
+static bool candidate(json_object *fit, const char *cls)
+{
+	return h_find(h_get(fit, "class_candidates"), "class", cls, NULL, NULL) != NULL;
+}
+
+/*
+ * Routines of known growth by on-CPU time (tests/targets/classes.c, the
+ * default cost), three runs: every true class is among the candidates,
+ * the two O(n^2) ones (growth far above the noise) are named alone,
+ * significant superlinear growth is claimed for O(n^2) and O(2^n), and
+ * never for a linear or logarithmic routine, which is never marked a
+ * bottleneck. The others may stay ambiguous in a run where the machine
+ * disturbs the costs: bench/isp_classes.sh counts how often each is named
+ * alone over 20 runs.
+ */
+START_TEST(isp_classes)
+{
+	static const struct {
+		const char *name, *cls;
+		bool alone, superlinear, significant;
+	} want[] = {
+		{"lin_chunk", "O(n)", false, false, false},
+		{"nlogn_chunk", "O(n log n)", false, true, false},
+		{"quad_chunk", "O(n^2)", true, true, true},
+		{"sq_arg", "O(n^2)", true, true, true},
+		{"log_arg", "O(log n)", false, false, false},
+		{"exp_arg", "O(2^n)", false, true, true},
+	};
+	char *opts[] = {"-a",	  "isp",	 "-f",	   "lin_chunk", "-f",	  "nlogn_chunk",
+			"-f",	  "quad_chunk", "-f",	   "sq_arg",	"-f",	  "log_arg",
+			"-f",	  "exp_arg",	 "--size", "sq_arg:arg0", "--size", "log_arg:arg0",
+			"--size", "exp_arg:arg0", NULL};
+	/* 7 repetitions: this VM's speed moves by up to 2x for tens of ms,
+	 * and 3 left every repetition of a size slowed now and then */
+	char *target[] = {(char *)h_target("classes", OPT(_i)), "-r", "7", NULL};
+	int run;
+	size_t k;
+
+	for (run = 0; run < 3; run++) {
+		struct h_plain p;
+		struct h_run r;
+		json_object *info;
+
+		h_traced_same(&p, &r, opts, target);
+		h_assert_no_loss(r.json);
+		info = h_get(r.json, "isp_info");
+		ck_assert_str_eq(json_object_get_string(h_get(info, "cost")), "cpu");
+		for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+			json_object *rt = routine(r.json, want[k].name), *fit;
+			bool sig;
+
+			ck_assert_msg(rt != NULL, "run %d: no routine %s", run, want[k].name);
+			ck_assert_uint_eq(json_object_array_length(h_get(rt, "points")), 7);
+			fit = h_get(rt, "fit");
+			ck_assert_str_eq(json_object_get_string(h_get(fit, "statistic")), "min");
+			ck_assert_msg(candidate(fit, want[k].cls), "run %d: %s is %s, not %s", run,
+				      want[k].name, json_object_get_string(h_get(fit, "classes")),
+				      want[k].cls);
+			if (want[k].alone)
+				ck_assert_msg(!strcmp(json_object_get_string(h_get(fit, "classes")),
+						      want[k].cls),
+					      "run %d: %s is %s, not %s alone", run, want[k].name,
+					      json_object_get_string(h_get(fit, "classes")),
+					      want[k].cls);
+			sig = json_object_get_boolean(h_get(fit, "superlinear_significant"));
+			if (!want[k].superlinear) {
+				ck_assert_msg(!sig && !json_object_get_boolean(h_get(rt, "bottleneck")),
+					      "run %d: %s claimed superlinear", run, want[k].name);
+			} else if (want[k].significant) {
+				ck_assert_msg(sig, "run %d: %s not significantly superlinear", run,
+					      want[k].name);
+				ck_assert_double_lt(json_object_get_double(h_get(fit, "superlinear_p")),
+						    0.01);
+			}
+		}
+		h_plain_free(&p);
+		h_free(&r);
+	}
+}
+END_TEST
+
 START_TEST(isp_cost_cpu)
 {
 	char *opts[] = {"-a",	  "isp,cct",	"--cost", "cpu", "--size", "nap:arg0",
@@ -392,7 +475,7 @@ START_TEST(isp_plots_render)
 	text = h_slurp(svg);
 	ck_assert_ptr_nonnull(strstr(text, ">quad: cost against input size<"));
 	ck_assert_ptr_nonnull(strstr(text, "input size (bytes read"));
-	ck_assert_ptr_nonnull(strstr(text, "cost (ns wall, log scale)"));
+	ck_assert_ptr_nonnull(strstr(text, "cost (ns on-CPU, log scale)"));
 	ck_assert_ptr_nonnull(strstr(text, "fitted O("));
 	/* the workload plot under it: its title, its count axis */
 	ck_assert_ptr_nonnull(strstr(text, ">workload: activations per input size<"));
@@ -486,6 +569,7 @@ int main(void)
 	tcase_add_loop_test(tc, isp_attach_pid, 0, 2);
 	tcase_add_loop_test(tc, isp_in_cgroup, 0, 2);
 	tcase_add_loop_test(tc, isp_cost_cpu, 0, 2);
+	tcase_add_loop_test(tc, isp_classes, 0, 2);
 	tcase_add_test(tc, isp_plots_render);
 	tcase_add_test(tc, isp_plots_never_follow_symlinks);
 	tcase_add_test(tc, isp_bad_input);

@@ -651,7 +651,11 @@ START_TEST(isp_options)
 	parse(&p, "-p", "1", "-a", "isp", "--cost", "cpu", NULL);
 	ASSERT_OK(&p);
 	ck_assert_int_eq(p.o.isp.cost, ISP_COST_CPU);
+	/* the default: on-CPU time (docs/isp.md) */
 	parse(&p, "-p", "1", "-a", "isp", NULL);
+	ASSERT_OK(&p);
+	ck_assert_int_eq(p.o.isp.cost, ISP_COST_CPU);
+	parse(&p, "-p", "1", "-a", "isp", "--cost", "wall", NULL);
 	ASSERT_OK(&p);
 	ck_assert_int_eq(p.o.isp.cost, ISP_COST_WALL);
 	parse(&p, "-p", "1", "-a", "isp", "--cost", "cycles", NULL);

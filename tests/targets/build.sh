@@ -20,7 +20,8 @@
 #            NAME-O0 and NAME-O2 (static, not PIE);
 #   NAME.ml  with Debian's ocamlopt (native code, -g) as NAME.
 # A missing compiler is an error (scripts/install-deps.sh installs them).
-# A binary newer than its source and this script is kept (repeated test
+# A binary newer than its source, this script and the shared headers
+# (tests/targets/*.h) is kept (repeated test
 # runs stay fast). TARGET_CC and TARGET_CFLAGS pick another compiler or
 # more flags for the C targets. Usage: tests/targets/build.sh OUTDIR
 set -eu
@@ -36,9 +37,14 @@ cc=${TARGET_CC:-gcc}
 # up-to-date check below does not look at flags.
 extra=${TARGET_CFLAGS:-}
 mkdir -p "$out"
-# fresh FILE SRC: FILE is newer than SRC and this script.
+# fresh FILE SRC: FILE is newer than SRC, this script and the targets'
+# shared headers (tests/targets/*.h).
 fresh() {
-	[ -e "$1" ] && [ "$1" -nt "$2" ] && [ "$1" -nt "$here/build.sh" ]
+	[ -e "$1" ] && [ "$1" -nt "$2" ] && [ "$1" -nt "$here/build.sh" ] || return 1
+	for h in "$here"/*.h; do
+		[ -e "$h" ] || continue
+		[ "$1" -nt "$h" ] || return 1
+	done
 }
 for src in "$here"/plugin/*.c; do
 	[ -e "$src" ] || continue

@@ -47,6 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "read_full.h"
+
 #define TRACED __attribute__((noinline, noipa))
 #define BARRIER() __asm__ volatile("" ::: "memory")
 
@@ -65,15 +67,7 @@ TRACED void step(unsigned c)
 
 TRACED void load(int fd, unsigned char *buf, size_t n)
 {
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = read(fd, buf + got, n - got);
-
-		if (r <= 0)
-			exit(1);
-		got += (size_t)r;
-	}
+	read_full(fd, buf, n);
 	BARRIER();
 }
 

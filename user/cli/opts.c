@@ -344,16 +344,20 @@ const struct opt_def opts__table[] = {
 	 .help = "per activation of a traced routine a point (input\n"
 		 "size, cost); input size = bytes delivered by read/\n"
 		 "recv... to it and its callees. Per routine: points\n"
-		 "by size, fitted class O(1)..O(n^3), log-log\n"
-		 "exponent, R^2; superlinear costly routines first.\n"
+		 "by size; the fit of each size's minimum cost:\n"
+		 "class O(1)..O(2^n), or the classes the sizes cannot\n"
+		 "tell apart (\"O(n) or O(n log n)\"), log-log\n"
+		 "exponent, R^2; significantly superlinear costly\n"
+		 "routines first.\n"
 		 "Not in the default set: it needs a run that feeds\n"
 		 "a routine inputs of several sizes to say anything"},
 	{"cost", 0, OPT_CHOICE, "C", OFF(cost_word), .flags = OPTF_OFFLINE, .group = G_ISP,
 	 .choices = (const char *const[]){"wall", "cpu", "calls", NULL},
 	 .wants = "wall, cpu or calls",
-	 .help = "a point's cost: wall (default: inclusive wall\n"
-		 "time), cpu (inclusive on-CPU time) or calls (traced\n"
-		 "calls in the subtree: deterministic)"},
+	 .help = "a point's cost: cpu (default: inclusive on-CPU\n"
+		 "time; wall where it is not measured), wall\n"
+		 "(inclusive wall time: preemptions and sleeps in)\n"
+		 "or calls (traced calls in the subtree: exact)"},
 	{"size", 0, OPT_STRS, "GLOB:argN", 0, ISP_MAX_SIZES, OPTF_NONEMPTY, OFF(isp.sizes),
 	 .count_off = offsetof(struct opts, isp.nsizes), .group = G_ISP,
 	 .wants = "GLOB:argN or GLOB:strlen(argN)",
@@ -366,9 +370,10 @@ const struct opt_def opts__table[] = {
 	{"plots", 0, OPT_STR, "DIR", 0, 0, OPTF_NONEMPTY | OPTF_OFFLINE, OFF(isp.plots_dir),
 	 .group = G_ISP, .wants = "a directory",
 	 .help = "one SVG per routine with 2+ sizes in DIR (created\n"
-		 "if absent): the cost plot (worst-case and average\n"
-		 "points, fitted curve, log-log axes) and under it the\n"
-		 "workload plot (activations per size)"},
+		 "if absent): the cost plot (each size's minimum,\n"
+		 "average and range, the fitted curve and its band,\n"
+		 "log-log axes) and under it the workload plot\n"
+		 "(activations per size)"},
 
 	{"sample", 0, OPT_DOUBLE, "P", 0, 100, OPTF_LO_OPEN | OPTF_HI_OPEN | OPTF_PERCENT,
 	 OFF(sample_pct), .group = G_SAMPLE,

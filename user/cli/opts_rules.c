@@ -166,5 +166,10 @@ int opts__check_combination(struct opts *o)
 					o->isp.cost = (enum isp_cost)k;
 			}
 	}
+	/* isp's default cost: on-CPU time. A wall time also holds every
+	 * preemption, and under load no repetition of a size may escape
+	 * them (docs/isp.md) */
+	if (!o->cost_word)
+		o->isp.cost = ISP_COST_CPU;
 	return 0;
 }

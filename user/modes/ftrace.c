@@ -350,8 +350,10 @@ int ftrace__run(const struct opts *o, volatile sig_atomic_t *stop, int *exit_cod
 	}
 
 	/* Before any other child exists (the guard's tracer reaps every
-	 * child): what a probed call costs, for the cct's compensated times. */
-	if ((((!o->analyzers || strstr(o->analyzers, "cct")) && !o->entry_only && !o->no_times) ||
+	 * child): what a probed call costs, for the cct's compensated times
+	 * and the isp's costs. */
+	if ((((!o->analyzers || strstr(o->analyzers, "cct") || strstr(o->analyzers, "isp")) &&
+	      !o->entry_only && !o->no_times) ||
 	     o->budget_pct || o->sample_pct > 0 || o->start_disabled ||
 	     ftrace_attach__cpu_sample_ns(ft)) &&
 	    !o->floor && !o->list && !o->plan) {
