@@ -519,8 +519,11 @@ static int cg_report_json(void *state, struct json *w)
 				v ? (const struct sampling_counts *)(uintptr_t)*v : NULL;
 			double est, err95;
 
-			if (sampling__estimate(c ? c->w : NULL, c ? c->n : 0, g->ctx->windows, &est,
-					       &err95)) {
+			enum an_best k = sampling__estimate(c ? c->w : NULL, c ? c->n : 0,
+							    g->ctx->windows, &est, &err95);
+
+			if (k != AN_BEST_NONE) {
+				json__kv_string(w, "estimate", sampling__best_name(k));
 				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
 				json__key(w, "calls_est_err95");
 				if (err95 < 0)

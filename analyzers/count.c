@@ -418,8 +418,9 @@ static void estimates_text(const struct count *c, const struct fn_row *rows, siz
 	for (i = 0; i < nrows && i < c->ctx->top; i++) {
 		const struct count_fn *fn = &c->fn[rows[i].fid];
 		double est, err95;
+		enum an_best k = sampling__estimate(fn->wc.w, fn->wc.n, w, &est, &err95);
 
-		if (!sampling__estimate(fn->wc.w, fn->wc.n, w, &est, &err95)) {
+		if (k == AN_BEST_NONE) {
 			/* the same for every function: the windows' share */
 			fprintf(f,
 				"%14s  none: the windows hold none of the run's %s time (too short "
@@ -428,8 +429,16 @@ static void estimates_text(const struct count *c, const struct fn_row *rows, siz
 				"-", w->measure);
 			break;
 		}
-		if (err95 < 0)
-			fprintf(f, "%14.0f %12s  %s\n", est, "(1 window)",
+		if (k == AN_BEST_LOWER && !i)
+			fprintf(f,
+				"  too few windows to estimate from (%" PRIu32 " in the sample, %.2f%% "
+				"of the run; an estimate needs 2, and %.0f%% of the run): what they "
+				"saw, at least\n",
+				sampling__df(w) + 1,
+				w->total ? 100.0 * (double)on / (double)w->total : 0.0,
+				100 * SAMPLING_MIN_SHARE);
+		if (k == AN_BEST_LOWER)
+			fprintf(f, "%14s %-12.0f  %s\n", "at least", est,
 				an_ctx__name(c->ctx, rows[i].fid, buf));
 		else
 			fprintf(f, "%14.0f +- %-9.0f  %s\n", est, err95,
@@ -738,15 +747,21 @@ static int count_report_json(void *state, struct json *w)
 			double est, err95;
 
 			/* Sampling: the whole run's calls, estimated from
-			 * the windows (analyzers/sampling.h). */
-			if (sampling__estimate(fn->wc.w, fn->wc.n, c->ctx->windows, &est, &err95)) {
+			 * the windows (analyzers/sampling.h), or what they
+			 * saw where they cannot stand for the run. */
+			enum an_best k = sampling__estimate(fn->wc.w, fn->wc.n, c->ctx->windows,
+							    &est, &err95);
+
+			if (k != AN_BEST_NONE) {
+				json__kv_string(w, "estimate", sampling__best_name(k));
 				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
 				json__key(w, "calls_est_err95");
 				if (err95 < 0)
 					json__null(w);
 				else
 					json__u64(w, (uint64_t)llround(err95));
-				json__kv_u64(w, "calls_est_df", sampling__df(c->ctx->windows));
+				if (k == AN_BEST_ESTIMATED)
+					json__kv_u64(w, "calls_est_df", sampling__df(c->ctx->windows));
 			}
 		}
 		json__key(w, "threads");

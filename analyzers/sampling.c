@@ -43,8 +43,8 @@ uint32_t sampling__df(const struct an_windows *w)
 	return nw ? nw - 1 : 0;
 }
 
-bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct an_windows *w,
-			double *est, double *err95)
+enum an_best sampling__estimate(const uint64_t *counts, uint32_t ncounts,
+				const struct an_windows *w, double *est, double *err95)
 {
 	double sum_c = 0, sum_d, r, ss = 0, f, sd_d = 0, sd_t = 0, sys;
 	uint32_t i, df = sampling__df(w); /* the windows counted, less one */
@@ -53,7 +53,7 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 	*err95 = -1;
 	sum_d = (double)sampling__on(w);
 	if (!w || !w->n || sum_d <= 0)
-		return false;
+		return AN_BEST_NONE;
 	for (i = 0; i < w->n; i++) {
 		sd_t += w->on_sd ? w->on_sd[i] : 0;
 		if (w->skip && w->skip[i])
@@ -63,9 +63,17 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 			sum_c += (double)counts[i];
 	}
 	r = sum_c / sum_d;
+	/* Windows that held the whole run saw it all. */
+	if (sum_d >= (double)w->total) {
+		*est = sum_c;
+		*err95 = 0;
+		return AN_BEST_ESTIMATED;
+	}
+	if (df < 1 || sum_d < SAMPLING_MIN_SHARE * (double)w->total) {
+		*est = sum_c;
+		return AN_BEST_LOWER;
+	}
 	*est = r * (double)w->total;
-	if (df < 1)
-		return true;
 	for (i = 0; i < w->n; i++) {
 		double c = i < ncounts ? (double)counts[i] : 0;
 		double dev;
@@ -85,7 +93,7 @@ bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct a
 	/* The correction's error (sampling.h), a normal 95 % on top. */
 	sys = *est * (sd_d / sum_d - (w->total ? sd_t / (double)w->total : 0));
 	*err95 = sqrt(*err95 * *err95 + 1.96 * 1.96 * sys * sys);
-	return true;
+	return AN_BEST_ESTIMATED;
 }
 
 /* One stratum of a sampled span: windows (pooled until min_len of them)

@@ -85,15 +85,6 @@ void sampling__fini(struct sampling_counts *c);
 /* Sum of on: how long tracing was on. */
 uint64_t sampling__on(const struct an_windows *w);
 
-/*
- * Estimate the run's total of a count seen as counts[e - 1] in window e
- * (ncounts <= w->n; missing windows count 0). Sets *est, and *err95 to the
- * half-width of the 95 % interval, or -1 when it cannot be estimated (one
- * window). Returns false when nothing can be estimated (no window was on).
- * Pure; any thread.
- */
-bool sampling__estimate(const uint64_t *counts, uint32_t ncounts, const struct an_windows *w,
-			double *est, double *err95);
 
 /*
  * --budget (user/trace/budget.h): the run is a sequence of epochs 1..n (a
@@ -136,6 +127,24 @@ enum an_best {
 			      there: the count seen is a lower bound */
 	AN_BEST_NONE,	   /* not traced */
 };
+
+/* Windows under this share of the run estimate nothing: a lower bound. */
+#define SAMPLING_MIN_SHARE 0.01
+
+/*
+ * Estimate the run's total of a count seen as counts[e - 1] in window e
+ * (ncounts <= w->n; missing windows count 0). Returns what the figure is:
+ *   AN_BEST_ESTIMATED: *est the estimate, *err95 the half-width of its
+ *     95 % interval (0 for windows that held the whole run);
+ *   AN_BEST_LOWER: the windows cannot stand for the run (one window in
+ *     the sample, so no error estimate, or windows under
+ *     SAMPLING_MIN_SHARE of it): *est is the count seen, a lower bound,
+ *     *err95 -1; a scaled figure would be one without an interval;
+ *   AN_BEST_NONE: no window was on (*est 0, *err95 -1).
+ * Pure; any thread.
+ */
+enum an_best sampling__estimate(const uint64_t *counts, uint32_t ncounts,
+				const struct an_windows *w, double *est, double *err95);
 
 /*
  * fid's whole-run calls from its calls seen per epoch (counts[e - 1],

@@ -21,7 +21,7 @@ START_TEST(constant_rate)
 	struct an_windows w = {.n = 4, .on = on, .total = 2000};
 	double est, err;
 
-	ck_assert(sampling__estimate(c, 4, &w, &est, &err));
+	ck_assert_int_eq(sampling__estimate(c, 4, &w, &est, &err), AN_BEST_ESTIMATED);
 	NEAR(est, 200.0); /* 100 calls in 1000 ns, run 2000 ns */
 	NEAR(err, 0.0);
 	ck_assert_uint_eq(sampling__on(&w), 1000);
@@ -40,7 +40,7 @@ START_TEST(two_windows_by_hand)
 	struct an_windows w = {.n = 2, .on = on, .total = 400};
 	double est, err;
 
-	ck_assert(sampling__estimate(c, 2, &w, &est, &err));
+	ck_assert_int_eq(sampling__estimate(c, 2, &w, &est, &err), AN_BEST_ESTIMATED);
 	NEAR(est, 80.0);
 	NEAR(err, 12.706 * 2 * sqrt(200.0));
 }
@@ -61,9 +61,10 @@ START_TEST(student_t)
 }
 END_TEST
 
-/* Missing counts are windows that saw nothing; one window has no error
- * estimate; a run traced throughout has no sampling error; no window on:
- * nothing to estimate. */
+/* Missing counts are windows that saw nothing; one window, or windows
+ * under 1% of the run, stand for nothing: what they saw is a lower bound;
+ * a run traced throughout has no sampling error; no window on: nothing
+ * to estimate. */
 START_TEST(edges)
 {
 	const uint64_t on[3] = {100, 100, 100};
@@ -73,20 +74,27 @@ START_TEST(edges)
 	struct an_windows one = {.n = 1, .on = on, .total = 600};
 	struct an_windows full = {.n = 3, .on = on, .total = 300};
 	struct an_windows none = {.n = 1, .on = zero, .total = 600};
+	struct an_windows tiny = {.n = 3, .on = on, .total = 30001};
 	double est, err;
 
-	ck_assert(sampling__estimate(c, 1, &w, &est, &err));
+	ck_assert_int_eq(sampling__estimate(c, 1, &w, &est, &err), AN_BEST_ESTIMATED);
 	NEAR(est, 60.0); /* 30 calls in 300 ns of 600 */
 	ck_assert(err > 0);
-	ck_assert(sampling__estimate(c, 1, &one, &est, &err));
-	NEAR(est, 180.0);
+	/* one window: what it saw, a lower bound (no interval to scale by) */
+	ck_assert_int_eq(sampling__estimate(c, 1, &one, &est, &err), AN_BEST_LOWER);
+	NEAR(est, 30.0);
 	NEAR(err, -1.0);
-	ck_assert(sampling__estimate(c, 1, &full, &est, &err));
+	/* windows under 1% of the run: the same */
+	ck_assert_int_eq(sampling__estimate(c, 1, &tiny, &est, &err), AN_BEST_LOWER);
+	NEAR(est, 30.0);
+	NEAR(err, -1.0);
+	ck_assert_int_eq(sampling__estimate(c, 1, &full, &est, &err), AN_BEST_ESTIMATED);
 	NEAR(est, 30.0);
 	NEAR(err, 0.0);
-	ck_assert(!sampling__estimate(c, 1, &none, &est, &err));
-	ck_assert(!sampling__estimate(c, 1, NULL, &est, &err));
-	ck_assert(!sampling__estimate(NULL, 0, &(struct an_windows){0}, &est, &err));
+	ck_assert_int_eq(sampling__estimate(c, 1, &none, &est, &err), AN_BEST_NONE);
+	ck_assert_int_eq(sampling__estimate(c, 1, NULL, &est, &err), AN_BEST_NONE);
+	ck_assert_int_eq(sampling__estimate(NULL, 0, &(struct an_windows){0}, &est, &err),
+			 AN_BEST_NONE);
 }
 END_TEST
 
@@ -99,7 +107,7 @@ START_TEST(skipped_epochs)
 	struct an_windows w = {.n = 3, .on = on, .total = 400, .skip = skip};
 	double est, err;
 
-	ck_assert(sampling__estimate(c, 3, &w, &est, &err));
+	ck_assert_int_eq(sampling__estimate(c, 3, &w, &est, &err), AN_BEST_ESTIMATED);
 	NEAR(est, 80.0); /* as two_windows_by_hand */
 	ck_assert_uint_eq(sampling__df(&w), 1);
 	NEAR(err, 12.706 * 2 * sqrt(200.0));
@@ -126,12 +134,12 @@ START_TEST(leak_error_in_interval)
 	struct an_windows full = {.n = 4, .on = on, .total = 1000, .on_sd = sd};
 	double est, err, est1, err1;
 
-	ck_assert(sampling__estimate(c, 4, &w, &est, &err));
+	ck_assert_int_eq(sampling__estimate(c, 4, &w, &est, &err), AN_BEST_ESTIMATED);
 	NEAR(est, 200.0);
 	NEAR(err, 1.96);
-	ck_assert(sampling__estimate(c, 4, &ws, &est1, &err1));
+	ck_assert_int_eq(sampling__estimate(c, 4, &ws, &est1, &err1), AN_BEST_ESTIMATED);
 	ck_assert_msg(fabs(fabs(est1 - est) - 1.0) < 0.02, "shifted estimate %.6f", est1);
-	ck_assert(sampling__estimate(c, 4, &full, &est, &err));
+	ck_assert_int_eq(sampling__estimate(c, 4, &full, &est, &err), AN_BEST_ESTIMATED);
 	NEAR(est, 100.0);
 	NEAR(err, 0.0);
 }

@@ -466,6 +466,50 @@ START_TEST(wall_estimate_warns)
 }
 END_TEST
 
+/*
+ * A run too short for its windows (threads 2 40000: a few ms, one window
+ * at most): every traced function's whole-run figure is what the windows
+ * saw, marked a lower bound ("estimate": "lower_bound", no interval), and
+ * the text says "at least"; never a scaled estimate without an interval.
+ */
+START_TEST(short_run_lower_bound)
+{
+	char *args[] = {"--sample", "10", "-f", "work", "-f", "worker", "--",
+			(char *)h_target("threads", OPT(_i)), "2", "40000", NULL};
+	json_object *fns, *v;
+	struct h_run r;
+	size_t i, seen = 0;
+
+	h_run(&r, args);
+	h_assert_ok(&r);
+	ck_assert_int_le(json_object_array_length(h_get(h_get(r.json, "sampling"), "windows")),
+			 1);
+	fns = h_get(r.json, "functions");
+	for (i = 0; i < json_object_array_length(fns); i++) {
+		json_object *fn = json_object_array_get_idx(fns, i);
+
+		if (!h_num(fn, "calls"))
+			continue;
+		seen++;
+		ck_assert_str_eq(json_object_get_string(h_get(fn, "estimate")), "lower_bound");
+		ck_assert_int_eq(h_num(fn, "calls_est"), h_num(fn, "calls"));
+		/* present, and null: no interval */
+		ck_assert(json_object_object_get_ex(fn, "calls_est_err95", &v) && !v);
+		/* the truth is at least what was seen */
+		ck_assert_int_le(h_num(fn, "calls"), !strcmp(json_object_get_string(
+								 h_get(fn, "name")), "work")
+							       ? 120000
+							       : 2);
+	}
+	ck_assert_msg(seen > 0 || strstr(r.out, "none: the windows hold none"),
+		      "no function seen and no word of it:\n%s", r.out);
+	if (seen)
+		ck_assert_msg(strstr(r.out, "at least") && strstr(r.out, "too few windows"),
+			      "%s", r.out);
+	h_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sampling_integration");
@@ -480,6 +524,7 @@ int main(void)
 	tcase_add_loop_test(tc, duty_cycle_estimate, 0, 2);
 	tcase_add_loop_test(tc, cab_sampling_overwrites, 0, 2);
 	tcase_add_loop_test(tc, wall_estimate_warns, 0, 2);
+	tcase_add_loop_test(tc, short_run_lower_bound, 0, 2);
 	tcase_set_timeout(matrix, 120);
 	tcase_add_loop_test(matrix, start_disabled_toggles, 0, 2);
 	suite_add_tcase(s, matrix);
