@@ -345,13 +345,12 @@ static void print_row_tail(FILE *f, const struct cct *g, uint32_t fid, uint64_t 
 }
 
 /* The tree view: contexts depth-first, heaviest first, indented. */
-static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
+static int report_tree(struct cct *g, const struct cct_tree *t, const struct comp *cp, FILE *f)
 {
 	const struct cct_node *root = cct__node(t, 0);
 	struct cct_walk w = {.t = t};
 	uint64_t total = 0, hidden = 0;
 	struct emit_col cols[EMIT_N(node_cols)];
-	struct comp cp;
 	uint32_t id, d, c;
 	size_t nc;
 
@@ -364,9 +363,7 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 	if (g->o.min_pct > 0)
 		fprintf(f, ", contexts under %.2f%% of the total time hidden", g->o.min_pct);
 	fputc('\n', f);
-	if (comp_build(g, t, &cp))
-		return -ENOMEM;
-	nc = tree_cols(g, &cp, cols);
+	nc = tree_cols(g, cp, cols);
 	emit__head_cells(f, cols, nc, true);
 	fprintf(f, "  %s\n", "CONTEXT");
 	if (cct_walk__push(&w, 0))
@@ -383,7 +380,7 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 			hidden++;
 			continue;
 		}
-		node_line(g, t, id, &cp, total, &l);
+		node_line(g, t, id, cp, total, &l);
 		emit__cells(f, cols, nc, &l, an_ctx__lb(g->ctx, AN_LOST_CALLS), NULL, true);
 		fputc(' ', f);
 		for (i = 1; i < d; i++)
@@ -393,7 +390,6 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 			goto nomem;
 	}
 	cct_walk__fini(&w);
-	comp_free(&cp);
 	if (hidden)
 		fprintf(f,
 			"  ... %" PRIu64 " contexts below the thresholds (--depth, --min-pct; the "
@@ -402,23 +398,19 @@ static int report_tree(struct cct *g, const struct cct_tree *t, FILE *f)
 	return 0;
 nomem:
 	cct_walk__fini(&w);
-	comp_free(&cp);
 	return -ENOMEM;
 }
 
-static int report_functions(struct cct *g, const struct cct_tree *t, FILE *f)
+static int report_functions(struct cct *g, const struct cct_tree *t, const struct comp *cp,
+			    FILE *f)
 {
 	struct emit_col fn_cols[EMIT_N(fn_cols_all)];
 	size_t nfc = emit__select(fn_cols, fn_cols_all, EMIT_N(fn_cols_all),
 				  g->ctx->cpu_sample_ns ? HAVE_SAMPLES : 0);
 	struct fn_row *rows;
-	struct comp cp;
 	size_t n = 0, i;
 
-	if (comp_build(g, t, &cp))
-		return -ENOMEM;
-	rows = fn_rows(t, g->ctx->nfuncs, &cp, &n);
-	comp_free(&cp);
+	rows = fn_rows(t, g->ctx->nfuncs, cp, &n);
 	if (!rows)
 		return -ENOMEM;
 	qsort_r(rows, n, sizeof(*rows), cmp_row, &g->o.sort);
@@ -453,16 +445,21 @@ int cct_report__text(void *state, FILE *f)
 	struct cct *g = state;
 	const struct cct_tree *t = cct__merged(g);
 	struct cct_memory m;
+	struct comp cp;
 	int err;
 
 	if (!t)
 		return -ENOMEM;
 	cct__refresh_opts(g);
-	err = report_tree(g, t, f);
+	/* the compensated and sampled times, once for both tables */
+	if (comp_build(g, t, &cp))
+		return -ENOMEM;
+	err = report_tree(g, t, &cp, f);
 	if (!err) {
 		fputc('\n', f);
-		err = report_functions(g, t, f);
+		err = report_functions(g, t, &cp, f);
 	}
+	comp_free(&cp);
 	if (err)
 		return err;
 	cct__memory(g, &m);

@@ -70,8 +70,10 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 	if (s->aft_in && fr->fid < s->naft) {
 		r.aft_self_ns = s->aft_in[fr->fid] + fr->aft_child_out;
 		r.aft_incl_ns = s->aft_in[fr->fid] + fr->aft_child_incl;
-		/* its entry's and its return's (in its caller, or none) */
-		s->c.aft_ns += s->aft_in[fr->fid] + s->aft_out[fr->fid];
+		/* its entry's; its return's below, where a traced caller
+		 * has it taken out (an untraced one's time is no traced
+		 * function's: nothing is taken out of it) */
+		s->c.aft_ns += s->aft_in[fr->fid];
 	}
 	if (matched) {
 		s->c.matched++;
@@ -106,6 +108,7 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 
 			s->f[s->depth - 1].aft_child_out += out;
 			s->f[s->depth - 1].aft_child_incl += r.aft_incl_ns + out;
+			s->c.aft_ns += out;
 		}
 	}
 	k->on_return(k->ctx, &r);
