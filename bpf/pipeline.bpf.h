@@ -365,18 +365,28 @@ static __always_inline void pipeline_submit(void *e, struct tstate *st)
 /* Fill and publish e, a claimed slot, as task's CABBPF_EV_SCHED event: the
  * off-CPU interval off, ended at now (bpf/trace.bpf.c on_switch, and
  * pipeline_close_unseen below). Every field is written: slots are reused. */
-static __always_inline void pipeline_put_sched(struct cabbpf_event *e, struct tstate *st,
-					       struct task_struct *task, __u64 now, __u64 off)
+/* An event of the thread's own that names no function (a switch's
+ * off-CPU interval, a CPU-clock sample): filled, numbered and committed. */
+static __always_inline void pipeline_put(struct cabbpf_event *e, struct tstate *st,
+					 struct task_struct *task, __u32 kind, __u64 ts, __u64 sp,
+					 __u32 epoch)
 {
 	e->tid = pipeline_tid(st, (__u32)task->pid);
 	e->pid = task->tgid;
-	e->kind = CABBPF_EV_SCHED;
+	e->kind = kind;
 	e->fid = 0;
 	e->seq = st->seq++;
-	e->ts = now;
-	e->sp = off;
-	e->epoch = 0;
+	e->ts = ts;
+	e->sp = sp;
+	e->epoch = epoch;
+	e->pad = 0;
 	pipeline_submit(e, st);
+}
+
+static __always_inline void pipeline_put_sched(struct cabbpf_event *e, struct tstate *st,
+					       struct task_struct *task, __u64 now, __u64 off)
+{
+	pipeline_put(e, st, task, CABBPF_EV_SCHED, now, off, 0);
 }
 
 /*

@@ -703,18 +703,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	st->busy = 1;
 	pipeline_close_unseen(st, task);
 	e = pipeline_claim(st, CABBPF_STAT_CPU_SAMPLE_DROPS);
-	if (e) {
-		e->tid = pipeline_tid(st, (__u32)task->pid);
-		e->pid = task->tgid;
-		e->kind = CABBPF_EV_CPU_SAMPLE;
-		e->fid = 0;
-		e->seq = st->seq++;
-		e->ts = bpf_ktime_get_ns();
-		e->sp = ctx->regs.ip;
-		e->epoch = sampling ? win : 0;
-		e->pad = 0;
-		pipeline_submit(e, st);
-	}
+	if (e)
+		pipeline_put(e, st, task, CABBPF_EV_CPU_SAMPLE, bpf_ktime_get_ns(), ctx->regs.ip,
+			     sampling ? win : 0);
 	st->busy = 0;
 	return 0;
 }
