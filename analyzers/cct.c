@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The calling-context tree analyzer; the model is described in cct.h. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,8 @@
 
 static void tree_fini(struct cct_tree *t)
 {
+	struct hmap_ent *e;
+	size_t it = 0;
 	uint32_t i;
 
 	if (!t)
@@ -23,7 +26,34 @@ static void tree_fini(struct cct_tree *t)
 		free(t->chunk[i]);
 	free(t->chunk);
 	hmap__fini(&t->wide);
+	while (hmap__next(&t->hist, &it, &e))
+		free((void *)(uintptr_t)e->val);
+	hmap__fini(&t->hist);
 	memset(t, 0, sizeof(*t));
+}
+
+const struct cct_hist *cct__hist(const struct cct_tree *t, uint32_t id)
+{
+	uint64_t *v = hmap__find(&t->hist, id);
+
+	return v ? (const struct cct_hist *)(uintptr_t)*v : NULL;
+}
+
+/* Node id's durations, made on first use; NULL when out of memory. */
+static struct cct_hist *hist_get(struct cct_tree *t, uint32_t id)
+{
+	uint64_t *v;
+
+	if (hmap__upsert(&t->hist, id, &v))
+		return NULL;
+	if (!*v) {
+		struct cct_hist *h = calloc(1, sizeof(*h));
+
+		if (!h)
+			return NULL; /* an absent value reads as none */
+		*v = (uint64_t)(uintptr_t)h;
+	}
+	return (struct cct_hist *)(uintptr_t)*v;
 }
 
 /* A new node (zeroed but for fid and links), or CCT_NONE: out of memory. */
@@ -177,6 +207,20 @@ static int tree_merge(struct cct_tree *dst, const struct cct_tree *src)
 		}
 		map[i] = d;
 		node_add(cct__node(dst, d), s);
+		if (src->hist.len) {
+			const struct cct_hist *sh = cct__hist(src, i);
+			struct cct_hist *dh;
+
+			if (sh) {
+				dh = hist_get(dst, d);
+				if (!dh) {
+					err = -ENOMEM;
+					break;
+				}
+				latency__hist_merge(&dh->wall, &sh->wall);
+				latency__hist_merge(&dh->cpu, &sh->cpu);
+			}
+		}
 	}
 	free(map);
 	return err ? err : nomem ? -ENOMEM : 0;
@@ -186,7 +230,9 @@ static uint64_t tree_bytes(const struct cct_tree *t)
 {
 	return (uint64_t)t->nchunks * CHUNK_NODES * sizeof(struct cct_node) +
 	       (uint64_t)t->capchunks * sizeof(void *) +
-	       (uint64_t)t->wide.cap * (sizeof(struct hmap_ent) + 1);
+	       (uint64_t)t->wide.cap * (sizeof(struct hmap_ent) + 1) +
+	       (uint64_t)t->hist.cap * (sizeof(struct hmap_ent) + 1) +
+	       (uint64_t)t->hist.len * sizeof(struct cct_hist);
 }
 
 /* ---------------------------------------------------------- analyzer -- */
@@ -207,6 +253,22 @@ static int cct_init(const struct an_ctx *ctx, void **state)
 		g->o.max_nodes = CCT_DEFAULT_MAX_NODES;
 	if (g->o.min_pct < 0)
 		g->o.min_pct = CCT_DEFAULT_MIN_PCT;
+	/* --hist: durations by context for the functions it names */
+	if (ctx->nhist && ctx->nfuncs) {
+		uint32_t fid;
+
+		g->named = calloc(ctx->nfuncs, 1);
+		if (!g->named)
+			return -ENOMEM;
+		for (fid = 0; fid < ctx->nfuncs; fid++) {
+			char buf[24];
+			const char *name = an_ctx__name(ctx, fid, buf);
+			size_t k;
+
+			for (k = 0; k < ctx->nhist && !g->named[fid]; k++)
+				g->named[fid] = !fnmatch(ctx->hist[k], name, 0);
+		}
+	}
 	return 0;
 }
 
@@ -232,6 +294,7 @@ static void cct_free(void *state)
 		tree_fini(g->merged);
 	free(g->merged);
 	free(g->sorted);
+	free(g->named);
 	free(g);
 }
 
@@ -392,6 +455,19 @@ static void cct_on_return(void *state, const struct an_return *r)
 		n->incl_ns += r->incl_ns;
 		n->cpu_incl_ns += r->cpu_incl_ns;
 		n->samples_incl = sat32(n->samples_incl + r->samples_incl);
+	}
+	/* --hist: each returned call's durations, in its context (a folded
+	 * frame's node is another function's) */
+	if (g->named && r->matched && pe.how != PE_FOLDED && r->fid < g->ctx->nfuncs &&
+	    g->named[r->fid]) {
+		struct cct_hist *h = hist_get(&t->t, pe.node);
+
+		if (h) {
+			latency__hist_add(&h->wall, r->incl_ns);
+			latency__hist_add(&h->cpu, r->cpu_incl_ns);
+		} else {
+			g->nomem++;
+		}
 	}
 	if (!r->matched && !r->open && pe.how != PE_FOLDED) {
 		if (r->unwound)

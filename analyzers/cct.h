@@ -52,6 +52,7 @@
 #include <stdio.h>
 
 #include "analyzers/analyzer.h"
+#include "analyzers/latency.h"
 #include "common/hmap.h"
 
 struct an_ctx;
@@ -128,7 +129,19 @@ struct cct_tree {
 	struct cct_node **chunk; /* node id >> CCT_CHUNK_SHIFT */
 	uint32_t nchunks, capchunks;
 	struct hmap wide; /* parent << 32 | fid -> child, for wide parents */
+	/* --hist: node id -> struct cct_hist * of the contexts of the
+	 * functions it names (cct__hist) */
+	struct hmap hist;
 };
+
+/* A context's call durations (analyzers/latency.h): wall and on-CPU. */
+struct cct_hist {
+	struct latency_hist wall, cpu;
+};
+
+/* Node id's durations in t, or NULL: none kept (its function is not one
+ * --hist names, or no call of it returned there). */
+const struct cct_hist *cct__hist(const struct cct_tree *t, uint32_t id);
 
 static inline struct cct_node *cct__node(const struct cct_tree *t, uint32_t id)
 {

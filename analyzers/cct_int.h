@@ -50,6 +50,7 @@ struct cct {
 	struct cct_tree *merged;    /* built after the run */
 	struct cct_thread **sorted; /* threads by tid, for reports */
 	size_t nsorted;
+	uint8_t *named; /* [nfuncs]: --hist names it (durations by context); NULL: none */
 };
 
 

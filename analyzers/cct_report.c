@@ -440,6 +440,99 @@ static int report_functions(struct cct *g, const struct cct_tree *t, const struc
 	return 0;
 }
 
+/* A context with durations, for the text. */
+struct hist_row {
+	uint32_t id, fid;
+	uint64_t sum;
+};
+
+static int cmp_hist_row(const void *a, const void *b)
+{
+	const struct hist_row *x = a, *y = b;
+
+	if (x->fid != y->fid)
+		return x->fid < y->fid ? -1 : 1;
+	if (x->sum != y->sum)
+		return x->sum > y->sum ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Context id's path from the outermost traced caller, "a;b;c", into buf. */
+static void path_of(const struct cct *g, const struct cct_tree *t, uint32_t id, char *buf,
+		    size_t len)
+{
+	uint32_t ids[64], n = 0, elided = 0;
+	size_t off = 0;
+
+	for (; id && id != CCT_NONE; id = cct__node(t, id)->parent) {
+		if (n < 64)
+			ids[n++] = id;
+		else
+			elided++;
+	}
+	buf[0] = 0;
+	if (elided)
+		off += (size_t)snprintf(buf, len, "(%" PRIu32 " more);", elided);
+	while (n-- && off < len) {
+		char nb[24];
+
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+					an_ctx__name(g->ctx, cct__node(t, ids[n])->fid, nb),
+					n ? ";" : "");
+	}
+}
+
+/* --hist: each named function's call durations by calling context, the
+ * contexts with the most time first (ctx.top of them per function). */
+static int report_hists(const struct cct *g, const struct cct_tree *t, FILE *f)
+{
+	struct hist_row *rows = malloc((t->hist.len + 1) * sizeof(*rows));
+	struct hmap_ent *e;
+	size_t it = 0, n = 0, i, shown = 0;
+	char path[1024], nb[24];
+
+	if (!rows)
+		return -ENOMEM;
+	while (hmap__next(&t->hist, &it, &e)) {
+		const struct cct_hist *h = (const struct cct_hist *)(uintptr_t)e->val;
+
+		if (h && h->wall.n)
+			rows[n++] = (struct hist_row){(uint32_t)e->key,
+						      cct__node(t, (uint32_t)e->key)->fid,
+						      h->wall.sum_ns};
+	}
+	qsort(rows, n, sizeof(*rows), cmp_hist_row);
+	fprintf(f, "\ncall durations by calling context (the functions --hist names; traced wall "
+		   "and on-CPU time, probes included, as in the latency analyzer):\n");
+	if (!n)
+		fprintf(f, "  (no call of a function --hist names returned)\n");
+	for (i = 0; i < n; i++) {
+		const struct cct_hist *h = cct__hist(t, rows[i].id);
+
+		if (!i || rows[i].fid != rows[i - 1].fid) {
+			if (i && shown > g->ctx->top)
+				fprintf(f, "  ... %zu more contexts (the JSON report has all)\n",
+					shown - g->ctx->top);
+			shown = 0;
+			fprintf(f, "%s:\n", an_ctx__name(g->ctx, rows[i].fid, nb));
+		}
+		if (shown++ >= g->ctx->top)
+			continue;
+		path_of(g, t, rows[i].id, path, sizeof(path));
+		fprintf(f, "  %s: %" PRIu64 " call%s; wall ", path, h->wall.n,
+			h->wall.n == 1 ? "" : "s");
+		latency__summary_text(f, &h->wall);
+		fputs("; on-CPU ", f);
+		latency__summary_text(f, &h->cpu);
+		fputc('\n', f);
+	}
+	if (n && shown > g->ctx->top)
+		fprintf(f, "  ... %zu more contexts (the JSON report has all)\n",
+			shown - g->ctx->top);
+	free(rows);
+	return 0;
+}
+
 int cct_report__text(void *state, FILE *f)
 {
 	struct cct *g = state;
@@ -459,6 +552,8 @@ int cct_report__text(void *state, FILE *f)
 		fputc('\n', f);
 		err = report_functions(g, t, &cp, f);
 	}
+	if (!err && g->named)
+		err = report_hists(g, t, f);
 	comp_free(&cp);
 	if (err)
 		return err;
@@ -503,6 +598,17 @@ static void json_node(struct json *w, const struct cct *g, const struct cct_tree
 	node_line(g, t, id, cp, 0, &l);
 	json__begin_object(w);
 	emit__row_json(w, cols, nc, &l, NULL);
+	if (t->hist.len) {
+		const struct cct_hist *h = cct__hist(t, id);
+
+		if (h) {
+			json__key(w, "latency");
+			json__begin_object(w);
+			latency__hist_json(w, "wall", &h->wall);
+			latency__hist_json(w, "cpu", &h->cpu);
+			json__end_object(w);
+		}
+	}
 	json__key(w, "children");
 	json__begin_array(w);
 }

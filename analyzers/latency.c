@@ -74,7 +74,7 @@ bool latency__percentile(const struct latency_hist *h, double q, uint64_t *lo, u
 	return true;
 }
 
-static void hist_add(struct latency_hist *h, uint64_t ns)
+void latency__hist_add(struct latency_hist *h, uint64_t ns)
 {
 	if (!h->n || ns < h->min_ns)
 		h->min_ns = ns;
@@ -85,7 +85,7 @@ static void hist_add(struct latency_hist *h, uint64_t ns)
 	h->b[latency__bucket(ns)]++;
 }
 
-static void hist_merge(struct latency_hist *d, const struct latency_hist *s)
+void latency__hist_merge(struct latency_hist *d, const struct latency_hist *s)
 {
 	unsigned b;
 
@@ -159,8 +159,8 @@ static void lat_on_return(void *state, const struct an_return *r)
 		l->nomem++;
 		return;
 	}
-	hist_add(&f->wall, r->incl_ns);
-	hist_add(&f->cpu, r->cpu_incl_ns);
+	latency__hist_add(&f->wall, r->incl_ns);
+	latency__hist_add(&f->cpu, r->cpu_incl_ns);
 }
 
 static int lat_merge(void *dst, const void *src)
@@ -177,8 +177,8 @@ static int lat_merge(void *dst, const void *src)
 		f = fn_get(d, i);
 		if (!f)
 			return -ENOMEM;
-		hist_merge(&f->wall, &s->fn[i]->wall);
-		hist_merge(&f->cpu, &s->fn[i]->cpu);
+		latency__hist_merge(&f->wall, &s->fn[i]->wall);
+		latency__hist_merge(&f->cpu, &s->fn[i]->cpu);
 	}
 	d->nomem += s->nomem;
 	if (s->t0 < d->t0)
@@ -232,7 +232,7 @@ static const struct {
 	double q;
 } pcts[] = {{"p50", "p50_ns", 0.5}, {"p90", "p90_ns", 0.9}, {"p99", "p99_ns", 0.99}};
 
-static void put_summary(FILE *f, const struct latency_hist *h)
+void latency__summary_text(FILE *f, const struct latency_hist *h)
 {
 	char a[24];
 	unsigned k;
@@ -350,9 +350,9 @@ static int lat_report_text(void *state, FILE *f)
 		shown++;
 		fprintf(f, "%s: %" PRIu64 " call%s; wall ", an_ctx__name(l->ctx, rows[i].fid, buf),
 			fn->wall.n, fn->wall.n == 1 ? "" : "s");
-		put_summary(f, &fn->wall);
+		latency__summary_text(f, &fn->wall);
 		fprintf(f, "; on-CPU ");
-		put_summary(f, &fn->cpu);
+		latency__summary_text(f, &fn->cpu);
 		fputc('\n', f);
 		put_bars(f, &fn->wall);
 	}
@@ -473,7 +473,7 @@ static void slow_json(const struct latency *l, struct json *w)
 	free(v);
 }
 
-static void hist_json(struct json *w, const char *key, const struct latency_hist *h)
+void latency__hist_json(struct json *w, const char *key, const struct latency_hist *h)
 {
 	uint64_t lo, hi;
 	unsigned b, k;
@@ -537,8 +537,8 @@ static int lat_report_json(void *state, struct json *w)
 		json__kv_string(w, "name", an_ctx__name(l->ctx, rows[i].fid, buf));
 		json__kv_u64(w, "fid", rows[i].fid);
 		json__kv_u64(w, "calls", fn->wall.n);
-		hist_json(w, "wall", &fn->wall);
-		hist_json(w, "cpu", &fn->cpu);
+		latency__hist_json(w, "wall", &fn->wall);
+		latency__hist_json(w, "cpu", &fn->cpu);
 		json__end_object(w);
 	}
 	json__end_array(w);

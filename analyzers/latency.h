@@ -25,6 +25,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+
+struct json;
 
 /* Bucket 0: 0-1 ns; bucket b >= 1: [2^b, 2^(b+1)) ns; the last is open
  * (2^47 ns: 39 hours). */
@@ -47,6 +50,19 @@ void latency__bounds(unsigned b, uint64_t *lo, uint64_t *hi);
  * value of rank ceil(q * n) in order) of h. Returns false when h is
  * empty. */
 bool latency__percentile(const struct latency_hist *h, double q, uint64_t *lo, uint64_t *hi);
+
+/* Add one duration to h; add s into d (the calling-context tree keeps
+ * these per context for the functions --hist names: analyzers/cct.h).
+ * The histogram's owner thread. */
+void latency__hist_add(struct latency_hist *h, uint64_t ns);
+void latency__hist_merge(struct latency_hist *d, const struct latency_hist *s);
+
+/* h as the JSON object under key: min_ns, max_ns, sum_ns, the percentiles'
+ * ranges, the buckets that hold calls (docs/json-schema.md, "latency"). */
+void latency__hist_json(struct json *w, const char *key, const struct latency_hist *h);
+
+/* h's one-line summary on f: "min 1.2 us, p50 ..., p90 ..., p99 ..., max ...". */
+void latency__summary_text(FILE *f, const struct latency_hist *h);
 
 /* fid's histograms (cpu: on-CPU time), or NULL when none of its calls
  * returned. */

@@ -1842,9 +1842,9 @@ START_TEST(test_report_json_exact)
 		"\"cpu_incl_ns\":null,\"cpu_self_ns\":null,\"children\":["
 		"{\"name\":\"a\",\"calls\":2,\"incl_ns\":200,\"self_ns\":200,"
 		"\"cpu_incl_ns\":null,\"cpu_self_ns\":null,\"children\":[]}]}]}},"
-		/* one 4096-node chunk of 72-byte nodes, its pointer array, the
+		/* one 4096-node chunk of 80-byte nodes, its pointer array, the
 		 * thread's state and its 64-entry path */
-		"\"cct_info\":{\"nodes\":3,\"merged_nodes\":3,\"bytes\":328304,"
+		"\"cct_info\":{\"nodes\":3,\"merged_nodes\":3,\"bytes\":328336,"
 		"\"max_nodes\":1048576,\"folded_calls\":0,\"nomem\":0,"
 		"\"collapse_recursion\":false,\"cpu_time\":false,"
 		"\"wall_includes_probe_cost\":true,\"sampled\":false},"

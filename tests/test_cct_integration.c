@@ -101,6 +101,65 @@ static char *tmp_path(const char *name)
 	return b;
 }
 
+/* Calls counted in the buckets of a latency histogram. */
+static long long bucket_calls(json_object *hist)
+{
+	json_object *bk = h_get(hist, "buckets");
+	long long n = 0;
+	size_t i;
+
+	for (i = 0; bk && i < json_object_array_length(bk); i++)
+		n += num(json_object_array_get_idx(bk, i), "count");
+	return n;
+}
+
+/*
+ * --hist c with the tree: c's call durations by calling context
+ * (tests/targets/ctx 300: c reached as main;a;c 300 times and main;b;c
+ * 600 times). Exact: each context's histograms hold its calls, wall and
+ * on-CPU, with min <= max; no other context has one (d, a, b are not
+ * named); the text lists both contexts with their calls.
+ */
+START_TEST(durations_by_context)
+{
+	char *args[] = {"-a", "cct", "--hist", "c", "--",
+			(char *)h_target("ctx", OPT(_i)), "300", "1", NULL};
+	static const struct {
+		const char *path;
+		long long calls;
+	} want[] = {{"main;a;c", 300}, {"main;b;c", 600}};
+	json_object *tree;
+	struct h_run r;
+	size_t k;
+
+	h_run(&r, args);
+	h_assert_clean(&r);
+	tree = h_get(r.json, "cct");
+	for (k = 0; k < 2; k++) {
+		json_object *n = at(tree, want[k].path), *lat, *wall, *cpu;
+		char line[64];
+
+		ck_assert_msg(n != NULL, "no context %s", want[k].path);
+		lat = h_get(n, "latency");
+		ck_assert_msg(lat != NULL, "%s: no latency", want[k].path);
+		wall = h_get(lat, "wall");
+		cpu = h_get(lat, "cpu");
+		ck_assert_int_eq(bucket_calls(wall), want[k].calls);
+		ck_assert_int_eq(bucket_calls(cpu), want[k].calls);
+		ck_assert_int_le(num(wall, "min_ns"), num(wall, "max_ns"));
+		ck_assert_int_le(num(cpu, "sum_ns"), num(wall, "sum_ns"));
+		snprintf(line, sizeof(line), "  %s: %lld calls; wall min ", want[k].path,
+			 want[k].calls);
+		ck_assert_msg(strstr(r.out, line), "no \"%s\" in:\n%s", line, r.out);
+	}
+	ck_assert_ptr_null(h_get(at(tree, "main;a;c;d"), "latency"));
+	ck_assert_ptr_null(h_get(at(tree, "main;a"), "latency"));
+	ck_assert_ptr_null(h_get(at(tree, "main;b"), "latency"));
+	ck_assert_ptr_nonnull(strstr(r.out, "call durations by calling context"));
+	h_free(&r);
+}
+END_TEST
+
 /* ctx 1000: c and d reached through a and b, exact per context; nap slept
  * 100 ms: wall >= 100 ms, on-CPU without those 100 ms; the folded stacks
  * line by line. */
@@ -637,6 +696,7 @@ static Suite *suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, contexts_and_sleep, 0, 2);
+	tcase_add_loop_test(tc, durations_by_context, 0, 2);
 	tcase_add_loop_test(tc, exclude_function, 0, 2);
 	tcase_add_loop_test(tc, four_threads, 0, 2);
 	tcase_add_loop_test(tc, deep_recursion, 0, 2);

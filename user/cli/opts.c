@@ -267,7 +267,8 @@ const struct opt_def opts__table[] = {
 	 .help = "call durations (the latency analyzer): show the\n"
 		 "histograms of the functions matching GLOB\n"
 		 "(repeatable; default: the 5 with the most time;\n"
-		 "the JSON has every function's)"},
+		 "the JSON has every function's); with -a cct, also\n"
+		 "theirs by calling context (text and JSON)"},
 	{"slower-than", 0, OPT_NS, "DURATION", 1, 1e15, OFF(view.slower_ns),
 	 .flags = OPTF_OFFLINE | OPTF_REPLAY,
 	 .group = G_VIEW, .wants = "a duration such as 10ms, 1.5s, 200us (a bare number: ms)",
