@@ -177,7 +177,7 @@ check: layers names cabbpf $(TEST_BINS)
 layers:
 	$(Q)scripts/layers.sh
 
-names: $(LIB)
+names: $(LIB) cabbpf
 	$(Q)scripts/names.sh $(OUT)
 
 unit-check: $(TEST_BINS)

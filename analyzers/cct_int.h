@@ -64,6 +64,9 @@ struct cct_walk_lvl {
 struct cct_walk {
 	const struct cct_tree *t;
 	const struct an_ctx *names; /* children in name order; NULL: by time */
+	/* by time: this weight by node id (--times sampled: the sampled
+	 * inclusive times); NULL: the traced incl_ns */
+	const uint64_t *weight;
 	struct cct_walk_lvl *lv;
 	uint32_t depth, cap;
 };

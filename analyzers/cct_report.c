@@ -172,24 +172,33 @@ nomem:
 	return NULL;
 }
 
+/* How the functions table is sorted: -s, and whether times are sampled
+ * (then total and self are the sampled ones). */
+struct sort_how {
+	enum cct_sort by;
+	bool sampled;
+};
+
 static int cmp_row(const void *a, const void *b, void *arg)
 {
 	const struct fn_row *x = a, *y = b;
-	enum cct_sort how = *(const enum cct_sort *)arg;
+	const struct sort_how *how = arg;
 	uint64_t kx, ky;
 
-	switch (how) {
+	switch (how->by) {
 	case CCT_SORT_CALLS:
 		kx = x->calls, ky = y->calls;
 		break;
 	case CCT_SORT_SELF:
-		kx = x->self, ky = y->self;
+		kx = how->sampled ? cct__shown_self(x->own_self) : x->self;
+		ky = how->sampled ? cct__shown_self(y->own_self) : y->self;
 		break;
 	case CCT_SORT_CPU:
 		kx = x->cpu_incl, ky = y->cpu_incl;
 		break;
 	default:
-		kx = x->incl, ky = y->incl;
+		kx = how->sampled ? cct__shown_incl(x->own_self, x->own_incl) : x->incl;
+		ky = how->sampled ? cct__shown_incl(y->own_self, y->own_incl) : y->incl;
 		break;
 	}
 	if (kx != ky)
@@ -293,6 +302,14 @@ static size_t tree_cols(const struct cct *g, const struct comp *cp,
 				    (g->ctx->cpu_sample_ns ? HAVE_SAMPLES : 0));
 }
 
+/* The time a context weighs in the text tree (its share, --min-pct, its
+ * rank among its siblings): its sampled inclusive time with --times
+ * sampled, else its traced one. */
+static uint64_t weight_of(const struct comp *cp, const struct cct_node *n, uint32_t id)
+{
+	return cp->own ? cct__shown_incl(cp->own[id], cp->own_incl[id]) : n->incl_ns;
+}
+
 /* *l: node id's line; total: the tree's time (for its share). */
 static void node_line(const struct cct *g, const struct cct_tree *t, uint32_t id,
 		      const struct comp *cp, uint64_t total, struct node_line *l)
@@ -300,7 +317,7 @@ static void node_line(const struct cct *g, const struct cct_tree *t, uint32_t id
 	const struct cct_node *n = cct__node(t, id);
 
 	*l = (struct node_line){
-		.share = total ? (double)n->incl_ns / (double)total : 0,
+		.share = total ? (double)weight_of(cp, n, id) / (double)total : 0,
 		.calls = n->calls,
 		.incl = n->incl_ns,
 		.self = n->self_ns,
@@ -351,17 +368,28 @@ static int report_tree(struct cct *g, const struct cct_tree *t, const struct com
 	struct cct_walk w = {.t = t};
 	uint64_t total = 0, hidden = 0;
 	struct emit_col cols[EMIT_N(node_cols)];
+	uint64_t *weight = NULL;
 	uint32_t id, d, c;
 	size_t nc;
 
+	/* --times sampled: shares, thresholds and order by the sampled times */
+	if (cp->own) {
+		weight = malloc((size_t)t->n * sizeof(*weight));
+		if (!weight)
+			return -ENOMEM;
+		for (id = 0; id < t->n; id++)
+			weight[id] = weight_of(cp, cct__node(t, id), id);
+		w.weight = weight;
+	}
 	for (c = root->child; c != CCT_NONE; c = cct__node(t, c)->sibling)
-		total += cct__node(t, c)->incl_ns;
+		total += weight_of(cp, cct__node(t, c), c);
 	fprintf(f, "calling-context tree: %" PRIu32 " contexts, %zu thread%s (merged)", t->n - 1,
 		g->nsorted, g->nsorted == 1 ? "" : "s");
 	if (g->o.depth)
 		fprintf(f, ", %u levels", g->o.depth);
 	if (g->o.min_pct > 0)
-		fprintf(f, ", contexts under %.2f%% of the total time hidden", g->o.min_pct);
+		fprintf(f, ", contexts under %.2f%% of the total %stime hidden", g->o.min_pct,
+			cp->own ? "sampled " : "");
 	fputc('\n', f);
 	nc = tree_cols(g, cp, cols);
 	emit__head_cells(f, cols, nc, true);
@@ -370,7 +398,7 @@ static int report_tree(struct cct *g, const struct cct_tree *t, const struct com
 		goto nomem;
 	while ((id = cct_walk__next(&w, &d, NULL, NULL)) != CCT_NONE) {
 		const struct cct_node *n = cct__node(t, id);
-		double pct = total ? 100.0 * (double)n->incl_ns / (double)total : 0;
+		double pct = total ? 100.0 * (double)weight_of(cp, n, id) / (double)total : 0;
 		struct node_line l;
 		uint32_t i;
 
@@ -390,6 +418,7 @@ static int report_tree(struct cct *g, const struct cct_tree *t, const struct com
 			goto nomem;
 	}
 	cct_walk__fini(&w);
+	free(weight);
 	if (hidden)
 		fprintf(f,
 			"  ... %" PRIu64 " contexts below the thresholds (--depth, --min-pct; the "
@@ -398,6 +427,7 @@ static int report_tree(struct cct *g, const struct cct_tree *t, const struct com
 	return 0;
 nomem:
 	cct_walk__fini(&w);
+	free(weight);
 	return -ENOMEM;
 }
 
@@ -413,8 +443,12 @@ static int report_functions(struct cct *g, const struct cct_tree *t, const struc
 	rows = fn_rows(t, g->ctx->nfuncs, cp, &n);
 	if (!rows)
 		return -ENOMEM;
-	qsort_r(rows, n, sizeof(*rows), cmp_row, &g->o.sort);
-	fprintf(f, "functions by %s (from the tree; -s calls|total|self|cpu)\n",
+	qsort_r(rows, n, sizeof(*rows), cmp_row,
+		&(struct sort_how){g->o.sort, cp->own != NULL});
+	fprintf(f, "functions by %s%s (from the tree; -s calls|total|self|cpu)\n",
+		cp->own && (g->o.sort == CCT_SORT_TOTAL || g->o.sort == CCT_SORT_SELF)
+			? "sampled "
+			: "",
 		sort_names[g->o.sort <= CCT_SORT_CPU ? g->o.sort : 0]);
 	emit__head_cells(f, fn_cols, nfc, true);
 	fprintf(f, "  %s\n", "FUNCTION");

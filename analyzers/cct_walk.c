@@ -16,13 +16,15 @@
 struct sort_ctx {
 	const struct cct_tree *t;
 	const struct an_ctx *names; /* name order; NULL: inclusive time order */
+	const uint64_t *weight;	    /* that time by node id; NULL: incl_ns */
 };
 
 static int cmp_child(const void *a, const void *b, void *arg)
 {
 	const struct sort_ctx *sc = arg;
-	const struct cct_node *x = cct__node(sc->t, *(const uint32_t *)a);
-	const struct cct_node *y = cct__node(sc->t, *(const uint32_t *)b);
+	uint32_t ix = *(const uint32_t *)a, iy = *(const uint32_t *)b;
+	const struct cct_node *x = cct__node(sc->t, ix);
+	const struct cct_node *y = cct__node(sc->t, iy);
 
 	if (sc->names) {
 		char b1[24], b2[24];
@@ -32,8 +34,11 @@ static int cmp_child(const void *a, const void *b, void *arg)
 		if (r)
 			return r;
 	} else {
-		if (x->incl_ns != y->incl_ns)
-			return x->incl_ns > y->incl_ns ? -1 : 1;
+		uint64_t wx = sc->weight ? sc->weight[ix] : x->incl_ns;
+		uint64_t wy = sc->weight ? sc->weight[iy] : y->incl_ns;
+
+		if (wx != wy)
+			return wx > wy ? -1 : 1;
 		if (x->calls != y->calls)
 			return x->calls > y->calls ? -1 : 1;
 	}
@@ -72,7 +77,7 @@ int cct_walk__push(struct cct_walk *w, uint32_t id)
 	l = &w->lv[w->depth];
 	*l = (struct cct_walk_lvl){.node = id};
 	if (p->nchild) {
-		struct sort_ctx sc = {.t = w->t, .names = w->names};
+		struct sort_ctx sc = {.t = w->t, .names = w->names, .weight = w->weight};
 
 		l->kids = malloc(p->nchild * sizeof(*l->kids));
 		if (!l->kids)

@@ -642,6 +642,57 @@ START_TEST(samples_by_context)
 }
 END_TEST
 
+/* With sampled times the text tree ranks siblings, shares and hides by
+ * them: a takes 1000 ns of traced wall time and 1 sample, b 10 ns and 5
+ * samples (a program whose probes dwarf b's own time would show that):
+ * b comes first at 5/6 of main's sampled time; traced, a does. */
+static char *text_of(struct drv *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_int_eq(analyzer_cct.report_text(state(d), f), 0);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(sampled_order)
+{
+	struct drv d;
+	char *s, *pa, *pb;
+	int i;
+
+	drv_init(&d, 1, NULL);
+	d.o.min_pct = 0;
+	d.ctx.cpu_sample_ns = 1000;
+	call(&d, MAIN, 10);
+	call(&d, A, 10);
+	shadow__cpu_sample(&d.sh);
+	ret(&d, 1000);
+	call(&d, B, 10);
+	for (i = 0; i < 5; i++)
+		shadow__cpu_sample(&d.sh);
+	ret(&d, 10);
+	ret(&d, 10);
+	s = text_of(&d);
+	pa = strstr(s, "  a\n");
+	pb = strstr(s, "  b\n");
+	ck_assert_msg(pa && pb && pb < pa, "%s", s);
+	ck_assert_msg(strstr(s, " 83.33% ") && strstr(s, " 16.67% "), "%s", s);
+	ck_assert_ptr_nonnull(strstr(s, "functions by sampled total"));
+	free(s);
+	d.ctx.cpu_sample_ns = 0;
+	s = text_of(&d);
+	pa = strstr(s, "  a\n");
+	pb = strstr(s, "  b\n");
+	ck_assert_msg(pa && pb && pa < pb, "%s", s);
+	ck_assert_ptr_nonnull(strstr(s, "functions by total"));
+	free(s);
+	drv_fini(&d);
+}
+END_TEST
+
 /* The probes' aftermath (an_ctx.aft_in, aft_out: what a traced call adds
  * to the sampled time after its entry's trap, in the callee, and after
  * its return's, in the caller) comes out of each context's own time: the
@@ -874,6 +925,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, svg_frames);
 	tcase_add_test(tc, svg_labels);
 	tcase_add_test(tc, samples_by_context);
+	tcase_add_test(tc, sampled_order);
 	tcase_add_test(tc, aftermath_taken_out);
 	tcase_add_test(tc, json_tree);
 	tcase_add_test(tc, deep_tree_reports);
