@@ -9,6 +9,7 @@
 #include "analyzers/analyzer.h"
 #include "analyzers/sampling.h"
 #include "analyzers/count.h"
+#include "analyzers/count_int.h"
 #include "common/hmap.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -16,25 +17,6 @@
 /* Columns of per-thread calls in the text table; more threads share an
  * "OTHER" column so the table stays readable. */
 #define TEXT_THREAD_COLS 4
-
-struct count_fn {
-	uint64_t calls;
-	struct count_time t;
-	struct sampling_counts wc; /* sampling: calls per window */
-};
-
-struct count_thread {
-	uint32_t tid;
-	uint64_t calls;
-	struct hmap fn; /* fid -> calls */
-};
-
-struct count {
-	const struct an_ctx *ctx;
-	struct count_fn *fn;	   /* [nfuncs] */
-	struct an_threads threads; /* tid -> struct count_thread */
-	uint64_t nomem;		   /* per-thread calls not recorded */
-};
 
 static int count_init(const struct an_ctx *ctx, void **state)
 {
@@ -237,12 +219,6 @@ void count__time(const void *state, uint32_t fid, struct count_time *t)
 
 /* ------------------------------------------------------------ reports -- */
 
-struct fn_row {
-	uint64_t calls;
-	const char *name; /* NULL: unnamed, order by fid */
-	uint32_t fid;
-};
-
 /* Calls descending, then name, then fid: a stable, readable order. */
 static int cmp_fn_row(const void *a, const void *b)
 {
@@ -400,126 +376,6 @@ static void count_line(const struct count *c, uint32_t fid, struct count_line *l
 	l->linkage = an_ctx__linkage(c->ctx, fid);
 }
 
-/* Sampling: the counts above are what the windows saw, exactly; this says
- * how much of the run that was and what the whole run's calls were. */
-static void estimates_text(const struct count *c, const struct fn_row *rows, size_t nrows,
-			   FILE *f)
-{
-	const struct an_windows *w = c->ctx->windows;
-	uint64_t on = sampling__on(w);
-	char buf[24];
-	size_t i;
-
-	fprintf(f,
-		"sampling: tracing was on %.1f%% of the run (%s time, %" PRIu32
-		" windows); calls above are what the windows saw. Whole run, estimated (95%% "
-		"interval; low for a program its probes slow down):\n",
-		w->total ? 100.0 * (double)on / (double)w->total : 0.0, w->measure, w->n);
-	for (i = 0; i < nrows && i < c->ctx->top; i++) {
-		const struct count_fn *fn = &c->fn[rows[i].fid];
-		double est, err95;
-		enum an_best k = sampling__estimate(fn->wc.w, fn->wc.n, w, &est, &err95);
-
-		if (k == AN_BEST_NONE) {
-			/* the same for every function: the windows' share */
-			fprintf(f,
-				"%14s  none: the windows hold none of the run's %s time (too short "
-				"to measure, or the probes took all of the target's time in them); "
-				"sample a longer run or a larger share\n",
-				"-", w->measure);
-			break;
-		}
-		if (k == AN_BEST_LOWER && !i)
-			fprintf(f,
-				"  too few windows to estimate from (%" PRIu32 " in the sample, %.2f%% "
-				"of the run; an estimate needs 2, and %.0f%% of the run): what they "
-				"saw, at least\n",
-				sampling__df(w) + 1,
-				w->total ? 100.0 * (double)on / (double)w->total : 0.0,
-				100 * SAMPLING_MIN_SHARE);
-		if (k == AN_BEST_LOWER)
-			fprintf(f, "%14s %-12.0f  %s\n", "at least", est,
-				an_ctx__name(c->ctx, rows[i].fid, buf));
-		else
-			fprintf(f, "%14.0f +- %-9.0f  %s\n", est, err95,
-				an_ctx__name(c->ctx, rows[i].fid, buf));
-	}
-}
-
-/* One function's whole-run figure under --budget. */
-struct best_row {
-	double est, err95;
-	enum an_best kind;
-	uint32_t fid;
-};
-
-static int cmp_best_row(const void *a, const void *b)
-{
-	const struct best_row *x = a, *y = b;
-
-	if (x->est != y->est)
-		return x->est > y->est ? -1 : 1;
-	return x->fid < y->fid ? -1 : x->fid > y->fid;
-}
-
-/* --budget: every traced function's whole-run calls, what each figure is
- * (exact, estimated, a lower bound), the most called first. */
-static void budget_text(const struct count *c, FILE *f)
-{
-	const struct an_budget *b = c->ctx->budget;
-	struct best_row *rows = malloc((c->ctx->nfuncs + 1) * sizeof(*rows));
-	size_t n = 0, k[AN_BEST_NONE + 1] = {0}, i, low = 0;
-	char buf[24];
-
-	if (!rows) {
-		fprintf(f, "budget: no memory for the estimates\n");
-		return;
-	}
-	for (uint32_t fid = 0; fid < c->ctx->nfuncs; fid++) {
-		struct best_row *r = &rows[n];
-
-		r->kind = sampling__budget_estimate(b, fid, c->fn[fid].wc.w, c->fn[fid].wc.n, &r->est,
-					   &r->err95, NULL);
-		r->fid = fid;
-		k[r->kind]++;
-		if (r->kind != AN_BEST_NONE && (r->est > 0 || r->kind != AN_BEST_EXACT))
-			n++;
-	}
-	qsort(rows, n, sizeof(*rows), cmp_best_row);
-	fprintf(f,
-		"budget: whole run, per function (%zu exact all along, %zu estimated from "
-		"windows with a 95%% interval, %zu lower bounds: sampled with no window):\n",
-		k[AN_BEST_EXACT], k[AN_BEST_ESTIMATED], k[AN_BEST_LOWER]);
-	fprintf(f, "%14s %12s  %-11s  FUNCTION\n", "CALLS", "+-95%", "FIGURE");
-	for (i = 0; i < n && i < c->ctx->top; i++) {
-		const struct best_row *r = &rows[i];
-
-		bool tb = r->kind == AN_BEST_ESTIMATED && !b->progress_corrected &&
-			  sampling__window_share(b, r->fid) > AN_B_TRAP_BOUND;
-
-		low += tb;
-		if (r->kind == AN_BEST_ESTIMATED && r->err95 >= 0)
-			fprintf(f, "%14.0f %12.0f  %-11s  %s\n", r->est, r->err95,
-				tb ? "estimated*" : "estimated", an_ctx__name(c->ctx, r->fid, buf));
-		else
-			fprintf(f, "%14.0f %12s  %-11s  %s\n", r->est,
-				r->kind == AN_BEST_ESTIMATED ? "(1 window)" : "",
-				r->kind == AN_BEST_EXACT       ? "exact"
-				: r->kind == AN_BEST_ESTIMATED ? (tb ? "estimated*" : "estimated")
-							       : "at least",
-				an_ctx__name(c->ctx, r->fid, buf));
-	}
-	if (n > c->ctx->top)
-		fprintf(f, "  ... %zu more functions (the JSON report has all)\n", n - c->ctx->top);
-	if (low)
-		fprintf(f,
-			"  * more than half of its windows' time was its probes' traps: little of "
-			"them was the target's own progress, which the progress clock then "
-			"overstates (part of a trap counts as user time here): likely LOW, by "
-			"up to 25x for a function whose every call is a few ns of work\n");
-	free(rows);
-}
-
 static int count_report_text(void *state, FILE *f)
 {
 	struct count *c = state;
@@ -586,9 +442,9 @@ static int count_report_text(void *state, FILE *f)
 		fprintf(f, "  ... %zu more functions (the JSON report has all)\n",
 			nrows - c->ctx->top);
 	if (c->ctx->budget)
-		budget_text(c, f);
+		count__budget_text(c, f);
 	else if (c->ctx->windows)
-		estimates_text(c, rows, nrows, f);
+		count__estimates_text(c, rows, nrows, f);
 	if (c->nomem)
 		fprintf(f, "  warning: %" PRIu64 " per-thread calls not recorded (out of memory)\n",
 			c->nomem);
