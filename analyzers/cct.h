@@ -179,12 +179,6 @@ const struct cct_opts *cct__opts(void *state);
 const struct an_ctx *cct__ctx(const void *state);
 
 /*
- * FlameGraph's folded stacks of t, one line per context whose metric value
- * is non-zero: "main;b;c 1234" (the root left out, frames outermost first,
- * children in name order; ';' in names becomes ':'). metric: see enum
- * cct_metric. Returns 0, -ENOMEM or -EIO. Any one thread.
- */
-/*
  * --times sampled: each context's own time, the program's user-mode CPU
  * time its samples stand for less the probes' aftermath in them
  * (an_ctx.aft_in, aft_out: its calls' entries and its children's
@@ -223,5 +217,38 @@ int cct__write_folded(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
  */
 int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 		   enum cct_metric metric, bool cpu_time, const char *title);
+
+/*
+ * A depth-first walk of a tree (cct_walk.c), children in name order
+ * (names set) or heaviest first (by weight, or by incl_ns): set t, names
+ * and weight, the rest zero. The reports and the views (user/report/
+ * flame.c) share it. One thread.
+ */
+struct cct_walk_lvl {
+	uint32_t node;
+	uint32_t *kids;
+	uint32_t n, i;
+};
+
+struct cct_walk {
+	const struct cct_tree *t;
+	const struct an_ctx *names; /* children in name order; NULL: by time */
+	/* by time: this weight by node id (--times sampled: the sampled
+	 * inclusive times); NULL: the traced incl_ns */
+	const uint64_t *weight;
+	struct cct_walk_lvl *lv;
+	uint32_t depth, cap;
+};
+
+/* Goes below node id: its children, sorted, become the next level.
+ * Returns 0 or -ENOMEM. */
+int cct_walk__push(struct cct_walk *w, uint32_t id);
+/* The next node of the walk (its depth in *depth), or CCT_NONE at the
+ * end; leave, unless NULL, is called with each node whose subtree is
+ * done. */
+uint32_t cct_walk__next(struct cct_walk *w, uint32_t *depth, void (*leave)(void *, uint32_t),
+			void *arg);
+/* Frees the walk's levels (w stays usable for a new walk). */
+void cct_walk__fini(struct cct_walk *w);
 
 #endif /* ANALYZERS_CCT_H */

@@ -13,6 +13,7 @@
 
 #include "analyzers/analyzer.h"
 #include "analyzers/cct.h"
+#include "user/report/flame.h"
 #include "common/json.h"
 #include "pipeline/shadow.h"
 #include "cabbpf_guard.h"
@@ -548,14 +549,14 @@ static int folded_fn(FILE *f, void *arg)
 {
 	struct view_arg *a = arg;
 
-	return cct__write_folded(f, cct__merged(state(a->d)), &a->d->ctx, a->m);
+	return flame__write_folded(f, cct__merged(state(a->d)), &a->d->ctx, a->m);
 }
 
 static int svg_fn(FILE *f, void *arg)
 {
 	struct view_arg *a = arg;
 
-	return cct__write_svg(f, cct__merged(state(a->d)), &a->d->ctx, a->m, true, "t<&>");
+	return flame__write_svg(f, cct__merged(state(a->d)), &a->d->ctx, a->m, true, "t<&>");
 }
 
 START_TEST(folded_exact)

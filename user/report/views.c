@@ -10,6 +10,7 @@
 #include "common/outfile.h"
 #include "pipeline/runner.h"
 #include "common/outputs.h"
+#include "user/report/flame.h"
 #include "user/report/pprof.h"
 #include "user/report/views.h"
 #include "analyzers/timeline.h"
@@ -125,13 +126,13 @@ static int write_view(const char *path, const char *what, void *state, const str
 		return err;
 	}
 	if (!strcmp(what, "--folded"))
-		err = cct__write_folded(of.f, t, cct__ctx(state),
+		err = flame__write_folded(of.f, t, cct__ctx(state),
 					cct__metric(v->metric, cct__ctx(state)));
 	else if (!strcmp(what, "--pprof"))
 		err = pprof__write(of.f, t, cct__ctx(state), cct__opts(state)->cpu_time, binary,
 				   duration_ns);
 	else
-		err = cct__write_svg(of.f, t, cct__ctx(state), cct__metric(v->metric, cct__ctx(state)),
+		err = flame__write_svg(of.f, t, cct__ctx(state), cct__metric(v->metric, cct__ctx(state)),
 				     cct__opts(state)->cpu_time, title);
 	err = outfile__finish(&of, err);
 	if (err)

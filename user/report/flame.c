@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The calling-context tree's views: folded stacks and the SVG flame
- * graph. cct_int.h lists the analyzer's files.
+ * The calling-context tree's views: folded stacks and the SVG flame graph
+ * (flame.h), from the tree analyzers/cct.h hands over.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -10,8 +10,9 @@
 #include <string.h>
 
 #include "analyzers/analyzer.h"
+#include "analyzers/cct.h"
 #include "common/xml.h"
-#include "analyzers/cct_int.h"
+#include "user/report/flame.h"
 
 /* -------------------------------------------------------------- views -- */
 
@@ -43,8 +44,8 @@ static void put_folded_name(char *dst, const char *src)
 	*dst = 0;
 }
 
-int cct__write_folded(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
-		      enum cct_metric metric)
+int flame__write_folded(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
+			 enum cct_metric metric)
 {
 	struct cct_walk w = {.t = t, .names = ctx};
 	size_t *off = NULL, cap = 4096, len, ocap = 64;
@@ -201,8 +202,8 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 	fputs("</g>\n", f);
 }
 
-int cct__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
-		   enum cct_metric metric, bool cpu_time, const char *title)
+int flame__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
+		     enum cct_metric metric, bool cpu_time, const char *title)
 {
 	uint64_t *width = calloc((size_t)t->n + 1, sizeof(*width));
 	int64_t *own = malloc(((size_t)t->n + 1) * sizeof(*own));
