@@ -391,6 +391,38 @@ uint64_t isp__npoints(const void *state)
 	return ((const struct isp *)state)->points;
 }
 
+int isp__routine(void *state, uint32_t fid, struct isp_routine *r)
+{
+	struct isp *a = state;
+	struct isp_fn *f;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (fid >= a->ctx->nfuncs || !a->fn[fid].n)
+		return -ENOENT;
+	f = &a->fn[fid];
+	err = isp__sort(f);
+	if (err)
+		return err;
+	*r = (struct isp_routine){
+		.pts = f->pts,
+		.n = f->n,
+		.arg = f->arg,
+		.compensated = isp__compensated(a, f),
+		.cost = isp__cost(a),
+	};
+	err = isp__fit(a, f, &r->fit);
+	if (err == -ENOMEM)
+		return err;
+	r->fitted = !err;
+	return 0;
+}
+
+const struct an_ctx *isp__ctx(const void *state)
+{
+	return ((const struct isp *)state)->ctx;
+}
+
 enum isp_cost isp__cost(const struct isp *a)
 {
 	/* without the scheduler's switches an on-CPU time is the wall time */

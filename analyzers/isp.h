@@ -32,8 +32,11 @@
 #ifndef ANALYZERS_ISP_H
 #define ANALYZERS_ISP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "analyzers/fit.h"
 
 #define ISP_MAX_SIZES 64 /* --size rules */
 
@@ -64,6 +67,8 @@ struct isp_point {
 	uint64_t comp_min, comp_sum;
 };
 
+struct an_ctx;
+
 /* Routine fid's points, sorted by size, into *pts (*n of them); pointers
  * into the instance, valid until it changes. Returns the routine's
  * unmatched activations. */
@@ -72,17 +77,25 @@ uint64_t isp__points(void *state, uint32_t fid, const struct isp_point **pts, si
 /* Points recorded (activations with a size and a cost). */
 uint64_t isp__npoints(const void *state);
 
-/*
- * Write one SVG cost plot per routine with at least 2 distinct sizes into
- * directory dir (isp_plot.c), through common/outfile.h. Returns the
- * number written (>= 0) or -errno (logged). Main thread, after the run.
- */
-int isp__write_plots(void *state, const char *dir);
+/* A routine's profile as the views read it (isp__routine). */
+struct isp_routine {
+	const struct isp_point *pts; /* [n], by size; into the instance */
+	size_t n;
+	bool arg;	    /* sizes are the --size argument (else input bytes) */
+	bool compensated;   /* time costs fitted with the callees' probes out */
+	enum isp_cost cost; /* what the costs are (isp.cost, or wall for cpu
+			       where on-CPU time was not measured) */
+	bool fitted;	    /* fit holds the fit (3 sizes >= 1 or more) */
+	struct fit_result fit;
+};
 
-/* Whether dir can take the plots (a directory, not a symlink, writable,
- * its path free of other users' links, every *.svg in it one we may
- * replace; created when absent). Returns 0 or -errno after logging why. */
-int isp__check_plots_dir(const char *dir);
+/* Routine fid's points and fit into *r (pointers into the instance, valid
+ * until it changes). Returns 0, -ENOENT (no point) or -ENOMEM. One thread,
+ * after the run. */
+int isp__routine(void *state, uint32_t fid, struct isp_routine *r);
+
+/* The names and options the instance reports with. */
+const struct an_ctx *isp__ctx(const void *state);
 
 /* A --size rule's spec byte (isp_opts.sized, trace_opts.size_specs): 0 =
  * no rule; ISP_SPEC_ON | argument index (0..5), | ISP_SPEC_STRLEN for

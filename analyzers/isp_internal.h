@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* What isp.c and isp_plot.c share: the instance's layout. Not for other
+/* What isp.c and isp_report.c share: the instance's layout. Not for other
  * files (they use isp.h). */
 #ifndef ANALYZERS_ISP_INTERNAL_H
 #define ANALYZERS_ISP_INTERNAL_H

@@ -22,6 +22,7 @@
 #include "common/outfile.h"
 #include "analyzers/isp.h"
 #include "user/cli/opts.h"
+#include "user/report/isp_plot.h"
 #include "user/modes/iomode.h"
 #include "user/kernel/bpfload.h"
 #include "user/kernel/features.h"
@@ -116,7 +117,7 @@ static int preflight(const struct opts *o)
 	if (!o->io && (err = views__check(&o->view, o->analyzers, o->entry_only)))
 		return err;
 	/* --plots DIR: a real, writable directory (made if absent) */
-	if (!o->io && o->isp.plots_dir && (err = isp__check_plots_dir(o->isp.plots_dir)))
+	if (!o->io && o->isp.plots_dir && (err = isp_plot__check_dir(o->isp.plots_dir)))
 		return err;
 	return 0;
 }

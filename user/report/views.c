@@ -11,6 +11,7 @@
 #include "pipeline/runner.h"
 #include "common/outputs.h"
 #include "user/report/flame.h"
+#include "user/report/isp_plot.h"
 #include "user/report/pprof.h"
 #include "user/report/views.h"
 #include "analyzers/timeline.h"
@@ -211,10 +212,10 @@ int views__write_plots(const struct isp_opts *isp, struct runner *rn, struct out
 
 	if (!isp || !isp->plots_dir || !a)
 		return 0;
-	n = isp__write_plots(a, isp->plots_dir);
+	n = isp_plot__write(a, isp->plots_dir);
 	outputs__note(outs, "--plots", isp->plots_dir, n < 0 ? n : 0);
 	if (n < 0)
-		return n; /* isp__write_plots said why */
+		return n; /* isp_plot__write said why */
 	log_info("--plots: %d cost plot%s written to %s", n, n == 1 ? "" : "s", isp->plots_dir);
 	return 0;
 }

@@ -21,10 +21,12 @@
 #include <unistd.h>
 
 #include "analyzers/analyzer.h"
-#include "analyzers/isp_internal.h"
+#include "analyzers/fit.h"
+#include "analyzers/isp.h"
 #include "common/log.h"
 #include "common/outfile.h"
 #include "common/xml.h"
+#include "user/report/isp_plot.h"
 
 #define W 720
 #define H 694
@@ -85,7 +87,7 @@ static void x_axis(FILE *f, const struct axis *ax, int top, int bottom)
 /* The workload plot: one bar per size (size >= 1: the log axis), its
  * height the activations of that size on a linear axis from 0 to the
  * most frequent size's count; a title above it, the count axis left. */
-static void workload(FILE *f, const struct isp_fn *fn, const struct axis *ax, bool drawable)
+static void workload(FILE *f, const struct isp_routine *fn, const struct axis *ax, bool drawable)
 {
 	uint64_t most = 0;
 	size_t i;
@@ -134,7 +136,7 @@ struct pt {
 };
 
 /* Whether point i of fn can go on log axes (size and a cost > 0). */
-static bool pt_of(const struct isp_fn *fn, size_t i, bool comp, struct pt *q)
+static bool pt_of(const struct isp_routine *fn, size_t i, bool comp, struct pt *q)
 {
 	const struct isp_point *p = &fn->pts[i];
 	double off = comp ? (double)(p->cost_sum - p->comp_sum) / (double)p->calls : 0;
@@ -194,14 +196,15 @@ static void band(FILE *f, const struct fit_result *fit, const struct axis *ax,
 	fputs("Z\"/>\n", f);
 }
 
-static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct isp_fn *fn,
-		     const struct fit_result *fit, bool fitted)
+static int write_svg(FILE *f, const struct an_ctx *ctx, uint32_t fid,
+		     const struct isp_routine *fn)
 {
 	double xmin = INFINITY, xmax = 0, ymin = INFINITY, ymax = 0;
 	struct axis ax, ay;
 	size_t i, undrawn = 0;
 	uint64_t acts = 0;
-	bool comp = isp__compensated(a, fn);
+	bool comp = fn->compensated, fitted = fn->fitted;
+	const struct fit_result *fit = &fn->fit;
 	char buf[24];
 	int d;
 
@@ -229,7 +232,7 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 		W, H, W, H);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", W, H);
 	fputs("<text x=\"20\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", f);
-	xml__escape(f, an_ctx__name(a->ctx, fid, buf), SIZE_MAX);
+	xml__escape(f, an_ctx__name(ctx, fid, buf), SIZE_MAX);
 	fputs(": cost against input size</text>\n<text x=\"20\" y=\"44\" fill=\"#444\">", f);
 	fprintf(f, "%" PRIu64 " activations, %zu distinct sizes; ", acts, fn->n);
 	if (fitted) {
@@ -265,7 +268,7 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 		fn->arg ? "the --size argument" : "bytes read by the activation and its callees");
 	fprintf(f, "<text transform=\"translate(20,%d) rotate(-90)\" text-anchor=\"middle\">"
 		   "cost (%s%s, log scale)</text>\n",
-		(MT + PB) / 2, isp__cost_unit(isp__cost(a)), comp ? ", callees' probes out" : "");
+		(MT + PB) / 2, isp__cost_unit(fn->cost), comp ? ", callees' probes out" : "");
 	workload(f, fn, &ax, xmax > 0);
 	/* fitted curve, clipped to the frame */
 	fprintf(f, "<clipPath id=\"frame\"><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
@@ -320,7 +323,7 @@ static int write_svg(FILE *f, const struct isp *a, uint32_t fid, const struct is
 	return ferror(f) ? -EIO : 0;
 }
 
-int isp__check_plots_dir(const char *dir)
+int isp_plot__check_dir(const char *dir)
 {
 	char d[4096];
 	struct stat sb;
@@ -386,33 +389,24 @@ static int plot_path(char *out, size_t len, const char *dir, const char *name, u
 	return snprintf(out, len, "%s/%s.svg", dir, safe) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
-int isp__write_plots(void *state, const char *dir)
+int isp_plot__write(void *state, const char *dir)
 {
-	struct isp *a = state;
+	const struct an_ctx *ctx = isp__ctx(state);
 	char path[4096], buf[24];
 	uint32_t i;
 	int written = 0, err = 0;
 
-	for (i = 0; i < a->ctx->nfuncs; i++) {
-		struct isp_fn *fn = &a->fn[i];
-		struct fit_result fit = {.cls = FIT_O1};
+	for (i = 0; i < ctx->nfuncs; i++) {
+		struct isp_routine rt;
 		struct outfile of;
-		bool fitted = false;
-		int e;
+		int e = isp__routine(state, i, &rt);
 
-		if (fn->n < 2)
-			continue; /* one size: nothing to plot against */
-		e = isp__sort(fn);
-		if (!e) {
-			e = isp__fit(a, fn, &fit);
-			fitted = !e;
-			if (e == -EINVAL)
-				e = 0;
-		}
+		if (e == -ENOENT || (!e && rt.n < 2))
+			continue; /* no point, or one size: nothing to plot against */
 		if (!e)
-			e = plot_path(path, sizeof(path), dir, an_ctx__name(a->ctx, i, buf), i);
+			e = plot_path(path, sizeof(path), dir, an_ctx__name(ctx, i, buf), i);
 		if (!e && (e = outfile__open(&of, path)) == 0)
-			e = outfile__finish(&of, write_svg(of.f, a, i, fn, &fit, fitted));
+			e = outfile__finish(&of, write_svg(of.f, ctx, i, &rt));
 		if (e) {
 			log_err("--plots: writing %s: %s", path, outfile__strerror(e));
 			err = e;
