@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* The timeline analyzer: the events it keeps (timeline.h); written as a
+ * trace by user/report/perfetto.c. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -7,30 +9,8 @@
 #include "analyzers/analyzer.h"
 #include "analyzers/timeline.h"
 #include "common/json.h"
-#include "common/syscalls.h"
-
-/* How an event ended; I/O events are their own kind. */
-enum tl_kind {
-	TL_RETURNED, /* matched by its return: exact duration */
-	TL_UNWOUND,  /* unwound by an exception */
-	TL_SWITCHED, /* left on another stack (coroutine switch) */
-	TL_MISSING,  /* no return (longjmp, uretprobe depth limit, sampling) */
-	TL_OPEN,     /* still live at the end of the run */
-	TL_IO,	     /* an I/O system call (instant) */
-};
 
 static const char *const kind_names[] = {"returned", "unwound", "switched", "missing", "open", "io"};
-
-struct tl_event {
-	uint64_t ts;  /* ns: entry (activations) or the syscall's exit (I/O) */
-	uint64_t dur; /* ns (activations); I/O: bytes moved << 32 | requested */
-	uint32_t tid;
-	uint32_t fid; /* function; I/O: syscall << 8 | fdkind */
-	int32_t fd;
-	uint8_t kind; /* enum tl_kind */
-	uint8_t failed;
-	uint16_t depth; /* stack depth at entry (ties: the outer first) */
-};
 
 struct timeline {
 	const struct an_ctx *ctx;
@@ -132,23 +112,6 @@ static int tl_merge(void *dst, const void *src)
 	return 0;
 }
 
-/* Thread, then time, then the outer activation first (it contains the
- * inner one that starts at the same ns), then activations before I/O. */
-static int cmp_event(const void *a, const void *b)
-{
-	const struct tl_event *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if ((x->kind == TL_IO) != (y->kind == TL_IO))
-		return x->kind == TL_IO ? 1 : -1;
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return x->dur > y->dur ? -1 : x->dur < y->dur;
-}
-
 static int tl_report_text(void *state, FILE *f)
 {
 	const struct timeline *t = state;
@@ -185,137 +148,25 @@ static void tl_free(void *state)
 	free(t);
 }
 
-/* ns as microseconds with the ns kept: "12.345". */
-static int put_us(struct json *w, uint64_t ns)
-{
-	return json__double(w, (double)(ns / 1000) + (double)(ns % 1000) / 1000.0);
-}
-
-static int write_event(struct json *w, const struct timeline *t, const struct tl_event *e,
-		       int pid, uint64_t t0)
-{
-	char buf[24];
-	int err = 0;
-
-	err |= json__begin_object(w);
-	err |= json__kv_string(w, "ph", e->kind == TL_IO ? "i" : "X");
-	err |= json__kv_i64(w, "pid", pid);
-	err |= json__kv_u64(w, "tid", e->tid);
-	err |= json__key(w, "ts");
-	err |= put_us(w, e->ts - t0);
-	err |= json__key(w, "name");
-	if (e->kind == TL_IO) {
-		err |= json__string(w, syscalls__name(e->fid >> 8));
-		err |= json__kv_string(w, "cat", "io");
-		err |= json__kv_string(w, "s", "t");
-		err |= json__key(w, "args");
-		err |= json__begin_object(w);
-		err |= json__kv_i64(w, "fd", e->fd);
-		err |= json__kv_string(w, "fd_kind", syscalls__fdkind_name(e->fid & 0xff));
-		err |= json__kv_u64(w, e->failed ? "errno" : "bytes", e->dur >> 32);
-		err |= json__kv_u64(w, "requested", (uint32_t)e->dur);
-		err |= json__end_object(w);
-	} else {
-		err |= json__string(w, an_ctx__name(t->ctx, e->fid, buf));
-		err |= json__kv_string(w, "cat", "call");
-		err |= json__key(w, "dur");
-		err |= put_us(w, e->dur);
-		if (e->kind != TL_RETURNED) {
-			/* Not returned: the duration runs to the event that found
-			 * the frame gone, an upper bound. */
-			err |= json__key(w, "args");
-			err |= json__begin_object(w);
-			err |= json__kv_string(w, "ended", kind_names[e->kind]);
-			err |= json__end_object(w);
-		}
-	}
-	err |= json__end_object(w);
-	return err;
-}
-
-static int write_meta(struct json *w, const char *what, int pid, int64_t tid, const char *name)
-{
-	int err = 0;
-
-	err |= json__begin_object(w);
-	err |= json__kv_string(w, "ph", "M");
-	err |= json__kv_string(w, "name", what);
-	err |= json__kv_i64(w, "pid", pid);
-	if (tid >= 0) {
-		err |= json__kv_i64(w, "tid", tid);
-	}
-	err |= json__key(w, "args");
-	err |= json__begin_object(w);
-	err |= json__kv_string(w, "name", name);
-	err |= json__end_object(w);
-	err |= json__end_object(w);
-	return err;
-}
-
-int timeline__write(const void *state, FILE *f, int pid, const char *comm, uint64_t *kept,
-		    uint64_t *cut)
+const struct tl_event *timeline__events(const void *state, size_t *n, uint64_t *limit,
+					uint64_t *cut)
 {
 	const struct timeline *t = state;
-	struct tl_event *v = NULL;
-	struct json *w = NULL;
-	uint64_t t0 = UINT64_MAX;
-	char name[64];
-	size_t i;
-	int err;
 
-	if (t->n && !(v = malloc(t->n * sizeof(*v))))
-		return -ENOMEM;
-	if (t->n)
-		memcpy(v, t->v, t->n * sizeof(*v));
-	qsort(v, t->n, sizeof(*v), cmp_event);
-	for (i = 0; i < t->n; i++)
-		if (v[i].ts < t0)
-			t0 = v[i].ts;
-	err = json__new(f, false, &w);
-	if (err)
-		goto cleanup;
-	err |= json__begin_object(w);
-	err |= json__key(w, "traceEvents");
-	err |= json__begin_array(w);
-	err |= write_meta(w, "process_name", pid, -1, comm);
-	for (i = 0; i < t->n; i++) {
-		if (i && v[i].tid == v[i - 1].tid)
-			continue;
-		if ((int)v[i].tid == pid)
-			snprintf(name, sizeof(name), "%s (main thread %" PRIu32 ")", comm,
-				 v[i].tid);
-		else
-			snprintf(name, sizeof(name), "thread %" PRIu32, v[i].tid);
-		err |= write_meta(w, "thread_name", pid, v[i].tid, name);
-	}
-	for (i = 0; i < t->n && !err; i++)
-		err |= write_event(w, t, &v[i], pid, t0);
-	err |= json__end_array(w);
-	err |= json__kv_string(w, "displayTimeUnit", "ns");
-	err |= json__key(w, "otherData");
-	err |= json__begin_object(w);
-	err |= json__kv_string(w, "producer", "cabbpf --timeline");
-	err |= json__kv_u64(w, "events", t->n);
-	err |= json__kv_u64(w, "cut", t->cut + t->nomem);
-	err |= json__kv_u64(w, "limit", t->limit);
-	err |= json__key(w, "cut_rule");
-	err |= json__string(w, t->cut + t->nomem
-				       ? "the first LIMIT events in the order they completed "
-					 "(activations at their return, I/O at its exit) are kept"
-				       : "none: every event is here");
-	err |= json__kv_u64(w, "time_zero_ns", t->n ? t0 : 0);
-	err |= json__end_object(w);
-	err |= json__end_object(w);
-	if (!err)
-		err = json__finish(w);
-	if (kept)
-		*kept = t->n;
-	if (cut)
-		*cut = t->cut + t->nomem;
-cleanup:
-	json__free(w);
-	free(v);
-	return err ? (err == -ENOMEM ? -ENOMEM : -EIO) : 0;
+	*n = t->n;
+	*limit = t->limit;
+	*cut = t->cut + t->nomem;
+	return t->v;
+}
+
+const struct an_ctx *timeline__ctx(const void *state)
+{
+	return ((const struct timeline *)state)->ctx;
+}
+
+const char *timeline__kind_name(unsigned kind)
+{
+	return kind < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[kind] : "?";
 }
 
 const struct analyzer_ops analyzer_timeline = {

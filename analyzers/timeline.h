@@ -15,25 +15,51 @@
  * "otherData" and on stderr.
  *
  * JSON key written into the report: "timeline" ({"events", "cut",
- * "limit"}; docs/json-schema.md). Threads: as every analyzer
- * (analyzers/analyzer.h); timeline__write after the run, one thread.
+ * "limit"}; docs/json-schema.md). The file is written by
+ * user/report/perfetto.c from timeline__events. Threads: as every
+ * analyzer (analyzers/analyzer.h); the queries after the run, one thread.
  */
 #ifndef ANALYZERS_TIMELINE_H
 #define ANALYZERS_TIMELINE_H
 
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #define TIMELINE_DEFAULT_LIMIT 1000000u
 
-/*
- * Write the merged instance state as a Trace Event JSON object into f:
- * events sorted by thread and time (a parent before the children it
- * contains), times in microseconds from the first event (ns kept as
- * decimals), pid and the process name comm for every event. Returns 0,
- * -ENOMEM or -EIO. Events kept and cut into *kept, *cut (if not NULL).
- */
-int timeline__write(const void *state, FILE *f, int pid, const char *comm, uint64_t *kept,
-		    uint64_t *cut);
+/* How an event ended; I/O events are their own kind. */
+enum tl_kind {
+	TL_RETURNED, /* matched by its return: exact duration */
+	TL_UNWOUND,  /* unwound by an exception */
+	TL_SWITCHED, /* left on another stack (coroutine switch) */
+	TL_MISSING,  /* no return (longjmp, uretprobe depth limit, sampling) */
+	TL_OPEN,     /* still live at the end of the run */
+	TL_IO,	     /* an I/O system call (instant) */
+};
+
+struct tl_event {
+	uint64_t ts;  /* ns: entry (activations) or the syscall's exit (I/O) */
+	uint64_t dur; /* ns (activations); I/O: bytes moved << 32 | requested */
+	uint32_t tid;
+	uint32_t fid; /* function; I/O: syscall << 8 | fdkind */
+	int32_t fd;
+	uint8_t kind; /* enum tl_kind */
+	uint8_t failed;
+	uint16_t depth; /* stack depth at entry (ties: the outer first) */
+};
+
+/* The instance's events (*n of them, in the order they were kept: sort
+ * a copy to show them), its limit and the events cut (by the limit or
+ * out of memory). Pointers into the instance. One thread, after the run. */
+const struct tl_event *timeline__events(const void *state, size_t *n, uint64_t *limit,
+					uint64_t *cut);
+
+/* The names the instance reports with. */
+struct an_ctx;
+const struct an_ctx *timeline__ctx(const void *state);
+
+/* "returned", "unwound", "switched", "missing", "open", "io": how an event
+ * ended (enum tl_kind). */
+const char *timeline__kind_name(unsigned kind);
 
 #endif /* ANALYZERS_TIMELINE_H */

@@ -32,6 +32,7 @@
 #include "analyzers/timeline.h"
 #include "common/json.h"
 #include "pipeline/runner.h"
+#include "user/report/perfetto.h"
 #include "user/report/pprof.h"
 #include "user/report/report.h"
 #include "user/report/views.h"
@@ -147,7 +148,7 @@ static int report_of(const char *buf, size_t len, FILE *devnull)
 			pprof__write(devnull, t, cct__ctx(cs), view.cct.cpu_time, m->binary, 0);
 	}
 	if (runner__analyzer(rn, "timeline"))
-		timeline__write(runner__analyzer(rn, "timeline"), devnull, m->pid, m->comm, NULL,
+		perfetto__write(runner__analyzer(rn, "timeline"), devnull, m->pid, m->comm, NULL,
 				NULL);
 	if (!json__new(devnull, true, &jw)) {
 		json__begin_object(jw);

@@ -12,6 +12,7 @@
 #include "common/outputs.h"
 #include "user/report/flame.h"
 #include "user/report/isp_plot.h"
+#include "user/report/perfetto.h"
 #include "user/report/pprof.h"
 #include "user/report/views.h"
 #include "analyzers/timeline.h"
@@ -159,7 +160,7 @@ static int write_timeline(const struct view_opts *v, struct runner *r, int pid, 
 		log_err("cannot write --timeline %s: %s", v->timeline_path, outfile__strerror(err));
 		return err;
 	}
-	err = outfile__finish(&of, timeline__write(state, of.f, pid, title, &kept, &cut));
+	err = outfile__finish(&of, perfetto__write(state, of.f, pid, title, &kept, &cut));
 	if (err) {
 		log_err("writing --timeline %s: %s", v->timeline_path, outfile__strerror(err));
 		return err;
