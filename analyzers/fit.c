@@ -424,7 +424,11 @@ int fit__points(const double *x, const double *y, size_t n, struct fit_result *o
 				k++;
 			}
 		choose(sx, sy, sw, k, xmax, q, md, fs);
+		/* only a class the whole set fits (a growing one with b > 0)
+		 * can be kept: its fit is the one shown */
 		for (c = 0; c < FIT__NCLASSES; c++) {
+			if (!out->m[c].tried)
+				continue;
 			out->m[c].candidate |= md[c].candidate;
 			if (md[c].tried && md[c].p > out->m[c].p)
 				out->m[c].p = md[c].p;
