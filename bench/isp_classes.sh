@@ -27,13 +27,8 @@ tests/targets/build.sh .output/targets >/dev/null
 O=.output/bench/isp_classes
 mkdir -p "$O"
 rm -f "$O"/run-*.json
-pids=()
-cleanup() { [ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null || true; }
-trap cleanup EXIT
-for ((h = 0; h < HOGS; h++)); do
-	sh -c 'while :; do :; done' &
-	pids+=($!)
-done
+. bench/hogs.sh
+hogs__start "$HOGS"
 for ((i = 1; i <= N; i++)); do
 	./cabbpf -q -j "$O/run-$i.json" -a isp ${COST:+--cost "$COST"} \
 		-f lin_chunk -f nlogn_chunk -f quad_chunk -f sq_arg -f log_arg -f exp_arg \
@@ -41,8 +36,7 @@ for ((i = 1; i <= N; i++)); do
 		-- ".output/targets/classes$OPT" -r "$REPS" 2>"$O/run-$i.err" ||
 		{ echo "run $i failed:" >&2; cat "$O/run-$i.err" >&2; exit 1; }
 done
-cleanup
-pids=()
+hogs__stop
 python3 - "$O" "$N" "$HOGS" "$OPT" "$REPS" <<'PY'
 import json, statistics, sys
 d, n, hogs, opt, reps = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]

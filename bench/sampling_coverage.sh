@@ -23,13 +23,8 @@ O=.output/bench/sampling_coverage
 mkdir -p "$O"
 make -s cabbpf
 gcc -O2 -g -pthread -o "$O/steady" bench/targets/steady.c
-pids=()
-cleanup() { [ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null || true; }
-trap cleanup EXIT
-for ((h = 0; h < HOGS; h++)); do
-	sh -c 'while :; do :; done' &
-	pids+=($!)
-done
+. bench/hogs.sh
+hogs__start "$HOGS"
 fns=(-f mid -f leaf)
 [ -n "${PHASED:-}" ] && fns=(-f a -f b -f leaf)
 rm -f "$O"/run-*.json "$O"/run-*.out
@@ -38,8 +33,7 @@ for ((i = 1; i <= R; i++)); do
 		"$O/steady" "$T" "$N" "$K" ${PHASED:+phased} > "$O/run-$i.out" 2> "$O/run-$i.err" ||
 		{ echo "run $i failed:" >&2; cat "$O/run-$i.err" >&2; exit 1; }
 done
-cleanup
-pids=()
+hogs__stop
 python3 - "$O" "$R" "$P" "$HOGS" <<'PY'
 import json, re, sys
 d, r, p, hogs = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]

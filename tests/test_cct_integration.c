@@ -134,6 +134,8 @@ START_TEST(durations_by_context)
 
 	h_run(&r, args);
 	h_assert_clean(&r);
+	/* the target as untraced: ctx prints nothing and exits 0 */
+	ck_assert_str_eq(h_exit(r.json), "exited with status 0");
 	tree = h_get(r.json, "cct");
 	for (k = 0; k < 2; k++) {
 		json_object *n = at(tree, want[k].path), *lat, *wall, *cpu;

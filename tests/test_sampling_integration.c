@@ -482,6 +482,11 @@ START_TEST(short_run_lower_bound)
 
 	h_run(&r, args);
 	h_assert_ok(&r);
+	/* the target as untraced: its exit status, and one line per thread
+	 * with its own count (threads 2 40000: 40000 and 80000 calls) */
+	ck_assert_str_eq(h_exit(r.json), "exited with status 0");
+	ck_assert_ptr_nonnull(strstr(r.err, " calls=40000\n"));
+	ck_assert_ptr_nonnull(strstr(r.err, " calls=80000\n"));
 	ck_assert_int_le(json_object_array_length(h_get(h_get(r.json, "sampling"), "windows")),
 			 1);
 	fns = h_get(r.json, "functions");
