@@ -29,6 +29,7 @@ struct cct_opts;
 struct isp_opts;
 struct replay_opts;
 struct shadow_frame;
+struct callvals;
 struct an_windows;
 struct an_budget;
 
@@ -290,6 +291,9 @@ struct shadow_frame {
 	 * that finds another address there proves the frame dead */
 	uint32_t slot;
 	uint64_t size;
+	/* --args, --retval: its values as they came (common/callvals.h),
+	 * or NULL: none asked for, or none came yet */
+	struct callvals *vals;
 };
 
 /*

@@ -10,6 +10,7 @@
 #include "analyzers/analyzer.h"
 #include "analyzers/latency.h"
 #include "analyzers/latency_int.h"
+#include "common/callvals.h"
 #include "common/json.h"
 
 /* Functions shown in the text without --hist. */
@@ -375,6 +376,10 @@ struct slow_line {
 	uint32_t tid, fid;
 	const char *name;
 	char buf[24];
+	/* the text's call: its name with its arguments and return value
+	 * (--args, --retval) */
+	const char *call;
+	char callbuf[CABBPF_VAL_ITEMS * (CABBPF_VAL_STR_MAX * 4 + 8) + 64];
 };
 
 static const struct emit_col slow_cols[] = {
@@ -383,8 +388,9 @@ static const struct emit_col slow_cols[] = {
 	{"tid", "TID", 8, EMIT_U32, EMIT_COL(struct slow_line, tid)},
 	{"incl_ns", "WALL_MS", 11, EMIT_NS_MS, EMIT_COL(struct slow_line, incl_ns)},
 	{"cpu_incl_ns", "CPU_MS", 11, EMIT_NS_MS, EMIT_COL(struct slow_line, cpu_incl_ns)},
-	{"name", "CALL <- CALLERS", 0, EMIT_STR, EMIT_COL(struct slow_line, name),
+	{NULL, "CALL <- CALLERS", 0, EMIT_STR, EMIT_COL(struct slow_line, call),
 	 .flags = EMIT_GAP2},
+	{"name", NULL, 0, EMIT_STR, EMIT_COL(struct slow_line, name)},
 	{"fid", NULL, 0, EMIT_U32, EMIT_COL(struct slow_line, fid)},
 };
 
@@ -402,6 +408,22 @@ static void slow_line(const struct latency *l, const struct lat_slow_call *c,
 	};
 	s->start_s = (double)s->start_ns / 1e9;
 	s->name = an_ctx__name(l->ctx, c->fid, s->buf);
+	s->call = s->name;
+	if (c->vals) {
+		char a[sizeof(s->callbuf)], r[CABBPF_VAL_STR_MAX * 4 + 16];
+		size_t n = strlen(s->name);
+		bool own = n && s->name[n - 1] == ')'; /* a C++ name's parameters */
+
+		snprintf(s->callbuf, sizeof(s->callbuf), "%s%s%s%s%s%s", s->name,
+			 callvals__has_args(c->vals) || !own ? "(" : "",
+			 callvals__args_text(c->vals, false, a, sizeof(a)),
+			 callvals__has_args(c->vals) || !own ? ")" : "",
+			 callvals__has_ret(c->vals) ? " = " : "",
+			 callvals__has_ret(c->vals)
+				 ? callvals__format(c->vals, CABBPF_VAL_RET, r, sizeof(r))
+				 : "");
+		s->call = s->callbuf;
+	}
 }
 
 /* --slower-than: how many calls took that long, and the slowest. */
@@ -440,6 +462,9 @@ static void slow_text(const struct latency *l, FILE *f)
 	if (l->slow.nomem)
 		fprintf(f, "  warning: %" PRIu64 " slow calls not kept (out of memory)\n",
 			l->slow.nomem);
+	if (l->slow.nomem_vals)
+		fprintf(f, "  warning: the values of %" PRIu64 " slow calls not kept (out of memory)\n",
+			l->slow.nomem_vals);
 	free(v);
 }
 
@@ -453,6 +478,7 @@ static void slow_json(const struct latency *l, struct json *w)
 	json__kv_u64(w, "slower_than_ns", l->ctx->slower_ns);
 	json__kv_u64(w, "slower_calls", l->slow.over);
 	json__kv_u64(w, "slowest_not_kept", l->slow.nomem);
+	json__kv_u64(w, "slowest_values_not_kept", l->slow.nomem_vals);
 	json__key(w, "slowest");
 	json__begin_array(w);
 	for (i = 0; v && i < l->slow.n; i++) {
@@ -467,6 +493,10 @@ static void slow_json(const struct latency *l, struct json *w)
 			json__string(w, an_ctx__name(l->ctx, v[i].callers[k], b));
 		json__end_array(w);
 		json__kv_u64(w, "callers_elided", v[i].elided);
+		if (v[i].vals) {
+			json__key(w, "values");
+			callvals__json(v[i].vals, w);
+		}
 		json__end_object(w);
 	}
 	json__end_array(w);

@@ -27,6 +27,9 @@ struct lat_slow_call {
 	uint32_t ncallers; /* in callers[], innermost first */
 	uint32_t elided;   /* callers further out than those */
 	uint32_t callers[LAT_CALLERS];
+	/* --args, --retval: its values (owned by the struct lat_slow that
+	 * keeps the call), or NULL */
+	struct callvals *vals;
 };
 
 /* The calls of at least an_ctx.slower_ns: how many (exact), and the
@@ -36,6 +39,7 @@ struct lat_slow {
 	struct lat_slow_call *heap;
 	size_t n, cap;
 	uint64_t nomem; /* calls that would have been kept: out of memory */
+	uint64_t nomem_vals; /* kept calls whose values were not: no memory */
 };
 
 /* Return r closed a matched call of at least the threshold: count it, and

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyzers/latency_int.h"
+#include "common/callvals.h"
 
 /* a is faster than b (kept less): by duration, then the later start, then
  * the higher tid and fid, so that the calls kept do not depend on the
@@ -46,16 +47,18 @@ static void sift_down(struct lat_slow_call *h, size_t n, size_t i)
 	}
 }
 
-/* Keep c when it is among the keep slowest. Returns 0 or -ENOMEM. */
+/* Keep c when it is among the keep slowest; c->vals is s's then, or
+ * freed. Returns 0 or -ENOMEM. */
 static int keep_call(struct lat_slow *s, size_t keep, const struct lat_slow_call *c)
 {
 	size_t i;
 
-	if (!keep)
+	if (!keep || (s->n == keep && faster(c, &s->heap[0]))) {
+		free(c->vals);
 		return 0;
+	}
 	if (s->n == keep) {
-		if (faster(c, &s->heap[0]))
-			return 0;
+		free(s->heap[0].vals);
 		s->heap[0] = *c;
 		sift_down(s->heap, s->n, 0);
 		return 0;
@@ -67,8 +70,10 @@ static int keep_call(struct lat_slow *s, size_t keep, const struct lat_slow_call
 		if (cap > keep)
 			cap = keep;
 		h = realloc(s->heap, cap * sizeof(*h));
-		if (!h)
+		if (!h) {
+			free(c->vals);
 			return -ENOMEM;
+		}
 		s->heap = h;
 		s->cap = cap;
 	}
@@ -80,6 +85,21 @@ static int keep_call(struct lat_slow *s, size_t keep, const struct lat_slow_call
 		i = (i - 1) / 2;
 	}
 	return 0;
+}
+
+/* A copy of v for s to keep, or NULL (none; no memory: counted). */
+static struct callvals *dup_vals(struct lat_slow *s, const struct callvals *v)
+{
+	struct callvals *c;
+
+	if (!v)
+		return NULL;
+	c = malloc(sizeof(*c));
+	if (c)
+		*c = *v;
+	else
+		s->nomem_vals++;
+	return c;
 }
 
 void latency_slow__add(struct lat_slow *s, size_t keep, const struct an_return *r)
@@ -100,6 +120,7 @@ void latency_slow__add(struct lat_slow *s, size_t keep, const struct an_return *
 	for (k = r->depth; k-- > 0 && c.ncallers < LAT_CALLERS;)
 		c.callers[c.ncallers++] = r->frames[k].fid;
 	c.elided = r->depth - c.ncallers;
+	c.vals = dup_vals(s, r->frames[r->depth].vals);
 	if (keep_call(s, keep, &c))
 		s->nomem++;
 }
@@ -110,9 +131,14 @@ int latency_slow__merge(struct lat_slow *dst, const struct lat_slow *src, size_t
 
 	dst->over += src->over;
 	dst->nomem += src->nomem;
-	for (i = 0; i < src->n; i++)
-		if (keep_call(dst, keep, &src->heap[i]))
+	dst->nomem_vals += src->nomem_vals;
+	for (i = 0; i < src->n; i++) {
+		struct lat_slow_call c = src->heap[i];
+
+		c.vals = dup_vals(dst, src->heap[i].vals); /* src keeps its own */
+		if (keep_call(dst, keep, &c))
 			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -139,6 +165,10 @@ struct lat_slow_call *latency_slow__sorted(const struct lat_slow *s)
 
 void latency_slow__fini(struct lat_slow *s)
 {
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->heap[i].vals);
 	free(s->heap);
 	memset(s, 0, sizeof(*s));
 }

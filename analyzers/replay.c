@@ -11,6 +11,7 @@
 #include "analyzers/analyzer.h"
 #include "analyzers/replay.h"
 #include "cabbpf_event.h"
+#include "common/callvals.h"
 #include "common/json.h"
 #include "common/syscalls.h"
 
@@ -48,6 +49,11 @@ struct replay {
 	const struct an_ctx *ctx;
 	const struct replay_opts *o;
 	struct an_threads threads;
+	/* the runner's stack during the callback (frames[0..nframes-1]),
+	 * whose values (--args, --retval) the lines show; none while ours
+	 * differs from it */
+	const struct shadow_frame *frames;
+	size_t nframes;
 	uint64_t t0; /* the first event's time: START_S 0 */
 	bool have_t0;
 	struct replay_counts n;
@@ -152,6 +158,33 @@ static const char *parens(const char *name)
 	return n && name[n - 1] == ')' ? "" : "()";
 }
 
+/* The values of our frame k, fid's, when the runner's frame k is it. */
+static const struct callvals *vals_of(const struct replay *p, size_t k, uint32_t fid)
+{
+	return k < p->nframes && p->frames[k].fid == fid ? p->frames[k].vals : NULL;
+}
+
+/* A call's name and its arguments when asked for ("f(3, \"a\")"), or
+ * its "()". */
+static void put_call(const struct replay *p, const char *nm, const struct callvals *v)
+{
+	char a[CABBPF_VAL_ARGS_MAX * (CABBPF_VAL_STR_MAX * 4 + 8)];
+
+	if (callvals__has_args(v))
+		fprintf(p->o->out, "%s(%s)", nm, callvals__args_text(v, false, a, sizeof(a)));
+	else
+		fprintf(p->o->out, "%s%s", nm, parens(nm));
+}
+
+/* " = VALUE" of a call that returned one (--retval). */
+static void put_ret(const struct replay *p, const struct callvals *v)
+{
+	char b[CABBPF_VAL_STR_MAX * 4 + 16];
+
+	if (callvals__has_ret(v))
+		fprintf(p->o->out, " = %s", callvals__format(v, CABBPF_VAL_RET, b, sizeof(b)));
+}
+
 static void put_io(struct replay *p, const struct rp_thread *t, const struct rp_io *io,
 		   uint32_t vdepth)
 {
@@ -216,7 +249,8 @@ static void open_held(struct replay *p, struct rp_thread *t, uint64_t ts, size_t
 			break;
 		nm = fname(p, fr->fid, b);
 		put_head(p, t, fr->ts, 0, false, fr->vdepth);
-		fprintf(p->o->out, "%s%s {\n", nm, parens(nm));
+		put_call(p, nm, vals_of(p, k, fr->fid));
+		fprintf(p->o->out, " {\n");
 		fr->state = OPEN;
 		p->n.shown++;
 		put_held_io(p, t, k);
@@ -264,6 +298,7 @@ static void pop(struct replay *p, struct rp_thread *t, uint64_t ts, uint64_t dur
 		const char *why)
 {
 	struct rp_frame *fr = &t->f[t->n - 1];
+	const struct callvals *v = why ? NULL : vals_of(p, t->n - 1, fr->fid);
 	FILE *f = p->o->out;
 	char b[24];
 
@@ -282,15 +317,17 @@ static void pop(struct replay *p, struct rp_thread *t, uint64_t ts, uint64_t dur
 			const char *nm = fname(p, fr->fid, b);
 
 			put_head(p, t, fr->ts, dur, known, fr->vdepth);
-			fprintf(f, "%s%s;%s%s%s\n", nm, parens(nm), why ? " /* " : "",
-				why ? why : "", why ? " */" : "");
+			put_call(p, nm, vals_of(p, t->n - 1, fr->fid));
+			put_ret(p, v);
+			fprintf(f, ";%s%s%s\n", why ? " /* " : "", why ? why : "", why ? " */" : "");
 			p->n.shown++;
 		}
 	}
 	if (fr->shown && fr->state == OPEN) {
 		put_head(p, t, ts, dur, known, fr->vdepth);
-		fprintf(f, "} /* %s%s%s */\n", fname(p, fr->fid, b), why ? ": " : "",
-			why ? why : "");
+		fprintf(f, "}");
+		put_ret(p, v);
+		fprintf(f, " /* %s%s%s */\n", fname(p, fr->fid, b), why ? ": " : "", why ? why : "");
 	}
 	drop_held_io(t, t->n - 1);
 	t->n--;
@@ -303,10 +340,15 @@ static void pop(struct replay *p, struct rp_thread *t, uint64_t ts, uint64_t dur
 static int resync(struct replay *p, struct rp_thread *t, const struct shadow_frame *frames,
 		  uint32_t depth, uint32_t gen, uint64_t ts)
 {
+	const struct shadow_frame *was = p->frames;
 	uint32_t k;
 
+	p->frames = NULL; /* ours are not the runner's */
+	p->nframes = 0;
 	while (t->n)
 		pop(p, t, ts, 0, false, "its stack was switched");
+	p->frames = was;
+	p->nframes = was ? depth : 0;
 	for (k = 0; k < depth; k++) {
 		if (push(p, t, frames[k].fid, frames[k].ts))
 			return -ENOMEM;
@@ -342,6 +384,8 @@ static void rp_on_call(void *state, const struct an_call *c)
 
 	if (!t)
 		return;
+	p->frames = c->frames;
+	p->nframes = c->depth + 1;
 	if ((t->n != c->depth || t->gen != c->gen) &&
 	    resync(p, t, c->frames, c->depth, c->gen, c->ts)) {
 		p->n.nomem++;
@@ -363,6 +407,8 @@ static void rp_on_return(void *state, const struct an_return *r)
 
 	if (!t)
 		return;
+	p->frames = r->frames;
+	p->nframes = r->depth + 1;
 	if ((t->n != r->depth + 1 || t->gen != r->gen || t->f[t->n - 1].fid != r->fid) &&
 	    resync(p, t, r->frames, r->depth + 1, r->gen, r->ts)) {
 		p->n.nomem++;
@@ -394,6 +440,8 @@ static void rp_on_io(void *state, const struct an_io *io)
 
 	if (!t)
 		return;
+	p->frames = io->frames;
+	p->nframes = io->depth;
 	p->n.io++;
 	if ((t->n != io->depth ||
 	     (io->depth && t->f[t->n - 1].fid != io->frames[io->depth - 1].fid)) &&

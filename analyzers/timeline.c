@@ -8,6 +8,7 @@
 
 #include "analyzers/analyzer.h"
 #include "analyzers/timeline.h"
+#include "common/callvals.h"
 #include "common/json.h"
 
 static const char *const kind_names[] = {"returned", "unwound", "switched", "missing", "open", "io"};
@@ -17,6 +18,7 @@ struct timeline {
 	struct tl_event *v;
 	size_t n, cap;
 	uint64_t limit, cut, nomem;
+	uint64_t nomem_vals; /* calls kept without their values: no memory */
 };
 
 static int tl_init(const struct an_ctx *ctx, void **state)
@@ -75,6 +77,8 @@ static void tl_on_return(void *state, const struct an_return *r)
 		  : r->switched ? TL_SWITCHED
 		  : r->open	 ? TL_OPEN
 				 : TL_MISSING;
+	if (r->frames[r->depth].vals && !(e->vals = callvals__pairs(r->frames[r->depth].vals)))
+		t->nomem_vals++;
 }
 
 static void tl_on_io(void *state, const struct an_io *io)
@@ -104,10 +108,23 @@ static int tl_merge(void *dst, const void *src)
 
 	d->cut += s->cut;
 	d->nomem += s->nomem;
+	d->nomem_vals += s->nomem_vals;
 	for (i = 0; i < s->n; i++) {
+		struct tl_event *e;
+
 		if (!room(d))
 			continue; /* counted in d->cut or d->nomem */
-		d->v[d->n++] = s->v[i];
+		e = &d->v[d->n++];
+		*e = s->v[i];
+		if (e->vals) { /* a copy: s frees its own */
+			size_t n = callvals__pairs_size(s->v[i].vals);
+
+			e->vals = malloc(n);
+			if (e->vals)
+				memcpy(e->vals, s->v[i].vals, n);
+			else
+				d->nomem_vals++;
+		}
 	}
 	return 0;
 }
@@ -121,6 +138,9 @@ static int tl_report_text(void *state, FILE *f)
 			"timeline: %zu events kept, %" PRIu64 " cut by --timeline-limit %" PRIu64
 			", %" PRIu64 " out of memory\n\n",
 			t->n, t->cut, t->limit, t->nomem);
+	if (t->nomem_vals)
+		fprintf(f, "timeline: the values of %" PRIu64 " calls not kept (out of memory)\n\n",
+			t->nomem_vals);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -134,6 +154,7 @@ static int tl_report_json(void *state, struct json *w)
 	err |= json__kv_u64(w, "events", t->n);
 	err |= json__kv_u64(w, "cut", t->cut + t->nomem);
 	err |= json__kv_u64(w, "limit", t->limit);
+	err |= json__kv_u64(w, "values_not_kept", t->nomem_vals);
 	err |= json__end_object(w);
 	return err;
 }
@@ -144,6 +165,8 @@ static void tl_free(void *state)
 
 	if (!t)
 		return;
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i].vals);
 	free(t->v);
 	free(t);
 }

@@ -46,6 +46,9 @@ struct tl_event {
 	uint8_t kind; /* enum tl_kind */
 	uint8_t failed;
 	uint16_t depth; /* stack depth at entry (ties: the outer first) */
+	/* --args, --retval: the call's values as label-value pairs
+	 * (callvals__pairs in common/callvals.h; the instance's), or NULL */
+	char *vals;
 };
 
 /* The instance's events (*n of them, in the order they were kept: sort

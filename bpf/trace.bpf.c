@@ -163,60 +163,7 @@ static __always_inline bool bpf_session_is_return(void)
 #endif
 
 
-/* --size: sized_on is set before load when a rule exists;
- * without one the verifier drops the size code and the hot path is what
- * it was. The spec of a designated function, by fid (filled after load);
- * strbuf is where a string argument is read to find its length. */
-const volatile __u32 sized_on = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct cabbpf_sizespec);
-} sizespecs SEC(".maps");
-
-struct strbuf {
-	char b[CABBPF_STRLEN_MAX];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct strbuf);
-} strbufs SEC(".maps");
-
-/* The size of the designated function fid at its entry. */
-static __noinline __u64 read_size(struct pt_regs *ctx, __u32 fid)
-{
-	struct cabbpf_sizespec *sp = bpf_map_lookup_elem(&sizespecs, &fid);
-	struct strbuf *buf;
-	__u32 zero = 0, arg;
-	volatile __u64 a0, a1, a2, a3, a4, a5;
-	__u64 v;
-	long n;
-
-	if (!sp)
-		return CABBPF_SIZE_UNREADABLE;
-	/* Each register read at its fixed offset: a computed offset into
-	 * the context is refused by the verifier. */
-	a0 = ctx->di;
-	a1 = ctx->si;
-	a2 = ctx->dx;
-	a3 = ctx->cx;
-	a4 = ctx->r8;
-	a5 = ctx->r9;
-	arg = sp->arg;
-	v = arg == 0 ? a0 : arg == 1 ? a1 : arg == 2 ? a2 : arg == 3 ? a3 : arg == 4 ? a4 : a5;
-	if (!sp->strlen)
-		return v;
-	buf = bpf_map_lookup_elem(&strbufs, &zero);
-	if (!buf || !v)
-		return CABBPF_SIZE_UNREADABLE;
-	n = bpf_probe_read_user_str(buf->b, sizeof(buf->b), (const void *)v);
-	return n > 0 ? (__u64)(n - 1) : CABBPF_SIZE_UNREADABLE;
-}
+#include "fnspec.bpf.h"
 
 /*
  * --lossless: back-pressure across the kernel boundary. After an event is
@@ -358,12 +305,36 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	e = pipeline_begin_task(sizeof(*e), task, &st, CABBPF_STAT_DROPS);
 	if (!e)
 		goto out;
+	/* --retval: the value first, in the slot just claimed, then the
+	 * return event after it, so the value is there when its frame
+	 * closes. */
+	if (vals_on && kind == CABBPF_EV_RETURN && (cookie & CABBPF_COOKIE_SIZED)) {
+		__u32 fid = (__u32)cookie & CABBPF_COOKIE_FID;
+		const struct cabbpf_fnspec *sp = bpf_map_lookup_elem(&fnspecs, &fid);
+
+		if (sp && sp->ret) {
+			struct vitem it = {
+				.tid = pipeline_tid(st, (__u32)id),
+				.tgid = tgid,
+				.fid = fid,
+				.item = CABBPF_VAL_RET,
+				.type = sp->ret,
+				.v = PT_REGS_RC(ctx),
+			};
+
+			put_item(st, e, &it);
+			e = pipeline_claim(st, CABBPF_STAT_DROPS);
+			if (!e)
+				goto out;
+		}
+	}
 	e->tid = pipeline_tid(st, (__u32)id);
 	e->pid = tgid;
 	e->kind = kind;
-	/* the flag of --size and the group stripped; without rules or
-	 * groups nothing to strip */
-	e->fid = (sized_on || groups_on ? (__u32)cookie & CABBPF_COOKIE_FID : (__u32)cookie) |
+	/* the flag of --size/--args/--retval and the group stripped;
+	 * without rules or groups nothing to strip */
+	e->fid = (sized_on || vals_on || groups_on ? (__u32)cookie & CABBPF_COOKIE_FID
+						    : (__u32)cookie) |
 		 noret;
 	if (rc && !noret)
 		rc = 0; /* written, armed: its return comes */
@@ -379,25 +350,34 @@ static __always_inline int emit(struct pt_regs *ctx, __u32 kind)
 	e->epoch = sampling ? win : 0;
 	e->pad = kind == CABBPF_EV_ENTRY ? slot_word(task, e->sp) : 0;
 	pipeline_submit(e, st);
-	/* The designated size, as the next event of the thread. A full ring
-	 * drops it like any event (CABBPF_STAT_DROPS); the analyzer then
-	 * counts the activation as unsized. */
-	if (sized_on && (cookie & CABBPF_COOKIE_SIZED) && kind == CABBPF_EV_ENTRY) {
+	/* The designated size and the --args values, as the next events of
+	 * the thread. A full ring drops them like any event
+	 * (CABBPF_STAT_DROPS); the analyzer then counts the activation as
+	 * unsized, or shows the value as not read. */
+	if ((sized_on || vals_on) && (cookie & CABBPF_COOKIE_SIZED) && kind == CABBPF_EV_ENTRY) {
 		__u32 fid = (__u32)cookie & CABBPF_COOKIE_FID; /* e is the loader's now */
-		__u64 size = read_size(ctx, fid);
-		struct cabbpf_event *z = pipeline_claim(st, CABBPF_STAT_DROPS);
+		const struct cabbpf_fnspec *sp = bpf_map_lookup_elem(&fnspecs, &fid);
+		struct cabbpf_event *z;
 
-		if (z) {
-			z->tid = pipeline_tid(st, (__u32)id);
-			z->pid = tgid;
-			z->kind = CABBPF_EV_SIZE;
-			z->fid = fid;
-			z->seq = st->seq++;
-			z->ts = 0;
-			z->sp = size;
-			z->epoch = sampling ? win : 0;
-			pipeline_submit(z, st);
+		if (sized_on && sp && sp->sized) {
+			__u64 size = read_size(ctx, sp);
+
+			z = pipeline_claim(st, CABBPF_STAT_DROPS);
+			if (z) {
+				z->tid = pipeline_tid(st, (__u32)id);
+				z->pid = tgid;
+				z->kind = CABBPF_EV_SIZE;
+				z->fid = fid;
+				z->seq = st->seq++;
+				z->ts = 0;
+				z->sp = size;
+				z->epoch = sampling ? win : 0;
+				z->pad = 0;
+				pipeline_submit(z, st);
+			}
 		}
+		if (vals_on && sp)
+			put_args(ctx, st, pipeline_tid(st, (__u32)id), tgid, fid, sp);
 	}
 	if (lossless)
 		throttle(st, (__u32)id);

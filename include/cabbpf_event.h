@@ -53,6 +53,48 @@ enum cabbpf_kind {
 	 * returns in program order: the shadow stack's top frame is where
 	 * that time went. sp is the user instruction pointer; fid 0. */
 	CABBPF_EV_CPU_SAMPLE = 8,
+	/* --args, --retval: one piece of an argument or a return value of
+	 * the function fid, read by its probe for functions with a rule only.
+	 * An entry's arguments follow its entry event; a return value comes
+	 * just before its return event, with the sequence numbers between,
+	 * so it belongs to the frame that return closes. epoch holds
+	 * CABBPF_VAL_* (the piece's meta: which value, its type, the
+	 * register, the part), ts and sp its 16 bytes: an integer in sp, or
+	 * bytes [16 * part, 16 * part + len) of a string in ts then sp
+	 * (byte order as in memory). A string of up to CABBPF_VAL_STR_MAX
+	 * bytes, its NUL included, takes up to CABBPF_VAL_PARTS events. */
+	CABBPF_EV_VALUE = 9,
+};
+
+/* struct cabbpf_event.epoch of a CABBPF_EV_VALUE event: 24 bits, as the
+ * pipeline's records keep them (pipeline/record.h). */
+#define CABBPF_VAL_ITEM(m) ((m) & 7u)	      /* 0..5: --args item; 6: the return value */
+#define CABBPF_VAL_TYPE(m) (((m) >> 3) & 3u)  /* CABBPF_VT_* */
+#define CABBPF_VAL_REG(m) (((m) >> 5) & 7u)   /* argument register 0..5 (0: retval) */
+#define CABBPF_VAL_PART(m) (((m) >> 8) & 3u)  /* which 16 bytes of a string */
+#define CABBPF_VAL_LAST 0x400u		      /* the value's last piece */
+#define CABBPF_VAL_UNREADABLE 0x800u	      /* the string could not be read */
+#define CABBPF_VAL_TRUNC 0x1000u	      /* the string filled the buffer: maybe cut */
+#define CABBPF_VAL_LEN(m) (((m) >> 13) & 31u) /* bytes of the string in this piece */
+#define CABBPF_VAL_I32 0x40000u		      /* an int: its low 32 bits, signed */
+#define CABBPF_VAL_META(item, type, reg, part) \
+	((item) | (type) << 3 | (reg) << 5 | (part) << 8)
+#define CABBPF_VAL_LEN_SHIFT 13
+#define CABBPF_VAL_RET 6
+#define CABBPF_VAL_ITEMS 7	 /* six argument items and the return value */
+#define CABBPF_VAL_ARGS_MAX 6	 /* items of one function's --args */
+#define CABBPF_VAL_STR_MAX 64	 /* a string's bytes read at most, its NUL included */
+#define CABBPF_VAL_PARTS 4	 /* CABBPF_VAL_STR_MAX / 16 */
+
+/* What a --args item or --retval reads. */
+enum cabbpf_vt {
+	CABBPF_VT_NONE = 0,
+	CABBPF_VT_INT = 1,    /* the register's 64 bits */
+	CABBPF_VT_STR = 2,    /* the NUL-terminated string it points at */
+	CABBPF_VT_STRLEN = 3, /* that string's length (up to CABBPF_STRLEN_MAX - 1) */
+	/* in struct cabbpf_fnspec only: an int, CABBPF_VT_INT with
+	 * CABBPF_VAL_I32 in the events */
+	CABBPF_VT_INT32 = 4,
 };
 
 /* struct cabbpf_event.pad of a CABBPF_EV_EXEC event (see there). */
@@ -61,9 +103,10 @@ enum cabbpf_kind {
 /* The entry probe's cookie: fid in the low 26 bits, the probe's group
  * (--budget: which link set it belongs to, opened and closed on its own by
  * the gate's high half, bpf/trace.bpf.c) in bits 26-30,
- * CABBPF_COOKIE_SIZED when the function has a --size rule (its spec in the
- * "sizespecs" map), the signed sp correction in the high half
- * (user/probe/plan.h). A return probe's cookie: fid and group.
+ * CABBPF_COOKIE_SIZED when the function has a --size, --args or --retval
+ * rule (its spec in the "fnspecs" map), the signed sp correction in the high half
+ * (user/probe/plan.h). A return probe's cookie: fid, group and
+ * CABBPF_COOKIE_SIZED when the function has a --retval rule.
  * With groups, the high half is the sp correction in 24 bits (signed:
  * bits 32-55) and the link set's generation in the top byte: a group used
  * again opens only its new links, whatever the kernel has not yet
@@ -80,11 +123,19 @@ enum cabbpf_kind {
  * in the pipeline's records. */
 #define CABBPF_FID_NORET 0x80000000u
 
-/* A --size rule as the entry probe reads it ("sizespecs" map, by fid). */
-struct cabbpf_sizespec {
+/* What the probes read of a function with rules ("fnspecs" map, by fid;
+ * its probes' cookies carry CABBPF_COOKIE_SIZED): its --size argument,
+ * its --args items and its --retval. */
+struct cabbpf_fnspec {
+	__u8 sized;  /* 1: a --size rule: */
 	__u8 arg;    /* 0..5: rdi, rsi, rdx, rcx, r8, r9 (x86-64 SysV) */
 	__u8 strlen; /* 1: the argument is a string, its length is the size */
-	__u16 pad;
+	__u8 nvals;  /* --args items, 0..CABBPF_VAL_ARGS_MAX */
+	__u8 ret;    /* enum cabbpf_vt of the return value (not STRLEN), or 0 */
+	__u8 pad[3];
+	__u8 reg[CABBPF_VAL_ARGS_MAX];	/* each item's register, 0..5 */
+	__u8 type[CABBPF_VAL_ARGS_MAX]; /* and what it reads, enum cabbpf_vt */
+	__u32 pad2;
 };
 
 #define CABBPF_STRLEN_MAX 4096 /* bytes read at most, the NUL included */

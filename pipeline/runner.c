@@ -184,6 +184,8 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->sample_records += s->sample_records;
 	d->size_records += s->size_records;
 	d->size_unset += s->size_unset;
+	d->value_records += s->value_records;
+	d->value_unset += s->value_unset;
 	d->returns.orphan += s->returns.orphan;
 	d->returns.sampled += s->returns.sampled;
 	d->returns.orphan_sampled += s->returns.orphan_sampled;

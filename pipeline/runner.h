@@ -146,6 +146,9 @@ struct runner_stats {
 	uint64_t size_records;	      /* SIZE records (--size; not in records) */
 	uint64_t size_unset;	      /* of those: no frame took it (unreadable, or
 					 its entry was lost) */
+	uint64_t value_records;	      /* VALUE records (--args, --retval; not in records) */
+	uint64_t value_unset;	      /* of those: no frame took it (its entry was
+					 lost, or the stack has another on top) */
 	uint64_t bad_records;	      /* unknown kind or fid >= nfuncs: skipped */
 	uint64_t dup_records;	      /* sequence number already analyzed: skipped */
 	uint64_t nomem_records;	      /* could not be held aside (out of memory): lost */

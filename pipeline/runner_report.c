@@ -103,6 +103,8 @@ static const struct emit_field runner_fields[] = {
 	{"nomem_records", NULL, EMIT_GET(nomem_of)},
 	{"size_records", NULL, EMIT_AT(RS, size_records)},
 	{"size_unset", NULL, EMIT_AT(RS, size_unset)},
+	{"value_records", NULL, EMIT_AT(RS, value_records)},
+	{"value_unset", NULL, EMIT_AT(RS, value_unset)},
 };
 
 #undef RS

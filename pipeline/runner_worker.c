@@ -213,6 +213,14 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 
 	for (i = 0; i < nrec; i++) {
 		rec__decode(recs + (size_t)i * REC_WORDS, &ev);
+		if (ev.kind == CABBPF_EV_VALUE) { /* epoch: its meta; ts, sp: its bytes */
+			if (ev.fid >= nfuncs)
+				w->st.bad_records++;
+			else if (!shadow__value(&t->sh, ev.fid, ev.epoch, ev.ts, ev.sp))
+				w->st.value_unset++;
+			w->st.value_records++;
+			continue;
+		}
 		if (ev.ts > t->last_ts)
 			t->last_ts = ev.ts; /* w1 is the timestamp in every kind */
 		if (ev.kind == CABBPF_EV_IO) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/callvals.h"
 #include "common/vec.h"
 #include "pipeline/shadow.h"
 #include "cabbpf_guard.h"
@@ -14,14 +15,62 @@ void shadow__init(struct shadow *s, uint32_t tid)
 	s->tid = tid;
 }
 
+/* Keep a closed frame's values for the next frame that needs some. */
+static void spare(struct shadow *s, struct shadow_frame *fr)
+{
+	if (!fr->vals)
+		return;
+	memcpy(fr->vals, &s->spare_vals, sizeof(s->spare_vals)); /* the list's link */
+	s->spare_vals = fr->vals;
+	fr->vals = NULL;
+}
+
+static void free_vals(struct shadow_frame *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(f[i].vals);
+}
+
+bool shadow__value(struct shadow *s, uint32_t fid, uint32_t meta, uint64_t w1, uint64_t w2)
+{
+	struct shadow_frame *f = s->depth ? &s->f[s->depth - 1] : NULL;
+
+	if (!f || f->fid != fid)
+		return false;
+	if (!f->vals) {
+		if (s->spare_vals) {
+			f->vals = s->spare_vals;
+			memcpy(&s->spare_vals, f->vals, sizeof(s->spare_vals));
+		} else if (!(f->vals = malloc(sizeof(*f->vals)))) {
+			s->c.nomem++;
+			return false;
+		}
+		callvals__clear(f->vals);
+	}
+	callvals__put(f->vals, meta, w1, w2);
+	return true;
+}
+
 void shadow__fini(struct shadow *s)
 {
 	size_t i;
 
 	if (!s)
 		return;
-	for (i = 0; i < s->npark; i++)
+	while (s->spare_vals) {
+		struct callvals *v = s->spare_vals;
+
+		memcpy(&s->spare_vals, v, sizeof(s->spare_vals));
+		free(v);
+	}
+	free_vals(s->f, s->depth);
+	free_vals(s->alt_f, s->alt_n);
+	for (i = 0; i < s->npark; i++) {
+		free_vals(s->park[i].f, s->park[i].depth);
 		free(s->park[i].f);
+	}
 	free(s->park);
 	free(s->alt_f);
 	free(s->f);
@@ -112,6 +161,7 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 		}
 	}
 	k->on_return(k->ctx, &r);
+	spare(s, fr);
 }
 
 /* Rule 3 of RETURN: a frame left at the sp of the last matched return must
@@ -511,6 +561,7 @@ static void alt_end(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
 		s->depth += s->alt_n;
 	} else {
 		s->c.nomem++; /* their returns were lost anyway */
+		free_vals(s->alt_f, s->alt_n);
 	}
 	free(s->alt_f);
 	s->alt_f = NULL;

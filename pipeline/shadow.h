@@ -296,6 +296,9 @@ struct shadow {
 	uint64_t alt_lo, alt_hi;
 	struct shadow_frame *alt_f;
 	size_t alt_n;
+	/* --args, --retval: values of closed frames, kept for the next ones
+	 * (a list through their first word) */
+	struct callvals *spare_vals;
 	struct shadow_counts c;
 };
 
@@ -368,6 +371,17 @@ static inline bool shadow__size(struct shadow *s, uint32_t fid, uint64_t size)
 	f->size = size;
 	return true;
 }
+
+/*
+ * A piece of an argument or return value of fid (a CABBPF_EV_VALUE event:
+ * its meta and two words). Arguments come right after their entry, a
+ * return value right before its return: either way the top frame's when
+ * it is fid's, ignored otherwise (its entry was lost). The frame holds
+ * them (shadow_frame.vals, from the thread's spares) until it closes.
+ * Returns whether a frame took it; false also without memory (counted
+ * in nomem).
+ */
+bool shadow__value(struct shadow *s, uint32_t fid, uint32_t meta, uint64_t w1, uint64_t w2);
 
 /*
  * SAMPLES (--times sampled): the CPU clock interrupted the thread in user

@@ -1875,7 +1875,7 @@ START_TEST(test_report_json_exact)
 		"\"runner\":{\"analyzer_threads\":1,\"analyzed\":6,\"chunks\":2,"
 		"\"out_of_order_chunks\":0,\"forwarded_chunks\":0,\"forced_gaps\":0,\"threads\":1,"
 		"\"tid_reuse\":0,\"bad_records\":0,\"dup_records\":0,\"nomem_records\":0,"
-		"\"size_records\":0,\"size_unset\":0}}\n");
+		"\"size_records\":0,\"size_unset\":0,\"value_records\":0,\"value_unset\":0}}\n");
 	free(js);
 	js = run_json(r, true);
 	ck_assert_ptr_nonnull(

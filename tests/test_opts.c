@@ -221,9 +221,12 @@ static const char *value_for(const struct opt_def *d, char *buf, size_t len)
 		return buf;
 	case OPT_STR:
 	case OPT_STRS:
-		/* --size's rule has a syntax (GLOB:argN), --time-range its */
+		/* --size's rule has a syntax (GLOB:argN), --time-range its,
+		 * --args its (GLOB:ITEM,...) */
 		if (d->name && !strcmp(d->name, "time-range"))
 			return "1s,2s";
+		if (d->name && !strcmp(d->name, "args"))
+			return "x:int(arg0),str(arg1)";
 		return d->name && !strcmp(d->name, "size") ? "x:arg0" : "x";
 	case OPT_NS:
 		return "1.5s";
@@ -275,7 +278,10 @@ START_TEST(every_row_parsed)
 		/* The slow calls' rows list the latency analyzer's: a
 		 * function trace, --slowest with --slower-than. */
 		char *wargs[8] = {"-p", "1", "--slower-than", "10ms", lname, (char *)v, NULL};
-		bool slow = d->name && (!strcmp(d->name, "slower-than") || !strcmp(d->name, "slowest"));
+		/* so do the rows of values (--args, --retval): they show
+		 * in that list */
+		bool slow = d->name && (!strcmp(d->name, "slower-than") || !strcmp(d->name, "slowest") ||
+					!strcmp(d->name, "args") || !strcmp(d->name, "retval"));
 		/* cabbpf replay's own rows: with its FILE. */
 		char *rpargs[4] = {"rec.cbr", lname, (char *)v, NULL};
 		bool replay = d->flags & OPTF_REPLAY_ONLY;

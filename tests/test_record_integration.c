@@ -17,6 +17,7 @@
  * Needs root, BPF and go (scripts/install-deps.sh): nothing skips.
  */
 #include <check.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <sys/resource.h>
@@ -649,37 +650,70 @@ END_TEST
  * DURATION and TID masked (whether a duration is there stays: a leaf's
  * line and a closing brace have one, an opening one and an I/O call's
  * none, an unwound call's none). */
+static const char *const vals_rec[] = {
+	"--args",   "add:int(arg0),int(arg1)", "--args",   "name_len:str(arg0),strlen(arg0)",
+	"--args",   "wide:arg0,arg1,arg2,arg3,arg4,arg5", "--retval", "add:int",
+	"--retval", "name_len", "--retval", "greet:str", "--retval", "wide",
+	"--retval", "big", NULL};
+
 static const struct rp_case {
 	const char *name;
 	const char *target; /* h_target's name; cxx: h_cxx_target's */
 	bool cxx;
 	const char *targs[3];
 	const char *rargs[12];
+	const char *const *recargs; /* cabbpf record's options, or NULL */
 } rp_cases[] = {
 	/* -F main: not the dynamic loader's reads before main, which are the
 	 * machine's libraries' */
-	{"recurse", "recurse", false, {"4"}, {"-F", "main"}},
+	{"recurse", "recurse", false, {"4"}, {"-F", "main"}, NULL},
 	/* -N 'std::*': at -O0, libstdc++'s inline helpers are functions of
 	 * the program, called (and traced) */
-	{"exc-basic", "exc", true, {"basic", "2"}, {"-F", "main", "-N", "tally", "-N", "std::*"}},
+	{"exc-basic", "exc", true, {"basic", "2"}, {"-F", "main", "-N", "tally", "-N", "std::*"}, NULL},
 	{"exc-rethrow",
 	 "exc",
 	 true,
 	 {"rethrow", "1"},
-	 {"-F", "main", "-N", "tally", "-N", "std::*"}},
-	{"io-filter", "iotarget", false, {NULL}, {"-F", "vector_io", "-F", "msg_io", "-F", "dgram_io"}},
+	 {"-F", "main", "-N", "tally", "-N", "std::*"},
+	 NULL},
+	{"io-filter", "iotarget", false, {NULL}, {"-F", "vector_io", "-F", "msg_io", "-F", "dgram_io"},
+	 NULL},
 	{"io-depth",
 	 "iotarget",
 	 false,
 	 {NULL},
 	 {"--depth", "2", "-N", "pipe_io", "-N", "sock_io", "-N", "write_file", "-N", "read_file",
-	  "-F", "main"}},
+	  "-F", "main"},
+	 NULL},
+	/* --args, --retval (tests/targets/vals.c): every kind of value, a
+	 * string cut, strings not readable */
+	{"vals",
+	 "vals",
+	 false,
+	 {"3"},
+	 {"-F", "main"},
+	 vals_rec},
 };
 
 /* s's lines, each "D | ..." or "  | ..." (its duration there or not) for
  * "START_S DURATION TID | ...", an I/O call's fd masked ("read(N file)":
- * which fds a target gets depends on what its parent left open); other
- * lines as they are. Caller frees. */
+ * which fds a target gets depends on what its parent left open), and the
+ * address of a string not read ("(unread 0xADDR)": where mmap put the
+ * page); other lines as they are. Caller frees. */
+/* Whether p starts an I/O call's "(FD KIND)", not a call's arguments. */
+static bool is_io(const char *p)
+{
+	if (!isdigit((unsigned char)*p))
+		return false;
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (*p++ != ' ' || !islower((unsigned char)*p))
+		return false;
+	while (islower((unsigned char)*p))
+		p++;
+	return *p == ')';
+}
+
 static char *mask_replay(const char *s)
 {
 	size_t n = strlen(s);
@@ -698,7 +732,7 @@ static char *mask_replay(const char *s)
 			const char *q = bar, *paren = memchr(bar, '(', len - (size_t)(bar - line));
 
 			o += sprintf(o, "%s", dur ? "D" : " ");
-			if (paren && paren[1] >= '0' && paren[1] <= '9' && strstr(paren, ") = ") &&
+			if (paren && is_io(paren + 1) && strstr(paren, ") = ") &&
 			    strstr(paren, ") = ") < line + len) {
 				/* an I/O call: its fd */
 				memcpy(o, q, (size_t)(paren + 1 - q));
@@ -716,6 +750,15 @@ static char *mask_replay(const char *s)
 		line += len;
 	}
 	*o = 0;
+	for (o = out; (o = strstr(o, "(unread 0x")) != NULL;) {
+		char *e = o += strlen("(unread 0x");
+
+		while (isxdigit((unsigned char)*e))
+			e++;
+		ck_assert_int_ge(e - o, 4); /* a page's address: 0x1000 and up */
+		memcpy(o, "ADDR", 4);
+		memmove(o + 4, e, strlen(e) + 1);
+	}
 	return out;
 }
 
@@ -737,7 +780,7 @@ START_TEST(replay_golden)
 	for (i = 0; c->rargs[i]; i++)
 		args[n++] = (char *)c->rargs[i];
 	args[n] = NULL;
-	record(&r, rec, NULL, target);
+	record(&r, rec, (char *const *)c->recargs, target);
 	h_free(&r);
 	run(&r, args);
 	assert_status(&r, 0);

@@ -228,6 +228,31 @@ const struct opt_def opts__table[] = {
 	{"no-callsites", 0, OPT_FLAG, OFF(no_callsites), .group = G_WHAT,
 	 .help = "with --entry-only: keep such functions' probes at\n"
 		 "their entries"},
+	{"args", 0, OPT_STRS, "GLOB:ITEMS", 0, OPTS_MAX_VAL_RULES, OPTF_NONEMPTY, OFF(args),
+	 .count_off = offsetof(struct opts, nargs), .group = G_WHAT,
+	 .wants = "GLOB:ITEM[,ITEM...], ITEM argN, int(argN), str(argN) or strlen(argN), N 0-5",
+	 .help = "read these arguments of the functions matching\n"
+		 "GLOB at each call: argN the Nth integer argument\n"
+		 "(from 0; x86-64: rdi, rsi, rdx, rcx, r8, r9; 64\n"
+		 "bits), int(argN) its low 32 bits (a C int),\n"
+		 "str(argN) the string it points at (63 bytes at\n"
+		 "most: longer ends in ...), strlen(argN) its\n"
+		 "length; up to 6 items, e.g. 'open*:str(arg0),arg1'.\n"
+		 "A string in a page the program has not touched\n"
+		 "yet cannot be read: (unread ADDRESS). Shown by\n"
+		 "--slower-than, --timeline and cabbpf replay.\n"
+		 "Read for those functions only: ~55 ns more per\n"
+		 "integer and call, ~200 ns per string\n"
+		 "(bench/vals_cost.sh); repeatable, the first rule\n"
+		 "a function matches"},
+	{"retval", 0, OPT_STRS, "GLOB[:str]", 0, OPTS_MAX_VAL_RULES, OPTF_NONEMPTY, OFF(retvals),
+	 .count_off = offsetof(struct opts, nretvals), .group = G_WHAT,
+	 .wants = "GLOB, GLOB:int or GLOB:str",
+	 .help = "read the return value of the functions matching\n"
+		 "GLOB: rax's 64 bits, with GLOB:int its low 32 (a\n"
+		 "C int), with GLOB:str the string it points at;\n"
+		 "shown like --args; ~75 ns more per call of those\n"
+		 "functions (repeatable)"},
 
 	{"analyzers", 'a', OPT_STR, "LIST", OFF(analyzers), .flags = OPTF_OFFLINE, .group = G_OUT,
 	 .help = "comma-separated: count,callgraph,io,cct,latency,\n"

@@ -32,6 +32,7 @@ enum opts_mode {
 };
 
 #define OPTS_MAX_REPLAY_GLOBS 256
+#define OPTS_MAX_VAL_RULES 256 /* --args, --retval rules each */
 
 struct opts {
 	pid_t pid;			   /* -p */
@@ -82,6 +83,11 @@ struct opts {
 	/* Input-sensitive profiles (analyzers/isp.h); --cost as given, turned
 	 * into isp.cost once parsed */
 	struct isp_opts isp;
+	/* --args and --retval rules as given (common/callvals.h) */
+	const char *args[OPTS_MAX_VAL_RULES];
+	size_t nargs;
+	const char *retvals[OPTS_MAX_VAL_RULES];
+	size_t nretvals;
 	const char *cost_word;
 	/* cabbpf replay (analyzers/replay.h): -F globs; -N, --depth and
 	 * --slower-than are view's; --time-range as given, then in ns */

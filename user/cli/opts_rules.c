@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyzers/isp.h"
+#include "common/callvals.h"
 #include "common/log.h"
 #include "user/cli/opts.h"
 #include "user/cli/opts_int.h"
@@ -104,6 +105,18 @@ int opts__check_combination(struct opts *o)
 		 "container yet"},
 		{WHOLE(o) && o->budget_pct,
 		 "--budget takes one process (-p PID or -- COMMAND), not a whole container yet"},
+		{(o->nargs || o->nretvals) && (o->io || o->list || o->plan || o->floor),
+		 "--args and --retval read values of traced calls: not with --io, --list, --plan or "
+		 "--floor"},
+		{o->nretvals && o->entry_only,
+		 "--retval is read by the return probes: not with --entry-only"},
+		{(o->nargs || o->nretvals) && o->mode == OPTS_LIVE && !o->view.slower_ns &&
+			 !o->view.timeline_path,
+		 "--args and --retval values are shown by --slower-than, --timeline, and cabbpf "
+		 "replay of a recording (cabbpf record -o FILE): give one"},
+		{WHOLE(o) && (o->nargs || o->nretvals),
+		 "--args and --retval take one process (-p PID or -- COMMAND), not a whole "
+		 "container yet"},
 		{WHOLE(o) && o->isp.nsizes,
 		 "--size takes one process (-p PID or -- COMMAND), not a whole container yet"},
 		{WHOLE(o) && o->floor, "--floor takes one process (-p PID or -- COMMAND)"},
@@ -131,6 +144,26 @@ int opts__check_combination(struct opts *o)
 			log_err("%s", rules[i].why);
 			return -EINVAL;
 		}
+	for (i = 0; i < o->nargs; i++) {
+		struct cabbpf_fnspec sp = {0};
+		char glob[256];
+
+		if (callvals__parse_args(o->args[i], glob, sizeof(glob), &sp)) {
+			log_err("--args wants GLOB:ITEM[,ITEM...] with up to %d ITEMs, each argN, "
+				"int(argN), str(argN) or strlen(argN), N from 0 to 5, not '%s'",
+				CABBPF_VAL_ARGS_MAX, o->args[i]);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < o->nretvals; i++) {
+		char glob[256];
+		uint8_t type;
+
+		if (callvals__parse_retval(o->retvals[i], glob, sizeof(glob), &type)) {
+			log_err("--retval wants GLOB, GLOB:int or GLOB:str, not '%s'", o->retvals[i]);
+			return -EINVAL;
+		}
+	}
 	for (i = 0; i < o->isp.nsizes; i++) {
 		char glob[256];
 		uint8_t spec;

@@ -299,6 +299,7 @@ static void ftrace_free(struct ftrace *ft)
 	free(ft->binaries);
 	free(ft->sp_delta);
 	free(ft->sized);
+	free(ft->vals);
 	free(ft->csites);
 	free(ft->idx);
 	for (size_t i = 0; ft->labels && i < ft->nlabels; i++)

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <fnmatch.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,48 +121,6 @@ static void name_refused(const struct plan *p, const struct symtab *st, const si
 			log_debug("not probed: %s in %s: %s: %s", st->syms[idx[i]].name, file,
 				  p->sites[i].entry_text,
 				  insn__verdict_name(p->sites[i].entry_verdict));
-}
-
-/* --size (analyzers/isp.h): each traced function's spec byte, from the
- * first rule whose glob matches its name (or linkage name). A rule that
- * matches nothing is an error: the user named a function not traced.
- * Returns 0 or -errno (logged). */
-static int size_rules(struct ftrace *ft)
-{
-	size_t r, i;
-
-	if (!ft->o.isp.nsizes)
-		return 0;
-	ft->sized = calloc(ft->nfuncs + 1, sizeof(*ft->sized));
-	if (!ft->sized) {
-		log_err("out of memory");
-		return -ENOMEM;
-	}
-	for (r = 0; r < ft->o.isp.nsizes; r++) {
-		char glob[256];
-		uint8_t spec;
-		size_t hits = 0;
-
-		if (isp__parse_size(ft->o.isp.sizes[r], glob, sizeof(glob), &spec))
-			return -EINVAL; /* opts checked it */
-		for (i = 0; i < ft->nfuncs; i++) {
-			bool m = (ft->names[i] && !fnmatch(glob, ft->names[i], 0)) ||
-				 (ft->lnames[i] && !fnmatch(glob, ft->lnames[i], 0));
-
-			if (!m || ft->offsets[i] == TRACE_NO_PROBE)
-				continue;
-			hits++;
-			if (!ft->sized[i])
-				ft->sized[i] = spec;
-		}
-		if (!hits) {
-			log_err("--size %s: no traced function matches '%s' (see -l)",
-				ft->o.isp.sizes[r], glob);
-			return -ENOENT;
-		}
-	}
-	ft->o.isp.sized = ft->sized;
-	return 0;
 }
 
 /* The site class of fid (the executable's functions, then the
@@ -424,7 +381,7 @@ static int number_functions(struct ftrace *ft)
 	ft->nfuncs = all;
 	if (locate_functions(ft))
 		return -ENOMEM;
-	return size_rules(ft);
+	return ftrace_rules__apply(ft);
 }
 
 /* Load the guard's probes into the trace's rings. Returns 0 or -errno
@@ -507,6 +464,7 @@ static int open_trace(struct ftrace *ft)
 	to.no_returns = o->entry_only;
 	to.sp_delta = ft->sp_delta;
 	to.size_specs = ft->sized;
+	to.val_specs = ft->vals;
 	to.offsets = ft->offsets;
 	to.nfuncs = (uint32_t)ft->nfuncs;
 	to.callsites = ft->csites;

@@ -64,6 +64,8 @@ struct ftrace {
 	const char **names, **lnames, **binaries;
 	uint32_t *sp_delta;
 	uint8_t *sized; /* --size spec byte per fid (analyzers/isp.h), or NULL */
+	/* --args, --retval per fid (nvals, reg, type, ret), or NULL */
+	struct cabbpf_fnspec *vals;
 	/* where each fid is (source line, binary, address): for the JSON,
 	 * pprof and the recording; lines[0] the executable's, lines[1 + i]
 	 * library i's (user/elf/dwarf.h) */
@@ -155,6 +157,11 @@ void ftrace_attach__source_lines(struct ftrace *ft);
 /* The trace's BPF objects, the guard, the pipeline and the probes, in
  * place. Returns 0 or -errno (logged; -ESRCH: the target exited). */
 int ftrace_attach__probes(struct ftrace *ft);
+
+/* --size, --args and --retval (ftrace_rules.c): what each rule names, into
+ * ft->sized and ft->vals, once the functions are numbered and placed.
+ * Returns 0 or -errno (logged: a rule that names no traced function). */
+int ftrace_rules__apply(struct ftrace *ft);
 /* --times sampled: the time sampler's period for this run, or 0 where it
  * does not run (its reasons: ftrace_attach.c). */
 uint64_t ftrace_attach__cpu_sample_ns(const struct ftrace *ft);

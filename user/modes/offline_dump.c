@@ -12,6 +12,7 @@
 
 #include "cabbpf_event.h"
 #include "common/log.h"
+#include "common/callvals.h"
 #include "common/syscalls.h"
 #include "pipeline/record.h"
 #include "user/record/recfmt.h"
@@ -20,9 +21,31 @@
 static const char *kind_name(uint32_t kind)
 {
 	static const char *const names[] = {"?",    "call",  "return", "io",    "guard",
-					    "exec", "sched", "size",   "sample"};
+					    "exec", "sched", "size",   "sample", "value"};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
+}
+
+/* A CABBPF_EV_VALUE record: which value of which function, and its
+ * piece: "arg0 of f: 42", "str(arg1) of f, bytes 16-31: \"...\"". */
+static void dump_value(FILE *out, const struct recfmt_funcs *fn, const struct rec *rc)
+{
+	struct callvals cv;
+	char lb[24], v[CABBPF_VAL_STR_MAX * 4 + 16];
+	unsigned i = CABBPF_VAL_ITEM(rc->epoch), part = CABBPF_VAL_PART(rc->epoch);
+
+	callvals__clear(&cv);
+	/* the piece alone, as the first of its value: its bytes at 0 */
+	callvals__put(&cv, (rc->epoch & ~(3u << 8)) | CABBPF_VAL_LAST, rc->ts, rc->sp);
+	fprintf(out, "%s of ", callvals__label(&cv, i, lb));
+	if (rc->fid < fn->n)
+		fprintf(out, "%s", fn->names[rc->fid]);
+	else
+		fprintf(out, "fid#%" PRIu32, rc->fid);
+	if (CABBPF_VAL_TYPE(rc->epoch) == CABBPF_VT_STR)
+		fprintf(out, ", bytes %u-%u%s", part * 16, part * 16 + 15,
+			rc->epoch & CABBPF_VAL_LAST ? " (last)" : "");
+	fprintf(out, ": %s", callvals__format(&cv, i, v, sizeof(v)));
 }
 
 /* One record of thread tid, sequence number seq. */
@@ -33,8 +56,12 @@ static void dump_record(FILE *out, const struct recfmt_funcs *fn, uint32_t tid, 
 	struct rec_io io;
 
 	rec__decode(w, &rc);
-	fprintf(out, "%7" PRIu32 " %10" PRIu64 " %" PRIu64 ".%09" PRIu64 " %-6s ", tid, seq,
-		rc.ts / 1000000000u, rc.ts % 1000000000u, kind_name(rc.kind));
+	if (rc.kind == CABBPF_EV_VALUE) /* w1 holds bytes, not a time */
+		fprintf(out, "%7" PRIu32 " %10" PRIu64 " %20s %-6s ", tid, seq, "-",
+			kind_name(rc.kind));
+	else
+		fprintf(out, "%7" PRIu32 " %10" PRIu64 " %" PRIu64 ".%09" PRIu64 " %-6s ", tid,
+			seq, rc.ts / 1000000000u, rc.ts % 1000000000u, kind_name(rc.kind));
 	switch (rc.kind) {
 	case CABBPF_EV_ENTRY:
 	case CABBPF_EV_RETURN:
@@ -70,6 +97,9 @@ static void dump_record(FILE *out, const struct recfmt_funcs *fn, uint32_t tid, 
 		break;
 	case CABBPF_EV_CPU_SAMPLE: /* --times sampled: a CPU-clock tick in user mode */
 		fprintf(out, "ip=0x%" PRIx64, rc.sp);
+		break;
+	case CABBPF_EV_VALUE: /* --args, --retval: a piece of a value */
+		dump_value(out, fn, &rc);
 		break;
 	case CABBPF_EV_SIZE: /* --size: the input size of the call just entered */
 		fprintf(out, "size=%" PRIu64 " of ", rc.sp);

@@ -64,12 +64,19 @@ static int write_event(struct json *w, const struct an_ctx *ctx, const struct tl
 		err |= json__kv_string(w, "cat", "call");
 		err |= json__key(w, "dur");
 		err |= put_us(w, e->dur);
-		if (e->kind != TL_RETURNED) {
-			/* Not returned: the duration runs to the event that found
-			 * the frame gone, an upper bound. */
+		if (e->kind != TL_RETURNED || e->vals) {
 			err |= json__key(w, "args");
 			err |= json__begin_object(w);
-			err |= json__kv_string(w, "ended", timeline__kind_name(e->kind));
+			/* Not returned: the duration runs to the event that
+			 * found the frame gone, an upper bound. */
+			if (e->kind != TL_RETURNED)
+				err |= json__kv_string(w, "ended", timeline__kind_name(e->kind));
+			/* --args, --retval: as the text shows them */
+			for (const char *p = e->vals; p && *p; p += strlen(p) + 1) {
+				err |= json__key(w, p);
+				p += strlen(p) + 1;
+				err |= json__string(w, p);
+			}
 			err |= json__end_object(w);
 		}
 	}

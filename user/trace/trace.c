@@ -28,19 +28,33 @@
 #include "user/trace/trace_int.h"
 
 
-/* The --size rules into the "sizespecs" map (bpf/trace.bpf.c), by fid.
- * Returns 0 or -errno. */
-static int fill_sizespecs(struct trace *t)
+/* Whether fid has a rule of --size, or of --args / --retval. */
+static bool has_size(const struct trace *t, uint32_t fid)
 {
-	int fd = bpf_map__fd(t->skel->maps.sizespecs);
+	return t->o.size_specs && t->o.size_specs[fid];
+}
+
+static bool has_vals(const struct trace *t, uint32_t fid)
+{
+	return t->o.val_specs && (t->o.val_specs[fid].nvals || t->o.val_specs[fid].ret);
+}
+
+/* The --size, --args and --retval rules into the "fnspecs" map
+ * (bpf/trace.bpf.c), by fid. Returns 0 or -errno. */
+static int fill_fnspecs(struct trace *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.fnspecs);
 	uint32_t fid;
 
-	for (fid = 0; t->nsized && fid < t->o.nfuncs; fid++) {
-		struct cabbpf_sizespec v = {0};
-		uint8_t s = t->o.size_specs[fid];
+	for (fid = 0; t->nspecs && fid < t->o.nfuncs; fid++) {
+		struct cabbpf_fnspec v = {0};
+		uint8_t s = has_size(t, fid) ? t->o.size_specs[fid] : 0;
 
-		if (!s)
+		if (!s && !has_vals(t, fid))
 			continue;
+		if (has_vals(t, fid))
+			v = t->o.val_specs[fid];
+		v.sized = s != 0;
 		v.arg = ISP_SPEC_ARG(s);
 		v.strlen = (s & ISP_SPEC_STRLEN) != 0;
 		if (bpf_map_update_elem(fd, &fid, &v, BPF_ANY))
@@ -50,18 +64,28 @@ static int fill_sizespecs(struct trace *t)
 }
 
 /* The entry probe's cookie of fid (include/cabbpf_event.h): the fid, the
- * --size flag, the sp correction in the high half (with groups: its low
- * 24 bits; trace__attach refuses a larger one). */
+ * flag of --size / --args / --retval, the sp correction in the high half
+ * (with groups: its low 24 bits; trace__attach refuses a larger one). */
 uint64_t trace__entry_cookie(const struct trace *t, uint32_t fid)
 {
 	uint64_t c = fid;
 
-	if (t->o.size_specs && t->o.size_specs[fid])
+	if (has_size(t, fid) || has_vals(t, fid))
 		c |= CABBPF_COOKIE_SIZED;
 	if (t->o.sp_delta)
 		c |= (uint64_t)(t->o.groups ? t->o.sp_delta[fid] & 0xffffffu : t->o.sp_delta[fid])
 		     << 32;
 	return c;
+}
+
+/* The return probe's cookie of fid (without groups): the fid, and the
+ * flag when it has a --retval rule. */
+uint64_t trace__return_cookie(const struct trace *t, uint32_t fid)
+{
+	bool ret = has_vals(t, fid) && t->o.val_specs[fid].ret &&
+		   t->o.offsets[fid] != TRACE_AT_CALLSITES; /* its entries are calls */
+
+	return fid | (ret ? CABBPF_COOKIE_SIZED : 0);
 }
 
 /* The group and generation bits of a probe of group g (o.groups). */
@@ -127,6 +151,7 @@ int trace__load(struct trace *t, bool multi)
 	t->skel->rodata->sampling = t->o.sampling || t->o.groups;
 	t->skel->rodata->groups_on = t->o.groups;
 	t->skel->rodata->sized_on = t->nsized > 0;
+	t->skel->rodata->vals_on = t->nvals > 0;
 	t->skel->rodata->lossless = t->o.lossless;
 	/* The traced executable, so an execve of another program is seen as
 	 * such in the kernel (bpf/trace.bpf.c other_image): the file opened
@@ -188,7 +213,7 @@ int trace__load(struct trace *t, bool multi)
 	if (err)
 		return err;
 	err = trace_bpf__load(t->skel);
-	return err ? err : fill_sizespecs(t);
+	return err ? err : fill_fnspecs(t);
 }
 
 /* The kernel's name of the traced file (bpf/trace.bpf.c exe_identity, one
@@ -334,10 +359,13 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 	if (getenv("CABBPF_TEST_FAIL_RING_READ"))
 		t->fail_read_at = strtoull(getenv("CABBPF_TEST_FAIL_RING_READ"), NULL, 10) + 1;
 	t->fail_final = getenv("CABBPF_TEST_FAIL_FINAL_DRAIN") != NULL;
-	for (uint32_t f = 0; o->size_specs && f < o->nfuncs; f++)
-		t->nsized += o->size_specs[f] != 0;
-	if (t->nsized > 4096) { /* bpf/trace.bpf.c: sizespecs' max_entries */
-		log_err("--size designates %u functions: at most 4096", t->nsized);
+	for (uint32_t f = 0; f < o->nfuncs; f++) {
+		t->nsized += has_size(t, f);
+		t->nvals += has_vals(t, f);
+		t->nspecs += has_size(t, f) || has_vals(t, f);
+	}
+	if (t->nspecs > 4096) { /* bpf/trace.bpf.c: fnspecs' max_entries */
+		log_err("--size, --args and --retval name %u functions: at most 4096", t->nspecs);
 		err = -E2BIG;
 		goto cleanup;
 	}

@@ -39,6 +39,10 @@ struct trace_opts {
 	/* per fid, NULL = none: the --size rule's spec byte (analyzers/isp.h,
 	 * ISP_SPEC_*; 0 = none); such entries read their size */
 	const uint8_t *size_specs;
+	/* per fid, NULL = none: the --args items and --retval type to read
+	 * (nvals, reg, type, ret of include/cabbpf_event.h's struct
+	 * cabbpf_fnspec; its other fields unused) */
+	const struct cabbpf_fnspec *val_specs;
 	bool no_returns; /* entry probes only (no uretprobes) */
 	/* the kernel has no multi-uprobe links (user/kernel/features.h):
 	 * one perf link per site from the start */

@@ -109,7 +109,7 @@ static int attach_perf_range(struct trace *t, uint32_t from, uint32_t to, bool *
 			ls->links[ls->nlinks++] = NULL; /* keeps entries at even slots */
 			continue;
 		}
-		uo.bpf_cookie = fid;
+		uo.bpf_cookie = trace__return_cookie(t, fid);
 		uo.retprobe = true;
 		lr = bpf_program__attach_uprobe_opts(t->ret, t->o.pid > 0 ? t->o.pid : -1,
 						     bin_of(t, fid), (size_t)t->o.offsets[fid], &uo);
@@ -174,11 +174,11 @@ static int attach_file(struct trace *t, struct link_set *ls, const char *bin, ui
 			continue;
 		}
 		offs[m] = offs[i];
-		/* returns: no sp correction, no --size flag; the group and
-		 * its generation */
-		cookies[m++] = (cookies[i] &
-				(uint64_t)(CABBPF_COOKIE_FID |
-					   CABBPF_COOKIE_GRP_MASK << CABBPF_COOKIE_GRP_SHIFT)) |
+		/* returns: no sp correction; the --retval flag, the group
+		 * and its generation */
+		cookies[m++] = trace__return_cookie(t, (uint32_t)(cookies[i] & CABBPF_COOKIE_FID)) |
+			       (cookies[i] & (uint64_t)CABBPF_COOKIE_GRP_MASK
+						     << CABBPF_COOKIE_GRP_SHIFT) |
 			       (cookies[i] & 0xffULL << CABBPF_COOKIE_GEN_SHIFT);
 	}
 	if (!m)

@@ -76,6 +76,8 @@ struct trace {
 	uint32_t refused;
 	bool multi;
 	uint32_t nsized; /* functions with a --size rule */
+	uint32_t nvals;	 /* with an --args or --retval rule */
+	uint32_t nspecs; /* with either: their fnspecs entries */
 	bool paused; /* sampling: between windows (trace__pause) */
 	/* link sets being closed, oldest first */
 	struct closer **closers;
@@ -95,6 +97,7 @@ struct trace {
 /* The entry probe's cookie of fid, and the group and generation bits of
  * a probe of group g (include/cabbpf_event.h). */
 uint64_t trace__entry_cookie(const struct trace *t, uint32_t fid);
+uint64_t trace__return_cookie(const struct trace *t, uint32_t fid);
 uint64_t trace__group_bits(const struct trace *t, unsigned g);
 /* Opens and loads the skeleton, multi choosing the probes' attach type.
  * Returns 0 or -errno. */
