@@ -661,7 +661,7 @@ static const struct rp_case {
 	const char *target; /* h_target's name; cxx: h_cxx_target's */
 	bool cxx;
 	const char *targs[3];
-	const char *rargs[12];
+	const char *rargs[14]; /* NULL-ended: room for one more than the longest */
 	const char *const *recargs; /* cabbpf record's options, or NULL */
 } rp_cases[] = {
 	/* -F main: not the dynamic loader's reads before main, which are the

@@ -132,7 +132,7 @@ static void check_slowest(json_object *lat)
 			greet[k] = true;
 			ck_assert_int_eq(json_object_object_length(vals), 1);
 		} else if (!strcmp(name, "wide")) {
-			char key[8];
+			char key[16];
 			int r;
 
 			for (r = 0; r < 6; r++) {
