@@ -384,12 +384,13 @@ static double sum_windows(const struct sampling_counts *c, const struct an_windo
  * whole-run calls (exact, or estimated: analyzers/sampling.h) shared among
  * its callers as in the epochs in which everything was traced (where a
  * caller is known), or as in all epochs when it was never called there.
- * The 95% interval adds the share's (binomial) and the callee's. *err95
- * -1 when the callee's estimate has none. Returns false when the callee
- * was not traced.
+ * The 95% interval adds the share's (binomial) and the callee's. Returns
+ * what the figure is: AN_BEST_NONE when the callee was not traced;
+ * AN_BEST_LOWER when the callee's count is a lower bound, and then so is
+ * the edge's, what was seen of it (*err95 0); else AN_BEST_ESTIMATED.
  */
-static bool budget_edge(const struct callgraph *g, const struct hmap *callees, uint64_t key,
-			double *est, double *err95)
+static enum an_best budget_edge(const struct callgraph *g, const struct hmap *callees,
+				uint64_t key, double *est, double *err95)
 {
 	const struct an_windows *w = g->ctx->windows;
 	uint32_t callee = EDGE_CALLEE(key);
@@ -398,23 +399,25 @@ static bool budget_edge(const struct callgraph *g, const struct hmap *callees, u
 	const struct sampling_counts *cc =
 		cv ? (const struct sampling_counts *)(uintptr_t)*cv : NULL;
 	double nc, ncerr, a = sum_windows(c, w), n = sum_windows(cc, w), p, e;
+	enum an_best k = sampling__budget_estimate(g->ctx->budget, callee, cc ? cc->w : NULL,
+						   cc ? cc->n : 0, &nc, &ncerr, NULL);
 
-	if (sampling__budget_estimate(g->ctx->budget, callee, cc ? cc->w : NULL, cc ? cc->n : 0, &nc, &ncerr,
-			     NULL) == AN_BEST_NONE)
-		return false;
+	*est = *err95 = 0;
+	if (k == AN_BEST_NONE)
+		return k;
+	if (k == AN_BEST_LOWER) {
+		*est = sum_windows(c, NULL);
+		return k;
+	}
 	if (n <= 0) {
 		a = sum_windows(c, NULL);
 		n = sum_windows(cc, NULL);
 	}
 	p = n > 0 ? a / n : 0;
 	*est = p * nc;
-	if (ncerr < 0) {
-		*err95 = -1;
-		return true;
-	}
 	e = n > 0 ? 1.96 * nc * sqrt(p * (1 - p) / n) : 0;
 	*err95 = sqrt(e * e + p * ncerr * p * ncerr);
-	return true;
+	return AN_BEST_ESTIMATED;
 }
 
 struct thread_edge {
@@ -502,14 +505,12 @@ static int cg_report_json(void *state, struct json *w)
 		emit__row_json(w, edge_cols, EMIT_N(edge_cols), &l, NULL);
 		if (g->ctx->budget) {
 			double est, err95;
+			enum an_best k = budget_edge(g, &callees, rows[i].key, &est, &err95);
 
-			if (budget_edge(g, &callees, rows[i].key, &est, &err95)) {
+			if (k != AN_BEST_NONE) {
+				json__kv_string(w, "estimate", sampling__best_name(k));
 				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
-				json__key(w, "calls_est_err95");
-				if (err95 < 0)
-					json__null(w);
-				else
-					json__u64(w, (uint64_t)llround(err95));
+				json__kv_u64(w, "calls_est_err95", (uint64_t)llround(err95));
 			}
 		} else if (g->ctx->windows) {
 			/* Sampling: the whole run's calls of the edge, estimated

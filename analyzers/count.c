@@ -590,11 +590,8 @@ static int count_report_json(void *state, struct json *w)
 						sampling__window_share(c->ctx->budget, rows[i].fid));
 			if (k != AN_BEST_NONE) {
 				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
-				json__key(w, "calls_est_err95");
-				if (k == AN_BEST_ESTIMATED && err95 < 0)
-					json__null(w);
-				else
-					json__u64(w, (uint64_t)llround(err95 > 0 ? err95 : 0));
+				json__kv_u64(w, "calls_est_err95",
+					     (uint64_t)llround(err95 > 0 ? err95 : 0));
 				/* what the interval rests on: strata - 1 */
 				if (k == AN_BEST_ESTIMATED)
 					json__kv_u64(w, "calls_est_df", df);

@@ -94,7 +94,8 @@ void count__budget_text(const struct count *c, FILE *f)
 	qsort(rows, n, sizeof(*rows), cmp_best_row);
 	fprintf(f,
 		"budget: whole run, per function (%zu exact all along, %zu estimated from "
-		"windows with a 95%% interval, %zu lower bounds: sampled with no window):\n",
+		"windows with a 95%% interval, %zu lower bounds: sampled with too few windows "
+		"for an interval):\n",
 		k[AN_BEST_EXACT], k[AN_BEST_ESTIMATED], k[AN_BEST_LOWER]);
 	fprintf(f, "%14s %12s  %-11s  FUNCTION\n", "CALLS", "+-95%", "FIGURE");
 	for (i = 0; i < n && i < c->ctx->top; i++) {
@@ -104,15 +105,12 @@ void count__budget_text(const struct count *c, FILE *f)
 			  sampling__window_share(b, r->fid) > AN_B_TRAP_BOUND;
 
 		low += tb;
-		if (r->kind == AN_BEST_ESTIMATED && r->err95 >= 0)
+		if (r->kind == AN_BEST_ESTIMATED)
 			fprintf(f, "%14.0f %12.0f  %-11s  %s\n", r->est, r->err95,
 				tb ? "estimated*" : "estimated", an_ctx__name(c->ctx, r->fid, buf));
 		else
-			fprintf(f, "%14.0f %12s  %-11s  %s\n", r->est,
-				r->kind == AN_BEST_ESTIMATED ? "(1 window)" : "",
-				r->kind == AN_BEST_EXACT       ? "exact"
-				: r->kind == AN_BEST_ESTIMATED ? (tb ? "estimated*" : "estimated")
-							       : "at least",
+			fprintf(f, "%14.0f %12s  %-11s  %s\n", r->est, "",
+				r->kind == AN_BEST_EXACT ? "exact" : "at least",
 				an_ctx__name(c->ctx, r->fid, buf));
 	}
 	if (n > c->ctx->top)

@@ -174,9 +174,13 @@ enum an_best sampling__budget_estimate(const struct an_budget *b, uint32_t fid, 
 		v[n - 2].sd_len += v[n - 1].sd_len;
 		n--;
 	}
-	if (!n || v[0].d <= 0) {
-		/* No window (or none with any length): what was seen of the
-		 * sampled epochs is a lower bound. */
+	if (n < 2 || v[0].d <= 0) {
+		/* No window (or none with any length), or a single stratum,
+		 * whose rate has no error estimate: a figure scaled from it
+		 * could be off by any factor and say nothing of it (seen: 7
+		 * windows of a python loop pooled into one, its hottest
+		 * function estimated 5x low). What was seen of the sampled
+		 * epochs is a lower bound. */
 		*est = exact + seen;
 		free(v);
 		return AN_BEST_LOWER;
@@ -204,10 +208,9 @@ enum an_best sampling__budget_estimate(const struct an_budget *b, uint32_t fid, 
 	/* Systematic sampling's variance from successive differences of the
 	 * strata's rates: a rate that drifts or jumps (a phase) widens the
 	 * interval, as it should. */
-	*err95 = n < 2 ? -1 : sampling__t975(n - 1) * sqrt(s2 / (2.0 * (n - 1)) * var);
+	*err95 = sampling__t975(n - 1) * sqrt(s2 / (2.0 * (n - 1)) * var);
 	/* The progress correction's own error, a normal 95% on top. */
-	if (*err95 >= 0)
-		*err95 = sqrt(*err95 * *err95 + 1.96 * 1.96 * sys * sys);
+	*err95 = sqrt(*err95 * *err95 + 1.96 * 1.96 * sys * sys);
 	if (df)
 		*df = n - 1;
 	free(v);

@@ -159,10 +159,12 @@ enum an_best sampling__estimate(const uint64_t *counts, uint32_t ncounts,
  * interval is systematic sampling's, from the successive differences of
  * the strata's rates, with each stratum's finite-population correction,
  * +-t standard errors (Student's, strata - 1 degrees of freedom).
- * Sets *est and *err95 (0 when exact; -1 with a single stratum: no error
- * estimate) and, when df is not NULL, *df (strata - 1; 0 unless
- * estimated). Returns what the figure is. Pure; any thread; -ENOMEM is
- * reported as AN_BEST_LOWER.
+ * Sets *est and *err95 (0 unless estimated) and, when df is not NULL,
+ * *df (strata - 1; 0 unless estimated). Returns what the figure is: a
+ * single stratum (one window, or windows pooled into one) has no error
+ * estimate, so what was seen is given as a lower bound (AN_BEST_LOWER),
+ * never a scaled figure without its interval. Pure; any thread; -ENOMEM
+ * is reported as AN_BEST_LOWER.
  */
 enum an_best sampling__budget_estimate(const struct an_budget *b, uint32_t fid, const uint64_t *counts,
 			      uint32_t ncounts, double *est, double *err95, uint32_t *df);
