@@ -82,7 +82,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all clean check layers names unit-check integration-check asan-check tsan-check bench format deps demo stress fuzz fuzz-bins \
+.PHONY: all clean check layers names unit-check integration-check asan-check tsan-check sanitized-integration bench format deps demo stress fuzz fuzz-bins \
 	targets vmtest
 all: cabbpf
 
@@ -185,7 +185,17 @@ unit-check: $(TEST_BINS)
 
 asan-check:
 	$(Q)$(MAKE) --no-print-directory OUT=.output/asan OPT=-O1 \
-		SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" unit-check
+		SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		unit-check sanitized-integration
+
+# Integration suites run against the sanitizer build of cabbpf (as root,
+# like make check): the loader, the pipeline, the analyzers and the report
+# on the real kernel's events. A few, for time: recordings and replay (the
+# pipeline offline and live), and values of calls (their pieces kept on
+# the frames).
+SANITIZED_SUITES := $(OUT)/tests/test_vals_integration $(OUT)/tests/test_record_integration
+sanitized-integration: $(OUT)/cabbpf $(SANITIZED_SUITES)
+	$(Q)OUT=$(OUT) CABBPF_BIN=$(OUT)/cabbpf tests/run.sh $(SANITIZED_SUITES)
 
 tsan-check:
 	$(Q)$(MAKE) --no-print-directory OUT=.output/tsan OPT=-O1 \

@@ -77,7 +77,11 @@ int h_setup_bin(const char *bin)
 
 int h_setup(void)
 {
-	return h_setup_bin("cabbpf");
+	/* CABBPF_BIN: another build of the tool (make asan-check runs some
+	 * integration suites against the sanitizer build) */
+	const char *bin = getenv("CABBPF_BIN");
+
+	return h_setup_bin(bin && *bin ? bin : "cabbpf");
 }
 
 int h_integration_setup(const char *suite, int (*extra)(void))

@@ -478,6 +478,25 @@ START_TEST(slower_than_lists_slowest)
 }
 END_TEST
 
+/* A trace whose functions the program never called is not a failure,
+ * but is said: an empty report is never taken for a quiet program. */
+START_TEST(nothing_called_is_said)
+{
+	char *args[] = {"-a", "count", "-f", "libc:mkfifo", "--", (char *)h_target("vals", 0), "1",
+			NULL};
+	struct h_run r;
+
+	h_run(&r, args);
+	h_assert_clean(&r);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(h_calls(r.json, "libc:mkfifo"), 0);
+	ck_assert_msg(strstr(r.err, "warning: none of the 1 functions traced was called while "
+				    "tracing: the report is empty"),
+		      "%s", r.err);
+	h_free(&r);
+}
+END_TEST
+
 /* The target exits mid-trace with frames open: still a full report. */
 START_TEST(target_exits_mid_trace)
 {
@@ -2419,6 +2438,7 @@ int main(void)
 	tcase_add_test(exact, command_dies_of_sigpipe);
 	tcase_add_loop_test(exact, children_counted_not_traced, 0, 2);
 	tcase_add_loop_test(exact, target_exits_mid_trace, 0, 2);
+	tcase_add_test(exact, nothing_called_is_said);
 	tcase_add_loop_test(exact, latency_known_durations, 0, 2);
 	tcase_add_loop_test(exact, slower_than_lists_slowest, 0, 2);
 	tcase_add_test(exact, exit_status_as_shell);

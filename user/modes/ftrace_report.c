@@ -69,6 +69,9 @@ static bool exec_is_traced(const struct ftrace *ft, const struct stage_exec *ex)
  *     did not exec another program: events it made were dropped.
  *   - A launched program that ran to a normal exit with its main traced,
  *     and no entry of main seen: its probes delivered nothing.
+ * A trace in which none of the traced functions was called, with nothing
+ * lost, is not a failure (the program may not have called them) but is
+ * said, so an empty report is never taken for a quiet one.
  * Returns 0, or -ENODATA (logged).
  */
 static int check_delivery(struct ftrace *ft, const uint64_t *totals, const struct summary *sm)
@@ -97,6 +100,10 @@ static int check_delivery(struct ftrace *ft, const uint64_t *totals, const struc
 			tg->comm, WEXITSTATUS(tg->status), (unsigned long long)sm->events);
 		return -ENODATA;
 	}
+	if (!sm->events && !sm->lost_calls)
+		log_warn("none of the %u functions traced was called while tracing: the report "
+			 "is empty (cabbpf -l lists them; -f selects others)",
+			 sm->nfuncs);
 	return 0;
 }
 
