@@ -132,6 +132,9 @@ struct an_ctx {
 	 * program's own user-mode time in periods; 0: the times shown are
 	 * the traced ones. Set and read as windows is. */
 	uint64_t cpu_sample_ns;
+	/* The clock sampled the program's system calls too (its kernel-mode
+	 * time; a recording of version 9 has only the user-mode time) */
+	bool cpu_sample_kernel;
 	/* With it, what each function's traced call adds to the program's
 	 * own time after its traps (user/trace/calibrate.h struct
 	 * calib_aftermath), ns by fid: in the function after its entry
@@ -141,6 +144,13 @@ struct an_ctx {
 	const uint32_t *aft_in, *aft_out;
 };
 
+
+/* What the sampled times are, for a report's sentence: "user-mode CPU
+ * time", or "CPU time (user mode and system calls)". Static storage. */
+static inline const char *an_ctx__sampled_what(const struct an_ctx *c)
+{
+	return c->cpu_sample_kernel ? "CPU time (user mode and system calls)" : "user-mode CPU time";
+}
 
 /* The time n CPU-clock samples stand for, ns (0 without the sampler). */
 static inline uint64_t an_ctx__sampled_ns(const struct an_ctx *c, uint64_t n)

@@ -595,9 +595,9 @@ int cct_report__text(void *state, FILE *f)
 	fputs("times: ", f);
 	if (g->ctx->cpu_sample_ns)
 		fprintf(f,
-			"SAMPLED_MS and SAMPLED_SELF are the program's own user-mode CPU time, "
+			"SAMPLED_MS and SAMPLED_SELF are the program's own %s, "
 			"sampled every %.3g ms, the probes left out (docs/times.md); ",
-			(double)g->ctx->cpu_sample_ns / 1e6);
+			an_ctx__sampled_what(g->ctx), (double)g->ctx->cpu_sample_ns / 1e6);
 	fprintf(f,
 		"wall times include the probes' own cost (every traced call below a "
 		"context adds its entry and return probe hits: see the plan line on stderr)%s; "

@@ -403,9 +403,9 @@ static int count_report_text(void *state, FILE *f)
 		nth == 1 ? "" : "s");
 	if (c->ctx->cpu_sample_ns)
 		fprintf(f,
-			"  times: the program's own user-mode CPU time, sampled every %.3g ms "
+			"  times: the program's own %s, sampled every %.3g ms "
 			"(probes not included%s; +-SELF: 95%%, of the sampling)\n",
-			(double)c->ctx->cpu_sample_ns / 1e6,
+			an_ctx__sampled_what(c->ctx), (double)c->ctx->cpu_sample_ns / 1e6,
 			c->ctx->aft_in ? ", nor their measured aftermath"
 				       : "; their aftermath is: not measured");
 	else

@@ -11,12 +11,21 @@
 #    frame of its call chain that is a traced function (as cabbpf charges
 #    an untraced callee's time, memcmp's say, to its traced caller), and
 #    samples with no traced frame are left out;
-#  - cabbpf -a count on the command: each traced function's sampled self
-#    time (est_self_ns) and its traced wall self time (self_ns, what
-#    --times raw shows);
+#  - cabbpf -a count,cct on the command: each traced function's sampled
+#    self time (est_self_ns), its traced wall self time (self_ns, what
+#    --times raw shows), and two compensations of the traced wall time
+#    summed over the calling-context tree: COMP% (the tree's COMP_SELF,
+#    self_ns_comp: each traced call's whole probe cost off its caller) and
+#    FIX% (each call's probe cost split where it lands: C_IN off its own
+#    self time, C_OUT off its caller's, issue 46 item 2's "correct
+#    compensation"). C_IN and C_OUT are measured first, on
+#    tests/targets/shares: tiny's traced self time a call less its
+#    untraced cost a call (C_IN), outer's traced self time less its
+#    untraced self time, a tiny call (C_OUT); both are emulated-class
+#    probes, the commonest (the plan line on stderr says each run's mix);
 #  - the 10 functions with the largest perf shares (shares of the traced
-#    functions' sum, on each side): PERF%, SAMPLED%, RAW%, and the largest
-#    gap of each method to perf in percentage points.
+#    functions' sum, on each side): PERF%, SAMPLED%, RAW%, COMP%, FIX%,
+#    and the largest gap of each method to perf in percentage points.
 # Workloads: tests/targets/shares (functions of known cost; it prints
 # them: TRUE%), sqlite3 (a GROUP BY/JOIN over a 200,000-row table,
 # -f 'libsqlite3:sqlite3*'), python3 (a pure-Python loop, -f
@@ -41,7 +50,7 @@ setup() {
 	case $1 in
 	shares)
 		CMD=(.output/targets/shares-O2)
-		SEL=(-f big -f mid -f tiny -f outer)
+		SEL=(-f big -f mid -f tiny -f outer -f sys)
 		;;
 	sqlite3)
 		if [ ! -s "$B/t.db" ]; then
@@ -71,6 +80,27 @@ print(s)')
 	esac
 }
 
+# The split of a traced call's probe cost (see above), ns: "C_IN C_OUT".
+split_cost() {
+	local own
+	own=$(.output/targets/shares-O2)
+	./cabbpf --lossless --times raw -a count -f tiny -f outer --json "$B/split.json" \
+		-- .output/targets/shares-O2 >/dev/null 2>"$B/split.err" || { cat "$B/split.err" >&2; exit 1; }
+	python3 - "$B/split.json" "$own" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+o = dict(kv.split("=") for kv in sys.argv[2].split())
+f = {x["name"]: x for x in j["functions"]}
+# tiny: 400,000 calls in its own phase, 200,000 under outer; the untraced
+# tiny_ns is its own phase's
+c_in = (f["tiny"]["self_ns"] - 1.5 * float(o["tiny_ns"])) / f["tiny"]["calls"]
+c_out = (f["outer"]["self_ns"] - float(o["outer_self_ns"])) / 200000
+print(f"{max(c_in, 0):.0f} {max(c_out, 0):.0f}")
+PY
+}
+read -r C_IN C_OUT < <(split_cost)
+echo "probe cost split, measured on shares' tiny and outer: C_IN $C_IN ns, C_OUT $C_OUT ns a traced call"
+
 for w in "${W[@]}"; do
 	IN=/dev/null
 	setup "$w"
@@ -79,11 +109,12 @@ for w in "${W[@]}"; do
 		[ "$w" = shares ] && own=$("${CMD[@]}")
 		perf record -q -F "$HZ" --call-graph dwarf -o "$B/perf.data" -- "${CMD[@]}" <"$IN" >/dev/null 2>&1
 		perf script -i "$B/perf.data" -F ip,sym 2>/dev/null >"$B/perf.txt" || true
-		./cabbpf --lossless --times-hz "$HZ" -a count "${SEL[@]}" --json "$B/cabbpf.json" -- "${CMD[@]}" \
+		./cabbpf --lossless --times-hz "$HZ" -a count,cct "${SEL[@]}" --json "$B/cabbpf.json" -- "${CMD[@]}" \
 			<"$IN" >/dev/null 2>"$B/cabbpf.err" || { cat "$B/cabbpf.err" >&2; exit 1; }
-		python3 - "$w" "$r" "$B/cabbpf.json" "$B/perf.txt" "$own" <<'PY'
+		python3 - "$w" "$r" "$B/cabbpf.json" "$B/perf.txt" "$own" "$C_IN" "$C_OUT" <<'PY'
 import json, sys
 w, r, jpath, ppath, own = sys.argv[1:6]
+c_in, c_out = float(sys.argv[6]), float(sys.argv[7])
 j = json.load(open(jpath))
 fns = {}
 for f in j["count"]["functions"] if "count" in j else j["functions"]:
@@ -115,22 +146,37 @@ def shares(d):
 ps = shares({k: perf.get(k, 0) for k in fns})
 ss = shares({k: float(f.get("est_self_ns", 0)) for k, f in fns.items()})
 rs = shares({k: float(f["self_ns"]) for k, f in fns.items()})
+# the two compensations, per context of the tree, summed by function
+comp, fix = {k: 0.0 for k in fns}, {k: 0.0 for k in fns}
+def walk(n):
+    k = n["name"].split(":", 1)[-1]
+    kids = n.get("children", [])
+    if k in fns:
+        comp[k] += n.get("self_ns_comp", n["self_ns"])
+        fix[k] += max(0.0, n["self_ns"] - n["calls"] * c_in
+                      - sum(c["calls"] for c in kids) * c_out)
+    for c in kids:
+        walk(c)
+walk(j["cct"])
+cs, fs = shares(comp), shares(fix)
 truth = {}
 if own:
     o = dict(kv.split("=") for kv in own.split())
     truth = shares({"big": float(o["big_ns"]), "mid": float(o["mid_ns"]),
-                    "tiny": 1.5 * float(o["tiny_ns"]), "outer": float(o["outer_self_ns"])})
+                    "tiny": 1.5 * float(o["tiny_ns"]), "outer": float(o["outer_self_ns"]),
+                    "sys": float(o["sys_ns"])})
 top = sorted(fns, key=lambda k: -ps[k])[:10]
 print(f"{w} run {r}: {sum(perf.values())} perf samples, "
       f"{j.get('times', {}).get('samples', 0)} cabbpf samples")
-print(f"  {'FUNCTION':32} {'CALLS':>10} {'PERF%':>6} {'SAMPLED%':>9} {'RAW%':>6}"
+print(f"  {'FUNCTION':32} {'CALLS':>10} {'PERF%':>6} {'SAMPLED%':>9} {'RAW%':>6} {'COMP%':>6} {'FIX%':>6}"
       + (f" {'TRUE%':>6}" if truth else ""))
 for k in top:
-    print(f"  {k[:32]:32} {fns[k]['calls']:>10} {ps[k]:>6.1f} {ss[k]:>9.1f} {rs[k]:>6.1f}"
+    print(f"  {k[:32]:32} {fns[k]['calls']:>10} {ps[k]:>6.1f} {ss[k]:>9.1f} {rs[k]:>6.1f} {cs[k]:>6.1f} {fs[k]:>6.1f}"
           + (f" {truth[k]:>6.1f}" if truth else ""))
-gs = max(abs(ss[k] - ps[k]) for k in top)
-gr = max(abs(rs[k] - ps[k]) for k in top)
-print(f"  largest gap to perf over these: sampled {gs:.1f} pp, raw {gr:.1f} pp")
+def gap(m):
+    return max(abs(m[k] - ps[k]) for k in top)
+print(f"  largest gap to perf over these: sampled {gap(ss):.1f} pp, raw {gap(rs):.1f} pp, "
+      f"comp {gap(cs):.1f} pp, fix {gap(fs):.1f} pp")
 PY
 	done
 done

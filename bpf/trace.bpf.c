@@ -640,16 +640,52 @@ static __always_inline bool in_xol_area(struct task_struct *task, __u64 ip)
 	return xa && ip - xa->vaddr < 4096;
 }
 
+/* x86-64's system calls for the probes themselves: a return probe's
+ * trampoline (uretprobe, 6.11+) and an optimised entry probe's (uprobe,
+ * 6.16+). Their numbers are ABI. */
+#define NR_URETPROBE 335
+#define NR_UPROBE 336
+#define KERNEL_ENOSYS 38
+
 /*
- * --times sampled: the CPU clock (a perf cpu-clock event on every CPU,
- * user mode only: user/trace/cpuclock.c) interrupted a thread of the
- * target while it ran its own code. One event, with the thread's sequence
- * number, so it lands between the calls and returns around it and the
- * analyzers charge the period to the frame on top of its shadow stack
- * (pipeline/shadow.h, SAMPLES): where the program spent that time, by
- * its exact calling context. A probe's trap is kernel mode, so it is
- * never sampled: the probes' cost stays out of these times. Loaded only
- * when asked for (autoload off otherwise), for one target process.
+ * A tick that interrupted the thread in kernel mode: is that the
+ * program's own time? Yes in a system call it made: its registers as
+ * saved at entry have the call's number in orig_ax and -ENOSYS in ax
+ * until the call's result is stored (the entry code's, on every x86-64
+ * kernel). No in a probe's trap: int3 and the single-step's debug trap
+ * save orig_ax -1, and the probes' own system calls come from their
+ * trampolines (in the xol area, or numbered above). Page faults and
+ * interrupts save an error code or vector there and are left out too.
+ */
+static __always_inline bool in_own_syscall(struct task_struct *task)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(task);
+	long nr, ax;
+
+	if (!u)
+		return false;
+	nr = (long)BPF_CORE_READ(u, orig_ax);
+	ax = (long)BPF_CORE_READ(u, ax);
+	if (nr < 0 || ax != -KERNEL_ENOSYS || nr == NR_URETPROBE || nr == NR_UPROBE)
+		return false;
+	return !in_xol_area(task, BPF_CORE_READ(u, ip));
+#else
+	(void)task;
+	return false;
+#endif
+}
+
+/*
+ * --times sampled: the CPU clock (a perf cpu-clock event on every CPU:
+ * user/trace/cpuclock.c) interrupted a thread of the target. One event,
+ * with the thread's sequence number, so it lands between the calls and
+ * returns around it and the analyzers charge the period to the frame on
+ * top of its shadow stack (pipeline/shadow.h, SAMPLES): where the program
+ * spent that time, by its exact calling context. Its own code and its own
+ * system calls are its time; the probes' code and traps are not: left
+ * out and counted (docs/times.md). Loaded only when asked for (autoload
+ * off otherwise), for one target process.
  */
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
@@ -658,15 +694,23 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct cabbpf_event *e;
 	struct tstate *st;
 	__u32 win = (__u32)gate;
+	__u64 ip = ctx->regs.ip;
 
 	if (!win || !target_tgid || task->tgid != target_tgid)
 		return 0;
-	/* Kernel-mode ticks never get here: the clock has exclude_kernel
-	 * (user/trace/cpuclock.c), and the hrtimer drops them before any
-	 * overflow handler runs. */
 	if (other_image || cgroup_excluded())
 		return 0;
-	if (in_xol_area(task, ctx->regs.ip)) {
+#if defined(__TARGET_ARCH_x86)
+	if ((__s64)ip < 0) { /* kernel mode: x86-64's kernel is the upper half */
+		if (!in_own_syscall(task)) {
+			bump(CABBPF_STAT_CPU_SAMPLES_TRAP);
+			return 0;
+		}
+		bump(CABBPF_STAT_CPU_SAMPLES_SYSCALL);
+		ip = 0; /* not a user address: the dump says "kernel" */
+	} else
+#endif
+		if (in_xol_area(task, ip)) {
 		bump(CABBPF_STAT_CPU_SAMPLES_PROBE);
 		return 0;
 	}
@@ -684,7 +728,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	pipeline_close_unseen(st, task);
 	e = pipeline_claim(st, CABBPF_STAT_CPU_SAMPLE_DROPS);
 	if (e)
-		pipeline_put(e, st, task, CABBPF_EV_CPU_SAMPLE, bpf_ktime_get_ns(), ctx->regs.ip,
+		pipeline_put(e, st, task, CABBPF_EV_CPU_SAMPLE, bpf_ktime_get_ns(), ip,
 			     sampling ? win : 0);
 	st->busy = 0;
 	return 0;

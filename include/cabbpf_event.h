@@ -258,7 +258,14 @@ enum cabbpf_stat {
 	 * instructions single-stepped out of line): the probes' cost, not
 	 * the program's, left out. */
 	CABBPF_STAT_CPU_SAMPLES_PROBE = 18,
-	CABBPF_STAT__MAX = 19,
+	/* CPU-clock samples that interrupted the target in kernel mode: in a
+	 * system call of the program's own (its system time: kept, an event
+	 * like a user-mode sample), or in any other kernel entry (a probe's
+	 * trap, the return probes' system call, a page fault, an interrupt):
+	 * left out and counted (docs/times.md). */
+	CABBPF_STAT_CPU_SAMPLES_SYSCALL = 19,
+	CABBPF_STAT_CPU_SAMPLES_TRAP = 20,
+	CABBPF_STAT__MAX = 21,
 };
 
 /* Slots of the probes' thread table (bpf/pipeline.bpf.h "tstab"): 64 bytes

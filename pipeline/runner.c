@@ -312,9 +312,10 @@ void runner__set_windows(struct runner *r, const struct an_windows *w)
 	r->ctx.windows = w;
 }
 
-void runner__set_cpu_sample(struct runner *r, uint64_t period_ns)
+void runner__set_cpu_sample(struct runner *r, uint64_t period_ns, bool kernel)
 {
 	r->ctx.cpu_sample_ns = period_ns;
+	r->ctx.cpu_sample_kernel = period_ns && kernel;
 }
 
 uint64_t runner__cpu_sample(const struct runner *r)

@@ -107,6 +107,9 @@ static char *make_recording(size_t *len)
 		.samples_probe = 14,
 		.samples_nostate = 15,
 		.samples_lost = 16,
+		.samples_kernel = true,
+		.samples_syscall = 17,
+		.samples_trap = 18,
 		.has_kernel = true,
 		.kernel = {.release = "6.1.0-test", .lockdown = "integrity", .probed = true}};
 
@@ -516,24 +519,25 @@ static size_t summary_added_after(uint32_t v)
 {
 	size_t added[] = {0, 0, 0,  16,
 			  8, 8, 16, 4 + 4 + strlen("6.1.0-test") + 4 + strlen("integrity") + 4,
-			  8, 32};
+			  8, 32, 4 + 8 + 8};
 	size_t n = 0;
 	unsigned f;
 
 	for (f = 0; f < KF__N; f++)
 		added[7] += 4 + strlen(features__info[f].name) + 4;
 	/* 8 changed the entry records, and added the forks to SUMMARY; 9
-	 * the sampled times' period and samples left out */
-	_Static_assert(RECFMT_VERSION == 9, "summary_added_after knows versions up to 9");
+	 * the sampled times' period and samples left out; 10 the clock's
+	 * kernel-mode samples */
+	_Static_assert(RECFMT_VERSION == 10, "summary_added_after knows versions up to 10");
 	for (v++; v <= RECFMT_VERSION; v++)
 		n += added[v];
 	return n;
 }
 
-/* Versions 3 to 9 (_i: SUMMARY without the ring's size, the unseen
- * switch-ins, the guard's waits at detach, the kernel, the forks or the
- * sampled times, the fields versions 4 to 9 added at its end; 9: as
- * written) are still read: what they lack is then unknown (0:
+/* Versions 3 to 10 (_i: SUMMARY without the ring's size, the unseen
+ * switch-ins, the guard's waits at detach, the kernel, the forks, the
+ * sampled times or their kernel-mode samples, the fields versions 4 to 10
+ * added at its end; 10: as written) are still read: what they lack is then unknown (0:
  * no ring_bytes in the JSON) or none, the rest as written. */
 START_TEST(old_summary_read)
 {
@@ -566,6 +570,9 @@ START_TEST(old_summary_read)
 			ck_assert_uint_eq(s->cpu_sample_ns, _i >= 9 ? 1000000 : 0);
 			ck_assert_uint_eq(s->samples_probe, _i >= 9 ? 14 : 0);
 			ck_assert_uint_eq(s->samples_lost, _i >= 9 ? 16 : 0);
+			ck_assert(s->samples_kernel == (_i >= 10));
+			ck_assert_uint_eq(s->samples_syscall, _i >= 10 ? 17 : 0);
+			ck_assert_uint_eq(s->samples_trap, _i >= 10 ? 18 : 0);
 			seen++;
 		}
 	ck_assert_int_eq(ret, 0);
@@ -757,7 +764,7 @@ int main(void)
 	tcase_add_test(tc, source_block_checked);
 	tcase_add_test(tc, source_block_bounds);
 	tcase_add_test(tc, version2_summary_read);
-	tcase_add_loop_test(tc, old_summary_read, 3, 10);
+	tcase_add_loop_test(tc, old_summary_read, 3, 11);
 	tcase_add_test(tc, report_through_runner);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

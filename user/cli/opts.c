@@ -451,8 +451,9 @@ const struct opt_def opts__table[] = {
 	 .choices = (const char *const[]){"sampled", "raw", NULL},
 	 .wants = "sampled or raw",
 	 .help = "what the times shown are: sampled (default: the\n"
-		 "program's own CPU time, a CPU clock sampling each\n"
-		 "calling context, probes left out) or raw (traced\n"
+		 "program's own CPU time, its code and its system\n"
+		 "calls, a CPU clock sampling each calling context,\n"
+		 "probes and their traps left out) or raw (traced\n"
 		 "wall time, each call's probes included)"},
 	{"times-hz", 0, OPT_UINT, "HZ", 10, 10000, OFF(times_hz), .group = G_TUNE,
 	 .wants = "an integer from 10 to 10000",

@@ -719,7 +719,8 @@ int ftrace_attach__probes(struct ftrace *ft)
 	 * read its period; none, they say the times are the traced ones. */
 	runner__set_cpu_sample(ft->rn, trace__cpu_samples(ft->tr)
 					       ? ftrace_attach__cpu_sample_ns(ft)
-					       : 0);
+					       : 0,
+			       true);
 	/* A fallback to per-site links reloaded the trace object: new rings,
 	 * a new cgroup filter map. */
 	if (ft->guard && trace__map_fd(ft->tr, "slots") != slots_fd && (err = attach_guard(ft)))

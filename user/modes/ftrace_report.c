@@ -143,6 +143,9 @@ static void fill_summary(struct ftrace *ft, struct summary *sm, const uint64_t *
 	sm->samples_probe = totals[CABBPF_STAT_CPU_SAMPLES_PROBE];
 	sm->samples_nostate = totals[CABBPF_STAT_CPU_SAMPLES_NOSTATE];
 	sm->samples_lost = totals[CABBPF_STAT_CPU_SAMPLE_DROPS];
+	sm->samples_kernel = sm->cpu_sample_ns != 0;
+	sm->samples_syscall = totals[CABBPF_STAT_CPU_SAMPLES_SYSCALL];
+	sm->samples_trap = totals[CABBPF_STAT_CPU_SAMPLES_TRAP];
 	/* A launched command's own start is an exec too: not the program's
 	 * doing (--follow-exec: made before tracing began, not seen). */
 	if (tg->spawned && !tg->followed && sm->execs)

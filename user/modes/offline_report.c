@@ -80,6 +80,9 @@ void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *
 	sm->samples_probe = s->samples_probe;
 	sm->samples_nostate = s->samples_nostate;
 	sm->samples_lost = s->samples_lost;
+	sm->samples_kernel = s->samples_kernel;
+	sm->samples_syscall = s->samples_syscall;
+	sm->samples_trap = s->samples_trap;
 	sm->exec_other = s->exec_other;
 	sm->exec_thread = s->exec_thread;
 	sm->guard = s->has_guard ? &s->guard : NULL;
@@ -167,7 +170,7 @@ int offline__report(const struct opts *o)
 	offline__summary(m, recfmt__summary(r), &sm);
 	runner__set_lost(rn, sm.lost_calls, sm.lost_io, sm.cab.overwritten);
 	runner__set_traced(rn, sm.nfuncs);
-	runner__set_cpu_sample(rn, sm.cpu_sample_ns);
+	runner__set_cpu_sample(rn, sm.cpu_sample_ns, sm.samples_kernel);
 	if (!o->quiet && outputs__note(&outs, "-o", o->output_path,
 				       report__text_to(o->output_path, &sm, rn)))
 		log_err("writing the report%s%s: %s", o->output_path ? " to " : "",

@@ -41,8 +41,10 @@
  * 4: then each CPU's ring size; 5: then the unseen switch-ins; 6: then the
  * guard's waits at detach; 7: then the kernel traced on (its features);
  * 8: entry records carry their return-address slot's word above sp
- * (pipeline/record.h; earlier files' entries have none: not known) */
-#define RECFMT_VERSION 9u
+ * (pipeline/record.h; earlier files' entries have none: not known); 9:
+ * SUMMARY then has the sampled times' period and samples left out; 10:
+ * then the clock's kernel-mode samples (in system calls, in traps) */
+#define RECFMT_VERSION 10u
 #define RECFMT_HEADER_BYTES 16
 /* Bounds a reader enforces (a corrupt length must not allocate gigabytes). */
 #define RECFMT_MAX_BLOCK (256u << 20)
@@ -123,6 +125,10 @@ struct recfmt_summary {
 	/* version 9: --times sampled's period (0: not sampled, or before)
 	 * and its samples left out (struct summary) */
 	uint64_t cpu_sample_ns, samples_probe, samples_nostate, samples_lost;
+	/* version 10: whether the clock sampled kernel mode too, and its
+	 * samples in system calls (kept) and in traps (left out) */
+	bool samples_kernel;
+	uint64_t samples_syscall, samples_trap;
 	struct guard_stats guard;
 	/* version 7: the kernel the trace was taken on (user/kernel/
 	 * features.h); has_kernel false before, or when the writer had none */

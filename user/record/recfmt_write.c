@@ -300,6 +300,10 @@ int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s)
 	b_u64(&b, s->samples_probe);
 	b_u64(&b, s->samples_nostate);
 	b_u64(&b, s->samples_lost);
+	/* version 10: the clock's kernel-mode samples */
+	b_u32(&b, s->samples_kernel);
+	b_u64(&b, s->samples_syscall);
+	b_u64(&b, s->samples_trap);
 	err = ok ? w_block(w, RECFMT_SUMMARY, &b) : (w->err = -EINVAL);
 	free(b.p);
 	return err;

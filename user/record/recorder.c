@@ -110,6 +110,9 @@ int recorder__finish(struct recorder *rc, const struct summary *sm,
 	s.samples_probe = sm->samples_probe;
 	s.samples_nostate = sm->samples_nostate;
 	s.samples_lost = sm->samples_lost;
+	s.samples_kernel = sm->samples_kernel;
+	s.samples_syscall = sm->samples_syscall;
+	s.samples_trap = sm->samples_trap;
 	s.exec_other = sm->exec_other;
 	s.exec_thread = sm->exec_thread;
 	s.has_guard = sm->guard != NULL;

@@ -193,12 +193,18 @@ static void times_text(FILE *out, const struct summary *s, const struct runner *
 		return;
 	}
 	runner__stats(r, &st);
-	fprintf(out,
-		"  times: sampled, the program's own user-mode CPU time: %llu samples every %.3g "
-		"ms (%llu outside traced functions); left out: %llu in the probes' code",
-		(unsigned long long)st.returns.samples, (double)s->cpu_sample_ns / 1e6,
+	fprintf(out, "  times: sampled, the program's own %s: %llu samples every %.3g ms (",
+		s->samples_kernel ? "CPU time (user mode and its system calls)"
+				  : "user-mode CPU time",
+		(unsigned long long)st.returns.samples, (double)s->cpu_sample_ns / 1e6);
+	if (s->samples_kernel)
+		fprintf(out, "%llu in system calls, ", (unsigned long long)s->samples_syscall);
+	fprintf(out, "%llu outside traced functions); left out: %llu in the probes' code",
 		(unsigned long long)(st.returns.samples_root + s->samples_nostate),
 		(unsigned long long)s->samples_probe);
+	if (s->samples_kernel)
+		fprintf(out, ", %llu in their traps and other kernel entries",
+			(unsigned long long)s->samples_trap);
 	if (s->samples_lost)
 		fprintf(out, ", %llu LOST to full rings (times are lower bounds)",
 			(unsigned long long)s->samples_lost);
@@ -235,6 +241,11 @@ static int times_json(struct json *w, const struct summary *s, const struct runn
 		err |= json__kv_u64(w, "samples_outside", st.returns.samples_root + s->samples_nostate);
 		err |= json__kv_u64(w, "samples_probe", s->samples_probe);
 		err |= json__kv_u64(w, "samples_lost", s->samples_lost);
+		/* the clock's kernel-mode samples, when it took them */
+		if (s->samples_kernel) {
+			err |= json__kv_u64(w, "samples_syscall", s->samples_syscall);
+			err |= json__kv_u64(w, "samples_trap", s->samples_trap);
+		}
 		/* the probes' aftermath taken out (docs/times.md), and whether
 		 * it is so much of the time that the times are uncertain */
 		err |= json__kv_u64(w, "aftermath_ns", st.returns.aft_ns);

@@ -87,6 +87,12 @@ struct summary {
 	 * lost to a full ring. */
 	uint64_t cpu_sample_ns;
 	uint64_t samples_probe, samples_nostate, samples_lost;
+	/* The clock sampled kernel mode too (a live run; a recording of
+	 * version 10 on): of its kernel-mode samples, those in the program's
+	 * own system calls (kept, in the times) and those in the probes'
+	 * traps or other kernel entries (left out). */
+	bool samples_kernel;
+	uint64_t samples_syscall, samples_trap;
 	bool exec_other;  /* the last one ran another program (not traced) */
 	/* the last one was called by a thread other than the main one: the
 	 * kernel's probes, bound to the main thread, miss the new image */

@@ -368,7 +368,8 @@ static void aftermath_of(const struct calib_events *ce, size_t k, uint64_t t0, u
 	if (!calls)
 		return;
 	for (i = 0; i < ce->n; i++) {
-		if (ce->s[i].ts < t0 || ce->s[i].ts > t1)
+		/* ip 0: in a system call (none of the loop's or the function's) */
+		if (ce->s[i].ts < t0 || ce->s[i].ts > t1 || !ce->s[i].ip)
 			continue;
 		if (ce->s[i].ip >= lo && ce->s[i].ip < hi)
 			in++;

@@ -14,7 +14,8 @@ struct cpuclock {
 	int ncpus;
 };
 
-int cpuclock__attach(struct bpf_program *prog, uint64_t period_ns, struct cpuclock **out)
+int cpuclock__attach(struct bpf_program *prog, uint64_t period_ns, bool kernel,
+		     struct cpuclock **out)
 {
 	struct perf_event_attr attr;
 	struct cpuclock *c;
@@ -39,9 +40,10 @@ int cpuclock__attach(struct bpf_program *prog, uint64_t period_ns, struct cpuclo
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_CPU_CLOCK;
 	attr.sample_period = period_ns;
-	/* A probe's trap is kernel mode: its ticks never reach the program,
-	 * so what it sees is the target's own execution. */
-	attr.exclude_kernel = 1;
+	/* A probe's trap is kernel mode: with user mode only, its ticks never
+	 * reach the program (the hrtimer drops them), so what it sees is the
+	 * target's own execution; with kernel mode, the program sorts them. */
+	attr.exclude_kernel = !kernel;
 	attr.exclude_hv = 1;
 	for (cpu = 0; cpu < c->ncpus; cpu++) {
 		int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1,

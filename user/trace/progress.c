@@ -47,7 +47,7 @@ int progress__open(pid_t pid, struct progress **out)
 	bpfload__free(&lg);
 	if (err)
 		goto cleanup;
-	err = cpuclock__attach(p->skel->progs.on_tick, PROGRESS_TICK_NS, &p->clock);
+	err = cpuclock__attach(p->skel->progs.on_tick, PROGRESS_TICK_NS, false, &p->clock);
 	if (err)
 		goto cleanup;
 	*out = p;

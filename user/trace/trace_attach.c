@@ -310,7 +310,7 @@ static void attach_cpu_samples(struct trace *t)
 
 	if (!t->o.cpu_sample_ns || t->o.pid <= 0 || t->o.floor || t->cpu_samples)
 		return;
-	err = cpuclock__attach(t->skel->progs.on_cpu_sample, t->o.cpu_sample_ns,
+	err = cpuclock__attach(t->skel->progs.on_cpu_sample, t->o.cpu_sample_ns, true,
 			       &t->cpu_samples);
 	if (err)
 		log_warn("no CPU clock to sample the target's time (%s): times shown are traced "
