@@ -51,7 +51,7 @@
  * names). runner__join folds every process's instances into the merged
  * result (what a run without per_process would report, exactly: the
  * analyzers merge disjoint sets of threads) and the analyzer threads'
- * instances of one process into one, reported by runner__report_*_proc.
+ * instances of one process into one (runner__proc_analyzer_at).
  *
  * A growing function table (runner_opts.nfuncs_used): functions are
  * added while the analyzers run (whole-container tracing attaches the
@@ -256,47 +256,43 @@ void runner__set_lost(struct runner *r, uint64_t calls, uint64_t io, uint64_t ov
 void runner__set_traced(struct runner *r, uint32_t ntraced);
 
 /*
- * After runner__set_lost: the names of the selected analyzers whose counts
- * the loss of events of kind (AN_LOST_CALLS or AN_LOST_IO) made lower
- * bounds, as a JSON array into w (empty when none was lost). Returns 0 or
- * the writer's error. Thread: the setup thread.
+ * The results, as data for the report (user/report/sections.h writes
+ * them). After runner__join; any thread, the runner unchanged meanwhile.
+ *
+ * The selected analyzers in report order: how many (0 before the join),
+ * and the a-th's ops and merged instance (*state; NULL, and NULL
+ * returned, when a is out of range). Owned by the runner.
  */
-int runner__json_lower_bounds(const struct runner *r, struct json *w, unsigned kind);
+size_t runner__nanalyzers(const struct runner *r);
+const struct analyzer_ops *runner__analyzer_at(const struct runner *r, size_t a, void **state);
 
-/*
- * After runner__join: every selected analyzer's tables (each followed by a
- * footnote when counts in it are marked as lower bounds), then a line on
- * returns and one on order, to f. Returns 0, -EINVAL (not joined), -ENOMEM
- * or -EIO. Thread: the setup thread.
- */
-int runner__report_text(struct runner *r, FILE *f);
+/* What runner__set_lost was told, and the AN_LOST_* kinds that were lost
+ * (an_ctx.lost). */
+struct runner_losses {
+	uint64_t calls, io, overwritten;
+	unsigned kinds;
+};
+void runner__losses(const struct runner *r, struct runner_losses *out);
 
-/*
- * After runner__join: write the analyzers' keys ("functions", "threads",
- * "callgraph") and the runner's ("returns", "order_gaps", "order_gap_events",
- * "runner") into the top-level JSON object that w currently has open.
- * Returns 0, -EINVAL (not joined, or w is not inside an object), -ENOMEM or
- * the writer's error. Thread: the setup thread.
- */
-int runner__report_json(struct runner *r, struct json *w);
+/* runner_opts.no_returns and .per_process, and the analysis threads. */
+bool runner__no_returns(const struct runner *r);
+bool runner__per_process(const struct runner *r);
+unsigned runner__nworkers(const struct runner *r);
 
 /*
  * per_process, after runner__join: the processes whose threads were
  * analyzed, in pid order (i < runner__nprocs), each with its own
  * analyzers' results: its pid; its counters (threads, records,
  * io_records, open, returns; the rest 0); the instance of analyzer name
- * (NULL if not selected); its analyzers' tables, its returns line and
- * event counts as text; and its analyzers' keys, "returns", "threads",
- * "events" and "io_events" into the JSON object w has open. Returns as
- * runner__report_text / runner__report_json (-EINVAL: not joined, or i
- * out of range). Thread: the setup thread (the reports), any (the rest).
+ * (NULL if not selected), or the a-th's ops and instance as
+ * runner__analyzer_at (NULL: i or a out of range). Any thread.
  */
 size_t runner__nprocs(const struct runner *r);
 uint32_t runner__proc_pid(const struct runner *r, size_t i);
 void runner__proc_stats(const struct runner *r, size_t i, struct runner_stats *st);
 const void *runner__proc_analyzer(const struct runner *r, size_t i, const char *name);
-int runner__report_text_proc(struct runner *r, size_t i, FILE *f);
-int runner__report_json_proc(struct runner *r, size_t i, struct json *w);
+const struct analyzer_ops *runner__proc_analyzer_at(const struct runner *r, size_t i, size_t a,
+						    void **state);
 
 /*
  * Free; NULL is fine. If the threads were started and not joined, they are

@@ -6,7 +6,8 @@
  *                    the totals and the per-process groups after the run;
  *   runner_worker.c  the workers: chunks in, each thread's ordering heap,
  *                    dispatch to the shadow stacks and the analyzers;
- *   runner_report.c  the report of the run and of each process.
+ *   runner_results.c the results after the run, as data for the report
+ *                    (user/report/sections.c writes them).
  */
 #ifndef CABBPF_RUNNER_INT_H
 #define CABBPF_RUNNER_INT_H

@@ -27,6 +27,7 @@
 #include "common/json.h"
 #include "pipeline/record.h"
 #include "pipeline/runner.h"
+#include "user/report/sections.h"
 #include "pipeline/shadow.h"
 #include "cab/cab.h"
 #include "cabbpf_event.h"
@@ -1760,7 +1761,7 @@ static char *run_text(struct runner *r)
 	FILE *f = open_memstream(&buf, &len);
 
 	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(runner__report_text(r, f), 0);
+	ck_assert_int_eq(sections__text(r, f), 0);
 	fclose(f);
 	return buf;
 }
@@ -1777,7 +1778,7 @@ static char *run_json(struct runner *r, bool pretty)
 	json__begin_object(w);
 	json__key(w, "events");
 	json__u64(w, 6);
-	ck_assert_int_eq(runner__report_json(r, w), 0);
+	ck_assert_int_eq(sections__json(r, w), 0);
 	json__end_object(w);
 	ck_assert_int_eq(json__finish(w), 0);
 	json__free(w);
@@ -1893,7 +1894,7 @@ START_TEST(test_report_text)
 	struct emu e1, e2;
 	char *txt;
 
-	ck_assert_int_eq(runner__report_text(r, stdout), -EINVAL); /* not joined */
+	ck_assert_int_eq(sections__text(r, stdout), -EINVAL); /* not joined */
 	emu_init(&e1, 11);
 	emu_init(&e2, 12);
 	emu_call(&e1, MAIN);
@@ -1996,7 +1997,7 @@ static char *lower_bounds_json(struct runner *r, unsigned kind)
 
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(json__new(f, false, &w), 0);
-	ck_assert_int_eq(runner__json_lower_bounds(r, w, kind), 0);
+	ck_assert_int_eq(sections__json_lower_bounds(r, w, kind), 0);
 	ck_assert_int_eq(json__finish(w), 0);
 	json__free(w);
 	fclose(f);

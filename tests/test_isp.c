@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "pipeline/record.h"
 #include "pipeline/runner.h"
+#include "user/report/sections.h"
 
 static const char *const fnames[] = {"main", "a", "b", "c"};
 #define NF 4
@@ -209,7 +210,7 @@ static char *report_json(struct runner *r)
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(json__new(f, false, &w), 0);
 	json__begin_object(w);
-	ck_assert_int_eq(runner__report_json(r, w), 0);
+	ck_assert_int_eq(sections__json(r, w), 0);
 	json__end_object(w);
 	ck_assert_int_eq(json__finish(w), 0);
 	json__free(w);
@@ -339,7 +340,7 @@ START_TEST(test_reports)
 	json_object_put(root);
 	free(js);
 	f = open_memstream(&text, &len);
-	ck_assert_int_eq(runner__report_text(r, f), 0);
+	ck_assert_int_eq(sections__text(r, f), 0);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(text, "Input-sensitive profiles: 5 points"));
 	ck_assert_ptr_nonnull(strstr(text, "  c [size: argument]\n"));

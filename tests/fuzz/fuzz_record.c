@@ -32,6 +32,7 @@
 #include "analyzers/timeline.h"
 #include "common/json.h"
 #include "pipeline/runner.h"
+#include "user/report/sections.h"
 #include "user/report/perfetto.h"
 #include "user/report/pprof.h"
 #include "user/report/report.h"
@@ -152,7 +153,7 @@ static int report_of(const char *buf, size_t len, FILE *devnull)
 				NULL);
 	if (!json__new(devnull, true, &jw)) {
 		json__begin_object(jw);
-		runner__report_json(rn, jw);
+		sections__json(rn, jw);
 		json__end_object(jw);
 		json__finish(jw);
 	}

@@ -7,6 +7,7 @@
 #include "common/outfile.h"
 #include "common/outputs.h"
 #include "user/report/report.h"
+#include "user/report/sections.h"
 #include "user/kernel/features.h"
 #include "common/emit.h"
 #include "common/json.h"
@@ -146,7 +147,7 @@ static void whole_text(FILE *out, const struct summary *s, struct runner *r)
 		if (p)
 			proc_words(out, p);
 		fprintf(out, " ==\n");
-		runner__report_text_proc(r, i, out);
+		sections__proc_text(r, i, out);
 		fputc('\n', out);
 	}
 	for (i = 0; i < np; i++) {
@@ -338,7 +339,7 @@ void report__text(FILE *out, const struct summary *s, struct runner *r)
 	fputc('\n', out);
 	if (s->whole)
 		whole_text(out, s, r);
-	runner__report_text(r, out);
+	sections__text(r, out);
 	if (s->guard && s->guard->sites_hit)
 		fprintf(out,
 			"guard: %llu unwinder/switch/catch sites reached, %llu thread stops, %llu "
@@ -404,7 +405,7 @@ static int whole_json(struct json *w, const struct summary *s, struct runner *r)
 		err |= json__kv_string(w, "no_return_probes_reason",
 				       !p->armed && !p->untraced_image ? p->unarmed_why : NULL);
 		if (k < nr)
-			err |= runner__report_json_proc(r, k, w) ? 1 : 0;
+			err |= sections__proc_json(r, k, w) ? 1 : 0;
 		else
 			err |= json__kv_u64(w, "events", 0);
 		err |= json__end_object(w);
@@ -491,7 +492,7 @@ static int lost_json(struct json *w, const struct summary *s, const struct runne
 				     n > 0 || (lost_kinds[k].an && s->cab.overwritten));
 		err |= json__key(w, "analyzers");
 		if (lost_kinds[k].an) {
-			err |= runner__json_lower_bounds(r, w, lost_kinds[k].an);
+			err |= sections__json_lower_bounds(r, w, lost_kinds[k].an);
 		} else {
 			err |= json__begin_array(w);
 			err |= json__end_array(w);
@@ -611,7 +612,7 @@ static int write_json(struct json *w, const struct summary *s, struct runner *r,
 	err |= lost_json(w, s, r);
 	err |= loader_json(w, s);
 	if (!err)
-		err = runner__report_json(r, w);
+		err = sections__json(r, w);
 	if (!err)
 		err = outputs__json(s->outputs, "--json", path, w);
 	err |= json__end_object(w);

@@ -1,60 +1,62 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The runner's report: the analyzers' sections in order, the returns
- * line and the lower-bound notes, as text and JSON, for the run and for
- * each process. runner_int.h lists the runner's files.
+ * The analysis' sections of the report (sections.h): the analyzers' own,
+ * their lower-bound footnotes, the returns line and the runner's counters,
+ * from the runner's results (pipeline/runner.h).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
-#include "common/json.h"
+#include "analyzers/analyzer.h"
 #include "common/emit.h"
-#include "pipeline/runner_int.h"
+#include "common/json.h"
+#include "pipeline/runner.h"
+#include "user/report/sections.h"
 
-int runner__json_lower_bounds(const struct runner *r, struct json *w, unsigned kind)
+int sections__json_lower_bounds(const struct runner *r, struct json *w, unsigned kind)
 {
-	unsigned a;
+	struct runner_losses l;
+	size_t a, n = runner__nanalyzers(r);
 	int err;
 
+	runner__losses(r, &l);
 	err = json__begin_array(w);
-	for (a = 0; !err && a < r->nops; a++)
-		if (r->ops[a]->lower_bounds & kind & r->ctx.lost)
-			err = json__string(w, r->ops[a]->name);
+	for (a = 0; !err && a < n; a++) {
+		void *st;
+		const struct analyzer_ops *ops = runner__analyzer_at(r, a, &st);
+
+		if (ops->lower_bounds & kind & l.kinds)
+			err = json__string(w, ops->name);
+	}
 	return err ? err : json__end_array(w);
 }
 
 /* Under an analyzer's tables whose counts are marked as lower bounds
  * (AN_LB_MARK): which losses made them so. */
-static void lower_bound_note(const struct runner *r, const struct analyzer_ops *ops, FILE *f)
+static void lower_bound_note(const struct runner_losses *l, const struct analyzer_ops *ops,
+			     FILE *f)
 {
-	unsigned k = ops->lower_bounds & r->ctx.lost;
+	unsigned k = ops->lower_bounds & l->kinds;
 	const char *sep = "";
 
 	if (!k)
 		return;
 	fprintf(f, "  (" AN_LB_MARK ": a lower bound:");
-	if ((k & AN_LOST_CALLS) && r->lost_calls) {
-		fprintf(f, " %" PRIu64 " call events", r->lost_calls);
+	if ((k & AN_LOST_CALLS) && l->calls) {
+		fprintf(f, " %" PRIu64 " call events", l->calls);
 		sep = " and";
 	}
-	if ((k & AN_LOST_IO) && r->lost_io) {
-		fprintf(f, "%s %" PRIu64 " I/O events", sep, r->lost_io);
+	if ((k & AN_LOST_IO) && l->io) {
+		fprintf(f, "%s %" PRIu64 " I/O events", sep, l->io);
 		sep = " and";
 	}
 	if (*sep)
 		fprintf(f, " were lost (kernel ring full)");
-	if (r->overwritten)
+	if (l->overwritten)
 		fprintf(f, "%s %" PRIu64 " records were overwritten (--cab-mode sampling)",
-			*sep ? ";" : "", r->overwritten);
+			*sep ? ";" : "", l->overwritten);
 	fprintf(f, ")\n");
-}
-
-const void *runner__analyzer(const struct runner *r, const char *name)
-{
-	if (!r->joined || !r->nw)
-		return NULL;
-	return an_set__state(&r->w[0].set, name);
 }
 
 #define RS struct runner_stats
@@ -112,7 +114,7 @@ static const struct emit_field runner_fields[] = {
 /* The returns line of s. */
 static void returns_text(const struct runner *r, const struct runner_stats *s, FILE *f)
 {
-	if (r->no_returns)
+	if (runner__no_returns(r))
 		fprintf(f, "returns: not traced (entry probes only: --entry-only, a Go, V8, JVM or "
 			   "OCaml runtime, a target the guard could not hold, or a whole "
 			   "container on a kernel without uprobe session programs)\n");
@@ -127,19 +129,25 @@ static void returns_text(const struct runner *r, const struct runner_stats *s, F
 			s->returns.noret);
 }
 
-int runner__report_text(struct runner *r, FILE *f)
+int sections__text(const struct runner *r, FILE *f)
 {
-	const struct runner_stats *s = &r->st;
-	unsigned a;
+	struct runner_stats st, *s = &st;
+	struct runner_losses l;
+	size_t a, n = runner__nanalyzers(r);
 	int err;
 
-	if (!r->joined)
-		return -EINVAL;
-	for (a = 0; a < r->nops; a++) {
-		err = r->ops[a]->report_text(r->w[0].set.state[a], f);
+	if (!n)
+		return -EINVAL; /* not joined (or nothing selected: no report) */
+	runner__stats(r, &st);
+	runner__losses(r, &l);
+	for (a = 0; a < n; a++) {
+		void *state;
+		const struct analyzer_ops *ops = runner__analyzer_at(r, a, &state);
+
+		err = ops->report_text(state, f);
 		if (err)
 			return err;
-		lower_bound_note(r, r->ops[a], f);
+		lower_bound_note(&l, ops, f);
 		fputc('\n', f);
 	}
 	returns_text(r, s, f);
@@ -174,16 +182,20 @@ static void returns_json(const struct runner_stats *s, struct json *w)
 	json__end_object(w);
 }
 
-int runner__report_json(struct runner *r, struct json *w)
+int sections__json(const struct runner *r, struct json *w)
 {
-	const struct runner_stats *s = &r->st;
-	unsigned a;
+	struct runner_stats st, *s = &st;
+	size_t a, n = runner__nanalyzers(r);
 	int err;
 
-	if (!r->joined || json__depth(w) == 0)
+	if (!n || json__depth(w) == 0)
 		return -EINVAL;
-	for (a = 0; a < r->nops; a++) {
-		err = r->ops[a]->report_json(r->w[0].set.state[a], w);
+	runner__stats(r, &st);
+	for (a = 0; a < n; a++) {
+		void *state;
+		const struct analyzer_ops *ops = runner__analyzer_at(r, a, &state);
+
+		err = ops->report_json(state, w);
 		if (err)
 			return err;
 	}
@@ -192,74 +204,54 @@ int runner__report_json(struct runner *r, struct json *w)
 	json__kv_u64(w, "order_gap_events", s->gap_records);
 	json__key(w, "runner");
 	json__begin_object(w);
-	json__kv_u64(w, "analyzer_threads", r->nw);
+	json__kv_u64(w, "analyzer_threads", runner__nworkers(r));
 	emit__json(w, runner_fields, EMIT_N(runner_fields), s);
-	if (r->per_process)
+	if (runner__per_process(r))
 		json__kv_u64(w, "unattributed_threads", s->unattributed);
 	return json__end_object(w);
 }
 
-size_t runner__nprocs(const struct runner *r)
+int sections__proc_text(const struct runner *r, size_t i, FILE *f)
 {
-	return r->joined ? r->nprocs : 0;
-}
-
-uint32_t runner__proc_pid(const struct runner *r, size_t i)
-{
-	return r->joined && i < r->nprocs ? r->procs[i]->pid : 0;
-}
-
-void runner__proc_stats(const struct runner *r, size_t i, struct runner_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	if (r->joined && i < r->nprocs)
-		*st = r->procs[i]->st;
-}
-
-const void *runner__proc_analyzer(const struct runner *r, size_t i, const char *name)
-{
-	if (!r->joined || i >= r->nprocs)
-		return NULL;
-	return an_set__state(&r->procs[i]->set, name);
-}
-
-int runner__report_text_proc(struct runner *r, size_t i, FILE *f)
-{
-	const struct group *g;
-	unsigned a;
+	struct runner_stats st;
+	const struct analyzer_ops *ops;
+	void *state;
+	size_t a;
 	int err;
 
-	if (!r->joined || i >= r->nprocs)
+	if (i >= runner__nprocs(r))
 		return -EINVAL;
-	g = r->procs[i];
-	for (a = 0; a < g->set.n; a++) {
-		err = r->ops[a]->report_text(g->set.state[a], f);
+	runner__proc_stats(r, i, &st);
+	for (a = 0; (ops = runner__proc_analyzer_at(r, i, a, &state)); a++) {
+		err = ops->report_text(state, f);
 		if (err)
 			return err;
 		fputc('\n', f);
 	}
-	returns_text(r, &g->st, f);
+	returns_text(r, &st, f);
 	fprintf(f, "events: %" PRIu64 " calls and returns of %" PRIu64 " thread%s, %" PRIu64 " I/O\n",
-		g->st.records, g->st.threads, g->st.threads == 1 ? "" : "s", g->st.io_records);
+		st.records, st.threads, st.threads == 1 ? "" : "s", st.io_records);
 	return ferror(f) ? -EIO : 0;
 }
 
-int runner__report_json_proc(struct runner *r, size_t i, struct json *w)
+int sections__proc_json(const struct runner *r, size_t i, struct json *w)
 {
-	const struct group *g;
-	unsigned a;
+	struct runner_stats st;
+	const struct analyzer_ops *ops;
+	void *state;
+	size_t a;
 	int err;
 
-	if (!r->joined || i >= r->nprocs || json__depth(w) == 0)
+	if (i >= runner__nprocs(r) || json__depth(w) == 0)
 		return -EINVAL;
-	g = r->procs[i];
-	for (a = 0; a < g->set.n; a++) {
-		err = r->ops[a]->report_json(g->set.state[a], w);
+	runner__proc_stats(r, i, &st);
+	for (a = 0; (ops = runner__proc_analyzer_at(r, i, a, &state)); a++) {
+		err = ops->report_json(state, w);
 		if (err)
 			return err;
 	}
-	returns_json(&g->st, w);
-	json__kv_u64(w, "threads", g->st.threads);
-	json__kv_u64(w, "events", g->st.records);
-	return json__kv_u64(w, "io_events", g->st.io_records);
+	returns_json(&st, w);
+	json__kv_u64(w, "threads", st.threads);
+	json__kv_u64(w, "events", st.records);
+	return json__kv_u64(w, "io_events", st.io_records);
 }
