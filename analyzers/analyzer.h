@@ -339,11 +339,8 @@ struct analyzer_ops {
 	/* Add everything src recorded into dst (instances of the same ops).
 	 * src is left unchanged. Returns 0 or -ENOMEM. */
 	int (*merge)(void *dst, const void *src);
-	/* Human-readable tables; returns 0 or -EIO. */
-	int (*report_text)(void *state, FILE *f);
-	/* Write this analyzer's keys into the already-open top-level object.
-	 * Returns 0 or the writer's error. */
-	int (*report_json)(void *state, struct json *w);
+	/* (Its section of the report is written from its merged instance by
+	 * user/report/sec_NAME.c: user/report/sec.h.) */
 	/* Free the instance; NULL is fine. */
 	void (*free)(void *state);
 	/* An I/O call in program order; NULL when the analyzer ignores I/O. */
@@ -353,8 +350,8 @@ struct analyzer_ops {
 	 * says something only of runs that feed varied inputs (isp). */
 	bool opt_in;
 	/* The AN_LOST_* kinds whose loss makes this analyzer's counts lower
-	 * bounds: its text tables mark them (AN_LB_MARK), the runner adds a
-	 * footnote, and the JSON lists the analyzer under
+	 * bounds: its text tables mark them (AN_LB_MARK), the report adds a
+	 * footnote (user/report/sections.c), and the JSON lists the analyzer under
 	 * lost_by_kind.<kind>.analyzers (docs/json-schema.md). */
 	unsigned lower_bounds;
 };

@@ -627,9 +627,7 @@ const struct analyzer_ops analyzer_cct = {
 	.on_call = cct_on_call,
 	.on_return = cct_on_return,
 	.merge = cct_merge,
-	.report_text = cct_report__text,
 	.lower_bounds = AN_LOST_CALLS,
-	.report_json = cct_report__json,
 	.free = cct_free,
 };
 

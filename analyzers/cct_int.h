@@ -5,7 +5,8 @@
  *   cct.c         the trees, the analyzer's callbacks, the queries;
  *   cct_walk.c    the depth-first walk the reports and views share
  *                 (cct.h: user/report/flame.c walks it too);
- *   cct_report.c  compensated times, the text and JSON report.
+ * and its section of the report (user/report/sec_cct.c: compensated
+ * times, the text and JSON), which reads a merged instance after the run.
  */
 #ifndef CABBPF_CCT_INT_H
 #define CABBPF_CCT_INT_H
@@ -59,8 +60,5 @@ struct cct {
  * the analyzers were made). */
 void cct__refresh_opts(struct cct *g);
 
-/* cct_report.c: the analyzer's report_text and report_json (analyzer.h) */
-int cct_report__text(void *state, FILE *f);
-int cct_report__json(void *state, struct json *w);
 
 #endif

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The count analyzer's state, shared by its files (not a public API; the
- * analyzer is described in count.h):
- *   count.c      the counts, the callbacks, the tables, text and JSON;
- *   count_est.c  the whole-run estimates of a sampled or --budget run,
- *                as text.
+ * The count analyzer's instance (not a public API; the analyzer is
+ * described in count.h): for count.c, which counts, and for its section of
+ * the report (user/report/sec_count.c, sec_count_est.c), which reads a
+ * merged instance after the run.
  * Thread: the instance's owner, or any once the run is over.
  */
 #ifndef ANALYZERS_COUNT_INT_H
@@ -37,21 +36,5 @@ struct count {
 	struct an_threads threads; /* tid -> struct count_thread */
 	uint64_t nomem;		   /* per-thread calls not recorded */
 };
-
-struct fn_row {
-	uint64_t calls;
-	const char *name; /* NULL: unnamed, order by fid */
-	uint32_t fid;
-};
-
-/* Sampling: the counts of the table are what the windows saw, exactly;
- * this says how much of the run that was and what the whole run's calls
- * were, for the first rows (nrows of them, sorted). */
-void count__estimates_text(const struct count *c, const struct fn_row *rows, size_t nrows,
-			   FILE *f);
-
-/* --budget: every traced function's whole-run calls, what each figure is
- * (exact, estimated, a lower bound), the most called first. */
-void count__budget_text(const struct count *c, FILE *f);
 
 #endif /* ANALYZERS_COUNT_INT_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* What isp.c and isp_report.c share: the instance's layout. Not for other
- * files (they use isp.h). */
+/* The isp analyzer's instance: what isp.c fills and its section of the
+ * report (user/report/sec_isp.c) reads after the run. Not for other files
+ * (they use isp.h). */
 #ifndef ANALYZERS_ISP_INTERNAL_H
 #define ANALYZERS_ISP_INTERNAL_H
 
@@ -72,9 +73,5 @@ size_t isp__sizes(const struct isp_fn *f);
  * was not measured (cct_opts.cpu_time: read after the run only). */
 enum isp_cost isp__cost(const struct isp *a);
 
-/* isp_report.c: the analyzer's report_text and report_json (analyzer.h):
- * the per-routine table and its fits. Main thread, after the run. */
-int isp__report_text(void *state, FILE *f);
-int isp__report_json(void *state, struct json *w);
 
 #endif /* ANALYZERS_ISP_INTERNAL_H */

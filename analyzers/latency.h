@@ -57,12 +57,7 @@ bool latency__percentile(const struct latency_hist *h, double q, uint64_t *lo, u
 void latency__hist_add(struct latency_hist *h, uint64_t ns);
 void latency__hist_merge(struct latency_hist *d, const struct latency_hist *s);
 
-/* h as the JSON object under key: min_ns, max_ns, sum_ns, the percentiles'
- * ranges, the buckets that hold calls (docs/json-schema.md, "latency"). */
-void latency__hist_json(struct json *w, const char *key, const struct latency_hist *h);
-
-/* h's one-line summary on f: "min 1.2 us, p50 ..., p90 ..., p99 ..., max ...". */
-void latency__summary_text(FILE *f, const struct latency_hist *h);
+/* (A histogram as text and JSON: user/report/sec.h, sec_latency__*.) */
 
 /* fid's histograms (cpu: on-CPU time), or NULL when none of its calls
  * returned. */

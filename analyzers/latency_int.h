@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "analyzers/analyzer.h"
+#include "analyzers/latency.h"
 
 /* Callers kept per slow call, innermost first (the rest are counted). */
 #define LAT_CALLERS 8
@@ -54,5 +55,20 @@ int latency_slow__merge(struct lat_slow *dst, const struct lat_slow *src, size_t
 struct lat_slow_call *latency_slow__sorted(const struct lat_slow *s);
 
 void latency_slow__fini(struct lat_slow *s);
+
+/* The analyzer's instance: for latency.c, which fills it, and for its
+ * section of the report (user/report/sec_latency.c), which reads a merged
+ * instance after the run. */
+struct lat_fn {
+	struct latency_hist wall, cpu;
+};
+
+struct latency {
+	const struct an_ctx *ctx;
+	struct lat_fn **fn; /* [nfuncs], NULL until a call of it returns */
+	uint64_t nomem;	    /* returns not recorded (out of memory) */
+	uint64_t t0;	    /* the earliest entry of a frame closed: UINT64_MAX until one */
+	struct lat_slow slow; /* --slower-than */
+};
 
 #endif /* ANALYZERS_LATENCY_INT_H */

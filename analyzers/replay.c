@@ -496,34 +496,6 @@ void replay__counts(const void *state, struct replay_counts *c)
 			c->io_unheld += ((const struct rp_thread *)(uintptr_t)e->val)->io_unheld;
 }
 
-static int rp_report_text(void *state, FILE *f)
-{
-	struct replay_counts c;
-
-	replay__counts(state, &c);
-	fprintf(f,
-		"replay: %" PRIu64 " calls ended, %" PRIu64 " shown; %" PRIu64
-		" I/O calls, %" PRIu64 " shown\n",
-		c.calls, c.shown, c.io, c.io_shown);
-	return ferror(f) ? -EIO : 0;
-}
-
-static int rp_report_json(void *state, struct json *w)
-{
-	struct replay_counts c;
-
-	replay__counts(state, &c);
-	json__key(w, "replay");
-	json__begin_object(w);
-	json__kv_u64(w, "calls", c.calls);
-	json__kv_u64(w, "shown", c.shown);
-	json__kv_u64(w, "io", c.io);
-	json__kv_u64(w, "io_shown", c.io_shown);
-	json__kv_u64(w, "io_not_held", c.io_unheld);
-	json__kv_u64(w, "nomem", c.nomem);
-	return json__end_object(w);
-}
-
 const struct analyzer_ops analyzer_replay = {
 	.name = "replay",
 	.help = "cabbpf replay FILE's call flow (not for live runs)",
@@ -532,8 +504,6 @@ const struct analyzer_ops analyzer_replay = {
 	.on_return = rp_on_return,
 	.on_io = rp_on_io,
 	.merge = rp_merge,
-	.report_text = rp_report_text,
-	.report_json = rp_report_json,
 	.free = rp_free,
 	.opt_in = true,
 };

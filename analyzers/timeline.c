@@ -129,36 +129,6 @@ static int tl_merge(void *dst, const void *src)
 	return 0;
 }
 
-static int tl_report_text(void *state, FILE *f)
-{
-	const struct timeline *t = state;
-
-	if (t->cut || t->nomem)
-		fprintf(f,
-			"timeline: %zu events kept, %" PRIu64 " cut by --timeline-limit %" PRIu64
-			", %" PRIu64 " out of memory\n\n",
-			t->n, t->cut, t->limit, t->nomem);
-	if (t->nomem_vals)
-		fprintf(f, "timeline: the values of %" PRIu64 " calls not kept (out of memory)\n\n",
-			t->nomem_vals);
-	return ferror(f) ? -EIO : 0;
-}
-
-static int tl_report_json(void *state, struct json *w)
-{
-	const struct timeline *t = state;
-	int err = 0;
-
-	err |= json__key(w, "timeline");
-	err |= json__begin_object(w);
-	err |= json__kv_u64(w, "events", t->n);
-	err |= json__kv_u64(w, "cut", t->cut + t->nomem);
-	err |= json__kv_u64(w, "limit", t->limit);
-	err |= json__kv_u64(w, "values_not_kept", t->nomem_vals);
-	err |= json__end_object(w);
-	return err;
-}
-
 static void tl_free(void *state)
 {
 	struct timeline *t = state;
@@ -182,6 +152,17 @@ const struct tl_event *timeline__events(const void *state, size_t *n, uint64_t *
 	return t->v;
 }
 
+void timeline__counts(const void *state, struct timeline_counts *c)
+{
+	const struct timeline *t = state;
+
+	*c = (struct timeline_counts){.kept = t->n,
+				      .limit = t->limit,
+				      .cut = t->cut,
+				      .nomem = t->nomem,
+				      .nomem_vals = t->nomem_vals};
+}
+
 const struct an_ctx *timeline__ctx(const void *state)
 {
 	return ((const struct timeline *)state)->ctx;
@@ -199,8 +180,6 @@ const struct analyzer_ops analyzer_timeline = {
 	.on_return = tl_on_return,
 	.on_io = tl_on_io,
 	.merge = tl_merge,
-	.report_text = tl_report_text,
-	.report_json = tl_report_json,
 	.free = tl_free,
 	.opt_in = true,
 	.lower_bounds = AN_LOST_CALLS | AN_LOST_IO,

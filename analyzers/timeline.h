@@ -51,6 +51,15 @@ struct tl_event {
 	char *vals;
 };
 
+/* What the instance kept and left out: its events (kept), its limit,
+ * those cut by it, those it had no memory for, and the calls kept without
+ * their values (no memory). One thread, after the run. */
+struct timeline_counts {
+	size_t kept;
+	uint64_t limit, cut, nomem, nomem_vals;
+};
+void timeline__counts(const void *state, struct timeline_counts *c);
+
 /* The instance's events (*n of them, in the order they were kept: sort
  * a copy to show them), its limit and the events cut (by the limit or
  * out of memory). Pointers into the instance. One thread, after the run. */

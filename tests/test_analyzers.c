@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "user/report/sec.h"
 #include "analyzers/analyzer.h"
 #include "analyzers/callgraph.h"
 #include "analyzers/count.h"
@@ -1887,6 +1888,20 @@ START_TEST(test_report_json_exact)
 }
 END_TEST
 
+/* Every analyzer of the registry has its section of the report
+ * (user/report/sec.h): one added without is not silently left out. */
+START_TEST(every_analyzer_has_a_section)
+{
+	unsigned i;
+
+	ck_assert_uint_gt(analyzer__count(), 0);
+	for (i = 0; i < analyzer__count(); i++)
+		ck_assert_msg(sections__known(analyzer__get(i)->name), "analyzer %s has no section",
+			      analyzer__get(i)->name);
+	ck_assert(!sections__known("nope"));
+}
+END_TEST
+
 START_TEST(test_report_text)
 {
 	struct runner *r = new_runner(NULL, 1, NULL, 0), *r2;
@@ -2205,7 +2220,7 @@ START_TEST(test_latency_buckets)
 	f = open_memstream(&buf, &len);
 	ck_assert_int_eq(json__new(f, false, &w), 0);
 	ck_assert_int_eq(json__begin_object(w), 0);
-	ck_assert_int_eq(analyzer_latency.report_json(a, w), 0);
+	ck_assert_int_eq(sec_latency__json(a, w), 0);
 	ck_assert_int_eq(json__end_object(w), 0);
 	ck_assert_int_eq(json__finish(w), 0);
 	json__free(w);
@@ -2224,7 +2239,7 @@ START_TEST(test_latency_buckets)
 	free(buf);
 
 	f = open_memstream(&txt, &tlen);
-	ck_assert_int_eq(analyzer_latency.report_text(a, f), 0);
+	ck_assert_int_eq(sec_latency__text(a, f), 0);
 	fclose(f);
 	ck_assert_msg(strstr(txt, "slow: 3 calls; wall min 20 ms"), "%s", txt);
 	ck_assert_msg(strstr(txt, "fast: 100 calls; wall min 1.5 us, p50 1.5 us-2.05 us"), "%s",
@@ -2715,6 +2730,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_pending_limit);
 	tcase_add_test(tc, test_report_json_exact);
 	tcase_add_test(tc, test_report_text);
+	tcase_add_test(tc, every_analyzer_has_a_section);
 	tcase_add_test(tc, test_report_sampling_no_progress);
 	tcase_add_test(tc, test_report_lower_bounds);
 	tcase_add_test(tc, test_latency_buckets);

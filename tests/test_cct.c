@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "user/report/sec.h"
 #include "analyzers/analyzer.h"
 #include "analyzers/cct.h"
 #include "user/report/flame.h"
@@ -653,7 +654,7 @@ static char *text_of(struct drv *d)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	ck_assert_int_eq(analyzer_cct.report_text(state(d), f), 0);
+	ck_assert_int_eq(sec_cct__text(state(d), f), 0);
 	fclose(f);
 	return buf;
 }
@@ -837,7 +838,7 @@ static int json_fn(FILE *f, void *arg)
 
 	ck_assert_int_eq(json__new(f, false, &w), 0);
 	json__begin_object(w);
-	err = analyzer_cct.report_json(state(arg), w);
+	err = sec_cct__json(state(arg), w);
 	json__end_object(w);
 	if (!err)
 		err = json__finish(w);
@@ -900,7 +901,7 @@ START_TEST(deep_tree_reports)
 	free(s);
 	f = open_memstream(&buf, &len);
 	d.o.min_pct = 0;
-	ck_assert_int_eq(analyzer_cct.report_text(state(&d), f), 0);
+	ck_assert_int_eq(sec_cct__text(state(&d), f), 0);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "calling-context tree: 301 contexts, 1 thread"));
 	free(buf);

@@ -3,7 +3,7 @@
  * --plots DIR: one SVG per routine (isp.h), as a person reads it: the
  * cost plot (log-log axes with decade ticks; per size the range of its
  * activations' costs (min to max), their average, and the statistic the
- * fit uses (the minimum, isp_report.c says why); the fitted curve with its
+ * fit uses (the minimum, sec_isp.c says why); the fitted curve with its
  * band (the fit's relative residual, 2 standard deviations either side);
  * labelled axes, a legend) and under it, on the same size axis, the
  * workload plot (how

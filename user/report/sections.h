@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The analysis' sections of the report: every selected analyzer's own
- * (analyzer_ops.report_text and .report_json, each analyzer's tables
- * from its column descriptions: common/emit.h), the footnotes on counts
+ * (sec.h: user/report/sec_NAME.c, each analyzer's tables from its column
+ * descriptions, common/emit.h), the footnotes on counts
  * that are lower bounds, the returns line, the order and the runner's
  * counters, for the whole run and for each process of a per-process run.
  * The runner hands its results over as data (pipeline/runner.h,
@@ -13,6 +13,7 @@
 #ifndef USER_REPORT_SECTIONS_H
 #define USER_REPORT_SECTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -41,5 +42,8 @@ int sections__proc_json(const struct runner *r, size_t i, struct json *w);
  * kind (AN_LOST_CALLS or AN_LOST_IO) made lower bounds, as a JSON array
  * into w (empty when none was lost). Returns 0 or the writer's error. */
 int sections__json_lower_bounds(const struct runner *r, struct json *w, unsigned kind);
+
+/* Whether the analyzer named name has a section (user/report/sec.h). */
+bool sections__known(const char *name);
 
 #endif /* USER_REPORT_SECTIONS_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The calling-context tree's report: compensated times, the tree and
- * the per-function rows, as text and JSON. cct_int.h lists the analyzer's
- * files.
+ * The calling-context tree's section of the report (sec.h): compensated
+ * times, the tree and the per-function rows, as text and JSON, from the
+ * cct analyzer's merged instance (its layout: analyzers/cct_int.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,6 +11,7 @@
 
 #include "analyzers/analyzer.h"
 #include "analyzers/cct_int.h"
+#include "user/report/sec.h"
 
 /*
  * Compensated times (cct_opts.probe_ns): a context's wall time holds the
@@ -555,9 +556,9 @@ static int report_hists(const struct cct *g, const struct cct_tree *t, FILE *f)
 		path_of(g, t, rows[i].id, path, sizeof(path));
 		fprintf(f, "  %s: %" PRIu64 " call%s; wall ", path, h->wall.n,
 			h->wall.n == 1 ? "" : "s");
-		latency__summary_text(f, &h->wall);
+		sec_latency__summary_text(f, &h->wall);
 		fputs("; on-CPU ", f);
-		latency__summary_text(f, &h->cpu);
+		sec_latency__summary_text(f, &h->cpu);
 		fputc('\n', f);
 	}
 	if (n && shown > g->ctx->top)
@@ -567,7 +568,7 @@ static int report_hists(const struct cct *g, const struct cct_tree *t, FILE *f)
 	return 0;
 }
 
-int cct_report__text(void *state, FILE *f)
+int sec_cct__text(void *state, FILE *f)
 {
 	struct cct *g = state;
 	const struct cct_tree *t = cct__merged(g);
@@ -638,8 +639,8 @@ static void json_node(struct json *w, const struct cct *g, const struct cct_tree
 		if (h) {
 			json__key(w, "latency");
 			json__begin_object(w);
-			latency__hist_json(w, "wall", &h->wall);
-			latency__hist_json(w, "cpu", &h->cpu);
+			sec_latency__hist_json(w, "wall", &h->wall);
+			sec_latency__hist_json(w, "cpu", &h->cpu);
 			json__end_object(w);
 		}
 	}
@@ -684,7 +685,7 @@ static int json_tree(struct json *w, const struct cct *g, const struct cct_tree 
 	return 0;
 }
 
-int cct_report__json(void *state, struct json *w)
+int sec_cct__json(void *state, struct json *w)
 {
 	struct cct *g = state;
 	const struct cct_tree *t = cct__merged(g);

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The count analyzer's whole-run estimates as text: see count_int.h. */
+/* The count analyzer's whole-run estimates of a sampled or --budget run,
+ * as text (sec.h). */
 #include <inttypes.h>
 #include <stdlib.h>
 
 #include "analyzers/count_int.h"
 #include "analyzers/sampling.h"
+#include "user/report/sec.h"
 
 /* Sampling: the counts above are what the windows saw, exactly; this says
  * how much of the run that was and what the whole run's calls were. */
-void count__estimates_text(const struct count *c, const struct fn_row *rows, size_t nrows,
+void sec_count__estimates_text(const struct count *c, const struct count_row *rows, size_t nrows,
 			   FILE *f)
 {
 	const struct an_windows *w = c->ctx->windows;
@@ -70,7 +72,7 @@ static int cmp_best_row(const void *a, const void *b)
 
 /* --budget: every traced function's whole-run calls, what each figure is
  * (exact, estimated, a lower bound), the most called first. */
-void count__budget_text(const struct count *c, FILE *f)
+void sec_count__budget_text(const struct count *c, FILE *f)
 {
 	const struct an_budget *b = c->ctx->budget;
 	struct best_row *rows = malloc((c->ctx->nfuncs + 1) * sizeof(*rows));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The isp analyzer's report (isp.h): one row per routine with points, its
+ * The isp analyzer's section of the report (sec.h; the analyzer: isp.h,
+ * its layout: analyzers/isp_internal.h): one row per routine with points, its
  * fit and the classes its points cannot tell apart, as text and JSON from
  * one table of columns (common/emit.h).
  *
@@ -25,6 +26,7 @@
 #include "analyzers/isp_internal.h"
 #include "common/emit.h"
 #include "common/json.h"
+#include "user/report/sec.h"
 
 /* Routines at least this share of the costliest one's total are "large". */
 #define LARGE_PCT 1
@@ -160,7 +162,7 @@ static void line_of(const struct isp *a, const struct row *r, struct line *l)
 		 !isp__compensated(a, fn) && fn->probe_total > 0 ? " [traced]" : "");
 }
 
-int isp__report_text(void *state, FILE *f)
+int sec_isp__text(void *state, FILE *f)
 {
 	struct isp *a = state;
 	struct row *rows;
@@ -308,7 +310,7 @@ static void fit_json(struct json *w, const struct row *r)
 	json__end_object(w);
 }
 
-int isp__report_json(void *state, struct json *w)
+int sec_isp__json(void *state, struct json *w)
 {
 	struct isp *a = state;
 	struct row *rows;
