@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The latency analyzer's files (not a public API):
- *   latency.c       the histograms, the analyzer's callbacks, its report;
+ *   latency.c       the histograms and the analyzer's callbacks (its
+ *                   section of the report: user/report/sec_latency.c);
  *   latency_slow.c  --slower-than: the slowest calls, each with its
  *                   thread, start, times and callers, kept in a bounded
  *                   heap per analyzer instance and merged at the end.

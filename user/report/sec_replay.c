@@ -9,18 +9,29 @@
 #include <stdio.h>
 
 #include "analyzers/replay.h"
+#include "common/emit.h"
 #include "common/json.h"
 #include "user/report/sec.h"
+
+/* The counts, text and JSON from one description (common/emit.h). */
+#define RC struct replay_counts
+static const struct emit_field replay_fields[] = {
+	{"calls", "replay: %" PRIu64 " calls ended", EMIT_AT(RC, calls)},
+	{"shown", ", %" PRIu64 " shown", EMIT_AT(RC, shown)},
+	{"io", "; %" PRIu64 " I/O calls", EMIT_AT(RC, io)},
+	{"io_shown", ", %" PRIu64 " shown", EMIT_AT(RC, io_shown)},
+	{"io_not_held", NULL, EMIT_AT(RC, io_unheld)},
+	{"nomem", NULL, EMIT_AT(RC, nomem)},
+};
+#undef RC
 
 int sec_replay__text(void *state, FILE *f)
 {
 	struct replay_counts c;
 
 	replay__counts(state, &c);
-	fprintf(f,
-		"replay: %" PRIu64 " calls ended, %" PRIu64 " shown; %" PRIu64
-		" I/O calls, %" PRIu64 " shown\n",
-		c.calls, c.shown, c.io, c.io_shown);
+	emit__text(f, replay_fields, EMIT_N(replay_fields), &c);
+	fputc('\n', f);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -31,11 +42,6 @@ int sec_replay__json(void *state, struct json *w)
 	replay__counts(state, &c);
 	json__key(w, "replay");
 	json__begin_object(w);
-	json__kv_u64(w, "calls", c.calls);
-	json__kv_u64(w, "shown", c.shown);
-	json__kv_u64(w, "io", c.io);
-	json__kv_u64(w, "io_shown", c.io_shown);
-	json__kv_u64(w, "io_not_held", c.io_unheld);
-	json__kv_u64(w, "nomem", c.nomem);
+	emit__json(w, replay_fields, EMIT_N(replay_fields), &c);
 	return json__end_object(w);
 }
