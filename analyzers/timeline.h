@@ -55,8 +55,7 @@ struct tl_event {
  * those cut by it, those it had no memory for, and the calls kept without
  * their values (no memory). One thread, after the run. */
 struct timeline_counts {
-	size_t kept;
-	uint64_t limit, cut, nomem, nomem_vals;
+	uint64_t kept, limit, cut, nomem, nomem_vals;
 };
 void timeline__counts(const void *state, struct timeline_counts *c);
 
