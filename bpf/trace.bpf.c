@@ -695,6 +695,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct tstate *st;
 	__u32 win = (__u32)gate;
 	__u64 ip = ctx->regs.ip;
+	bool in_sys = false;
 
 	if (!win || !target_tgid || task->tgid != target_tgid)
 		return 0;
@@ -706,8 +707,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 			bump(CABBPF_STAT_CPU_SAMPLES_TRAP);
 			return 0;
 		}
-		bump(CABBPF_STAT_CPU_SAMPLES_SYSCALL);
-		ip = 0; /* not a user address: the dump says "kernel" */
+		in_sys = true;
+		ip = 0; /* not a user address: the dump says "in a system call" */
 	} else
 #endif
 		if (in_xol_area(task, ip)) {
@@ -727,9 +728,13 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	st->busy = 1;
 	pipeline_close_unseen(st, task);
 	e = pipeline_claim(st, CABBPF_STAT_CPU_SAMPLE_DROPS);
-	if (e)
+	if (e) {
+		/* counted where it is charged, so of the report's samples */
+		if (in_sys)
+			bump(CABBPF_STAT_CPU_SAMPLES_SYSCALL);
 		pipeline_put(e, st, task, CABBPF_EV_CPU_SAMPLE, bpf_ktime_get_ns(), ip,
 			     sampling ? win : 0);
+	}
 	st->busy = 0;
 	return 0;
 }

@@ -128,6 +128,13 @@ START_TEST(sampled_times_leave_probes_out)
 	ck_assert_int_gt(h_fn_field(r.json, "tiny", "aft_self_ns"), 0);
 	ck_assert_int_gt(h_num(h_get(r.json, "times"), "samples_syscall"), 0);
 	ck_assert_int_gt(h_num(h_get(r.json, "times"), "samples_trap"), 0);
+	/* the parts of the samples taken are parts of them, and the
+	 * functions' own are some of them */
+	ck_assert_int_le(h_num(h_get(r.json, "times"), "samples_syscall"),
+			 h_num(h_get(r.json, "times"), "samples"));
+	ck_assert_int_le(h_num(h_get(r.json, "times"), "samples_outside"),
+			 h_num(h_get(r.json, "times"), "samples"));
+	ck_assert_int_le(samples, h_num(h_get(r.json, "times"), "samples"));
 	/* the run's total aftermath taken out: exactly what came off the
 	 * functions' own times (an untraced caller's share is in none) */
 	{

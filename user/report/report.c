@@ -197,7 +197,8 @@ static void times_text(FILE *out, const struct summary *s, const struct runner *
 	fprintf(out, "  times: sampled, the program's own %s: %llu samples every %.3g ms (",
 		s->samples_kernel ? "CPU time (user mode and its system calls)"
 				  : "user-mode CPU time",
-		(unsigned long long)st.returns.samples, (double)s->cpu_sample_ns / 1e6);
+		(unsigned long long)(st.returns.samples + s->samples_nostate),
+		(double)s->cpu_sample_ns / 1e6);
 	if (s->samples_kernel)
 		fprintf(out, "%llu in system calls, ", (unsigned long long)s->samples_syscall);
 	fprintf(out, "%llu outside traced functions); left out: %llu in the probes' code",
@@ -238,7 +239,9 @@ static int times_json(struct json *w, const struct summary *s, const struct runn
 	err |= json__kv_string(w, "method", s->cpu_sample_ns ? "sampled" : "traced");
 	if (s->cpu_sample_ns) {
 		err |= json__kv_u64(w, "period_ns", s->cpu_sample_ns);
-		err |= json__kv_u64(w, "samples", st.returns.samples);
+		/* every sample taken: those of a thread with no event yet
+		 * (nostate) are outside every traced function too */
+		err |= json__kv_u64(w, "samples", st.returns.samples + s->samples_nostate);
 		err |= json__kv_u64(w, "samples_outside", st.returns.samples_root + s->samples_nostate);
 		err |= json__kv_u64(w, "samples_probe", s->samples_probe);
 		err |= json__kv_u64(w, "samples_lost", s->samples_lost);
