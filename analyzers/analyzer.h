@@ -72,6 +72,14 @@ struct an_src {
 #define AN_LB_MARK EMIT_LB_MARK
 
 /* Read-only context shared by every instance; outlives them. */
+/* What a sampled time holds of the program's kernel-mode time, besides
+ * its user-mode time (an_ctx.cpu_sample_kernel; a recording's summary). */
+enum an_ktime {
+	AN_KTIME_NONE = 0,     /* nothing: user mode only */
+	AN_KTIME_SYSCALLS = 1, /* its own system calls */
+	AN_KTIME_FAULTS = 2,   /* those and its page faults */
+};
+
 struct an_ctx {
 	const char *const *fnames; /* function names by fid; entries may be NULL */
 	/* linkage (mangled) names by fid where they differ from fnames
@@ -132,9 +140,10 @@ struct an_ctx {
 	 * program's own user-mode time in periods; 0: the times shown are
 	 * the traced ones. Set and read as windows is. */
 	uint64_t cpu_sample_ns;
-	/* The clock sampled the program's system calls too (its kernel-mode
-	 * time; a recording of version 9 has only the user-mode time) */
-	bool cpu_sample_kernel;
+	/* What of the program's kernel-mode time the clock sampled too:
+	 * AN_KTIME_* (a recording of version 9 has only the user-mode time,
+	 * one of version 10 its system calls) */
+	uint8_t cpu_sample_kernel;
 	/* With it, what each function's traced call adds to the program's
 	 * own time after its traps (user/trace/calibrate.h struct
 	 * calib_aftermath), ns by fid: in the function after its entry
@@ -146,10 +155,13 @@ struct an_ctx {
 
 
 /* What the sampled times are, for a report's sentence: "user-mode CPU
- * time", or "CPU time (user mode and system calls)". Static storage. */
+ * time", "CPU time (user mode and system calls)" or "CPU time (user mode,
+ * system calls and page faults)". Static storage. */
 static inline const char *an_ctx__sampled_what(const struct an_ctx *c)
 {
-	return c->cpu_sample_kernel ? "CPU time (user mode and system calls)" : "user-mode CPU time";
+	return c->cpu_sample_kernel >= AN_KTIME_FAULTS ? "CPU time (user mode, system calls and page faults)"
+	       : c->cpu_sample_kernel			? "CPU time (user mode and system calls)"
+							: "user-mode CPU time";
 }
 
 /* The time n CPU-clock samples stand for, ns (0 without the sampler). */

@@ -23,9 +23,24 @@
 #    untraced cost a call (C_IN), outer's traced self time less its
 #    untraced self time, a tiny call (C_OUT); both are emulated-class
 #    probes, the commonest (the plan line on stderr says each run's mix);
+#  - the same cabbpf run under perf (perf record -e cpu-clock:u -F HZ
+#    --call-graph dwarf of cabbpf, the command its child): perf's shares
+#    of the *traced* process's user-mode time, each sample given to its
+#    innermost traced frame as above, those in the probes' own code
+#    ([uprobes]) left out: TRACED%. User mode only: perf's unwinding of a
+#    kernel-mode sample's user stack stops short in traced runs (a read()
+#    in shares' sys came back with libc's frame alone), and its kernel
+#    stacks do not tell the probes' system calls from the program's. So a
+#    function whose time is the kernel's (shares' sys and touch) shows
+#    less there. Against cabbpf's sampled shares before the aftermath is
+#    taken out (SAMP+AFT%), it measures cabbpf's attribution on the very
+#    execution it sampled (on sqlite3 and python3, whose kernel time is
+#    small); against PERF%, how far tracing moved the program's own time
+#    (what no attribution can take back);
 #  - the 10 functions with the largest perf shares (shares of the traced
 #    functions' sum, on each side): PERF%, SAMPLED%, RAW%, COMP%, FIX%,
-#    and the largest gap of each method to perf in percentage points.
+#    TRACED%, SAMP+AFT%, and the largest gap of each method to perf in
+#    percentage points, and of SAMP+AFT% to TRACED%.
 # Workloads: tests/targets/shares (functions of known cost; it prints
 # them: TRUE%), sqlite3 (a GROUP BY/JOIN over a 200,000-row table,
 # -f 'libsqlite3:sqlite3*'), python3 (a pure-Python loop, -f
@@ -50,7 +65,7 @@ setup() {
 	case $1 in
 	shares)
 		CMD=(.output/targets/shares-O2)
-		SEL=(-f big -f mid -f tiny -f outer -f sys)
+		SEL=(-f big -f mid -f tiny -f outer -f sys -f touch)
 		;;
 	sqlite3)
 		if [ ! -s "$B/t.db" ]; then
@@ -109,12 +124,18 @@ for w in "${W[@]}"; do
 		[ "$w" = shares ] && own=$("${CMD[@]}")
 		perf record -q -F "$HZ" --call-graph dwarf -o "$B/perf.data" -- "${CMD[@]}" <"$IN" >/dev/null 2>&1
 		perf script -i "$B/perf.data" -F ip,sym 2>/dev/null >"$B/perf.txt" || true
-		./cabbpf --lossless --times-hz "$HZ" -a count,cct "${SEL[@]}" --json "$B/cabbpf.json" -- "${CMD[@]}" \
+		perf record -q -e cpu-clock:u -F "$HZ" --call-graph dwarf -o "$B/perft.data" -- \
+			./cabbpf --lossless --times-hz "$HZ" -a count,cct "${SEL[@]}" --json "$B/cabbpf.json" -- "${CMD[@]}" \
 			<"$IN" >/dev/null 2>"$B/cabbpf.err" || { cat "$B/cabbpf.err" >&2; exit 1; }
-		python3 - "$w" "$r" "$B/cabbpf.json" "$B/perf.txt" "$own" "$C_IN" "$C_OUT" <<'PY'
+		# the kernel's name of the process: cabbpf runs the file a
+		# link names (python3 is python3.11)
+		comm=$(basename "$(readlink -f "$(command -v "${CMD[0]}")")")
+		perf script -i "$B/perft.data" --comm "${comm:0:15}" -F ip,sym,dso 2>/dev/null >"$B/perft.txt" || true
+		python3 - "$w" "$r" "$B/cabbpf.json" "$B/perf.txt" "$own" "$C_IN" "$C_OUT" "$B/perft.txt" <<'PY'
 import json, sys
 w, r, jpath, ppath, own = sys.argv[1:6]
 c_in, c_out = float(sys.argv[6]), float(sys.argv[7])
+tpath = sys.argv[8]
 j = json.load(open(jpath))
 fns = {}
 for f in j["count"]["functions"] if "count" in j else j["functions"]:
@@ -140,11 +161,39 @@ for line in open(ppath):
         if len(parts) == 2:
             stack.append(parts[1].split("+")[0])
 flush()
+# perf on the traced run (user mode): leave out the samples in the
+# probes' own code, as cabbpf does
+traced = {}
+stack, probe = [], False
+def flush_t():
+    if probe:
+        return
+    for s in stack:
+        if s in fns:
+            traced[s] = traced.get(s, 0) + 1
+            break
+for line in open(tpath):
+    line = line.strip()
+    if not line:
+        flush_t()
+        stack, probe = [], False
+        continue
+    parts = line.split(None, 1)
+    if len(parts) != 2:
+        continue
+    sym, dso = parts[1].rsplit(" (", 1) if " (" in parts[1] else (parts[1], "")
+    if not stack and "[uprobes]" in dso:
+        probe = True
+    stack.append(sym.split("+")[0])
+flush_t()
 def shares(d):
     t = sum(d.values()) or 1
     return {k: 100.0 * v / t for k, v in d.items()}
 ps = shares({k: perf.get(k, 0) for k in fns})
 ss = shares({k: float(f.get("est_self_ns", 0)) for k, f in fns.items()})
+sa = shares({k: float(f.get("est_self_ns", 0)) + float(f.get("aft_self_ns", 0))
+             for k, f in fns.items()})
+ts = shares({k: traced.get(k, 0) for k in fns})
 rs = shares({k: float(f["self_ns"]) for k, f in fns.items()})
 # the two compensations, per context of the tree, summed by function
 comp, fix = {k: 0.0 for k in fns}, {k: 0.0 for k in fns}
@@ -164,19 +213,20 @@ if own:
     o = dict(kv.split("=") for kv in own.split())
     truth = shares({"big": float(o["big_ns"]), "mid": float(o["mid_ns"]),
                     "tiny": 1.5 * float(o["tiny_ns"]), "outer": float(o["outer_self_ns"]),
-                    "sys": float(o["sys_ns"])})
+                    "sys": float(o["sys_ns"]), "touch": float(o["touch_ns"])})
 top = sorted(fns, key=lambda k: -ps[k])[:10]
-print(f"{w} run {r}: {sum(perf.values())} perf samples, "
+print(f"{w} run {r}: {sum(perf.values())} perf samples untraced, {sum(traced.values())} traced, "
       f"{j.get('times', {}).get('samples', 0)} cabbpf samples")
 print(f"  {'FUNCTION':32} {'CALLS':>10} {'PERF%':>6} {'SAMPLED%':>9} {'RAW%':>6} {'COMP%':>6} {'FIX%':>6}"
-      + (f" {'TRUE%':>6}" if truth else ""))
+      f" {'TRACED%':>8} {'SAMP+AFT%':>9}" + (f" {'TRUE%':>6}" if truth else ""))
 for k in top:
     print(f"  {k[:32]:32} {fns[k]['calls']:>10} {ps[k]:>6.1f} {ss[k]:>9.1f} {rs[k]:>6.1f} {cs[k]:>6.1f} {fs[k]:>6.1f}"
-          + (f" {truth[k]:>6.1f}" if truth else ""))
-def gap(m):
-    return max(abs(m[k] - ps[k]) for k in top)
+          f" {ts[k]:>8.1f} {sa[k]:>9.1f}" + (f" {truth[k]:>6.1f}" if truth else ""))
+def gap(m, ref=ps):
+    return max(abs(m[k] - ref[k]) for k in top)
 print(f"  largest gap to perf over these: sampled {gap(ss):.1f} pp, raw {gap(rs):.1f} pp, "
-      f"comp {gap(cs):.1f} pp, fix {gap(fs):.1f} pp")
+      f"comp {gap(cs):.1f} pp, fix {gap(fs):.1f} pp; perf traced to perf untraced {gap(ts):.1f} pp; "
+      f"cabbpf's attribution (SAMP+AFT% to TRACED%) {gap(sa, ts):.1f} pp")
 PY
 	done
 done

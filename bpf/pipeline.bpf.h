@@ -72,6 +72,11 @@ struct tstate {
 	 * a CPU), and off-CPU time not yet delivered in an event */
 	__u64 off_ts;
 	__u64 off_pend;
+	/* --times sampled: where and when the thread's last probe hit
+	 * resumes it (bpf/trace.bpf.c resume_mark): the user address its
+	 * probe program saw in the low RESUME_IP_BITS, the time in units of
+	 * 1,024 ns (modulo 2^17) above. 0: none yet. */
+	__u64 resume;
 };
 
 struct {
@@ -126,8 +131,7 @@ const volatile __u32 tstab_mask = CABBPF_TSTAB_SLOTS - 1;
 struct tslot {
 	__u64 owner;
 	__u64 tag;
-	struct tstate st;
-	__u64 pad[1];
+	struct tstate st; /* 48 bytes: a slot is 64 */
 };
 
 struct {

@@ -261,11 +261,18 @@ enum cabbpf_stat {
 	/* CPU-clock samples that interrupted the target in kernel mode: in a
 	 * system call of the program's own (its system time: kept, an event
 	 * like a user-mode sample), or in any other kernel entry (a probe's
-	 * trap, the return probes' system call, a page fault, an interrupt):
-	 * left out and counted (docs/times.md). */
+	 * trap, the return probes' system call, an interrupt): left out and
+	 * counted (docs/times.md). */
 	CABBPF_STAT_CPU_SAMPLES_SYSCALL = 19,
 	CABBPF_STAT_CPU_SAMPLES_TRAP = 20,
-	CABBPF_STAT__MAX = 21,
+	/* ... in a page fault of the program's own (the kernel entry at the
+	 * bottom of the interrupted stack is the page fault's): kept, like a
+	 * system call's. */
+	CABBPF_STAT_CPU_SAMPLES_FAULT = 21,
+	/* ... in user mode, delivered late as a probe's trap returned to the
+	 * thread (bpf/trace.bpf.c resume_check): the trap's time, left out. */
+	CABBPF_STAT_CPU_SAMPLES_RESUME = 22,
+	CABBPF_STAT__MAX = 23,
 };
 
 /* Slots of the probes' thread table (bpf/pipeline.bpf.h "tstab"): 64 bytes

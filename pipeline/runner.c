@@ -312,10 +312,10 @@ void runner__set_windows(struct runner *r, const struct an_windows *w)
 	r->ctx.windows = w;
 }
 
-void runner__set_cpu_sample(struct runner *r, uint64_t period_ns, bool kernel)
+void runner__set_cpu_sample(struct runner *r, uint64_t period_ns, unsigned kernel)
 {
 	r->ctx.cpu_sample_ns = period_ns;
-	r->ctx.cpu_sample_kernel = period_ns && kernel;
+	r->ctx.cpu_sample_kernel = period_ns ? (uint8_t)(kernel > AN_KTIME_FAULTS ? AN_KTIME_FAULTS : kernel) : 0;
 }
 
 uint64_t runner__cpu_sample(const struct runner *r)

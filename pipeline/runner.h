@@ -226,8 +226,9 @@ void runner__set_windows(struct runner *r, const struct an_windows *w);
 void runner__set_budget(struct runner *r, const struct an_budget *b);
 /* The same for --times sampled: the CPU clock's period in ns, when the
  * sampler ran all along (an_ctx.cpu_sample_ns); 0: the times are the
- * traced ones. kernel: it sampled system calls too (cpu_sample_kernel). */
-void runner__set_cpu_sample(struct runner *r, uint64_t period_ns, bool kernel);
+ * traced ones. kernel: what kernel-mode time it sampled too (enum an_ktime,
+ * an_ctx.cpu_sample_kernel). */
+void runner__set_cpu_sample(struct runner *r, uint64_t period_ns, unsigned kernel);
 /* What runner__set_cpu_sample set (0: none). Any thread. */
 uint64_t runner__cpu_sample(const struct runner *r);
 

@@ -107,9 +107,11 @@ static char *make_recording(size_t *len)
 		.samples_probe = 14,
 		.samples_nostate = 15,
 		.samples_lost = 16,
-		.samples_kernel = true,
+		.samples_kernel = 2,
 		.samples_syscall = 17,
 		.samples_trap = 18,
+		.samples_fault = 19,
+		.samples_resume = 20,
 		.has_kernel = true,
 		.kernel = {.release = "6.1.0-test", .lockdown = "integrity", .probed = true}};
 
@@ -519,7 +521,7 @@ static size_t summary_added_after(uint32_t v)
 {
 	size_t added[] = {0, 0, 0,  16,
 			  8, 8, 16, 4 + 4 + strlen("6.1.0-test") + 4 + strlen("integrity") + 4,
-			  8, 32, 4 + 8 + 8};
+			  8, 32, 4 + 8 + 8, 8 + 8};
 	size_t n = 0;
 	unsigned f;
 
@@ -527,17 +529,17 @@ static size_t summary_added_after(uint32_t v)
 		added[7] += 4 + strlen(features__info[f].name) + 4;
 	/* 8 changed the entry records, and added the forks to SUMMARY; 9
 	 * the sampled times' period and samples left out; 10 the clock's
-	 * kernel-mode samples */
-	_Static_assert(RECFMT_VERSION == 10, "summary_added_after knows versions up to 10");
+	 * kernel-mode samples; 11 those in page faults */
+	_Static_assert(RECFMT_VERSION == 11, "summary_added_after knows versions up to 11");
 	for (v++; v <= RECFMT_VERSION; v++)
 		n += added[v];
 	return n;
 }
 
-/* Versions 3 to 10 (_i: SUMMARY without the ring's size, the unseen
+/* Versions 3 to 11 (_i: SUMMARY without the ring's size, the unseen
  * switch-ins, the guard's waits at detach, the kernel, the forks, the
- * sampled times or their kernel-mode samples, the fields versions 4 to 10
- * added at its end; 10: as written) are still read: what they lack is then unknown (0:
+ * sampled times, their kernel-mode samples or those in page faults, the
+ * fields versions 4 to 11 added at its end; 11: as written) are still read: what they lack is then unknown (0:
  * no ring_bytes in the JSON) or none, the rest as written. */
 START_TEST(old_summary_read)
 {
@@ -570,9 +572,12 @@ START_TEST(old_summary_read)
 			ck_assert_uint_eq(s->cpu_sample_ns, _i >= 9 ? 1000000 : 0);
 			ck_assert_uint_eq(s->samples_probe, _i >= 9 ? 14 : 0);
 			ck_assert_uint_eq(s->samples_lost, _i >= 9 ? 16 : 0);
-			ck_assert(s->samples_kernel == (_i >= 10));
+			/* as written: a version 10 file says 1 */
+			ck_assert_uint_eq(s->samples_kernel, _i >= 10 ? 2 : 0);
 			ck_assert_uint_eq(s->samples_syscall, _i >= 10 ? 17 : 0);
 			ck_assert_uint_eq(s->samples_trap, _i >= 10 ? 18 : 0);
+			ck_assert_uint_eq(s->samples_fault, _i >= 11 ? 19 : 0);
+			ck_assert_uint_eq(s->samples_resume, _i >= 11 ? 20 : 0);
 			seen++;
 		}
 	ck_assert_int_eq(ret, 0);
@@ -764,7 +769,7 @@ int main(void)
 	tcase_add_test(tc, source_block_checked);
 	tcase_add_test(tc, source_block_bounds);
 	tcase_add_test(tc, version2_summary_read);
-	tcase_add_loop_test(tc, old_summary_read, 3, 11);
+	tcase_add_loop_test(tc, old_summary_read, 3, 12);
 	tcase_add_test(tc, report_through_runner);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -11,11 +11,14 @@
  *           spinning 1,000,000 iterations of its own
  *   sys()   100 x SCALE calls, each reading 40 MiB of /dev/zero: its time
  *           is the kernel's, in its own system calls (read)
+ *   touch() 10 x SCALE calls, each mapping 32 MiB and writing a byte to
+ *           each of its pages: its time is the kernel's, in the page
+ *           faults that first write makes (and the mmap and munmap)
  *
  * main runs each phase in turn and measures it with the thread's CPU clock,
  * so an untraced run prints what each function costs (its self time, the
  * loop's own few instructions included; user and system time):
- *   "big_ns=N mid_ns=N tiny_ns=N outer_self_ns=N sys_ns=N"
+ *   "big_ns=N mid_ns=N tiny_ns=N outer_self_ns=N sys_ns=N touch_ns=N"
  * outer_self_ns is outer's phase less tiny's calls in it (tiny's per-call
  * cost from its own phase). Traced, the same figures hold the probes'
  * cost: compare with an untraced run's. Exit 0; usage error 2.
@@ -23,6 +26,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +73,21 @@ __attribute__((noinline)) int sys(void)
 	return 0;
 }
 
+/* 32 MiB mapped, each page written once (a page fault each), unmapped.
+ * Returns 0, or -1 when the mapping failed. */
+__attribute__((noinline)) int touch(void)
+{
+	size_t n = 32u << 20;
+	volatile char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = 1;
+	munmap((void *)p, n);
+	return 0;
+}
+
 static long long cpu_ns(void)
 {
 	struct timespec ts;
@@ -80,7 +99,7 @@ static long long cpu_ns(void)
 int main(int argc, char **argv)
 {
 	long scale = argc > 1 ? atol(argv[1]) : 1;
-	long long t0, t_big, t_mid, t_tiny, t_outer, t_sys;
+	long long t0, t_big, t_mid, t_tiny, t_outer, t_sys, t_touch;
 	long i;
 
 	if (argc > 2 || scale < 1) {
@@ -116,8 +135,15 @@ int main(int argc, char **argv)
 		}
 	t_sys = cpu_ns() - t0;
 	close(zero_fd);
-	printf("big_ns=%lld mid_ns=%lld tiny_ns=%lld outer_self_ns=%lld sys_ns=%lld\n", t_big,
-	       t_mid, t_tiny, t_outer - t_tiny / 2 /* outer made half as many tiny calls */,
-	       t_sys);
+	t0 = cpu_ns();
+	for (i = 0; i < 10 * scale; i++)
+		if (touch()) {
+			perror("shares: mmap");
+			return 1;
+		}
+	t_touch = cpu_ns() - t0;
+	printf("big_ns=%lld mid_ns=%lld tiny_ns=%lld outer_self_ns=%lld sys_ns=%lld touch_ns=%lld\n",
+	       t_big, t_mid, t_tiny, t_outer - t_tiny / 2 /* outer made half as many tiny calls */,
+	       t_sys, t_touch);
 	return 0;
 }

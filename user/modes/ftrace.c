@@ -298,6 +298,7 @@ static void ftrace_free(struct ftrace *ft)
 	free(ft->bins);
 	free(ft->binaries);
 	free(ft->sp_delta);
+	free(ft->resume_len);
 	free(ft->sized);
 	free(ft->vals);
 	free(ft->csites);

@@ -340,7 +340,9 @@ static int number_functions(struct ftrace *ft)
 	ft->lnames = calloc(all + 1, sizeof(*ft->lnames));
 	ft->binaries = calloc(all + 1, sizeof(*ft->binaries));
 	ft->sp_delta = calloc(all + 1, sizeof(*ft->sp_delta));
+	ft->resume_len = calloc(all + 1, sizeof(*ft->resume_len));
 	if (!ft->offsets || !ft->names || !ft->lnames || !ft->binaries || !ft->sp_delta ||
+	    !ft->resume_len ||
 	    (n && callsites_of(ft->plan, &ft->csites, &ft->ncsites))) {
 		log_err("out of memory");
 		return -ENOMEM;
@@ -352,6 +354,7 @@ static int number_functions(struct ftrace *ft)
 		/* PLAN_NO_PROBE == TRACE_NO_PROBE: refused sites stay out. */
 		ft->offsets[i] = ps->rule == PLAN_CALLSITES ? TRACE_AT_CALLSITES : ps->offset;
 		ft->sp_delta[i] = ps->sp_delta;
+		ft->resume_len[i] = ps->rule == PLAN_CALLSITES ? 0 : ps->len;
 		/* Reports show the readable name (or what an IFUNC runs);
 		 * JSON keeps the linkage one. */
 		ft->names[i] = ft->labels && ft->labels[i] ? ft->labels[i]
@@ -463,6 +466,7 @@ static int open_trace(struct ftrace *ft)
 	}
 	to.no_returns = o->entry_only;
 	to.sp_delta = ft->sp_delta;
+	to.resume_len = ft->resume_len;
 	to.size_specs = ft->sized;
 	to.val_specs = ft->vals;
 	to.offsets = ft->offsets;
@@ -720,7 +724,7 @@ int ftrace_attach__probes(struct ftrace *ft)
 	runner__set_cpu_sample(ft->rn, trace__cpu_samples(ft->tr)
 					       ? ftrace_attach__cpu_sample_ns(ft)
 					       : 0,
-			       true);
+			       trace__cpu_sample_kernel(ft->tr));
 	/* A fallback to per-site links reloaded the trace object: new rings,
 	 * a new cgroup filter map. */
 	if (ft->guard && trace__map_fd(ft->tr, "slots") != slots_fd && (err = attach_guard(ft)))

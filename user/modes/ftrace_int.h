@@ -63,6 +63,7 @@ struct ftrace {
 	uint64_t *offsets;
 	const char **names, **lnames, **binaries;
 	uint32_t *sp_delta;
+	uint8_t *resume_len; /* per fid: trace_opts.resume_len (NULL: whole) */
 	uint8_t *sized; /* --size spec byte per fid (analyzers/isp.h), or NULL */
 	/* --args, --retval per fid (nvals, reg, type, ret), or NULL */
 	struct cabbpf_fnspec *vals;

@@ -143,9 +143,11 @@ static void fill_summary(struct ftrace *ft, struct summary *sm, const uint64_t *
 	sm->samples_probe = totals[CABBPF_STAT_CPU_SAMPLES_PROBE];
 	sm->samples_nostate = totals[CABBPF_STAT_CPU_SAMPLES_NOSTATE];
 	sm->samples_lost = totals[CABBPF_STAT_CPU_SAMPLE_DROPS];
-	sm->samples_kernel = sm->cpu_sample_ns != 0;
+	sm->samples_kernel = sm->cpu_sample_ns ? trace__cpu_sample_kernel(ft->tr) : 0;
 	sm->samples_syscall = totals[CABBPF_STAT_CPU_SAMPLES_SYSCALL];
 	sm->samples_trap = totals[CABBPF_STAT_CPU_SAMPLES_TRAP];
+	sm->samples_fault = totals[CABBPF_STAT_CPU_SAMPLES_FAULT];
+	sm->samples_resume = totals[CABBPF_STAT_CPU_SAMPLES_RESUME];
 	/* A launched command's own start is an exec too: not the program's
 	 * doing (--follow-exec: made before tracing began, not seen). */
 	if (tg->spawned && !tg->followed && sm->execs)

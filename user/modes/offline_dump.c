@@ -95,11 +95,12 @@ static void dump_record(FILE *out, const struct recfmt_funcs *fn, uint32_t tid, 
 	case CABBPF_EV_SCHED:
 		fprintf(out, "off_cpu_ns=%" PRIu64, rc.sp);
 		break;
-	case CABBPF_EV_CPU_SAMPLE: /* --times sampled: a CPU-clock tick (ip 0: in a system call) */
-		if (rc.sp)
+	case CABBPF_EV_CPU_SAMPLE: /* --times sampled: a CPU-clock tick (ip 0: in a system
+				    * call, 1: in a page fault) */
+		if (rc.sp > 1)
 			fprintf(out, "ip=0x%" PRIx64, rc.sp);
 		else
-			fprintf(out, "in a system call");
+			fprintf(out, rc.sp ? "in a page fault" : "in a system call");
 		break;
 	case CABBPF_EV_VALUE: /* --args, --retval: a piece of a value */
 		dump_value(out, fn, &rc);

@@ -83,6 +83,8 @@ void offline__summary(const struct recfmt_meta *m, const struct recfmt_summary *
 	sm->samples_kernel = s->samples_kernel;
 	sm->samples_syscall = s->samples_syscall;
 	sm->samples_trap = s->samples_trap;
+	sm->samples_fault = s->samples_fault;
+	sm->samples_resume = s->samples_resume;
 	sm->exec_other = s->exec_other;
 	sm->exec_thread = s->exec_thread;
 	sm->guard = s->has_guard ? &s->guard : NULL;

@@ -380,6 +380,7 @@ static bool try_callsites(struct plan *p, struct plan_site *site, size_t sym)
 	if (site->verdict != CALLSITES_OK)
 		return false;
 	site->rule = PLAN_CALLSITES;
+	site->len = 0; /* a call's probe resumes the thread at its target */
 	site->offset = PLAN_NO_PROBE;
 	site->shift = 0;
 	site->sp_delta = (uint32_t)-8;
@@ -454,8 +455,10 @@ int plan__build(const struct symtab *st, const size_t *idx, size_t n, const stru
 		site->entry_verdict = INSN_UNDECODABLE;
 		snprintf(site->entry_text, sizeof(site->entry_text), "(no code)");
 		if (code) {
-			if (!insn__decode(d, code, len, s->vaddr, &in))
+			if (!insn__decode(d, code, len, s->vaddr, &in)) {
 				site->entry_cls = site->cls = in.cls;
+				site->len = (uint8_t)in.len;
+			}
 			site->entry_verdict = in.verdict;
 			memcpy(site->entry_text, in.text, sizeof(site->entry_text));
 		}
@@ -488,10 +491,15 @@ int plan__build(const struct symtab *st, const size_t *idx, size_t n, const stru
 					       ntargets, o->entry_only, &c, &delta);
 
 			if (k) {
+				struct insn at;
+
 				site->shift = k;
 				site->sp_delta = delta;
 				site->offset = s->offset + k;
 				site->cls = c;
+				site->len = insn__decode(d, code + k, len - k, s->vaddr + k, &at)
+						    ? 0
+						    : (uint8_t)at.len;
 				site->rule = PLAN_SHIFTED;
 				p->shifted++;
 			}

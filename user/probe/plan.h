@@ -93,6 +93,10 @@ struct plan_site {
 	char entry_text[64];
 	enum insn_class cls;	   /* class of the chosen site */
 	enum plan_rule rule;
+	/* bytes of the probed instruction (0: not known, or PLAN_CALLSITES):
+	 * the probe resumes the thread just past it (the time sampler's
+	 * late ticks, bpf/trace.bpf.c resume_check) */
+	uint8_t len;
 };
 
 struct plan_opts {

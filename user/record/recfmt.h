@@ -44,7 +44,7 @@
  * (pipeline/record.h; earlier files' entries have none: not known); 9:
  * SUMMARY then has the sampled times' period and samples left out; 10:
  * then the clock's kernel-mode samples (in system calls, in traps) */
-#define RECFMT_VERSION 10u
+#define RECFMT_VERSION 11u
 #define RECFMT_HEADER_BYTES 16
 /* Bounds a reader enforces (a corrupt length must not allocate gigabytes). */
 #define RECFMT_MAX_BLOCK (256u << 20)
@@ -127,8 +127,11 @@ struct recfmt_summary {
 	uint64_t cpu_sample_ns, samples_probe, samples_nostate, samples_lost;
 	/* version 10: whether the clock sampled kernel mode too, and its
 	 * samples in system calls (kept) and in traps (left out) */
-	bool samples_kernel;
+	uint32_t samples_kernel; /* enum an_ktime: 1 in version 10, 2 on */
 	uint64_t samples_syscall, samples_trap;
+	/* version 11: its samples in the program's page faults (kept), and
+	 * those delivered as a probe's trap returned (left out) */
+	uint64_t samples_fault, samples_resume;
 	struct guard_stats guard;
 	/* version 7: the kernel the trace was taken on (user/kernel/
 	 * features.h); has_kernel false before, or when the writer had none */

@@ -439,9 +439,13 @@ static int read_summary(struct recfmt_reader *r, struct cur *c)
 		s->samples_lost = c_u64(c);
 	}
 	if (r->version >= 10) {
-		s->samples_kernel = c_u32(c) != 0;
+		s->samples_kernel = c_u32(c);
 		s->samples_syscall = c_u64(c);
 		s->samples_trap = c_u64(c);
+	}
+	if (r->version >= 11) {
+		s->samples_fault = c_u64(c);
+		s->samples_resume = c_u64(c);
 	}
 	return c_end(c, "SUMMARY");
 }

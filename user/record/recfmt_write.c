@@ -304,6 +304,9 @@ int recfmt__put_summary(struct recfmt_writer *w, const struct recfmt_summary *s)
 	b_u32(&b, s->samples_kernel);
 	b_u64(&b, s->samples_syscall);
 	b_u64(&b, s->samples_trap);
+	/* version 11: the page faults', and the late ones at a trap's return */
+	b_u64(&b, s->samples_fault);
+	b_u64(&b, s->samples_resume);
 	err = ok ? w_block(w, RECFMT_SUMMARY, &b) : (w->err = -EINVAL);
 	free(b.p);
 	return err;

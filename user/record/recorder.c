@@ -113,6 +113,8 @@ int recorder__finish(struct recorder *rc, const struct summary *sm,
 	s.samples_kernel = sm->samples_kernel;
 	s.samples_syscall = sm->samples_syscall;
 	s.samples_trap = sm->samples_trap;
+	s.samples_fault = sm->samples_fault;
+	s.samples_resume = sm->samples_resume;
 	s.exec_other = sm->exec_other;
 	s.exec_thread = sm->exec_thread;
 	s.has_guard = sm->guard != NULL;

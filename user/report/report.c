@@ -174,12 +174,29 @@ static void whole_text(FILE *out, const struct summary *s, struct runner *r)
  * over half, and a program of few dense calls (tests/targets/shares, 13%)
  * come within 4 points of perf. */
 #define TIMES_AFTERMATH_HEAVY 0.25
+/* Or denser than a traced call every this many ns of the program's
+ * sampled time: the aftermath not measured (its code slower after each
+ * trap, by what it touches) is then a large part of its times.
+ * bench/times.sh (2026-12-06): shares, a call every ~1,100 ns, within
+ * 2-7 points of perf; python3, every ~75 ns, 6-10 points; sqlite3, every
+ * ~150 ns, 12-24 points. */
+#define TIMES_DENSE_NS 500.0
+
+/* The sampled time, ns, per traced call (0: no call or no sample). */
+static double times_ns_per_call(const struct summary *s, const struct runner_stats *st)
+{
+	double calls = (double)st->records / 2;
+
+	return calls > 0 ? (double)(st->returns.samples * s->cpu_sample_ns) / calls : 0;
+}
 
 static bool times_aftermath_heavy(const struct summary *s, const struct runner_stats *st)
 {
 	double sampled = (double)(st->returns.samples * s->cpu_sample_ns);
+	double per_call = times_ns_per_call(s, st);
 
-	return sampled > 0 && (double)st->returns.aft_ns > TIMES_AFTERMATH_HEAVY * sampled;
+	return sampled > 0 && ((double)st->returns.aft_ns > TIMES_AFTERMATH_HEAVY * sampled ||
+			       (per_call > 0 && per_call < TIMES_DENSE_NS));
 }
 
 /* What the run's times are (docs/times.md): the program's own time,
@@ -195,18 +212,24 @@ static void times_text(FILE *out, const struct summary *s, const struct runner *
 	}
 	runner__stats(r, &st);
 	fprintf(out, "  times: sampled, the program's own %s: %llu samples every %.3g ms (",
-		s->samples_kernel ? "CPU time (user mode and its system calls)"
-				  : "user-mode CPU time",
+		s->samples_kernel >= AN_KTIME_FAULTS ? "CPU time (user mode, its system calls and page faults)"
+		: s->samples_kernel		     ? "CPU time (user mode and its system calls)"
+						     : "user-mode CPU time",
 		(unsigned long long)(st.returns.samples + s->samples_nostate),
 		(double)s->cpu_sample_ns / 1e6);
 	if (s->samples_kernel)
 		fprintf(out, "%llu in system calls, ", (unsigned long long)s->samples_syscall);
+	if (s->samples_kernel >= AN_KTIME_FAULTS)
+		fprintf(out, "%llu in page faults, ", (unsigned long long)s->samples_fault);
 	fprintf(out, "%llu outside traced functions); left out: %llu in the probes' code",
 		(unsigned long long)(st.returns.samples_root + s->samples_nostate),
 		(unsigned long long)s->samples_probe);
 	if (s->samples_kernel)
 		fprintf(out, ", %llu in their traps and other kernel entries",
 			(unsigned long long)s->samples_trap);
+	if (s->samples_resume)
+		fprintf(out, ", %llu delivered late as a trap returned",
+			(unsigned long long)s->samples_resume);
 	if (s->samples_lost)
 		fprintf(out, ", %llu LOST to full rings (times are lower bounds)",
 			(unsigned long long)s->samples_lost);
@@ -219,10 +242,12 @@ static void times_text(FILE *out, const struct summary *s, const struct runner *
 	 * move the times a lot (docs/times.md). */
 	if (times_aftermath_heavy(s, &st))
 		fprintf(out,
-			"  WARNING: the probes' aftermath was %.0f%% of the sampled time: this "
-			"program's traced calls are so dense that its sampled times are uncertain "
-			"(a caller of millions of traced calls may be over-stated, its callees "
+			"  WARNING: a traced call every %.0f ns of the program's sampled time, and "
+			"the probes' measured aftermath %.0f%% of it: so dense that its sampled "
+			"times are uncertain (its code runs slower after each trap, by more than was "
+			"measured: the functions run right after traps are over-stated, the others "
 			"under-stated); trace fewer functions (-x), or larger ones (docs/times.md)\n",
+			times_ns_per_call(s, &st),
 			100.0 * (double)st.returns.aft_ns /
 				(double)(st.returns.samples * s->cpu_sample_ns));
 }
@@ -249,6 +274,10 @@ static int times_json(struct json *w, const struct summary *s, const struct runn
 		if (s->samples_kernel) {
 			err |= json__kv_u64(w, "samples_syscall", s->samples_syscall);
 			err |= json__kv_u64(w, "samples_trap", s->samples_trap);
+			if (s->samples_kernel >= AN_KTIME_FAULTS) {
+				err |= json__kv_u64(w, "samples_fault", s->samples_fault);
+				err |= json__kv_u64(w, "samples_resume", s->samples_resume);
+			}
 		}
 		/* the probes' aftermath taken out (docs/times.md), and whether
 		 * it is so much of the time that the times are uncertain */

@@ -16,9 +16,20 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyzers/sampling.h"
+
 struct count;
 struct json;
 struct latency_hist;
+
+/* sections.c: a row's whole-run estimate of its calls from the sampling
+ * windows (--sample), k as sampling__estimate gave it, into the JSON
+ * object w has open: "estimate", "calls_est", "calls_est_err95" (null
+ * where there is no interval) and, when df > 0 and k is
+ * AN_BEST_ESTIMATED, "calls_est_df" (what the interval rests on).
+ * Nothing for AN_BEST_NONE. Returns 0 or the writer's error. */
+int sections__estimate_json(struct json *w, enum an_best k, double est, double err95,
+			    uint32_t df);
 
 /* sec_count.c: calls per function and per thread. */
 int sec_count__text(void *state, FILE *f);

@@ -411,17 +411,7 @@ int sec_count__json(void *state, struct json *w)
 			enum an_best k = sampling__estimate(fn->wc.w, fn->wc.n, c->ctx->windows,
 							    &est, &err95);
 
-			if (k != AN_BEST_NONE) {
-				json__kv_string(w, "estimate", sampling__best_name(k));
-				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
-				json__key(w, "calls_est_err95");
-				if (err95 < 0)
-					json__null(w);
-				else
-					json__u64(w, (uint64_t)llround(err95));
-				if (k == AN_BEST_ESTIMATED)
-					json__kv_u64(w, "calls_est_df", sampling__df(c->ctx->windows));
-			}
+			sections__estimate_json(w, k, est, err95, sampling__df(c->ctx->windows));
 		}
 		json__key(w, "threads");
 		json__begin_object(w);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "analyzers/analyzer.h"
@@ -14,6 +15,22 @@
 #include "pipeline/runner.h"
 #include "user/report/sec.h"
 #include "user/report/sections.h"
+
+int sections__estimate_json(struct json *w, enum an_best k, double est, double err95,
+			    uint32_t df)
+{
+	int err = 0;
+
+	if (k == AN_BEST_NONE)
+		return 0;
+	err |= json__kv_string(w, "estimate", sampling__best_name(k));
+	err |= json__kv_u64(w, "calls_est", (uint64_t)llround(est));
+	err |= json__key(w, "calls_est_err95");
+	err |= err95 < 0 ? json__null(w) : json__u64(w, (uint64_t)llround(err95));
+	if (k == AN_BEST_ESTIMATED && df > 0)
+		err |= json__kv_u64(w, "calls_est_df", df);
+	return err;
+}
 
 /* Each analyzer's section (sec.h), by its name (analyzer_ops.name). */
 static const struct section {

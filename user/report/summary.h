@@ -90,9 +90,11 @@ struct summary {
 	/* The clock sampled kernel mode too (a live run; a recording of
 	 * version 10 on): of its kernel-mode samples, those in the program's
 	 * own system calls (kept, in the times) and those in the probes'
-	 * traps or other kernel entries (left out). */
-	bool samples_kernel;
-	uint64_t samples_syscall, samples_trap;
+	 * traps or other kernel entries (left out); version 11 on, those in
+	 * the program's page faults (kept), and those delivered in user mode
+	 * as a trap returned (the trap's: left out). */
+	uint32_t samples_kernel; /* enum an_ktime (analyzers/analyzer.h) */
+	uint64_t samples_syscall, samples_trap, samples_fault, samples_resume;
 	bool exec_other;  /* the last one ran another program (not traced) */
 	/* the last one was called by a thread other than the main one: the
 	 * kernel's probes, bound to the main thread, miss the new image */

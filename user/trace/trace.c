@@ -20,6 +20,7 @@
 
 #include "user/kernel/bpfload.h"
 #include "user/kernel/features.h"
+#include "user/kernel/ksyms.h"
 #include "analyzers/isp.h"
 #include "common/log.h"
 #include "user/probe/uprobe_multi.h"
@@ -58,6 +59,23 @@ static int fill_fnspecs(struct trace *t)
 		v.arg = ISP_SPEC_ARG(s);
 		v.strlen = (s & ISP_SPEC_STRLEN) != 0;
 		if (bpf_map_update_elem(fd, &fid, &v, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* The entry probes' instruction lengths into the "resume_len" map
+ * (bpf/trace.bpf.c resume_check), by fid. Returns 0 or -errno. */
+static int fill_resume_len(struct trace *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.resume_len);
+	uint32_t fid;
+
+	for (fid = 0; t->skel->rodata->resume_check && t->o.resume_len && fid < t->o.nfuncs;
+	     fid++) {
+		uint8_t len = t->o.resume_len[fid];
+
+		if (len && bpf_map_update_elem(fd, &fid, &len, BPF_ANY))
 			return -errno;
 	}
 	return 0;
@@ -164,6 +182,22 @@ int trace__load(struct trace *t, bool multi)
 	bpf_program__set_autoload(t->skel->progs.exe_identity, t->exe_fd >= 0);
 	bpf_program__set_autoload(t->skel->progs.on_cpu_sample,
 				  t->o.cpu_sample_ns && t->o.pid > 0 && !t->o.floor);
+	/* The sampler tells the program's page faults from the probes'
+	 * traps by the kernel entry they came in by (bpf/trace.bpf.c
+	 * in_own_fault); a kernel that hides its addresses: left out with
+	 * the traps, and the report says only system calls are counted. */
+	if (t->o.cpu_sample_ns && t->o.pid > 0 && !t->o.floor) {
+		uint64_t lo, hi;
+
+		/* ticks delivered late as a trap returns are the trap's */
+		t->skel->rodata->resume_check = !getenv("CABBPF_TEST_NO_RESUME_CHECK");
+		if (!ksyms__range("asm_exc_page_fault", &lo, &hi)) {
+			t->skel->rodata->fault_entry_lo = lo;
+			t->skel->rodata->fault_entry_hi = hi;
+		} else
+			log_debug("no address for asm_exc_page_fault: the program's page faults "
+				  "are left out of its sampled times");
+	}
 	/* The high-water mark at half the ring: the other half is headroom
 	 * for what other threads emit before their next event stops them
 	 * (one event each, plus I/O and switch events). */
@@ -210,10 +244,14 @@ int trace__load(struct trace *t, bool multi)
 		err = bpf_map__set_max_entries(t->skel->maps.guarded, 1);
 	if (!err && !t->o.lossless)
 		err = bpf_map__set_max_entries(t->skel->maps.throttled, 1);
+	if (!err && t->skel->rodata->resume_check && t->o.resume_len)
+		err = bpf_map__set_max_entries(t->skel->maps.resume_len, t->o.nfuncs);
 	if (err)
 		return err;
 	err = trace_bpf__load(t->skel);
-	return err ? err : fill_fnspecs(t);
+	if (!err)
+		err = fill_fnspecs(t);
+	return err ? err : fill_resume_len(t);
 }
 
 /* The kernel's name of the traced file (bpf/trace.bpf.c exe_identity, one

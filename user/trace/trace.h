@@ -36,6 +36,11 @@ struct trace_opts {
 	 * entry and its probe site (entry-only placement, user/probe/plan.h); the
 	 * BPF program adds it back so the event sp is the return-address slot */
 	const uint32_t *sp_delta;
+	/* per fid, NULL = all 0: bytes of the entry probe's instruction,
+	 * where the probe resumes the thread past it (0: not known); the
+	 * time sampler leaves out the ticks delivered there as the probe's
+	 * trap returns (bpf/trace.bpf.c resume_check) */
+	const uint8_t *resume_len;
 	/* per fid, NULL = none: the --size rule's spec byte (analyzers/isp.h,
 	 * ISP_SPEC_*; 0 = none); such entries read their size */
 	const uint8_t *size_specs;
@@ -130,6 +135,11 @@ int trace__attach(struct trace *t);
 /* Whether the time sampler runs (o.cpu_sample_ns, and its clocks are in
  * place since trace__attach). */
 bool trace__cpu_samples(const struct trace *t);
+/* What kernel-mode time the sampler takes, when it runs, as the program's
+ * (enum an_ktime, analyzers/analyzer.h): its system calls, and its page
+ * faults when the kernel's addresses could be read (/proc/kallsyms); 0
+ * for NULL or before the load. Any thread. */
+unsigned trace__cpu_sample_kernel(const struct trace *t);
 
 /*
  * Whole-container tracing (o.pid 0): the function table grew to nfuncs

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analyzers/analyzer.h"
 #include "user/kernel/bpfload.h"
 #include "common/log.h"
 #include "user/probe/uprobe_multi.h"
@@ -358,6 +359,13 @@ bool trace__cpu_time(const struct trace *t)
 bool trace__cpu_samples(const struct trace *t)
 {
 	return t->cpu_samples != NULL;
+}
+
+unsigned trace__cpu_sample_kernel(const struct trace *t)
+{
+	if (!t || !t->skel)
+		return AN_KTIME_NONE;
+	return t->skel->rodata->fault_entry_lo ? AN_KTIME_FAULTS : AN_KTIME_SYSCALLS;
 }
 
 /* Groups: every function into its first group (o.first_group), the gate
