@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sampled estimates' error and their 95% intervals' coverage (issue 47
-# items 5 and 6), run after run: bench/targets/steady (T threads each
+# items 5 and 6), run after run: tests/targets/steady (T threads each
 # calling mid() N times, mid() calling leaf() twice, leaf() spinning K
 # iterations; "phased": a() for the first half, b() for the second) under
 # `--sample P`, R times, with HOGS busy loops beside it. Per function: the
@@ -22,7 +22,7 @@ HOGS=${HOGS:-0}
 O=.output/bench/sampling_coverage
 mkdir -p "$O"
 make -s cabbpf
-gcc -O2 -g -pthread -o "$O/steady" bench/targets/steady.c
+gcc -O2 -g -pthread -o "$O/steady" tests/targets/steady.c
 . bench/hogs.sh
 hogs__start "$HOGS"
 fns=(-f mid -f leaf)

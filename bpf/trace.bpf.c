@@ -807,6 +807,47 @@ static __always_inline bool in_own_fault(struct bpf_perf_event_data *ctx,
 }
 
 /*
+ * The target's progress (--sample, --budget: user/trace/sampler.h,
+ * budget.h): of the CPU clock's ticks, those in the program's own
+ * user-mode code, counted in ns (the clock's period each), gate or not:
+ * the sampling windows are measured in it. Not a tick in the xol area
+ * (the return trampoline, single-stepped instructions) nor one delivered
+ * late as a probe's trap returned (resume_check): those are the probes'
+ * time, as they are for the time sampler below. What the traps leave in
+ * the program's own code (the aftermath) is counted; the calibration
+ * measures it per traced call (user/trace/calibrate.h leak).
+ */
+const volatile __u32 progress_on = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} progress_ns SEC(".maps");
+
+static __always_inline void count_progress(struct bpf_perf_event_data *ctx,
+					   struct task_struct *task, __u64 ip)
+{
+	struct tstate *st;
+	__u32 zero = 0;
+	__u64 *v;
+
+#if defined(__TARGET_ARCH_x86)
+	if ((__s64)ip < 0) /* kernel mode (with --times sampled's clock) */
+		return;
+#endif
+	if (in_xol_area(task, ip))
+		return;
+	st = pipeline_state(task, false);
+	if (st && resume_check && resume_late_tick(st, ip, bpf_ktime_get_ns()))
+		return;
+	v = bpf_map_lookup_elem(&progress_ns, &zero);
+	if (v)
+		*v += ctx->sample_period;
+}
+
+/*
  * --times sampled: the CPU clock (a perf cpu-clock event on every CPU:
  * user/trace/cpuclock.c) interrupted a thread of the target. One event,
  * with the thread's sequence number, so it lands between the calls and
@@ -814,7 +855,8 @@ static __always_inline bool in_own_fault(struct bpf_perf_event_data *ctx,
  * top of its shadow stack (pipeline/shadow.h, SAMPLES): where the program
  * spent that time, by its exact calling context. Its own code and its own
  * system calls are its time; the probes' code and traps are not: left
- * out and counted (docs/times.md). Loaded only when asked for (autoload
+ * out and counted (docs/times.md). Also the progress clock (count_progress,
+ * progress_on). Loaded only when asked for (autoload
  * off otherwise), for one target process.
  */
 SEC("perf_event")
@@ -828,9 +870,13 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	int in_kernel = 0; /* 1: a system call, 2: a page fault */
 	__u64 now;
 
-	if (!win || !target_tgid || task->tgid != target_tgid)
+	if (!target_tgid || task->tgid != target_tgid)
 		return 0;
 	if (other_image || cgroup_excluded())
+		return 0;
+	if (progress_on)
+		count_progress(ctx, task, ip);
+	if (!win)
 		return 0;
 #if defined(__TARGET_ARCH_x86)
 	if ((__s64)ip < 0) { /* kernel mode: x86-64's kernel is the upper half */

@@ -479,6 +479,9 @@ static int open_trace(struct ftrace *ft)
 	to.cgroup = ft->cgfd >= 0;
 	to.sampling = ft->o.sample_pct > 0 || ft->o.start_disabled;
 	to.groups = ft->o.budget_pct > 0;
+	/* the sampling windows and the budget's epochs are measured in the
+	 * target's own progress (user/trace/progress.h) */
+	to.progress_clock = to.sampling || to.groups;
 	to.first_group = ft->first_group;
 	to.start_paused = ft->o.start_disabled;
 	to.gated = true; /* opened by start_run, once everything is in */

@@ -120,8 +120,7 @@ int ftrace_loop__start(struct ftrace *ft)
 		}
 	}
 	if (ft->o.sample_pct > 0 || ft->o.start_disabled) {
-		struct sampler_opts so = {.pid = ft->tg.pid,
-					  .pct = ft->o.sample_pct,
+		struct sampler_opts so = {.pct = ft->o.sample_pct,
 					  .period_ms = ft->o.sample_period_ms,
 					  .start_disabled = ft->o.start_disabled,
 					  .nfuncs = (uint32_t)ft->nfuncs};

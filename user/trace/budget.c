@@ -137,6 +137,15 @@ static int snapshot(struct budget *b)
 	return 0;
 }
 
+/* The target's progress so far, in ticks (trace__progress_ns). */
+static uint64_t progress_ticks(const struct budget *b)
+{
+	uint64_t ns;
+
+	trace__progress_ns(b->tr, &ns);
+	return ns / PROGRESS_TICK_NS;
+}
+
 /* End the current epoch now (if any). */
 static void end_epoch(struct budget *b, uint64_t t)
 {
@@ -146,7 +155,7 @@ static void end_epoch(struct budget *b, uint64_t t)
 		return;
 	e = &b->ep[b->nep - 1];
 	e->t1 = t;
-	e->p1 = progress__ticks(b->prog);
+	e->p1 = progress_ticks(b);
 	e->c1 = budget__cpu_ns(b);
 	e->m1 = b->trap;
 	e->l1 = b->leak;
@@ -185,7 +194,7 @@ int budget__new_epoch(struct budget *b)
 	end_epoch(b, t);
 	trace__set_gate(b->tr, n, groups);
 	e->t0 = t;
-	e->p0 = progress__ticks(b->prog);
+	e->p0 = progress_ticks(b);
 	e->c0 = budget__cpu_ns(b);
 	e->m0 = b->trap;
 	e->l0 = b->leak;
@@ -283,6 +292,7 @@ int budget__new(const struct budget_opts *o, struct trace *tr, struct budget **o
 {
 	struct budget *b = calloc(1, sizeof(*b));
 	uint32_t i, n = o->nfuncs;
+	uint64_t p;
 
 	*out = NULL;
 	if (!b)
@@ -319,7 +329,8 @@ int budget__new(const struct budget_opts *o, struct trace *tr, struct budget **o
 	if (!b->have_clk)
 		log_warn("budget: no CPU clock for pid %d: the budget is kept in wall time",
 			 (int)o->pid);
-	(void)progress__open(o->pid, &b->prog);
+	/* without a progress measure, wall time (trace__attach said so) */
+	b->clock = trace__progress_ns(b->tr, &p);
 	b->on_rate = 1.0; /* until measured: a window costs all its time */
 	b->t0 = budget__mono_ns();
 	/* trace__attach put every function in its first group: epoch 1
@@ -493,8 +504,8 @@ void budget__finish(struct budget *b, uint64_t end_ns)
 	b->window = false;
 	b->wall_ns = end_ns - b->t0;
 	b->cpu_ns = budget__cpu_ns(b) - b->ep[0].c0;
-	p1 = progress__ticks(b->prog);
-	b->by_progress = b->prog && p1 >= b->ep[0].p0 + PROGRESS_MIN_TICKS;
+	p1 = progress_ticks(b);
+	b->by_progress = b->clock && p1 >= b->ep[0].p0 + PROGRESS_MIN_TICKS;
 	b->len = calloc(b->nep + 1, sizeof(*b->len));
 	b->win = calloc(b->nep + 1, 1);
 	b->skip = calloc(b->nep + 1, 1);
@@ -556,7 +567,6 @@ void budget__free(struct budget *b)
 
 	if (!b)
 		return;
-	progress__free(b->prog);
 	for (i = 0; i < b->nsnap; i++)
 		free(b->snaps[i]);
 	free(b->snaps);

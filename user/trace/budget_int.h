@@ -90,7 +90,7 @@ struct budget {
 	clockid_t clk;
 	bool have_clk;
 	uint64_t cpu_last; /* the CPU clock's last reading since start */
-	struct progress *prog;
+	bool clock; /* the target's progress is measured (trace__progress_ns) */
 	uint64_t *seen, *dh; /* probe hits in the model; since the mark */
 	double *rate;	     /* cost per native ns; < 0: not known */
 	double trap;	     /* the probes' cost so far (model), ns */

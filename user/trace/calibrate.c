@@ -429,37 +429,40 @@ static int calib_fork(int to_child[2], int from_child[2], pid_t *pid, uint64_t b
 /* The traced rounds: each class's cost per call (its CPU time less the
  * untraced round's), and what the progress clock saw of it (prog NULL:
  * nothing). *called: the calls the child made. */
-static int calib_rounds(int to, int from, struct trace *tr, struct progress *prog,
+static int calib_rounds(int to, int from, struct trace *tr, bool prog,
 			const uint64_t base[NCALIB], double cost_ns[INSN__NCLASS],
 			struct progress_leak leak[INSN__NCLASS], uint64_t *called,
 			uint64_t win[NCALIB][3])
 {
+	/* the progress clock's period: the time sampler's when it runs */
+	double tick = trace__cpu_samples(tr) ? (double)CALIB_SAMPLE_NS : (double)PROGRESS_TICK_NS;
 	uint64_t res[2];
 	size_t k;
 
 	for (k = 0; k < NCALIB; k++) {
-		uint64_t p0 = progress__ticks(prog), p1;
+		uint64_t p0, p1;
 		double user;
 
 		/* the round's window and calls, for the time sampler's
 		 * aftermath (aftermath_of) */
+		trace__progress_ns(tr, &p0);
 		win[k][0] = mono_ns();
 		if (write(to, prog ? "l" : "g", 1) != 1 || child_says(from, res, sizeof(res), tr))
 			return -EIO;
 		win[k][1] = mono_ns();
 		win[k][2] = res[1];
-		p1 = progress__ticks(prog);
+		trace__progress_ns(tr, &p1);
 		*called += res[1];
 		cost_ns[calib[k].cls] =
 			res[0] > base[k] ? (double)(res[0] - base[k]) / calib[k].calls : 0;
 		/* the ticks less the calls' own (untraced) time */
-		user = (double)(p1 - p0) * PROGRESS_TICK_NS -
+		user = (double)(p1 - p0) -
 		       (double)base[k] / calib[k].calls * (double)res[1];
 		if (prog && res[1] && user > 0) {
 			leak[calib[k].cls].ns = fmin(user / (double)res[1], cost_ns[calib[k].cls]);
 			/* a count of ticks: +- its square root (at least one) */
-			leak[calib[k].cls].sd_ns = sqrt(fmax(1.0, (double)(p1 - p0))) *
-						   PROGRESS_TICK_NS / (double)res[1];
+			leak[calib[k].cls].sd_ns = sqrt(fmax(1.0, (double)(p1 - p0) / tick)) *
+						   tick / (double)res[1];
 		}
 	}
 	return 0;
@@ -495,7 +498,8 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	int to_child[2] = {-1, -1}, from_child[2] = {-1, -1}, status, err = 0;
 	uint64_t offsets[NCALIB], base[NCALIB];
 	uint8_t resume_len[NCALIB];
-	struct progress *prog = NULL;
+	bool prog;
+	uint64_t ns;
 	char exe[PATH_MAX];
 	struct symtab *st = NULL;
 	struct trace *tr = NULL;
@@ -538,18 +542,17 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	to.no_session_kfunc = !features__get()->has[KF_UPROBE_SESSION];
 	to.on_event = on_event;
 	to.ctx = &ce;
-	/* the time sampler, as a run has it, at a finer period */
+	/* the time sampler, as a run has it, at a finer period; the progress
+	 * clock is meant to see no trap: what a traced call adds to it is
+	 * measured too (where there is no such clock, only the cost) */
 	to.cpu_sample_ns = no_times ? 0 : CALIB_SAMPLE_NS;
+	to.progress_clock = true;
 	err = trace__open(&to, &tr);
 	if (!err)
 		err = trace__attach(tr);
 	if (err)
 		goto cleanup;
-	/* The progress clock (user/trace/progress.h) is meant to see no trap:
-	 * what a traced call adds to it is measured too (where there is no
-	 * such clock, only the cost). */
-	if (progress__open(pid, &prog))
-		prog = NULL;
+	prog = trace__progress_ns(tr, &ns);
 	err = calib_rounds(to_child[1], from_child[0], tr, prog, base, cost_ns, leak, &called, win);
 	if (err)
 		goto cleanup;
@@ -587,7 +590,6 @@ cleanup:
 		log_warn("measuring the probes' cost failed (%s): times are not compensated",
 			 strerror(-err));
 cleanup_quiet:
-	progress__free(prog);
 	trace__free(tr);
 	if (pid > 0) {
 		if (err)

@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The target's progress in user-mode CPU time, measured apart from its
- * probes' cost (bpf/progress.bpf.c): a 1 ms CPU clock on every CPU,
- * counting the ticks that land in the target in user mode. Sampling
+ * probes' cost: the ticks of a CPU clock (the time sampler's, or a 1 ms
+ * user-mode one) that land in the program's own code, not in the probes'
+ * (the xol area) nor delivered late as a probe's trap returned
+ * (bpf/trace.bpf.c count_progress, read by trace__progress_ns). Sampling
  * windows are measured in it, so a CPU-bound program that its probes slow
  * down is not under-estimated. Statistical: a count of N ticks is N ms
  * +- sqrt(N) ticks. Costs 1,000 timer interrupts a second per CPU: at
  * 100 us (10,000 a second) the interrupts alone slowed a CPU-bound target
  * by 25% on this VM (bench/sampling_fractions.sh: 1.29x at 1% sampling,
  * 1.05x at 1 ms).
- * Main thread only.
  */
 #ifndef USER_TRACE_PROGRESS_H
 #define USER_TRACE_PROGRESS_H
 
 #include <stdint.h>
-#include <sys/types.h>
 
 #define PROGRESS_TICK_NS 1000000ULL
 
@@ -30,26 +30,13 @@
  * its probes do not set its pace. */
 #define PROGRESS_MIN_TICKS 100
 
-/* What probes add to the progress clock (a trap's way in and out counted
- * as user mode: user/trace/calibrate.h), per traced call or per probe hit
- * as said where used, and that figure's standard error (the calibration
- * counts ticks): ns. */
+/* What probes add to the progress clock (the traps' aftermath in the
+ * program's own code: user/trace/calibrate.h), per traced call or per
+ * probe hit as said where used, and that figure's standard error (the
+ * calibration counts ticks): ns. */
 struct progress_leak {
 	double ns;
 	double sd_ns;
 };
-
-struct progress;
-
-/* Start counting process pid's user-mode ticks. Returns 0 and *out (free
- * with progress__free), or -errno after logging why (no CPU clock event:
- * the caller falls back to wall time). */
-int progress__open(pid_t pid, struct progress **out);
-
-/* Ticks so far (each PROGRESS_TICK_NS of the target's user-mode time). */
-uint64_t progress__ticks(const struct progress *p);
-
-/* Stop and free; NULL is fine. */
-void progress__free(struct progress *p);
 
 #endif /* USER_TRACE_PROGRESS_H */

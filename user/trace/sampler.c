@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,9 +16,9 @@
 
 struct window {
 	uint64_t start, end;	       /* ns since the run's start: the epoch stores */
-	uint64_t pstart, pend;	       /* the target's progress then (progress ticks) */
+	uint64_t pstart, pend;	       /* the target's progress then (ns) */
 	uint64_t attach_ns, detach_ns; /* putting the probes in, taking them out */
-	/* the probes' share of its progress ticks, and its systematic error
+	/* the probes' share of its progress (ns), and its systematic error
 	 * (one sign) */
 	struct progress_leak leak;
 };
@@ -29,8 +30,8 @@ struct sampler {
 	struct window *w;      /* w[epoch - 1] */
 	uint64_t *won;	       /* [n], for struct an_windows: each window's on-time */
 	double *won_sd;	       /* [n], its systematic error (an_windows.on_sd) */
-	struct progress *prog; /* the target's user-mode time; NULL: wall time */
-	uint64_t p0;	       /* progress ticks at the start */
+	bool clock;	       /* the target's user-mode time is measured (else wall) */
+	uint64_t p0;	       /* the progress at the start, ns */
 	bool by_progress;      /* the estimates are by progress (else wall time) */
 	uint32_t n, cap;
 	bool on;   /* a window is open */
@@ -40,7 +41,7 @@ struct sampler {
 	uint64_t next_ns; /* the duty cycle's next toggle, since t0 */
 	struct an_windows aw;
 	uint64_t wall_ns; /* the run */
-	uint64_t p_total; /* the target's progress ticks over the run */
+	uint64_t p_total; /* the target's progress over the run, ns */
 	bool failed;	  /* an attach failed: no more windows */
 };
 
@@ -50,6 +51,15 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The target's progress so far, ns (trace__progress_ns). */
+static uint64_t progress_now(const struct sampler *s)
+{
+	uint64_t ns;
+
+	trace__progress_ns(s->tr, &ns);
+	return ns;
 }
 
 static int grow(struct sampler *s)
@@ -82,9 +92,8 @@ int sampler__new(const struct sampler_opts *o, struct trace *tr, uint64_t attach
 		return -ENOMEM;
 	s->o = *o;
 	s->tr = tr;
-	/* Without a progress measure, wall time (progress__open said so). */
-	(void)progress__open(o->pid, &s->prog);
-	s->p0 = progress__ticks(s->prog);
+	/* Without a progress measure, wall time (trace__attach said so). */
+	s->clock = trace__progress_ns(tr, &s->p0);
 	s->t0 = mono_ns();
 	s->req = -1;
 	s->duty = o->pct > 0 && o->pct < 100 && o->period_ms;
@@ -138,7 +147,7 @@ static int open_window(struct sampler *s)
 	/* Every probe is in: the window opens now, all at once. */
 	trace__set_epoch(s->tr, s->n + 1);
 	s->w[s->n].start = mono_ns() - s->t0;
-	s->w[s->n].pstart = progress__ticks(s->prog);
+	s->w[s->n].pstart = progress_now(s);
 	s->n++;
 	s->on = true;
 	log_debug("sampling: window %" PRIu32 " on at %.3f s (attach %.3f ms)", s->n,
@@ -155,7 +164,7 @@ static void close_window(struct sampler *s, bool detach)
 	 * they are being taken out. */
 	trace__set_epoch(s->tr, 0);
 	w->end = mono_ns() - s->t0;
-	w->pend = progress__ticks(s->prog);
+	w->pend = progress_now(s);
 	s->on = false;
 	if (!detach)
 		return;
@@ -208,12 +217,17 @@ void sampler__hit(struct sampler *s, uint32_t epoch, uint32_t fid)
 	}
 }
 
-/* Window w's progress, in ticks: what the clock counted less what the
- * probes' traps added to it, rounded. */
+/* What the progress clock counted in window w, ns. */
+static uint64_t counted(const struct window *w)
+{
+	return w->pend > w->pstart ? w->pend - w->pstart : 0;
+}
+
+/* Window w's progress, ns: what its clock counted less what the probes'
+ * traps added to it, rounded. */
 static uint64_t progress_of(const struct window *w)
 {
-	double t = (double)(w->pend > w->pstart ? w->pend - w->pstart : 0) -
-		   w->leak.ns / (double)PROGRESS_TICK_NS;
+	double t = (double)counted(w) - w->leak.ns;
 
 	return t > 0 ? (uint64_t)(t + 0.5) : 0;
 }
@@ -227,10 +241,10 @@ void sampler__finish(struct sampler *s, uint64_t end_ns)
 		return;
 	if (s->on)
 		close_window(s, false); /* trace__detach removes the probes next */
-	p1 = progress__ticks(s->prog);
+	p1 = progress_now(s);
 	/* By the target's progress when there is enough of it to count
 	 * (user/trace/progress.h PROGRESS_MIN_TICKS). */
-	s->by_progress = s->prog && p1 >= s->p0 + PROGRESS_MIN_TICKS;
+	s->by_progress = s->clock && p1 >= s->p0 + PROGRESS_MIN_TICKS * PROGRESS_TICK_NS;
 	free(s->won);
 	free(s->won_sd);
 	s->won = calloc(s->n ? s->n : 1, sizeof(*s->won));
@@ -240,8 +254,9 @@ void sampler__finish(struct sampler *s, uint64_t end_ns)
 
 		if (s->by_progress) {
 			s->won[i] = progress_of(w);
-			s->won_sd[i] = w->leak.sd_ns / (double)PROGRESS_TICK_NS;
-			leak += (w->pend > w->pstart ? w->pend - w->pstart : 0) - s->won[i];
+			s->won_sd[i] = w->leak.sd_ns;
+			/* what came off, in the run's own count too */
+			leak += (uint64_t)fmax(0.0, fmin(w->leak.ns, (double)counted(w)));
 		} else
 			s->won[i] = w->end > w->start ? w->end - w->start : 0;
 	}
@@ -249,7 +264,8 @@ void sampler__finish(struct sampler *s, uint64_t end_ns)
 	s->aw.on = s->won;
 	s->aw.on_sd = s->won_sd;
 	s->wall_ns = end_ns - s->t0;
-	s->aw.total = s->by_progress ? p1 - s->p0 - leak : s->wall_ns;
+	s->aw.total = s->by_progress ? p1 - s->p0 - (leak < p1 - s->p0 ? leak : p1 - s->p0)
+				     : s->wall_ns;
 	s->aw.measure = s->by_progress ? "user CPU" : "wall";
 	s->p_total = p1 - s->p0;
 }
@@ -282,7 +298,7 @@ int sampler__json(const struct sampler *s, struct json *w)
 	json__kv_u64(w, "run_ns", s->wall_ns);
 	json__kv_u64(w, "on_ns", on_wall(s));
 	json__kv_string(w, "measure", s->by_progress ? "user_cpu" : "wall");
-	json__kv_u64(w, "user_cpu_ns", s->p_total * PROGRESS_TICK_NS);
+	json__kv_u64(w, "user_cpu_ns", s->p_total);
 	json__kv_double(w, "fraction",
 			s->aw.total ? (double)sampling__on(&s->aw) / (double)s->aw.total : 0.0);
 	json__key(w, "windows");
@@ -295,8 +311,7 @@ int sampler__json(const struct sampler *s, struct json *w)
 		json__kv_u64(w, "start_ns", x->start);
 		json__kv_u64(w, "end_ns", x->end);
 		json__kv_u64(w, "on_ns", x->end > x->start ? x->end - x->start : 0);
-		json__kv_u64(w, "user_cpu_ns",
-			     (x->pend > x->pstart ? x->pend - x->pstart : 0) * PROGRESS_TICK_NS);
+		json__kv_u64(w, "user_cpu_ns", counted(x));
 		json__kv_u64(w, "probes_ns", (uint64_t)(x->leak.ns + 0.5));
 		json__kv_u64(w, "probes_sd_ns", (uint64_t)(x->leak.sd_ns + 0.5));
 		json__kv_u64(w, "attach_ns", x->attach_ns);
@@ -327,24 +342,25 @@ void sampler__text(const struct sampler *s, FILE *f)
 	 * estimate by wall time is low by up to the slowdown they cause
 	 * (1000x for a 3 ns function probed at 7 us a call). */
 	if (!s->by_progress && s->wall_ns &&
-	    (double)s->p_total * PROGRESS_TICK_NS >= 0.25 * (double)s->wall_ns)
+	    (double)s->p_total >= 0.25 * (double)s->wall_ns)
 		fprintf(f,
 			"sampling: estimates by wall time (the target used %.2f s of CPU, "
 			"under the %.1f s needed to measure its progress) although it "
 			"computed for %.0f%% of the run: where its probes slow it inside the "
 			"windows they are LOW, up to that slowdown; sample a longer run\n",
-			(double)s->p_total * PROGRESS_TICK_NS / 1e9,
+			(double)s->p_total / 1e9,
 			PROGRESS_MIN_TICKS * (double)PROGRESS_TICK_NS / 1e9,
-			100.0 * (double)s->p_total * PROGRESS_TICK_NS / (double)s->wall_ns);
+			100.0 * (double)s->p_total / (double)s->wall_ns);
 }
+
 
 void sampler__free(struct sampler *s)
 {
+
 	if (!s)
 		return;
 	free(s->w);
 	free(s->won);
 	free(s->won_sd);
-	progress__free(s->prog);
 	free(s);
 }

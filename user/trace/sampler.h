@@ -32,7 +32,6 @@ struct trace;
 struct json;
 
 struct sampler_opts {
-	pid_t pid;	      /* the target: its progress is measured */
 	double pct;	      /* duty cycle, 0 < pct <= 100; 0: no duty cycle */
 	uint32_t period_ms;   /* duty cycle period (> 0 with pct) */
 	bool start_disabled;  /* off until the first request (SIGUSR1) */

@@ -147,6 +147,7 @@ static struct trace_bpf *open_skel(bool session_kfunc)
  * programs (it must be fixed before load). */
 int trace__load(struct trace *t, bool multi)
 {
+	bool clock;
 	int err;
 
 	t->skel = open_skel(!t->o.no_session_kfunc || t->o.session);
@@ -180,13 +181,14 @@ int trace__load(struct trace *t, bool multi)
 	t->skel->rodata->exe_fd = t->o.pid > 0 ? open(t->o.binary, O_RDONLY | O_CLOEXEC) : -1;
 	t->exe_fd = t->skel->rodata->exe_fd;
 	bpf_program__set_autoload(t->skel->progs.exe_identity, t->exe_fd >= 0);
-	bpf_program__set_autoload(t->skel->progs.on_cpu_sample,
-				  t->o.cpu_sample_ns && t->o.pid > 0 && !t->o.floor);
+	clock = (t->o.cpu_sample_ns || t->o.progress_clock) && t->o.pid > 0 && !t->o.floor;
+	bpf_program__set_autoload(t->skel->progs.on_cpu_sample, clock);
+	t->skel->rodata->progress_on = clock && t->o.progress_clock;
 	/* The sampler tells the program's page faults from the probes'
 	 * traps by the kernel entry they came in by (bpf/trace.bpf.c
 	 * in_own_fault); a kernel that hides its addresses: left out with
 	 * the traps, and the report says only system calls are counted. */
-	if (t->o.cpu_sample_ns && t->o.pid > 0 && !t->o.floor) {
+	if (clock) {
 		uint64_t lo, hi;
 
 		/* ticks delivered late as a trap returns are the trap's */

@@ -104,6 +104,10 @@ struct trace_opts {
 	 * this period (bpf/trace.bpf.c on_cpu_sample, --times sampled); one
 	 * target process (pid > 0), no sampling windows */
 	uint64_t cpu_sample_ns;
+	/* count the target's own user-mode time (trace__progress_ns): by the
+	 * time sampler's clock, or by a user-mode one of PROGRESS_TICK_NS
+	 * (user/trace/progress.h) without it; one target process (pid > 0) */
+	bool progress_clock;
 	trace_event_fn on_event;
 	void *ctx;
 };
@@ -140,6 +144,13 @@ bool trace__cpu_samples(const struct trace *t);
  * faults when the kernel's addresses could be read (/proc/kallsyms); 0
  * for NULL or before the load. Any thread. */
 unsigned trace__cpu_sample_kernel(const struct trace *t);
+/* The progress clock (o.progress_clock, bpf/trace.bpf.c count_progress):
+ * into *ns the target's user-mode time in its own code so far, as its
+ * CPU clock's ticks counted it (each one period; not the probes' code nor
+ * the ticks their traps delivered late). Returns whether there is such a
+ * clock (asked for, and in place since trace__attach), *ns 0 if not.
+ * The loader's thread. */
+bool trace__progress_ns(const struct trace *t, uint64_t *ns);
 
 /*
  * Whole-container tracing (o.pid 0): the function table grew to nfuncs

@@ -9,12 +9,15 @@
 #include <string.h>
 #include <time.h>
 
+#include <bpf/bpf.h>
+
 #include "analyzers/analyzer.h"
 #include "user/kernel/bpfload.h"
 #include "common/log.h"
 #include "user/probe/uprobe_multi.h"
 #include "trace.skel.h"
 #include "user/trace/cpuclock.h"
+#include "user/trace/progress.h"
 #include "user/trace/trace_int.h"
 
 static const char *bin_of(const struct trace *t, uint32_t fid)
@@ -309,13 +312,22 @@ static void attach_cpu_samples(struct trace *t)
 {
 	int err;
 
-	if (!t->o.cpu_sample_ns || t->o.pid <= 0 || t->o.floor || t->cpu_samples)
+	if ((!t->o.cpu_sample_ns && !t->o.progress_clock) || t->o.pid <= 0 || t->o.floor ||
+	    t->cpu_samples)
 		return;
-	err = cpuclock__attach(t->skel->progs.on_cpu_sample, t->o.cpu_sample_ns, true,
-			       &t->cpu_samples);
-	if (err)
+	/* The progress clock alone needs only user mode (kernel-mode ticks
+	 * are then dropped before any program runs). */
+	err = cpuclock__attach(t->skel->progs.on_cpu_sample,
+			       t->o.cpu_sample_ns ? t->o.cpu_sample_ns : PROGRESS_TICK_NS,
+			       t->o.cpu_sample_ns != 0, &t->cpu_samples);
+	t->progress_ok = !err && t->skel->rodata->progress_on;
+	if (err && t->o.cpu_sample_ns)
 		log_warn("no CPU clock to sample the target's time (%s): times shown are traced "
 			 "wall times, probes included",
+			 strerror(-err));
+	else if (err)
+		log_warn("sampling: no CPU clock to measure the target's progress (%s): windows "
+			 "are measured in wall time",
 			 strerror(-err));
 }
 
@@ -358,8 +370,26 @@ bool trace__cpu_time(const struct trace *t)
 
 bool trace__cpu_samples(const struct trace *t)
 {
-	return t->cpu_samples != NULL;
+	return t->cpu_samples != NULL && t->o.cpu_sample_ns;
 }
+
+bool trace__progress_ns(const struct trace *t, uint64_t *ns)
+{
+	uint64_t *v;
+	__u32 zero = 0;
+	int i;
+
+	*ns = 0;
+	if (!t || !t->progress_ok)
+		return false;
+	v = calloc((size_t)t->ncpus, sizeof(*v));
+	if (v && !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.progress_ns), &zero, v))
+		for (i = 0; i < t->ncpus; i++)
+			*ns += v[i];
+	free(v);
+	return true;
+}
+
 
 unsigned trace__cpu_sample_kernel(const struct trace *t)
 {

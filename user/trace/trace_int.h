@@ -73,6 +73,9 @@ struct trace {
 	struct bpf_link *fork_link; /* on_fork: new processes of the target's */
 	struct bpf_link *switch_link; /* on_switch: off-CPU intervals (on-CPU time) */
 	struct cpuclock *cpu_samples; /* on_cpu_sample's clocks (o.cpu_sample_ns) */
+	/* they counted the progress (o.progress_clock): readable until the
+	 * trace is freed, after trace__detach too */
+	bool progress_ok;
 	uint32_t refused;
 	bool multi;
 	uint32_t nsized; /* functions with a --size rule */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * steady T N K [phased] — a steady CPU-bound program for the sampled
- * estimates (bench/sampling_coverage.sh): T threads, each calling mid()
+ * estimates (bench/sampling_coverage.sh, tests/test_sampling_integration.c): T threads, each calling mid()
  * N times; mid() calls leaf() twice; leaf() spins K iterations. With
  * "phased", each thread's first N/2 calls are of a() and the last N/2 of
  * b() (each also calling leaf() twice): a program whose behaviour changes
