@@ -855,9 +855,9 @@ static __always_inline void count_progress(struct bpf_perf_event_data *ctx,
  * top of its shadow stack (pipeline/shadow.h, SAMPLES): where the program
  * spent that time, by its exact calling context. Its own code and its own
  * system calls are its time; the probes' code and traps are not: left
- * out and counted (docs/times.md). Also the progress clock (count_progress,
- * progress_on). Loaded only when asked for (autoload
- * off otherwise), for one target process.
+ * out and counted (docs/times.md). It is also the progress clock
+ * (count_progress, progress_on). Loaded only when asked for (autoload off
+ * otherwise), for one target process.
  */
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)

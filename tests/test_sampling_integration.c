@@ -534,30 +534,21 @@ END_TEST
  */
 START_TEST(steady_estimate)
 {
-	char *args[] = {"--sample",
-			"10",
-			"--sample-period",
-			"100",
-			"-f",
-			"mid",
-			"-f",
-			"leaf",
-			"--",
-			(char *)h_target("steady", OPT(_i % 2)),
-			"2",
-			"200000",
-			"2500",
+	char *target[] = {(char *)h_target("steady", OPT(_i % 2)), "2", "200000", "2500", NULL};
+	char *opts[] = {"--sample", "10", "--sample-period", "100", "-f", "mid", "-f", "leaf",
 			NULL};
 	long long mid, est, err95, bound, on = 0;
 	json_object *smp, *wins, *f;
+	struct h_plain p;
 	struct h_run r;
 	size_t i, n;
 
-	h_run(&r, args);
-	h_assert_ok(&r);
+	/* The target is unharmed: same output, same exit as untraced. */
+	h_traced_same(&p, &r, opts, target);
 	ck_assert_str_eq(h_exit(r.json), "exited with status 0");
 	mid = h_own_calls(r.out, "mid");
 	ck_assert_int_eq(mid, 400000);
+	ck_assert_int_eq(h_own_calls(r.out, "leaf"), 800000);
 	smp = h_get(r.json, "sampling");
 	ck_assert_str_eq(json_object_get_string(h_get(smp, "measure")), "user_cpu");
 	wins = h_get(smp, "windows");
@@ -582,6 +573,7 @@ START_TEST(steady_estimate)
 	ck_assert_msg(llabs(est - mid) <= bound,
 		      "mid estimated %lld +- %lld (%zu windows), bound %lld, the target made %lld",
 		      est, err95, n, bound, mid);
+	h_plain_free(&p);
 	h_free(&r);
 }
 END_TEST
