@@ -34,20 +34,38 @@ double sampling__t975(uint32_t df)
 	       (5 * pow(z, 5) + 16 * z * z * z + 3 * z) / (96.0 * df * df);
 }
 
-uint32_t sampling__df(const struct an_windows *w)
+uint32_t sampling__mssd_df(uint32_t n)
+{
+	double df;
+
+	if (n < 2)
+		return 0;
+	/* von Neumann (1941): for n normal values the mean square successive
+	 * difference has variance 4 s^4 (3n - 4) / (n - 1)^2; a variance with
+	 * that spread is a chi-square's of 2 (n - 1)^2 / (3n - 4) degrees */
+	df = 2.0 * (n - 1) * (n - 1) / (3.0 * n - 4);
+	return df < 1 ? 1 : (uint32_t)df;
+}
+
+uint32_t sampling__windows(const struct an_windows *w)
 {
 	uint32_t i, nw = 0;
 
 	for (i = 0; w && i < w->n; i++)
 		nw += !w->skip || !w->skip[i];
-	return nw ? nw - 1 : 0;
+	return nw;
+}
+
+uint32_t sampling__df(const struct an_windows *w)
+{
+	return sampling__mssd_df(sampling__windows(w));
 }
 
 enum an_best sampling__estimate(const uint64_t *counts, uint32_t ncounts,
 				const struct an_windows *w, double *est, double *err95)
 {
-	double sum_c = 0, sum_d, r, ss = 0, f, sd_d = 0, sd_t = 0, sys;
-	uint32_t i, df = sampling__df(w); /* the windows counted, less one */
+	double sum_c = 0, sum_d, r, ss = 0, f, sd_d = 0, sd_t = 0, sys, prev = 0;
+	uint32_t i, nw = 0, df = sampling__df(w);
 
 	*est = 0;
 	*err95 = -1;
@@ -80,8 +98,12 @@ enum an_best sampling__estimate(const uint64_t *counts, uint32_t ncounts,
 
 		if (w->skip && w->skip[i])
 			continue;
+		/* the windows' residuals from the ratio, in time order: their
+		 * successive differences (sampling.h) */
 		dev = c - r * (double)w->on[i];
-		ss += dev * dev;
+		if (nw++)
+			ss += (dev - prev) * (dev - prev);
+		prev = dev;
 	}
 	/* Finite population: the windows are fraction f of the run, and a
 	 * run traced all the time (f = 1) has no sampling error. */
@@ -89,7 +111,7 @@ enum an_best sampling__estimate(const uint64_t *counts, uint32_t ncounts,
 	if (f > 1)
 		f = 1;
 	*err95 = sampling__t975(df) * (double)w->total / sum_d *
-		 sqrt((double)(df + 1) / df * ss * (1 - f));
+		 sqrt((double)nw / (2.0 * (nw - 1)) * ss * (1 - f));
 	/* The correction's error (sampling.h), a normal 95 % on top. */
 	sys = *est * (sd_d / sum_d - (w->total ? sd_t / (double)w->total : 0));
 	*err95 = sqrt(*err95 * *err95 + 1.96 * 1.96 * sys * sys);
@@ -208,11 +230,11 @@ enum an_best sampling__budget_estimate(const struct an_budget *b, uint32_t fid, 
 	/* Systematic sampling's variance from successive differences of the
 	 * strata's rates: a rate that drifts or jumps (a phase) widens the
 	 * interval, as it should. */
-	*err95 = sampling__t975(n - 1) * sqrt(s2 / (2.0 * (n - 1)) * var);
+	*err95 = sampling__t975(sampling__mssd_df(n)) * sqrt(s2 / (2.0 * (n - 1)) * var);
 	/* The progress correction's own error, a normal 95% on top. */
 	*err95 = sqrt(*err95 * *err95 + 1.96 * 1.96 * sys * sys);
 	if (df)
-		*df = n - 1;
+		*df = sampling__mssd_df(n);
 	free(v);
 	return AN_BEST_ESTIMATED;
 }

@@ -13,20 +13,27 @@
  * whatever measure says.
  *
  * A count seen as c_i in window i (on for d_i), over a run of T, is
- * estimated by the ratio estimator N = T * sum(c_i) / sum(d_i), with the
- * standard error of a ratio estimator over W windows taken as a sample of
- * the run's windows:
- *   se(N) = T / sum(d_i) * sqrt(W / (W - 1) * sum((c_i - r d_i)^2)),
+ * estimated by the ratio estimator N = T * sum(c_i) / sum(d_i). The
+ * windows are systematic (one a period), not drawn at random, so the
+ * standard error is systematic sampling's: from the successive
+ * differences of the windows' residuals e_i = c_i - r d_i in time order,
+ *   se(N) = T / sum(d_i) * sqrt(W / (2 (W - 1)) * sum((e_i - e_{i-1})^2)),
  *   r = sum(c_i) / sum(d_i),
  * times sqrt(1 - f) where f = sum(d_i) / T (the fraction of the run seen:
- * a run traced throughout has no sampling error), and a 95 % interval of
- * +-t se, t Student's for W - 1 degrees of freedom (W >= 2; with one
- * window there is no error estimate): the variance is itself estimated
- * from a handful of windows, and 1.96 se missed calm's true count in 29%
- * of 28 --budget runs of tests/targets/budget here (1-5 degrees of
- * freedom each). It assumes the windows are a fair sample of the run:
- * a program whose behaviour changes with the sampling period's phase
- * defeats it (a periodic sleep of exactly the period, say).
+ * a run traced throughout has no sampling error). On windows that differ
+ * only by chance it is the usual ratio estimator's; where the program's
+ * behaviour changes (phases) only the change's few differences count, not
+ * every window's distance from the run's mean, which made a phased
+ * program's intervals needlessly wide (bench/sampling_fractions.sh). The
+ * 95 % interval is +-t se, t Student's for the degrees of
+ * freedom of a mean square successive difference of W values,
+ * 2 (W - 1)^2 / (3W - 4) (von Neumann; ~2/3 of W - 1: sampling__mssd_df)
+ * (W >= 2; with one window there is no error estimate): the variance is
+ * itself estimated from a handful of windows, and 1.96 se missed calm's
+ * true count in 29% of 28 --budget runs of tests/targets/budget here
+ * (1-5 degrees of freedom each). It assumes the windows are a fair sample
+ * of the run: a program whose behaviour changes with the sampling
+ * period's phase defeats it (a periodic sleep of exactly the period, say).
  *
  * The windows' on-times by progress are corrected for the probes' traps
  * by a calibrated figure with its own error (on_sd): S of it in the
@@ -61,8 +68,18 @@ struct an_windows {
  * freedom (1.96 as df grows; infinite for 0). Pure; any thread. */
 double sampling__t975(uint32_t df);
 
-/* The degrees of freedom of sampling__estimate's interval: windows in the
- * sample less one (0 with none or one). Pure; any thread. */
+/* The degrees of freedom of a variance from the successive differences
+ * of n values (a mean square successive difference): 2 (n - 1)^2 / (3n - 4)
+ * rounded down, at least 1 for n >= 2 (n - 1 for n <= 3; ~2/3 of n - 1 as
+ * n grows), 0 below 2. Pure; any thread. */
+uint32_t sampling__mssd_df(uint32_t n);
+
+/* The windows in the sample: those not skipped. Pure; any thread. */
+uint32_t sampling__windows(const struct an_windows *w);
+
+/* The degrees of freedom of sampling__estimate's interval:
+ * sampling__mssd_df of the windows in the sample (0 with none or one).
+ * Pure; any thread. */
 uint32_t sampling__df(const struct an_windows *w);
 
 /* A count kept per window: w[epoch - 1], grown on demand (windows past
@@ -158,9 +175,9 @@ enum an_best sampling__estimate(const uint64_t *counts, uint32_t ncounts,
  * was estimated at 1.8x its calls by one ratio over all windows). The 95%
  * interval is systematic sampling's, from the successive differences of
  * the strata's rates, with each stratum's finite-population correction,
- * +-t standard errors (Student's, strata - 1 degrees of freedom).
- * Sets *est and *err95 (0 unless estimated) and, when df is not NULL,
- * *df (strata - 1; 0 unless estimated). Returns what the figure is: a
+ * +-t standard errors (Student's, sampling__mssd_df(strata) degrees of
+ * freedom). Sets *est and *err95 (0 unless estimated) and, when df is not
+ * NULL, *df (those degrees of freedom; 0 unless estimated). Returns what the figure is: a
  * single stratum (one window, or windows pooled into one) has no error
  * estimate, so what was seen is given as a lower bound (AN_BEST_LOWER),
  * never a scaled figure without its interval. Pure; any thread; -ENOMEM

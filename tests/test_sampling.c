@@ -46,6 +46,34 @@ START_TEST(two_windows_by_hand)
 }
 END_TEST
 
+/* Windows in time order, a program in two phases: 20 calls in each of
+ * the first two windows of 10, none in the last two; run 80. r = 1, est
+ * 80; residuals 10, 10, -10, -10, successive differences 0, -20, 0: ss =
+ * 400, W / (2 (W - 1)) ss = 266.67, times 1 - f = 0.5: 133.33; se = 80/40
+ * sqrt(133.33) = 23.094; df of a mean square successive difference of 4:
+ * 2 * 9 / 8 = 2.25, so 2; half-width t(2) = 4.303 times se. (The usual
+ * formula, every window's distance from r: 4/3 * 400 * 0.5, se 32.66.) */
+START_TEST(phases_by_successive_differences)
+{
+	const uint64_t on[4] = {10, 10, 10, 10};
+	const uint64_t c[4] = {20, 20, 0, 0};
+	struct an_windows w = {.n = 4, .on = on, .total = 80};
+	double est, err;
+
+	ck_assert_int_eq(sampling__estimate(c, 4, &w, &est, &err), AN_BEST_ESTIMATED);
+	NEAR(est, 80.0);
+	ck_assert_uint_eq(sampling__df(&w), 2);
+	NEAR(err, 4.303 * 2 * sqrt(4.0 / 6.0 * 400 * 0.5));
+	/* von Neumann's degrees of freedom: n - 1 up to 3, ~2/3 of it after */
+	ck_assert_uint_eq(sampling__mssd_df(0), 0);
+	ck_assert_uint_eq(sampling__mssd_df(1), 0);
+	ck_assert_uint_eq(sampling__mssd_df(2), 1);
+	ck_assert_uint_eq(sampling__mssd_df(3), 1);
+	ck_assert_uint_eq(sampling__mssd_df(19), 12);
+	ck_assert_uint_eq(sampling__mssd_df(100), 66);
+}
+END_TEST
+
 /* Student's t: the table's values, Cornish-Fisher past it (t(40) =
  * 2.0211, t(120) = 1.9799 in standard tables), 1.96 in the limit. */
 START_TEST(student_t)
@@ -277,6 +305,7 @@ int main(void)
 
 	tcase_add_test(tc, constant_rate);
 	tcase_add_test(tc, two_windows_by_hand);
+	tcase_add_test(tc, phases_by_successive_differences);
 	tcase_add_test(tc, student_t);
 	tcase_add_test(tc, edges);
 	tcase_add_test(tc, skipped_epochs);

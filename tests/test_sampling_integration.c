@@ -24,7 +24,8 @@
  *    cab.overwritten, a warning in the text).
  *  - steady_estimate: a CPU-bound program whose windows are mostly traps
  *    estimated within its interval's 1e-6 bound (the progress clock
- *    counts the program's own code, not the traps).
+ *    counts the program's own code, not the traps); phased_estimate: the
+ *    same in two phases, every function and edge.
  * Every wait is for what must come (a line, a count, the target's CPU
  * time), never for a fixed time.
  * Needs root and BPF, like every integration suite: no skips.
@@ -169,8 +170,8 @@ static json_object *fn_named(json_object *root, const char *name)
 	return NULL;
 }
 
-/* The calls_est of edge caller -> callee, 0 when the edge is absent. */
-static long long edge_est(json_object *root, const char *caller, const char *callee)
+/* The edge caller -> callee of the call graph, or NULL. */
+static json_object *edge_named(json_object *root, const char *caller, const char *callee)
 {
 	json_object *es = h_get(root, "callgraph");
 	size_t i;
@@ -180,9 +181,17 @@ static long long edge_est(json_object *root, const char *caller, const char *cal
 
 		if (!strcmp(json_object_get_string(h_get(e, "caller")), caller) &&
 		    !strcmp(json_object_get_string(h_get(e, "callee")), callee))
-			return json_object_get_int64(h_get(e, "calls_est"));
+			return e;
 	}
-	return 0;
+	return NULL;
+}
+
+/* The calls_est of edge caller -> callee, 0 when the edge is absent. */
+static long long edge_est(json_object *root, const char *caller, const char *callee)
+{
+	json_object *e = edge_named(root, caller, callee);
+
+	return e ? json_object_get_int64(h_get(e, "calls_est")) : 0;
 }
 
 /* The paced target launched by cabbpf: its child running paced. */
@@ -212,6 +221,7 @@ START_TEST(duty_cycle_estimate)
 			(char *)h_target("paced", OPT(_i)),
 			NULL};
 	long long ticks, est, err95, bound, prev_period = -1;
+	uint32_t df;
 	json_object *smp, *tick, *wins;
 	char needle[64];
 	const char *t;
@@ -288,14 +298,16 @@ START_TEST(duty_cycle_estimate)
 	est = json_object_get_int64(h_get(tick, "calls_est"));
 	err95 = json_object_get_int64(h_get(tick, "calls_est_err95"));
 	ck_assert_int_gt(err95, 0);
-	/* The interval rests on the windows: one degree of freedom fewer. */
-	ck_assert_int_eq(json_object_get_int64(h_get(tick, "calls_est_df")), (long long)n - 1);
+	/* The interval rests on the windows' successive differences: the
+	 * degrees of freedom of their mean square (sampling__mssd_df). */
+	df = (uint32_t)json_object_get_int64(h_get(tick, "calls_est_df"));
+	ck_assert_uint_eq(df, sampling__mssd_df((uint32_t)n));
 	/*
 	 * The estimate against the calls made, within a bound whose failure
 	 * probability is 1e-6: err95 is t975(n - 1) standard errors of the
 	 * ratio estimator (analyzers/sampling.c), estimated from the n
-	 * windows, so (est - ticks) / (err95 / t975) follows Student's t with n - 1
-	 * degrees of freedom when the windows are a fair sample of the
+	 * windows, so (est - ticks) / (err95 / t975) follows Student's t with
+	 * df degrees of freedom when the windows are a fair sample of the
 	 * target's progress, which pacing by its own CPU time makes them
 	 * (load only spreads that progress over more wall time). Beyond it,
 	 * 2% of the calls for a bias of this VM: the progress clock counts
@@ -303,9 +315,7 @@ START_TEST(duty_cycle_estimate)
 	 * which weighs the windows more (a few us against the 2 ms between
 	 * calls: under 1%), and 1 for each figure's rounding to an integer.
 	 */
-	bound = (long long)(h_t_1e6((long)n - 1) / sampling__t975((uint32_t)n - 1) *
-			    (double)err95) +
-		ticks / 50 + 2;
+	bound = (long long)(h_t_1e6((long)df) / sampling__t975(df) * (double)err95) + ticks / 50 + 2;
 	ck_assert_msg(llabs(est - ticks) <= bound,
 		      "estimate %lld +- %lld (%zu windows), bound %lld,"
 		      " the target made %lld",
@@ -519,61 +529,119 @@ START_TEST(short_run_lower_bound)
 END_TEST
 
 /*
- * A CPU-bound program whose windows are mostly its probes' traps (steady 2
- * 200000 2500: mid() calls leaf() twice, a few us of work each, and
- * leaf's probe is single-stepped on this VM: ~15 us a call): the windows
- * are measured in the progress clock's ticks of the program's own code
- * (bpf/trace.bpf.c count_progress), not the traps', so mid's estimate
- * holds the truth within the bound its own interval gives at a failure
+ * x (a function or an edge of r's JSON, named what) is estimated from the
+ * n windows, with the degrees of freedom of their successive differences,
+ * and holds truth within the bound its own interval gives at a failure
  * probability of 1e-6 (as duty_cycle_estimate), plus 10% for what the
  * calibrated aftermath taken out of the windows can be off by
- * (bench/sampling_coverage.sh: means of 20 runs between -5% and +6%). A
- * clock that counted the traps, or one that counted the windows at
- * another rate than the rest (a 10 kHz clock in the windows only: 38%
- * low with intervals of +-3%), fails it. Three runs, -O0 and -O2.
+ * (bench/sampling_coverage.sh: means of 20 runs within +-10%). Returns
+ * the estimate.
  */
-START_TEST(steady_estimate)
+static long long estimate_holds(json_object *x, const char *what, long long truth, size_t n)
 {
-	char *target[] = {(char *)h_target("steady", OPT(_i % 2)), "2", "200000", "2500", NULL};
-	char *opts[] = {"--sample", "10", "--sample-period", "100", "-f", "mid", "-f", "leaf",
-			NULL};
-	long long mid, est, err95, bound, on = 0;
-	json_object *smp, *wins, *f;
+	uint32_t df = sampling__mssd_df((uint32_t)n);
+	long long est, err95, bound;
+
+	ck_assert_msg(x != NULL, "%s: not in the report", what);
+	ck_assert_str_eq(json_object_get_string(h_get(x, "estimate")), "estimated");
+	ck_assert_int_gt(h_num(x, "calls"), 0);
+	ck_assert_int_lt(h_num(x, "calls"), truth);
+	est = h_num(x, "calls_est");
+	err95 = h_num(x, "calls_est_err95");
+	ck_assert_int_gt(err95, 0);
+	ck_assert_int_eq(h_num(x, "calls_est_df"), (long long)df);
+	bound = (long long)(h_t_1e6((long)df) / sampling__t975(df) * (double)err95) + truth / 10 + 2;
+	ck_assert_msg(llabs(est - truth) <= bound,
+		      "%s estimated %lld +- %lld (%zu windows), bound %lld, the target made %lld",
+		      what, est, err95, n, bound, truth);
+	return est;
+}
+
+/*
+ * steady T N K [phased] traced with --sample 10% (period 100 ms) on fns:
+ * the target unharmed (the same stdout, stderr and exit as untraced), its
+ * windows measured by the progress clock (user_cpu, at least 5 windows,
+ * their progress part of the run's); opt: the target's -O level. Returns
+ * the windows; r holds the run.
+ */
+static size_t steady_sampled(struct h_run *r, int opt, const char *n_calls, bool phased)
+{
+	char *target[] = {(char *)h_target("steady", opt), "2", (char *)n_calls, "2500",
+			  phased ? "phased" : NULL, NULL};
+	char *opts[] = {"--sample", "10", "--sample-period", "100", "-f", phased ? "a" : "mid",
+			"-f", phased ? "b" : "leaf", "-f", "leaf", NULL};
+	json_object *smp, *wins;
 	struct h_plain p;
-	struct h_run r;
+	long long on = 0;
 	size_t i, n;
 
-	/* The target is unharmed: same output, same exit as untraced. */
-	h_traced_same(&p, &r, opts, target);
-	ck_assert_str_eq(h_exit(r.json), "exited with status 0");
-	mid = h_own_calls(r.out, "mid");
-	ck_assert_int_eq(mid, 400000);
-	ck_assert_int_eq(h_own_calls(r.out, "leaf"), 800000);
-	smp = h_get(r.json, "sampling");
+	h_traced_same(&p, r, opts, target);
+	h_plain_free(&p);
+	ck_assert_str_eq(h_exit(r->json), "exited with status 0");
+	smp = h_get(r->json, "sampling");
 	ck_assert_str_eq(json_object_get_string(h_get(smp, "measure")), "user_cpu");
 	wins = h_get(smp, "windows");
 	n = json_object_array_length(wins);
 	ck_assert_int_ge(n, 5);
 	for (i = 0; i < n; i++)
 		on += h_num(json_object_array_get_idx(wins, i), "user_cpu_ns");
-	/* the windows' progress is part of the run's */
 	ck_assert_int_gt(on, 0);
 	ck_assert_int_le(on, h_num(smp, "user_cpu_ns"));
-	f = fn_named(r.json, "mid");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_gt(h_num(f, "calls"), 0);
-	ck_assert_int_lt(h_num(f, "calls"), mid);
-	est = h_num(f, "calls_est");
-	err95 = h_num(f, "calls_est_err95");
-	ck_assert_int_gt(err95, 0);
-	ck_assert_int_eq(h_num(f, "calls_est_df"), (long long)n - 1);
-	bound = (long long)(h_t_1e6((long)n - 1) / sampling__t975((uint32_t)n - 1) *
-			    (double)err95) +
-		mid / 10 + 2;
-	ck_assert_msg(llabs(est - mid) <= bound,
-		      "mid estimated %lld +- %lld (%zu windows), bound %lld, the target made %lld",
-		      est, err95, n, bound, mid);
-	h_plain_free(&p);
+	return n;
+}
+
+/*
+ * A CPU-bound program whose windows are mostly its probes' traps (steady 2
+ * 200000 2500: mid() calls leaf() twice, a few us of work each, and
+ * leaf's probe is single-stepped on this VM: ~15 us a call): the windows
+ * are measured in the progress clock's ticks of the program's own code
+ * (bpf/trace.bpf.c count_progress), not the traps', so mid's estimate
+ * holds the truth (estimate_holds). A clock that counted the traps, or
+ * one that counted the windows at another rate than the rest (a 10 kHz
+ * clock in the windows only: 38% low with intervals of +-3%), fails it.
+ * Three runs, -O0 and -O2.
+ */
+START_TEST(steady_estimate)
+{
+	struct h_run r;
+	long long mid;
+	size_t n = steady_sampled(&r, OPT(_i % 2), "200000", false);
+
+	mid = h_own_calls(r.out, "mid");
+	ck_assert_int_eq(mid, 400000);
+	ck_assert_int_eq(h_own_calls(r.out, "leaf"), 800000);
+	estimate_holds(fn_named(r.json, "mid"), "mid", mid, n);
+	h_free(&r);
+}
+END_TEST
+
+/*
+ * The same program in two phases (steady 2 400000 2500 phased: a() for
+ * each thread's first half, b() for its second, each calling leaf()
+ * twice): a's, b's and leaf's estimates and their edges hold the truth
+ * (estimate_holds) though half the windows saw no a and half no b, with
+ * the intervals of the windows' successive differences
+ * (analyzers/sampling.h); and the edges add up to their callee's
+ * estimate, as the counts do. Two runs, -O0 and -O2.
+ */
+START_TEST(phased_estimate)
+{
+	struct h_run r;
+	long long a, b, ea, eb, el;
+	size_t n = steady_sampled(&r, OPT(_i), "400000", true);
+
+	a = h_own_calls(r.out, "a");
+	b = h_own_calls(r.out, "b");
+	ck_assert_int_eq(a, 400000);
+	ck_assert_int_eq(b, 400000);
+	ck_assert_int_eq(h_own_calls(r.out, "leaf"), 2 * (a + b));
+	estimate_holds(fn_named(r.json, "a"), "a", a, n);
+	estimate_holds(fn_named(r.json, "b"), "b", b, n);
+	el = estimate_holds(fn_named(r.json, "leaf"), "leaf", 2 * (a + b), n);
+	ea = estimate_holds(edge_named(r.json, "a", "leaf"), "a->leaf", 2 * a, n);
+	eb = estimate_holds(edge_named(r.json, "b", "leaf"), "b->leaf", 2 * b, n);
+	/* leaf's callers, those of calls entered before a window included */
+	ck_assert_int_le(llabs(ea + eb + edge_est(r.json, "<resumed>", "leaf") - el), 3);
 	h_free(&r);
 }
 END_TEST
@@ -594,6 +662,7 @@ int main(void)
 	tcase_add_loop_test(tc, wall_estimate_warns, 0, 2);
 	tcase_add_loop_test(tc, short_run_lower_bound, 0, 2);
 	tcase_add_loop_test(tc, steady_estimate, 0, 3);
+	tcase_add_loop_test(tc, phased_estimate, 0, 2);
 	tcase_set_timeout(matrix, 120);
 	tcase_add_loop_test(matrix, start_disabled_toggles, 0, 2);
 	suite_add_tcase(s, matrix);

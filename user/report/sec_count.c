@@ -398,7 +398,7 @@ int sec_count__json(void *state, struct json *w)
 				json__kv_u64(w, "calls_est", (uint64_t)llround(est));
 				json__kv_u64(w, "calls_est_err95",
 					     (uint64_t)llround(err95 > 0 ? err95 : 0));
-				/* what the interval rests on: strata - 1 */
+				/* what the interval rests on (sampling__mssd_df) */
 				if (k == AN_BEST_ESTIMATED)
 					json__kv_u64(w, "calls_est_df", df);
 			}

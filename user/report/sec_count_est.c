@@ -42,7 +42,7 @@ void sec_count__estimates_text(const struct count *c, const struct count_row *ro
 				"  too few windows to estimate from (%" PRIu32 " in the sample, %.2f%% "
 				"of the run; an estimate needs 2, and %.0f%% of the run): what they "
 				"saw, at least\n",
-				sampling__df(w) + 1,
+				sampling__windows(w),
 				w->total ? 100.0 * (double)on / (double)w->total : 0.0,
 				100 * SAMPLING_MIN_SHARE);
 		if (k == AN_BEST_LOWER)
