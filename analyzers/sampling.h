@@ -70,8 +70,8 @@ double sampling__t975(uint32_t df);
 
 /* The degrees of freedom of a variance from the successive differences
  * of n values (a mean square successive difference): 2 (n - 1)^2 / (3n - 4)
- * rounded down, at least 1 for n >= 2 (n - 1 for n <= 3; ~2/3 of n - 1 as
- * n grows), 0 below 2. Pure; any thread. */
+ * rounded down, at least 1 for n >= 2 (1 for 2 or 3 values; ~2/3 of n - 1
+ * as n grows), 0 below 2. Pure; any thread. */
 uint32_t sampling__mssd_df(uint32_t n);
 
 /* The windows in the sample: those not skipped. Pure; any thread. */

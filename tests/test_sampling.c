@@ -64,7 +64,7 @@ START_TEST(phases_by_successive_differences)
 	NEAR(est, 80.0);
 	ck_assert_uint_eq(sampling__df(&w), 2);
 	NEAR(err, 4.303 * 2 * sqrt(4.0 / 6.0 * 400 * 0.5));
-	/* von Neumann's degrees of freedom: n - 1 up to 3, ~2/3 of it after */
+	/* von Neumann's degrees of freedom: 1 for 2 or 3, ~2/3 of n - 1 after */
 	ck_assert_uint_eq(sampling__mssd_df(0), 0);
 	ck_assert_uint_eq(sampling__mssd_df(1), 0);
 	ck_assert_uint_eq(sampling__mssd_df(2), 1);

@@ -568,8 +568,8 @@ static size_t steady_sampled(struct h_run *r, int opt, const char *n_calls, bool
 {
 	char *target[] = {(char *)h_target("steady", opt), "2", (char *)n_calls, "2500",
 			  phased ? "phased" : NULL, NULL};
-	char *opts[] = {"--sample", "10", "--sample-period", "100", "-f", phased ? "a" : "mid",
-			"-f", phased ? "b" : "leaf", "-f", "leaf", NULL};
+	char *opts[] = {"--sample", "10", "--sample-period", "100", "-f", "leaf", "-f",
+			phased ? "a" : "mid", phased ? "-f" : NULL, "b", NULL};
 	json_object *smp, *wins;
 	struct h_plain p;
 	long long on = 0;
