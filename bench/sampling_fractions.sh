@@ -42,7 +42,7 @@ for pct in 100 1 5 10 25 50; do
 	[ "$pct" != 100 ] && opts+=(--sample "$pct" --sample-period "$P")
 	own=$(./cabbpf "${opts[@]}" -- "$bin" "$N" "$K" 2>/dev/null | sed -n 's/^outer_ns=\([0-9]*\).*/\1/p')
 	[ "$pct" = 100 ] && cp /tmp/cabbpf-frac.json /tmp/cabbpf-frac-exact.json
-	python3 - "$pct" "$(echo "$own / $base" | bc -l)" "$exact" <<'PY'
+	/usr/bin/python3 - "$pct" "$(echo "$own / $base" | bc -l)" "$exact" <<'PY'
 import json, sys
 pct, slow, exact = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 d = json.load(open("/tmp/cabbpf-frac.json"))

@@ -11,6 +11,9 @@ set -u
 # waits are (H_PATIENCE in tests/harness.h).
 export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-6}
 pass=0 fail=0 skip=0 bad=0
+# The failing checks' lines, repeated above the totals: CI keeps only the
+# tail of a long run, and a failure must be read there, not guessed.
+failed=()
 for t in "$@"; do
 	name=$(basename "$t")
 	if [ "${CABBPF_UNIT_ONLY:-0}" = 1 ] && [[ $name == *integration* ]]; then continue; fi
@@ -35,7 +38,12 @@ for t in "$@"; do
 		skip=$((skip + s))
 		[ "$rc" -ne 0 ] && [ $((f + e)) -eq 0 ] && bad=$((bad + 1))
 	fi
+	before=${#failed[@]}
+	while IFS= read -r l; do failed+=("$name: $l"); done \
+		< <(grep -E '^[^:]+:[0-9]+:[EF]:' "$log")
+	[ "$rc" -ne 0 ] && [ ${#failed[@]} -eq "$before" ] && failed+=("$name: exit $rc")
 	rm -f "$log"
 done
+for l in "${failed[@]}"; do echo "run.sh: FAILED $l"; done
 echo "check: $pass passed, $((fail + bad)) failed, $skip skipped"
 [ $((fail + bad)) -eq 0 ]

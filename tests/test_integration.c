@@ -525,7 +525,11 @@ START_TEST(exit_status_as_shell)
 	char *dur[] = {
 		"-d",	      "0.5", "-f", "libc:nanosleep", "-f", "libc:clock_nanosleep", "--",
 		"/bin/sleep", "30",  NULL};
-	char *sh[] = {"/bin/sh", "-c", "echo ready; sleep 0.5; exit 5", NULL};
+	/* It exits when told, not after a fixed sleep: under load cabbpf
+	 * may take longer than any such sleep to attach ("exited while
+	 * cabbpf was attaching", seen beside two hogs and in CI). */
+	char *sh[] = {"/bin/sh", "-c",
+		      "trap 'exit 5' USR1; echo ready; while :; do sleep 0.05; done", NULL};
 	char pid[32];
 	char *attach[] = {"-f", "libc:write", "-p", pid, NULL};
 	struct h_proc t;
@@ -546,8 +550,9 @@ START_TEST(exit_status_as_shell)
 	h_spawn(&t, sh, NULL, "ready");
 	snprintf(pid, sizeof(pid), "%d", (int)t.pid);
 	h_start_until(&r, attach, H_TRACING);
+	ck_assert_int_eq(kill(t.pid, SIGUSR1), 0);
 	ck_assert_int_eq(waitpid(t.pid, &st, 0), t.pid);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 5);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 5, "sh ended with status %#x", st);
 	h_finish(&r);
 	ck_assert_int_eq(r.status, 0);
 	h_free(&r);
