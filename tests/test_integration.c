@@ -527,7 +527,7 @@ START_TEST(exit_status_as_shell)
 		"/bin/sleep", "30",  NULL};
 	/* It exits when told, not after a fixed sleep: under load cabbpf
 	 * may take longer than any such sleep to attach ("exited while
-	 * cabbpf was attaching", seen beside two hogs and in CI). */
+	 * cabbpf was attaching", seen beside two hogs). */
 	char *sh[] = {"/bin/sh", "-c",
 		      "trap 'exit 5' USR1; echo ready; while :; do sleep 0.05; done", NULL};
 	char pid[32];
