@@ -475,6 +475,59 @@ int BPF_KPROBE(on_session)
 	return emit(ctx, CABBPF_EV_ENTRY);
 }
 
+/* Whole-tree tracing: hold a process at the exec of a program the loader
+ * has not looked at (include/cabbpf_event.h, struct cabbpf_exec_held), so
+ * that a program the tree execs is traced from its first instruction
+ * however briefly it lives. Set by the loader before load. */
+const volatile __u32 hold_exec = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct cabbpf_image_key);
+	__type(value, __u8);
+} exec_images SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct cabbpf_exec_held);
+} exec_held SEC(".maps");
+
+/* p (current, past the exec's point of no return, its only thread) runs a
+ * file not in exec_images: noted in exec_held, then stopped. SIGSTOP is
+ * taken on the way back to user mode, before the new program's first
+ * instruction; the loader looks at the program, puts its probes in and
+ * sends SIGCONT (a stop its parent sees only if it waits with WUNTRACED).
+ * Noted first, so that the loader (or, should cabbpf die, its releaser:
+ * user/trace/whole_hold.c) always finds whom to let go; a process that
+ * cannot be noted (the map full) is not stopped. */
+static __always_inline void hold_at_exec(struct task_struct *p, __u32 dev, __u64 ino)
+{
+	struct cabbpf_image_key k = {.dev = dev, .pad = 0, .ino = ino};
+	struct cabbpf_exec_held h = {};
+	__u32 pid = (__u32)p->tgid, *on;
+	__u8 *img = bpf_map_lookup_elem(&exec_images, &k);
+
+	if (img) {
+		/* a program that needs no guard: its returns from its start */
+		if (session && (*img & CABBPF_IMG_ARM)) {
+			on = bpf_task_storage_get(&armed, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (on)
+				*on = 1;
+		}
+		return;
+	}
+	h.img = k;
+	h.start_ns = BPF_CORE_READ(p, start_boottime);
+	h.ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&exec_held, &pid, &h, BPF_NOEXIST))
+		return;
+	if (bpf_send_signal(SIGSTOP))
+		bpf_map_delete_elem(&exec_held, &pid);
+}
+
 /*
  * execve replaced the image (the exec'ing thread, now the only one): the
  * old image's frames are gone without returns. Uprobes are bound to files,
@@ -514,6 +567,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		return 0;
 	if (cgroup_excluded())
 		return 0;
+	if (hold_exec && !target_tgid)
+		hold_at_exec(p, dev, ino);
 	e = pipeline_begin(sizeof(*e), &st, CABBPF_STAT_DROPS);
 	if (e) {
 		e->tid = pipeline_tid(st, (__u32)p->pid);

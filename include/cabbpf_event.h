@@ -100,6 +100,30 @@ enum cabbpf_vt {
 /* struct cabbpf_event.pad of a CABBPF_EV_EXEC event (see there). */
 #define CABBPF_EXEC_KILLED 1u
 
+/* Whole-tree tracing (--follow-forks, a whole container): a process that
+ * execs a program the loader has not looked at yet is stopped at its exec,
+ * before its first instruction (bpf/trace.bpf.c on_exec), until its
+ * probes are in (user/trace/whole.c); the map exec_held, keyed by its pid,
+ * holds this. The loader then puts the image's key (the kernel's, as the
+ * exec saw the file) into exec_images, so the next exec of it runs on:
+ * with CABBPF_IMG_ARM its return probes armed at the exec (nothing in it
+ * reads return addresses: no guard needed), without it unarmed (nothing
+ * traced, entry probes only, a runtime that walks its stacks). A program
+ * that needs its guard is never put there: each exec of it is held until
+ * its guard holds it. */
+#define CABBPF_IMG_KNOWN 1u
+#define CABBPF_IMG_ARM 2u
+struct cabbpf_image_key {
+	__u32 dev; /* the inode's superblock s_dev (kernel encoding) */
+	__u32 pad;
+	__u64 ino;
+};
+struct cabbpf_exec_held {
+	struct cabbpf_image_key img;
+	__u64 start_ns; /* the task's start_boottime: a reused pid is another */
+	__u64 ts;	/* when it was held (bpf_ktime_get_ns) */
+};
+
 /* The entry probe's cookie: fid in the low 26 bits, the probe's group
  * (--budget: which link set it belongs to, opened and closed on its own by
  * the gate's high half, bpf/trace.bpf.c) in bits 26-30,

@@ -463,6 +463,9 @@ static int open_trace(struct ftrace *ft)
 		to.pid = 0;
 		to.binary = whole__what(ft->whole);
 		to.session = !o->entry_only;
+		/* a program the tree execs is held at its exec until its
+		 * probes are in (user/trace/whole_hold.c) */
+		to.hold_exec = true;
 	}
 	to.no_returns = o->entry_only;
 	to.sp_delta = ft->sp_delta;

@@ -100,7 +100,11 @@ static int check_delivery(struct ftrace *ft, const uint64_t *totals, const struc
 			tg->comm, WEXITSTATUS(tg->status), (unsigned long long)sm->events);
 		return -ENODATA;
 	}
-	if (!sm->events && !sm->lost_calls)
+	if (!sm->events && !sm->lost_calls && !sm->nfuncs && ft->whole)
+		log_warn("no program the traced processes ran had a function to trace%s: the "
+			 "report is empty (cabbpf -l -- PROGRAM lists a program's functions)",
+			 ft->o.nfuncs ? " (none matches the -f patterns)" : "");
+	else if (!sm->events && !sm->lost_calls)
 		log_warn("none of the %u functions traced was called while tracing: the report "
 			 "is empty (cabbpf -l lists them; -f selects others)",
 			 sm->nfuncs);

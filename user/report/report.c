@@ -401,6 +401,19 @@ static int whole_json(struct json *w, const struct summary *s, struct runner *r)
 	err |= json__kv_u64(w, "processes", np);
 	err |= json__kv_u64(w, "executables_traced", nimg);
 	err |= json__kv_u64(w, "executables_untraced", untraced);
+	/* programs the tree exec'd, held at their exec until their probes
+	 * were in: what that added to those execs */
+	{
+		struct whole_hold_figures hf;
+
+		whole__hold_figures(wh, &hf);
+		err |= json__key(w, "exec_holds");
+		err |= json__begin_object(w);
+		err |= json__kv_u64(w, "count", hf.n);
+		err |= json__kv_double(w, "mean_ms", hf.n ? (double)hf.sum_ns / (double)hf.n / 1e6 : 0);
+		err |= json__kv_double(w, "max_ms", (double)hf.max_ns / 1e6);
+		err |= json__end_object(w);
+	}
 	/* --follow-forks: the command's own end (its children's are not
 	 * waited for by cabbpf) */
 	if (s->root_pid) {
@@ -432,6 +445,7 @@ static int whole_json(struct json *w, const struct summary *s, struct runner *r)
 				       p->from == WHOLE_FROM_ATTACH ? p->traced_from_s : 0);
 		err |= json__kv_string(w, "untraced_reason",
 				       p->untraced_image ? p->image_why : NULL);
+		err |= json__kv_double(w, "held_at_exec_ms", (double)p->held_ns / 1e6);
 		err |= json__kv_bool(w, "return_probes", p->armed);
 		err |= json__kv_bool(w, "guarded", p->guarded);
 		err |= json__kv_string(w, "no_return_probes_reason",
@@ -698,6 +712,19 @@ void report__summary_line(const struct summary *s)
 		(unsigned long long)s->lost, s->cpu_s,
 		s->events ? s->cpu_s * 1e9 / (double)s->events : 0.0, s->stop_reason,
 		ex[0] ? ", target " : "", ex);
+	if (s->whole) {
+		struct whole_hold_figures hf;
+
+		whole__hold_figures(s->whole, &hf);
+		if (hf.n)
+			fprintf(stderr,
+				"cabbpf: %llu exec%s held until %s probes were in (programs not "
+				"looked at yet, or guarded): %.1f ms each on average, %.1f ms at "
+				"most, added to %s start\n",
+				(unsigned long long)hf.n, hf.n == 1 ? "" : "s",
+				hf.n == 1 ? "its" : "their", (double)hf.sum_ns / (double)hf.n / 1e6,
+				(double)hf.max_ns / 1e6, hf.n == 1 ? "that program's" : "those programs'");
+	}
 	if (s->bpf_stats) {
 		unsigned i;
 

@@ -155,6 +155,7 @@ int trace__load(struct trace *t, bool multi)
 		return -errno ? -errno : -ENOMEM;
 	t->skel->rodata->target_tgid = t->o.pid > 0 ? (__u32)t->o.pid : 0;
 	t->skel->rodata->session = t->o.session && !t->o.no_returns;
+	t->skel->rodata->hold_exec = t->o.hold_exec && t->o.pid <= 0;
 	t->skel->rodata->want_time = !t->o.no_times;
 	/* With return probes, entries read their return-address slot: it
 	 * tells tail calls from calls after a non-local exit. */
@@ -382,7 +383,7 @@ int trace__open(const struct trace_opts *o, struct trace **out)
 
 	*out = NULL;
 	if (!o || o->pid < 0 || (!o->pid && !o->cgroup) || !o->binary || !o->on_event ||
-	    !o->nfuncs || o->nfuncs > CABBPF_COOKIE_FID || o->ring_bytes < 4096 ||
+	    (!o->nfuncs && o->pid) || o->nfuncs > CABBPF_COOKIE_FID || o->ring_bytes < 4096 ||
 	    (o->ring_bytes & (o->ring_bytes - 1)) || (o->groups && (!o->first_group || o->pid <= 0)) ||
 	    (o->ncallsites && (!o->callsites || !o->no_returns)) ||
 	    (o->session && (o->ncallsites || o->sampling || o->floor || o->groups))) {

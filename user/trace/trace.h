@@ -61,6 +61,11 @@ struct trace_opts {
 	 * multi-uprobe links only (no per-site fallback), no call sites, no
 	 * sampling. With no_returns: plain entry links. */
 	bool session;
+	/* whole-tree tracing (pid 0): a process of the cgroup that execs a
+	 * program not in the map exec_images is stopped at its exec and noted
+	 * in exec_held (include/cabbpf_event.h) for the loader to let go once
+	 * its probes are in (user/trace/whole_hold.c) */
+	bool hold_exec;
 	/* file offset of each function's probe site; index = fid;
 	 * TRACE_NO_PROBE = not probed (counted in trace__refused);
 	 * TRACE_AT_CALLSITES = probed only at its callsites[] entries */

@@ -467,6 +467,13 @@ static int attach(struct trace *t, bool *logged)
 		attach_exec(t);
 		return 0;
 	}
+	if (!t->o.nfuncs && !t->o.pid) {
+		/* A whole tree whose first program has nothing to trace (a
+		 * launcher): the programs it execs are added (trace__add). */
+		t->refused = 0;
+		attach_exec(t);
+		return 0;
+	}
 	if (t->multi && t->o.groups)
 		return attach_groups(t, logged);
 	if (!t->multi && t->o.groups) {

@@ -185,6 +185,8 @@ int whole__open(const struct whole_opts *o, struct whole **out)
 		return -ENOMEM;
 	}
 	w->o = *o;
+	w->hold_wr = -1;
+	w->images_fd = -1;
 	snprintf(w->what, sizeof(w->what), "%s", o->what);
 	for (i = 0; i < o->nfuncs && w->nexe < sizeof(w->exe_globs) / sizeof(w->exe_globs[0]); i++)
 		if (libs__is_selector(o->funcs[i]))
@@ -230,13 +232,13 @@ int whole__open(const struct whole_opts *o, struct whole **out)
 			log_info("%s: nothing traced (%s)", w->imgs[i]->path, w->imgs[i]->why);
 	}
 	if (!atomic_load(&w->t.n) && o->root) {
-		log_err("nothing to trace in %s, the program of %s%s: --follow-forks starts from "
-			"the command's own functions (select some of a library its children use "
-			"too, -f 'libc:malloc' for instance; cabbpf -l -- COMMAND lists them)",
-			w->nimgs ? w->imgs[0]->path : "the command", w->what,
-			o->nfuncs ? " (no function matches the -f patterns)" : "");
-		err = -ENOENT;
-		goto cleanup;
+		/* A launcher (a shell, make, env, a test runner): the patterns
+		 * apply to every program the tree execs, each looked at (and
+		 * held at its exec until its probes are in) as it comes. */
+		if (!o->quiet_setup)
+			log_info("--follow-forks: the programs %s runs are looked at as they start, "
+				 "each held at its exec until its probes are in",
+				 w->nimgs ? w->imgs[0]->path : "the command");
 	} else if (!atomic_load(&w->t.n)) {
 		log_err("nothing to trace in the %zu process%s of %s%s: list what could be with "
 			"cabbpf -l --%s",
@@ -305,11 +307,14 @@ int whole__start(struct whole *w, struct trace *tr, const struct guard_maps *gm)
 {
 	struct hmap_ent *e;
 	size_t it = 0;
+	int err;
 
 	w->tr = tr;
 	w->gm = *gm;
 	w->started = true;
 	w->t0_ticks = procfs__now_ticks();
+	if ((err = whole_hold__start(w)))
+		return err;
 	/* Blocked in this thread before the guards' tracer threads exist
 	 * (guard__seize): they take SIGCHLD themselves. */
 	while (hmap__next(&w->procs, &it, &e)) {
@@ -398,6 +403,10 @@ int whole__poll(struct whole *w, double now, bool *empty)
 		err = p ? whole_proc__look_at(w, p) : -ENOMEM;
 	}
 	w->nq = 0;
+	/* Processes stopped at the exec of a program not looked at yet:
+	 * those whose exec event came are looked at already. */
+	if (w->started)
+		whole_hold__sweep(w);
 	/* Processes put off while another guard of ours held them. */
 	it = 0;
 	while (w->nheld && w->started && hmap__next(&w->procs, &it, &e)) {
@@ -438,6 +447,8 @@ bool whole__stop(struct whole *w, struct guard_stats *sum)
 	struct hmap_ent *e;
 	size_t it = 0, n = 0;
 
+	/* Nobody stays held at an exec (the gate is closed: no new hold). */
+	whole_hold__end(w);
 	/* Every guard lets go at once: each may wait for its blocked threads
 	 * (user/trace/guard_letgo.c, arm_in_place). */
 	while (hmap__next(&w->procs, &it, &e)) {
@@ -492,6 +503,11 @@ void whole__root_started(struct whole *w)
 	w->root_started = true;
 }
 
+void whole__hold_figures(const struct whole *w, struct whole_hold_figures *out)
+{
+	*out = w->hold;
+}
+
 size_t whole__nprocs(const struct whole *w)
 {
 	return w->nsorted;
@@ -528,6 +544,10 @@ void whole__free(struct whole *w)
 
 	if (!w)
 		return;
+	/* Closed without a word (an error before whole__stop): the releaser
+	 * lets go of whoever is still held. */
+	if (w->hold_wr >= 0)
+		close(w->hold_wr);
 	while (hmap__next(&w->procs, &it, &e)) {
 		struct wproc *p = (struct wproc *)(uintptr_t)e->val;
 

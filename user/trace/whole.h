@@ -130,6 +130,15 @@ struct whole_proc {
 	bool armed;		 /* return probes armed (ever) */
 	bool guarded;		 /* held by its own guard (ever) */
 	const char *unarmed_why; /* why never armed, or NULL */
+	uint64_t held_ns;	 /* time held at its execs until its probes were in */
+};
+
+/* The exec hold (whole.h's top comment): processes held at the exec of a
+ * program not looked at yet, until its probes were in. */
+struct whole_hold_figures {
+	uint64_t n;	 /* execs held */
+	uint64_t sum_ns; /* the time they were held, in all */
+	uint64_t max_ns; /* the longest */
 };
 
 /*
@@ -204,6 +213,9 @@ size_t whole__nimages(const struct whole *w, size_t *untraced);
  */
 int whole__root_reaped(struct whole *w, int *status);
 void whole__root_started(struct whole *w);
+
+/* What the exec hold cost so far (after whole__stop: in all). */
+void whole__hold_figures(const struct whole *w, struct whole_hold_figures *out);
 
 /* Free; NULL is fine. Guards still running are stopped. */
 void whole__free(struct whole *w);

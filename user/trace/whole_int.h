@@ -76,6 +76,7 @@ struct wproc {
 	const struct wimage *said_img; /* said on stderr with this image */
 	int said_from;		       /* and pub.from + 1 */
 	double held_since;	       /* > 0: another guard of ours holds it (a fork) */
+	bool held_exec;		       /* being looked at while held at its exec */
 };
 
 struct whole {
@@ -110,6 +111,10 @@ struct whole {
 	 * instruction); its end, once a guard of ours reaped it */
 	bool root_started, root_done;
 	int root_status;
+	/* the exec hold (whole_hold.c): the releaser's pipe (-1: none), the
+	 * exec_images map, what the holds cost */
+	int hold_wr, images_fd;
+	struct whole_hold_figures hold;
 };
 
 
@@ -136,6 +141,18 @@ void whole_image__free(struct wimage *im);
  * NULL (out of memory). */
 struct wimage *whole_image__of(struct whole *w, const char *path, const struct stat *sb,
 			       const char *exe, pid_t pid, const char *comm);
+
+/* whole_hold.c */
+/* After whole__start's w->tr: the releaser that lets go of the processes
+ * held at their exec should cabbpf die (w->hold_wr). Returns 0 (also when
+ * the trace holds nothing) or -errno (logged). */
+int whole_hold__start(struct whole *w);
+/* Every process held at its exec: looked at unless a look came since,
+ * its program noted as known, let go; the time each was held counted. */
+void whole_hold__sweep(struct whole *w);
+/* The run's end (gate closed): every process still held let go, the
+ * releaser told it has nothing to do. */
+void whole_hold__end(struct whole *w);
 
 /* whole_proc.c */
 /* Process pid's entry, made on first sight (*created then true, how it

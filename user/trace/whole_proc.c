@@ -258,7 +258,10 @@ int whole_proc__look_at(struct whole *w, struct wproc *p)
 	/* From when its calls are seen: an image attached just now missed
 	 * what the process did before; one in place already saw it all
 	 * since the exec, the fork, or the move into the cgroup. */
-	if (p->img->late && p->img->attached_s == w->now) {
+	if (p->held_exec) {
+		/* held at its exec until its probes were in: from its start */
+		p->pub.from = WHOLE_FROM_EXEC;
+	} else if (p->img->late && p->img->attached_s == w->now) {
 		p->pub.from = WHOLE_FROM_ATTACH;
 		p->pub.traced_from_s = w->now;
 	} else if (by_exec) {
