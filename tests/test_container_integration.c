@@ -450,8 +450,8 @@ START_TEST(whole_container_per_process)
 		 (int)hp[2]);
 	h_run_until(&r, r.err_path, line, 1, 10000);
 	snprintf(line, sizeof(line),
-		 "pid %d (iotarget2) /bin/iotarget2: traced from now (its executable was attached "
-		 "now), return probes armed (guarded)",
+		 "pid %d (iotarget2) /bin/iotarget2: traced from its start, return probes armed "
+		 "(guarded)",
 		 (int)hp[3]);
 	h_run_until(&r, r.err_path, line, 1, 10000);
 	for (i = 0; i < 4; i++)
@@ -490,8 +490,9 @@ START_TEST(whole_container_per_process)
 		ck_assert_str_eq(str_of(pe, "container"), a.id);
 		ck_assert(json_object_get_boolean(h_get(pe, "guarded")));
 		ck_assert_str_eq(str_of(pe, "found"), i < 2 ? "running" : "new");
-		ck_assert_str_eq(str_of(pe, "traced_from"),
-				 i < 2 ? "start" : i == 2 ? "exec" : "attach");
+		/* iotarget2, a file not seen before: held at its exec until
+		 * its probes were in, traced from its first instruction */
+		ck_assert_str_eq(str_of(pe, "traced_from"), i < 2 ? "start" : "exec");
 		ck_assert_str_eq(str_of(pe, "binary"), i == 3 ? "/bin/iotarget2" : "/bin/iotarget");
 		/* one thread; one started by podman exec was runc's init (a Go
 		 * program, threads of its own) in its first milliseconds: its
@@ -499,11 +500,13 @@ START_TEST(whole_container_per_process)
 		if (i < 2)
 			ck_assert_int_eq(h_num(pe, "threads"), 1);
 	}
-	/* main: entered before the trace (0, 1), from its exec (2), before its
-	 * file was attached (3: not asserted, it may have been either) */
+	/* main: entered before the trace (0, 1), from its exec (2, and 3:
+	 * held at its exec until its new file's probes were in) */
 	ck_assert_int_eq(h_calls(h_proc_of(r.json, hp[0]), "iotarget:main"), 0);
 	ck_assert_int_eq(h_calls(h_proc_of(r.json, hp[1]), "iotarget:main"), 0);
 	ck_assert_int_eq(h_calls(h_proc_of(r.json, hp[2]), "iotarget:main"), 1);
+	ck_assert_int_eq(h_calls(h_proc_of(r.json, hp[3]), "iotarget2:main"), 1);
+	ck_assert_int_ge(h_num(h_get(h_get(r.json, "target"), "exec_holds"), "count"), 1);
 	ck_assert_int_eq(h_returns(h_proc_of(r.json, hp[0]), "unarmed"), 0);
 	ck_assert_int_eq(h_returns(h_proc_of(r.json, hp[0]), "open"), 0);
 	/* main of the exec'd one: entered before its guard held it (no return

@@ -2405,10 +2405,14 @@ START_TEST(follow_forks_exec_tree)
 		snprintf(fact, sizeof(fact), "calls %s", fns[i]);
 		snprintf(n1, sizeof(n1), "%s:%s", base, fns[i]);
 		ck_assert_int_eq(h_calls(r.json, n1), h_expected(run, fact));
+		/* edges need return probes: uprobe sessions (6.13) */
+		if (!h_kernel_has("uprobe_session"))
+			continue;
 		snprintf(fact, sizeof(fact), "edge %s -> %s", edges[i][0], edges[i][1]);
 		snprintf(n1, sizeof(n1), "%s:%s", base, edges[i][0]);
 		snprintf(n2, sizeof(n2), "%s:%s", base, edges[i][1]);
-		ck_assert_int_eq(h_edge(r.json, n1, n2), h_expected(run, fact));
+		ck_assert_int_eq(h_edge(r.json, n1, n2) < 0 ? 0 : h_edge(r.json, n1, n2),
+				 h_expected(run, fact));
 	}
 	ck_assert_int_eq(h_num(r.json, "lost"), 0);
 	if (h_kernel_has("uprobe_session")) {
@@ -2460,7 +2464,8 @@ START_TEST(follow_forks_through_a_shell)
 	snprintf(n1, sizeof(n1), "%s:a", base);
 	ck_assert_int_eq(h_calls(r.json, n1), 25);
 	snprintf(n2, sizeof(n2), "%s:b", base);
-	ck_assert_int_eq(h_edge(r.json, n1, n2), 25);
+	if (h_kernel_has("uprobe_session"))
+		ck_assert_int_eq(h_edge(r.json, n1, n2), 25);
 	snprintf(n1, sizeof(n1), "%s:c", base);
 	ck_assert_int_eq(h_calls(r.json, n1), 25);
 	ck_assert_int_eq(h_num(r.json, "lost"), 0);
@@ -2469,6 +2474,90 @@ START_TEST(follow_forks_through_a_shell)
 	ck_assert_str_eq(json_object_get_string(h_get(h_get(r.json, "target"), "exit")),
 			 "exited with status 3");
 	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+/* The pid of a process whose executable's name ends with base and that is
+ * stopped (state T), or 0 after 10 s. */
+static pid_t stopped_proc_of(const char *base)
+{
+	char path[300], exe[PATH_MAX], st[512], *p;
+	struct dirent *de;
+	ssize_t n;
+	int tries, fd;
+	DIR *d;
+
+	for (tries = 0; tries < 1000; tries++) {
+		d = opendir("/proc");
+		while (d && (de = readdir(d))) {
+			if (de->d_name[0] < '1' || de->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/exe", de->d_name);
+			n = readlink(path, exe, sizeof(exe) - 1);
+			if (n <= 0)
+				continue;
+			exe[n] = 0;
+			if (!strrchr(exe, '/') || strcmp(strrchr(exe, '/') + 1, base))
+				continue;
+			/* read, not h_slurp: a /proc file's size is 0 */
+			snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			n = fd >= 0 ? read(fd, st, sizeof(st) - 1) : -1;
+			if (fd >= 0)
+				close(fd);
+			st[n > 0 ? n : 0] = 0;
+			p = strrchr(st, ')');
+			/* T: stopped; t: its guard, our tracer, holds it too */
+			if (p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't')) {
+				pid_t pid = (pid_t)atoi(de->d_name);
+
+				closedir(d);
+				return pid;
+			}
+		}
+		if (d)
+			closedir(d);
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
+ * cabbpf killed while a program of the tree is held at its exec: its
+ * releaser lets it go, and it runs on as untraced (CABBPF_TEST_HOLD_FOREVER:
+ * cabbpf itself lets nobody go). The shell's file gets abc's output and
+ * status as untraced.
+ */
+START_TEST(follow_forks_killed_while_held)
+{
+	char cmd[700], file[300];
+	char *args[] = {"--follow-forks", "-f", "a", "--", "/bin/sh", "-c", cmd, NULL};
+	const char *bin = h_target("treeexec", 2), *base = strrchr(bin, '/') + 1;
+	struct h_run r;
+	pid_t held;
+	int st, i;
+	char *got = NULL;
+
+	snprintf(file, sizeof(file), "%s/held-%d", h_tmp, (int)getpid());
+	snprintf(cmd, sizeof(cmd), "%s abc > %s; echo $? >> %s", bin, file, file);
+	setenv("CABBPF_TEST_HOLD_FOREVER", "1", 1);
+	h_start_until(&r, args, H_TRACING);
+	unsetenv("CABBPF_TEST_HOLD_FOREVER");
+	held = stopped_proc_of(base);
+	ck_assert_msg(held > 0, "no %s held at its exec", base);
+	ck_assert_int_eq(kill(r.pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(r.pid, &st, 0), r.pid);
+	r.ended = 1;
+	for (i = 0; i < 1000; i++) {
+		free(got);
+		got = h_slurp(file);
+		if (!strcmp(got, "abc\n3\n"))
+			break;
+		usleep(10000);
+	}
+	ck_assert_str_eq(got, "abc\n3\n");
+	free(got);
 	h_free(&r);
 }
 END_TEST
@@ -2588,6 +2677,7 @@ int main(void)
 	tcase_add_loop_test(follow, follow_forks_pid_children, 0, 2);
 	tcase_add_loop_test(follow, follow_forks_exec_tree, 0, 8);
 	tcase_add_test(follow, follow_forks_through_a_shell);
+	tcase_add_test(follow, follow_forks_killed_while_held);
 	tcase_add_test(follow, follow_forks_refused);
 	suite_add_tcase(s, follow);
 	return h_run_suite(s);

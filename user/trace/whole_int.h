@@ -150,6 +150,8 @@ int whole_hold__start(struct whole *w);
 /* Every process held at its exec: looked at unless a look came since,
  * its program noted as known, let go; the time each was held counted. */
 void whole_hold__sweep(struct whole *w);
+/* Whether pid is held at its exec now. */
+bool whole_hold__held(struct whole *w, pid_t pid);
 /* The run's end (gate closed): every process still held let go, the
  * releaser told it has nothing to do. */
 void whole_hold__end(struct whole *w);

@@ -258,7 +258,7 @@ int whole_proc__look_at(struct whole *w, struct wproc *p)
 	/* From when its calls are seen: an image attached just now missed
 	 * what the process did before; one in place already saw it all
 	 * since the exec, the fork, or the move into the cgroup. */
-	if (p->held_exec) {
+	if (p->held_exec || (by_exec && whole_hold__held(w, p->pub.pid))) {
 		/* held at its exec until its probes were in: from its start */
 		p->pub.from = WHOLE_FROM_EXEC;
 	} else if (p->img->late && p->img->attached_s == w->now) {
