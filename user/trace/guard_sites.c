@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,6 +349,110 @@ cleanup:
 	return err;
 }
 
+/*
+ * The sites found in each file, kept for the process's life: a whole tree
+ * (--follow-forks, a whole container) makes a guard per process, most of
+ * them over the same libc, libgcc_s and libstdc++, and a program held at
+ * its exec waits for its guard (user/trace/whole_hold.c). A file is the
+ * same while its device, inode, size and change time are. Any thread.
+ */
+struct site_memo {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec ctime;
+	struct gsite *v; /* path unused: the caller's is taken */
+	size_t n;
+};
+#define SITE_MEMOS 64
+static struct site_memo memos[SITE_MEMOS];
+static size_t nmemos;
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct site_memo *memo_find(const struct stat *sb)
+{
+	size_t i;
+
+	for (i = 0; i < nmemos; i++)
+		if (memos[i].dev == sb->st_dev && memos[i].ino == sb->st_ino &&
+		    memos[i].size == sb->st_size && memos[i].ctime.tv_sec == sb->st_ctim.tv_sec &&
+		    memos[i].ctime.tv_nsec == sb->st_ctim.tv_nsec)
+			return &memos[i];
+	return NULL;
+}
+
+/* g's sites from first on, found in the file sb, kept (best effort: no
+ * room or no memory, not kept). */
+static void memo_keep(const struct stat *sb, const struct guard *g, size_t first)
+{
+	struct site_memo *m;
+	size_t i, n = g->nsites - first;
+
+	pthread_mutex_lock(&memo_lock);
+	if (nmemos < SITE_MEMOS && !memo_find(sb)) {
+		m = &memos[nmemos];
+		m->v = n ? calloc(n, sizeof(*m->v)) : NULL;
+		for (i = 0; m->v && i < n; i++) {
+			m->v[i] = g->sites[first + i];
+			m->v[i].path = NULL;
+			m->v[i].name = strdup(g->sites[first + i].name);
+			if (!m->v[i].name)
+				break;
+		}
+		if (!n || (m->v && i == n)) {
+			m->dev = sb->st_dev;
+			m->ino = sb->st_ino;
+			m->size = sb->st_size;
+			m->ctime = sb->st_ctim;
+			m->n = n;
+			nmemos++;
+		} else {
+			for (; m->v && i > 0; i--)
+				free(m->v[i - 1].name);
+			free(m->v);
+			m->v = NULL;
+		}
+	}
+	pthread_mutex_unlock(&memo_lock);
+}
+
+/* g gets the kept sites of the file sb at path. Returns 1 if it had
+ * them, 0 if not kept, -ENOMEM. */
+static int memo_give(const struct stat *sb, struct guard *g, const char *path)
+{
+	struct site_memo *m;
+	struct gsite *v;
+	size_t i;
+	int r = 0;
+
+	pthread_mutex_lock(&memo_lock);
+	m = memo_find(sb);
+	if (m && m->n) {
+		v = realloc(g->sites, (g->nsites + m->n) * sizeof(*v));
+		if (!v) {
+			r = -ENOMEM;
+			goto out;
+		}
+		g->sites = v;
+		for (i = 0; i < m->n; i++) {
+			v[g->nsites] = m->v[i];
+			v[g->nsites].path = strdup(path);
+			v[g->nsites].name = strdup(m->v[i].name);
+			if (!v[g->nsites].path || !v[g->nsites].name) {
+				free(v[g->nsites].path);
+				free(v[g->nsites].name);
+				r = -ENOMEM;
+				goto out;
+			}
+			g->nsites++;
+		}
+	}
+	r = m ? 1 : 0;
+out:
+	pthread_mutex_unlock(&memo_lock);
+	return r;
+}
+
 /* The sites of the file at path, unless it was looked at already (one
  * file, one set of probes: a static binary is its own libc, a library
  * selected with -f is often one of site_libs). A file that cannot be
@@ -355,7 +460,8 @@ cleanup:
 int guard_sites__scan(struct guard *g, const char *path)
 {
 	struct stat sb, *v;
-	size_t j;
+	size_t j, first;
+	int err;
 
 	if (stat(path, &sb))
 		return 0;
@@ -367,7 +473,14 @@ int guard_sites__scan(struct guard *g, const char *path)
 		return -ENOMEM;
 	g->files = v;
 	g->files[g->nfiles++] = sb;
-	return sites_of(g, path);
+	first = g->nsites;
+	err = memo_give(&sb, g, path);
+	if (err)
+		return err < 0 ? err : 0;
+	err = sites_of(g, path);
+	if (!err)
+		memo_keep(&sb, g, first);
+	return err;
 }
 
 int guard__add_file(struct guard *g, const char *path)
