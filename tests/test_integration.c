@@ -2430,7 +2430,13 @@ START_TEST(follow_forks_exec_tree)
 		ck_assert_str_eq(json_object_get_string(h_get(pe, "command")), base);
 	}
 	tg = h_get(r.json, "target");
-	ck_assert_int_eq(h_num(h_get(tg, "exec_holds"), "count"), _i / 2 == 3 ? 1 : 3);
+	/* each exec'd process held while its guard is made (a program new to
+	 * the run, or one that needs its guard: with return probes); with
+	 * entry probes only, its first exec alone (its file probed since) */
+	if (h_kernel_has("uprobe_session"))
+		ck_assert_int_eq(h_num(h_get(tg, "exec_holds"), "count"), _i / 2 == 3 ? 1 : 3);
+	else
+		ck_assert_int_eq(h_num(h_get(tg, "exec_holds"), "count"), 1);
 	ck_assert(json_object_get_boolean(h_get(tg, "exited")));
 	ck_assert_str_eq(json_object_get_string(h_get(tg, "exit")),
 			 _i / 2 == 3 ? "exited with status 3" : "exited with status 0");
