@@ -2405,7 +2405,8 @@ static long long ff_fact(json_object *json, const char *base, const char *fact)
  * inherited return addresses back (guard__forks), so the 3 that return
  * close their inherited frames with their own returns where the kernel
  * has uprobe sessions (whole-tree return probes; before 6.13 entry
- * probes only).
+ * probes only: the counts, the children's inherited frames, no call
+ * graph nor returns to check).
  */
 START_TEST(follow_forks_inherit)
 {
@@ -2423,28 +2424,37 @@ START_TEST(follow_forks_inherit)
 	json_object *rn;
 	struct h_plain p;
 	struct h_run r;
+	bool sessions;
 	size_t i;
 
 	base = strrchr(target[0], '/') + 1;
 	h_traced_same(&p, &r, opts, target);
 	ck_assert_msg(strstr(p.out, "children=5 vfork=1 thread=1 ok\n"), "untraced: %s", p.out);
 	h_assert_no_loss(r.json);
-	for (i = 0; i < sizeof(facts) / sizeof(facts[0]); i++)
+	/* Without uprobe sessions a whole tree is counted with entry probes
+	 * only: calls, no call graph, no returns (the README says so). */
+	sessions = h_kernel_has("uprobe_session");
+	for (i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
+		if (!sessions && strncmp(facts[i], "calls ", 6))
+			continue;
 		ck_assert_msg(ff_fact(r.json, base, facts[i]) == h_expected(run, facts[i]),
 			      "%s: %s is %lld, want %lld", run, facts[i],
 			      ff_fact(r.json, base, facts[i]), h_expected(run, facts[i]));
-	ck_assert_int_eq(h_nedges(r.json), h_expected(run, "edges"));
+	}
 	ck_assert_int_eq(json_object_array_length(h_get(r.json, "processes")), 7);
 	rn = h_get(r.json, "runner");
 	ck_assert_int_eq(json_object_get_int64(h_get(rn, "forks_inherited")), 6);
 	ck_assert_int_eq(json_object_get_int64(h_get(rn, "forks_unknown")), 0);
 	ck_assert_int_eq(json_object_get_int64(h_get(rn, "forks_unclaimed")), 0);
 	ck_assert_int_eq(h_returns(r.json, "inherited"), 6 * 2);
-	ck_assert_int_eq(h_returns(r.json, "missing"), 0);
-	ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
-	ck_assert_int_eq(h_returns(r.json, "before_attach"), 0);
-	if (_i >= 2 && h_kernel_has("uprobe_session"))
-		ck_assert_int_eq(h_returns(r.json, "inherited_returned"), 3 * 2);
+	if (sessions) {
+		ck_assert_int_eq(h_nedges(r.json), h_expected(run, "edges"));
+		ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+		ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+		ck_assert_int_eq(h_returns(r.json, "before_attach"), 0);
+		if (_i >= 2)
+			ck_assert_int_eq(h_returns(r.json, "inherited_returned"), 3 * 2);
+	}
 	h_plain_free(&p);
 	h_free(&r);
 }
