@@ -224,7 +224,10 @@ enum cabbpf_stat {
 	 * kind (CABBPF_STAT_DROPS, _IO_DROPS, _GUARD_DROPS). */
 	CABBPF_STAT_NOSTORE = 3,
 	CABBPF_STAT_IO_DROPS = 4,    /* I/O events lost: ring full */
-	CABBPF_STAT_GUARD_DROPS = 5, /* guard events lost: ring full */
+	/* guard events lost: ring full; also exec and fork events (a lost
+	 * fork event is said again by the runner: forks_unknown or
+	 * forks_unclaimed) */
+	CABBPF_STAT_GUARD_DROPS = 5,
 	/* Switch-in events not written because the ring was full: the
 	 * interval is carried in the thread's state to its next switch-in
 	 * (added to that event), so on-CPU time stays right unless the thread
