@@ -1751,6 +1751,53 @@ static void pp_put(struct cab_pp *pp, const struct emu *e, size_t from, size_t n
 	cab_pp__commit(pp, (uint32_t)n);
 }
 
+/* Forks with the analyzer threads running (pipeline/runner.h, Forks):
+ * each stream is read by the thread that does not own it (forwarded),
+ * the grandchild's and the child's before their parents': the result of
+ * test_fork_order, whatever the threads' timing. */
+START_TEST(test_fork_threads)
+{
+	struct cab_pp *pp[2] = {new_pp(32), new_pp(32)};
+	uint64_t wp[7 * REC_WORDS], wc[16 * REC_WORDS], wg[16 * REC_WORDS], *w;
+	struct runner_stats st;
+	struct runner *r;
+	uint32_t nc, ng;
+
+	fork_parent(wp, 11);
+	nc = fork_child(wc, 10, 2, 3, 12);
+	ng = fork_child(wg, 11, 7, 4, 0);
+	/* buffer b is read by thread b, tid t analyzed by thread t % 2 */
+	w = cab_pp__reserve_tag(pp[1], 12, 12, 0);
+	ck_assert_ptr_nonnull(w);
+	memcpy(w, wg, ng * REC_WORDS * sizeof(*w));
+	cab_pp__commit(pp[1], ng);
+	w = cab_pp__reserve_tag(pp[0], 11, 11, 0);
+	ck_assert_ptr_nonnull(w);
+	memcpy(w, wc, nc * REC_WORDS * sizeof(*w));
+	cab_pp__commit(pp[0], nc);
+	w = cab_pp__reserve_tag(pp[1], 10, 10, 0);
+	ck_assert_ptr_nonnull(w);
+	memcpy(w, wp, 7 * REC_WORDS * sizeof(*w));
+	cab_pp__commit(pp[1], 7);
+	cab_pp__close(pp[0]);
+	cab_pp__close(pp[1]);
+	r = new_runner("callgraph", 2, pp, 2);
+	ck_assert_int_eq(runner__start(r), 0);
+	ck_assert_int_eq(runner__join(r), 0);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), A, LEAF), 1 + 3 + 4);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), AN_ROOT, LEAF), 0);
+	ck_assert_uint_eq(st.forks_inherited, 2);
+	ck_assert_uint_eq(st.forks_unknown + st.forks_unclaimed, 0);
+	ck_assert_uint_eq(st.returns.inherited_matched, 4);
+	ck_assert_uint_eq(st.returns.missing + st.returns.orphan + st.returns.before, 0);
+	ck_assert_uint_eq(st.open + st.order_gaps, 0);
+	runner__free(r);
+	cab_pp__free(pp[0]);
+	cab_pp__free(pp[1]);
+}
+END_TEST
+
 START_TEST(test_merge_two_buffers)
 {
 	struct cab_pp *pp[2] = {new_pp(16), new_pp(16)};
@@ -2877,6 +2924,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_shadow_inherit);
 	tcase_add_test(tc, test_fork_order);
 	tcase_add_test(tc, test_fork_lost);
+	tcase_add_test(tc, test_fork_threads);
 	tcase_add_test(tc, test_simple_nesting);
 	tcase_add_test(tc, test_recursion);
 	tcase_add_test(tc, test_deep_recursion);
