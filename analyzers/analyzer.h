@@ -249,6 +249,12 @@ struct an_return {
 	 * event, so a tree's outer frames (main, a thread's start routine)
 	 * still hold their children's time. The runner counts it "open". */
 	bool open;
+	/* a frame a forked child inherited from its parent (pipeline/
+	 * shadow.h, FORKS): the parent's call, counted there; matched is
+	 * false (the child's return closed it: analyzers of exact times and
+	 * counts leave it out), its times are the child's own inside it,
+	 * from the fork (a tree uses them, as open frames') */
+	bool inherited;
 	/* matched: return.ts - entry.ts, and minus the children's time (self).
 	 * Not matched: the same up to the event that found the frame dead (or
 	 * the end of the run: open), an upper bound that analyzers of exact
@@ -302,6 +308,7 @@ struct shadow_frame {
 	bool lost;	 /* its return address was put back: no return event */
 	bool noret;	 /* the probe armed no return for it (REC_FID_NORET) */
 	bool opener;	 /* the thread's first entry in its sampling window */
+	bool inherited;	 /* copied from the parent's stack at a fork (FORKS) */
 	/* --size (analyzers/isp.h): the routine's designated argument, read
 	 * by the entry probe, came in a CABBPF_EV_SIZE event */
 	bool sized;

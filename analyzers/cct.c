@@ -370,7 +370,10 @@ static struct pent map_frame(struct cct *g, struct cct_thread *t, const struct p
 /*
  * The shadow stack was replaced under the path (a coroutine switch parked
  * or resumed a stack): rebuild path[0..n-1] from its frames. Contexts are
- * found, not made: their calls were counted when they were made.
+ * found, not made: their calls were counted when they were made. But a
+ * forked child's inherited frames (pipeline/shadow.h, FORKS) are the
+ * parent's calls, in the parent's tree: the child's contexts for them
+ * are made here, with no call of their own, so its calls nest under them.
  */
 static int resync(struct cct *g, struct cct_thread *t, const struct shadow_frame *f, uint32_t n,
 		  uint32_t gen)
@@ -380,7 +383,7 @@ static int resync(struct cct *g, struct cct_thread *t, const struct shadow_frame
 	if (path_reserve(t, n + 1))
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
-		t->path[i] = map_frame(g, t, i ? &t->path[i - 1] : NULL, f[i].fid, false);
+		t->path[i] = map_frame(g, t, i ? &t->path[i - 1] : NULL, f[i].fid, f[i].inherited);
 	t->pdepth = n;
 	t->gen = gen;
 	return 0;

@@ -212,6 +212,8 @@ static void isp_on_return(void *state, const struct an_return *r)
 	if (r->fid >= a->ctx->nfuncs)
 		return;
 	f = &a->fn[r->fid];
+	if (r->inherited)
+		return; /* a forked child's copy of its parent's activation */
 	if (!r->matched) {
 		f->unmatched++;
 		a->unmatched++;

@@ -415,7 +415,8 @@ static void rp_on_return(void *state, const struct an_return *r)
 		return;
 	}
 	if (!r->matched)
-		why = r->unwound    ? "unwound"
+		why = r->inherited  ? "its parent's call, inherited at the fork"
+		      : r->unwound  ? "unwound"
 		      : r->switched ? "return lost to a stack switch"
 		      : r->sampled  ? "returned while not traced"
 		      : r->open	    ? "open at the end"

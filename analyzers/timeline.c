@@ -72,7 +72,9 @@ static void tl_on_return(void *state, const struct an_return *r)
 	e->ts = r->ts - r->incl_ns;
 	e->dur = r->incl_ns;
 	e->depth = r->depth > UINT16_MAX ? UINT16_MAX : (uint16_t)r->depth;
-	e->kind = r->matched ? TL_RETURNED
+	/* a forked child's inherited frame (pipeline/shadow.h, FORKS): its
+	 * part of the parent's call, from the fork until it ended there */
+	e->kind = r->matched || (r->inherited && !r->open) ? TL_RETURNED
 		  : r->unwound ? TL_UNWOUND
 		  : r->switched ? TL_SWITCHED
 		  : r->open	 ? TL_OPEN

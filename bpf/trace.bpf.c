@@ -652,15 +652,87 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 	return 0;
 }
 
-/* A new process of the target's (not a thread): counted, so that the
- * report says its children were not traced (CABBPF_STAT_FORKS). */
+/*
+ * A new process (fork, vfork; not a thread: CLONE_THREAD starts with no
+ * frames). One process traced (target_tgid): counted, so that the report
+ * says its children were not traced (CABBPF_STAT_FORKS). A traced tree
+ * (--follow-forks, a whole cgroup): the child starts inside its parent's
+ * open calls (its stack is a copy of the parent's, and the kernel copies
+ * the pending return probes with it), so the pipeline must give it the
+ * parent's shadow stack as it is now. Two events say when: a FORK in the
+ * parent thread's stream, at its place in the parent's program order,
+ * and the child's first event, FORKED, naming the parent's stream and
+ * that FORK's sequence number (include/cabbpf_event.h). Runs in the
+ * parent (kernel_clone, before the child is woken): the child has no
+ * event yet, so FORKED takes its sequence number 0. A parent with no
+ * state has made no traced call: nothing to inherit, no event. Drops are
+ * counted as the guard's and exec's (CABBPF_STAT_GUARD_DROPS).
+ */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
-	if (!parent || !child || !target_tgid)
-		return 0; /* as on_exec; a whole cgroup traces its children */
-	if (parent->tgid == target_tgid && child->pid == child->tgid)
-		bump(CABBPF_STAT_FORKS);
+	struct cabbpf_event *e;
+	struct tstate *st, *cst;
+	__u32 win = (__u32)gate, ptid;
+	__u64 pseq = CABBPF_FORK_LOST;
+
+	if (!parent || !child)
+		return 0; /* as on_exec */
+	if (target_tgid) {
+		if (parent->tgid == target_tgid && child->pid == child->tgid)
+			bump(CABBPF_STAT_FORKS);
+		return 0;
+	}
+	if (child->pid != child->tgid)
+		return 0; /* a thread: it starts with no frames */
+	if (!sampling && !win)
+		return 0; /* as on_exec */
+	if (cgroup_excluded())
+		return 0;
+	if (!pipeline_state(parent, false))
+		return 0;
+	e = pipeline_begin_task(sizeof(*e), parent, &st, CABBPF_STAT_GUARD_DROPS);
+	if (!st)
+		return 0;
+	ptid = pipeline_tid(st, (__u32)parent->pid);
+	if (e) {
+		e->tid = ptid;
+		e->pid = parent->tgid;
+		e->kind = CABBPF_EV_FORK;
+		e->fid = (__u32)child->pid;
+		pseq = e->seq = st->seq++;
+		e->ts = want_time ? bpf_ktime_get_ns() : 0;
+		e->sp = 0;
+		e->epoch = sampling ? win : 0;
+		e->pad = 0;
+		pipeline_submit(e, st);
+	}
+	pipeline_end(st);
+	cst = pipeline_state(child, true);
+	if (!cst) {
+		bump(CABBPF_STAT_NOSTORE);
+		bump(CABBPF_STAT_GUARD_DROPS);
+		return 0;
+	}
+	if (cst->busy || cst->seq) {
+		bump(CABBPF_STAT_REENTRY);
+		return 0;
+	}
+	cst->busy = 1;
+	e = pipeline_claim(cst, CABBPF_STAT_GUARD_DROPS);
+	if (e) {
+		e->tid = pipeline_tid(cst, (__u32)child->pid);
+		e->pid = child->tgid;
+		e->kind = CABBPF_EV_FORKED;
+		e->fid = ptid;
+		e->seq = cst->seq++;
+		e->ts = want_time ? bpf_ktime_get_ns() : 0;
+		e->sp = pseq;
+		e->epoch = sampling ? win : 0;
+		e->pad = 0;
+		pipeline_submit(e, cst);
+	}
+	cst->busy = 0;
 	return 0;
 }
 

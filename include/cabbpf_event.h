@@ -64,7 +64,24 @@ enum cabbpf_kind {
 	 * (byte order as in memory). A string of up to CABBPF_VAL_STR_MAX
 	 * bytes, its NUL included, takes up to CABBPF_VAL_PARTS events. */
 	CABBPF_EV_VALUE = 9,
+	/* --follow-forks, whole cgroups: the thread forked (fork, vfork: a
+	 * new process; a new thread gets none, it starts with no frames),
+	 * in the parent thread's stream, with its sequence number at the
+	 * fork: the frames open now are the child's too. fid is the child's
+	 * tid; sp 0. */
+	CABBPF_EV_FORK = 10,
+	/* The first event of a forked child (its sequence number 0): fid
+	 * is its parent thread's stream tid, sp the sequence number of the
+	 * parent's CABBPF_EV_FORK event, or CABBPF_FORK_LOST when that
+	 * event was dropped (the child's inherited frames are not known).
+	 * The pipeline gives the child a copy of the parent's shadow stack
+	 * as it was at that event (pipeline/runner.h, FORKS). */
+	CABBPF_EV_FORKED = 11,
 };
+
+/* struct cabbpf_event.sp of a CABBPF_EV_FORKED event whose parent's
+ * CABBPF_EV_FORK event was dropped (a full ring). */
+#define CABBPF_FORK_LOST (~0ULL)
 
 /* struct cabbpf_event.epoch of a CABBPF_EV_VALUE event: 24 bits, as the
  * pipeline's records keep them (pipeline/record.h). */
@@ -231,7 +248,10 @@ enum cabbpf_stat {
 	 * kind (CABBPF_STAT_DROPS, _IO_DROPS, _GUARD_DROPS). */
 	CABBPF_STAT_NOSTORE = 3,
 	CABBPF_STAT_IO_DROPS = 4,    /* I/O events lost: ring full */
-	CABBPF_STAT_GUARD_DROPS = 5, /* guard events lost: ring full */
+	/* guard events lost: ring full; also exec and fork events (a lost
+	 * fork event is said again by the runner: forks_unknown or
+	 * forks_unclaimed) */
+	CABBPF_STAT_GUARD_DROPS = 5,
 	/* Switch-in events not written because the ring was full: the
 	 * interval is carried in the thread's state to its next switch-in
 	 * (added to that event), so on-CPU time stays right unless the thread

@@ -65,6 +65,10 @@ int runner__new(const struct runner_opts *o, struct cab_pp **bufs, unsigned nbuf
 	err = analyzer__select(o->analyzers, r->ops, &r->nops);
 	if (err)
 		goto cleanup;
+	err = -pthread_mutex_init(&r->fork_lock, NULL);
+	if (err)
+		goto cleanup;
+	r->fork_lock_init = true;
 	r->nw = o->nthreads ? o->nthreads : 1;
 	r->w = calloc(r->nw, sizeof(*r->w));
 	if (!r->w) {
@@ -172,6 +176,12 @@ static void add_stats(struct runner_stats *d, const struct runner_stats *s)
 	d->gap_records += s->gap_records;
 	d->forced_gaps += s->forced_gaps;
 	d->tid_reuse += s->tid_reuse;
+	d->forks_inherited += s->forks_inherited;
+	d->forks_unknown += s->forks_unknown;
+	d->forks_unclaimed += s->forks_unclaimed;
+	d->forks_waited += s->forks_waited;
+	d->returns.inherited += s->returns.inherited;
+	d->returns.inherited_matched += s->returns.inherited_matched;
 	d->threads += s->threads;
 	d->open += s->open;
 	d->returns.matched += s->returns.matched;
@@ -273,10 +283,14 @@ int runner__join(struct runner *r)
 		r->w[i].th_started = false;
 	}
 	memset(&r->st, 0, sizeof(r->st));
+	/* Children waiting for their parents' frames first: their held
+	 * records are then analyzed by runner_worker__finish like any. */
+	runner_worker__finish_forks(r);
 	for (i = 0; i < r->nw; i++) {
 		runner_worker__finish(&r->w[i]);
 		add_stats(&r->st, &r->w[i].st);
 	}
+	runner_worker__forks_free(r, &r->st);
 	/* A table with room to grow (runner_opts.nfuncs_used): the merges
 	 * and the reports go over the functions it holds, not its room. */
 	if (r->nfuncs_used) {
@@ -397,5 +411,9 @@ void runner__free(struct runner *r)
 	}
 	free(r->w);
 	free(r->procs);
+	runner_worker__forks_free(r, NULL);
+	hmap__fini(&r->forks);
+	if (r->fork_lock_init)
+		pthread_mutex_destroy(&r->fork_lock);
 	free(r);
 }

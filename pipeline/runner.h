@@ -61,6 +61,27 @@
  * it (the loader writes them, then attaches the probes, then publishes
  * the chunks the events come in: the CAB's release/acquire orders them).
  *
+ * Forks (--follow-forks, a whole cgroup; pipeline/shadow.h, FORKS): a
+ * forked child's shadow stack starts as a copy of its parent thread's at
+ * the fork. The parent's stream holds a FORK record at its place in the
+ * parent's order, and the child's first record (sequence 0) is a FORKED
+ * naming the parent's stream and that FORK's sequence number
+ * (include/cabbpf_event.h). The parent's analyzer thread, dispatching
+ * the FORK, copies the parent's live frames into a table of the runner
+ * (one lock, one entry per fork) under the child's tid; the child's
+ * analyzer thread takes the copy before it analyzes the child's first
+ * record. The child's events may come first (another stream, another
+ * CPU, maybe another analyzer thread): they are then held in the
+ * child's pending set, which each analyzer thread looks at again when
+ * copies were added, without ever blocking. The wait is bounded: a
+ * FORKED whose parent's FORK was dropped in the kernel says so (the
+ * child starts empty at once), and a child still waiting when its
+ * analyzer thread holds more than max_pending records, or at the join
+ * (the parents' pending records are analyzed first, so grandchildren
+ * find their parents' copies), starts with no inherited frame: both are
+ * counted (runner_stats.forks_unknown). A copy no child took (its FORKED
+ * was dropped: it started empty) is counted too (forks_unclaimed).
+ *
  * Memory: the runner does not own the buffers; they must outlive
  * runner__join(). Function names are borrowed too and must outlive the
  * runner.
@@ -161,6 +182,16 @@ struct runner_stats {
 	uint64_t unattributed;	      /* per_process: threads in the merged figures
 					 only (their process's instances could not be
 					 made: out of memory) */
+	/* forks (see Forks above): children that started with their
+	 * parent's frames (returns.inherited of them in all); children
+	 * whose parent's frames are not known (its FORK record lost, or
+	 * not come when the wait gave up), started empty; copies of a
+	 * parent's frames no child took (the child's FORKED record lost);
+	 * children whose events waited for their parent's */
+	uint64_t forks_inherited;
+	uint64_t forks_unknown;
+	uint64_t forks_unclaimed;
+	uint64_t forks_waited;
 	uint64_t threads;	      /* program threads seen */
 	uint64_t open;		      /* frames still on a shadow stack at the end */
 	struct shadow_counts returns; /* summed over all program threads */

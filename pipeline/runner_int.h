@@ -44,6 +44,15 @@ struct pchunk {
 	uint64_t recs[]; /* nrec * REC_WORDS */
 };
 
+/* A parent thread's live frames at a fork, for its child (runner.h,
+ * Forks): made by the parent's worker, taken (and freed) by the child's. */
+struct fork_snap {
+	uint32_t ptid; /* the parent's stream */
+	uint64_t pseq; /* its FORK record's sequence number */
+	size_t n;
+	struct shadow_frame f[]; /* [0] outermost; vals NULL */
+};
+
 /* Per process (runner_opts.per_process): the analyzer instances fed by
  * its threads, and what its threads did; owned by one worker (each
  * worker has its own groups, folded at the join). */
@@ -66,6 +75,13 @@ struct tstate {
 	struct shadow sh;
 	struct pchunk **heap; /* pending chunks, min-heap by seq */
 	size_t nheap, capheap;
+	/* a forked child (runner.h, Forks): its first record waits in the
+	 * heap until its parent's frames are published (fork_wait), then
+	 * takes fork_snap (NULL: not known, it starts empty) */
+	bool fork_wait;
+	uint32_t fork_ptid;
+	uint64_t fork_pseq;
+	struct fork_snap *fork_snap;
 };
 
 struct worker {
@@ -85,6 +101,8 @@ struct worker {
 	struct tstate *last; /* previous chunk's thread */
 	uint64_t pending_recs;
 	struct runner_stats st;
+	size_t nwait;		/* its threads with fork_wait */
+	uint64_t forks_seen;	/* runner.forks_gen when it last looked */
 
 	/* Inbox: chunks of this worker's tids read by other workers. */
 	pthread_mutex_t lock;
@@ -119,6 +137,12 @@ struct runner {
 	void (*tap)(void *ctx, uint32_t tid, uint64_t seq, const uint64_t *recs, uint32_t nrec);
 	void *tap_ctx;
 	bool tap_only;
+	/* Forks (runner.h): the parents' frames, child tid -> struct
+	 * fork_snap *, under fork_lock; forks_gen counts what was added */
+	pthread_mutex_t fork_lock;
+	bool fork_lock_init;
+	struct hmap forks;
+	_Atomic uint64_t forks_gen;
 };
 
 
@@ -142,6 +166,14 @@ int runner_worker__ingest(struct worker *w, uint32_t tid, uint32_t tag, uint64_t
 /* After the threads: what still waits for a hole, analyzed in order, and
  * the shadow stacks' counts summed. */
 void runner_worker__finish(struct worker *w);
+/* After the threads, before runner_worker__finish: every forked child
+ * still waiting for its parent's frames gets them, or starts without
+ * (runner.h, Forks); parents' pending records are analyzed first. The
+ * joining thread, with every worker stopped. */
+void runner_worker__finish_forks(struct runner *r);
+/* Copies of parents' frames no child took: counted into st, freed. The
+ * joining thread, after runner_worker__finish. */
+void runner_worker__forks_free(struct runner *r, struct runner_stats *st);
 /* Process pid's group in w, made on first use. NULL: out of memory. */
 struct group *runner_worker__group(struct worker *w, uint32_t pid);
 /* Frees a thread's state (NULL is fine). */

@@ -175,6 +175,7 @@ void runner_worker__tstate_free(struct tstate *t)
 	for (i = 0; i < t->nheap; i++)
 		free(t->heap[i]);
 	free(t->heap);
+	free(t->fork_snap);
 	shadow__fini(&t->sh);
 	free(t);
 }
@@ -204,6 +205,120 @@ static void dispatch_io(struct worker *w, struct tstate *t, const uint64_t *rec)
 		t->grp->st.io_records++;
 }
 
+/* ------------------------------------------------------------ forks -- */
+
+/* FORK in t's stream (runner.h, Forks): its live frames now are child's
+ * too. Published for the child's worker under the child's tid; a copy
+ * already there that no child took (a child whose FORKED was lost, its
+ * tid reused since) is counted and replaced. */
+static void fork_publish(struct worker *w, struct tstate *t, uint32_t child, uint64_t seq)
+{
+	struct runner *r = w->r;
+	struct fork_snap *snap, *old;
+	uint64_t *v;
+	size_t i;
+	int err;
+
+	snap = malloc(sizeof(*snap) + t->sh.depth * sizeof(snap->f[0]));
+	if (!snap) {
+		w->st.nomem_records++; /* the child waits until the join, then starts empty */
+		return;
+	}
+	snap->ptid = t->tid;
+	snap->pseq = seq;
+	snap->n = t->sh.depth;
+	for (i = 0; i < snap->n; i++) {
+		snap->f[i] = t->sh.f[i];
+		snap->f[i].vals = NULL; /* the parent's */
+	}
+	pthread_mutex_lock(&r->fork_lock);
+	err = hmap__upsert(&r->forks, child, &v);
+	if (!err) {
+		old = (struct fork_snap *)(uintptr_t)*v;
+		*v = (uintptr_t)snap;
+		snap = old;
+		if (old)
+			w->st.forks_unclaimed++;
+	}
+	pthread_mutex_unlock(&r->fork_lock);
+	if (err)
+		w->st.nomem_records++;
+	else
+		atomic_fetch_add_explicit(&r->forks_gen, 1, memory_order_release);
+	free(snap);
+}
+
+/* The copy of t's parent's frames, taken from the table (NULL: not there
+ * yet). An entry taken is left 0: the map has no removal. */
+static struct fork_snap *fork_take(struct runner *r, const struct tstate *t)
+{
+	struct fork_snap *snap = NULL;
+	uint64_t *v;
+
+	pthread_mutex_lock(&r->fork_lock);
+	v = hmap__find(&r->forks, t->tid);
+	if (v && *v) {
+		snap = (struct fork_snap *)(uintptr_t)*v;
+		if (snap->ptid == t->fork_ptid && snap->pseq == t->fork_pseq)
+			*v = 0;
+		else
+			snap = NULL; /* another fork's (a tid reused): not ours */
+	}
+	pthread_mutex_unlock(&r->fork_lock);
+	return snap;
+}
+
+static void drain_pending(struct worker *w, struct tstate *t);
+
+/* t's wait is over: with its parent's frames (snap), or without (NULL:
+ * given up on, counted when its FORKED is analyzed). Its held records go
+ * now, in order. */
+static void fork_settle(struct worker *w, struct tstate *t, struct fork_snap *snap)
+{
+	t->fork_wait = false;
+	t->fork_snap = snap;
+	w->nwait--;
+	drain_pending(w, t);
+}
+
+/* Threads of w waiting for their parents' frames: those whose frames
+ * were published since w last looked go on. */
+static void fork_poll(struct worker *w)
+{
+	uint64_t gen = atomic_load_explicit(&w->r->forks_gen, memory_order_acquire);
+	struct hmap_ent *e;
+	size_t it = 0;
+
+	if (!w->nwait || gen == w->forks_seen)
+		return;
+	w->forks_seen = gen;
+	while (w->nwait && hmap__next(&w->tids, &it, &e)) {
+		struct tstate *t = (struct tstate *)(uintptr_t)e->val;
+		struct fork_snap *snap;
+
+		if (t && t->fork_wait && (snap = fork_take(w->r, t)))
+			fork_settle(w, t, snap);
+	}
+}
+
+/* FORKED, t's first record: its shadow stack starts as its parent's did
+ * at the fork, when that is known (t->fork_snap). */
+static void fork_inherit(struct worker *w, struct tstate *t, const struct rec *ev)
+{
+	struct fork_snap *snap = t->fork_snap;
+
+	t->fork_snap = NULL;
+	shadow__set_epoch(&t->sh, ev->epoch);
+	if (!snap) {
+		w->st.forks_unknown++;
+		return;
+	}
+	/* -ENOMEM: the frames that could not be taken are in nomem */
+	(void)shadow__inherit(&t->sh, snap->f, snap->n, ev->ts);
+	w->st.forks_inherited++;
+	free(snap);
+}
+
 /* Run records, in program order, through the thread's shadow stack. */
 static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, uint32_t nrec)
 {
@@ -229,6 +344,16 @@ static void dispatch(struct worker *w, struct tstate *t, const uint64_t *recs, u
 		}
 		if (ev.kind == CABBPF_EV_EXEC) {
 			shadow__exec(&t->sh, ev.ts, t->sink);
+			w->st.guard_records++;
+			continue;
+		}
+		if (ev.kind == CABBPF_EV_FORK) { /* fid: the child's tid */
+			fork_publish(w, t, ev.fid, t->next + i);
+			w->st.guard_records++;
+			continue;
+		}
+		if (ev.kind == CABBPF_EV_FORKED) {
+			fork_inherit(w, t, &ev);
 			w->st.guard_records++;
 			continue;
 		}
@@ -297,7 +422,8 @@ static void dispatch_from(struct worker *w, struct tstate *t, uint64_t seq, cons
 /* Analyze pending chunks while the next one starts at (or before) t->next. */
 static void drain_pending(struct worker *w, struct tstate *t)
 {
-	while (t->nheap && t->heap[0]->seq <= t->next) {
+	/* a forked child waiting for its parent's frames: not yet */
+	while (!t->fork_wait && t->nheap && t->heap[0]->seq <= t->next) {
 		struct pchunk *pc = heap_pop(t);
 
 		w->pending_recs -= pc->nrec;
@@ -351,12 +477,26 @@ int runner_worker__ingest(struct worker *w, uint32_t tid, uint32_t tag, uint64_t
 			tstate_bind(w, t, tag);
 		}
 	}
-	if (seq <= t->next) {
+	/* A forked child's first record (runner.h, Forks): its parent's
+	 * frames first; until they come, its records wait in its heap. */
+	if (seq == 0 && t->next == 0 && !t->fork_wait && !t->fork_snap &&
+	    (uint32_t)(recs[0] >> 56) == CABBPF_EV_FORKED && recs[2] != CABBPF_FORK_LOST) {
+		t->fork_ptid = (uint32_t)recs[0];
+		t->fork_pseq = recs[2];
+		t->fork_snap = fork_take(w->r, t);
+		if (!t->fork_snap) {
+			t->fork_wait = true;
+			w->nwait++;
+			w->st.forks_waited++;
+		}
+	}
+	if (seq <= t->next && !t->fork_wait) {
 		dispatch_from(w, t, seq, recs, nrec);
 		drain_pending(w, t);
 		goto cleanup;
 	}
-	/* A hole before this chunk: hold it until the hole fills. */
+	/* A hole before this chunk, or its thread waits for its parent's
+	 * frames: hold it until the hole fills or the frames come. */
 	if (!pc) {
 		pc = pchunk_new(tid, tag, seq, recs, nrec);
 		if (!pc) {
@@ -371,14 +511,22 @@ int runner_worker__ingest(struct worker *w, uint32_t tid, uint32_t tag, uint64_t
 		goto cleanup;
 	}
 	pc = NULL; /* the heap owns it now */
-	w->st.out_of_order++;
+	if (!t->fork_wait || seq > t->next)
+		w->st.out_of_order++;
 	w->pending_recs += nrec;
 	while (w->pending_recs > w->r->max_pending && t->nheap) {
+		if (t->fork_wait) {
+			/* waited too long: the child starts empty (counted) */
+			fork_settle(w, t, NULL);
+			continue;
+		}
 		w->st.forced_gaps++;
 		skip_gap(w, t);
 	}
 cleanup:
 	free(pc);
+	/* this chunk may have published frames a child of w waits for */
+	fork_poll(w);
 	return err;
 }
 
@@ -472,6 +620,7 @@ void *runner_worker__main(void *arg)
 	unsigned idle = 0, n;
 
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+		fork_poll(w); /* frames other workers published */
 		n = drain_inbox(w);
 		if (reading) {
 			n += poll_bufs(w, &all_done);
@@ -508,8 +657,9 @@ void runner_worker__shadow_on_return(void *ctx, const struct an_return *r)
 /* A thread's shadow counts into st (returns.*, open). */
 void runner_worker__add_shadow(struct runner_stats *st, const struct tstate *t)
 {
-	/* Frames that armed no return are in returns.noret already. */
-	size_t noret = shadow__open_noret(&t->sh);
+	/* Frames that armed no return are in returns.noret already, and
+	 * those a forked child inherited in returns.inherited. */
+	size_t noret = shadow__open_noret(&t->sh) + shadow__open_inherited(&t->sh);
 
 	/* A thread that ended while unwinding (pthread_cancel, pthread_exit:
 	 * forced unwinding never meets a catch) left its frames unwound, not
@@ -534,6 +684,8 @@ void runner_worker__add_shadow(struct runner_stats *st, const struct tstate *t)
 	st->returns.samples += t->sh.c.samples;
 	st->returns.samples_root += t->sh.c.samples_root;
 	st->returns.aft_ns += t->sh.c.aft_ns;
+	st->returns.inherited += t->sh.c.inherited;
+	st->returns.inherited_matched += t->sh.c.inherited_matched;
 }
 
 /* After the threads: analyze what still waits for a hole, in order. */
@@ -556,5 +708,70 @@ void runner_worker__finish(struct worker *w)
 		 * times up to the thread's last event (an_return.open). */
 		if (!t->sh.unwinding)
 			shadow__close_open(&t->sh, t->last_ts, t->sink);
+	}
+}
+
+/* Every child still waiting for its parent's frames goes on: with them
+ * once its parent's pending records publish them, else without. Parents
+ * first (their holes given up on, as runner_worker__finish would), so a
+ * child's own FORKs reach its children; a child is given up on only
+ * when nothing else moves, one at a time. */
+void runner_worker__finish_forks(struct runner *r)
+{
+	struct hmap_ent *e;
+	struct tstate *stuck;
+	unsigned i;
+	size_t it;
+	bool moved;
+
+	for (;;) {
+		do {
+			moved = false;
+			stuck = NULL;
+			for (i = 0; i < r->nw; i++) {
+				struct worker *w = &r->w[i];
+
+				it = 0;
+				while (hmap__next(&w->tids, &it, &e)) {
+					struct tstate *t = (struct tstate *)(uintptr_t)e->val;
+					struct fork_snap *snap;
+
+					if (!t)
+						continue;
+					if (t->fork_wait && (snap = fork_take(r, t))) {
+						fork_settle(w, t, snap);
+						moved = true;
+					}
+					if (t->fork_wait) {
+						if (!stuck)
+							stuck = t;
+						continue;
+					}
+					if (t->nheap) {
+						while (t->nheap && !t->fork_wait)
+							skip_gap(w, t);
+						moved = true;
+					}
+				}
+			}
+		} while (moved);
+		if (!stuck)
+			return;
+		fork_settle(runner_worker__owner(r, stuck->tid), stuck, NULL);
+	}
+}
+
+void runner_worker__forks_free(struct runner *r, struct runner_stats *st)
+{
+	struct hmap_ent *e;
+	size_t it = 0;
+
+	while (hmap__next(&r->forks, &it, &e)) {
+		if (!e->val)
+			continue;
+		if (st)
+			st->forks_unclaimed++;
+		free((void *)(uintptr_t)e->val);
+		e->val = 0;
 	}
 }

@@ -124,7 +124,17 @@ static void pop(struct shadow *s, bool matched, uint64_t ts, const struct shadow
 		 * function's: nothing is taken out of it) */
 		s->c.aft_ns += s->aft_in[fr->fid];
 	}
-	if (matched) {
+	if (fr->inherited) {
+		/* the parent's call (FORKS): counted in c.inherited at the
+		 * fork; the child's own return closed it, or it ends open
+		 * (times up to the end, for a tree) or dead */
+		r.inherited = true;
+		r.matched = false;
+		if (matched)
+			s->c.inherited_matched++;
+		else if (s->closing_open)
+			r.open = true;
+	} else if (matched) {
 		s->c.matched++;
 	} else if (s->closing_open) {
 		r.open = true; /* the end of the run, not a lost return */
@@ -644,6 +654,57 @@ int shadow__guard(struct shadow *s, uint32_t fid, uint64_t sp, uint64_t ts,
 	}
 }
 
+int shadow__inherit(struct shadow *s, const struct shadow_frame *f, size_t n, uint64_t ts)
+{
+	size_t i;
+
+	if (shadow__depth(s))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		struct shadow_frame fr = f[i];
+
+		/* The child's own share of the call: its time from the fork,
+		 * no child of the parent's, no value of the parent's. */
+		fr.ts = ts;
+		fr.off0 = s->off_ns;
+		fr.child_ns = fr.child_cpu_ns = 0;
+		fr.samples = fr.child_samples = 0;
+		fr.aft_child_out = fr.aft_child_incl = 0;
+		fr.throws = s->throws;
+		fr.vals = NULL;
+		fr.inherited = true;
+		/* Its return may come (a return event matches it by sp and
+		 * fid, as any), but is not counted on: the guard of a traced
+		 * parent puts the child's inherited return addresses back at
+		 * its birth (user/trace/guard.h, guard__forks), so the frame
+		 * is then closed when found dead (ENTRY rules 1 and 2a). */
+		fr.ret = false;
+		if (push(s, &fr)) {
+			s->c.nomem += n - i;
+			return -ENOMEM;
+		}
+		s->c.inherited++;
+	}
+	/* Context-sensitive analyzers rebuild their path from the frames
+	 * (struct an_call.gen). */
+	s->gen++;
+	return 0;
+}
+
+size_t shadow__open_inherited(const struct shadow *s)
+{
+	size_t n = 0, i, j;
+
+	for (i = 0; i < s->depth; i++)
+		n += s->f[i].inherited;
+	for (i = 0; i < s->alt_n; i++)
+		n += s->alt_f[i].inherited;
+	for (j = 0; j < s->npark; j++)
+		for (i = 0; i < s->park[j].depth; i++)
+			n += s->park[j].f[i].inherited;
+	return n;
+}
+
 void shadow__exec(struct shadow *s, uint64_t ts, const struct shadow_sink *k)
 {
 	s->exec_closing = true;
@@ -673,13 +734,14 @@ size_t shadow__open_noret(const struct shadow *s)
 {
 	size_t n = 0, i, j;
 
+	/* an inherited one is counted in c.inherited instead (FORKS) */
 	for (i = 0; i < s->depth; i++)
-		n += s->f[i].noret;
+		n += s->f[i].noret && !s->f[i].inherited;
 	for (i = 0; i < s->alt_n; i++)
-		n += s->alt_f[i].noret;
+		n += s->alt_f[i].noret && !s->alt_f[i].inherited;
 	for (j = 0; j < s->npark; j++)
 		for (i = 0; i < s->park[j].depth; i++)
-			n += s->park[j].f[i].noret;
+			n += s->park[j].f[i].noret && !s->park[j].f[i].inherited;
 	return n;
 }
 

@@ -195,6 +195,25 @@
  * stack whose entry event was dropped counts there too; drops are
  * reported by kind on their own.
  *
+ * FORKS (--follow-forks, a whole cgroup): a process forked (or vforked)
+ * by a traced thread starts inside that thread's open calls: its stack
+ * is a copy of the parent's, and the kernel copies the pending return
+ * probes with it. Its shadow stack starts as a copy of the parent's at
+ * the fork (shadow__inherit; the runner finds it: pipeline/runner.h),
+ * so its calls have the callers its stack has and its returns close
+ * those frames by the rules above. An inherited frame is the parent's
+ * call, counted in the parent: the child's copy holds only the child's
+ * time (its entry time is the fork's). Its return is not counted on
+ * (ret false): the guard of a traced parent puts the return addresses a
+ * child inherits back at its birth (user/trace/guard.h, guard__forks),
+ * so a child's returns through inherited frames come only from a parent
+ * no guard holds; when none comes the frame is closed when found dead
+ * (ENTRY rules 1 and 2a) or at the end. However it closes it is
+ * counted in c.inherited (c.inherited_matched when the child's own
+ * return closed it), never as matched, missing or open, so the sum
+ * that gives the calls holds in each process. A new thread starts
+ * empty.
+ *
  * Threads: a struct shadow belongs to one program thread and is used by one
  * analyzer thread at a time.
  */
@@ -248,6 +267,10 @@ struct shadow_counts {
 				   yet); their frames, closed when found dead (rule
 				   1) or still live at the end, are counted here
 				   only, not as missing or open */
+	uint64_t inherited;	/* frames a forked child inherited from its parent
+				   (FORKS); however they close, counted here only,
+				   not as matched, missing or open */
+	uint64_t inherited_matched; /* of those: closed by the child's own return */
 	uint64_t switches;	/* off-CPU intervals (CABBPF_EV_SCHED events) */
 	uint64_t offcpu_ns;	/* their total length */
 	uint64_t samples;	/* CPU-clock samples (CABBPF_EV_CPU_SAMPLE), see SAMPLES */
@@ -404,6 +427,21 @@ static inline void shadow__cpu_sample(struct shadow *s)
 	else
 		s->c.samples_root++;
 }
+
+/*
+ * FORKS: the thread is a forked child that starts inside its parent's
+ * open calls f[0..n) (f[0] outermost, the parent's stack at the fork):
+ * s, which must be empty (no event fed yet), gets a copy of them,
+ * inherited, entered at ts (the fork). The copies hold no values (f's
+ * stay the parent's). Returns 0, -EINVAL (s not empty) or -ENOMEM
+ * (then s keeps the frames it could take, outermost first, and the
+ * rest are counted in c.nomem). f stays the caller's.
+ */
+int shadow__inherit(struct shadow *s, const struct shadow_frame *f, size_t n, uint64_t ts);
+
+/* Of the frames shadow__depth counts, those inherited at a fork (FORKS):
+ * counted in c.inherited already. */
+size_t shadow__open_inherited(const struct shadow *s);
 
 /* Pop every frame as missing (the thread is gone, e.g. its tid was reused),
  * reporting each to k; parked frames are closed as "switched". */

@@ -1512,6 +1512,167 @@ START_TEST(test_noret_entry)
 }
 END_TEST
 
+/* FORKS (pipeline/shadow.h): a forked child's stack starts as a copy of
+ * its parent's at the fork. Its calls get the callers the copy has, its
+ * own return closes an inherited frame (not matched: the parent's call),
+ * with the child's time from the fork, and a copy is made only into an
+ * empty stack. */
+START_TEST(test_shadow_inherit)
+{
+	struct rec_sink rs = {0};
+	struct shadow_sink k = {rs_call, rs_ret, &rs};
+	struct shadow p, c;
+
+	shadow__init(&p, 10);
+	shadow__init(&c, 11);
+	ck_assert_int_eq(shadow__entry(&p, MAIN, 0x7000, 10, &k), 0);
+	ck_assert_int_eq(shadow__entry(&p, A, 0x6f00, 20, &k), 0);
+	ck_assert_int_eq(shadow__inherit(&c, p.f, p.depth, 100), 0);
+	ck_assert_uint_eq(shadow__depth(&c), 2);
+	ck_assert_uint_eq(c.c.inherited, 2);
+	ck_assert_uint_eq(shadow__open_inherited(&c), 2);
+	/* the child calls leaf from inside a, twice */
+	rs.ncalls = rs.nrets = 0;
+	ck_assert_int_eq(shadow__entry(&c, LEAF, 0x6e00, 110, &k), 0);
+	shadow__return(&c, LEAF, 0x6e08, 120, &k);
+	ck_assert_int_eq(shadow__entry(&c, LEAF, 0x6e00, 130, &k), 0);
+	shadow__return(&c, LEAF, 0x6e08, 140, &k);
+	ck_assert_uint_eq(rs.ncalls, 2);
+	ck_assert_uint_eq(rs.calls[0].caller, A);
+	ck_assert_uint_eq(rs.calls[0].depth, 2);
+	ck_assert_uint_eq(rs.calls[1].caller, A);
+	/* its own return from a: the inherited frame, closed, not matched */
+	shadow__return(&c, A, 0x6f08, 150, &k);
+	ck_assert_uint_eq(rs.nrets, 3);
+	ck_assert_uint_eq(rs.rets[2].fid, A);
+	ck_assert(rs.rets[2].inherited);
+	ck_assert(!rs.rets[2].matched);
+	ck_assert_uint_eq(rs.rets[2].incl_ns, 50);     /* from the fork */
+	ck_assert_uint_eq(rs.rets[2].self_ns, 50 - 20); /* its leaves' out */
+	ck_assert_uint_eq(c.c.matched, 2);		/* the leaves only */
+	ck_assert_uint_eq(c.c.inherited_matched, 1);
+	/* main's return never comes (the guard put it back): a call from
+	 * main's caller's level finds it dead, counted as inherited only */
+	ck_assert_int_eq(shadow__entry(&c, B, 0x7000, 160, &k), 0);
+	ck_assert_uint_eq(rs.calls[2].caller, AN_ROOT);
+	ck_assert_uint_eq(c.c.missing + c.c.orphan + c.c.before, 0);
+	ck_assert_uint_eq(shadow__open_inherited(&c), 0);
+	/* the parent is untouched; a copy goes into an empty stack only */
+	ck_assert_uint_eq(shadow__depth(&p), 2);
+	ck_assert_int_eq(shadow__inherit(&c, p.f, p.depth, 200), -EINVAL);
+	shadow__fini(&c);
+	shadow__fini(&p);
+}
+END_TEST
+
+/* A parent's stream: main, a; FORK of child at seq 2; leaf; a and main
+ * return. Records from seq 0 into w (6 records). */
+static void fork_parent(uint64_t *w, uint32_t child)
+{
+	rec__encode(w, CABBPF_EV_ENTRY, MAIN, 10, 0x7000);
+	rec__encode(w + REC_WORDS, CABBPF_EV_ENTRY, A, 20, 0x6f00);
+	rec__encode(w + 2 * REC_WORDS, CABBPF_EV_FORK, child, 30, 0);
+	rec__encode(w + 3 * REC_WORDS, CABBPF_EV_ENTRY, LEAF, 40, 0x6e00);
+	rec__encode(w + 4 * REC_WORDS, CABBPF_EV_RETURN, LEAF, 50, 0x6e08);
+	rec__encode(w + 5 * REC_WORDS, CABBPF_EV_RETURN, A, 60, 0x6f08);
+	rec__encode(w + 6 * REC_WORDS, CABBPF_EV_RETURN, MAIN, 70, 0x7008);
+}
+
+/* A child's stream: FORKED (parent ptid's FORK at pseq), k calls of leaf
+ * from inside a, then a fork of its own (FORK of gchild, when not 0),
+ * and its returns from a and main. Returns the records written. */
+static uint32_t fork_child(uint64_t *w, uint32_t ptid, uint64_t pseq, uint32_t k,
+			   uint32_t gchild)
+{
+	uint32_t n = 0, i;
+
+	rec__encode(w, CABBPF_EV_FORKED, ptid, 31, pseq);
+	n++;
+	for (i = 0; i < k; i++) {
+		rec__encode(w + n++ * REC_WORDS, CABBPF_EV_ENTRY, LEAF, 40 + i, 0x6e00);
+		rec__encode(w + n++ * REC_WORDS, CABBPF_EV_RETURN, LEAF, 40 + i, 0x6e08);
+	}
+	if (gchild)
+		rec__encode(w + n++ * REC_WORDS, CABBPF_EV_FORK, gchild, 90, 0);
+	rec__encode(w + n++ * REC_WORDS, CABBPF_EV_RETURN, A, 100, 0x6f08);
+	rec__encode(w + n++ * REC_WORDS, CABBPF_EV_RETURN, MAIN, 110, 0x7008);
+	return n;
+}
+
+/* Forks through the runner (pipeline/runner.h, Forks), in the order that
+ * makes the child wait: a grandchild's events first, then its parent's
+ * (itself a child), then theirs, on two analyzer threads (tids 10 and
+ * 12 on one, 11 on the other). Every child's calls of leaf have a as
+ * their caller, the grandchild's too; their returns of a and main close
+ * their inherited frames; nothing missing, orphan or open. */
+START_TEST(test_fork_order)
+{
+	struct runner *r = new_runner("count,callgraph", 2, NULL, 0);
+	struct runner_stats st;
+	uint64_t wp[7 * REC_WORDS], wc[16 * REC_WORDS], wg[16 * REC_WORDS];
+	uint32_t nc, ng;
+	const void *cg;
+
+	fork_parent(wp, 11);
+	nc = fork_child(wc, 10, 2, 3, 12);
+	ng = fork_child(wg, 11, 7, 4, 0); /* the child's FORK: seq 1 + 6 */
+	ck_assert_int_eq(runner__feed_tag(r, 12, 12, 0, wg, ng), 0);
+	ck_assert_int_eq(runner__feed_tag(r, 11, 11, 0, wc, nc), 0);
+	ck_assert_int_eq(runner__feed_tag(r, 10, 10, 0, wp, 7), 0);
+	ck_assert_int_eq(runner__join(r), 0);
+	runner__stats(r, &st);
+	cg = runner__analyzer(r, "callgraph");
+	ck_assert_uint_eq(callgraph__edge(cg, A, LEAF), 1 + 3 + 4);
+	ck_assert_uint_eq(callgraph__edge(cg, AN_ROOT, LEAF), 0);
+	ck_assert_uint_eq(callgraph__edge(cg, AN_ROOT, MAIN), 1);
+	ck_assert_uint_eq(callgraph__edge(cg, MAIN, A), 1);
+	ck_assert_uint_eq(count__calls(runner__analyzer(r, "count"), A), 1);
+	ck_assert_uint_eq(st.forks_inherited, 2);
+	ck_assert_uint_eq(st.forks_waited, 2);
+	ck_assert_uint_eq(st.forks_unknown + st.forks_unclaimed, 0);
+	ck_assert_uint_eq(st.returns.inherited, 4);
+	ck_assert_uint_eq(st.returns.inherited_matched, 4);
+	ck_assert_uint_eq(st.returns.matched, 3 + 3 + 4); /* the leaves, a and main */
+	ck_assert_uint_eq(st.returns.missing + st.returns.orphan + st.returns.before, 0);
+	ck_assert_uint_eq(st.open + st.order_gaps + st.bad_records, 0);
+	runner__free(r);
+}
+END_TEST
+
+/* What cannot be inherited is counted, and nothing waits for ever: a
+ * FORKED whose parent's FORK was lost in the kernel (known at once), one
+ * whose parent's FORK never comes (waits until the join), and a FORK no
+ * child takes (the child's FORKED lost). Each such child starts empty:
+ * its calls' caller is <root>. */
+START_TEST(test_fork_lost)
+{
+	struct runner *r = new_runner("count,callgraph", 1, NULL, 0);
+	struct runner_stats st;
+	uint64_t wp[7 * REC_WORDS], wc[16 * REC_WORDS];
+	uint32_t nc;
+
+	nc = fork_child(wc, 10, CABBPF_FORK_LOST, 2, 0);
+	ck_assert_int_eq(runner__feed_tag(r, 11, 11, 0, wc, nc), 0);
+	nc = fork_child(wc, 20, 2, 3, 0); /* thread 20 never comes */
+	ck_assert_int_eq(runner__feed_tag(r, 21, 21, 0, wc, nc), 0);
+	fork_parent(wp, 31); /* 31's FORKED lost: its stream starts with leaf */
+	ck_assert_int_eq(runner__feed_tag(r, 10, 10, 0, wp, 7), 0);
+	nc = fork_child(wc, 10, 2, 1, 0);
+	ck_assert_int_eq(runner__feed_tag(r, 31, 31, 0, wc + REC_WORDS, nc - 1), 0);
+	ck_assert_int_eq(runner__join(r), 0);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), AN_ROOT, LEAF),
+			  2 + 3 + 1);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), A, LEAF), 1);
+	ck_assert_uint_eq(st.forks_unknown, 2);
+	ck_assert_uint_eq(st.forks_unclaimed, 1);
+	ck_assert_uint_eq(st.forks_inherited, 0);
+	ck_assert_uint_eq(st.forks_waited, 1);
+	ck_assert_uint_eq(st.order_gaps, 0);
+	runner__free(r);
+}
+END_TEST
+
 START_TEST(test_bad_records)
 {
 	struct runner_stats st;
@@ -1589,6 +1750,53 @@ static void pp_put(struct cab_pp *pp, const struct emu *e, size_t from, size_t n
 	recs_of(&e->ev[from], n, w);
 	cab_pp__commit(pp, (uint32_t)n);
 }
+
+/* Forks with the analyzer threads running (pipeline/runner.h, Forks):
+ * each stream is read by the thread that does not own it (forwarded),
+ * the grandchild's and the child's before their parents': the result of
+ * test_fork_order, whatever the threads' timing. */
+START_TEST(test_fork_threads)
+{
+	struct cab_pp *pp[2] = {new_pp(32), new_pp(32)};
+	uint64_t wp[7 * REC_WORDS], wc[16 * REC_WORDS], wg[16 * REC_WORDS], *w;
+	struct runner_stats st;
+	struct runner *r;
+	uint32_t nc, ng;
+
+	fork_parent(wp, 11);
+	nc = fork_child(wc, 10, 2, 3, 12);
+	ng = fork_child(wg, 11, 7, 4, 0);
+	/* buffer b is read by thread b, tid t analyzed by thread t % 2 */
+	w = cab_pp__reserve_tag(pp[1], 12, 12, 0);
+	ck_assert_ptr_nonnull(w);
+	memcpy(w, wg, ng * REC_WORDS * sizeof(*w));
+	cab_pp__commit(pp[1], ng);
+	w = cab_pp__reserve_tag(pp[0], 11, 11, 0);
+	ck_assert_ptr_nonnull(w);
+	memcpy(w, wc, nc * REC_WORDS * sizeof(*w));
+	cab_pp__commit(pp[0], nc);
+	w = cab_pp__reserve_tag(pp[1], 10, 10, 0);
+	ck_assert_ptr_nonnull(w);
+	memcpy(w, wp, 7 * REC_WORDS * sizeof(*w));
+	cab_pp__commit(pp[1], 7);
+	cab_pp__close(pp[0]);
+	cab_pp__close(pp[1]);
+	r = new_runner("callgraph", 2, pp, 2);
+	ck_assert_int_eq(runner__start(r), 0);
+	ck_assert_int_eq(runner__join(r), 0);
+	runner__stats(r, &st);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), A, LEAF), 1 + 3 + 4);
+	ck_assert_uint_eq(callgraph__edge(runner__analyzer(r, "callgraph"), AN_ROOT, LEAF), 0);
+	ck_assert_uint_eq(st.forks_inherited, 2);
+	ck_assert_uint_eq(st.forks_unknown + st.forks_unclaimed, 0);
+	ck_assert_uint_eq(st.returns.inherited_matched, 4);
+	ck_assert_uint_eq(st.returns.missing + st.returns.orphan + st.returns.before, 0);
+	ck_assert_uint_eq(st.open + st.order_gaps, 0);
+	runner__free(r);
+	cab_pp__free(pp[0]);
+	cab_pp__free(pp[1]);
+}
+END_TEST
 
 START_TEST(test_merge_two_buffers)
 {
@@ -1872,11 +2080,12 @@ START_TEST(test_report_json_exact)
 		"\"returns\":{\"matched\":3,\"missing\":0,\"unwound\":0,\"switched\":0,\"exec\":0,"
 		"\"orphan\":0,\"sampled\":0,\"orphan_sampled\":0,\"window_start\":0,\"before_"
 		"attach\":0,\"open\":0,\"depth_"
-		"limited\":0,\"unarmed\":0},"
+		"limited\":0,\"unarmed\":0,\"inherited\":0,\"inherited_returned\":0},"
 		"\"order_gaps\":0,\"order_gap_events\":0,"
 		"\"runner\":{\"analyzer_threads\":1,\"analyzed\":6,\"chunks\":2,"
 		"\"out_of_order_chunks\":0,\"forwarded_chunks\":0,\"forced_gaps\":0,\"threads\":1,"
-		"\"tid_reuse\":0,\"bad_records\":0,\"dup_records\":0,\"nomem_records\":0,"
+		"\"tid_reuse\":0,\"forks_inherited\":0,\"forks_unknown\":0,\"forks_unclaimed\":0,"
+		"\"forks_waited\":0,\"bad_records\":0,\"dup_records\":0,\"nomem_records\":0,"
 		"\"size_records\":0,\"size_unset\":0,\"value_records\":0,\"value_unset\":0}}\n");
 	free(js);
 	js = run_json(r, true);
@@ -2712,6 +2921,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_shadow_guard_switch);
 	tcase_add_test(tc, test_shadow_guard_backtrace);
 	tcase_add_test(tc, test_shadow_guard_altstack);
+	tcase_add_test(tc, test_shadow_inherit);
+	tcase_add_test(tc, test_fork_order);
+	tcase_add_test(tc, test_fork_lost);
+	tcase_add_test(tc, test_fork_threads);
 	tcase_add_test(tc, test_simple_nesting);
 	tcase_add_test(tc, test_recursion);
 	tcase_add_test(tc, test_deep_recursion);

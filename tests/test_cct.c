@@ -529,6 +529,41 @@ START_TEST(stack_switch_resync)
 }
 END_TEST
 
+/* A forked child (pipeline/shadow.h, FORKS): its stack starts as its
+ * parent's copy, main;a, and its calls nest under contexts made for those
+ * frames, which hold the child's time from the fork and no call of their
+ * own (the parent counted them); the tree's totals still cover its parts. */
+START_TEST(forked_child_contexts)
+{
+	const struct cct_tree *t;
+	struct drv p, c;
+
+	drv_init(&p, 1, NULL);
+	drv_init(&c, 2, NULL);
+	call(&p, MAIN, 0);
+	call(&p, A, 1);
+	ck_assert_int_eq(shadow__inherit(&c.sh, p.sh.f, p.sh.depth, 2000), 0);
+	c.ts = 2000;
+	c.depth = 2;
+	c.fid[0] = MAIN;
+	c.fid[1] = A;
+	call(&c, B, 10);
+	ret(&c, 5);
+	call(&c, B, 5);
+	ret(&c, 5);
+	ret(&c, 5); /* a, inherited: closed by the child's return */
+	shadow__close_open(&c.sh, c.ts + 5, &c.k);
+	t = cct__merged(state(&c));
+	assert_node(t, "main;a;b", 2, 10, 10);
+	assert_node(t, "main;a", 0, 30, 20);
+	assert_node(t, "main", 0, 35, 5);
+	ck_assert_uint_eq(at(t, "b"), CCT_NONE);
+	assert_invariants(t);
+	drv_fini(&c);
+	drv_fini(&p);
+}
+END_TEST
+
 static char *capture(int (*fn)(FILE *, void *), void *arg)
 {
 	char *buf = NULL;
@@ -923,6 +958,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, longjmp_missing);
 	tcase_add_test(tc, random_invariants);
 	tcase_add_test(tc, stack_switch_resync);
+	tcase_add_test(tc, forked_child_contexts);
 	tcase_add_test(tc, folded_exact);
 	tcase_add_test(tc, svg_frames);
 	tcase_add_test(tc, svg_labels);

@@ -2447,6 +2447,98 @@ START_TEST(follow_forks_exec_tree)
 }
 END_TEST
 
+/* The report's value of target fact (tests/expected/targets.txt: "calls
+ * F" or "edge A -> B") in a --follow-forks report, whose functions are
+ * named "BASE:F" ("<root>" as is). */
+static long long ff_fact(json_object *json, const char *base, const char *fact)
+{
+	char f[128], a[160], b[160], *arrow;
+
+	snprintf(f, sizeof(f), "%s", fact);
+	if (!strncmp(f, "calls ", 6)) {
+		snprintf(a, sizeof(a), "%s:%s", base, f + 6);
+		return h_calls(json, a);
+	}
+	arrow = strstr(f, " -> ");
+	ck_assert_msg(!strncmp(f, "edge ", 5) && arrow, "not a fact here: %s", fact);
+	*arrow = 0;
+	if (strcmp(f + 5, "<root>"))
+		snprintf(a, sizeof(a), "%s:%s", base, f + 5);
+	else
+		snprintf(a, sizeof(a), "<root>");
+	snprintf(b, sizeof(b), "%s:%s", base, arrow + 4);
+	return h_edge(json, a, b);
+}
+
+/*
+ * --follow-forks (issue 65 item 1): a forked child starts inside its
+ * parent's calls, and its calls have the callers its stack has.
+ * forkkids 5 300: each of 5 forked children calls leaf 300 times from
+ * inside spawn (3 return through spawn and main, 2 _exit in spawn), a
+ * vforked child 300 times from inside vspawn, a thread 300 times from
+ * runner (it starts empty). Exact counts and edges: spawn->leaf is the
+ * children's and the parent's, nothing is <root>->leaf; 7 processes, 6
+ * children given their parent's 2 frames, none lost; no return missing,
+ * orphan or entered before attach; the target as untraced. _i: -O0 /
+ * -O2, then the same with --no-guard: no guard puts the children's
+ * inherited return addresses back (guard__forks), so the 3 that return
+ * close their inherited frames with their own returns where the kernel
+ * has uprobe sessions (whole-tree return probes; before 6.13 entry
+ * probes only: the counts, the children's inherited frames, no call
+ * graph nor returns to check).
+ */
+START_TEST(follow_forks_inherit)
+{
+	static const char *const facts[] = {
+		"calls leaf",	       "calls spawn",	       "calls vspawn",
+		"calls runner",	       "calls main",	       "edge spawn -> leaf",
+		"edge vspawn -> leaf", "edge runner -> leaf",  "edge <root> -> runner",
+		"edge <root> -> leaf", "edge main -> spawn",   "edge main -> vspawn",
+		"edge <root> -> main",
+	};
+	const char *run = "forkkids 5 300", *base;
+	char *target[] = {(char *)h_target("forkkids", (_i & 1) * 2), "5", "300", NULL};
+	char *opts[] = {"--follow-forks", "-f", "main", "-f", "spawn",	 "-f", "vspawn", "-f",
+			"leaf",		  "-f", "runner", _i < 2 ? NULL : "--no-guard", NULL};
+	json_object *rn;
+	struct h_plain p;
+	struct h_run r;
+	bool sessions;
+	size_t i;
+
+	base = strrchr(target[0], '/') + 1;
+	h_traced_same(&p, &r, opts, target);
+	ck_assert_msg(strstr(p.out, "children=5 vfork=1 thread=1 ok\n"), "untraced: %s", p.out);
+	h_assert_no_loss(r.json);
+	/* Without uprobe sessions a whole tree is counted with entry probes
+	 * only: calls, no call graph, no returns (the README says so). */
+	sessions = h_kernel_has("uprobe_session");
+	for (i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
+		if (!sessions && strncmp(facts[i], "calls ", 6))
+			continue;
+		ck_assert_msg(ff_fact(r.json, base, facts[i]) == h_expected(run, facts[i]),
+			      "%s: %s is %lld, want %lld", run, facts[i],
+			      ff_fact(r.json, base, facts[i]), h_expected(run, facts[i]));
+	}
+	ck_assert_int_eq(json_object_array_length(h_get(r.json, "processes")), 7);
+	rn = h_get(r.json, "runner");
+	ck_assert_int_eq(json_object_get_int64(h_get(rn, "forks_inherited")), 6);
+	ck_assert_int_eq(json_object_get_int64(h_get(rn, "forks_unknown")), 0);
+	ck_assert_int_eq(json_object_get_int64(h_get(rn, "forks_unclaimed")), 0);
+	ck_assert_int_eq(h_returns(r.json, "inherited"), 6 * 2);
+	if (sessions) {
+		ck_assert_int_eq(h_nedges(r.json), h_expected(run, "edges"));
+		ck_assert_int_eq(h_returns(r.json, "missing"), 0);
+		ck_assert_int_eq(h_returns(r.json, "orphan"), 0);
+		ck_assert_int_eq(h_returns(r.json, "before_attach"), 0);
+		if (_i >= 2)
+			ck_assert_int_eq(h_returns(r.json, "inherited_returned"), 3 * 2);
+	}
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
 /*
  * A pattern applies to every program the tree runs, and a launcher with
  * nothing to trace is no error (issue 65 item 2): a shell runs "treeexec
@@ -2684,6 +2776,7 @@ int main(void)
 	tcase_add_loop_test(follow, follow_forks_exec_tree, 0, 8);
 	tcase_add_test(follow, follow_forks_through_a_shell);
 	tcase_add_test(follow, follow_forks_killed_while_held);
+	tcase_add_loop_test(follow, follow_forks_inherit, 0, 4);
 	tcase_add_test(follow, follow_forks_refused);
 	suite_add_tcase(s, follow);
 	return h_run_suite(s);

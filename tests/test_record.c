@@ -521,7 +521,7 @@ static size_t summary_added_after(uint32_t v)
 {
 	size_t added[] = {0, 0, 0,  16,
 			  8, 8, 16, 4 + 4 + strlen("6.1.0-test") + 4 + strlen("integrity") + 4,
-			  8, 32, 4 + 8 + 8, 8 + 8};
+			  8, 32, 4 + 8 + 8, 8 + 8, 0};
 	size_t n = 0;
 	unsigned f;
 
@@ -529,17 +529,18 @@ static size_t summary_added_after(uint32_t v)
 		added[7] += 4 + strlen(features__info[f].name) + 4;
 	/* 8 changed the entry records, and added the forks to SUMMARY; 9
 	 * the sampled times' period and samples left out; 10 the clock's
-	 * kernel-mode samples; 11 those in page faults */
-	_Static_assert(RECFMT_VERSION == 11, "summary_added_after knows versions up to 11");
+	 * kernel-mode samples; 11 those in page faults; 12 nothing there
+	 * (the FORK and FORKED records) */
+	_Static_assert(RECFMT_VERSION == 12, "summary_added_after knows versions up to 12");
 	for (v++; v <= RECFMT_VERSION; v++)
 		n += added[v];
 	return n;
 }
 
-/* Versions 3 to 11 (_i: SUMMARY without the ring's size, the unseen
+/* Versions 3 to 12 (_i: SUMMARY without the ring's size, the unseen
  * switch-ins, the guard's waits at detach, the kernel, the forks, the
  * sampled times, their kernel-mode samples or those in page faults, the
- * fields versions 4 to 11 added at its end; 11: as written) are still read: what they lack is then unknown (0:
+ * fields versions 4 to 11 added at its end; 12: as written) are still read: what they lack is then unknown (0:
  * no ring_bytes in the JSON) or none, the rest as written. */
 START_TEST(old_summary_read)
 {
@@ -769,7 +770,7 @@ int main(void)
 	tcase_add_test(tc, source_block_checked);
 	tcase_add_test(tc, source_block_bounds);
 	tcase_add_test(tc, version2_summary_read);
-	tcase_add_loop_test(tc, old_summary_read, 3, 12);
+	tcase_add_loop_test(tc, old_summary_read, 3, 13);
 	tcase_add_test(tc, report_through_runner);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

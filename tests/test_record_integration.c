@@ -599,10 +599,10 @@ START_TEST(bad_recordings_refused)
 	h_shell("cp %s %s && printf '\\377' | dd of=%s bs=1 seek=%lld conv=notrunc status=none", rec,
 		bad, bad, (long long)sb.st_size / 2);
 	h_expect_failure(rep_bad, 0, "corrupt or truncated recording at byte");
-	/* the version: one past this cabbpf's (RECFMT_VERSION 11) */
-	h_shell("cp %s %s && printf '\\014' | dd of=%s bs=1 seek=8 conv=notrunc status=none", rec,
+	/* the version: one past this cabbpf's (RECFMT_VERSION 12) */
+	h_shell("cp %s %s && printf '\\015' | dd of=%s bs=1 seek=8 conv=notrunc status=none", rec,
 		bad, bad);
-	h_expect_failure(rep_bad, 0, "recording format version 12 (byte 8)");
+	h_expect_failure(rep_bad, 0, "recording format version 13 (byte 8)");
 	h_write(txt, "just some notes\n");
 	h_expect_failure(rep_txt, 0, "not a cabbpf recording (byte 0");
 	h_write(empty, "");

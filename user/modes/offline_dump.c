@@ -21,7 +21,8 @@
 static const char *kind_name(uint32_t kind)
 {
 	static const char *const names[] = {"?",    "call",  "return", "io",    "guard",
-					    "exec", "sched", "size",   "sample", "value"};
+					    "exec", "sched", "size",   "sample", "value",
+					    "fork", "forked"};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
 }
@@ -91,6 +92,15 @@ static void dump_record(FILE *out, const struct recfmt_funcs *fn, uint32_t tid, 
 		else
 			fprintf(out, "dev=%" PRIu32 ":%" PRIu32 " inode=%" PRIu64, rc.fid >> 20,
 				rc.fid & 0xfffff, rc.sp);
+		break;
+	case CABBPF_EV_FORK: /* fid: the child's tid */
+		fprintf(out, "child=%" PRIu32, rc.fid);
+		break;
+	case CABBPF_EV_FORKED: /* fid: the parent's stream; sp: its FORK's seq */
+		if (rc.sp == CABBPF_FORK_LOST)
+			fprintf(out, "parent=%" PRIu32 " (its fork event lost)", rc.fid);
+		else
+			fprintf(out, "parent=%" PRIu32 " at seq %" PRIu64, rc.fid, rc.sp);
 		break;
 	case CABBPF_EV_SCHED:
 		fprintf(out, "off_cpu_ns=%" PRIu64, rc.sp);

@@ -43,8 +43,11 @@
  * 8: entry records carry their return-address slot's word above sp
  * (pipeline/record.h; earlier files' entries have none: not known); 9:
  * SUMMARY then has the sampled times' period and samples left out; 10:
- * then the clock's kernel-mode samples (in system calls, in traps) */
-#define RECFMT_VERSION 11u
+ * then the clock's kernel-mode samples (in system calls, in traps); 11:
+ * then its samples in page faults and late ticks; 12: FORK and FORKED
+ * records (include/cabbpf_event.h: a forked child's parent's frames),
+ * which a reader of 11 would take for bad records */
+#define RECFMT_VERSION 12u
 #define RECFMT_HEADER_BYTES 16
 /* Bounds a reader enforces (a corrupt length must not allocate gigabytes). */
 #define RECFMT_MAX_BLOCK (256u << 20)

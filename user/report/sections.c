@@ -149,6 +149,9 @@ static const struct emit_field returns_fields[] = {
 	 "; %" PRIu64 " calls got no return probe (kernel limit: 64 pending per thread)",
 	 EMIT_AT(RS, returns.depth_limited)},
 	{"unarmed", NULL, EMIT_AT(RS, returns.noret)},
+	/* said on a line of their own, when not 0 (forks_text) */
+	{"inherited", NULL, EMIT_AT(RS, returns.inherited)},
+	{"inherited_returned", NULL, EMIT_AT(RS, returns.inherited_matched)},
 };
 
 static uint64_t nomem_of(const void *obj)
@@ -168,6 +171,10 @@ static const struct emit_field runner_fields[] = {
 	{"forced_gaps", NULL, EMIT_AT(RS, forced_gaps)},
 	{"threads", NULL, EMIT_AT(RS, threads)},
 	{"tid_reuse", NULL, EMIT_AT(RS, tid_reuse)},
+	{"forks_inherited", NULL, EMIT_AT(RS, forks_inherited)},
+	{"forks_unknown", NULL, EMIT_AT(RS, forks_unknown)},
+	{"forks_unclaimed", NULL, EMIT_AT(RS, forks_unclaimed)},
+	{"forks_waited", NULL, EMIT_AT(RS, forks_waited)},
 	{"bad_records", NULL, EMIT_AT(RS, bad_records)},
 	{"dup_records", NULL, EMIT_AT(RS, dup_records)},
 	{"nomem_records", NULL, EMIT_GET(nomem_of)},
@@ -197,6 +204,24 @@ static void returns_text(const struct runner *r, const struct runner_stats *s, F
 			s->returns.noret);
 }
 
+/* Forked children and their parents' frames (pipeline/runner.h, Forks),
+ * when there were any. */
+static void forks_text(const struct runner_stats *s, FILE *f)
+{
+	if (s->forks_inherited)
+		fprintf(f,
+			"forks: %" PRIu64 " children started inside their parent's calls (%" PRIu64
+			" frames inherited, %" PRIu64 " closed by the child's own return)\n",
+			s->forks_inherited, s->returns.inherited, s->returns.inherited_matched);
+	if (s->forks_unknown || s->forks_unclaimed)
+		fprintf(f,
+			"forks: %" PRIu64 " children started without their parent's frames (its "
+			"fork event lost, or not come in time), %" PRIu64
+			" parents' frames no child took (the child's first event lost): their "
+			"first calls' callers are <root>\n",
+			s->forks_unknown, s->forks_unclaimed);
+}
+
 int sections__text(const struct runner *r, FILE *f)
 {
 	struct runner_stats st, *s = &st;
@@ -219,6 +244,7 @@ int sections__text(const struct runner *r, FILE *f)
 		fputc('\n', f);
 	}
 	returns_text(r, s, f);
+	forks_text(s, f);
 	if (s->returns.sampled || s->returns.orphan_sampled)
 		fprintf(f,
 			"sampling: %" PRIu64 " calls returned while tracing was off, %" PRIu64
