@@ -346,6 +346,21 @@ void whole__gate(struct whole *w, bool open)
 	}
 }
 
+static int cmp_proc(const void *a, const void *b);
+
+/* p into whole__stop's list, in pid order (out of memory: left out). */
+static void sorted_add(struct whole *w, struct wproc *p)
+{
+	struct wproc **v = realloc(w->sorted, (w->nsorted + 2) * sizeof(*v));
+
+	if (!v)
+		return;
+	w->sorted = v;
+	v[w->nsorted++] = p;
+	v[w->nsorted] = NULL;
+	qsort(v, w->nsorted, sizeof(*v), cmp_proc);
+}
+
 void whole__see(struct whole *w, const struct cabbpf_event *e)
 {
 	struct wproc *p;
@@ -357,6 +372,10 @@ void whole__see(struct whole *w, const struct cabbpf_event *e)
 	p = whole_proc__get(w, (pid_t)e->pid, WHOLE_NEW, &created);
 	if (!p)
 		return; /* out of memory: the next scan may find it */
+	/* First seen in the last drain, after whole__stop listed the
+	 * processes: listed too (it was traced; the report names it). */
+	if (created && w->sorted)
+		sorted_add(w, p);
 	if (e->kind == CABBPF_EV_EXEC) {
 		p->pub.execs++;
 		p->exec_ts = e->ts;
