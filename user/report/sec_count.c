@@ -171,8 +171,8 @@ static void count_line(const struct count *c, uint32_t fid, struct count_line *l
 	l->samples_incl = fn->t.samples_incl;
 	l->aft_self_ns = fn->t.aft_self_ns;
 	l->est_self_ns = an_ctx__own_ns(c->ctx, l->samples_self, fn->t.aft_self_ns);
-	/* never below its self (the tree's tables show the same:
-	 * cct__shown_incl) */
+	/* never below its self (the tree's tables carry each total up
+	 * from its contexts' selves: cct__carry_times) */
 	l->est_incl_ns = an_ctx__own_ns(c->ctx, l->samples_incl, fn->t.aft_incl_ns);
 	if (l->est_incl_ns < l->est_self_ns)
 		l->est_incl_ns = l->est_self_ns;
