@@ -89,15 +89,16 @@ static int comp_build(const struct cct *g, const struct cct_tree *t, struct comp
 		c->direct[n->parent] += cost;
 		c->below[n->parent] += cost + c->below[id];
 	}
-	/* Where the compensation does not fit: the run's own figures bound
-	 * what its children's probes can have cost in a context's own time
-	 * (every traced child's entry and return trap runs inside it), so
-	 * more subtracted than its self time means the cost measured at
-	 * start-up is not this run's there (another host's trap costs, the
-	 * load changed, the part of each trap inside the child's own times).
-	 * Its self is then not known, nor the totals of it and its callers
-	 * (each holds that deficit): carried up, children first. The root
-	 * is no context. */
+	/* Where the compensation does not fit: it takes each traced call's
+	 * whole probe cost off its caller's self time, and the run's own
+	 * figures bound that: a self time cannot hold more than it is. More
+	 * means the cost measured at start-up is not this run's there
+	 * (another host's traps, another load) or that much of each trap
+	 * fell inside the call's own time (between its probes' clocks). Its
+	 * compensated self is then not known, nor the totals of it and its
+	 * callers (each holds that excess, and would fall below the parts
+	 * shown under it): carried up, children first. The root is no
+	 * context. */
 	for (id = t->n; id-- > 1;) {
 		const struct cct_node *n = cct__node(t, id);
 
@@ -668,9 +669,10 @@ int sec_cct__text(void *state, FILE *f)
 	if (!err && cp.nunfit)
 		fprintf(f,
 			"  COMP '-': the probe cost measured at start-up does not fit this run in %" PRIu32
-			" context%s (more would come off a context's own time than it has: its "
-			"children's probes cannot have cost more): no compensated time for %s, nor "
-			"for the totals of %s callers\n",
+			" context%s (more would come off a context's own time than it has: COMP takes "
+			"each call's whole probe cost off its caller, part of it is in the call's own "
+			"time, and the cost measured may not be this run's): no compensated time for "
+			"%s, nor for the totals of %s callers\n",
 			cp.nunfit, cp.nunfit == 1 ? "" : "s", cp.nunfit == 1 ? "it" : "them",
 			cp.nunfit == 1 ? "its" : "their");
 	if (!err) {
