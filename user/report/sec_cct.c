@@ -36,7 +36,7 @@ struct comp {
 	/* compensated times: UNFIT_* by context, and how many contexts have
 	 * any (NULL without the cost) */
 	uint8_t *unfit;
-	uint32_t nunfit;
+	uint32_t nunfit, nunfit_wall; /* any UNFIT_*; the wall time's */
 };
 
 static void comp_free(struct comp *c);
@@ -107,6 +107,7 @@ static int comp_build(const struct cct *g, const struct cct_tree *t, struct comp
 		if (g->o.cpu_time && c->direct[id] > (double)n->cpu_self_ns)
 			c->unfit[id] |= UNFIT_CPU_SELF | UNFIT_CPU_INCL;
 		c->nunfit += c->unfit[id] != 0;
+		c->nunfit_wall += (c->unfit[id] & UNFIT_INCL) != 0;
 		if (n->parent && n->parent < id)
 			c->unfit[n->parent] |= c->unfit[id] & (UNFIT_INCL | UNFIT_CPU_INCL);
 	}
@@ -666,15 +667,16 @@ int sec_cct__text(void *state, FILE *f)
 			"known (0 in the totals above %s; docs/times.md)\n",
 			cp.nunknown, cp.nunknown == 1 ? "" : "s", cp.nunknown == 1 ? "its" : "their",
 			cp.nunknown == 1 ? "it" : "them");
-	if (!err && cp.nunfit)
+	/* the text shows the wall times' (the on-CPU ones are the JSON's) */
+	if (!err && cp.nunfit_wall)
 		fprintf(f,
 			"  COMP '-': the probe cost measured at start-up does not fit this run in %" PRIu32
 			" context%s (more would come off a context's own time than it has: COMP takes "
 			"each call's whole probe cost off its caller, part of it is in the call's own "
 			"time, and the cost measured may not be this run's): no compensated time for "
 			"%s, nor for the totals of %s callers\n",
-			cp.nunfit, cp.nunfit == 1 ? "" : "s", cp.nunfit == 1 ? "it" : "them",
-			cp.nunfit == 1 ? "its" : "their");
+			cp.nunfit_wall, cp.nunfit_wall == 1 ? "" : "s",
+			cp.nunfit_wall == 1 ? "it" : "them", cp.nunfit_wall == 1 ? "its" : "their");
 	if (!err) {
 		fputc('\n', f);
 		err = report_functions(g, t, &cp, f);
