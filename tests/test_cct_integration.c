@@ -803,6 +803,60 @@ static void check_folded(json_object *n, const char *path, char keys[MAXPFX][512
 	}
 }
 
+/* Each function's sampled total in the tree: its outermost contexts'
+ * est_incl_ns summed (a context below another of the same function is
+ * inside its time), by name into names/tot (n of them). */
+static void fn_totals(json_object *node, const char **path, int depth, const char **names,
+		      long long *tot, size_t *n)
+{
+	json_object *ch = h_get(node, "children");
+	const char *name = json_object_get_string(h_get(node, "name"));
+	bool outer = true;
+	size_t i, k;
+
+	for (i = 0; (int)i < depth; i++)
+		outer &= strcmp(path[i], name) != 0;
+	if (depth >= 0 && outer) {
+		for (k = 0; k < *n && strcmp(names[k], name); k++)
+			;
+		if (k == *n) {
+			ck_assert_uint_lt(*n, 64);
+			names[(*n)++] = name;
+			tot[k] = 0;
+		}
+		tot[k] += num(node, "est_incl_ns");
+	}
+	ck_assert_int_lt(depth, 255);
+	if (depth >= 0)
+		path[depth] = name;
+	for (i = 0; ch && i < json_object_array_length(ch); i++)
+		fn_totals(json_object_array_get_idx(ch, i), path, depth + 1, names, tot, n);
+}
+
+/* The per-function counts' sampled totals (functions[]) are the tree's
+ * (carried up, so none below a callee's), and at least their selves. */
+static void check_fn_totals(json_object *json)
+{
+	json_object *fa = h_get(json, "functions");
+	const char *path[256], *names[64];
+	long long tot[64];
+	size_t n = 0, i, k;
+
+	fn_totals(h_get(json, "cct"), path, -1, names, tot, &n);
+	ck_assert_ptr_nonnull(fa);
+	for (i = 0; i < json_object_array_length(fa); i++) {
+		json_object *f = json_object_array_get_idx(fa, i);
+		const char *name = json_object_get_string(h_get(f, "name"));
+
+		for (k = 0; k < n && strcmp(names[k], name); k++)
+			;
+		ck_assert_msg(k < n, "%s: not in the tree", name);
+		ck_assert_msg(num(f, "est_incl_ns") == tot[k], "%s: functions[] total %lld, tree %lld",
+			      name, num(f, "est_incl_ns"), tot[k]);
+		ck_assert_int_ge(num(f, "est_incl_ns"), num(f, "est_self_ns"));
+	}
+}
+
 /* The text tree's lines, "TOTAL% SAMPLED_MS SAMPLED_SELF ... CONTEXT",
  * indented two spaces a level: each line's total is at least its self and
  * its shown children's totals (to the printed rounding, 0.0005 ms each).
@@ -919,6 +973,10 @@ START_TEST(totals_cover_parts)
 	gen = at(tree, "main;gen");
 	ck_assert(m && heavy && gen);
 	ck_assert_int_ge(num(m, "est_incl_ns"), num(heavy, "est_incl_ns") + num(gen, "est_incl_ns"));
+	check_fn_totals(r.json);
+	ck_assert_int_ge(h_fn_field(r.json, "main", "est_incl_ns"),
+			 h_fn_field(r.json, "heavy", "est_incl_ns") +
+				 h_fn_field(r.json, "gen", "est_incl_ns"));
 	ck_assert_int_gt(num(heavy, "samples_self"), 0);
 	/* --folded: the same totals */
 	text = h_slurp(folded);
@@ -969,6 +1027,7 @@ START_TEST(demo_totals_cover_parts)
 	nk = folded_prefixes(text, keys, vals);
 	free(text);
 	check_folded(tree, "", keys, vals, nk);
+	check_fn_totals(r.json);
 	check_text(r.out);
 	h_free(&r);
 }

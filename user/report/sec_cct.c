@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analyzers/analyzer.h"
 #include "analyzers/cct_int.h"
@@ -222,6 +223,37 @@ nomem:
 	free(rows);
 	free(rc.active);
 	return NULL;
+}
+
+int sec_cct__fn_totals(void *state, uint64_t *incl, uint32_t nfuncs)
+{
+	struct cct *g = state;
+	const struct cct_tree *t = cct__merged(g);
+	struct fn_row *rows = NULL;
+	struct comp cp;
+	size_t n = 0, i;
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	if (!g->ctx->cpu_sample_ns)
+		return -ENOENT;
+	err = comp_build(g, t, &cp);
+	if (err)
+		return err;
+	rows = fn_rows(t, g->ctx->nfuncs, &cp, &n);
+	if (!rows) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	memset(incl, 0, (size_t)nfuncs * sizeof(*incl));
+	for (i = 0; i < n; i++)
+		if (rows[i].fid < nfuncs)
+			incl[rows[i].fid] = rows[i].own_incl;
+cleanup:
+	free(rows);
+	comp_free(&cp);
+	return err;
 }
 
 /* How the functions table is sorted: -s, and whether times are sampled
