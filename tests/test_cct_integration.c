@@ -9,6 +9,7 @@
  * root, BPF, chromium and xmllint (scripts/install-deps.sh): nothing skips.
  */
 #include <check.h>
+#include <math.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -934,6 +935,40 @@ static void check_text(const char *out)
 	}
 }
 
+/* Of a run of tests/targets/carry (one context per function): each
+ * context's self is null exactly where the aftermath taken out of it
+ * (the function's aft_self_ns) exceeds its samples by more than their 95%
+ * sampling error (1.96 sqrt(n) periods; 3 with none). Returns how many. */
+static long long check_unknown(json_object *json)
+{
+	static const struct {
+		const char *fn, *path;
+	} ctx[] = {{"main", "main"},
+		   {"gen", "main;gen"},
+		   {"next", "main;gen;next"},
+		   {"pick", "main;gen;pick"},
+		   {"heavy", "main;heavy"}};
+	long long period = h_num(h_get(json, "times"), "period_ns"), n = 0;
+	size_t i;
+
+	ck_assert_int_gt(period, 0);
+	for (i = 0; i < sizeof(ctx) / sizeof(ctx[0]); i++) {
+		json_object *node = at(h_get(json, "cct"), ctx[i].path);
+		long long s = h_fn_field(json, ctx[i].fn, "samples_self");
+		long long aft = h_fn_field(json, ctx[i].fn, "aft_self_ns");
+		double k = s ? 1.96 * sqrt((double)s) : 3.0;
+		long long err95 = (long long)(k * (double)period + 0.5);
+
+		ck_assert_ptr_nonnull(node);
+		ck_assert_int_eq(num(node, "samples_self"), s);
+		ck_assert_msg((h_get(node, "est_self_ns") == NULL) == (aft - s * period > err95),
+			      "%s: %lld samples, aftermath %lld ns, est_self_ns %s", ctx[i].fn, s,
+			      aft, json_object_to_json_string(h_get(node, "est_self_ns")));
+		n += h_get(node, "est_self_ns") == NULL;
+	}
+	return n;
+}
+
 /* The totals of a traced run of tests/targets/carry (main -> gen: 30,000
  * tiny calls each to next and pick, whose returns' measured aftermath in
  * gen exceeds gen's samples; then heavy, tens of ms of its own), -O0 and
@@ -974,6 +1009,7 @@ START_TEST(totals_cover_parts)
 	ck_assert(m && heavy && gen);
 	ck_assert_int_ge(num(m, "est_incl_ns"), num(heavy, "est_incl_ns") + num(gen, "est_incl_ns"));
 	check_fn_totals(r.json);
+	ck_assert_int_eq(check_unknown(r.json), num(h_get(r.json, "cct_info"), "est_self_unknown"));
 	ck_assert_int_ge(h_fn_field(r.json, "main", "est_incl_ns"),
 			 h_fn_field(r.json, "heavy", "est_incl_ns") +
 				 h_fn_field(r.json, "gen", "est_incl_ns"));
@@ -997,6 +1033,56 @@ START_TEST(totals_cover_parts)
 	ck_assert_msg(strstr(text, want), "no '%s' in the SVG", want);
 	free(text);
 	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+/* A measured aftermath that does not fit: set to 2 us a call each way
+ * (CABBPF_TEST_AFTERMATH_NS, as a host whose traps' after-effects are
+ * large might measure), gen's 60,000 callees' returns and next's and
+ * pick's 30,000 entries each exceed their samples on any machine: their
+ * selves are not known (null, '-', counted, said under the tree), never
+ * 0; the totals are still carried
+ * (main covers heavy), and the target behaves as untraced. */
+START_TEST(aftermath_not_fitting_said)
+{
+	char *svg = tmp_path("carry-aft.svg");
+	char *opts[] = {"--flamegraph", svg, NULL};
+	char *target[] = {(char *)h_target("carry", OPT(_i)), NULL};
+	char *args[] = {"--", (char *)h_target("carry", OPT(_i)), NULL};
+	json_object *tree;
+	struct h_plain p;
+	struct h_run r;
+	char *text;
+
+	setenv("CABBPF_TEST_AFTERMATH_NS", "2000,2000", 1);
+	h_traced_same(&p, &r, opts, target);
+	ck_assert_msg(strstr(r.err, "aftermath set to 2000 ns"), "%s", r.err);
+	tree = h_get(r.json, "cct");
+	ck_assert_int_eq(check_totals(tree, true), num(h_get(r.json, "cct_info"), "est_self_unknown"));
+	ck_assert_int_eq(check_unknown(r.json), num(h_get(r.json, "cct_info"), "est_self_unknown"));
+	ck_assert_ptr_null(h_get(at(tree, "main;gen"), "est_self_ns"));
+	ck_assert_ptr_null(h_get(at(tree, "main;gen;next"), "est_self_ns"));
+	ck_assert_ptr_null(h_get(at(tree, "main;gen;pick"), "est_self_ns"));
+	ck_assert_int_ge(num(h_get(r.json, "cct_info"), "est_self_unknown"), 3);
+	check_fn_totals(r.json);
+	ck_assert_int_ge(num(at(tree, "main"), "est_incl_ns"), num(at(tree, "main;heavy"), "est_incl_ns"));
+	/* (the flame graph: a frame of 0 width, so not drawn, unless its
+	 * children have time; then its title says its self is not known) */
+	text = h_slurp(svg);
+	ck_assert_ptr_nonnull(strstr(text, "</svg>"));
+	free(text);
+	h_plain_free(&p);
+	h_free(&r);
+	/* the text: '-' and the line that says why */
+	h_run(&r, args);
+	unsetenv("CABBPF_TEST_AFTERMATH_NS");
+	h_assert_ok(&r);
+	ck_assert_msg(strstr(r.out, "SAMPLED_SELF '-': in "), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "the probes' measured aftermath exceeds the samples by more "
+				    "than their sampling error"),
+		      "%s", r.out);
+	check_text(r.out);
 	h_free(&r);
 }
 END_TEST
@@ -1053,6 +1139,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, view_paths_safe);
 	tcase_add_loop_test(tc, totals_cover_parts, 0, 2);
 	tcase_add_test(tc, demo_totals_cover_parts);
+	tcase_add_loop_test(tc, aftermath_not_fitting_said, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

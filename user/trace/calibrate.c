@@ -508,6 +508,27 @@ static const char *test_scale(double cost_ns[INSN__NCLASS])
 	return x;
 }
 
+/* CABBPF_TEST_AFTERMATH_NS=IN,OUT (tests only): every class's aftermath
+ * as if measured so (in the callee, in the caller, ns a call), after the
+ * measurement is kept: a test makes it exceed a context's samples on any
+ * machine, where the measure may be small or 0. */
+static void test_aftermath(struct calib_aftermath aft[INSN__NCLASS])
+{
+	const char *x = getenv("CABBPF_TEST_AFTERMATH_NS");
+	double in, out;
+	size_t k;
+
+	if (!x || sscanf(x, "%lf,%lf", &in, &out) != 2)
+		return;
+	for (k = 0; k < INSN__NCLASS; k++) {
+		aft[k].in_ns = in;
+		aft[k].out_ns = out;
+	}
+	log_info("the probes' aftermath set to %.0f ns in the callee, %.0f ns in the caller "
+		 "(CABBPF_TEST_AFTERMATH_NS)",
+		 in, out);
+}
+
 int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 			   struct progress_leak leak[INSN__NCLASS],
 			   struct calib_aftermath aft[INSN__NCLASS])
@@ -535,6 +556,7 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	if (!cache_key(no_times, key, sizeof(key)) && !cache_read(key, cost_ns, leak, aft, &age_s)) {
 		const char *x = test_scale(cost_ns);
 
+		test_aftermath(aft);
 		log_info(
 			"probe cost per traced call, measured: %.0f ns (nop5), %.0f ns (emulated), "
 			"%.0f ns (single-stepped) entry and return, %ld s ago (%s; "
@@ -591,6 +613,7 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	}
 	if (*key && cost_ns[INSN_NOP5] > 0 && cost_ns[INSN_EMULATED] > 0 && cost_ns[INSN_SSTEP] > 0)
 		cache_write(key, cost_ns, leak, aft);
+	test_aftermath(aft);
 	{
 		const char *x = test_scale(cost_ns);
 
