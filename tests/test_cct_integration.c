@@ -1137,6 +1137,11 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, exception_tree, 0, 2);
 	tcase_add_loop_test(tc, flamegraph_svg_renders, 0, 2);
 	tcase_add_test(tc, view_paths_safe);
+	suite_add_tcase(s, tc);
+	/* every total covers its parts (issue 65, item 5): a case of its own,
+	 * which the kernel matrix runs (tests/vm/cases) */
+	tc = tcase_create("totals");
+	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, totals_cover_parts, 0, 2);
 	tcase_add_test(tc, demo_totals_cover_parts);
 	tcase_add_loop_test(tc, aftermath_not_fitting_said, 0, 2);
