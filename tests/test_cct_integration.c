@@ -852,8 +852,9 @@ static void check_fn_totals(json_object *json)
 		for (k = 0; k < n && strcmp(names[k], name); k++)
 			;
 		ck_assert_msg(k < n, "%s: not in the tree", name);
-		ck_assert_msg(num(f, "est_incl_ns") == tot[k], "%s: functions[] total %lld, tree %lld",
-			      name, num(f, "est_incl_ns"), tot[k]);
+		ck_assert_msg(num(f, "est_incl_ns") == tot[k],
+			      "%s: functions[] total %lld, tree %lld", name, num(f, "est_incl_ns"),
+			      tot[k]);
 		ck_assert_int_ge(num(f, "est_incl_ns"), num(f, "est_self_ns"));
 	}
 }
@@ -872,11 +873,13 @@ static void check_text(const char *out)
 	fn = strstr(p, "functions by sampled total");
 	ck_assert_ptr_nonnull(fn);
 	p = strchr(p, '\n') + 1; /* the heading: its columns before CONTEXT */
-	for (h = p; *h != '\n' && strncmp(h, "CONTEXT", 7); ncols += h[0] != ' ' && h[-1] == ' ', h++)
+	for (h = p; *h != '\n' && strncmp(h, "CONTEXT", 7);
+	     ncols += h[0] != ' ' && h[-1] == ' ', h++)
 		;
 	ck_assert_int_ge(ncols, 4);
 	p = strchr(p, '\n') + 1;
-	for (depth = -1; p < fn && !strncmp(p, " ", 1) && strstr(p, "%") && strchr(p, '%') < strchr(p, '\n');
+	for (depth = -1;
+	     p < fn && !strncmp(p, " ", 1) && strstr(p, "%") && strchr(p, '%') < strchr(p, '\n');
 	     p = strchr(p, '\n') + 1) {
 		char self[32], name[128];
 		double pct, total, s;
@@ -903,8 +906,8 @@ static void check_text(const char *out)
 		/* close the levels at or below d: their children's sums */
 		for (; depth >= d; depth--)
 			ck_assert_msg(tot[depth] + 0.0005 * nk[depth] + 1e-9 >= kids[depth],
-				      "a total %.3f below its children's %.3f (level %d)", tot[depth],
-				      kids[depth], depth);
+				      "a total %.3f below its children's %.3f (level %d)",
+				      tot[depth], kids[depth], depth);
 		if (d > 0) {
 			kids[d - 1] += total;
 			nk[d - 1]++;
@@ -1001,13 +1004,15 @@ START_TEST(totals_cover_parts)
 					  "edge gen -> pick", "edge main -> heavy", "edges", NULL});
 	ck_assert(json_object_get_boolean(h_get(h_get(r.json, "cct_info"), "sampled")));
 	tree = h_get(r.json, "cct");
-	ck_assert_int_eq(check_totals(tree, true), num(h_get(r.json, "cct_info"), "est_self_unknown"));
+	ck_assert_int_eq(check_totals(tree, true),
+			 num(h_get(r.json, "cct_info"), "est_self_unknown"));
 	check_invariants(tree, 1);
 	m = at(tree, "main");
 	heavy = at(tree, "main;heavy");
 	gen = at(tree, "main;gen");
 	ck_assert(m && heavy && gen);
-	ck_assert_int_ge(num(m, "est_incl_ns"), num(heavy, "est_incl_ns") + num(gen, "est_incl_ns"));
+	ck_assert_int_ge(num(m, "est_incl_ns"),
+			 num(heavy, "est_incl_ns") + num(gen, "est_incl_ns"));
 	check_fn_totals(r.json);
 	ck_assert_int_eq(check_unknown(r.json), num(h_get(r.json, "cct_info"), "est_self_unknown"));
 	ck_assert_int_ge(h_fn_field(r.json, "main", "est_incl_ns"),
@@ -1059,14 +1064,16 @@ START_TEST(aftermath_not_fitting_said)
 	h_traced_same(&p, &r, opts, target);
 	ck_assert_msg(strstr(r.err, "aftermath set to 2000 ns"), "%s", r.err);
 	tree = h_get(r.json, "cct");
-	ck_assert_int_eq(check_totals(tree, true), num(h_get(r.json, "cct_info"), "est_self_unknown"));
+	ck_assert_int_eq(check_totals(tree, true),
+			 num(h_get(r.json, "cct_info"), "est_self_unknown"));
 	ck_assert_int_eq(check_unknown(r.json), num(h_get(r.json, "cct_info"), "est_self_unknown"));
 	ck_assert_ptr_null(h_get(at(tree, "main;gen"), "est_self_ns"));
 	ck_assert_ptr_null(h_get(at(tree, "main;gen;next"), "est_self_ns"));
 	ck_assert_ptr_null(h_get(at(tree, "main;gen;pick"), "est_self_ns"));
 	ck_assert_int_ge(num(h_get(r.json, "cct_info"), "est_self_unknown"), 3);
 	check_fn_totals(r.json);
-	ck_assert_int_ge(num(at(tree, "main"), "est_incl_ns"), num(at(tree, "main;heavy"), "est_incl_ns"));
+	ck_assert_int_ge(num(at(tree, "main"), "est_incl_ns"),
+			 num(at(tree, "main;heavy"), "est_incl_ns"));
 	/* (the flame graph: a frame of 0 width, so not drawn, unless its
 	 * children have time; then its title says its self is not known) */
 	text = h_slurp(svg);
@@ -1095,8 +1102,14 @@ END_TEST
 START_TEST(demo_totals_cover_parts)
 {
 	char *folded = tmp_path("demo.folded");
-	char *args[] = {"--lossless", "--folded", folded, "--min-pct", "0", "--",
-			(char *)h_target("demo", 2), NULL};
+	char *args[] = {"--lossless",
+			"--folded",
+			folded,
+			"--min-pct",
+			"0",
+			"--",
+			(char *)h_target("demo", 2),
+			NULL};
 	static char keys[MAXPFX][512];
 	static long long vals[MAXPFX];
 	json_object *tree;
@@ -1107,7 +1120,8 @@ START_TEST(demo_totals_cover_parts)
 	h_run(&r, args);
 	h_assert_clean(&r);
 	tree = h_get(r.json, "cct");
-	ck_assert_int_eq(check_totals(tree, true), num(h_get(r.json, "cct_info"), "est_self_unknown"));
+	ck_assert_int_eq(check_totals(tree, true),
+			 num(h_get(r.json, "cct_info"), "est_self_unknown"));
 	check_invariants(tree, 1);
 	text = h_slurp(folded);
 	nk = folded_prefixes(text, keys, vals);

@@ -81,10 +81,9 @@ static bool is_null(json_object *node, const char *key)
 static bool comp_contract(const char *scale, bool *cpu_fits)
 {
 	/* the text report too: it says where the cost does not fit */
-	char *args[] = {"-a",	 "cct",	  "-f",
-			"outer", "-f",	  "inner",
-			"--",	 (char *)h_target("costly", 0), N,
-			"10",	 NULL};
+	char *args[] = {"-a", "cct",   "-f", "outer",
+			"-f", "inner", "--", (char *)h_target("costly", 0),
+			N,    "10",    NULL};
 	json_object *outer, *inner, *info;
 	double cost, direct, tol = K * atoi(N) * 0.5 + 2;
 	long long self, cpu_self;
@@ -110,7 +109,8 @@ static bool comp_contract(const char *scale, bool *cpu_fits)
 	cost = atof(s + 3);
 	ck_assert(cost > 0);
 	if (scale)
-		ck_assert_msg(strstr(r.err, "scaled by CABBPF_TEST_PROBE_COST_SCALE="), "%s", r.err);
+		ck_assert_msg(strstr(r.err, "scaled by CABBPF_TEST_PROBE_COST_SCALE="), "%s",
+			      r.err);
 	outer = find_node(h_get(r.json, "cct"), "outer");
 	ck_assert_ptr_nonnull(outer);
 	ck_assert_int_eq(json_object_get_int64(h_get(outer, "calls")), atoi(N));
@@ -137,8 +137,8 @@ static bool comp_contract(const char *scale, bool *cpu_fits)
 	fits = direct < (double)self;
 	*cpu_fits = direct < (double)cpu_self;
 	ck_assert_msg(is_null(outer, "incl_ns_comp") == !fits,
-		      "outer: self %lld ns, %.0f ns of probes below, incl_ns_comp %s", self,
-		      direct, json_object_to_json_string(h_get(outer, "incl_ns_comp")));
+		      "outer: self %lld ns, %.0f ns of probes below, incl_ns_comp %s", self, direct,
+		      json_object_to_json_string(h_get(outer, "incl_ns_comp")));
 	ck_assert(is_null(outer, "self_ns_comp") == !fits);
 	ck_assert(is_null(outer, "cpu_incl_ns_comp") == !*cpu_fits);
 	ck_assert(is_null(outer, "cpu_self_ns_comp") == !*cpu_fits);
@@ -149,15 +149,17 @@ static bool comp_contract(const char *scale, bool *cpu_fits)
 	if (fits)
 		ck_assert_msg(!strstr(r.out, "COMP '-'"), "%s", r.out);
 	else
-		ck_assert_msg(strstr(r.out, "COMP '-': the probe cost measured at start-up does not "
-					    "fit this run in 1 context"),
+		ck_assert_msg(strstr(r.out,
+				     "COMP '-': the probe cost measured at start-up does not "
+				     "fit this run in 1 context"),
 			      "%s", r.out);
 	if (fits) {
-		ck_assert_msg(fabs((double)(h_num(outer, "incl_ns") - h_num(outer, "incl_ns_comp")) -
-				   direct) <= tol,
-			      "compensated by %lld ns, the probes of %d inner calls cost %.0f",
-			      h_num(outer, "incl_ns") - h_num(outer, "incl_ns_comp"), K * atoi(N),
-			      direct);
+		ck_assert_msg(
+			fabs((double)(h_num(outer, "incl_ns") - h_num(outer, "incl_ns_comp")) -
+			     direct) <= tol,
+			"compensated by %lld ns, the probes of %d inner calls cost %.0f",
+			h_num(outer, "incl_ns") - h_num(outer, "incl_ns_comp"), K * atoi(N),
+			direct);
 		ck_assert(fabs((double)(self - h_num(outer, "self_ns_comp")) - direct) <= tol);
 		ck_assert_int_ge(h_num(outer, "incl_ns_comp"), h_num(inner, "incl_ns_comp"));
 	}
@@ -165,7 +167,8 @@ static bool comp_contract(const char *scale, bool *cpu_fits)
 		ck_assert(fabs((double)(h_num(outer, "cpu_incl_ns") -
 					h_num(outer, "cpu_incl_ns_comp")) -
 			       direct) <= tol);
-		ck_assert_int_ge(h_num(outer, "cpu_incl_ns_comp"), h_num(inner, "cpu_incl_ns_comp"));
+		ck_assert_int_ge(h_num(outer, "cpu_incl_ns_comp"),
+				 h_num(inner, "cpu_incl_ns_comp"));
 	}
 	h_free(&r);
 	return fits;

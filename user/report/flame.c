@@ -167,8 +167,7 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 		total ? 100.0 * (double)width / (double)total : 0.0,
 		unit[metric <= CCT_METRIC_SAMPLED ? metric : 0], n->calls,
 		(double)n->incl_ns / 1e6, (double)n->self_ns / 1e6);
-	if (ctx->cpu_sample_ns && id)
-	{
+	if (ctx->cpu_sample_ns && id) {
 		fprintf(f, " (traced, probes included)\nown (sampled): total %.3f ms, self ",
 			(double)own_incl[id] / 1e6);
 		if (unknown[id])
@@ -217,8 +216,7 @@ int flame__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx
 	int err = -ENOMEM, height;
 
 	xcur = malloc(xcap * sizeof(*xcur));
-	if (!width || !depth || !xcur ||
-	    cct__shown_times(t, ctx, &own, &own_incl, &unknown, NULL))
+	if (!width || !depth || !xcur || cct__shown_times(t, ctx, &own, &own_incl, &unknown, NULL))
 		goto cleanup;
 	/* Widths as flamegraph.pl gets them from the folded lines: a
 	 * frame's own value plus its children's widths (children have larger
@@ -256,7 +254,8 @@ int flame__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx
 		goto cleanup;
 	}
 	svg_frame(f, t, ctx, 0, SVG_PAD, height - SVG_PAD - 16 - SVG_FRAME_H,
-		  (double)width[0] * scale, width[0], width[0], metric, cpu_time, own, own_incl, unknown);
+		  (double)width[0] * scale, width[0], width[0], metric, cpu_time, own, own_incl,
+		  unknown);
 	xcur[0] = 0;
 	xcur[1] = 0;
 	if (cct_walk__push(&w, 0))

@@ -344,13 +344,13 @@ static struct emit_val est_self(const void *row, const void *ctx)
 
 /* The compensated times: none where the cost measured does not fit the
  * run (comp_build). */
-#define COMP_FN(fn, field, bit)                                                          \
-	static struct emit_val fn(const void *row, const void *ctx)                      \
-	{                                                                                \
-		const struct node_line *l = row;                                         \
-                                                                                         \
-		(void)ctx;                                                               \
-		return (struct emit_val){.u = l->field, .null = (l->unfit & (bit)) != 0}; \
+#define COMP_FN(fn, field, bit)                                                                    \
+	static struct emit_val fn(const void *row, const void *ctx)                                \
+	{                                                                                          \
+		const struct node_line *l = row;                                                   \
+                                                                                                   \
+		(void)ctx;                                                                         \
+		return (struct emit_val){.u = l->field, .null = (l->unfit & (bit)) != 0};          \
 	}
 COMP_FN(incl_comp, incl_comp, UNFIT_INCL)
 COMP_FN(self_comp, self_comp, UNFIT_SELF)
@@ -694,19 +694,19 @@ int sec_cct__text(void *state, FILE *f)
 	err = report_tree(g, t, &cp, f);
 	if (!err && cp.nunknown)
 		fprintf(f,
-			"  SAMPLED_SELF '-': in %" PRIu32 " context%s the probes' measured aftermath "
-			"exceeds the samples by more than their sampling error: %s own time is not "
-			"known (0 in the totals above %s; docs/times.md)\n",
-			cp.nunknown, cp.nunknown == 1 ? "" : "s", cp.nunknown == 1 ? "its" : "their",
-			cp.nunknown == 1 ? "it" : "them");
+			"  SAMPLED_SELF '-': in %" PRIu32 " context%s the probes' measured "
+			"aftermath exceeds the samples by more than their sampling error: %s own "
+			"time is not known (0 in the totals above %s; docs/times.md)\n",
+			cp.nunknown, cp.nunknown == 1 ? "" : "s",
+			cp.nunknown == 1 ? "its" : "their", cp.nunknown == 1 ? "it" : "them");
 	/* the text shows the wall times' (the on-CPU ones are the JSON's) */
 	if (!err && cp.nunfit_wall)
 		fprintf(f,
-			"  COMP '-': the probe cost measured at start-up does not fit this run in %" PRIu32
-			" context%s (more would come off a context's own time than it has: COMP takes "
-			"each call's whole probe cost off its caller, part of it is in the call's own "
-			"time, and the cost measured may not be this run's): no compensated time for "
-			"%s, nor for the totals of %s callers\n",
+			"  COMP '-': the probe cost measured at start-up does not fit this run "
+			"in %" PRIu32 " context%s (more would come off a context's own time than "
+			"it has: COMP takes each call's whole probe cost off its caller, part of "
+			"it is in the call's own time, and the cost measured may not be this "
+			"run's): no compensated time for %s, nor for the totals of %s callers\n",
 			cp.nunfit_wall, cp.nunfit_wall == 1 ? "" : "s",
 			cp.nunfit_wall == 1 ? "it" : "them", cp.nunfit_wall == 1 ? "its" : "their");
 	if (!err) {

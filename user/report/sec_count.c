@@ -178,8 +178,8 @@ static void count_line(const struct count *c, uint32_t fid, const uint64_t *carr
 	 * Else this function's own sum, the aftermath under it all taken
 	 * out: never below its self, but (a callee's aftermath larger than
 	 * its samples) it can fall below a callee's total. */
-	l->est_incl_ns = carried ? carried[fid]
-				 : an_ctx__own_ns(c->ctx, l->samples_incl, fn->t.aft_incl_ns);
+	l->est_incl_ns =
+		carried ? carried[fid] : an_ctx__own_ns(c->ctx, l->samples_incl, fn->t.aft_incl_ns);
 	if (l->est_incl_ns < l->est_self_ns)
 		l->est_incl_ns = l->est_self_ns;
 	l->est_self_err95_ns = an_ctx__sampled_err95_ns(c->ctx, l->samples_self);

@@ -74,8 +74,7 @@ static int section_text(const struct analyzer_ops *ops, void *state, void *tree,
 	return s ? s->text(state, f) : 0;
 }
 
-static int section_json(const struct analyzer_ops *ops, void *state, void *tree,
-			struct json *w)
+static int section_json(const struct analyzer_ops *ops, void *state, void *tree, struct json *w)
 {
 	const struct section *s = section_of(ops);
 

@@ -627,13 +627,14 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 			  "%.0f ns, %.0f +- %.0f ns, %.0f +- %.0f ns",
 			  leak[INSN_NOP5].ns, leak[INSN_NOP5].sd_ns, leak[INSN_EMULATED].ns,
 			  leak[INSN_EMULATED].sd_ns, leak[INSN_SSTEP].ns, leak[INSN_SSTEP].sd_ns);
-	log_debug("a traced call's aftermath, as the time sampler sees it (in the callee, in "
-		  "the caller): %.0f +- %.0f, %.0f +- %.0f ns (nop5); %.0f +- %.0f, %.0f +- %.0f ns "
-		  "(emulated); %.0f +- %.0f, %.0f +- %.0f ns (single-stepped)",
-		  aft[INSN_NOP5].in_ns, aft[INSN_NOP5].in_sd_ns, aft[INSN_NOP5].out_ns,
-		  aft[INSN_NOP5].out_sd_ns, aft[INSN_EMULATED].in_ns, aft[INSN_EMULATED].in_sd_ns,
-		  aft[INSN_EMULATED].out_ns, aft[INSN_EMULATED].out_sd_ns, aft[INSN_SSTEP].in_ns,
-		  aft[INSN_SSTEP].in_sd_ns, aft[INSN_SSTEP].out_ns, aft[INSN_SSTEP].out_sd_ns);
+	log_debug(
+		"a traced call's aftermath, as the time sampler sees it (in the callee, in "
+		"the caller): %.0f +- %.0f, %.0f +- %.0f ns (nop5); %.0f +- %.0f, %.0f +- %.0f ns "
+		"(emulated); %.0f +- %.0f, %.0f +- %.0f ns (single-stepped)",
+		aft[INSN_NOP5].in_ns, aft[INSN_NOP5].in_sd_ns, aft[INSN_NOP5].out_ns,
+		aft[INSN_NOP5].out_sd_ns, aft[INSN_EMULATED].in_ns, aft[INSN_EMULATED].in_sd_ns,
+		aft[INSN_EMULATED].out_ns, aft[INSN_EMULATED].out_sd_ns, aft[INSN_SSTEP].in_ns,
+		aft[INSN_SSTEP].in_sd_ns, aft[INSN_SSTEP].out_ns, aft[INSN_SSTEP].out_sd_ns);
 cleanup:
 	if (err)
 		log_warn("measuring the probes' cost failed (%s): times are not compensated",
