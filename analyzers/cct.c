@@ -663,3 +663,56 @@ void cct__own_times(const struct cct_tree *t, const struct an_ctx *ctx, int64_t 
 		incl[id] = (int64_t)an_ctx__sampled_ns(ctx, n->samples_incl) - aincl[id];
 	}
 }
+
+uint32_t cct__carry_times(const struct cct_tree *t, const struct an_ctx *ctx, const int64_t *own,
+			  uint64_t *self, uint64_t *incl, bool *unknown)
+{
+	uint32_t id, nunknown = 0;
+
+	for (id = 0; id < t->n; id++) {
+		const struct cct_node *n = cct__node(t, id);
+		/* by how much the aftermath taken out exceeds the samples */
+		uint64_t over = own[id] < 0 ? (uint64_t)-own[id] : 0;
+		bool unk = over > an_ctx__sampled_err95_ns(ctx, n->samples_self);
+
+		self[id] = incl[id] = own[id] > 0 ? (uint64_t)own[id] : 0;
+		if (unknown)
+			unknown[id] = unk;
+		nunknown += id && unk;
+	}
+	/* children have larger ids than their parents: one pass upwards */
+	for (id = t->n; id-- > 1;)
+		incl[cct__node(t, id)->parent] += incl[id];
+	return nunknown;
+}
+
+int cct__shown_times(const struct cct_tree *t, const struct an_ctx *ctx, uint64_t **self,
+		     uint64_t **incl, bool **unknown, uint32_t *nunknown)
+{
+	size_t n = (size_t)t->n + 1; /* never 0 bytes */
+	int64_t *own = malloc(n * sizeof(*own)), *scratch = malloc(n * sizeof(*scratch));
+	uint64_t *s = malloc(n * sizeof(*s)), *in = malloc(n * sizeof(*in));
+	bool *unk = unknown ? malloc(n * sizeof(*unk)) : NULL;
+	uint32_t k;
+	int err = 0;
+
+	if (!own || !scratch || !s || !in || (unknown && !unk)) {
+		free(s);
+		free(in);
+		free(unk);
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	cct__own_times(t, ctx, own, scratch);
+	k = cct__carry_times(t, ctx, own, s, in, unk);
+	*self = s;
+	*incl = in;
+	if (unknown)
+		*unknown = unk;
+	if (nunknown)
+		*nunknown = k;
+cleanup:
+	free(own);
+	free(scratch);
+	return err;
+}

@@ -187,22 +187,37 @@ const struct an_ctx *cct__ctx(const void *state);
  * stacks count it per frame (pipeline/shadow.h, SAMPLES), from the
  * nodes' calls. Below 0 where the aftermath taken out is larger than
  * the samples (noise, or a measure too large): sums stay unbiased, and
- * what is shown is cct__shown_self and cct__shown_incl. Any one thread.
+ * what is shown is cct__carry_times'. Any one thread.
  */
 void cct__own_times(const struct cct_tree *t, const struct an_ctx *ctx, int64_t *self,
 		    int64_t *incl);
 
-/* What a table or a view shows of own times self and incl (summed as
- * needed): never below 0, and an inclusive time never below its self. */
-static inline uint64_t cct__shown_self(int64_t self)
-{
-	return self > 0 ? (uint64_t)self : 0;
-}
+/*
+ * --times sampled: what the tables and views show of the own times
+ * cct__own_times gave (own: its self[]), ns, into self[id] and incl[id]
+ * (t->n entries each, the caller's). The aftermath was taken out once,
+ * where it landed (a context's self: its calls' entries, its children's
+ * returns); a self below 0 shows 0, and every total is then carried up
+ * from the shown selves: incl[id] = self[id] + its children's incl, so a
+ * total always covers its parts (never a total of its own clamped at 0:
+ * a parent would fall below its child). unknown[id] (NULL: not wanted) is
+ * set where the aftermath taken out exceeds the context's sampled time
+ * by more than that time's 95% sampling error (an_ctx__sampled_err95_ns):
+ * the measured aftermath does not fit there, and its self time is not
+ * known (the reports show none; 0 in the totals). Returns how many
+ * contexts are unknown. Any one thread.
+ */
+uint32_t cct__carry_times(const struct cct_tree *t, const struct an_ctx *ctx, const int64_t *own,
+			  uint64_t *self, uint64_t *incl, bool *unknown);
 
-static inline uint64_t cct__shown_incl(int64_t self, int64_t incl)
-{
-	return incl > self ? cct__shown_self(incl) : cct__shown_self(self);
-}
+/*
+ * cct__own_times, then cct__carry_times, into arrays of t->n entries it
+ * allocates: *self, *incl and (unless unknown is NULL) *unknown, which the
+ * caller frees; returns 0 (the count of unknown contexts in *nunknown,
+ * when not NULL) or -ENOMEM (nothing allocated). Any one thread.
+ */
+int cct__shown_times(const struct cct_tree *t, const struct an_ctx *ctx, uint64_t **self,
+		     uint64_t **incl, bool **unknown, uint32_t *nunknown);
 
 int cct__write_folded(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx,
 		      enum cct_metric metric);

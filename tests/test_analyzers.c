@@ -2057,7 +2057,8 @@ START_TEST(test_report_json_exact)
 		"\"cct_info\":{\"nodes\":3,\"merged_nodes\":3,\"bytes\":328336,"
 		"\"max_nodes\":1048576,\"folded_calls\":0,\"nomem\":0,"
 		"\"collapse_recursion\":false,\"cpu_time\":false,"
-		"\"wall_includes_probe_cost\":true,\"sampled\":false},"
+		"\"wall_includes_probe_cost\":true,\"sampled\":false,\"est_self_unknown\":0,"
+		"\"comp_unfit\":0},"
 		/* main's call of 500 ns, a's two of 100 (on-CPU the same: no
 		 * switch events) */
 		"\"latency\":{\"time\":\"traced\",\"not_recorded\":0,\"functions\":["

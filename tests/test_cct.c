@@ -794,14 +794,108 @@ START_TEST(aftermath_taken_out)
 	ck_assert_int_eq(incl[at(t, "main")], 70000 - (int64_t)ret_aft_incl[MAIN]);
 	ck_assert_int_eq(incl[at(t, "main;a")], 60000 - (int64_t)ret_aft_incl[A]);
 	/* the aftermath larger than the samples: below 0 (sums stay
-	 * unbiased), shown as 0, and an inclusive time never below its self */
+	 * unbiased; what is shown: totals_carried_up) */
 	d.ctx.cpu_sample_ns = 100;
 	cct__own_times(t, &d.ctx, self, incl);
 	ck_assert_int_eq(self[at(t, "main;a")], 400 - 4800);
-	ck_assert_uint_eq(cct__shown_self(self[at(t, "main;a")]), 0);
-	ck_assert_uint_eq(cct__shown_incl(300, -5), 300);
-	ck_assert_uint_eq(cct__shown_incl(300, 500), 500);
-	ck_assert_uint_eq(cct__shown_incl(-300, -5), 0);
+	drv_fini(&d);
+}
+END_TEST
+
+/* What is shown of the sampled times (cct__carry_times): the aftermath
+ * comes off once, where it landed (a context's self), a self below 0 shows
+ * 0, and each total is its self plus its children's totals, so no total
+ * is below its parts (issue 65, item 5: main's total was computed on its
+ * own and clamped, and fell below heavy's). main calls b (which calls c
+ * 1,000 times: its returns' aftermath lands on b, far beyond b's one
+ * sample), then d (40 samples, no calls below). */
+START_TEST(totals_carried_up)
+{
+	static const uint32_t in[NFN] = {[B] = 10, [C] = 10, [D] = 10};
+	static const uint32_t out[NFN] = {[B] = 10, [C] = 200, [D] = 10};
+	uint64_t shown[8], total[8], *s2, *i2;
+	struct drv d;
+	const struct cct_tree *t;
+	int64_t own[8], incl[8];
+	bool unknown[8], *u2;
+	uint32_t main_, b, c, dd, nu;
+	int i;
+
+	drv_init(&d, 1, NULL);
+	d.ctx.cpu_sample_ns = 1000; /* 1 us */
+	d.ctx.aft_in = in;
+	d.ctx.aft_out = out;
+	d.sh.aft_in = in;
+	d.sh.aft_out = out;
+	d.sh.naft = NFN;
+	call(&d, MAIN, 10);
+	call(&d, B, 10);
+	shadow__cpu_sample(&d.sh);
+	for (i = 0; i < 1000; i++) {
+		call(&d, C, 10);
+		if (i % 100 == 0) /* 10 samples in c */
+			shadow__cpu_sample(&d.sh);
+		ret(&d, 10);
+	}
+	ret(&d, 10);
+	call(&d, D, 10);
+	for (i = 0; i < 40; i++)
+		shadow__cpu_sample(&d.sh);
+	ret(&d, 10);
+	ret(&d, 10);
+	t = cct__merged(state(&d));
+	ck_assert_uint_lt(t->n, 8);
+	main_ = at(t, "main"), b = at(t, "main;b"), c = at(t, "main;b;c"), dd = at(t, "main;d");
+	cct__own_times(t, &d.ctx, own, incl);
+	/* b: 1 sample less 10 ns in and 1,000 x 200 ns out; c: 10 samples
+	 * less 1,000 x 10 ns (exactly 0); d: 40 less 10; main: none, less b's
+	 * and d's returns' */
+	ck_assert_int_eq(own[b], 1000 - 10 - 200000);
+	ck_assert_int_eq(own[c], 0);
+	ck_assert_int_eq(own[dd], 40000 - 10);
+	ck_assert_int_eq(own[main_], -20);
+	/* the inclusive own time of main, as computed on its own, is below
+	 * d's: what the report showed before */
+	ck_assert_int_lt(incl[main_], incl[dd]);
+	nu = cct__carry_times(t, &d.ctx, own, shown, total, unknown);
+	/* selves: 0 where below 0, the rest as measured */
+	ck_assert_uint_eq(shown[b], 0);
+	ck_assert_uint_eq(shown[c], 0);
+	ck_assert_uint_eq(shown[dd], 40000 - 10);
+	ck_assert_uint_eq(shown[main_], 0);
+	/* totals carried up from them, exactly */
+	ck_assert_uint_eq(total[c], 0);
+	ck_assert_uint_eq(total[b], 0);
+	ck_assert_uint_eq(total[dd], 40000 - 10);
+	ck_assert_uint_eq(total[main_], 40000 - 10);
+	ck_assert_uint_eq(total[0], shown[0] + total[main_]);
+	/* b's aftermath exceeds its 1 sample by far more than its sampling
+	 * error (1.96 us): not known; main's 20 ns below its 0 samples is
+	 * within theirs (3 periods): 0, known */
+	ck_assert(unknown[b]);
+	ck_assert(!unknown[main_] && !unknown[c] && !unknown[dd]);
+	ck_assert_uint_eq(nu, 1);
+	/* every total covers its parts */
+	for (i = 1; i < (int)t->n; i++) {
+		uint64_t parts = shown[i];
+		uint32_t k;
+
+		for (k = cct__node(t, (uint32_t)i)->child; k != CCT_NONE;
+		     k = cct__node(t, k)->sibling)
+			parts += total[k];
+		ck_assert_uint_eq(total[i], parts);
+	}
+	/* the allocating form gives the same */
+	ck_assert_int_eq(cct__shown_times(t, &d.ctx, &s2, &i2, &u2, &nu), 0);
+	ck_assert_uint_eq(nu, 1);
+	for (i = 0; i < (int)t->n; i++) {
+		ck_assert_uint_eq(s2[i], shown[i]);
+		ck_assert_uint_eq(i2[i], total[i]);
+		ck_assert(u2[i] == unknown[i]);
+	}
+	free(s2);
+	free(i2);
+	free(u2);
 	drv_fini(&d);
 }
 END_TEST
@@ -965,6 +1059,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, samples_by_context);
 	tcase_add_test(tc, sampled_order);
 	tcase_add_test(tc, aftermath_taken_out);
+	tcase_add_test(tc, totals_carried_up);
 	tcase_add_test(tc, json_tree);
 	tcase_add_test(tc, deep_tree_reports);
 	suite_add_tcase(s, tc);

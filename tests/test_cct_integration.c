@@ -9,6 +9,8 @@
  * root, BPF, chromium and xmllint (scripts/install-deps.sh): nothing skips.
  */
 #include <check.h>
+#include <math.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "tests/harness.h"
@@ -691,6 +693,446 @@ START_TEST(view_paths_safe)
 }
 END_TEST
 
+/*
+ * Every total covers its parts (issue 65, item 5), on the tree as a JSON
+ * walk: a context's sampled total is exactly its self (0 where not known:
+ * null) plus its children's totals, never below its self; the nulls are
+ * cct_info.est_self_unknown; the traced wall and on-CPU totals are at
+ * least their children's (check_invariants); a compensated total shown is
+ * at least its shown self plus its children's, and null above a child's
+ * null (the root is no context: its compensated times are 0). Returns the
+ * tree's null est_self_ns.
+ */
+static long long check_totals(json_object *n, bool is_root)
+{
+	json_object *ch = h_get(n, "children"), *self = h_get(n, "est_self_ns");
+	long long sum = 0, unknown = !self, comp = 0;
+	bool comp_null = false, has_comp;
+	json_object *v;
+	size_t i;
+
+	has_comp = !is_root && json_object_object_get_ex(n, "incl_ns_comp", &v);
+	for (i = 0; ch && i < json_object_array_length(ch); i++) {
+		json_object *c = json_object_array_get_idx(ch, i);
+
+		sum += num(c, "est_incl_ns");
+		if (has_comp && !h_get(c, "incl_ns_comp"))
+			comp_null = true;
+		comp += num(c, "incl_ns_comp");
+		unknown += check_totals(c, false);
+	}
+	ck_assert_msg(num(n, "est_incl_ns") == num(n, "est_self_ns") + sum,
+		      "%s: sampled total %lld, self %lld, children's totals %lld",
+		      json_object_get_string(h_get(n, "name")), num(n, "est_incl_ns"),
+		      num(n, "est_self_ns"), sum);
+	ck_assert_int_ge(num(n, "est_incl_ns"), num(n, "est_self_ns"));
+	if (has_comp && h_get(n, "incl_ns_comp")) {
+		ck_assert_msg(!comp_null, "%s: a compensated total above a child's null",
+			      json_object_get_string(h_get(n, "name")));
+		ck_assert_int_ge(num(n, "incl_ns_comp"), num(n, "self_ns_comp") + comp);
+	}
+	return unknown;
+}
+
+/* Each folded line "a;b;c N" into the sums of every prefix: sums of
+ * "a", "a;b", "a;b;c" (a flame graph's widths, as flamegraph.pl makes
+ * them). Returns the number of prefixes kept in keys/vals. */
+#define MAXPFX 256
+static size_t folded_prefixes(const char *text, char keys[MAXPFX][512], long long vals[MAXPFX])
+{
+	const char *p = text;
+	size_t n = 0, k;
+
+	while (*p) {
+		const char *eol = strchr(p, '\n'), *sp;
+		char line[512];
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		long long v;
+
+		ck_assert_uint_lt(len, sizeof(line));
+		memcpy(line, p, len);
+		line[len] = 0;
+		p += len + (eol != NULL);
+		sp = strrchr(line, ' ');
+		ck_assert_ptr_nonnull(sp);
+		v = atoll(sp + 1);
+		line[sp - line] = 0;
+		for (;;) {
+			char *semi;
+
+			for (k = 0; k < n && strcmp(keys[k], line); k++)
+				;
+			if (k == n) {
+				ck_assert_uint_lt(n, MAXPFX);
+				snprintf(keys[n], 512, "%s", line);
+				vals[n++] = 0;
+			}
+			vals[k] += v;
+			semi = strrchr(line, ';');
+			if (!semi)
+				break;
+			*semi = 0;
+		}
+	}
+	return n;
+}
+
+/* Every context at path (below the root) against the folded prefixes:
+ * its sampled total is exactly what the folded lines under it add up to
+ * (0 where none has a line). */
+static void check_folded(json_object *n, const char *path, char keys[MAXPFX][512],
+			 long long vals[MAXPFX], size_t nk)
+{
+	json_object *ch = h_get(n, "children");
+	long long want = 0;
+	char sub[512];
+	size_t i;
+
+	if (*path) {
+		for (i = 0; i < nk; i++)
+			if (!strcmp(keys[i], path))
+				want = vals[i];
+		ck_assert_msg(num(n, "est_incl_ns") == want, "%s: sampled total %lld, folded %lld",
+			      path, num(n, "est_incl_ns"), want);
+	}
+	for (i = 0; ch && i < json_object_array_length(ch); i++) {
+		json_object *c = json_object_array_get_idx(ch, i);
+
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? ";" : "",
+			 json_object_get_string(h_get(c, "name")));
+		check_folded(c, sub, keys, vals, nk);
+	}
+}
+
+/* Each function's sampled total in the tree: its outermost contexts'
+ * est_incl_ns summed (a context below another of the same function is
+ * inside its time), by name into names/tot (n of them). */
+static void fn_totals(json_object *node, const char **path, int depth, const char **names,
+		      long long *tot, size_t *n)
+{
+	json_object *ch = h_get(node, "children");
+	const char *name = json_object_get_string(h_get(node, "name"));
+	bool outer = true;
+	size_t i, k;
+
+	for (i = 0; (int)i < depth; i++)
+		outer &= strcmp(path[i], name) != 0;
+	if (depth >= 0 && outer) {
+		for (k = 0; k < *n && strcmp(names[k], name); k++)
+			;
+		if (k == *n) {
+			ck_assert_uint_lt(*n, 64);
+			names[(*n)++] = name;
+			tot[k] = 0;
+		}
+		tot[k] += num(node, "est_incl_ns");
+	}
+	ck_assert_int_lt(depth, 255);
+	if (depth >= 0)
+		path[depth] = name;
+	for (i = 0; ch && i < json_object_array_length(ch); i++)
+		fn_totals(json_object_array_get_idx(ch, i), path, depth + 1, names, tot, n);
+}
+
+/* The per-function counts' sampled totals (functions[]) are the tree's
+ * (carried up, so none below a callee's), and at least their selves. */
+static void check_fn_totals(json_object *json)
+{
+	json_object *fa = h_get(json, "functions");
+	const char *path[256], *names[64];
+	long long tot[64];
+	size_t n = 0, i, k;
+
+	fn_totals(h_get(json, "cct"), path, -1, names, tot, &n);
+	ck_assert_ptr_nonnull(fa);
+	for (i = 0; i < json_object_array_length(fa); i++) {
+		json_object *f = json_object_array_get_idx(fa, i);
+		const char *name = json_object_get_string(h_get(f, "name"));
+
+		for (k = 0; k < n && strcmp(names[k], name); k++)
+			;
+		ck_assert_msg(k < n, "%s: not in the tree", name);
+		ck_assert_msg(num(f, "est_incl_ns") == tot[k],
+			      "%s: functions[] total %lld, tree %lld", name, num(f, "est_incl_ns"),
+			      tot[k]);
+		ck_assert_int_ge(num(f, "est_incl_ns"), num(f, "est_self_ns"));
+	}
+}
+
+/* The text tree's lines, "TOTAL% SAMPLED_MS SAMPLED_SELF ... CONTEXT",
+ * indented two spaces a level: each line's total is at least its self and
+ * its shown children's totals (to the printed rounding, 0.0005 ms each).
+ * And in the functions table each total is at least its self. */
+static void check_text(const char *out)
+{
+	const char *p = strstr(out, "calling-context tree:"), *fn, *h;
+	double tot[64] = {0}, kids[64] = {0};
+	int depth, d, lines = 0, nk[64] = {0}, ncols = 0;
+
+	ck_assert_ptr_nonnull(p);
+	fn = strstr(p, "functions by sampled total");
+	ck_assert_ptr_nonnull(fn);
+	p = strchr(p, '\n') + 1; /* the heading: its columns before CONTEXT */
+	for (h = p; *h != '\n' && strncmp(h, "CONTEXT", 7);
+	     ncols += h[0] != ' ' && h[-1] == ' ', h++)
+		;
+	ck_assert_int_ge(ncols, 4);
+	p = strchr(p, '\n') + 1;
+	for (depth = -1;
+	     p < fn && !strncmp(p, " ", 1) && strstr(p, "%") && strchr(p, '%') < strchr(p, '\n');
+	     p = strchr(p, '\n') + 1) {
+		char self[32], name[128];
+		double pct, total, s;
+		const char *ctx = p;
+		int cols = 0;
+
+		ck_assert_int_eq(sscanf(p, " %lf%% %lf %31s", &pct, &total, self), 3);
+		s = strcmp(self, "-") ? atof(self) : 0;
+		ck_assert_msg(total + 1e-9 >= s, "%.*s", (int)(strchr(p, '\n') - p), p);
+		/* the context's name after the CALLS column: its indent */
+		while (cols < ncols) {
+			while (*ctx == ' ')
+				ctx++;
+			while (*ctx != ' ')
+				ctx++;
+			cols++;
+		}
+		ctx++; /* the separator */
+		for (d = 0; ctx[2 * d] == ' ' && ctx[2 * d + 1] == ' '; d++)
+			;
+		ck_assert_int_lt(d, 63);
+		ck_assert_int_ge(d, 1);
+		sscanf(ctx, " %127s", name);
+		/* close the levels at or below d: their children's sums */
+		for (; depth >= d; depth--)
+			ck_assert_msg(tot[depth] + 0.0005 * nk[depth] + 1e-9 >= kids[depth],
+				      "a total %.3f below its children's %.3f (level %d)",
+				      tot[depth], kids[depth], depth);
+		if (d > 0) {
+			kids[d - 1] += total;
+			nk[d - 1]++;
+		}
+		tot[d] = total;
+		kids[d] = 0;
+		nk[d] = 0;
+		depth = d;
+		lines++;
+	}
+	/* (level 0 is the root's: not shown) */
+	for (; depth >= 1; depth--)
+		ck_assert_msg(tot[depth] + 0.0005 * nk[depth] + 1e-9 >= kids[depth],
+			      "a total %.3f below its children's %.3f (level %d)", tot[depth],
+			      kids[depth], depth);
+	ck_assert_int_gt(lines, 0);
+	/* the functions: CALLS SAMPLED_MS SAMPLED_SELF ... */
+	p = strchr(strchr(fn, '\n') + 1, '\n') + 1;
+	for (; *p == ' ' && strncmp(p, "  ...", 5); p = strchr(p, '\n') + 1) {
+		char self[32];
+		double total;
+		long long calls;
+
+		ck_assert_int_eq(sscanf(p, " %lld %lf %31s", &calls, &total, self), 3);
+		if (strcmp(self, "-"))
+			ck_assert_msg(total + 1e-9 >= atof(self), "%.*s",
+				      (int)(strchr(p, '\n') - p), p);
+	}
+}
+
+/* Of a run of tests/targets/carry (one context per function): each
+ * context's self is null exactly where the aftermath taken out of it
+ * (the function's aft_self_ns) exceeds its samples by more than their 95%
+ * sampling error (1.96 sqrt(n) periods; 3 with none). Returns how many. */
+static long long check_unknown(json_object *json)
+{
+	static const struct {
+		const char *fn, *path;
+	} ctx[] = {{"main", "main"},
+		   {"gen", "main;gen"},
+		   {"next", "main;gen;next"},
+		   {"pick", "main;gen;pick"},
+		   {"heavy", "main;heavy"}};
+	long long period = h_num(h_get(json, "times"), "period_ns"), n = 0;
+	size_t i;
+
+	ck_assert_int_gt(period, 0);
+	for (i = 0; i < sizeof(ctx) / sizeof(ctx[0]); i++) {
+		json_object *node = at(h_get(json, "cct"), ctx[i].path);
+		long long s = h_fn_field(json, ctx[i].fn, "samples_self");
+		long long aft = h_fn_field(json, ctx[i].fn, "aft_self_ns");
+		double k = s ? 1.96 * sqrt((double)s) : 3.0;
+		long long err95 = (long long)(k * (double)period + 0.5);
+
+		ck_assert_ptr_nonnull(node);
+		ck_assert_int_eq(num(node, "samples_self"), s);
+		ck_assert_msg((h_get(node, "est_self_ns") == NULL) == (aft - s * period > err95),
+			      "%s: %lld samples, aftermath %lld ns, est_self_ns %s", ctx[i].fn, s,
+			      aft, json_object_to_json_string(h_get(node, "est_self_ns")));
+		n += h_get(node, "est_self_ns") == NULL;
+	}
+	return n;
+}
+
+/* The totals of a traced run of tests/targets/carry (main -> gen: 30,000
+ * tiny calls each to next and pick, whose returns' measured aftermath in
+ * gen exceeds gen's samples; then heavy, tens of ms of its own), -O0 and
+ * -O2, with the target's output and end compared with an untraced run:
+ * the JSON tree's totals are carried up exactly (check_totals), main's
+ * covers gen's and heavy's; --folded's prefix sums are the tree's
+ * totals, exactly; pprof's sampled values add up to the tree's selves;
+ * the flame graph's title of main says its total; the counts exact.
+ * Before (a25334f): main 167.1 ms, heavy 168.0 here (-O0). */
+START_TEST(totals_cover_parts)
+{
+	char *folded = tmp_path("carry.folded"), *pb = tmp_path("carry.pb.gz");
+	char *svg = tmp_path("carry.svg");
+	char *opts[] = {"--folded", folded, "--pprof", pb, "--flamegraph", svg, NULL};
+	char *target[] = {(char *)h_target("carry", OPT(_i)), NULL};
+	static char keys[MAXPFX][512];
+	static long long vals[MAXPFX];
+	json_object *tree, *m, *heavy, *gen;
+	long long sums[4] = {0};
+	struct h_pprof pp;
+	struct h_plain p;
+	struct h_run r;
+	char *text, want[64];
+	size_t nk;
+
+	h_traced_same(&p, &r, opts, target);
+	h_check_all(r.json, "carry",
+		    (const char *const[]){"calls main", "calls gen", "calls next", "calls pick",
+					  "calls heavy", "edge main -> gen", "edge gen -> next",
+					  "edge gen -> pick", "edge main -> heavy", "edges", NULL});
+	ck_assert(json_object_get_boolean(h_get(h_get(r.json, "cct_info"), "sampled")));
+	tree = h_get(r.json, "cct");
+	ck_assert_int_eq(check_totals(tree, true),
+			 num(h_get(r.json, "cct_info"), "est_self_unknown"));
+	check_invariants(tree, 1);
+	m = at(tree, "main");
+	heavy = at(tree, "main;heavy");
+	gen = at(tree, "main;gen");
+	ck_assert(m && heavy && gen);
+	ck_assert_int_ge(num(m, "est_incl_ns"),
+			 num(heavy, "est_incl_ns") + num(gen, "est_incl_ns"));
+	check_fn_totals(r.json);
+	ck_assert_int_eq(check_unknown(r.json), num(h_get(r.json, "cct_info"), "est_self_unknown"));
+	ck_assert_int_ge(h_fn_field(r.json, "main", "est_incl_ns"),
+			 h_fn_field(r.json, "heavy", "est_incl_ns") +
+				 h_fn_field(r.json, "gen", "est_incl_ns"));
+	ck_assert_int_gt(num(heavy, "samples_self"), 0);
+	/* --folded: the same totals */
+	text = h_slurp(folded);
+	nk = folded_prefixes(text, keys, vals);
+	free(text);
+	check_folded(tree, "", keys, vals, nk);
+	/* pprof: its sampled values are the tree's selves */
+	tree_sums(tree, sums);
+	h_pprof_read(&pp, pb);
+	ck_assert_int_eq(pp.nv, 4);
+	ck_assert_int_eq(pp.sum[3], sums[3]);
+	ck_assert_int_eq(pp.sum[0], sums[0]);
+	h_pprof_free(&pp);
+	/* the flame graph's frame of main: its sampled total */
+	text = h_slurp(svg);
+	snprintf(want, sizeof(want), "own (sampled): total %.3f ms",
+		 (double)num(m, "est_incl_ns") / 1e6);
+	ck_assert_msg(strstr(text, want), "no '%s' in the SVG", want);
+	free(text);
+	h_plain_free(&p);
+	h_free(&r);
+}
+END_TEST
+
+/* A measured aftermath that does not fit: set to 2 us a call each way
+ * (CABBPF_TEST_AFTERMATH_NS, as a host whose traps' after-effects are
+ * large might measure), gen's 60,000 callees' returns and next's and
+ * pick's 30,000 entries each exceed their samples on any machine: their
+ * selves are not known (null, '-', counted, said under the tree), never
+ * 0; the totals are still carried
+ * (main covers heavy), and the target behaves as untraced. */
+START_TEST(aftermath_not_fitting_said)
+{
+	char *svg = tmp_path("carry-aft.svg");
+	char *opts[] = {"--flamegraph", svg, NULL};
+	char *target[] = {(char *)h_target("carry", OPT(_i)), NULL};
+	char *args[] = {"--", (char *)h_target("carry", OPT(_i)), NULL};
+	json_object *tree;
+	struct h_plain p;
+	struct h_run r;
+	char *text;
+
+	setenv("CABBPF_TEST_AFTERMATH_NS", "2000,2000", 1);
+	h_traced_same(&p, &r, opts, target);
+	ck_assert_msg(strstr(r.err, "aftermath set to 2000 ns"), "%s", r.err);
+	tree = h_get(r.json, "cct");
+	ck_assert_int_eq(check_totals(tree, true),
+			 num(h_get(r.json, "cct_info"), "est_self_unknown"));
+	ck_assert_int_eq(check_unknown(r.json), num(h_get(r.json, "cct_info"), "est_self_unknown"));
+	ck_assert_ptr_null(h_get(at(tree, "main;gen"), "est_self_ns"));
+	ck_assert_ptr_null(h_get(at(tree, "main;gen;next"), "est_self_ns"));
+	ck_assert_ptr_null(h_get(at(tree, "main;gen;pick"), "est_self_ns"));
+	ck_assert_int_ge(num(h_get(r.json, "cct_info"), "est_self_unknown"), 3);
+	check_fn_totals(r.json);
+	ck_assert_int_ge(num(at(tree, "main"), "est_incl_ns"),
+			 num(at(tree, "main;heavy"), "est_incl_ns"));
+	/* (the flame graph: a frame of 0 width, so not drawn, unless its
+	 * children have time; then its title says its self is not known) */
+	text = h_slurp(svg);
+	ck_assert_ptr_nonnull(strstr(text, "</svg>"));
+	free(text);
+	h_plain_free(&p);
+	h_free(&r);
+	/* the text: '-' and the line that says why */
+	h_run(&r, args);
+	unsetenv("CABBPF_TEST_AFTERMATH_NS");
+	h_assert_ok(&r);
+	ck_assert_msg(strstr(r.out, "SAMPLED_SELF '-': in "), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "the probes' measured aftermath exceeds the samples by more "
+				    "than their sampling error"),
+		      "%s", r.out);
+	check_text(r.out);
+	h_free(&r);
+}
+END_TEST
+
+/* The demo (scripts/demo.sh, the README's), -O2 as the script builds it:
+ * its text tree shows no total below its self or its children's, its
+ * functions table no total below its self, and its JSON tree and folded
+ * stacks are carried up exactly (its three threads merged). Before
+ * (issue 65): main and gen_text 0.000 ms above pick_word's 1.6. */
+START_TEST(demo_totals_cover_parts)
+{
+	char *folded = tmp_path("demo.folded");
+	char *args[] = {"--lossless",
+			"--folded",
+			folded,
+			"--min-pct",
+			"0",
+			"--",
+			(char *)h_target("demo", 2),
+			NULL};
+	static char keys[MAXPFX][512];
+	static long long vals[MAXPFX];
+	json_object *tree;
+	struct h_run r;
+	char *text;
+	size_t nk;
+
+	h_run(&r, args);
+	h_assert_clean(&r);
+	tree = h_get(r.json, "cct");
+	ck_assert_int_eq(check_totals(tree, true),
+			 num(h_get(r.json, "cct_info"), "est_self_unknown"));
+	check_invariants(tree, 1);
+	text = h_slurp(folded);
+	nk = folded_prefixes(text, keys, vals);
+	free(text);
+	check_folded(tree, "", keys, vals, nk);
+	check_fn_totals(r.json);
+	check_text(r.out);
+	h_free(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cct_integration");
@@ -709,6 +1151,14 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, exception_tree, 0, 2);
 	tcase_add_loop_test(tc, flamegraph_svg_renders, 0, 2);
 	tcase_add_test(tc, view_paths_safe);
+	suite_add_tcase(s, tc);
+	/* every total covers its parts (issue 65, item 5): a case of its own,
+	 * which the kernel matrix runs (tests/vm/cases) */
+	tc = tcase_create("totals");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, totals_cover_parts, 0, 2);
+	tcase_add_test(tc, demo_totals_cover_parts);
+	tcase_add_loop_test(tc, aftermath_not_fitting_said, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

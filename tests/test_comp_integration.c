@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Integration suite for compensated times (issue 12, item 4): the real
- * kernel, the probe cost measured at start-up (user/trace/calibrate.h),
- * and tests/targets/costly.c, whose outer() calls inner() a known number
- * of times. Traced, outer's time holds its 10 inner() calls' probes. Asserted: the
- * compensation takes off exactly the measured cost of the 2,000 inner
- * calls below outer (to the rounding of the printed cost), a positive cost,
- * and the exact counts. How close that leaves outer's on-CPU time to the
- * untraced time is a measurement, not a test (bench/comp.sh reports it):
+ * Integration suite for compensated times (issue 12, item 4; issue 65,
+ * item 4): the real kernel, the probe cost measured at start-up
+ * (user/trace/calibrate.h), and tests/targets/costly.c, whose outer()
+ * calls inner() a known number of times. Traced, outer's time holds its
+ * 10 inner() calls' probes. Asserted: the contract, not this machine's
+ * trap cost (it is 10-20x higher on the project's AMD hosts, where 2,000
+ * inner calls at the cost measured came to more than outer's whole time):
+ * where the cost fits the run's own figures, the compensation takes off
+ * exactly the cost printed for the 2,000 inner calls below outer (to its
+ * rounding); where it does not, the report says so and shows no
+ * compensated figure (null, '-'), never 0. The cost is scaled for the
+ * test (CABBPF_TEST_PROBE_COST_SCALE) to a hundredth, which fits on any
+ * machine, and 20-fold, which fits on none, so both sides are tested
+ * everywhere; as measured, whichever side it falls. How close the
+ * compensated time comes to the untraced one is a measurement, not a
+ * test (bench/comp.sh reports it):
  * the probes' cost on this VM moves with the load between start-up and the
  * run (seen: the compensated time 15% above the untraced one on a quiet
  * machine, 48% with other tests running, the raw time 57% and 90% above;
@@ -48,18 +56,45 @@ static json_object *find_node(json_object *node, const char *name)
 	return NULL;
 }
 
-START_TEST(compensated_by_the_measured_cost)
+/* Whether node has key and it is null (a figure not shown). */
+static bool is_null(json_object *node, const char *key)
 {
-	char *args[] = {"-q",	 "-a",	  "cct",
-			"-f",	 "outer", "-f",
-			"inner", "--",	  (char *)h_target("costly", 0),
-			N,	 "10",	  NULL};
-	json_object *outer, *inner;
-	double raw, comp, cost, wall;
+	json_object *v;
+
+	ck_assert_msg(json_object_object_get_ex(node, key, &v), "no %s", key);
+	return v == NULL;
+}
+
+/*
+ * costly traced with the probe cost scaled by scale (NULL: as measured;
+ * CABBPF_TEST_PROBE_COST_SCALE, read only by tests' runs), and the
+ * compensation's contract asserted on it, whatever the machine: what
+ * comes off outer is exactly its 2,000 inner calls at the cost printed
+ * (to its rounding, +-0.5 ns a call), where that fits the run's own
+ * figures: no more than outer's own time (self: every inner call's probes
+ * run inside it), wall and on-CPU each. Where it does not, the figure is
+ * null (never 0), comp_fits false, counted in cct_info.comp_unfit and
+ * said under the tree. inner has no traced call below: its figures are
+ * its raw ones. A shown total covers its parts: outer's >= inner's.
+ * Returns whether the wall times fit (*cpu_fits: the on-CPU ones).
+ */
+static bool comp_contract(const char *scale, bool *cpu_fits)
+{
+	/* the text report too: it says where the cost does not fit */
+	char *args[] = {"-a", "cct",   "-f", "outer",
+			"-f", "inner", "--", (char *)h_target("costly", 0),
+			N,    "10",    NULL};
+	json_object *outer, *inner, *info;
+	double cost, direct, tol = K * atoi(N) * 0.5 + 2;
+	long long self, cpu_self;
+	bool fits;
 	struct h_run r;
 	const char *s;
 
+	if (scale)
+		setenv("CABBPF_TEST_PROBE_COST_SCALE", scale, 1);
 	h_run(&r, args);
+	unsetenv("CABBPF_TEST_PROBE_COST_SCALE");
 	h_assert_ok(&r);
 	/* the target's own counts, which the tree's must equal below */
 	ck_assert_int_eq(h_own_calls(r.out, "outer"), atoi(N));
@@ -73,22 +108,103 @@ START_TEST(compensated_by_the_measured_cost)
 	ck_assert_ptr_nonnull(s);
 	cost = atof(s + 3);
 	ck_assert(cost > 0);
+	if (scale)
+		ck_assert_msg(strstr(r.err, "scaled by CABBPF_TEST_PROBE_COST_SCALE="), "%s",
+			      r.err);
 	outer = find_node(h_get(r.json, "cct"), "outer");
 	ck_assert_ptr_nonnull(outer);
 	ck_assert_int_eq(json_object_get_int64(h_get(outer, "calls")), atoi(N));
 	inner = find_node(outer, "inner");
 	ck_assert_ptr_nonnull(inner);
 	ck_assert_int_eq(json_object_get_int64(h_get(inner, "calls")), K * atoi(N));
-	raw = (double)json_object_get_int64(h_get(outer, "cpu_incl_ns")) / atoi(N);
-	comp = (double)json_object_get_int64(h_get(outer, "cpu_incl_ns_comp")) / atoi(N);
-	wall = (double)json_object_get_int64(h_get(outer, "incl_ns_comp")) / atoi(N);
-	ck_assert(wall > 0);
-	/* exactly the probes of the inner calls below, at the cost printed
-	 * (rounded to the ns: +-0.5 ns a call) */
-	ck_assert_msg(fabs((raw - comp) * atoi(N) - K * atoi(N) * cost) <= K * atoi(N) * 0.5 + 2,
-		      "compensated by %.0f ns a call, the probes of %d inner calls cost %.0f",
-		      raw - comp, K, K * cost);
+	/* inner: nothing traced below it, nothing comes off */
+	ck_assert_int_eq(h_num(inner, "incl_ns_comp"), h_num(inner, "incl_ns"));
+	ck_assert_int_eq(h_num(inner, "self_ns_comp"), h_num(inner, "self_ns"));
+	ck_assert_int_eq(h_num(inner, "cpu_incl_ns_comp"), h_num(inner, "cpu_incl_ns"));
+	ck_assert(json_object_get_boolean(h_get(inner, "comp_fits")));
+	/* outer: what its inner calls' probes cost, at the cost printed */
+	direct = K * atoi(N) * cost;
+	self = h_num(outer, "self_ns");
+	cpu_self = h_num(outer, "cpu_self_ns");
+	/* on the edge, the printed cost's rounding decides: not asserted */
+	if (fabs(direct - (double)self) <= tol || fabs(direct - (double)cpu_self) <= tol) {
+		/* (a scaled cost is far from the edge) */
+		ck_assert_msg(!scale, "outer: self %lld ns, %.0f ns of probes below", self, direct);
+		h_free(&r);
+		*cpu_fits = false;
+		return false;
+	}
+	fits = direct < (double)self;
+	*cpu_fits = direct < (double)cpu_self;
+	ck_assert_msg(is_null(outer, "incl_ns_comp") == !fits,
+		      "outer: self %lld ns, %.0f ns of probes below, incl_ns_comp %s", self, direct,
+		      json_object_to_json_string(h_get(outer, "incl_ns_comp")));
+	ck_assert(is_null(outer, "self_ns_comp") == !fits);
+	ck_assert(is_null(outer, "cpu_incl_ns_comp") == !*cpu_fits);
+	ck_assert(is_null(outer, "cpu_self_ns_comp") == !*cpu_fits);
+	ck_assert(json_object_get_boolean(h_get(outer, "comp_fits")) == (fits && *cpu_fits));
+	info = h_get(r.json, "cct_info");
+	ck_assert_int_eq(h_num(info, "comp_unfit"), !(fits && *cpu_fits));
+	/* the text shows the wall times' */
+	if (fits)
+		ck_assert_msg(!strstr(r.out, "COMP '-'"), "%s", r.out);
+	else
+		ck_assert_msg(strstr(r.out,
+				     "COMP '-': the probe cost measured at start-up does not "
+				     "fit this run in 1 context"),
+			      "%s", r.out);
+	if (fits) {
+		ck_assert_msg(
+			fabs((double)(h_num(outer, "incl_ns") - h_num(outer, "incl_ns_comp")) -
+			     direct) <= tol,
+			"compensated by %lld ns, the probes of %d inner calls cost %.0f",
+			h_num(outer, "incl_ns") - h_num(outer, "incl_ns_comp"), K * atoi(N),
+			direct);
+		ck_assert(fabs((double)(self - h_num(outer, "self_ns_comp")) - direct) <= tol);
+		ck_assert_int_ge(h_num(outer, "incl_ns_comp"), h_num(inner, "incl_ns_comp"));
+	}
+	if (*cpu_fits) {
+		ck_assert(fabs((double)(h_num(outer, "cpu_incl_ns") -
+					h_num(outer, "cpu_incl_ns_comp")) -
+			       direct) <= tol);
+		ck_assert_int_ge(h_num(outer, "cpu_incl_ns_comp"),
+				 h_num(inner, "cpu_incl_ns_comp"));
+	}
 	h_free(&r);
+	return fits;
+}
+
+/* As measured: the contract, whichever way this machine's cost falls
+ * (on the AMD hosts 2,000 x 11.8 us was more than outer's whole time). */
+START_TEST(compensated_by_the_measured_cost)
+{
+	bool cpu;
+
+	comp_contract(NULL, &cpu);
+}
+END_TEST
+
+/* A hundredth of the cost measured fits on any machine (outer's own time
+ * holds at least each inner call's traps' way in and out, about half
+ * their cost, measured here and on the AMD hosts): exactly that comes off. */
+START_TEST(compensated_where_it_fits)
+{
+	bool cpu;
+
+	ck_assert(comp_contract("0.01", &cpu));
+	ck_assert(cpu);
+}
+END_TEST
+
+/* 20 times the cost measured never fits (outer's own time is its loop
+ * and part of its inner calls' traps): the report says so, and shows no
+ * compensated figure for outer (null, '-'), rather than 0. */
+START_TEST(over_stated_cost_said)
+{
+	bool cpu;
+
+	ck_assert(!comp_contract("20", &cpu));
+	ck_assert(!cpu);
 }
 END_TEST
 
@@ -193,6 +309,8 @@ int main(void)
 		return 1;
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, compensated_by_the_measured_cost);
+	tcase_add_test(tc, compensated_where_it_fits);
+	tcase_add_test(tc, over_stated_cost_said);
 	tcase_add_test(tc, probe_cost_kept_for_later_runs);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);

@@ -16,10 +16,11 @@
 
 /* -------------------------------------------------------------- views -- */
 
-/* Context id's value by metric m; own: its own times (cct__own_times'
- * self), for CCT_METRIC_SAMPLED. */
+/* Context id's value by metric m; own: its own self times as shown
+ * (cct__shown_times), for CCT_METRIC_SAMPLED. A frame's width is its value
+ * plus its children's, so a frame always covers its children. */
 static uint64_t metric_of(const struct cct_tree *t, uint32_t id, enum cct_metric m,
-			  const int64_t *own)
+			  const uint64_t *own)
 {
 	const struct cct_node *n = cct__node(t, id);
 
@@ -29,7 +30,7 @@ static uint64_t metric_of(const struct cct_tree *t, uint32_t id, enum cct_metric
 	case CCT_METRIC_CPU:
 		return n->cpu_self_ns;
 	case CCT_METRIC_SAMPLED:
-		return cct__shown_self(own[id]);
+		return own[id];
 	default:
 		return n->self_ns;
 	}
@@ -50,20 +51,15 @@ int flame__write_folded(FILE *f, const struct cct_tree *t, const struct an_ctx *
 	struct cct_walk w = {.t = t, .names = ctx};
 	size_t *off = NULL, cap = 4096, len, ocap = 64;
 	char *buf = malloc(cap), b[24];
-	int64_t *own = NULL, *own_incl = NULL;
+	uint64_t *own = NULL, *own_incl = NULL;
 	uint32_t id, d;
 	int err = -ENOMEM;
 
 	off = malloc(ocap * sizeof(*off));
 	if (!buf || !off || cct_walk__push(&w, 0))
 		goto cleanup;
-	if (metric == CCT_METRIC_SAMPLED) {
-		own = malloc((size_t)t->n * sizeof(*own));
-		own_incl = malloc((size_t)t->n * sizeof(*own_incl));
-		if (!own || !own_incl)
-			goto cleanup;
-		cct__own_times(t, ctx, own, own_incl);
-	}
+	if (metric == CCT_METRIC_SAMPLED && cct__shown_times(t, ctx, &own, &own_incl, NULL, NULL))
+		goto cleanup;
 	off[0] = 0;
 	while ((id = cct_walk__next(&w, &d, NULL, NULL)) != CCT_NONE) {
 		const struct cct_node *n = cct__node(t, id);
@@ -139,8 +135,8 @@ static const char *frame_label(const char *name)
 
 static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx, uint32_t id,
 		      double x, double y, double wpx, uint64_t width, uint64_t total,
-		      enum cct_metric metric, bool cpu_time, const int64_t *own,
-		      const int64_t *own_incl)
+		      enum cct_metric metric, bool cpu_time, const uint64_t *own,
+		      const uint64_t *own_incl, const bool *unknown)
 {
 	const struct cct_node *n = cct__node(t, id);
 	const char *name = id ? an_ctx__name(ctx, n->fid, (char[24]){0}) : "all";
@@ -171,10 +167,14 @@ static void svg_frame(FILE *f, const struct cct_tree *t, const struct an_ctx *ct
 		total ? 100.0 * (double)width / (double)total : 0.0,
 		unit[metric <= CCT_METRIC_SAMPLED ? metric : 0], n->calls,
 		(double)n->incl_ns / 1e6, (double)n->self_ns / 1e6);
-	if (ctx->cpu_sample_ns && id)
-		fprintf(f, " (traced, probes included)\nown (sampled): total %.3f ms, self %.3f ms",
-			(double)cct__shown_incl(own[id], own_incl[id]) / 1e6,
-			(double)cct__shown_self(own[id]) / 1e6);
+	if (ctx->cpu_sample_ns && id) {
+		fprintf(f, " (traced, probes included)\nown (sampled): total %.3f ms, self ",
+			(double)own_incl[id] / 1e6);
+		if (unknown[id])
+			fputs("not known (the probes' measured aftermath exceeds its samples)", f);
+		else
+			fprintf(f, "%.3f ms", (double)own[id] / 1e6);
+	}
 	if (cpu_time)
 		fprintf(f, "\non-CPU: total %.3f ms, self %.3f ms", (double)n->cpu_incl_ns / 1e6,
 			(double)n->cpu_self_ns / 1e6);
@@ -206,8 +206,8 @@ int flame__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx
 		     enum cct_metric metric, bool cpu_time, const char *title)
 {
 	uint64_t *width = calloc((size_t)t->n + 1, sizeof(*width));
-	int64_t *own = malloc(((size_t)t->n + 1) * sizeof(*own));
-	int64_t *own_incl = malloc(((size_t)t->n + 1) * sizeof(*own_incl));
+	uint64_t *own = NULL, *own_incl = NULL;
+	bool *unknown = NULL;
 	uint32_t *depth = calloc((size_t)t->n + 1, sizeof(*depth));
 	double *xcur = NULL, scale, wpx;
 	struct cct_walk w = {.t = t, .names = ctx};
@@ -216,9 +216,8 @@ int flame__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx
 	int err = -ENOMEM, height;
 
 	xcur = malloc(xcap * sizeof(*xcur));
-	if (!width || !depth || !xcur || !own || !own_incl)
+	if (!width || !depth || !xcur || cct__shown_times(t, ctx, &own, &own_incl, &unknown, NULL))
 		goto cleanup;
-	cct__own_times(t, ctx, own, own_incl);
 	/* Widths as flamegraph.pl gets them from the folded lines: a
 	 * frame's own value plus its children's widths (children have larger
 	 * ids, so one pass downwards sums them). */
@@ -255,7 +254,8 @@ int flame__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx
 		goto cleanup;
 	}
 	svg_frame(f, t, ctx, 0, SVG_PAD, height - SVG_PAD - 16 - SVG_FRAME_H,
-		  (double)width[0] * scale, width[0], width[0], metric, cpu_time, own, own_incl);
+		  (double)width[0] * scale, width[0], width[0], metric, cpu_time, own, own_incl,
+		  unknown);
 	xcur[0] = 0;
 	xcur[1] = 0;
 	if (cct_walk__push(&w, 0))
@@ -281,7 +281,7 @@ int flame__write_svg(FILE *f, const struct cct_tree *t, const struct an_ctx *ctx
 		shown++;
 		svg_frame(f, t, ctx, id, SVG_PAD + x * scale,
 			  height - SVG_PAD - 16 - (double)(d + 1) * SVG_FRAME_H, wpx, width[id],
-			  width[0], metric, cpu_time, own, own_incl);
+			  width[0], metric, cpu_time, own, own_incl, unknown);
 		xcur[d + 1] = x;
 		if (cct_walk__push(&w, id))
 			goto cleanup;
@@ -302,6 +302,7 @@ cleanup:
 	free(width);
 	free(own);
 	free(own_incl);
+	free(unknown);
 	free(depth);
 	free(xcur);
 	return err;

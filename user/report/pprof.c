@@ -265,20 +265,14 @@ static uint64_t location_of(struct build *b, uint32_t fid)
  * Returns 0 or -ENOMEM. */
 static int samples(struct build *b, const struct cct_tree *t, bool cpu)
 {
-	int64_t *own = NULL, *own_incl = NULL;
+	uint64_t *own = NULL, *own_incl = NULL;
 	size_t depth_total = 0;
 	uint32_t id, k;
 
-	if (b->ctx->cpu_sample_ns) {
-		own = malloc(((size_t)t->n + 1) * sizeof(*own));
-		own_incl = malloc(((size_t)t->n + 1) * sizeof(*own_incl));
-		if (!own || !own_incl) {
-			free(own);
-			free(own_incl);
-			return -ENOMEM;
-		}
-		cct__own_times(t, b->ctx, own, own_incl);
-	}
+	/* each context's shown self (cct__shown_times): pprof's totals are
+	 * sums of the selves below, as the tree's are */
+	if (b->ctx->cpu_sample_ns && cct__shown_times(t, b->ctx, &own, &own_incl, NULL, NULL))
+		return -ENOMEM;
 
 	for (id = 1; id < t->n; id++) {
 		const struct cct_node *n = cct__node(t, id);
@@ -308,7 +302,7 @@ static int samples(struct build *b, const struct cct_tree *t, bool cpu)
 		if (cpu)
 			s->value[2] = (int64_t)n->cpu_self_ns;
 		if (own)
-			s->value[b->nv - 1] = (int64_t)cct__shown_self(own[id]);
+			s->value[b->nv - 1] = (int64_t)own[id];
 		b->smpp[b->nsmp++] = s;
 	}
 	free(own);

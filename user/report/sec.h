@@ -34,6 +34,12 @@ int sections__estimate_json(struct json *w, enum an_best k, double est, double e
 /* sec_count.c: calls per function and per thread. */
 int sec_count__text(void *state, FILE *f);
 int sec_count__json(void *state, struct json *w);
+/* The same, with the sampled inclusive times the call tree of the same
+ * run carries up (tree: the cct analyzer's merged instance;
+ * sec_cct__fn_totals): the per-function counts have no tree, and a total
+ * of their own can fall below a callee's. Returns as above. */
+int sec_count__text_tree(void *state, void *tree, FILE *f);
+int sec_count__json_tree(void *state, void *tree, struct json *w);
 
 /* sec_count_est.c: a sampled run's whole-run estimates for the first rows
  * (nrows of them, sorted: the counts of the table are what the windows
@@ -59,6 +65,12 @@ int sec_io__json(void *state, struct json *w);
 /* sec_cct.c: the calling-context tree. */
 int sec_cct__text(void *state, FILE *f);
 int sec_cct__json(void *state, struct json *w);
+/* --times sampled: each function's sampled total as the tree's functions
+ * table has it (its outermost contexts' totals, carried up from the
+ * selves: cct__carry_times), ns, into incl[fid] (nfuncs entries, the
+ * caller's; 0 for a function the tree does not have). Returns 0, -ENOENT
+ * (the times were not sampled) or -ENOMEM. */
+int sec_cct__fn_totals(void *state, uint64_t *incl, uint32_t nfuncs);
 
 /* sec_latency.c: the histograms and the slowest calls; one histogram's
  * percentiles on a line of f, and one as the JSON object key (the call

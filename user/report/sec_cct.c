@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analyzers/analyzer.h"
 #include "analyzers/cct_int.h"
@@ -27,39 +28,56 @@
  */
 struct comp {
 	double *below, *direct;
-	/* --times sampled: each context's own times (cct__own_times) */
-	int64_t *own, *own_incl;
+	/* --times sampled: each context's own times as shown (cct__own_times,
+	 * then cct__carry_times: totals carried up from the selves), whether
+	 * its self is known, and how many are not; own NULL without them */
+	uint64_t *own, *own_incl;
+	bool *unknown;
+	uint32_t nunknown;
+	/* compensated times: UNFIT_* by context, and how many contexts have
+	 * any (NULL without the cost) */
+	uint8_t *unfit;
+	uint32_t nunfit, nunfit_wall; /* any UNFIT_*; the wall time's */
 };
+
+static void comp_free(struct comp *c);
+
+/* comp.unfit's bits: the cost measured does not fit the run (wall time,
+ * on-CPU time) for the context's self, or somewhere in its subtree (then
+ * for its inclusive time too). */
+#define UNFIT_SELF 1u
+#define UNFIT_INCL 2u
+#define UNFIT_CPU_SELF 4u
+#define UNFIT_CPU_INCL 8u
 
 static int comp_build(const struct cct *g, const struct cct_tree *t, struct comp *c)
 {
+	int64_t *own = NULL, *scratch = NULL;
 	uint32_t id;
+	int err = 0;
 
-	c->below = c->direct = NULL;
-	c->own = c->own_incl = NULL;
+	*c = (struct comp){0};
 	if (g->ctx->cpu_sample_ns && t->n) {
+		own = malloc((size_t)t->n * sizeof(*own));
+		scratch = malloc((size_t)t->n * sizeof(*scratch));
 		c->own = malloc((size_t)t->n * sizeof(*c->own));
 		c->own_incl = malloc((size_t)t->n * sizeof(*c->own_incl));
-		if (!c->own || !c->own_incl) {
-			free(c->own);
-			free(c->own_incl);
-			c->own = c->own_incl = NULL;
-			return -ENOMEM;
+		c->unknown = malloc((size_t)t->n * sizeof(*c->unknown));
+		if (!own || !scratch || !c->own || !c->own_incl || !c->unknown) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
-		cct__own_times(t, g->ctx, c->own, c->own_incl);
+		cct__own_times(t, g->ctx, own, scratch);
+		c->nunknown = cct__carry_times(t, g->ctx, own, c->own, c->own_incl, c->unknown);
 	}
 	if (!g->o.probe_ns || !t->n)
-		return 0;
+		goto cleanup;
 	c->below = calloc(t->n, sizeof(*c->below));
 	c->direct = calloc(t->n, sizeof(*c->direct));
-	if (!c->below || !c->direct) {
-		free(c->below);
-		free(c->direct);
-		free(c->own);
-		free(c->own_incl);
-		c->below = c->direct = NULL;
-		c->own = c->own_incl = NULL;
-		return -ENOMEM;
+	c->unfit = calloc(t->n, sizeof(*c->unfit));
+	if (!c->below || !c->direct || !c->unfit) {
+		err = -ENOMEM;
+		goto cleanup;
 	}
 	for (id = t->n; id-- > 1;) {
 		const struct cct_node *n = cct__node(t, id);
@@ -72,19 +90,49 @@ static int comp_build(const struct cct *g, const struct cct_tree *t, struct comp
 		c->direct[n->parent] += cost;
 		c->below[n->parent] += cost + c->below[id];
 	}
-	return 0;
+	/* Where the compensation does not fit: it takes each traced call's
+	 * whole probe cost off its caller's self time, and the run's own
+	 * figures bound that: a self time cannot hold more than it is. More
+	 * means the cost measured at start-up is not this run's there
+	 * (another host's traps, another load) or that much of each trap
+	 * fell inside the call's own time (between its probes' clocks). Its
+	 * compensated self is then not known, nor the totals of it and its
+	 * callers (each holds that excess, and would fall below the parts
+	 * shown under it): carried up, children first. The root is no
+	 * context. */
+	for (id = t->n; id-- > 1;) {
+		const struct cct_node *n = cct__node(t, id);
+
+		if (c->direct[id] > (double)n->self_ns)
+			c->unfit[id] |= UNFIT_SELF | UNFIT_INCL;
+		if (g->o.cpu_time && c->direct[id] > (double)n->cpu_self_ns)
+			c->unfit[id] |= UNFIT_CPU_SELF | UNFIT_CPU_INCL;
+		c->nunfit += c->unfit[id] != 0;
+		c->nunfit_wall += (c->unfit[id] & UNFIT_INCL) != 0;
+		if (n->parent && n->parent < id)
+			c->unfit[n->parent] |= c->unfit[id] & (UNFIT_INCL | UNFIT_CPU_INCL);
+	}
+cleanup:
+	free(own);
+	free(scratch);
+	if (err)
+		comp_free(c);
+	return err;
 }
 
 static void comp_free(struct comp *c)
 {
 	free(c->below);
 	free(c->direct);
+	free(c->unfit);
 	free(c->own);
 	free(c->own_incl);
+	free(c->unknown);
+	*c = (struct comp){0};
 }
 
-/* x - sub, not below 0 (a compensation larger than the time measured:
- * the cost varies around its measured mean). */
+/* x - sub, not below 0: where the compensation fits (comp.unfit clear)
+ * it never is, and where it does not the figure is not shown. */
 static uint64_t minus(uint64_t x, double sub)
 {
 	return (double)x > sub ? (uint64_t)((double)x - sub) : 0;
@@ -95,7 +143,10 @@ static uint64_t minus(uint64_t x, double sub)
 struct fn_row {
 	uint32_t fid;
 	uint64_t calls, incl, self, cpu_incl, cpu_self;
-	int64_t own_incl, own_self; /* --times sampled (cct__own_times), summed */
+	/* --times sampled (struct comp's own, own_incl), summed; whether
+	 * some context's self is not known (comp.unknown) */
+	uint64_t own_incl, own_self;
+	bool own_unknown;
 	uint64_t missing, unwound;
 };
 
@@ -143,6 +194,7 @@ static struct fn_row *fn_rows(const struct cct_tree *t, uint32_t nfuncs, const s
 			r->self += nd->self_ns;
 			r->cpu_self += nd->cpu_self_ns;
 			r->own_self += cp->own ? cp->own[id] : 0;
+			r->own_unknown |= cp->unknown && cp->unknown[id];
 			r->missing += nd->missing;
 			r->unwound += nd->unwound;
 			if (!rc.active[nd->fid]) {
@@ -173,6 +225,37 @@ nomem:
 	return NULL;
 }
 
+int sec_cct__fn_totals(void *state, uint64_t *incl, uint32_t nfuncs)
+{
+	struct cct *g = state;
+	const struct cct_tree *t = cct__merged(g);
+	struct fn_row *rows = NULL;
+	struct comp cp;
+	size_t n = 0, i;
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	if (!g->ctx->cpu_sample_ns)
+		return -ENOENT;
+	err = comp_build(g, t, &cp);
+	if (err)
+		return err;
+	rows = fn_rows(t, g->ctx->nfuncs, &cp, &n);
+	if (!rows) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	memset(incl, 0, (size_t)nfuncs * sizeof(*incl));
+	for (i = 0; i < n; i++)
+		if (rows[i].fid < nfuncs)
+			incl[rows[i].fid] = rows[i].own_incl;
+cleanup:
+	free(rows);
+	comp_free(&cp);
+	return err;
+}
+
 /* How the functions table is sorted: -s, and whether times are sampled
  * (then total and self are the sampled ones). */
 struct sort_how {
@@ -191,15 +274,15 @@ static int cmp_row(const void *a, const void *b, void *arg)
 		kx = x->calls, ky = y->calls;
 		break;
 	case CCT_SORT_SELF:
-		kx = how->sampled ? cct__shown_self(x->own_self) : x->self;
-		ky = how->sampled ? cct__shown_self(y->own_self) : y->self;
+		kx = how->sampled ? x->own_self : x->self;
+		ky = how->sampled ? y->own_self : y->self;
 		break;
 	case CCT_SORT_CPU:
 		kx = x->cpu_incl, ky = y->cpu_incl;
 		break;
 	default:
-		kx = how->sampled ? cct__shown_incl(x->own_self, x->own_incl) : x->incl;
-		ky = how->sampled ? cct__shown_incl(y->own_self, y->own_incl) : y->incl;
+		kx = how->sampled ? x->own_incl : x->incl;
+		ky = how->sampled ? y->own_incl : y->incl;
 		break;
 	}
 	if (kx != ky)
@@ -222,6 +305,8 @@ struct node_line {
 	uint64_t missing, unwound, folded;
 	const char *name;
 	bool cpu; /* on-CPU times measured */
+	bool est_self_unknown; /* struct comp's unknown */
+	uint8_t unfit;	       /* struct comp's UNFIT_* */
 	char buf[24];
 };
 
@@ -247,6 +332,31 @@ static struct emit_val cpu_self(const void *row, const void *ctx)
 	return (struct emit_val){.u = l->cpu_self, .null = !l->cpu};
 }
 
+/* The sampled self time: none where the aftermath measured does not fit
+ * (cct__carry_times' unknown). */
+static struct emit_val est_self(const void *row, const void *ctx)
+{
+	const struct node_line *l = row;
+
+	(void)ctx;
+	return (struct emit_val){.u = l->est_self, .null = l->est_self_unknown};
+}
+
+/* The compensated times: none where the cost measured does not fit the
+ * run (comp_build). */
+#define COMP_FN(fn, field, bit)                                                                    \
+	static struct emit_val fn(const void *row, const void *ctx)                                \
+	{                                                                                          \
+		const struct node_line *l = row;                                                   \
+                                                                                                   \
+		(void)ctx;                                                                         \
+		return (struct emit_val){.u = l->field, .null = (l->unfit & (bit)) != 0};          \
+	}
+COMP_FN(incl_comp, incl_comp, UNFIT_INCL)
+COMP_FN(self_comp, self_comp, UNFIT_SELF)
+COMP_FN(cpu_incl_comp, cpu_incl_comp, UNFIT_CPU_INCL)
+COMP_FN(cpu_self_comp, cpu_self_comp, UNFIT_CPU_SELF)
+
 /* The tree's columns; the text adds each context's name, indented, and
  * what its activations lacked. */
 static const struct emit_col node_cols[] = {
@@ -255,8 +365,7 @@ static const struct emit_col node_cols[] = {
 	{"calls", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, calls)},
 	{"est_incl_ns", "SAMPLED_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, est_incl),
 	 .when = HAVE_SAMPLES},
-	{"est_self_ns", "SAMPLED_SELF", 12, EMIT_NS_MS, EMIT_COL(struct node_line, est_self),
-	 .when = HAVE_SAMPLES},
+	{"est_self_ns", "SAMPLED_SELF", 12, EMIT_NS_MS, EMIT_FN(est_self), .when = HAVE_SAMPLES},
 	{"samples_incl", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, samples_incl),
 	 .when = HAVE_SAMPLES},
 	{"samples_self", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, samples_self),
@@ -265,14 +374,12 @@ static const struct emit_col node_cols[] = {
 	{"self_ns", "SELF_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, self)},
 	{"cpu_incl_ns", "CPU_MS", 11, EMIT_NS_MS, EMIT_FN(cpu_incl)},
 	{"cpu_self_ns", "CPU_SELF_MS", 11, EMIT_NS_MS, EMIT_FN(cpu_self)},
-	{"incl_ns_comp", "COMP_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, incl_comp),
-	 .when = HAVE_COMP},
-	{"self_ns_comp", "COMP_SELF", 11, EMIT_NS_MS, EMIT_COL(struct node_line, self_comp),
-	 .when = HAVE_COMP},
+	{"incl_ns_comp", "COMP_MS", 11, EMIT_NS_MS, EMIT_FN(incl_comp), .when = HAVE_COMP},
+	{"self_ns_comp", "COMP_SELF", 11, EMIT_NS_MS, EMIT_FN(self_comp), .when = HAVE_COMP},
 	/* the probes run on the CPU: the same cost comes off */
-	{"cpu_incl_ns_comp", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, cpu_incl_comp),
+	{"cpu_incl_ns_comp", NULL, 0, EMIT_U64, EMIT_FN(cpu_incl_comp),
 	 .when = HAVE_COMP | HAVE_CPU},
-	{"cpu_self_ns_comp", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, cpu_self_comp),
+	{"cpu_self_ns_comp", NULL, 0, EMIT_U64, EMIT_FN(cpu_self_comp),
 	 .when = HAVE_COMP | HAVE_CPU},
 	{NULL, "CALLS", 12, EMIT_COUNT, EMIT_COL(struct node_line, calls)},
 	{"missing", NULL, 0, EMIT_U64, EMIT_COL(struct node_line, missing), .flags = EMIT_NONZERO},
@@ -285,8 +392,7 @@ static const struct emit_col fn_cols_all[] = {
 	{NULL, "CALLS", 12, EMIT_COUNT, EMIT_COL(struct node_line, calls)},
 	{NULL, "SAMPLED_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, est_incl),
 	 .when = HAVE_SAMPLES},
-	{NULL, "SAMPLED_SELF", 12, EMIT_NS_MS, EMIT_COL(struct node_line, est_self),
-	 .when = HAVE_SAMPLES},
+	{NULL, "SAMPLED_SELF", 12, EMIT_NS_MS, EMIT_FN(est_self), .when = HAVE_SAMPLES},
 	{NULL, "TOTAL_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, incl)},
 	{NULL, "SELF_MS", 11, EMIT_NS_MS, EMIT_COL(struct node_line, self)},
 	{NULL, "CPU_MS", 11, EMIT_NS_MS, EMIT_FN(cpu_incl)},
@@ -308,7 +414,7 @@ static size_t tree_cols(const struct cct *g, const struct comp *cp,
  * sampled, else its traced one. */
 static uint64_t weight_of(const struct comp *cp, const struct cct_node *n, uint32_t id)
 {
-	return cp->own ? cct__shown_incl(cp->own[id], cp->own_incl[id]) : n->incl_ns;
+	return cp->own ? cp->own_incl[id] : n->incl_ns;
 }
 
 /* *l: node id's line; total: the tree's time (for its share). */
@@ -326,14 +432,16 @@ static void node_line(const struct cct *g, const struct cct_tree *t, uint32_t id
 		.cpu_self = n->cpu_self_ns,
 		.samples_incl = n->samples_incl,
 		.samples_self = n->samples_self,
-		.est_incl = cp->own ? cct__shown_incl(cp->own[id], cp->own_incl[id]) : 0,
-		.est_self = cp->own ? cct__shown_self(cp->own[id]) : 0,
+		.est_incl = cp->own ? cp->own_incl[id] : 0,
+		.est_self = cp->own ? cp->own[id] : 0,
+		.est_self_unknown = cp->unknown && cp->unknown[id],
 		.missing = n->missing,
 		.unwound = n->unwound,
 		.folded = n->folded,
 		.cpu = g->o.cpu_time,
 	};
 	if (cp->below) {
+		l->unfit = cp->unfit[id];
 		l->incl_comp = minus(n->incl_ns, cp->below[id]);
 		l->self_comp = minus(n->self_ns, cp->direct[id]);
 		l->cpu_incl_comp = minus(n->cpu_incl_ns, cp->below[id]);
@@ -460,8 +568,9 @@ static int report_functions(struct cct *g, const struct cct_tree *t, const struc
 			.self = rows[i].self,
 			.cpu_incl = rows[i].cpu_incl,
 			.cpu_self = rows[i].cpu_self,
-			.est_incl = cct__shown_incl(rows[i].own_self, rows[i].own_incl),
-			.est_self = cct__shown_self(rows[i].own_self),
+			.est_incl = rows[i].own_incl,
+			.est_self = rows[i].own_self,
+			.est_self_unknown = rows[i].own_unknown,
 			.cpu = g->o.cpu_time,
 		};
 
@@ -583,6 +692,23 @@ int sec_cct__text(void *state, FILE *f)
 	if (comp_build(g, t, &cp))
 		return -ENOMEM;
 	err = report_tree(g, t, &cp, f);
+	if (!err && cp.nunknown)
+		fprintf(f,
+			"  SAMPLED_SELF '-': in %" PRIu32 " context%s the probes' measured "
+			"aftermath exceeds the samples by more than their sampling error: %s own "
+			"time is not known (0 in the totals above %s; docs/times.md)\n",
+			cp.nunknown, cp.nunknown == 1 ? "" : "s",
+			cp.nunknown == 1 ? "its" : "their", cp.nunknown == 1 ? "it" : "them");
+	/* the text shows the wall times' (the on-CPU ones are the JSON's) */
+	if (!err && cp.nunfit_wall)
+		fprintf(f,
+			"  COMP '-': the probe cost measured at start-up does not fit this run "
+			"in %" PRIu32 " context%s (more would come off a context's own time than "
+			"it has: COMP takes each call's whole probe cost off its caller, part of "
+			"it is in the call's own time, and the cost measured may not be this "
+			"run's): no compensated time for %s, nor for the totals of %s callers\n",
+			cp.nunfit_wall, cp.nunfit_wall == 1 ? "" : "s",
+			cp.nunfit_wall == 1 ? "it" : "them", cp.nunfit_wall == 1 ? "its" : "their");
 	if (!err) {
 		fputc('\n', f);
 		err = report_functions(g, t, &cp, f);
@@ -633,6 +759,9 @@ static void json_node(struct json *w, const struct cct *g, const struct cct_tree
 	node_line(g, t, id, cp, 0, &l);
 	json__begin_object(w);
 	emit__row_json(w, cols, nc, &l, NULL);
+	/* where its compensated times are null: the cost does not fit */
+	if (cp->unfit && id)
+		json__kv_bool(w, "comp_fits", !l.unfit);
 	if (t->hist.len) {
 		const struct cct_hist *h = cct__hist(t, id);
 
@@ -655,8 +784,10 @@ static void json_leave(void *arg, uint32_t id)
 	json__end_object(arg);
 }
 
-/* The whole tree, nested, children heaviest first. */
-static int json_tree(struct json *w, const struct cct *g, const struct cct_tree *t)
+/* The whole tree, nested, children heaviest first; *nunknown, *nunfit:
+ * struct comp's counts. */
+static int json_tree(struct json *w, const struct cct *g, const struct cct_tree *t,
+		     uint32_t *nunknown, uint32_t *nunfit)
 {
 	struct emit_col cols[EMIT_N(node_cols)];
 	struct cct_walk wk = {.t = t};
@@ -666,6 +797,8 @@ static int json_tree(struct json *w, const struct cct *g, const struct cct_tree 
 
 	if (comp_build(g, t, &cp))
 		return -ENOMEM;
+	*nunknown = cp.nunknown;
+	*nunfit = cp.nunfit;
 	nc = tree_cols(g, &cp, cols);
 	json_node(w, g, t, 0, &cp, cols, nc);
 	if (cct_walk__push(&wk, 0)) {
@@ -689,6 +822,7 @@ int sec_cct__json(void *state, struct json *w)
 {
 	struct cct *g = state;
 	const struct cct_tree *t = cct__merged(g);
+	uint32_t nunknown, nunfit, u1, u2;
 	struct cct_memory m;
 	size_t i;
 	int err;
@@ -697,14 +831,14 @@ int sec_cct__json(void *state, struct json *w)
 		return -ENOMEM;
 	cct__refresh_opts(g);
 	json__key(w, "cct");
-	err = json_tree(w, g, t);
+	err = json_tree(w, g, t, &nunknown, &nunfit);
 	if (err)
 		return err;
 	json__key(w, "cct_threads");
 	json__begin_object(w);
 	for (i = 0; i < g->nsorted; i++) {
 		json__key_u64(w, g->sorted[i]->t.tid);
-		err = json_tree(w, g, &g->sorted[i]->t);
+		err = json_tree(w, g, &g->sorted[i]->t, &u1, &u2);
 		if (err)
 			return err;
 	}
@@ -723,5 +857,10 @@ int sec_cct__json(void *state, struct json *w)
 	json__kv_bool(w, "wall_includes_probe_cost", true);
 	/* est_*_ns: the program's own time, sampled (docs/times.md) */
 	json__kv_bool(w, "sampled", g->ctx->cpu_sample_ns != 0);
+	/* the merged tree's contexts whose est_self_ns is null (the
+	 * aftermath measured does not fit), and whose compensated times are
+	 * (some) null: the cost measured does not fit (comp_build) */
+	json__kv_u64(w, "est_self_unknown", nunknown);
+	json__kv_u64(w, "comp_unfit", nunfit);
 	return json__end_object(w);
 }

@@ -156,8 +156,10 @@ static const struct emit_col name_cols[] = {
 	{"fid", NULL, 0, EMIT_U32, EMIT_COL(struct count_line, fid)},
 };
 
-/* *l: function fid's line. l->name may point into l->buf. */
-static void count_line(const struct count *c, uint32_t fid, struct count_line *l)
+/* *l: function fid's line. l->name may point into l->buf. carried: the
+ * sampled totals the call tree carried up (sec_cct__fn_totals), or NULL. */
+static void count_line(const struct count *c, uint32_t fid, const uint64_t *carried,
+		       struct count_line *l)
 {
 	const struct count_fn *fn = &c->fn[fid];
 
@@ -171,9 +173,13 @@ static void count_line(const struct count *c, uint32_t fid, struct count_line *l
 	l->samples_incl = fn->t.samples_incl;
 	l->aft_self_ns = fn->t.aft_self_ns;
 	l->est_self_ns = an_ctx__own_ns(c->ctx, l->samples_self, fn->t.aft_self_ns);
-	/* never below its self (the tree's tables show the same:
-	 * cct__shown_incl) */
-	l->est_incl_ns = an_ctx__own_ns(c->ctx, l->samples_incl, fn->t.aft_incl_ns);
+	/* The tree's, where it ran: each total carried up from its
+	 * contexts' selves (cct__carry_times), so none is below a callee's.
+	 * Else this function's own sum, the aftermath under it all taken
+	 * out: never below its self, but (a callee's aftermath larger than
+	 * its samples) it can fall below a callee's total. */
+	l->est_incl_ns =
+		carried ? carried[fid] : an_ctx__own_ns(c->ctx, l->samples_incl, fn->t.aft_incl_ns);
 	if (l->est_incl_ns < l->est_self_ns)
 		l->est_incl_ns = l->est_self_ns;
 	l->est_self_err95_ns = an_ctx__sampled_err95_ns(c->ctx, l->samples_self);
@@ -182,9 +188,37 @@ static void count_line(const struct count *c, uint32_t fid, struct count_line *l
 	l->linkage = an_ctx__linkage(c->ctx, fid);
 }
 
+/* sec_count__text_tree's tree's totals, into a new array (the caller
+ * frees), or NULL: no tree, times not sampled, or out of memory (then the
+ * count's own figures). */
+static uint64_t *carried_of(const struct count *c, void *tree)
+{
+	uint64_t *incl;
+
+	if (!tree || !c->ctx->cpu_sample_ns)
+		return NULL;
+	incl = calloc((size_t)c->ctx->nfuncs + 1, sizeof(*incl));
+	if (incl && sec_cct__fn_totals(tree, incl, c->ctx->nfuncs)) {
+		free(incl);
+		incl = NULL;
+	}
+	return incl;
+}
+
 int sec_count__text(void *state, FILE *f)
 {
+	return sec_count__text_tree(state, NULL, f);
+}
+
+int sec_count__json(void *state, struct json *w)
+{
+	return sec_count__json_tree(state, NULL, w);
+}
+
+int sec_count__text_tree(void *state, void *tree, FILE *f)
+{
 	struct count *c = state;
+	uint64_t *carried = carried_of(c, tree);
 	struct count_thread **th = NULL;
 	struct count_row *rows = NULL;
 	size_t nrows = 0, nth = 0, ncols, i, j;
@@ -229,7 +263,7 @@ int sec_count__text(void *state, FILE *f)
 		struct count_line l;
 		uint64_t shown = 0, *v;
 
-		count_line(c, rows[i].fid, &l);
+		count_line(c, rows[i].fid, carried, &l);
 		emit__cells(f, fig_cols, nfig, &l, lb, NULL, true);
 		for (j = 0; j < ncols; j++) {
 			v = hmap__find(&th[j]->fn, rows[i].fid);
@@ -259,6 +293,7 @@ int sec_count__text(void *state, FILE *f)
 cleanup:
 	free(rows);
 	free(th);
+	free(carried);
 	return err;
 }
 
@@ -348,9 +383,10 @@ static int thread_functions_json(const struct count *c, const struct count_threa
 	return json__end_object(w);
 }
 
-int sec_count__json(void *state, struct json *w)
+int sec_count__json_tree(void *state, void *tree, struct json *w)
 {
 	struct count *c = state;
+	uint64_t *carried = carried_of(c, tree);
 	struct count_thread **th = NULL;
 	struct count_row *rows = NULL;
 	struct by_fid b = {0};
@@ -376,7 +412,7 @@ int sec_count__json(void *state, struct json *w)
 		const struct count_fn *fn = &c->fn[rows[i].fid];
 		struct count_line l;
 
-		count_line(c, rows[i].fid, &l);
+		count_line(c, rows[i].fid, carried, &l);
 		json__begin_object(w);
 		emit__row_json(w, name_cols, EMIT_N(name_cols), &l, NULL);
 		an_ctx__json_src(c->ctx, rows[i].fid, w);
@@ -444,5 +480,6 @@ cleanup:
 	by_fid_free(&b);
 	free(rows);
 	free(th);
+	free(carried);
 	return err;
 }

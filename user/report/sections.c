@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "analyzers/analyzer.h"
@@ -60,19 +61,42 @@ static const struct section *section_of(const struct analyzer_ops *ops)
 	return NULL;
 }
 
-/* Its text, nothing for an analyzer without a section. */
-static int section_text(const struct analyzer_ops *ops, void *state, FILE *f)
+/* Its text, nothing for an analyzer without a section. tree: the cct
+ * analyzer's instance of the same run (or process), or NULL: the
+ * per-function counts show the sampled totals it carries up (a total of
+ * their own can fall below a callee's: sec_count__text_tree). */
+static int section_text(const struct analyzer_ops *ops, void *state, void *tree, FILE *f)
 {
 	const struct section *s = section_of(ops);
 
+	if (s && tree && !strcmp(s->name, "count"))
+		return sec_count__text_tree(state, tree, f);
 	return s ? s->text(state, f) : 0;
 }
 
-static int section_json(const struct analyzer_ops *ops, void *state, struct json *w)
+static int section_json(const struct analyzer_ops *ops, void *state, void *tree, struct json *w)
 {
 	const struct section *s = section_of(ops);
 
+	if (s && tree && !strcmp(s->name, "count"))
+		return sec_count__json_tree(state, tree, w);
 	return s ? s->json(state, w) : 0;
+}
+
+/* The cct analyzer's instance among the run's (i == SIZE_MAX) or process
+ * i's, or NULL. */
+static void *tree_of(const struct runner *r, size_t i)
+{
+	const struct analyzer_ops *ops;
+	void *state;
+	size_t a;
+
+	for (a = 0; (ops = i == SIZE_MAX ? runner__analyzer_at(r, a, &state)
+					 : runner__proc_analyzer_at(r, i, a, &state));
+	     a++)
+		if (!strcmp(ops->name, "cct"))
+			return state;
+	return NULL;
 }
 
 bool sections__known(const char *name)
@@ -237,7 +261,7 @@ int sections__text(const struct runner *r, FILE *f)
 		void *state;
 		const struct analyzer_ops *ops = runner__analyzer_at(r, a, &state);
 
-		err = section_text(ops, state, f);
+		err = section_text(ops, state, tree_of(r, SIZE_MAX), f);
 		if (err)
 			return err;
 		lower_bound_note(&l, ops, f);
@@ -289,7 +313,7 @@ int sections__json(const struct runner *r, struct json *w)
 		void *state;
 		const struct analyzer_ops *ops = runner__analyzer_at(r, a, &state);
 
-		err = section_json(ops, state, w);
+		err = section_json(ops, state, tree_of(r, SIZE_MAX), w);
 		if (err)
 			return err;
 	}
@@ -317,7 +341,7 @@ int sections__proc_text(const struct runner *r, size_t i, FILE *f)
 		return -EINVAL;
 	runner__proc_stats(r, i, &st);
 	for (a = 0; (ops = runner__proc_analyzer_at(r, i, a, &state)); a++) {
-		err = section_text(ops, state, f);
+		err = section_text(ops, state, tree_of(r, i), f);
 		if (err)
 			return err;
 		fputc('\n', f);
@@ -340,7 +364,7 @@ int sections__proc_json(const struct runner *r, size_t i, struct json *w)
 		return -EINVAL;
 	runner__proc_stats(r, i, &st);
 	for (a = 0; (ops = runner__proc_analyzer_at(r, i, a, &state)); a++) {
-		err = section_json(ops, state, w);
+		err = section_json(ops, state, tree_of(r, i), w);
 		if (err)
 			return err;
 	}

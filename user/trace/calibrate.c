@@ -489,6 +489,46 @@ static bool calib_delivered(struct trace *tr, uint64_t delivered, uint64_t calle
 	return false;
 }
 
+/* CABBPF_TEST_PROBE_COST_SCALE=X (tests only): the costs times X, as if
+ * measured so, after the measurement is kept (a later run reads the real
+ * one): a test makes the calibration over-state a run's cost (as on hosts
+ * whose traps cost 10-20x more at start-up than in the run) or under-state
+ * it on any machine. What is printed is what the run then subtracts.
+ * Returns the factor's text, or "" when there is none. */
+static const char *test_scale(double cost_ns[INSN__NCLASS])
+{
+	const char *x = getenv("CABBPF_TEST_PROBE_COST_SCALE");
+	double f = x ? atof(x) : 0;
+	size_t k;
+
+	if (!(f > 0))
+		return "";
+	for (k = 0; k < INSN__NCLASS; k++)
+		cost_ns[k] *= f;
+	return x;
+}
+
+/* CABBPF_TEST_AFTERMATH_NS=IN,OUT (tests only): every class's aftermath
+ * as if measured so (in the callee, in the caller, ns a call), after the
+ * measurement is kept: a test makes it exceed a context's samples on any
+ * machine, where the measure may be small or 0. */
+static void test_aftermath(struct calib_aftermath aft[INSN__NCLASS])
+{
+	const char *x = getenv("CABBPF_TEST_AFTERMATH_NS");
+	double in, out;
+	size_t k;
+
+	if (!x || sscanf(x, "%lf,%lf", &in, &out) != 2)
+		return;
+	for (k = 0; k < INSN__NCLASS; k++) {
+		aft[k].in_ns = in;
+		aft[k].out_ns = out;
+	}
+	log_info("the probes' aftermath set to %.0f ns in the callee, %.0f ns in the caller "
+		 "(CABBPF_TEST_AFTERMATH_NS)",
+		 in, out);
+}
+
 int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 			   struct progress_leak leak[INSN__NCLASS],
 			   struct calib_aftermath aft[INSN__NCLASS])
@@ -514,12 +554,15 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 	memset(leak, 0, sizeof(*leak) * INSN__NCLASS);
 	memset(aft, 0, sizeof(*aft) * INSN__NCLASS);
 	if (!cache_key(no_times, key, sizeof(key)) && !cache_read(key, cost_ns, leak, aft, &age_s)) {
+		const char *x = test_scale(cost_ns);
+
+		test_aftermath(aft);
 		log_info(
 			"probe cost per traced call, measured: %.0f ns (nop5), %.0f ns (emulated), "
 			"%.0f ns (single-stepped) entry and return, %ld s ago (%s; "
-			"CABBPF_RECALIBRATE=1 measures again)",
+			"CABBPF_RECALIBRATE=1 measures again)%s%s",
 			cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED], cost_ns[INSN_SSTEP], age_s,
-			RUN_DIR);
+			RUN_DIR, *x ? ", scaled by CABBPF_TEST_PROBE_COST_SCALE=" : "", x);
 		return 0;
 	}
 	err = calib_offsets(exe, &st, offsets);
@@ -568,23 +611,30 @@ int calibrate__probe_costs(bool no_times, double cost_ns[INSN__NCLASS],
 		memset(cost_ns, 0, sizeof(double) * INSN__NCLASS);
 		goto cleanup_quiet;
 	}
-	log_info("probe cost per traced call, measured: %.0f ns (nop5), %.0f ns (emulated), "
-		 "%.0f ns (single-stepped) entry and return",
-		 cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED], cost_ns[INSN_SSTEP]);
+	if (*key && cost_ns[INSN_NOP5] > 0 && cost_ns[INSN_EMULATED] > 0 && cost_ns[INSN_SSTEP] > 0)
+		cache_write(key, cost_ns, leak, aft);
+	test_aftermath(aft);
+	{
+		const char *x = test_scale(cost_ns);
+
+		log_info("probe cost per traced call, measured: %.0f ns (nop5), %.0f ns "
+			 "(emulated), %.0f ns (single-stepped) entry and return%s%s",
+			 cost_ns[INSN_NOP5], cost_ns[INSN_EMULATED], cost_ns[INSN_SSTEP],
+			 *x ? ", scaled by CABBPF_TEST_PROBE_COST_SCALE=" : "", x);
+	}
 	if (prog)
 		log_debug("of it seen as the target's user time by the progress clock: %.0f +- "
 			  "%.0f ns, %.0f +- %.0f ns, %.0f +- %.0f ns",
 			  leak[INSN_NOP5].ns, leak[INSN_NOP5].sd_ns, leak[INSN_EMULATED].ns,
 			  leak[INSN_EMULATED].sd_ns, leak[INSN_SSTEP].ns, leak[INSN_SSTEP].sd_ns);
-	log_debug("a traced call's aftermath, as the time sampler sees it (in the callee, in "
-		  "the caller): %.0f +- %.0f, %.0f +- %.0f ns (nop5); %.0f +- %.0f, %.0f +- %.0f ns "
-		  "(emulated); %.0f +- %.0f, %.0f +- %.0f ns (single-stepped)",
-		  aft[INSN_NOP5].in_ns, aft[INSN_NOP5].in_sd_ns, aft[INSN_NOP5].out_ns,
-		  aft[INSN_NOP5].out_sd_ns, aft[INSN_EMULATED].in_ns, aft[INSN_EMULATED].in_sd_ns,
-		  aft[INSN_EMULATED].out_ns, aft[INSN_EMULATED].out_sd_ns, aft[INSN_SSTEP].in_ns,
-		  aft[INSN_SSTEP].in_sd_ns, aft[INSN_SSTEP].out_ns, aft[INSN_SSTEP].out_sd_ns);
-	if (*key && cost_ns[INSN_NOP5] > 0 && cost_ns[INSN_EMULATED] > 0 && cost_ns[INSN_SSTEP] > 0)
-		cache_write(key, cost_ns, leak, aft);
+	log_debug(
+		"a traced call's aftermath, as the time sampler sees it (in the callee, in "
+		"the caller): %.0f +- %.0f, %.0f +- %.0f ns (nop5); %.0f +- %.0f, %.0f +- %.0f ns "
+		"(emulated); %.0f +- %.0f, %.0f +- %.0f ns (single-stepped)",
+		aft[INSN_NOP5].in_ns, aft[INSN_NOP5].in_sd_ns, aft[INSN_NOP5].out_ns,
+		aft[INSN_NOP5].out_sd_ns, aft[INSN_EMULATED].in_ns, aft[INSN_EMULATED].in_sd_ns,
+		aft[INSN_EMULATED].out_ns, aft[INSN_EMULATED].out_sd_ns, aft[INSN_SSTEP].in_ns,
+		aft[INSN_SSTEP].in_sd_ns, aft[INSN_SSTEP].out_ns, aft[INSN_SSTEP].out_sd_ns);
 cleanup:
 	if (err)
 		log_warn("measuring the probes' cost failed (%s): times are not compensated",
