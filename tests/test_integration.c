@@ -2521,6 +2521,15 @@ START_TEST(follow_forks_inherit)
 			      ff_fact(r.json, base, facts[i]), h_expected(run, facts[i]));
 	}
 	ck_assert_int_eq(json_object_array_length(h_get(r.json, "processes")), 7);
+	/* every child named, also one that ended before cabbpf looked at it
+	 * (it ran its parent's program: exec'd nothing) */
+	for (i = 0; i < 7; i++) {
+		json_object *pe = json_object_array_get_idx(h_get(r.json, "processes"), i);
+
+		ck_assert_str_eq(json_object_get_string(h_get(pe, "command")), base);
+		ck_assert_str_eq(strrchr(json_object_get_string(h_get(pe, "binary")), '/') + 1,
+				 base);
+	}
 	rn = h_get(r.json, "runner");
 	ck_assert_int_eq(json_object_get_int64(h_get(rn, "forks_inherited")), 6);
 	ck_assert_int_eq(json_object_get_int64(h_get(rn, "forks_unknown")), 0);

@@ -346,6 +346,30 @@ void whole__gate(struct whole *w, bool open)
 	}
 }
 
+/* p, a fork that exec'd nothing and was never looked at, takes its
+ * parent's program and names (the parent's own parent first, if it too
+ * was never looked at; depth: how far up already). */
+static void name_after_parent(struct whole *w, struct wproc *p, int depth)
+{
+	const uint64_t *v = hmap__find(&w->procs, (uint64_t)p->parent);
+	struct wproc *q = v ? (struct wproc *)(uintptr_t)*v : NULL;
+
+	if (!q || q == p || depth > 64)
+		return;
+	if (!q->pub.exe[0] && !q->pub.execs && q->parent)
+		name_after_parent(w, q, depth + 1);
+	if (!q->pub.exe[0])
+		return;
+	memcpy(p->pub.comm, q->pub.comm, sizeof(p->pub.comm));
+	memcpy(p->pub.exe, q->pub.exe, sizeof(p->pub.exe));
+	memcpy(p->pub.container, q->pub.container, sizeof(p->pub.container));
+	p->img = q->img;
+	p->pub.untraced_image = q->pub.untraced_image;
+	p->pub.image_why = q->pub.image_why;
+	p->pub.from = WHOLE_FROM_FORK;
+	p->pub.unarmed_why = "ended before its own guard could hold it";
+}
+
 static int cmp_proc(const void *a, const void *b);
 
 /* p into whole__stop's list, in pid order (out of memory: left out). */
@@ -366,6 +390,19 @@ void whole__see(struct whole *w, const struct cabbpf_event *e)
 	struct wproc *p;
 	bool created;
 
+	if (e->kind == CABBPF_EV_FORK) {
+		/* the child (fid: its tid, its pid for a new process) runs
+		 * its parent's program until it execs: named after it should
+		 * it end before a look */
+		p = whole_proc__get(w, (pid_t)e->fid, WHOLE_NEW, &created);
+		if (p && !p->parent && (pid_t)e->fid != (pid_t)e->pid)
+			p->parent = (pid_t)e->pid;
+		if (p && created && w->sorted)
+			sorted_add(w, p);
+		/* after whole__stop (the last drain): no look will come */
+		if (p && w->sorted && !p->pub.exe[0] && !p->pub.execs && p->parent)
+			name_after_parent(w, p, 0);
+	}
 	if (e->kind != CABBPF_EV_EXEC && e->pid == w->last_pid)
 		return;
 	w->last_pid = e->pid;
@@ -485,6 +522,15 @@ bool whole__stop(struct whole *w, struct guard_stats *sum)
 	}
 	if (sum)
 		*sum = w->gsum;
+	/* A fork that ended before a look, having exec'd nothing: it ran
+	 * its parent's program (looked at, or named so in turn). */
+	it = 0;
+	while (hmap__next(&w->procs, &it, &e)) {
+		struct wproc *p = (struct wproc *)(uintptr_t)e->val;
+
+		if (p && !p->pub.exe[0] && !p->pub.execs && p->parent)
+			name_after_parent(w, p, 0);
+	}
 	free(w->sorted);
 	w->sorted = calloc(hmap__len(&w->procs) + 1, sizeof(*w->sorted));
 	it = 0;

@@ -77,6 +77,7 @@ struct wproc {
 	int said_from;		       /* and pub.from + 1 */
 	double held_since;	       /* > 0: another guard of ours holds it (a fork) */
 	bool held_exec;		       /* being looked at while held at its exec */
+	pid_t parent;		       /* the process that forked it (its FORK event), or 0 */
 };
 
 struct whole {
