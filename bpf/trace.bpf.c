@@ -640,11 +640,33 @@ static __always_inline void exit_by_exec(struct task_struct *p)
 	st->busy = 0;
 }
 
+/* Whole-tree tracing: how each process of the cgroup ended, its wait
+ * status (exit_code: the status << 8, or the signal), by pid, for the
+ * report's processes (user/trace/whole.c). Set by the loader. */
+const volatile __u32 note_exits = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} proc_exits SEC(".maps");
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 {
+	__u32 pid, st;
+
 	if (!p)
 		return 0; /* as on_exec */
+	/* The process's last thread (its signal's live count is 0 by now;
+	 * read, not the tracepoint's group_dead, which 6.1's lacks). */
+	if (note_exits && !target_tgid && !BPF_CORE_READ(p, signal, live.counter) &&
+	    !cgroup_excluded()) {
+		pid = (__u32)p->tgid;
+		st = (__u32)p->exit_code;
+		bpf_map_update_elem(&proc_exits, &pid, &st, BPF_ANY);
+	}
 	exit_by_exec(p);
 	/* Its last event is written: its tstab slot is free for the next
 	 * thread of its hash (pipeline.bpf.h). */

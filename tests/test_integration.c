@@ -2428,6 +2428,13 @@ START_TEST(follow_forks_exec_tree)
 		ck_assert_str_eq(strrchr(json_object_get_string(h_get(pe, "binary")), '/') + 1,
 				 base);
 		ck_assert_str_eq(json_object_get_string(h_get(pe, "command")), base);
+		/* each process's end: abc's 3, the launcher's 0 */
+		ck_assert_str_eq(json_object_get_string(h_get(pe, "exit")),
+				 json_object_get_int64(h_get(pe, "pid")) ==
+						 json_object_get_int64(h_get(h_get(r.json, "target"), "pid")) &&
+					 _i / 2 != 3
+				     ? "exited with status 0"
+				     : "exited with status 3");
 	}
 	tg = h_get(r.json, "target");
 	/* each exec'd process held while its guard is made (a program new to

@@ -17,16 +17,22 @@
 #include "user/trace/whole.h"
 
 /* "exited with status 3", "killed by signal 9", or "" when unknown. */
+/* A wait status in words ("" when it says neither). */
+static void describe_status(int st, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (WIFEXITED(st))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+}
+
 static void describe_exit(const struct summary *s, char *buf, size_t len)
 {
 	buf[0] = 0;
 	if (!s->exited || s->exit_status < 0)
 		return;
-	if (WIFEXITED(s->exit_status))
-		snprintf(buf, len, "exited with status %d", WEXITSTATUS(s->exit_status));
-	else if (WIFSIGNALED(s->exit_status))
-		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(s->exit_status),
-			 strsignal(WTERMSIG(s->exit_status)));
+	describe_status(s->exit_status, buf, len);
 }
 
 /* The kinds of lost events, as the report names them, with what each
@@ -108,7 +114,12 @@ static const char *const from_words[] = {
  * line (after "== pid N (comm) exe: "). */
 static void proc_words(FILE *out, const struct whole_proc *p)
 {
+	char ex[96];
+
 	fprintf(out, "%s", found_words[p->found]);
+	describe_status(p->exit_status, ex, sizeof(ex));
+	if (p->exited && ex[0])
+		fprintf(out, ", %s", ex);
 	if (!p->exe[0]) {
 		/* gone before a look at /proc/PID/exe: a short-lived child */
 		fprintf(out, "; ended before cabbpf could look at it: only its calls into files "
@@ -439,6 +450,12 @@ static int whole_json(struct json *w, const struct summary *s, struct runner *r)
 		err |= json__kv_string(w, "container", p->container[0] ? p->container : NULL);
 		err |= json__kv_string(w, "found", found_keys[p->found]);
 		err |= json__kv_u64(w, "execs", p->execs);
+		{
+			char ex[96];
+
+			describe_status(p->exit_status, ex, sizeof(ex));
+			err |= json__kv_string(w, "exit", p->exited && ex[0] ? ex : NULL);
+		}
 		err |= json__kv_string(w, "traced_from",
 				       p->untraced_image ? NULL : from_keys[p->from]);
 		err |= json__kv_double(w, "traced_from_s",

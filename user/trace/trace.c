@@ -156,6 +156,7 @@ int trace__load(struct trace *t, bool multi)
 	t->skel->rodata->target_tgid = t->o.pid > 0 ? (__u32)t->o.pid : 0;
 	t->skel->rodata->session = t->o.session && !t->o.no_returns;
 	t->skel->rodata->hold_exec = t->o.hold_exec && t->o.pid <= 0;
+	t->skel->rodata->note_exits = t->o.hold_exec && t->o.pid <= 0;
 	t->skel->rodata->want_time = !t->o.no_times;
 	/* With return probes, entries read their return-address slot: it
 	 * tells tail calls from calls after a non-local exit. */

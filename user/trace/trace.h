@@ -64,7 +64,8 @@ struct trace_opts {
 	/* whole-tree tracing (pid 0): a process of the cgroup that execs a
 	 * program not in the map exec_images is stopped at its exec and noted
 	 * in exec_held (include/cabbpf_event.h) for the loader to let go once
-	 * its probes are in (user/trace/whole_hold.c) */
+	 * its probes are in (user/trace/whole_hold.c); and each process's
+	 * end is noted in proc_exits (pid -> wait status) */
 	bool hold_exec;
 	/* file offset of each function's probe site; index = fid;
 	 * TRACE_NO_PROBE = not probed (counted in trace__refused);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "common/log.h"
 #include "user/elf/image.h"
@@ -16,6 +17,7 @@
 #include "user/proc/container.h"
 #include "user/proc/libs.h"
 #include "user/proc/procfs.h"
+#include "user/trace/trace.h"
 #include "user/trace/whole_int.h"
 
 /* ---- helpers ---- */
@@ -502,6 +504,7 @@ bool whole__stop(struct whole *w, struct guard_stats *sum)
 {
 	struct hmap_ent *e;
 	size_t it = 0, n = 0;
+	int fd;
 
 	/* Nobody stays held at an exec (the gate is closed: no new hold). */
 	whole_hold__end(w);
@@ -522,6 +525,22 @@ bool whole__stop(struct whole *w, struct guard_stats *sum)
 	}
 	if (sum)
 		*sum = w->gsum;
+	/* How each process ended, as the kernel saw it (bpf/trace.bpf.c
+	 * proc_exits): its wait status. */
+	fd = w->tr ? trace__map_fd(w->tr, "proc_exits") : -1;
+	it = 0;
+	while (fd >= 0 && hmap__next(&w->procs, &it, &e)) {
+		struct wproc *p = (struct wproc *)(uintptr_t)e->val;
+		uint32_t pid, st;
+
+		if (!p)
+			continue;
+		pid = (uint32_t)p->pub.pid;
+		if (!bpf_map_lookup_elem(fd, &pid, &st)) {
+			p->pub.exited = true;
+			p->pub.exit_status = (int)st;
+		}
+	}
 	/* A fork that ended before a look, having exec'd nothing: it ran
 	 * its parent's program (looked at, or named so in turn). */
 	it = 0;

@@ -131,6 +131,8 @@ struct whole_proc {
 	bool guarded;		 /* held by its own guard (ever) */
 	const char *unarmed_why; /* why never armed, or NULL */
 	uint64_t held_ns;	 /* time held at its execs until its probes were in */
+	bool exited;		 /* its end was seen while traced */
+	int exit_status;	 /* then its wait status (exited or killed by a signal) */
 };
 
 /* The exec hold (whole.h's top comment): processes held at the exec of a
