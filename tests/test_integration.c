@@ -2558,7 +2558,8 @@ END_TEST
 /*
  * A pattern applies to every program the tree runs, and a launcher with
  * nothing to trace is no error (issue 65 item 2): a shell runs "treeexec
- * abc" 25 times; -f a -f b -f c match nothing in the shell. Each run,
+ * abc" 25 times; -f a -f b -f c match nothing in the shell, -f
+ * libc:readlink the library every program maps. Each run,
  * a few milliseconds long, is counted exactly; the shell's status is the
  * last abc's (3), the output the untraced run's.
  */
@@ -2566,11 +2567,13 @@ START_TEST(follow_forks_through_a_shell)
 {
 	char cmd[600];
 	char *target[] = {"/bin/sh", "-c", cmd, NULL};
-	char *opts[] = {"--follow-forks", "-f", "a", "-f", "b", "-f", "c", NULL};
+	char *opts[] = {"--follow-forks", "-f", "a", "-f", "b", "-f", "c", "-f", "libc:readlink", NULL};
 	const char *bin = h_target("treeexec", 2), *base = strrchr(bin, '/') + 1;
 	char n1[128], n2[128];
 	struct h_plain p;
 	struct h_run r;
+	json_object *procs, *pe;
+	size_t i, n;
 
 	snprintf(cmd, sizeof(cmd), "for i in $(seq 25); do %s abc; done", bin);
 	h_traced_same(&p, &r, opts, target);
@@ -2587,6 +2590,22 @@ START_TEST(follow_forks_through_a_shell)
 		ck_assert_int_eq(h_returns(r.json, "missing"), 0);
 	ck_assert_str_eq(json_object_get_string(h_get(h_get(r.json, "target"), "exit")),
 			 "exited with status 3");
+	/* -f LIB:GLOB applies to every program too: treeexec reads its
+	 * /proc/self/exe once a run (the shell never calls readlink) */
+	ck_assert_int_eq(h_calls(r.json, "libc:readlink"), 25);
+	/* every process named, also one of a program known already that
+	 * ended before a look (named by its exec), and its end */
+	procs = h_get(r.json, "processes");
+	n = json_object_array_length(procs);
+	ck_assert_uint_ge(n, 26);
+	for (i = 0; i < n; i++) {
+		pe = json_object_array_get_idx(procs, i);
+		ck_assert_str_ne(json_object_get_string(h_get(pe, "command")), "");
+		ck_assert_str_ne(json_object_get_string(h_get(pe, "binary")), "");
+		if (!strcmp(json_object_get_string(h_get(pe, "command")), base))
+			ck_assert_str_eq(json_object_get_string(h_get(pe, "exit")),
+					 "exited with status 3");
+	}
 	h_plain_free(&p);
 	h_free(&r);
 }

@@ -348,6 +348,53 @@ void whole__gate(struct whole *w, bool open)
 	}
 }
 
+void whole__key_note(struct whole *w, uint32_t dev, uint64_t ino, const struct wproc *p)
+{
+	struct wkey *k;
+	size_t i;
+
+	if (!p->img || !p->pub.exe[0] || (!dev && !ino))
+		return;
+	for (i = 0; i < w->nkeys; i++)
+		if (w->keys[i].dev == dev && w->keys[i].ino == ino)
+			return;
+	if (whole__grow((void **)&w->keys, &w->capkeys, w->nkeys, sizeof(*w->keys)))
+		return;
+	k = &w->keys[w->nkeys];
+	k->exe = strdup(p->pub.exe);
+	if (!k->exe)
+		return;
+	k->dev = dev;
+	k->ino = ino;
+	k->img = p->img;
+	memcpy(k->comm, p->pub.comm, sizeof(k->comm));
+	w->nkeys++;
+}
+
+/* p, that exec'd and ended before a look, takes the names of the program
+ * its exec event named, when another process of it was looked at.
+ * Returns whether it did. */
+static bool name_after_exec(struct whole *w, struct wproc *p)
+{
+	size_t i;
+
+	for (i = 0; i < w->nkeys; i++) {
+		const struct wkey *k = &w->keys[i];
+
+		if (k->dev != p->exec_dev || k->ino != p->exec_ino)
+			continue;
+		memcpy(p->pub.comm, k->comm, sizeof(p->pub.comm));
+		snprintf(p->pub.exe, sizeof(p->pub.exe), "%s", k->exe);
+		p->img = k->img;
+		p->pub.untraced_image = !k->img->nfids;
+		p->pub.image_why = k->img->nfids ? NULL : k->img->why;
+		p->pub.from = WHOLE_FROM_EXEC;
+		p->pub.unarmed_why = "ended before cabbpf could look at it";
+		return true;
+	}
+	return false;
+}
+
 /* p, a fork that exec'd nothing and was never looked at, takes its
  * parent's program and names (the parent's own parent first, if it too
  * was never looked at; depth: how far up already). */
@@ -418,11 +465,21 @@ void whole__see(struct whole *w, const struct cabbpf_event *e)
 	if (e->kind == CABBPF_EV_EXEC) {
 		p->pub.execs++;
 		p->exec_ts = e->ts;
+		if (!e->pad) { /* an execve of its own (not a thread killed by one) */
+			p->exec_dev = e->fid;
+			p->exec_ino = e->sp;
+		}
 		p->ended = false;
 		whole_proc__enqueue(w, p);
 	} else if (created || p->ended) {
 		p->ended = false;
 		whole_proc__enqueue(w, p);
+	}
+	/* after whole__stop (the last drain): no look will come */
+	if (w->sorted && e->kind == CABBPF_EV_EXEC && !p->pub.exe[0] && p->pub.execs) {
+		if (created)
+			sorted_add(w, p);
+		(void)name_after_exec(w, p);
 	}
 }
 
@@ -549,6 +606,8 @@ bool whole__stop(struct whole *w, struct guard_stats *sum)
 
 		if (p && !p->pub.exe[0] && !p->pub.execs && p->parent)
 			name_after_parent(w, p, 0);
+		else if (p && !p->pub.exe[0] && p->pub.execs)
+			(void)name_after_exec(w, p);
 	}
 	free(w->sorted);
 	w->sorted = calloc(hmap__len(&w->procs) + 1, sizeof(*w->sorted));
@@ -646,6 +705,9 @@ void whole__free(struct whole *w)
 	free(w->files);
 	free(w->queue);
 	free(w->sorted);
+	for (i = 0; i < w->nkeys; i++)
+		free(w->keys[i].exe);
+	free(w->keys);
 	free(w->t.offsets);
 	free(w->t.names);
 	free(w->t.lnames);

@@ -175,6 +175,8 @@ static void serve(struct whole *w, int fd, uint32_t pid, const struct cabbpf_exe
 		how |= CABBPF_IMG_ARM;
 	if (!p || !p->pub.guarded)
 		(void)bpf_map_update_elem(w->images_fd, &h->img, &how, BPF_ANY);
+	if (p)
+		whole__key_note(w, h->img.dev, h->img.ino, p);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	release(fd, pid, h);

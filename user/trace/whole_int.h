@@ -33,6 +33,18 @@
 /* Processes found while tracing, said one a line on stderr */
 #define MAX_SAID 100
 
+/* A program as the kernel names it at an exec (its inode's superblock
+ * s_dev, kernel encoding, and inode number: the exec event's fid and sp),
+ * once a process running it was looked at: a later process that execs it
+ * and ends before a look is named after it. */
+struct wkey {
+	uint32_t dev;
+	uint64_t ino;
+	struct wimage *img;
+	char comm[16];
+	char *exe;
+};
+
 /* A probed file (an executable or a library): each once, whatever the
  * number of processes or images that map it. */
 struct wfile {
@@ -78,6 +90,8 @@ struct wproc {
 	double held_since;	       /* > 0: another guard of ours holds it (a fork) */
 	bool held_exec;		       /* being looked at while held at its exec */
 	pid_t parent;		       /* the process that forked it (its FORK event), or 0 */
+	uint32_t exec_dev;	       /* its last exec's program (the event's fid, sp) */
+	uint64_t exec_ino;
 };
 
 struct whole {
@@ -115,6 +129,9 @@ struct whole {
 	/* the exec hold (whole_hold.c): the releaser's pipe (-1: none), the
 	 * exec_images map, what the holds cost */
 	int hold_wr, images_fd;
+	/* programs by their exec key (struct wkey) */
+	struct wkey *keys;
+	size_t nkeys, capkeys;
 	struct whole_hold_figures hold;
 };
 
@@ -142,6 +159,10 @@ void whole_image__free(struct wimage *im);
  * NULL (out of memory). */
 struct wimage *whole_image__of(struct whole *w, const char *path, const struct stat *sb,
 			       const char *exe, pid_t pid, const char *comm);
+
+/* p's program (looked at) under its exec key (dev, ino), if not known
+ * yet (out of memory: not kept). */
+void whole__key_note(struct whole *w, uint32_t dev, uint64_t ino, const struct wproc *p);
 
 /* whole_hold.c */
 /* After whole__start's w->tr: the releaser that lets go of the processes

@@ -273,6 +273,8 @@ int whole_proc__look_at(struct whole *w, struct wproc *p)
 	}
 	p->looked = true;
 	p->look_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (by_exec)
+		whole__key_note(w, p->exec_dev, p->exec_ino, p);
 	if (!w->started || !p->img->nfids)
 		return 0;
 	whole_proc__guard_and_arm(w, p, path);
