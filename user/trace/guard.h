@@ -237,7 +237,11 @@ void guard__dropped_say(const struct guard_dropped *d, const char *what);
 /* Number of guard sites found (0 before guard__open). */
 size_t guard__nsites(const struct guard *g);
 
-/* Detaches the probes and frees; stops first if needed. NULL is fine. */
+/* Detaches the probes and frees; stops first if needed. NULL is fine.
+ * Main thread; once guard__stop returned, any one thread (it then only
+ * closes the guard's kernel objects and frees its memory: the kernel's
+ * grace periods make that slow, user/trace/whole_proc.c frees stopped
+ * guards on a thread of its own). */
 void guard__free(struct guard *g);
 
 #endif /* USER_GUARD_H */

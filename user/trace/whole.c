@@ -187,6 +187,8 @@ int whole__open(const struct whole_opts *o, struct whole **out)
 		return -ENOMEM;
 	}
 	w->o = *o;
+	pthread_mutex_init(&w->reap_mu, NULL);
+	pthread_cond_init(&w->reap_cv, NULL);
 	w->hold_wr = -1;
 	w->images_fd = -1;
 	snprintf(w->what, sizeof(w->what), "%s", o->what);
@@ -580,6 +582,8 @@ bool whole__stop(struct whole *w, struct guard_stats *sum)
 		if (p)
 			whole_proc__guard_done(w, p);
 	}
+	/* the stopped guards freed: their probes are out when this returns */
+	whole_proc__reaper_end(w);
 	if (sum)
 		*sum = w->gsum;
 	/* How each process ended, as the kernel saw it (bpf/trace.bpf.c
@@ -698,6 +702,10 @@ void whole__free(struct whole *w)
 			whole_proc__guard_done(w, p);
 		free(p);
 	}
+	whole_proc__reaper_end(w);
+	free(w->reap);
+	pthread_mutex_destroy(&w->reap_mu);
+	pthread_cond_destroy(&w->reap_cv);
 	hmap__fini(&w->procs);
 	for (i = 0; i < w->nimgs; i++)
 		whole_image__free(w->imgs[i]);

@@ -13,6 +13,7 @@
 #define CABBPF_WHOLE_INT_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -129,6 +130,13 @@ struct whole {
 	/* the exec hold (whole_hold.c): the releaser's pipe (-1: none), the
 	 * exec_images map, what the holds cost */
 	int hold_wr, images_fd;
+	/* stopped guards freed by a thread of their own (whole_proc.c) */
+	pthread_t reap_thr;
+	pthread_mutex_t reap_mu;
+	pthread_cond_t reap_cv;
+	struct guard **reap;
+	size_t nreap, capreap;
+	bool reap_started, reap_end;
 	/* programs by their exec key (struct wkey) */
 	struct wkey *keys;
 	size_t nkeys, capkeys;
@@ -184,7 +192,10 @@ void whole_hold__end(struct whole *w);
 struct wproc *whole_proc__get(struct whole *w, pid_t pid, enum whole_found how, bool *created);
 /* p to be looked at by the next poll. */
 void whole_proc__enqueue(struct whole *w, struct wproc *p);
-/* p's guard stopped and freed (its figures summed), if it had one. */
+/* Every guard given to the reaper freed (it waits); the reaper ends. */
+void whole_proc__reaper_end(struct whole *w);
+/* p's guard stopped (its figures summed) and given to the reaper to
+ * free, if it had one. */
 void whole_proc__guard_done(struct whole *w, struct wproc *p);
 /* Lets p's calls arm return probes once nothing in it can read one
  * unwatched (path: its executable). */

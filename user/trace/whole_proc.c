@@ -5,6 +5,8 @@
  * lists the files.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,68 @@ void whole_proc__enqueue(struct whole *w, struct wproc *p)
 	p->pending = true;
 }
 
+/* Freeing a stopped guard closes its probe links and BPF object, which
+ * waits for the kernel's grace periods (a few hundred ms here): done on
+ * the loader's main thread, the run would serve no process held at its
+ * exec meanwhile. A thread of its own frees them (guard.h: guard__free of
+ * a stopped guard, any thread). */
+static void *reaper_main(void *arg)
+{
+	struct whole *w = arg;
+	struct guard *g;
+
+	for (;;) {
+		pthread_mutex_lock(&w->reap_mu);
+		while (!w->nreap && !w->reap_end)
+			pthread_cond_wait(&w->reap_cv, &w->reap_mu);
+		if (!w->nreap) {
+			pthread_mutex_unlock(&w->reap_mu);
+			return NULL;
+		}
+		g = w->reap[--w->nreap];
+		pthread_mutex_unlock(&w->reap_mu);
+		guard__free(g);
+	}
+}
+
+/* g (stopped) freed by the reaper, or here if it cannot be. */
+static void retire(struct whole *w, struct guard *g)
+{
+	sigset_t all, old;
+	bool queued = false;
+
+	if (!w->reap_started) {
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old); /* no signal of ours goes there */
+		w->reap_started = !pthread_create(&w->reap_thr, NULL, reaper_main, w);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (w->reap_started) {
+		pthread_mutex_lock(&w->reap_mu);
+		if (!whole__grow((void **)&w->reap, &w->capreap, w->nreap, sizeof(*w->reap))) {
+			w->reap[w->nreap++] = g;
+			queued = true;
+			pthread_cond_signal(&w->reap_cv);
+		}
+		pthread_mutex_unlock(&w->reap_mu);
+	}
+	if (!queued)
+		guard__free(g);
+}
+
+void whole_proc__reaper_end(struct whole *w)
+{
+	if (!w->reap_started)
+		return;
+	pthread_mutex_lock(&w->reap_mu);
+	w->reap_end = true;
+	pthread_cond_signal(&w->reap_cv);
+	pthread_mutex_unlock(&w->reap_mu);
+	pthread_join(w->reap_thr, NULL);
+	w->reap_started = false;
+	w->reap_end = false;
+}
+
 void whole_proc__guard_done(struct whole *w, struct wproc *p)
 {
 	struct guard_stats gs;
@@ -52,7 +116,7 @@ void whole_proc__guard_done(struct whole *w, struct wproc *p)
 	    guard__reaped(p->g, &w->root_status) == 1)
 		w->root_done = true;
 	guard__stop(p->g, &gs);
-	guard__free(p->g);
+	retire(w, p->g);
 	p->g = NULL;
 	w->nguards--;
 	w->gsum.sites_hit += gs.sites_hit;
