@@ -31,6 +31,8 @@
  * a process is traced without return probes, said. */
 #define MAX_GUARDS 256
 #define SCAN_PERIOD_S 0.1
+/* Threads that free stopped guards (whole_proc.c) */
+#define REAPERS 8
 /* Processes found while tracing, said one a line on stderr */
 #define MAX_SAID 100
 
@@ -131,7 +133,8 @@ struct whole {
 	 * exec_images map, what the holds cost */
 	int hold_wr, images_fd;
 	/* stopped guards freed by a thread of their own (whole_proc.c) */
-	pthread_t reap_thr;
+	pthread_t reap_thr[REAPERS];
+	size_t nreapers;
 	pthread_mutex_t reap_mu;
 	pthread_cond_t reap_cv;
 	struct guard **reap;

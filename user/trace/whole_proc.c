@@ -45,8 +45,10 @@ void whole_proc__enqueue(struct whole *w, struct wproc *p)
 /* Freeing a stopped guard closes its probe links and BPF object, which
  * waits for the kernel's grace periods (a few hundred ms here): done on
  * the loader's main thread, the run would serve no process held at its
- * exec meanwhile. A thread of its own frees them (guard.h: guard__free of
- * a stopped guard, any thread). */
+ * exec meanwhile. Threads of their own free them (guard.h: guard__free of
+ * a stopped guard, any thread), several, so that their waits overlap: a
+ * tree that runs a short program again and again stops guards faster
+ * than one thread frees them. */
 static void *reaper_main(void *arg)
 {
 	struct whole *w = arg;
@@ -75,8 +77,11 @@ static void retire(struct whole *w, struct guard *g)
 	if (!w->reap_started) {
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old); /* no signal of ours goes there */
-		w->reap_started = !pthread_create(&w->reap_thr, NULL, reaper_main, w);
+		while (w->nreapers < REAPERS &&
+		       !pthread_create(&w->reap_thr[w->nreapers], NULL, reaper_main, w))
+			w->nreapers++;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		w->reap_started = w->nreapers > 0;
 	}
 	if (w->reap_started) {
 		pthread_mutex_lock(&w->reap_mu);
@@ -97,9 +102,10 @@ void whole_proc__reaper_end(struct whole *w)
 		return;
 	pthread_mutex_lock(&w->reap_mu);
 	w->reap_end = true;
-	pthread_cond_signal(&w->reap_cv);
+	pthread_cond_broadcast(&w->reap_cv);
 	pthread_mutex_unlock(&w->reap_mu);
-	pthread_join(w->reap_thr, NULL);
+	while (w->nreapers)
+		pthread_join(w->reap_thr[--w->nreapers], NULL);
 	w->reap_started = false;
 	w->reap_end = false;
 }
