@@ -2612,7 +2612,7 @@ START_TEST(follow_forks_through_a_shell)
 END_TEST
 
 /* The pid of a process whose executable's name ends with base and that is
- * stopped (state T), or 0 after 10 s. */
+ * stopped (state T), or 0 after H_PATIENCE * 2 s. */
 static pid_t stopped_proc_of(const char *base)
 {
 	char path[300], exe[PATH_MAX], st[512], *p;
@@ -2621,7 +2621,7 @@ static pid_t stopped_proc_of(const char *base)
 	int tries, fd;
 	DIR *d;
 
-	for (tries = 0; tries < 1000; tries++) {
+	for (tries = 0; tries < 200 * H_PATIENCE; tries++) {
 		d = opendir("/proc");
 		while (d && (de = readdir(d))) {
 			if (de->d_name[0] < '1' || de->d_name[0] > '9')
@@ -2682,7 +2682,9 @@ START_TEST(follow_forks_killed_while_held)
 	ck_assert_int_eq(kill(r.pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(r.pid, &st, 0), r.pid);
 	r.ended = 1;
-	for (i = 0; i < 1000; i++) {
+	/* cabbpf's end (its links closed: slow under emulation) closes the
+	 * releaser's pipe; then it lets go */
+	for (i = 0; i < 200 * H_PATIENCE; i++) {
 		free(got);
 		got = h_slurp(file);
 		if (!strcmp(got, "abc\n3\n"))
